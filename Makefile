@@ -1,0 +1,45 @@
+# strata — build, demo, tests and benchmarks.
+GO       ?= go
+BIN      := bin/strata
+PKGS     := ./...
+# Two cores: keep test parallelism modest.
+TESTFLAGS ?= -p 2 -count=1 -timeout 20m
+
+.PHONY: all build demo test test-short test-engines bench fuzz vet fmt schema clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/strata
+
+# Build strata and run it on the nested-stacks fixture.
+demo: build
+	cd fixtures/nested && ../../$(BIN) check && ../../$(BIN) stacks && ../../$(BIN) ls && ../../$(BIN) graph --format mermaid
+
+test: vet
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+test-short:
+	$(GO) test -short $(TESTFLAGS) $(PKGS)
+
+# Installs terraform 1.5.7 and tofu 1.8.8 by building them from the Go module
+# proxy into a cache kept between runs (slow the first time only).
+test-engines:
+	STRATA_E2E_ENGINES=1 $(GO) test -count=1 -timeout 60m -run 'E2E' -v ./engines/...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x -cpu 2 $(PKGS)
+
+# Short fuzzing pass over every parser.
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./stacks/tagquery
+	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./stacks
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+)
+
+func checkCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "check",
+		Usage: "validate the config and the repository without running an engine",
+		Description: "Lists every error and warning, each at file:line:col. Exit 1 when there is\n" +
+			"an error, 0 with a one-line summary when the config is valid.",
+		Action: func(c *cli.Context) error {
+			s, err := openProject(c)
+			if err != nil {
+				if ee, ok := err.(*exitError); ok && ee.configErrors > 0 {
+					fmt.Fprintf(c.App.ErrWriter, "%d error(s), %d warning(s)\n", ee.configErrors, ee.configWarnings)
+				}
+				return err
+			}
+			p := s.project
+			leaves := 0
+			for _, st := range p.Stacks {
+				if st.Leaf {
+					leaves++
+				}
+			}
+			cfg := p.ConfigFile
+			if cfg == "" {
+				cfg = "no config file"
+			}
+			fmt.Fprintf(c.App.Writer, "ok: %s: %d dirspaces, %d stacks (%d leaf), %d units, %d warnings\n",
+				cfg, len(p.Dirspaces), len(p.Stacks), leaves, len(p.Units), len(p.Diagnostics.Warnings()))
+			return nil
+		},
+	}
+}

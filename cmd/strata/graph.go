@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+type graphJSON struct {
+	Units []graphUnit `json:"units"`
+	Edges []graphEdge `json:"edges"`
+}
+
+type graphUnit struct {
+	ID        string `json:"id"`
+	Dir       string `json:"dir"`
+	Workspace string `json:"workspace"`
+	Stack     string `json:"stack"`
+	Layer     int    `json:"layer"`
+}
+
+type graphEdge struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Kind string `json:"kind"`
+}
+
+func graphCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "graph",
+		Usage: "print the unit DAG of the run",
+		Description: "An edge A -> B means B waits for A: a plan edge holds B's plan until A is\n" +
+			"applied, an apply edge holds only B's apply. Layers are for display; units\n" +
+			"run as soon as their own edges allow.",
+		Flags: append(selectionFlags(),
+			&cli.StringFlag{Name: "format", Value: "dot", Usage: "dot, mermaid or json"},
+			&cli.BoolFlag{Name: "destroy", Usage: "the graph of destroy (plan edges reversed)"},
+		),
+		Action: func(c *cli.Context) error {
+			format := c.String("format")
+			if format != "dot" && format != "mermaid" && format != "json" {
+				return cli.Exit(fmt.Sprintf("--format %s: expected dot, mermaid or json", format), 1)
+			}
+			s, err := openProject(c)
+			if err != nil {
+				return err
+			}
+			run, err := selectRun(c, s, "")
+			if err != nil {
+				return err
+			}
+			g, err := s.project.Graph(run.List(), stacks.GraphOptions{Destroy: c.Bool("destroy")})
+			if err != nil {
+				return cli.Exit(err.Error(), 1)
+			}
+			switch format {
+			case "json":
+				return writeGraphJSON(c.App.Writer, g)
+			case "mermaid":
+				writeMermaid(c.App.Writer, g)
+			default:
+				writeDot(c.App.Writer, g)
+			}
+			return nil
+		},
+	}
+}
+
+func writeGraphJSON(w io.Writer, g *stacks.Graph) error {
+	out := graphJSON{Units: []graphUnit{}, Edges: []graphEdge{}}
+	for _, u := range g.Units {
+		out.Units = append(out.Units, graphUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Layer: g.Layer[u]})
+	}
+	for _, e := range g.Edges {
+		out.Edges = append(out.Edges, graphEdge{From: e.From.ID(), To: e.To.ID(), Kind: string(e.Kind)})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// writeDot prints Graphviz: units clustered by stack, apply edges dashed.
+func writeDot(w io.Writer, g *stacks.Graph) {
+	fmt.Fprintln(w, "digraph strata {")
+	fmt.Fprintln(w, "  rankdir=LR;")
+	fmt.Fprintln(w, "  node [shape=box];")
+	byStack := map[string][]*stacks.Unit{}
+	var order []string
+	for _, u := range g.Units {
+		if _, ok := byStack[u.Stack.Name]; !ok {
+			order = append(order, u.Stack.Name)
+		}
+		byStack[u.Stack.Name] = append(byStack[u.Stack.Name], u)
+	}
+	for i, name := range order {
+		fmt.Fprintf(w, "  subgraph cluster_%d {\n    label=%q;\n", i, name)
+		for _, u := range byStack[name] {
+			fmt.Fprintf(w, "    %q [label=%q];\n", u.ID(), u.Name())
+		}
+		fmt.Fprintln(w, "  }")
+	}
+	for _, e := range g.Edges {
+		style := ""
+		if e.Kind == stacks.ApplyEdge {
+			style = " [style=dashed, label=\"apply\"]"
+		}
+		fmt.Fprintf(w, "  %q -> %q%s;\n", e.From.ID(), e.To.ID(), style)
+	}
+	fmt.Fprintln(w, "}")
+}
+
+// writeMermaid prints a Mermaid flowchart: plan edges solid, apply edges
+// dotted.
+func writeMermaid(w io.Writer, g *stacks.Graph) {
+	fmt.Fprintln(w, "flowchart LR")
+	ids := map[*stacks.Unit]string{}
+	byStack := map[string][]*stacks.Unit{}
+	var order []string
+	for i, u := range g.Units {
+		ids[u] = fmt.Sprintf("u%d", i)
+		if _, ok := byStack[u.Stack.Name]; !ok {
+			order = append(order, u.Stack.Name)
+		}
+		byStack[u.Stack.Name] = append(byStack[u.Stack.Name], u)
+	}
+	for i, name := range order {
+		fmt.Fprintf(w, "  subgraph s%d[\"%s\"]\n", i, mermaidText(name))
+		for _, u := range byStack[name] {
+			fmt.Fprintf(w, "    %s[\"%s\"]\n", ids[u], mermaidText(u.Name()))
+		}
+		fmt.Fprintln(w, "  end")
+	}
+	for _, e := range g.Edges {
+		arrow := "-->"
+		if e.Kind == stacks.ApplyEdge {
+			arrow = "-. apply .->"
+		}
+		fmt.Fprintf(w, "  %s %s %s\n", ids[e.From], arrow, ids[e.To])
+	}
+}
+
+func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "#quot;") }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// lsEntry is one line of `ls --json` (documented in the README).
+type lsEntry struct {
+	Dir       string               `json:"dir"`
+	Workspace string               `json:"workspace"`
+	Stack     *string              `json:"stack"`
+	StackPath []string             `json:"stack_path"`
+	Tags      []string             `json:"tags"`
+	Engine    *stacks.EngineChoice `json:"engine"`
+	Why       string               `json:"why"`
+}
+
+func lsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "ls",
+		Usage:     "list the units in the run and why each is in",
+		ArgsUsage: "[QUERY]",
+		Description: "QUERY is a tag query over unit tags (dir:, workspace:, stack_name:, dirs tags).\n" +
+			"Dirspaces in no stack are listed with stack null in --json.",
+		Flags: append(selectionFlags(),
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+		),
+		Action: func(c *cli.Context) error {
+			s, err := openProject(c)
+			if err != nil {
+				return err
+			}
+			run, err := selectRun(c, s, strings.Join(c.Args().Slice(), " "))
+			if err != nil {
+				return err
+			}
+			p := s.project
+			entries := make([]lsEntry, 0, len(run.Units))
+			for _, ru := range run.Units {
+				e, err := p.EngineFor(ru.Unit)
+				if err != nil {
+					return cli.Exit(err.Error(), 1)
+				}
+				name := ru.Stack.Name
+				entries = append(entries, lsEntry{
+					Dir: ru.Dir, Workspace: ru.Workspace, Stack: &name, StackPath: ru.Stack.Path,
+					Tags: ru.Tags, Engine: &e, Why: ru.Why,
+				})
+			}
+			if c.NArg() == 0 && c.String("query") == "" && len(c.StringSlice("stack")) == 0 {
+				for _, ds := range p.Unassigned {
+					if stacks.DirWithin(ds.Dir, s.cwd) {
+						entries = append(entries, lsEntry{Dir: ds.Dir, Workspace: ds.Workspace, StackPath: []string{}, Tags: ds.Tags, Why: "in no stack"})
+					}
+				}
+			}
+			if c.Bool("json") {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				return enc.Encode(entries)
+			}
+			if len(entries) == 0 {
+				fmt.Fprintln(c.App.Writer, "no units selected")
+				return nil
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "UNIT\tSTACK\tENGINE\tWHY")
+			for _, e := range entries {
+				stack, engine := "-", "-"
+				if e.Stack != nil {
+					stack = strings.Join(e.StackPath, "/")
+				}
+				if e.Engine != nil {
+					engine = strings.TrimSpace(e.Engine.Name + " " + e.Engine.Version)
+				}
+				fmt.Fprintf(tw, "%s@%s\t%s\t%s\t%s\n", e.Dir, e.Workspace, stack, engine, e.Why)
+			}
+			return tw.Flush()
+		},
+	}
+}

@@ -1,0 +1,80 @@
+// Command strata runs Terraform and OpenTofu across the root modules of a
+// repository, grouped into stacks, in dependency order.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// exitError carries an exit code without printing anything more.
+type exitError struct {
+	code int
+	// configErrors and configWarnings count a config's diagnostics, already
+	// printed, when the config stopped the command.
+	configErrors, configWarnings int
+}
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// run is main without the process: tests call it in-process.
+func run(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.Run(args)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	var ce cli.ExitCoder
+	if errors.As(err, &ce) {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(stderr, "strata:", msg)
+		}
+		return ce.ExitCode()
+	}
+	fmt.Fprintln(stderr, "strata:", err)
+	return 1
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:  "strata",
+		Usage: "run Terraform and OpenTofu across stacks of root modules, in order",
+		UsageText: "strata [global options] <command> [options] [-- engine args]\n\n" +
+			"   In a module dir, strata plan is terraform plan with the stack's engine,\n" +
+			"   variables and workspace. At the repository root it runs every unit.",
+		Version:                strataVersion(),
+		Writer:                 stdout,
+		ErrWriter:              stderr,
+		HideVersion:            true,
+		Suggest:                true,
+		EnableBashCompletion:   true,
+		UseShortOptionHandling: false,
+		ExitErrHandler:         func(*cli.Context, error) {},
+		Flags: []cli.Flag{
+			&cli.PathFlag{Name: "config", Usage: "config file (default: strata.yml or .terrateam/config.yml, found walking up)", EnvVars: []string{"STRATA_CONFIG"}},
+			&cli.PathFlag{Name: "chdir", Aliases: []string{"C"}, Usage: "run as if started in `DIR`"},
+		},
+		Commands: []*cli.Command{
+			checkCommand(),
+			stacksCommand(),
+			lsCommand(),
+			graphCommand(),
+			versionCommand(),
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(c.App.ErrWriter, "strata: unknown command %q; see strata --help\n", name)
+		},
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// session is what every command starts from: where strata runs and the
+// project there.
+type session struct {
+	project *stacks.Project
+	cwd     string // repo-relative dir strata was started in
+}
+
+// openProject finds the repository, loads it and prints its warnings once.
+// A config with errors stops the command with exit 1 after listing them.
+func openProject(c *cli.Context) (*session, error) {
+	start, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	if d := c.Path("chdir"); d != "" {
+		start, err = filepath.Abs(d)
+		if err != nil {
+			return nil, err
+		}
+	}
+	root, cfgPath, err := stacks.FindRoot(start)
+	if err != nil {
+		return nil, err
+	}
+	if f := c.Path("config"); f != "" {
+		if cfgPath, err = filepath.Abs(f); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(cfgPath); err != nil {
+			return nil, cli.Exit(fmt.Sprintf("config %s: %v", f, err), 1)
+		}
+	} else if cfgPath != "" {
+		if _, err := os.Stat(filepath.Join(root, stacks.TerrateamConfigFile)); err == nil && filepath.Base(cfgPath) == stacks.StrataConfigFile {
+			fmt.Fprintf(c.App.ErrWriter, "warning: both %s and %s exist; using %s\n", stacks.StrataConfigFile, stacks.TerrateamConfigFile, stacks.StrataConfigFile)
+		}
+	}
+	p, err := stacks.Load(root, cfgPath)
+	var ce *stacks.ConfigError
+	if errors.As(err, &ce) {
+		printDiagnostics(c.App.ErrWriter, p.Diagnostics)
+		return nil, &exitError{code: 1, configErrors: len(p.Diagnostics.Errors()), configWarnings: len(p.Diagnostics.Warnings())}
+	}
+	if err != nil {
+		return nil, err
+	}
+	printDiagnostics(c.App.ErrWriter, p.Diagnostics.Warnings())
+	rel, err := filepath.Rel(root, start)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = "."
+	}
+	return &session{project: p, cwd: filepath.ToSlash(rel)}, nil
+}
+
+func printDiagnostics(w io.Writer, ds stacks.Diagnostics) {
+	for _, d := range ds {
+		fmt.Fprintln(w, d.String())
+	}
+}

@@ -1,0 +1,266 @@
+package stacks
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/hashicorp/go-version"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-iac/strata/stacks/tagquery"
+)
+
+// checkConfig runs the checks that need only the config itself: references
+// between stacks, tag queries, patterns, variables, engines. Checks that need
+// the repository's dirs run when the project is built.
+func checkConfig(cfg *Config, c *collector) {
+	if cfg.WhenModified != nil {
+		checkWhenModified(cfg.WhenModified, "when_modified", c)
+	}
+	if cfg.Dirs != nil {
+		for _, e := range cfg.Dirs.Entries {
+			key := "dirs." + e.Key
+			if e.Key == "" || strings.HasPrefix(e.Key, "/") {
+				c.errorf(e.KeyPos, key, "found %q; expected a dir relative to the repository root", e.Key)
+			} else if !doublestar.ValidatePattern(e.Key) {
+				c.errorf(e.KeyPos, key, "found %q; expected a dir or a valid glob", e.Key)
+			}
+			if e.Value.WhenModified != nil {
+				checkWhenModified(e.Value.WhenModified, key+".when_modified", c)
+			}
+			if e.Value.Workspaces != nil {
+				for _, w := range e.Value.Workspaces.Entries {
+					if w.Value.WhenModified != nil {
+						checkWhenModified(w.Value.WhenModified, key+".workspaces."+w.Key+".when_modified", c)
+					}
+				}
+			}
+		}
+	}
+	for i, w := range cfg.Workflows {
+		key := fmt.Sprintf("workflows[%d]", i)
+		checkQuery(w.TagQuery, key+".tag_query", c)
+		if w.Engine != nil {
+			checkEngine(w.Engine, key+".engine", c)
+		}
+		if w.Cdktf.Value || w.Terragrunt.Value {
+			c.warnf(w.Pos, key, "this workflow runs %s, which strata does not support: its units will fail", map[bool]string{true: "cdktf", false: "terragrunt"}[w.Cdktf.Value])
+		}
+	}
+	if cfg.Engine != nil {
+		checkEngine(cfg.Engine, "engine", c)
+	}
+	if cfg.DefaultTFVersion.Set {
+		checkVersion(cfg.DefaultTFVersion, "default_tf_version", c)
+	}
+	if cfg.ParallelRuns.Set && cfg.ParallelRuns.Value < 1 {
+		c.errorf(cfg.ParallelRuns.Pos, "parallel_runs", "found %d; expected a number of at least 1", cfg.ParallelRuns.Value)
+	}
+	if cfg.Stacks != nil && cfg.Stacks.Names != nil {
+		checkStacks(cfg.Stacks.Names, c)
+	}
+}
+
+func checkQuery(s String, key string, c *collector) *tagquery.Query {
+	q, err := tagquery.Parse(s.Value)
+	if err != nil {
+		c.errorf(queryErrorPos(s, err), key, "%s", err)
+		return nil
+	}
+	for _, w := range q.Warnings() {
+		c.warnf(s.Pos, key, "%s", w)
+	}
+	return q
+}
+
+// queryErrorPos points at the column of the error inside the query when the
+// query is written on one line as a plain or quoted scalar.
+func queryErrorPos(s String, err error) Pos {
+	pe, ok := err.(*tagquery.ParseError)
+	if !ok || s.Pos.IsZero() || strings.Contains(s.Value, "\n") || pe.Column < 1 {
+		return s.Pos
+	}
+	switch s.style {
+	case 0:
+		return Pos{Line: s.Pos.Line, Col: s.Pos.Col + pe.Column - 1}
+	case yaml.SingleQuotedStyle, yaml.DoubleQuotedStyle:
+		if !strings.ContainsAny(s.Value, "\\'\"") {
+			return Pos{Line: s.Pos.Line, Col: s.Pos.Col + pe.Column}
+		}
+	}
+	return s.Pos
+}
+
+func checkWhenModified(w *WhenModified, key string, c *collector) {
+	if w.FilePatterns != nil {
+		for i, p := range *w.FilePatterns {
+			pat := strings.TrimPrefix(p.Value, "!")
+			pat = strings.NewReplacer("${DIR}", "d", "${WORKSPACE}", "w").Replace(pat)
+			if pat == "" || !doublestar.ValidatePattern(pat) {
+				c.errorf(p.Pos, fmt.Sprintf("%s.file_patterns[%d]", key, i), "found %q; expected a glob pattern (** * ? [..] {a,b}), optionally starting with !", p.Value)
+			}
+		}
+	}
+	if w.DependsOn != nil && w.DependsOn.TagQuery.Set {
+		checkQuery(w.DependsOn.TagQuery, key+".depends_on", c)
+	}
+}
+
+func checkEngine(e *EngineConfig, key string, c *collector) {
+	if e.Version.Set && e.TFVersion.Set {
+		c.errorf(e.TFVersion.Pos, key+".tf_version", "both version and tf_version are set; expected one (tf_version is the old name of version)")
+	}
+	if e.TFVersion.Set && (e.Name.Value == "terraform" || e.Name.Value == "tofu") {
+		c.warnOnce("deprecated:tf_version", e.TFVersion.Pos, key+".tf_version", "deprecated: write version instead of tf_version")
+	}
+	if e.Supported() {
+		if v := e.VersionString(); v.Set {
+			checkVersion(v, key+".version", c)
+		}
+	}
+}
+
+// VersionString is the engine's version, written as version or tf_version.
+func (e *EngineConfig) VersionString() String {
+	if e.Version.Set {
+		return e.Version
+	}
+	return e.TFVersion
+}
+
+// checkVersion accepts an exact version, a go-version constraint or
+// `latest`; a value using ${var} is checked once substituted.
+func checkVersion(v String, key string, c *collector) {
+	s := strings.TrimSpace(v.Value)
+	if s == "latest" || strings.Contains(s, "$") {
+		return
+	}
+	if _, err := version.NewVersion(s); err == nil {
+		return
+	}
+	if _, err := version.NewConstraint(s); err == nil {
+		return
+	}
+	c.errorf(v.Pos, key, "found %q; expected a version (1.5.7), a constraint (~> 1.6, >= 1.5, < 1.9) or latest", v.Value)
+}
+
+var variableNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// reservedVariable says why a stack variable name cannot be used, or "".
+func reservedVariable(name string) string {
+	upper := strings.ToUpper(name)
+	switch {
+	case strings.HasPrefix(name, "TF_VAR_"):
+		return "terraform-exec refuses TF_VAR_ variables in the environment; bind an input variable with a step's env or inputs"
+	case strings.HasPrefix(name, "TF_CLI_ARGS"), strings.HasPrefix(name, "TF_LOG"):
+		return "terraform-exec reserves it"
+	case name == "TF_INPUT", name == "TF_IN_AUTOMATION", name == "TF_REATTACH_PROVIDERS",
+		name == "TF_APPEND_USER_AGENT", name == "TF_WORKSPACE", name == "TF_DISABLE_PLUGIN_TLS",
+		name == "TF_SKIP_PROVIDER_VERIFY":
+		return "terraform-exec reserves it"
+	case name == "PATH", name == "HOME":
+		return "it would replace the process's own " + name
+	case strings.HasPrefix(upper, "STRATA_"), strings.HasPrefix(upper, "TERRATEAM_"):
+		return "the STRATA_ and TERRATEAM_ prefixes are strata's own"
+	}
+	return ""
+}
+
+func checkStacks(names *Map[StackDef], c *collector) {
+	defined := map[string]*StackDef{}
+	for i := range names.Entries {
+		defined[names.Entries[i].Key] = &names.Entries[i].Value
+	}
+	list := make([]string, 0, len(defined))
+	for n := range defined {
+		list = append(list, n)
+	}
+	sort.Strings(list)
+	ref := func(s String, key string) {
+		if _, ok := defined[s.Value]; !ok {
+			c.errorf(s.Pos, key, "unknown stack %q; expected one of: %s%s", s.Value, strings.Join(list, ", "), suggest(s.Value, list))
+		}
+	}
+	refs := func(l *[]String, key string) {
+		if l == nil {
+			return
+		}
+		for i, s := range *l {
+			ref(s, fmt.Sprintf("%s[%d]", key, i))
+		}
+	}
+	for _, e := range names.Entries {
+		key := "stacks.names." + e.Key
+		s := e.Value
+		switch {
+		case s.TagQuery != nil && s.Stacks != nil:
+			c.errorf(s.Pos, key, "has both tag_query and stacks; expected exactly one (tag_query for a leaf stack, stacks for a nested one)")
+		case s.TagQuery == nil && s.Stacks == nil:
+			c.errorf(orPos(s.Pos, e.KeyPos), key, "has neither tag_query nor stacks; expected exactly one (tag_query for a leaf stack, stacks for a nested one)")
+		}
+		if s.TagQuery != nil {
+			if q := checkQuery(*s.TagQuery, key+".tag_query", c); q != nil && q.UsesTag("stack_name:") {
+				c.errorf(s.TagQuery.Pos, key+".tag_query", "a stack's tag_query is matched against dirspace tags and cannot use stack_name:")
+			}
+		}
+		refs(s.Stacks, key+".stacks")
+		if s.Stacks != nil && len(*s.Stacks) == 0 {
+			c.warnf(s.Pos, key+".stacks", "nests no stack: it has no units")
+		}
+		if s.Variables != nil {
+			for _, v := range s.Variables.Entries {
+				vkey := key + ".variables." + v.Key
+				if !variableNameRE.MatchString(v.Key) {
+					c.errorf(v.KeyPos, vkey, "found %q; expected a name of letters, digits and _ not starting with a digit", v.Key)
+				} else if why := reservedVariable(v.Key); why != "" {
+					c.errorf(v.KeyPos, vkey, "%q cannot be a stack variable: %s", v.Key, why)
+				}
+			}
+		}
+		if s.Engine != nil {
+			checkEngine(s.Engine, key+".engine", c)
+		}
+		if s.Rules != nil {
+			refs(s.Rules.PlanAfter, key+".rules.plan_after")
+			refs(s.Rules.ApplyAfter, key+".rules.apply_after")
+			refs(s.Rules.ModifiedBy, key+".rules.modified_by")
+			for i, p := range s.Rules.Prerequisites {
+				pkey := fmt.Sprintf("%s.rules.prerequisites[%d]", key, i)
+				if p.Stack.Set {
+					ref(p.Stack, pkey+".stack")
+				}
+				if p.SucceededWithin.Set {
+					if _, err := ParseDuration(p.SucceededWithin.Value); err != nil {
+						c.errorf(p.SucceededWithin.Pos, pkey+".succeeded_within", "found %q; expected a duration such as 90m, 1h30m or 2d", p.SucceededWithin.Value)
+					}
+				}
+			}
+			if s.Rules.AutoApply.Set && s.AutoApply.Set && s.Rules.AutoApply.Value != s.AutoApply.Value {
+				c.errorf(s.AutoApply.Pos, key+".auto_apply", "is %t but rules.auto_apply is %t; expected one value (or only one of the keys)", s.AutoApply.Value, s.Rules.AutoApply.Value)
+			}
+		}
+		if s.Inputs != nil {
+			for _, in := range s.Inputs.Entries {
+				if in.Value.Stack.Set {
+					ref(in.Value.Stack, key+".inputs."+in.Key)
+				}
+			}
+		}
+		if s.OnChange != nil {
+			oc := s.OnChange
+			c.warnOnce("deprecated:on_change", oc.Pos, key+".on_change", "deprecated: on_change is the first stacks design; write rules (apply_after) instead")
+			refs(oc.CanApplyAfter, key+".on_change.can_apply_after")
+			refs(oc.ApplyAfter, key+".on_change.apply_after")
+		}
+	}
+}
+
+func orPos(p, fallback Pos) Pos {
+	if p.IsZero() {
+		return fallback
+	}
+	return p
+}

@@ -1,0 +1,352 @@
+package stacks
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the repository config as written: `strata.yml` or Terrateam's
+// `.terrateam/config.yml`, one schema. It is Terrateam's version-1 schema
+// plus strata's extensions; keys strata does not act on are accepted and
+// ignored with a warning.
+type Config struct {
+	Version                  String        `yaml:"version" enum:"1" doc:"config version; only \"1\""`
+	Engine                   *EngineConfig `yaml:"engine" doc:"the engine of every unit that names none (§8.1)"`
+	DefaultTFVersion         String        `yaml:"default_tf_version" doc:"terraform version when no engine is given"`
+	ParallelRuns             Int           `yaml:"parallel_runs" doc:"default parallelism (strata's default: 4)"`
+	CreateAndSelectWorkspace Bool          `yaml:"create_and_select_workspace" doc:"false: strata runs no workspace command"`
+	WhenModified             *WhenModified `yaml:"when_modified" doc:"global defaults for when a dirspace counts as modified"`
+	Dirs                     *Map[Dir]     `yaml:"dirs" doc:"dir or glob -> tags, workspaces, when_modified (§3)"`
+	Stacks                   *StacksConfig `yaml:"stacks" doc:"stack definitions (§5)"`
+	Workflows                []Workflow    `yaml:"workflows" doc:"per-tag-query steps, environment and engine; first match wins (§8.4)"`
+	AccessControl            Ignored       `yaml:"access_control" cfg:"ignored" doc:"Terrateam access control"`
+	ApplyRequirements        Ignored       `yaml:"apply_requirements" cfg:"ignored" doc:"Terrateam apply requirements"`
+	Automerge                Ignored       `yaml:"automerge" cfg:"ignored" doc:"Terrateam automerge"`
+	BatchRuns                Ignored       `yaml:"batch_runs" cfg:"ignored" doc:"Terrateam batch runs"`
+	CheckoutStrategy         Ignored       `yaml:"checkout_strategy" cfg:"ignored" doc:"Terrateam checkout strategy"`
+	ConfigBuilder            Ignored       `yaml:"config_builder" cfg:"ignored" doc:"Terrateam config builder"`
+	CostEstimation           Ignored       `yaml:"cost_estimation" cfg:"ignored" doc:"Terrateam cost estimation"`
+	DestinationBranches      Ignored       `yaml:"destination_branches" cfg:"ignored" doc:"Terrateam destination branches"`
+	Drift                    Ignored       `yaml:"drift" cfg:"ignored" doc:"Terrateam scheduled drift (use strata drift)"`
+	Enabled                  Ignored       `yaml:"enabled" cfg:"ignored" doc:"Terrateam on/off switch"`
+	Hooks                    Ignored       `yaml:"hooks" cfg:"ignored" doc:"Terrateam hooks"`
+	Indexer                  Ignored       `yaml:"indexer" cfg:"ignored" doc:"Terrateam indexer"`
+	Integrations             Ignored       `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`
+	Notifications            Ignored       `yaml:"notifications" cfg:"ignored" doc:"Terrateam notifications"`
+	Storage                  Ignored       `yaml:"storage" cfg:"ignored" doc:"Terrateam plan storage"`
+	Tags                     Ignored       `yaml:"tags" cfg:"ignored" doc:"Terrateam branch tag patterns"`
+	TreeBuilder              Ignored       `yaml:"tree_builder" cfg:"ignored" doc:"Terrateam tree builder"`
+}
+
+// Dir is the config of one `dirs` key: an exact dir or a glob.
+type Dir struct {
+	Pos                      Pos
+	Tags                     []String        `yaml:"tags" doc:"tags of the dir's dirspaces"`
+	WhenModified             *WhenModified   `yaml:"when_modified" doc:"overrides the global when_modified, field by field"`
+	Workspaces               *Map[Workspace] `yaml:"workspaces" doc:"named workspaces; replaces the default workspace"`
+	CreateAndSelectWorkspace Bool            `yaml:"create_and_select_workspace" doc:"false: strata runs no workspace command in this dir"`
+	SharedState              Bool            `yaml:"shared_state" cfg:"ext" doc:"units of several stacks in this dir share one state on purpose (§5.4)"`
+	Stacks                   Ignored         `yaml:"stacks" cfg:"ignored" doc:"Terrateam CDKTF stacks"`
+}
+
+// Workspace is the config of one named workspace of a dir.
+type Workspace struct {
+	Pos          Pos
+	Tags         []String      `yaml:"tags" doc:"tags of this dirspace"`
+	WhenModified *WhenModified `yaml:"when_modified" doc:"overrides the dir's when_modified, field by field"`
+}
+
+// WhenModified says when a dirspace counts as modified and what follows.
+type WhenModified struct {
+	Pos             Pos
+	FilePatterns    *[]String  `yaml:"file_patterns" doc:"files that modify the dirspace; ${DIR}, ${WORKSPACE}, ! negates"`
+	DependsOn       *DependsOn `yaml:"depends_on" doc:"tag query of the units this one runs after (same stack)"`
+	Autoapply       Bool       `yaml:"autoapply" doc:"apply the dirspace's units as auto_apply does"`
+	Autoplan        Bool       `yaml:"autoplan" doc:"false: not in the modified set of --changed"`
+	AutoplanDraftPR Ignored    `yaml:"autoplan_draft_pr" cfg:"ignored" doc:"Terrateam draft pull requests"`
+}
+
+// DependsOn is `depends_on`: a tag query, or a map with the query and
+// `prune_on_no_change`.
+type DependsOn struct {
+	Pos             Pos
+	TagQuery        String `yaml:"tag_query" cfg:"required" doc:"the units this one runs after"`
+	PruneOnNoChange Bool   `yaml:"prune_on_no_change" doc:"keep the order without running it when only propagation added it"`
+}
+
+func (o *DependsOn) decodeNode(d *decoder, n *yaml.Node, key string) {
+	if n.Kind == yaml.ScalarNode {
+		*o = DependsOn{Pos: posOf(n), TagQuery: String{Value: n.Value, Pos: posOf(n), Set: true}}
+		return
+	}
+	d.decodeStruct(n, reflectValue(o), key, nil)
+}
+
+// StacksConfig is the `stacks` section.
+type StacksConfig struct {
+	Pos                            Pos
+	AllowWorkspaceInMultipleStacks Bool           `yaml:"allow_workspace_in_multiple_stacks" doc:"a dirspace in N leaf stacks is N units (§5.4)"`
+	Names                          *Map[StackDef] `yaml:"names" doc:"stack name -> definition"`
+}
+
+// StackDef is one stack as written.
+type StackDef struct {
+	Pos        Pos
+	TagQuery   *String        `yaml:"tag_query" doc:"leaf stack: the dirspaces it holds (exactly one of tag_query, stacks)"`
+	Stacks     *[]String      `yaml:"stacks" doc:"nested stack: the stacks it holds"`
+	Variables  *Map[Scalar]   `yaml:"variables" doc:"environment variables of every step of its units"`
+	Sensitive  []String       `yaml:"sensitive" cfg:"ext" doc:"variables never printed"`
+	Engine     *EngineConfig  `yaml:"engine" doc:"engine of its units"`
+	Targets    []String       `yaml:"targets" cfg:"ext" doc:"-target addresses for its units' plans (§10.3)"`
+	Inputs     *Map[InputRef] `yaml:"inputs" cfg:"ext" doc:"input variables fed from other stacks' outputs (§10.1)"`
+	AutoInputs Bool           `yaml:"auto_inputs" cfg:"ext" doc:"wire declared variables from upstream outputs of the same name"`
+	Rules      *Rules         `yaml:"rules" doc:"ordering and propagation (§5.5)"`
+	AutoApply  Bool           `yaml:"auto_apply" doc:"same as rules.auto_apply"`
+	OnChange   *OnChange      `yaml:"on_change" cfg:"deprecated" doc:"first stacks design; use rules"`
+}
+
+// Rules are a stack's ordering and propagation rules.
+type Rules struct {
+	Pos           Pos
+	PlanAfter     *[]String      `yaml:"plan_after" doc:"stacks that must be applied before this one plans"`
+	ApplyAfter    *[]String      `yaml:"apply_after" doc:"stacks that must be applied before this one applies"`
+	ModifiedBy    *[]String      `yaml:"modified_by" doc:"stacks whose being in the run puts this one in the run"`
+	AutoApply     Bool           `yaml:"auto_apply" doc:"apply planned changes in plan, once apply gates open"`
+	Prerequisites []Prerequisite `yaml:"prerequisites" cfg:"ext" doc:"stacks that must have applied recently (§10.2)"`
+}
+
+// Prerequisite is a stack that must have applied within a duration.
+type Prerequisite struct {
+	Pos             Pos
+	Stack           String `yaml:"stack" cfg:"required" doc:"the stack"`
+	SucceededWithin String `yaml:"succeeded_within" cfg:"required" doc:"Go duration plus d: 90m, 1h30m, 2d"`
+}
+
+// OnChange is the first stacks design's rule block.
+type OnChange struct {
+	Pos           Pos
+	CanApplyAfter *[]String `yaml:"can_apply_after" doc:"= rules.apply_after"`
+	ApplyAfter    *[]String `yaml:"apply_after" doc:"= rules.apply_after"`
+	RunStrategy   String    `yaml:"run_strategy" enum:"one-for-one,all-for-one" doc:"all-for-one: one modified unit modifies all"`
+}
+
+// InputRef is one `inputs` entry: `<stack>.<output>` or a map naming one
+// unit.
+type InputRef struct {
+	Pos       Pos
+	Stack     String `yaml:"stack" doc:"producer stack"`
+	Dir       String `yaml:"dir" doc:"producer dir"`
+	Workspace String `yaml:"workspace" doc:"producer workspace"`
+	Output    String `yaml:"output" cfg:"required" doc:"output name"`
+}
+
+func (r *InputRef) decodeNode(d *decoder, n *yaml.Node, key string) {
+	if n.Kind == yaml.ScalarNode {
+		stack, output, ok := strings.Cut(n.Value, ".")
+		if !ok || stack == "" || output == "" {
+			d.errorf(posOf(n), key, "found %q; expected <stack>.<output> or {dir, workspace, output}", n.Value)
+			return
+		}
+		p := posOf(n)
+		*r = InputRef{Pos: p, Stack: String{Value: stack, Pos: p, Set: true}, Output: String{Value: output, Pos: p, Set: true}}
+		return
+	}
+	d.decodeStruct(n, reflectValue(r), key, nil)
+}
+
+// EngineConfig names an engine: `{name, version}`. Terrateam's other
+// engines load, and units that reach them fail as unsupported.
+type EngineConfig struct {
+	Pos           Pos
+	Name          String  `yaml:"name" cfg:"required" enum:"terraform,tofu,terragrunt,cdktf,pulumi,custom,fly" doc:"terraform or tofu (others are not supported)"`
+	Version       String  `yaml:"version" doc:"exact, a constraint (~> 1.6) or latest"`
+	TFVersion     String  `yaml:"tf_version" cfg:"deprecated" doc:"first stacks design: = version"`
+	TFCmd         Ignored `yaml:"tf_cmd" cfg:"ignored" doc:"Terrateam terragrunt/cdktf"`
+	OverrideTFCmd Ignored `yaml:"override_tf_cmd" cfg:"ignored" doc:"Terrateam"`
+	Init          Ignored `yaml:"init" cfg:"ignored" doc:"Terrateam custom engine"`
+	Plan          Ignored `yaml:"plan" cfg:"ignored" doc:"Terrateam custom engine"`
+	Diff          Ignored `yaml:"diff" cfg:"ignored" doc:"Terrateam custom engine"`
+	Apply         Ignored `yaml:"apply" cfg:"ignored" doc:"Terrateam custom engine"`
+	UnsafeApply   Ignored `yaml:"unsafe_apply" cfg:"ignored" doc:"Terrateam custom engine"`
+	Outputs       Ignored `yaml:"outputs" cfg:"ignored" doc:"Terrateam custom engine"`
+	ConfigFile    Ignored `yaml:"config_file" cfg:"ignored" doc:"Terrateam fly engine"`
+}
+
+// engineKeys are the keys each engine name takes, as in Terrateam's schema
+// (tf_version is also strata's alias of version for terraform and tofu).
+var engineKeys = map[string][]string{
+	"terraform":  {"name", "version", "tf_version", "override_tf_cmd"},
+	"tofu":       {"name", "version", "tf_version", "override_tf_cmd"},
+	"terragrunt": {"name", "version", "tf_version", "tf_cmd", "override_tf_cmd"},
+	"cdktf":      {"name", "tf_version", "tf_cmd", "override_tf_cmd"},
+	"pulumi":     {"name"},
+	"custom":     {"name", "init", "plan", "diff", "apply", "unsafe_apply", "outputs"},
+	"fly":        {"name", "config_file"},
+}
+
+func (e *EngineConfig) decodeNode(d *decoder, n *yaml.Node, key string) {
+	allowed := allowedBy(n, "name", engineKeys)
+	if name := keyValue(n, "name"); name != "terraform" && name != "tofu" && allowed != nil {
+		// An engine strata does not run is validated no further than its
+		// name: its keys change with Terrateam's releases.
+		allowed = map[string]bool{"name": true}
+		n = onlyKeys(n, allowed)
+	}
+	d.decodeStruct(n, reflectValue(e), key, allowed)
+}
+
+// onlyKeys returns a copy of a mapping node holding only the given keys.
+func onlyKeys(n *yaml.Node, keys map[string]bool) *yaml.Node {
+	out := *n
+	out.Content = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if keys[n.Content[i].Value] {
+			out.Content = append(out.Content, n.Content[i], n.Content[i+1])
+		}
+	}
+	return &out
+}
+
+// Supported reports whether strata can run this engine.
+func (e *EngineConfig) Supported() bool {
+	return e.Name.Value == "terraform" || e.Name.Value == "tofu"
+}
+
+// Workflow is one `workflows` entry.
+type Workflow struct {
+	Pos              Pos
+	TagQuery         String        `yaml:"tag_query" cfg:"required" doc:"the units it applies to"`
+	Engine           *EngineConfig `yaml:"engine" doc:"engine of its units"`
+	TerraformVersion String        `yaml:"terraform_version" doc:"Terrateam: terraform version of its units"`
+	Environment      String        `yaml:"environment" doc:"environment name, ${var} substituted"`
+	Plan             *[]Step       `yaml:"plan" doc:"plan steps (default: init, plan)"`
+	Apply            *[]Step       `yaml:"apply" doc:"apply steps (default: init, apply)"`
+	Cdktf            Bool          `yaml:"cdktf" doc:"Terrateam CDKTF (not supported)"`
+	Terragrunt       Bool          `yaml:"terragrunt" doc:"Terrateam Terragrunt (not supported)"`
+	Integrations     Ignored       `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`
+	LockPolicy       Ignored       `yaml:"lock_policy" cfg:"ignored" doc:"Terrateam lock policy"`
+	RunsOn           Ignored       `yaml:"runs_on" cfg:"ignored" doc:"Terrateam runner selection"`
+}
+
+// Step is one workflow step; which keys it takes depends on its type.
+type Step struct {
+	Pos                  Pos
+	Type                 String       `yaml:"type" cfg:"required" enum:"init,plan,apply,run,env,oidc,slack,checkov,conftest,opa,gate,gates,drift_create_issue" doc:"step type"`
+	ExtraArgs            []String     `yaml:"extra_args" doc:"arguments for this engine call"`
+	Env                  *Map[String] `yaml:"env" doc:"environment of this step"`
+	Retry                *Retry       `yaml:"retry" doc:"apply retries (off by default)"`
+	Mode                 String       `yaml:"mode" enum:"strict,fast-and-loose" doc:"Terrateam plan mode"`
+	Cmd                  []String     `yaml:"cmd" doc:"argv of a run or env step"`
+	CaptureOutput        Bool         `yaml:"capture_output" doc:"put the output in the report and summary"`
+	RunOn                String       `yaml:"run_on" enum:"success,failure,always" doc:"when a run step runs"`
+	IgnoreErrors         Bool         `yaml:"ignore_errors" doc:"a failure does not fail the unit"`
+	VisibleOn            Ignored      `yaml:"visible_on" cfg:"ignored" doc:"Terrateam comment visibility"`
+	OnError              Ignored      `yaml:"on_error" cfg:"ignored" doc:"Terrateam"`
+	Method               String       `yaml:"method" enum:"exec,source" doc:"env step: exec sets name from cmd's output, source reads KEY=VALUE lines"`
+	Name                 String       `yaml:"name" doc:"env step: the variable"`
+	TrimTrailingNewlines Bool         `yaml:"trim_trailing_newlines" doc:"env step: trim the output (default true)"`
+	Sensitive            Bool         `yaml:"sensitive" doc:"env step: never print the value"`
+	Gate                 Ignored      `yaml:"gate" cfg:"ignored" doc:"Terrateam gates"`
+	Msg                  Ignored      `yaml:"msg" cfg:"ignored" doc:"Terrateam slack"`
+	Provider             Ignored      `yaml:"provider" cfg:"ignored" doc:"Terrateam OIDC"`
+	RoleArn              Ignored      `yaml:"role_arn" cfg:"ignored" doc:"Terrateam OIDC"`
+	AssumeRoleArn        Ignored      `yaml:"assume_role_arn" cfg:"ignored" doc:"Terrateam OIDC"`
+	AssumeRoleEnabled    Ignored      `yaml:"assume_role_enabled" cfg:"ignored" doc:"Terrateam OIDC"`
+	Audience             Ignored      `yaml:"audience" cfg:"ignored" doc:"Terrateam OIDC"`
+	Duration             Ignored      `yaml:"duration" cfg:"ignored" doc:"Terrateam OIDC"`
+	Region               Ignored      `yaml:"region" cfg:"ignored" doc:"Terrateam OIDC"`
+	SessionName          Ignored      `yaml:"session_name" cfg:"ignored" doc:"Terrateam OIDC"`
+	ServiceAccount       Ignored      `yaml:"service_account" cfg:"ignored" doc:"Terrateam OIDC"`
+	WorkloadIdentity     Ignored      `yaml:"workload_identity_provider" cfg:"ignored" doc:"Terrateam OIDC"`
+	ProjectID            Ignored      `yaml:"project_id" cfg:"ignored" doc:"Terrateam OIDC"`
+	AccessTokenLifetime  Ignored      `yaml:"access_token_lifetime" cfg:"ignored" doc:"Terrateam OIDC"`
+	AccessTokenSubject   Ignored      `yaml:"access_token_subject" cfg:"ignored" doc:"Terrateam OIDC"`
+}
+
+var (
+	runKeys    = []string{"type", "cmd", "env", "capture_output", "run_on", "ignore_errors", "visible_on", "on_error"}
+	policyKeys = []string{"type", "env", "extra_args", "gate", "ignore_errors", "run_on", "visible_on"}
+	oidcKeys   = []string{"type", "provider", "role_arn", "assume_role_arn", "assume_role_enabled", "audience", "duration", "region", "session_name", "service_account", "workload_identity_provider", "project_id", "access_token_lifetime", "access_token_subject"}
+	// stepKeys are the keys each step type takes, as in Terrateam's schema.
+	stepKeys = map[string][]string{
+		"init":               {"type", "extra_args", "env"},
+		"plan":               {"type", "extra_args", "env", "mode"},
+		"apply":              {"type", "extra_args", "env", "retry"},
+		"run":                runKeys,
+		"env":                {"type", "method", "name", "cmd", "trim_trailing_newlines", "sensitive"},
+		"oidc":               oidcKeys,
+		"slack":              {"type", "msg", "run_on"},
+		"checkov":            policyKeys,
+		"conftest":           policyKeys,
+		"opa":                policyKeys,
+		"gate":               {"type", "gate", "env", "extra_args", "ignore_errors", "run_on"},
+		"gates":              {"type", "gate", "env", "extra_args", "ignore_errors", "run_on"},
+		"drift_create_issue": {"type"},
+	}
+)
+
+func (s *Step) decodeNode(d *decoder, n *yaml.Node, key string) {
+	d.decodeStruct(n, reflectValue(s), key, allowedBy(n, "type", stepKeys))
+	if !s.Type.Set {
+		return
+	}
+	switch s.Type.Value {
+	case "run":
+		if len(s.Cmd) == 0 {
+			d.errorf(s.Pos, key, "a run step needs cmd, a list of arguments")
+		}
+	case "env":
+		if !s.Method.Set {
+			// Terrateam's default method.
+			s.Method = String{Value: "exec", Pos: s.Pos, Set: true}
+		}
+		switch s.Method.Value {
+		case "exec":
+			if !s.Name.Set || len(s.Cmd) == 0 {
+				d.errorf(s.Pos, key, "an env step with method exec needs name and cmd")
+			}
+		case "source":
+			if len(s.Cmd) == 0 {
+				d.errorf(s.Pos, key, "an env step with method source needs cmd")
+			}
+		}
+	}
+}
+
+// Retry is an apply step's retry policy (Terrateam's shape).
+type Retry struct {
+	Pos          Pos
+	Enabled      Bool  `yaml:"enabled" doc:"retry a failed apply"`
+	Tries        Int   `yaml:"tries" doc:"attempts in all (default 3)"`
+	InitialSleep Int   `yaml:"initial_sleep" doc:"seconds before the first retry (default 5)"`
+	Backoff      Float `yaml:"backoff" doc:"factor between sleeps (default 1.5)"`
+}
+
+// keyValue returns the scalar value of one key of a mapping node.
+func keyValue(n *yaml.Node, key string) string {
+	if n.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return resolve(n.Content[i+1]).Value
+		}
+	}
+	return ""
+}
+
+// allowedBy picks the keys of a tagged union's variant from the value of
+// its discriminating key; an unknown or missing discriminator leaves every
+// key allowed, and the enum check reports it.
+func allowedBy(n *yaml.Node, discriminator string, variants map[string][]string) map[string]bool {
+	keys, ok := variants[keyValue(n, discriminator)]
+	if !ok {
+		return nil
+	}
+	allowed := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		allowed[k] = true
+	}
+	return allowed
+}

@@ -1,0 +1,479 @@
+package stacks
+
+import (
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The config decoder walks a yaml.Node tree into the config types by
+// reflection. yaml's own decoder stops at the first structural surprise and
+// reports lines without columns; strata must report every error of a file at
+// once, each at line:col and naming its key, so it decodes the tree itself.
+//
+// Struct tags drive it, and the JSON Schema and the README reference are
+// generated from the same tags, so the three cannot drift apart:
+//
+//	yaml:"name"        the key
+//	cfg:"required"     the key must be present
+//	cfg:"ignored"      a Terrateam key strata accepts and does not act on
+//	cfg:"deprecated"   accepted with a deprecation warning (doc says instead)
+//	cfg:"ext"          a strata extension of Terrateam's schema
+//	enum:"a,b"         allowed values of a string
+//	doc:"…"            one line for the reference and the schema
+//
+// A field named Pos of type Pos receives the position of the value's node.
+
+// nodeDecoder is implemented by config types that decode themselves
+// (scalars with positions, ordered maps, tagged unions).
+type nodeDecoder interface {
+	decodeNode(d *decoder, n *yaml.Node, key string)
+}
+
+type decoder struct {
+	*collector
+}
+
+func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
+
+func isNull(n *yaml.Node) bool {
+	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
+}
+
+// kindName says what a node is, in the words of an error message.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a map"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "a boolean (" + n.Value + ")"
+		case "!!int":
+			return "a number (" + n.Value + ")"
+		case "!!float":
+			return "a number (" + n.Value + ")"
+		}
+		return strconv.Quote(n.Value)
+	}
+	return "an empty document"
+}
+
+func joinKey(parent, child string) string {
+	if parent == "" {
+		return child
+	}
+	return parent + "." + child
+}
+
+func indexKey(parent string, i int) string {
+	return parent + "[" + strconv.Itoa(i) + "]"
+}
+
+// resolve follows aliases so anchors and merges behave as YAML users expect.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+var (
+	posType         = reflect.TypeOf(Pos{})
+	nodeDecoderType = reflect.TypeOf((*nodeDecoder)(nil)).Elem()
+)
+
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) {
+	n = resolve(n)
+	if v.CanAddr() && v.Addr().Type().Implements(nodeDecoderType) {
+		if isNull(n) {
+			if r, ok := v.Addr().Interface().(interface{ nullError() string }); ok && n != nil {
+				d.errorf(posOf(n), key, "%s", r.nullError())
+			}
+			return
+		}
+		v.Addr().Interface().(nodeDecoder).decodeNode(d, n, key)
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if isNull(n) {
+			return
+		}
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.decode(n, v.Elem(), key)
+	case reflect.Struct:
+		d.decodeStruct(n, v, key, nil)
+	case reflect.Slice:
+		d.decodeSlice(n, v, key)
+	default:
+		panic("stacks: no decoder for config type " + v.Type().String())
+	}
+}
+
+func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, key string) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(posOf(n), key, "expected a list, found %s", kindName(n))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		d.decode(item, s.Index(i), indexKey(key, i))
+	}
+	v.Set(s)
+}
+
+// field describes one config key of a struct.
+type field struct {
+	name       string
+	index      int
+	required   bool
+	ignored    bool
+	deprecated bool
+	ext        bool
+	enum       []string
+	doc        string
+}
+
+func structFields(t reflect.Type) []field {
+	var fs []field
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		name := sf.Tag.Get("yaml")
+		if name == "" || name == "-" {
+			continue
+		}
+		f := field{name: name, index: i, doc: sf.Tag.Get("doc")}
+		for _, opt := range strings.Split(sf.Tag.Get("cfg"), ",") {
+			switch opt {
+			case "required":
+				f.required = true
+			case "ignored":
+				f.ignored = true
+			case "deprecated":
+				f.deprecated = true
+			case "ext":
+				f.ext = true
+			}
+		}
+		if e := sf.Tag.Get("enum"); e != "" {
+			f.enum = strings.Split(e, ",")
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// decodeStruct decodes a mapping into a struct. allowed, when not nil,
+// narrows the keys to those of one variant of a tagged union.
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string, allowed map[string]bool) {
+	if isNull(n) {
+		return
+	}
+	if p := v.FieldByName("Pos"); p.IsValid() && p.Type() == posType {
+		p.Set(reflect.ValueOf(posOf(n)))
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(posOf(n), key, "expected a map, found %s", kindName(n))
+		return
+	}
+	fields := structFields(v.Type())
+	byName := make(map[string]field, len(fields))
+	var names []string
+	for _, f := range fields {
+		if allowed != nil && !allowed[f.name] {
+			continue
+		}
+		byName[f.name] = f
+		names = append(names, f.name)
+	}
+	sort.Strings(names)
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := resolve(n.Content[i]), n.Content[i+1]
+		if kn.Tag == "!!merge" {
+			d.decodeStruct(resolve(vn), v, key, allowed)
+			continue
+		}
+		k := kn.Value
+		if seen[k] {
+			d.errorf(posOf(kn), joinKey(key, k), "key %q appears twice; expected each key once", k)
+			continue
+		}
+		seen[k] = true
+		f, ok := byName[k]
+		if !ok {
+			d.errorf(posOf(kn), joinKey(key, k), "unknown key %q; expected one of: %s%s", k, strings.Join(names, ", "), suggest(k, names))
+			continue
+		}
+		if f.ignored {
+			d.warnOnce("ignored:"+genericKey(joinKey(key, k)), posOf(kn), joinKey(key, k),
+				"accepted and ignored: strata does not act on %q", k)
+		}
+		fv := v.Field(f.index)
+		d.decode(vn, fv, joinKey(key, k))
+		if len(f.enum) > 0 {
+			d.checkEnum(resolve(vn), fv, joinKey(key, k), f.enum)
+		}
+	}
+	for _, name := range names {
+		if f := byName[name]; f.required && !seen[name] {
+			d.errorf(posOf(n), key, "missing required key %q", name)
+		}
+	}
+}
+
+func (d *decoder) checkEnum(n *yaml.Node, v reflect.Value, key string, enum []string) {
+	s, ok := v.Interface().(String)
+	if !ok || !s.Set {
+		return
+	}
+	for _, e := range enum {
+		if s.Value == e {
+			return
+		}
+	}
+	d.errorf(posOf(n), key, "found %q; expected one of: %s", s.Value, strings.Join(enum, ", "))
+}
+
+// genericKey drops list indexes and map names from a key path so that an
+// ignored key warns once however many times it occurs
+// (workflows[3].lock_policy -> workflows[].lock_policy).
+func genericKey(key string) string {
+	var b strings.Builder
+	skip := false
+	for _, r := range key {
+		switch {
+		case r == '[':
+			skip = true
+			b.WriteString("[]")
+		case r == ']':
+			skip = false
+		case !skip:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// suggest proposes the nearest known key for a misspelt one.
+func suggest(k string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := editDistance(k, n); d < bestD && d*3 <= len(k) {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return " (did you mean " + strconv.Quote(best) + "?)"
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// String is a config string with its position. Numbers and booleans written
+// where a string is expected keep their source text (`version: 1.50` is
+// "1.50"), as a YAML user would expect.
+type String struct {
+	Value string
+	Pos   Pos
+	Set   bool
+	style yaml.Style
+}
+
+func (s *String) decodeNode(d *decoder, n *yaml.Node, key string) {
+	if n.Kind != yaml.ScalarNode {
+		d.errorf(posOf(n), key, "expected a string, found %s", kindName(n))
+		return
+	}
+	*s = String{Value: n.Value, Pos: posOf(n), Set: true, style: n.Style}
+}
+
+// Bool is a config boolean with its position.
+type Bool struct {
+	Value bool
+	Pos   Pos
+	Set   bool
+}
+
+func (b *Bool) decodeNode(d *decoder, n *yaml.Node, key string) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		d.errorf(posOf(n), key, "expected true or false, found %s", kindName(n))
+		return
+	}
+	v, _ := strconv.ParseBool(strings.ToLower(n.Value))
+	*b = Bool{Value: v, Pos: posOf(n), Set: true}
+}
+
+// Get returns the value, or def when the key was not written.
+func (b Bool) Get(def bool) bool {
+	if !b.Set {
+		return def
+	}
+	return b.Value
+}
+
+// Int is a config integer with its position.
+type Int struct {
+	Value int
+	Pos   Pos
+	Set   bool
+}
+
+func (i *Int) decodeNode(d *decoder, n *yaml.Node, key string) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		d.errorf(posOf(n), key, "expected a whole number, found %s", kindName(n))
+		return
+	}
+	v, err := strconv.Atoi(n.Value)
+	if err != nil {
+		d.errorf(posOf(n), key, "expected a whole number, found %s", kindName(n))
+		return
+	}
+	*i = Int{Value: v, Pos: posOf(n), Set: true}
+}
+
+// Float is a config number with its position.
+type Float struct {
+	Value float64
+	Pos   Pos
+	Set   bool
+}
+
+func (f *Float) decodeNode(d *decoder, n *yaml.Node, key string) {
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
+		d.errorf(posOf(n), key, "expected a number, found %s", kindName(n))
+		return
+	}
+	v, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil {
+		d.errorf(posOf(n), key, "expected a number, found %s", kindName(n))
+		return
+	}
+	*f = Float{Value: v, Pos: posOf(n), Set: true}
+}
+
+// Ignored holds a Terrateam section strata accepts without acting on it; its
+// content is not validated, only its presence recorded.
+type Ignored struct {
+	Pos Pos
+	Set bool
+}
+
+func (i *Ignored) decodeNode(_ *decoder, n *yaml.Node, _ string) {
+	*i = Ignored{Pos: posOf(n), Set: true}
+}
+
+// Map is a YAML mapping that keeps its keys' order and positions, so that
+// listings are stable and errors can point at a key.
+type Map[T any] struct {
+	Pos     Pos
+	Set     bool
+	Entries []MapEntry[T]
+}
+
+// MapEntry is one key of a Map.
+type MapEntry[T any] struct {
+	Key    string
+	KeyPos Pos
+	Value  T
+}
+
+// Len returns the number of entries.
+func (m *Map[T]) Len() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.Entries)
+}
+
+// Lookup returns the entry for key.
+func (m *Map[T]) Lookup(key string) (*MapEntry[T], bool) {
+	if m == nil {
+		return nil, false
+	}
+	for i := range m.Entries {
+		if m.Entries[i].Key == key {
+			return &m.Entries[i], true
+		}
+	}
+	return nil, false
+}
+
+func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, key string) {
+	m.Pos, m.Set = posOf(n), true
+	if n.Kind != yaml.MappingNode {
+		d.errorf(posOf(n), key, "expected a map, found %s", kindName(n))
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn := resolve(n.Content[i])
+		if kn.Kind != yaml.ScalarNode {
+			d.errorf(posOf(kn), key, "expected a name as key, found %s", kindName(kn))
+			continue
+		}
+		if seen[kn.Value] {
+			d.errorf(posOf(kn), joinKey(key, kn.Value), "key %q appears twice; expected each key once", kn.Value)
+			continue
+		}
+		seen[kn.Value] = true
+		e := MapEntry[T]{Key: kn.Value, KeyPos: posOf(kn)}
+		d.decode(n.Content[i+1], reflect.ValueOf(&e.Value).Elem(), joinKey(key, kn.Value))
+		m.Entries = append(m.Entries, e)
+	}
+}
+
+// Scalar is a value that must be a YAML scalar and keeps its source text:
+// stack variables (`1.50` stays "1.50", `true` stays "true").
+type Scalar struct {
+	Value string
+	Pos   Pos
+}
+
+func (s *Scalar) nullError() string {
+	return "expected a string, number or boolean, found null; write '' for an empty value"
+}
+
+func (s *Scalar) decodeNode(d *decoder, n *yaml.Node, key string) {
+	if n.Kind != yaml.ScalarNode {
+		d.errorf(posOf(n), key, "expected a string, number or boolean, found %s; variables are environment variables and hold scalars only", kindName(n))
+		return
+	}
+	*s = Scalar{Value: n.Value, Pos: posOf(n)}
+}
+
+func reflectValue(ptr any) reflect.Value { return reflect.ValueOf(ptr).Elem() }

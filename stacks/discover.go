@@ -1,0 +1,239 @@
+package stacks
+
+import (
+	"bytes"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/hashicorp/terraform-config-inspect/tfconfig"
+)
+
+// DefaultFilePatterns are the global file_patterns when the config sets none.
+var DefaultFilePatterns = []string{
+	"**/*.tf", "**/*.tf.json", "**/*.tofu", "**/*.tfvars", "**/*.tfvars.json", "**/.terraform.lock.hcl",
+}
+
+// sourceDir is one directory of the repository holding Terraform files.
+type sourceDir struct {
+	dir   string   // repo-relative, "/"-separated, "." for the root
+	files []string // names of its *.tf, *.tf.json and *.tofu files
+}
+
+func isTerraformFile(name string) bool {
+	return strings.HasSuffix(name, ".tf") || strings.HasSuffix(name, ".tf.json") || strings.HasSuffix(name, ".tofu")
+}
+
+// skipDir reports whether discovery stays out of a directory: hidden ones
+// (.git, .terraform, .strata, …) and the state dir of workspaces.
+func skipDir(name string) bool {
+	return strings.HasPrefix(name, ".") || name == "terraform.tfstate.d"
+}
+
+// scanTree lists every directory under root that holds Terraform files,
+// sorted by dir. Each directory is read once; subtrees are read in
+// parallel.
+func scanTree(root string) ([]sourceDir, error) {
+	if _, err := os.ReadDir(root); err != nil {
+		return nil, err
+	}
+	var (
+		mu  sync.Mutex
+		out []sourceDir
+		wg  sync.WaitGroup
+	)
+	sem := make(chan struct{}, 8)
+	var walk func(rel string)
+	walk = func(rel string) {
+		defer wg.Done()
+		sem <- struct{}{}
+		entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
+		<-sem
+		if err != nil {
+			return
+		}
+		var files []string
+		for _, e := range entries {
+			name := e.Name()
+			switch {
+			case e.IsDir():
+				if !skipDir(name) {
+					child := name
+					if rel != "." {
+						child = rel + "/" + name
+					}
+					wg.Add(1)
+					go walk(child)
+				}
+			case isTerraformFile(name):
+				files = append(files, name)
+			}
+		}
+		if len(files) > 0 {
+			mu.Lock()
+			out = append(out, sourceDir{dir: rel, files: files})
+			mu.Unlock()
+		}
+	}
+	wg.Add(1)
+	walk(".")
+	wg.Wait()
+	sort.Slice(out, func(i, j int) bool { return out[i].dir < out[j].dir })
+	return out, nil
+}
+
+// expandPattern rewrites a global file pattern for one dir as Terrateam
+// does: `**/x` and `*x` are relative to the dir, ${DIR} and ${WORKSPACE}
+// are substituted. The result is a repo-relative doublestar pattern; neg
+// reports a leading `!`.
+func expandPattern(p, dir, workspace string, global bool) (pattern string, neg bool) {
+	if strings.HasPrefix(p, "!") {
+		neg, p = true, p[1:]
+	}
+	if global {
+		switch {
+		case strings.HasPrefix(p, "**/"):
+			p = "${DIR}/" + p[3:]
+		case strings.HasPrefix(p, "*"):
+			p = "${DIR}/" + p
+		}
+	}
+	d := dir
+	if d == "." {
+		d = ""
+	}
+	p = strings.ReplaceAll(p, "${DIR}", d)
+	p = strings.ReplaceAll(p, "${WORKSPACE}", workspace)
+	p = strings.TrimPrefix(p, "/")
+	return p, neg
+}
+
+// MatchFilePatterns reports whether file (repo-relative) matches the
+// patterns: some positive pattern matches and no `!` pattern does.
+func MatchFilePatterns(patterns []string, file, dir, workspace string, global bool) bool {
+	matched := false
+	for _, raw := range patterns {
+		p, neg := expandPattern(raw, dir, workspace, global)
+		if ok := matchPath(p, file); ok {
+			if neg {
+				return false
+			}
+			matched = true
+		}
+	}
+	return matched
+}
+
+// localModuleDirs returns the repo-relative dirs of the local modules a
+// module dir calls (`source = "../modules/x"`). Files are pre-checked for a
+// local source so that terraform-config-inspect parses only dirs that have
+// one.
+func localModuleDirs(root string, sd sourceDir) []string {
+	hasLocal := false
+	for _, f := range sd.files {
+		if strings.HasSuffix(f, ".tofu") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, sd.dir, f))
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(b, []byte(`"./`)) || bytes.Contains(b, []byte(`"../`)) {
+			hasLocal = true
+			break
+		}
+	}
+	if !hasLocal {
+		return nil
+	}
+	mod, _ := tfconfig.LoadModule(filepath.Join(root, sd.dir))
+	if mod == nil {
+		return nil
+	}
+	var out []string
+	for _, call := range mod.ModuleCalls {
+		if !strings.HasPrefix(call.Source, "./") && !strings.HasPrefix(call.Source, "../") {
+			continue
+		}
+		target := path.Clean(path.Join(sd.dir, call.Source))
+		if target == ".." || strings.HasPrefix(target, "../") {
+			continue
+		}
+		out = append(out, target)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// moduleCalls finds local module calls of many dirs in parallel.
+func moduleCalls(root string, dirs []sourceDir) map[string][]string {
+	out := make(map[string][]string)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan sourceDir)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for sd := range work {
+				if calls := localModuleDirs(root, sd); len(calls) > 0 {
+					mu.Lock()
+					out[sd.dir] = calls
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, sd := range dirs {
+		work <- sd
+	}
+	close(work)
+	wg.Wait()
+	return out
+}
+
+var statFn = os.Stat
+
+// absDir turns a repo-relative dir into a path under root.
+func absDir(root, dir string) string {
+	return filepath.Join(root, filepath.FromSlash(dir))
+}
+
+// relTo returns p relative to root with '/' separators, or p itself.
+func relTo(root, p string) string {
+	if rel, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
+// matchPath matches a repo-relative file against a pattern, comparing a
+// literal leading dir of the pattern before calling doublestar.
+func matchPath(pattern, file string) bool {
+	lit := literalPrefix(pattern)
+	if !strings.HasPrefix(file, lit) {
+		if strings.HasPrefix(file+"/", lit) {
+			// `a/**` matches `a` itself.
+			ok, _ := doublestar.Match(pattern, file)
+			return ok
+		}
+		return false
+	}
+	if i := strings.LastIndexByte(lit, '/'); i >= 0 {
+		pattern, file = pattern[i+1:], file[i+1:]
+	}
+	ok, _ := doublestar.Match(pattern, file)
+	return ok
+}
+
+// literalPrefix is the part of a pattern before its first metacharacter.
+func literalPrefix(pattern string) string {
+	if i := strings.IndexAny(pattern, "*?[{\\"); i >= 0 {
+		return pattern[:i]
+	}
+	return pattern
+}

@@ -1,0 +1,116 @@
+package stacks
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config file names, in order of preference.
+const (
+	StrataConfigFile    = "strata.yml"
+	TerrateamConfigFile = ".terrateam/config.yml"
+)
+
+// FindRoot returns the repository root for a start directory: the first
+// directory walking up that holds strata.yml or .terrateam/config.yml, else
+// the git top level, else start itself. configPath is the config file found,
+// or "" when there is none.
+func FindRoot(start string) (root, configPath string, err error) {
+	start, err = filepath.Abs(start)
+	if err != nil {
+		return "", "", err
+	}
+	for dir := start; ; {
+		for _, name := range []string{StrataConfigFile, TerrateamConfigFile} {
+			p := filepath.Join(dir, name)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return dir, p, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	out, err := exec.Command("git", "-C", start, "rev-parse", "--show-toplevel").Output()
+	if err == nil {
+		if top := strings.TrimSpace(string(out)); top != "" {
+			return top, "", nil
+		}
+	}
+	return start, "", nil
+}
+
+// ParseConfig decodes config bytes. file is used in diagnostics only. The
+// returned diagnostics hold every error and warning found; the Config is
+// usable only when none is an error.
+func ParseConfig(file string, data []byte) (*Config, Diagnostics) {
+	c := &collector{file: file}
+	cfg := &Config{}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		c.errorf(yamlErrorPos(err), "", "%s", yamlErrorMessage(err))
+		return cfg, c.diags
+	}
+	if len(doc.Content) == 0 {
+		return cfg, c.diags
+	}
+	d := &decoder{collector: c}
+	d.decode(doc.Content[0], reflectValue(cfg), "")
+	checkConfig(cfg, c)
+	c.diags.Sort()
+	return cfg, c.diags
+}
+
+// LoadConfig reads and decodes a config file; a missing path yields the
+// empty config.
+func LoadConfig(path, displayName string) (*Config, Diagnostics, error) {
+	if path == "" {
+		return &Config{}, nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, diags := ParseConfig(displayName, data)
+	return cfg, diags, nil
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+func yamlErrorPos(err error) Pos {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return Pos{}
+	}
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		// yaml's parser (unlike its scanner) reports the 0-based line of the
+		// problem; its messages are these.
+		rest := err.Error()[len(m[0]):]
+		for _, p := range []string{"did not find expected <document start>", "did not find expected node content",
+			"did not find expected '-' indicator", "did not find expected key", "did not find expected ',' or"} {
+			if strings.HasPrefix(rest, p) {
+				line++
+				break
+			}
+		}
+		return Pos{Line: line, Col: 1}
+	}
+	return Pos{Line: 1, Col: 1}
+}
+
+func yamlErrorMessage(err error) string {
+	msg := yamlLineRE.ReplaceAllString(err.Error(), "")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	return fmt.Sprintf("invalid YAML: %s", msg)
+}

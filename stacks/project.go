@@ -1,0 +1,377 @@
+// Package stacks is strata's model of a repository: its config, the
+// dirspaces (root module × workspace) found in it, the stacks that group
+// them by tag query, the rules between stacks, and the graph of units that
+// the runner executes. Everything here is pure: it reads files but never
+// runs an engine, so `strata check`, `ls`, `stacks` and `graph` are fast and
+// the runner can trust what it is given.
+package stacks
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/strata-iac/strata/stacks/tagquery"
+)
+
+// Project is a loaded repository: config, dirspaces, stacks and units.
+type Project struct {
+	Root       string // absolute path of the repository root
+	ConfigFile string // config path relative to Root, "" when there is none
+	Config     *Config
+
+	Dirspaces []*Dirspace // sorted by dir, then workspace
+	Stacks    []*Stack    // in definition order; an implicit default comes last
+	Units     []*Unit     // sorted by dir, workspace, stack
+	// Unassigned are dirspaces in no stack: the user defined `default` and
+	// it does not match them (§5.2). They do not run.
+	Unassigned []*Dirspace
+
+	// ModuleCalls maps a dir to the local module dirs it calls.
+	ModuleCalls map[string][]string
+
+	Diagnostics Diagnostics
+
+	byName          map[string]*Stack
+	unitsOf         map[string][]*Unit // dir -> its units
+	workflowQueries []*tagquery.Query
+}
+
+// Dirspace is one root module in one workspace.
+type Dirspace struct {
+	Dir       string
+	Workspace string
+	// Tags are the dirspace's own tags: dirs and workspace tags, then
+	// dir:<dir> and workspace:<workspace>.
+	Tags         []string
+	DirKey       string // the dirs key that configured it, "" for none
+	WhenModified WhenModifiedRules
+	// CreateAndSelectWorkspace false: strata runs no workspace command.
+	CreateAndSelectWorkspace bool
+	SharedState              bool
+}
+
+// ID is `dir@workspace`.
+func (d *Dirspace) ID() string { return d.Dir + "@" + d.Workspace }
+
+// WhenModifiedRules is a dirspace's when_modified after inheritance
+// (workspace, then dir, then global, field by field).
+type WhenModifiedRules struct {
+	FilePatterns    []string
+	Global          bool // FilePatterns come from the global section (Terrateam's rewrite applies)
+	DependsOn       *tagquery.Query
+	PruneOnNoChange bool
+	Autoapply       bool
+	Autoplan        bool
+}
+
+// Unit is a dirspace in one leaf stack: what runs.
+type Unit struct {
+	*Dirspace
+	Stack *Stack
+	// Tags are the dirspace's tags plus stack_name:<s> for the leaf and each
+	// of its ancestors.
+	Tags []string
+	// Shared is true when the dirspace is in several stacks (§5.4); the
+	// unit's display name then carries the stack.
+	Shared bool
+}
+
+// ID is `dir@workspace#stack`, unique in a project.
+func (u *Unit) ID() string { return u.Dir + "@" + u.Workspace + "#" + u.Stack.Name }
+
+// Name is how the unit is shown: `dir@workspace`, or `dir@workspace#stack`
+// when its dirspace is in several stacks.
+func (u *Unit) Name() string {
+	if u.Shared {
+		return u.ID()
+	}
+	return u.Dirspace.ID()
+}
+
+// Subject is the unit as a tag query sees it.
+func (u *Unit) Subject() tagquery.Subject {
+	return tagquery.Subject{Tags: u.Tags, Dir: u.Dir}
+}
+
+// Stack returns the stack called name.
+func (p *Project) Stack(name string) (*Stack, bool) {
+	s, ok := p.byName[name]
+	return s, ok
+}
+
+// UnitsIn returns the units of one dir.
+func (p *Project) UnitsIn(dir string) []*Unit { return p.unitsOf[dir] }
+
+// Load reads the config at configPath (which may be "") and the repository
+// at root, and builds the project. A config with errors yields a
+// *ConfigError listing all of them; the project is still returned, as far
+// as it could be built, so `check` can show everything at once.
+func Load(root, configPath string) (*Project, error) {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	display := ""
+	if configPath != "" {
+		if rel, err := filepath.Rel(root, configPath); err == nil && !strings.HasPrefix(rel, "..") {
+			display = filepath.ToSlash(rel)
+		} else {
+			display = configPath
+		}
+	}
+	cfg, diags, err := LoadConfig(configPath, display)
+	if err != nil {
+		return nil, err
+	}
+	sds, err := scanTree(root)
+	if err != nil {
+		return nil, err
+	}
+	p := Build(root, display, cfg, sds, diags)
+	if p.Diagnostics.HasErrors() {
+		return p, &ConfigError{Diagnostics: p.Diagnostics}
+	}
+	return p, nil
+}
+
+// Build assembles a project from a decoded config and the scanned tree.
+func Build(root, configFile string, cfg *Config, sds []sourceDir, diags Diagnostics) *Project {
+	p := &Project{Root: root, ConfigFile: configFile, Config: cfg, byName: map[string]*Stack{}, unitsOf: map[string][]*Unit{}}
+	c := &collector{file: configFile, diags: diags}
+	for _, d := range diags {
+		if d.Severity == SeverityWarning {
+			c.warned = map[string]bool{}
+			break
+		}
+	}
+	p.ModuleCalls = moduleCalls(root, sds)
+	p.discover(sds, c)
+	p.buildStacks(c)
+	p.assign(c)
+	p.resolveStacks(c)
+	p.checkShared(c)
+	c.diags.Sort()
+	p.Diagnostics = c.diags.dedupe()
+	return p
+}
+
+// discover turns the scanned dirs into dirspaces (§3).
+func (p *Project) discover(sds []sourceDir, c *collector) {
+	cfg := p.Config
+	globalPatterns := DefaultFilePatterns
+	if cfg.WhenModified != nil && cfg.WhenModified.FilePatterns != nil {
+		globalPatterns = strs(*cfg.WhenModified.FilePatterns)
+	}
+	exact := map[string]*MapEntry[Dir]{}
+	var globs []*MapEntry[Dir]
+	if cfg.Dirs != nil {
+		for i := range cfg.Dirs.Entries {
+			e := &cfg.Dirs.Entries[i]
+			key := strings.TrimSuffix(e.Key, "/")
+			if strings.ContainsAny(key, "*?[{") {
+				globs = append(globs, e)
+			} else {
+				exact[cleanDir(key)] = e
+			}
+		}
+	}
+	// Longest glob key first: among globs the longest key wins.
+	sort.SliceStable(globs, func(i, j int) bool { return len(globs[i].Key) > len(globs[j].Key) })
+	// A glob can match only dirs that start with its literal prefix.
+	globPrefix := make([]string, len(globs))
+	for i, g := range globs {
+		globPrefix[i] = literalPrefix(g.Key)
+	}
+
+	called := map[string]bool{}
+	for _, calls := range p.ModuleCalls {
+		for _, d := range calls {
+			called[d] = true
+		}
+	}
+	roots := map[string]bool{}
+	for _, sd := range sds {
+		if called[sd.dir] && exact[sd.dir] == nil {
+			continue
+		}
+		for _, f := range sd.files {
+			file := f
+			if sd.dir != "." {
+				file = sd.dir + "/" + f
+			}
+			if MatchFilePatterns(globalPatterns, file, sd.dir, "default", true) {
+				roots[sd.dir] = true
+				break
+			}
+		}
+	}
+	for dir, e := range exact {
+		if isDir(filepath.Join(p.Root, filepath.FromSlash(dir))) {
+			roots[dir] = true
+		} else {
+			c.warnf(e.KeyPos, "dirs."+e.Key, "dir %q does not exist", e.Key)
+		}
+	}
+	dirs := make([]string, 0, len(roots))
+	for d := range roots {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		entry := exact[dir]
+		if entry == nil {
+			for i, g := range globs {
+				if strings.HasPrefix(dir+"/", globPrefix[i]) && matchPath(strings.TrimSuffix(g.Key, "/"), dir) {
+					entry = g
+					break
+				}
+			}
+		}
+		p.addDirspaces(dir, entry)
+	}
+}
+
+func (p *Project) addDirspaces(dir string, entry *MapEntry[Dir]) {
+	cfg := p.Config
+	var dc *Dir
+	key := ""
+	if entry != nil {
+		dc, key = &entry.Value, entry.Key
+	}
+	var dirTags []string
+	workspaces := []string{"default"}
+	var wsConf map[string]*Workspace
+	if dc != nil {
+		dirTags = strs(dc.Tags)
+		if dc.Workspaces.Len() > 0 {
+			workspaces = workspaces[:0]
+			wsConf = map[string]*Workspace{}
+			for i := range dc.Workspaces.Entries {
+				e := &dc.Workspaces.Entries[i]
+				workspaces = append(workspaces, e.Key)
+				wsConf[e.Key] = &e.Value
+			}
+			sort.Strings(workspaces)
+		}
+	}
+	for _, ws := range workspaces {
+		tags := append([]string(nil), dirTags...)
+		var wsWM *WhenModified
+		if w := wsConf[ws]; w != nil {
+			tags = append(tags, strs(w.Tags)...)
+			wsWM = w.WhenModified
+		}
+		tags = append(tags, "dir:"+dir, "workspace:"+ws)
+		ds := &Dirspace{
+			Dir: dir, Workspace: ws, Tags: dedupe(tags), DirKey: key,
+			CreateAndSelectWorkspace: cfg.CreateAndSelectWorkspace.Get(true),
+		}
+		var dirWM *WhenModified
+		if dc != nil {
+			ds.CreateAndSelectWorkspace = dc.CreateAndSelectWorkspace.Get(ds.CreateAndSelectWorkspace)
+			ds.SharedState = dc.SharedState.Value
+			dirWM = dc.WhenModified
+		}
+		ds.WhenModified = inheritWhenModified(wsWM, dirWM, cfg.WhenModified)
+		p.Dirspaces = append(p.Dirspaces, ds)
+	}
+}
+
+// inheritWhenModified takes each field from the nearest level that sets it.
+func inheritWhenModified(levels ...*WhenModified) WhenModifiedRules {
+	r := WhenModifiedRules{FilePatterns: DefaultFilePatterns, Global: true, Autoplan: true}
+	patternsSet, dependsSet, applySet, planSet := false, false, false, false
+	for i, w := range levels {
+		if w == nil {
+			continue
+		}
+		if !patternsSet && w.FilePatterns != nil {
+			r.FilePatterns, r.Global, patternsSet = strs(*w.FilePatterns), i == len(levels)-1, true
+		}
+		if !dependsSet && w.DependsOn != nil && w.DependsOn.TagQuery.Set {
+			if q, err := tagquery.Parse(w.DependsOn.TagQuery.Value); err == nil {
+				r.DependsOn, r.PruneOnNoChange = q, w.DependsOn.PruneOnNoChange.Value
+			}
+			dependsSet = true
+		}
+		if !applySet && w.Autoapply.Set {
+			r.Autoapply, applySet = w.Autoapply.Value, true
+		}
+		if !planSet && w.Autoplan.Set {
+			r.Autoplan, planSet = w.Autoplan.Value, true
+		}
+	}
+	return r
+}
+
+func strs(ss []String) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Value
+	}
+	return out
+}
+
+func dedupe(ss []string) []string {
+	seen := make(map[string]bool, len(ss))
+	out := ss[:0]
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func cleanDir(d string) string {
+	d = filepath.ToSlash(filepath.Clean(d))
+	if d == "" {
+		return "."
+	}
+	return d
+}
+
+func isDir(p string) bool {
+	st, err := statFn(p)
+	return err == nil && st.IsDir()
+}
+
+// DirWithin reports whether dir is base or below it.
+func DirWithin(dir, base string) bool {
+	if base == "." || base == "" {
+		return true
+	}
+	return dir == base || strings.HasPrefix(dir, base+"/")
+}
+
+func sortUnits(us []*Unit) {
+	sort.Slice(us, func(i, j int) bool {
+		a, b := us[i], us[j]
+		if a.Dir != b.Dir {
+			return a.Dir < b.Dir
+		}
+		if a.Workspace != b.Workspace {
+			return a.Workspace < b.Workspace
+		}
+		return a.Stack.Name < b.Stack.Name
+	})
+}
+
+func stackNames(ss []*Stack) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func quoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,516 @@
+package stacks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/strata-iac/strata/stacks/tagquery"
+)
+
+// DefaultStack is the name of the stack that holds dirspaces no other stack
+// matches (§5.2).
+const DefaultStack = "default"
+
+// Stack is a stack after resolution: its place in the nesting, its members
+// and its effective variables, engine and rules (§5).
+type Stack struct {
+	Name     string
+	Def      *StackDef // nil for the implicit default
+	Pos      Pos       // where its name is written
+	Implicit bool      // the implicit default stack
+	Leaf     bool
+	Query    *tagquery.Query // leaf stacks only
+
+	Children []*Stack
+	Parents  []*Stack
+	// Ancestors by distance: Ancestors[0] are the parents, [1] the
+	// grandparents, … An ancestor reached at several distances counts at
+	// the nearest.
+	Ancestors [][]*Stack
+	// Leaves are the leaf stacks under this one (itself for a leaf), by name.
+	Leaves []*Stack
+	// Path is the lexicographically smallest root-to-this path.
+	Path []string
+
+	Variables []Variable // effective, by name (leaves; own for nested)
+	Sensitive map[string]bool
+	Engine    *EngineConfig // nearest stack engine, nil when none
+	EngineOf  string        // the stack that set Engine
+	AutoApply bool
+	AllForOne bool
+	Targets   []string
+
+	// Rules after resolution (§5.5): leaf stacks, transitive, by name.
+	PlanAfter     []*Stack
+	ApplyAfter    []*Stack
+	ModifiedBy    []*Stack
+	Prerequisites []StackPrerequisite
+
+	Units []*Unit // members; for a nested stack, its leaves' units
+
+	index                             int // in Project.Stacks
+	planAfter, applyAfter, modifiedBy bitset
+}
+
+// Variable is one effective stack variable.
+type Variable struct {
+	Name      string
+	Value     string
+	Sensitive bool
+	From      string // the stack that set it
+}
+
+// StackPrerequisite is a resolved `rules.prerequisites` entry.
+type StackPrerequisite struct {
+	Stack  *Stack
+	Within time.Duration
+}
+
+// Kind is "leaf" or "nested".
+func (s *Stack) Kind() string {
+	if s.Leaf {
+		return "leaf"
+	}
+	return "nested"
+}
+
+// WaitsToPlanFor reports whether s's plan waits for t's apply.
+func (s *Stack) WaitsToPlanFor(t *Stack) bool { return s.planAfter.has(t.index) }
+
+// WaitsToApplyFor reports whether s's apply waits for t's apply.
+func (s *Stack) WaitsToApplyFor(t *Stack) bool { return s.applyAfter.has(t.index) }
+
+// IsModifiedBy reports whether t in the run puts s in the run.
+func (s *Stack) IsModifiedBy(t *Stack) bool { return s.modifiedBy.has(t.index) }
+
+// Variable returns the value of an effective variable.
+func (s *Stack) Variable(name string) (string, bool) {
+	i := sort.Search(len(s.Variables), func(i int) bool { return s.Variables[i].Name >= name })
+	if i < len(s.Variables) && s.Variables[i].Name == name {
+		return s.Variables[i].Value, true
+	}
+	return "", false
+}
+
+// buildStacks creates the stacks and their nesting, reporting nesting
+// cycles.
+func (p *Project) buildStacks(c *collector) {
+	cfg := p.Config
+	if cfg.Stacks == nil || cfg.Stacks.Names == nil {
+		return
+	}
+	for i := range cfg.Stacks.Names.Entries {
+		e := &cfg.Stacks.Names.Entries[i]
+		s := &Stack{Name: e.Key, Def: &e.Value, Pos: e.KeyPos, Leaf: e.Value.TagQuery != nil}
+		if s.Leaf {
+			if q, err := tagquery.Parse(e.Value.TagQuery.Value); err == nil {
+				s.Query = q
+			}
+		}
+		p.Stacks = append(p.Stacks, s)
+		p.byName[s.Name] = s
+	}
+	for _, s := range p.Stacks {
+		if s.Leaf || s.Def.Stacks == nil {
+			continue
+		}
+		for _, ref := range *s.Def.Stacks {
+			if child, ok := p.byName[ref.Value]; ok && !containsStack(s.Children, child) {
+				s.Children = append(s.Children, child)
+				child.Parents = append(child.Parents, s)
+			}
+		}
+	}
+	p.breakNestingCycles(c)
+	for _, s := range p.Stacks {
+		s.Ancestors = ancestorsByDistance(s)
+		s.Leaves = leavesOf(s, map[*Stack]bool{})
+		sortStacks(s.Leaves)
+	}
+}
+
+func containsStack(ss []*Stack, s *Stack) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// breakNestingCycles reports every stack that nests itself and removes the
+// edge that closes the cycle, so the rest of resolution terminates.
+func (p *Project) breakNestingCycles(c *collector) {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[*Stack]int{}
+	var stack []*Stack
+	var visit func(s *Stack)
+	visit = func(s *Stack) {
+		color[s] = grey
+		stack = append(stack, s)
+		for i := 0; i < len(s.Children); i++ {
+			child := s.Children[i]
+			switch color[child] {
+			case grey:
+				cycle := cyclePath(stack, child)
+				c.errorf(posOfStackRef(s, child.Name, "stacks"), "stacks.names."+s.Name+".stacks",
+					"stack nests itself: %s; expected nesting without cycles", strings.Join(cycle, " -> "))
+				s.Children = append(s.Children[:i], s.Children[i+1:]...)
+				child.Parents = removeStack(child.Parents, s)
+				i--
+			case white:
+				visit(child)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[s] = black
+	}
+	for _, s := range p.Stacks {
+		if color[s] == white {
+			visit(s)
+		}
+	}
+}
+
+func removeStack(ss []*Stack, s *Stack) []*Stack {
+	out := ss[:0]
+	for _, x := range ss {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// cyclePath renders the cycle that closes at `to`, from the DFS stack.
+func cyclePath(stack []*Stack, to *Stack) []string {
+	i := len(stack) - 1
+	for i > 0 && stack[i] != to {
+		i--
+	}
+	var names []string
+	for _, s := range stack[i:] {
+		names = append(names, s.Name)
+	}
+	return append(names, to.Name)
+}
+
+// posOfStackRef finds where stack s names ref in one of its lists.
+func posOfStackRef(s *Stack, ref, list string) Pos {
+	if s.Def == nil {
+		return s.Pos
+	}
+	var lists []*[]String
+	switch list {
+	case "stacks":
+		lists = append(lists, s.Def.Stacks)
+	case "plan_after", "apply_after":
+		if r := s.Def.Rules; r != nil {
+			lists = append(lists, r.PlanAfter, r.ApplyAfter, r.ModifiedBy)
+		}
+		if oc := s.Def.OnChange; oc != nil {
+			lists = append(lists, oc.ApplyAfter, oc.CanApplyAfter)
+		}
+	}
+	for _, l := range lists {
+		if l == nil {
+			continue
+		}
+		for _, r := range *l {
+			if r.Value == ref {
+				return r.Pos
+			}
+		}
+	}
+	return s.Pos
+}
+
+func ancestorsByDistance(s *Stack) [][]*Stack {
+	var out [][]*Stack
+	seen := map[*Stack]bool{s: true}
+	level := s.Parents
+	for len(level) > 0 {
+		var cur, next []*Stack
+		for _, a := range level {
+			if seen[a] {
+				continue
+			}
+			seen[a] = true
+			cur = append(cur, a)
+			next = append(next, a.Parents...)
+		}
+		if len(cur) == 0 {
+			break
+		}
+		sortStacks(cur)
+		out = append(out, cur)
+		level = next
+	}
+	return out
+}
+
+func leavesOf(s *Stack, seen map[*Stack]bool) []*Stack {
+	if seen[s] {
+		return nil
+	}
+	seen[s] = true
+	if s.Leaf {
+		return []*Stack{s}
+	}
+	var out []*Stack
+	for _, c := range s.Children {
+		out = append(out, leavesOf(c, seen)...)
+	}
+	return out
+}
+
+func sortStacks(ss []*Stack) {
+	sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
+}
+
+// assign matches every dirspace against the leaf stacks and creates the
+// units (§5.2, §5.4).
+func (p *Project) assign(c *collector) {
+	subjects := make([]tagquery.Subject, len(p.Dirspaces))
+	for i, ds := range p.Dirspaces {
+		subjects[i] = tagquery.Subject{Tags: ds.Tags, Dir: ds.Dir}
+	}
+	ix := tagquery.NewIndex(subjects)
+	userDefault := p.byName[DefaultStack]
+	matches := make([][]*Stack, len(p.Dirspaces))
+	for _, s := range p.Stacks {
+		if !s.Leaf || s == userDefault || s.Query == nil {
+			continue
+		}
+		s.Query.Select(ix).Each(func(i int) { matches[i] = append(matches[i], s) })
+	}
+	allow := p.Config.Stacks != nil && p.Config.Stacks.AllowWorkspaceInMultipleStacks.Value
+	var implicit *Stack
+	for i, ds := range p.Dirspaces {
+		m := matches[i]
+		if len(m) == 0 {
+			switch {
+			case userDefault == nil:
+				if implicit == nil {
+					implicit = &Stack{Name: DefaultStack, Implicit: true, Leaf: true, Query: tagquery.MustParse("")}
+					implicit.Leaves = []*Stack{implicit}
+					p.Stacks = append(p.Stacks, implicit)
+					p.byName[DefaultStack] = implicit
+				}
+				m = []*Stack{implicit}
+			case userDefault.Leaf && userDefault.Query != nil && userDefault.Query.Match(subjects[i]):
+				m = []*Stack{userDefault}
+			default:
+				p.Unassigned = append(p.Unassigned, ds)
+				continue
+			}
+		}
+		if len(m) > 1 && !allow {
+			names := stackNames(m)
+			c.errorf(m[1].Def.TagQuery.Pos, "stacks.names."+m[1].Name+".tag_query",
+				"dirspace %s matches stacks %s; expected one stack per dirspace: narrow the tag queries, or set stacks.allow_workspace_in_multiple_stacks: true",
+				ds.ID(), strings.Join(names, ", "))
+			m = m[:1]
+		}
+		for _, s := range m {
+			u := &Unit{Dirspace: ds, Stack: s, Shared: len(m) > 1}
+			p.Units = append(p.Units, u)
+			s.Units = append(s.Units, u)
+			p.unitsOf[ds.Dir] = append(p.unitsOf[ds.Dir], u)
+		}
+	}
+	if n := len(p.Unassigned); n > 0 {
+		ids := make([]string, 0, n)
+		for _, ds := range p.Unassigned {
+			ids = append(ids, ds.ID())
+		}
+		c.warnf(p.byName[DefaultStack].Pos, "stacks.names.default",
+			"%d dirspace(s) match no stack and will not run, because default is defined and does not match them: %s", n, strings.Join(ids, ", "))
+	}
+	sortUnits(p.Units)
+	for _, s := range p.Stacks {
+		sortUnits(s.Units)
+	}
+}
+
+// resolveStacks computes paths, effective variables, engine and auto_apply,
+// and the rules after inheritance, expansion and transitive closure (§5.5).
+func (p *Project) resolveStacks(c *collector) {
+	paths := map[*Stack][]string{}
+	for _, s := range p.Stacks {
+		s.Path = smallestPath(s, paths)
+	}
+	for _, s := range p.Stacks {
+		p.resolveInherited(s, c)
+	}
+	// Nested stacks gather their leaves' units.
+	for _, s := range p.Stacks {
+		if !s.Leaf {
+			for _, l := range s.Leaves {
+				s.Units = append(s.Units, l.Units...)
+			}
+			sortUnits(s.Units)
+		}
+	}
+	for _, u := range p.Units {
+		tags := append([]string(nil), u.Dirspace.Tags...)
+		tags = append(tags, "stack_name:"+u.Stack.Name)
+		for _, level := range u.Stack.Ancestors {
+			for _, a := range level {
+				tags = append(tags, "stack_name:"+a.Name)
+			}
+		}
+		u.Tags = tags
+	}
+	p.resolveRules(c)
+}
+
+func smallestPath(s *Stack, memo map[*Stack][]string) []string {
+	if p, ok := memo[s]; ok {
+		return p
+	}
+	memo[s] = []string{s.Name} // guards against cycles, which are reported elsewhere
+	var best []string
+	for _, parent := range s.Parents {
+		cand := append(append([]string(nil), smallestPath(parent, memo)...), s.Name)
+		if best == nil || lessPath(cand, best) {
+			best = cand
+		}
+	}
+	if best == nil {
+		best = []string{s.Name}
+	}
+	memo[s] = best
+	return best
+}
+
+func lessPath(a, b []string) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// resolveInherited computes what a stack takes from itself and its
+// ancestors: variables (nearest wins), sensitive names, engine, auto_apply,
+// run strategy and targets. Two ancestors at the same distance that
+// disagree are an error naming both.
+func (p *Project) resolveInherited(s *Stack, c *collector) {
+	levels := append([][]*Stack{{s}}, s.Ancestors...)
+	vars := map[string]Variable{}
+	s.Sensitive = map[string]bool{}
+	engineSet, autoSet, strategySet, targetsSet := false, false, false, false
+	for _, level := range levels {
+		levelVars := map[string]Variable{}
+		var levelEngine *Stack
+		var levelAuto *Stack
+		for _, a := range level {
+			d := a.Def
+			if d == nil {
+				continue
+			}
+			for _, n := range d.Sensitive {
+				s.Sensitive[n.Value] = true
+			}
+			if d.Variables != nil {
+				for _, v := range d.Variables.Entries {
+					if prev, ok := levelVars[v.Key]; ok && prev.Value != v.Value.Value {
+						c.errorf(v.KeyPos, "stacks.names."+a.Name+".variables."+v.Key,
+							"stacks %s and %s are both %s of %s and set %s differently (%q, %q); expected one value at one distance",
+							prev.From, a.Name, relation(s, a), s.Name, v.Key, prev.Value, v.Value.Value)
+						continue
+					}
+					levelVars[v.Key] = Variable{Name: v.Key, Value: v.Value.Value, From: a.Name}
+				}
+			}
+			if !engineSet && d.Engine != nil {
+				if levelEngine != nil && !sameEngine(levelEngine.Def.Engine, d.Engine) {
+					c.errorf(d.Engine.Pos, "stacks.names."+a.Name+".engine",
+						"stacks %s and %s are both %s of %s and set different engines; expected one engine at one distance", levelEngine.Name, a.Name, relation(s, a), s.Name)
+				} else if levelEngine == nil {
+					levelEngine = a
+				}
+			}
+			if !autoSet {
+				if v, ok := explicitAutoApply(d); ok {
+					if levelAuto != nil {
+						if w, _ := explicitAutoApply(levelAuto.Def); w != v {
+							c.errorf(d.Pos, "stacks.names."+a.Name+".auto_apply",
+								"stacks %s and %s are both %s of %s and set auto_apply differently; expected one value at one distance", levelAuto.Name, a.Name, relation(s, a), s.Name)
+						}
+					} else {
+						levelAuto = a
+					}
+				}
+			}
+			if !strategySet && d.OnChange != nil && d.OnChange.RunStrategy.Set {
+				s.AllForOne, strategySet = d.OnChange.RunStrategy.Value == "all-for-one", true
+			}
+			if !targetsSet && len(d.Targets) > 0 {
+				s.Targets, targetsSet = strs(d.Targets), true
+			}
+		}
+		for name, v := range levelVars {
+			if _, nearer := vars[name]; !nearer {
+				vars[name] = v
+			}
+		}
+		if levelEngine != nil {
+			s.Engine, s.EngineOf, engineSet = levelEngine.Def.Engine, levelEngine.Name, true
+		}
+		if levelAuto != nil {
+			s.AutoApply, _ = explicitAutoApply(levelAuto.Def)
+			autoSet = true
+		}
+	}
+	s.Variables = make([]Variable, 0, len(vars))
+	for _, v := range vars {
+		v.Sensitive = s.Sensitive[v.Name] || strings.HasSuffix(v.Name, "_secret")
+		s.Variables = append(s.Variables, v)
+	}
+	sort.Slice(s.Variables, func(i, j int) bool { return s.Variables[i].Name < s.Variables[j].Name })
+}
+
+func relation(s, a *Stack) string {
+	if s == a {
+		return "the stack itself"
+	}
+	for i, level := range s.Ancestors {
+		if containsStack(level, a) {
+			switch i {
+			case 0:
+				return "parents"
+			case 1:
+				return "grandparents"
+			default:
+				return fmt.Sprintf("ancestors at distance %d", i+1)
+			}
+		}
+	}
+	return "ancestors"
+}
+
+func explicitAutoApply(d *StackDef) (bool, bool) {
+	if d == nil {
+		return false, false
+	}
+	if d.Rules != nil && d.Rules.AutoApply.Set {
+		return d.Rules.AutoApply.Value, true
+	}
+	if d.AutoApply.Set {
+		return d.AutoApply.Value, true
+	}
+	return false, false
+}
+
+func sameEngine(a, b *EngineConfig) bool {
+	return a.Name.Value == b.Name.Value && a.VersionString().Value == b.VersionString().Value
+}

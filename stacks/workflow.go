@@ -1,0 +1,77 @@
+package stacks
+
+import (
+	"strings"
+
+	"github.com/strata-iac/strata/stacks/tagquery"
+)
+
+// WorkflowFor returns the first workflow whose tag query matches the unit
+// (§8.4), or nil.
+func (p *Project) WorkflowFor(u *Unit) *Workflow {
+	if p.workflowQueries == nil {
+		p.workflowQueries = make([]*tagquery.Query, len(p.Config.Workflows))
+		for i, w := range p.Config.Workflows {
+			if q, err := tagquery.Parse(w.TagQuery.Value); err == nil {
+				p.workflowQueries[i] = q
+			}
+		}
+	}
+	for i, q := range p.workflowQueries {
+		if q != nil && q.Match(u.Subject()) {
+			return &p.Config.Workflows[i]
+		}
+	}
+	return nil
+}
+
+// checkShared rejects a dirspace in several stacks whose units would share
+// one state (§5.4), unless the dir says so with shared_state or every
+// stack's workflow gives init a per-stack backend.
+func (p *Project) checkShared(c *collector) {
+	reported := map[*Dirspace]bool{}
+	for _, u := range p.Units {
+		if !u.Shared || u.SharedState || reported[u.Dirspace] {
+			continue
+		}
+		if hasPerStackBackend(p.WorkflowFor(u)) {
+			continue
+		}
+		reported[u.Dirspace] = true
+		var names []string
+		for _, o := range p.unitsOf[u.Dir] {
+			if o.Dirspace == u.Dirspace {
+				names = append(names, o.Stack.Name)
+			}
+		}
+		pos, key := Pos{}, "stacks.allow_workspace_in_multiple_stacks"
+		if p.Config.Stacks != nil {
+			pos = p.Config.Stacks.AllowWorkspaceInMultipleStacks.Pos
+		}
+		c.errorf(pos, key,
+			"dirspace %s is in stacks %s, whose units would share one state; expected each stack's workflow to give init a per-stack backend (extra_args: ['-backend-config=key=${STRATA_STACK}/terraform.tfstate']) or dirs.%s.shared_state: true",
+			u.Dirspace.ID(), strings.Join(names, ", "), u.Dir)
+	}
+}
+
+func hasPerStackBackend(w *Workflow) bool {
+	if w == nil {
+		return false
+	}
+	for _, steps := range []*[]Step{w.Plan, w.Apply} {
+		if steps == nil {
+			continue
+		}
+		for _, s := range *steps {
+			if s.Type.Value != "init" {
+				continue
+			}
+			for _, a := range s.ExtraArgs {
+				if strings.HasPrefix(a.Value, "-backend-config") && strings.Contains(a.Value, "$") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
