@@ -46,9 +46,6 @@ func checkConfig(cfg *Config, c *collector) {
 		if w.Engine != nil {
 			checkEngine(w.Engine, key+".engine", c)
 		}
-		if w.Cdktf.Value || w.Terragrunt.Value {
-			c.warnf(w.Pos, key, "this workflow runs %s, which strata does not support: its units will fail", map[bool]string{true: "cdktf", false: "terragrunt"}[w.Cdktf.Value])
-		}
 	}
 	if cfg.Engine != nil {
 		checkEngine(cfg.Engine, "engine", c)

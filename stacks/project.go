@@ -152,6 +152,8 @@ func Build(root, configFile string, cfg *Config, sds []sourceDir, diags Diagnost
 	p.assign(c)
 	p.resolveStacks(c)
 	p.checkShared(c)
+	p.warnDependsOnAcrossStacks(c)
+	p.warnUnsupportedEngines(c)
 	c.diags.Sort()
 	p.Diagnostics = c.diags.dedupe()
 	return p

@@ -28,8 +28,16 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 // run is main without the process: tests call it in-process.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	unknown := false
+	app.CommandNotFound = func(c *cli.Context, name string) {
+		fmt.Fprintf(c.App.ErrWriter, "strata: unknown command %q; see strata --help\n", name)
+		unknown = true
+	}
 	err := app.Run(args)
 	if err == nil {
+		if unknown {
+			return 1
+		}
 		return 0
 	}
 	var ee *exitError
@@ -63,7 +71,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		UseShortOptionHandling: false,
 		ExitErrHandler:         func(*cli.Context, error) {},
 		Flags: []cli.Flag{
-			&cli.PathFlag{Name: "config", Usage: "config file (default: strata.yml or .terrateam/config.yml, found walking up)", EnvVars: []string{"STRATA_CONFIG"}},
+			&cli.PathFlag{Name: "config", Usage: "config `FILE` (default: strata.yml or .terrateam/config.yml, found walking up)", EnvVars: []string{"STRATA_CONFIG"}},
 			&cli.PathFlag{Name: "chdir", Aliases: []string{"C"}, Usage: "run as if started in `DIR`"},
 		},
 		Commands: []*cli.Command{
@@ -72,9 +80,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			lsCommand(),
 			graphCommand(),
 			versionCommand(),
-		},
-		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(c.App.ErrWriter, "strata: unknown command %q; see strata --help\n", name)
 		},
 	}
 }

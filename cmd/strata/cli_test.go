@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// strata runs the CLI in-process and returns its exit code and output.
+func strata(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(append([]string{"strata"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "fixtures", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func writeRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestCheckValid(t *testing.T) {
+	code, out, errOut := strata(t, "-C", fixture(t, "nested"), "check")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if want := "ok: strata.yml: 7 dirspaces, 9 stacks (7 leaf), 7 units, 0 warnings\n"; out != want {
+		t.Errorf("stdout = %q, want %q", out, want)
+	}
+}
+
+func TestCheckListsEveryError(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `stacks:
+  names:
+    app:
+      tag_query: 'dir:app and ('
+      rules:
+        plan_after: [nope]
+    other:
+      tag_qeury: x
+parallel_runs: many
+`,
+		"app/main.tf": "",
+	})
+	code, out, errOut := strata(t, "-C", root, "check")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if out != "" {
+		t.Errorf("stdout = %q, want nothing", out)
+	}
+	for _, want := range []string{
+		`strata.yml:4:32: stacks.names.app.tag_query: tag query "dir:app and (": column 14: expected a tag or "(" after "("`,
+		`strata.yml:6:22: stacks.names.app.rules.plan_after[0]: unknown stack "nope"`,
+		`strata.yml:8:7: stacks.names.other.tag_qeury: unknown key "tag_qeury"`,
+		`strata.yml:9:16: parallel_runs: expected a whole number, found "many"`,
+		"error(s)",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+func TestOtherCommandsStopOnConfigErrors(t *testing.T) {
+	root := writeRepo(t, map[string]string{"strata.yml": "stacks: {names: {a: {}}}\n", "a/main.tf": ""})
+	code, out, errOut := strata(t, "-C", root, "ls")
+	if code != 1 || out != "" || !strings.Contains(errOut, "has neither tag_query nor stacks") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func TestLsJSON(t *testing.T) {
+	code, out, errOut := strata(t, "-C", filepath.Join(fixture(t, "nested"), "prod", "network"), "ls", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	want := []map[string]any{{
+		"dir": "prod/network", "workspace": "default", "stack": "prod-network",
+		"stack_path": []any{"prod", "prod-network"},
+		"tags":       []any{"prod", "network", "dir:prod/network", "workspace:default", "stack_name:prod-network", "stack_name:prod"},
+		"engine":     map[string]any{"name": "terraform", "version": ""},
+		"why":        "selected",
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ls --json:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestLsShowsUnassignedAndQuery(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": "stacks:\n  names:\n    a: {tag_query: 'dir:a'}\n    default: {tag_query: never}\n",
+		"a/main.tf":  "", "b/main.tf": "",
+	})
+	code, out, errOut := strata(t, "-C", root, "ls", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, "match no stack and will not run") {
+		t.Errorf("no warning for the unassigned dirspace:\n%s", errOut)
+	}
+	var got []struct {
+		Dir   string  `json:"dir"`
+		Stack *string `json:"stack"`
+		Why   string  `json:"why"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Dir != "a" || got[1].Dir != "b" || got[1].Stack != nil {
+		t.Errorf("ls --json = %s", out)
+	}
+	code, out, _ = strata(t, "-C", root, "ls", "dir:zzz")
+	if code != 0 || out != "no units selected\n" {
+		t.Errorf("empty selection: exit %d, %q", code, out)
+	}
+}
+
+func TestStacksJSON(t *testing.T) {
+	code, out, errOut := strata(t, "-C", fixture(t, "nested"), "stacks", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var got []stackEntry
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]stackEntry{}
+	for _, s := range got {
+		byName[s.Name] = s
+	}
+	prod := byName["prod"]
+	if prod.Kind != "nested" || !reflect.DeepEqual(prod.Stacks, []string{"prod-service", "prod-database", "prod-network"}) || len(prod.Members) != 3 {
+		t.Errorf("prod = %+v", prod)
+	}
+	svc := byName["prod-service"]
+	if svc.Kind != "leaf" || svc.Variables["environment"] != "prod" ||
+		!reflect.DeepEqual(svc.Rules.PlanAfter, []string{"base", "prod-database", "prod-network"}) ||
+		!reflect.DeepEqual(svc.Rules.ApplyAfter, []string{"dev-database", "dev-network", "dev-service"}) ||
+		!reflect.DeepEqual(svc.Rules.ModifiedBy, []string{"base"}) {
+		t.Errorf("prod-service = %+v", svc)
+	}
+	// Every documented key is present, even when empty.
+	var raw []map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(out), &raw)
+	for _, key := range []string{"name", "kind", "stacks", "members", "variables", "engine", "targets", "inputs", "rules"} {
+		if _, ok := raw[0][key]; !ok {
+			t.Errorf("stacks --json lacks %q", key)
+		}
+	}
+}
+
+func TestStacksMasksSensitive(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": "stacks:\n  names:\n    a:\n      tag_query: 'dir:a'\n      sensitive: [token]\n      variables: {token: s3cr3t, api_secret: hidden, region: eu}\n",
+		"a/main.tf":  "",
+	})
+	_, out, _ := strata(t, "-C", root, "stacks", "--json")
+	if strings.Contains(out, "s3cr3t") || strings.Contains(out, "hidden") || !strings.Contains(out, `"region": "eu"`) {
+		t.Errorf("sensitive variables not masked:\n%s", out)
+	}
+}
+
+func TestGraphFormats(t *testing.T) {
+	dir := fixture(t, "nested")
+	code, out, errOut := strata(t, "-C", dir, "graph", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var g graphJSON
+	if err := json.Unmarshal([]byte(out), &g); err != nil {
+		t.Fatal(err)
+	}
+	layers := map[string]int{}
+	for _, u := range g.Units {
+		layers[u.ID] = u.Layer
+	}
+	want := map[string]int{
+		"base@default#base": 0, "dev/network@default#dev-network": 1, "prod/network@default#prod-network": 4,
+		"dev/database@default#dev-database": 2, "dev/service@default#dev-service": 3,
+		"prod/database@default#prod-database": 5, "prod/service@default#prod-service": 6,
+	}
+	if !reflect.DeepEqual(layers, want) {
+		t.Errorf("layers = %v, want %v", layers, want)
+	}
+	found := false
+	for _, e := range g.Edges {
+		if e.From == "dev/service@default#dev-service" && e.To == "prod/network@default#prod-network" && e.Kind == "apply" {
+			found = true
+		}
+	}
+	if !found || len(g.Edges) != 7 {
+		t.Errorf("edges = %+v", g.Edges)
+	}
+	_, dot, _ := strata(t, "-C", dir, "graph")
+	if !strings.HasPrefix(dot, "digraph strata {") || !strings.Contains(dot, `"dev/service@default#dev-service" -> "prod/network@default#prod-network" [style=dashed, label="apply"];`) {
+		t.Errorf("dot:\n%s", dot)
+	}
+	_, mm, _ := strata(t, "-C", dir, "graph", "--format", "mermaid")
+	if !strings.HasPrefix(mm, "flowchart LR\n") || !strings.Contains(mm, "-. apply .->") {
+		t.Errorf("mermaid:\n%s", mm)
+	}
+	code, _, errOut = strata(t, "-C", dir, "graph", "--format", "svg")
+	if code != 1 || !strings.Contains(errOut, "expected dot, mermaid or json") {
+		t.Errorf("bad format: exit %d, %s", code, errOut)
+	}
+}
+
+func TestSelectionFlagErrors(t *testing.T) {
+	code, _, errOut := strata(t, "-C", fixture(t, "nested"), "ls", "--stack", "nope")
+	if code != 1 || !strings.Contains(errOut, "--stack nope: no such stack; expected one of: base, dev,") {
+		t.Errorf("exit %d, %s", code, errOut)
+	}
+}
+
+func TestVersionAndUnknownCommand(t *testing.T) {
+	code, out, _ := strata(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "strata ") {
+		t.Errorf("version: exit %d, %q", code, out)
+	}
+	code, _, errOut := strata(t, "frobnicate")
+	if code != 1 || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: exit %d, %q", code, errOut)
+	}
+}
+
+func TestTerrateamConfigAndPrecedence(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		".terrateam/config.yml": "dirs:\n  a: {tags: [from-terrateam]}\n",
+		"a/main.tf":             "",
+	})
+	code, out, errOut := strata(t, "-C", filepath.Join(root, "a"), "ls", "--json")
+	if code != 0 || !strings.Contains(out, "from-terrateam") {
+		t.Errorf("terrateam config not read: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(root, "strata.yml"), []byte("dirs:\n  a: {tags: [from-strata]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = strata(t, "-C", root, "ls", "--json")
+	if code != 0 || !strings.Contains(out, "from-strata") || !strings.Contains(errOut, "both strata.yml and .terrateam/config.yml exist; using strata.yml") {
+		t.Errorf("strata.yml does not win with a warning: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
