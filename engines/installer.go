@@ -369,6 +369,11 @@ func (in *Installer) place(ctx context.Context, kind, name string, v *version.Ve
 	if err := writeManifest(staging, name, v, fi, kind); err != nil {
 		return nil, err
 	}
+	// MkdirTemp made staging private; the installed version is for everyone
+	// who shares the cache.
+	if err := os.Chmod(staging, 0o755); err != nil {
+		return nil, err
+	}
 	syncPath(staging)
 
 	final := in.versionDir(name, v)

@@ -40,6 +40,9 @@ func TestHashicorpMirrorInstall(t *testing.T) {
 	if m, err := readManifest(filepath.Dir(e.Path)); err != nil || m.Source != SourceDownload {
 		t.Errorf("manifest %+v, %v", m, err)
 	}
+	if fi, err := os.Stat(filepath.Dir(e.Path)); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("version directory mode %v, %v", fi.Mode(), err)
+	}
 
 	// The second install is a cache hit; the mirror is not asked again.
 	e2, err := in.Install(context.Background(), Spec{Terraform, v.String()})

@@ -237,3 +237,40 @@ func literalPrefix(pattern string) string {
 	}
 	return pattern
 }
+
+// FilePatterns returns the dirspace's when_modified.file_patterns as
+// repo-relative doublestar patterns: ${DIR} and ${WORKSPACE} substituted,
+// Terrateam's rewrite of global patterns applied, a leading `!` kept.
+func (d *Dirspace) FilePatterns() []string {
+	out := make([]string, len(d.WhenModified.FilePatterns))
+	for i, raw := range d.WhenModified.FilePatterns {
+		p, neg := expandPattern(raw, d.Dir, d.Workspace, d.WhenModified.Global)
+		if neg {
+			p = "!" + p
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// LocalModules returns the dirs of the local modules a dir calls,
+// transitively, sorted.
+func (p *Project) LocalModules(dir string) []string {
+	seen := map[string]bool{}
+	var visit func(d string)
+	visit = func(d string) {
+		for _, m := range p.ModuleCalls[d] {
+			if !seen[m] && m != dir {
+				seen[m] = true
+				visit(m)
+			}
+		}
+	}
+	visit(dir)
+	out := make([]string, 0, len(seen))
+	for m := range seen {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}

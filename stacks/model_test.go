@@ -510,3 +510,43 @@ workflows:
 		t.Errorf("an ignored key warns once per run, got %d", n)
 	}
 }
+
+func TestSeveralParents(t *testing.T) {
+	root := testRepo(t, `dirs:
+  db: {tags: [db]}
+stacks:
+  names:
+    zeta:
+      stacks: [shared]
+      variables: {team: data}
+      rules: {apply_after: [other]}
+    alpha:
+      stacks: [mid]
+      variables: {region: eu}
+    mid:
+      stacks: [shared]
+    shared:
+      tag_query: db
+    other:
+      tag_query: never
+`, "db")
+	p := loadRepo(t, root)
+	s := mustStack(t, p, "shared")
+	// Both paths are root-to-leaf; the lexicographically smallest wins.
+	if got := strings.Join(s.Path, "/"); got != "alpha/mid/shared" {
+		t.Errorf("path = %s", got)
+	}
+	if v, _ := s.Variable("team"); v != "data" {
+		t.Errorf("team from parent zeta = %q", v)
+	}
+	if v, _ := s.Variable("region"); v != "eu" {
+		t.Errorf("region from grandparent alpha = %q", v)
+	}
+	if got := stackRules(p, "shared"); got != "plan_after= apply_after=other modified_by=" {
+		t.Errorf("rules inherited from one of two parents: %s", got)
+	}
+	u := p.UnitsIn("db")[0]
+	if got := strings.Join(u.Tags, " "); got != "db dir:db workspace:default stack_name:shared stack_name:mid stack_name:zeta stack_name:alpha" {
+		t.Errorf("tags = %s", got)
+	}
+}

@@ -15,6 +15,10 @@ func main() {
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
+// engineArgsKey is where the engine arguments split off the command line
+// wait in the app's metadata.
+const engineArgsKey = "engineArgs"
+
 // exitError carries an exit code without printing anything more.
 type exitError struct {
 	code int
@@ -28,12 +32,18 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 // run is main without the process: tests call it in-process.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	args, engineArgs, err := splitArgv(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "strata:", err)
+		return 1
+	}
+	app.Metadata = map[string]any{engineArgsKey: engineArgs}
 	unknown := false
 	app.CommandNotFound = func(c *cli.Context, name string) {
 		fmt.Fprintf(c.App.ErrWriter, "strata: unknown command %q; see strata --help\n", name)
 		unknown = true
 	}
-	err := app.Run(args)
+	err = app.Run(args)
 	if err == nil {
 		if unknown {
 			return 1
@@ -56,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:  "strata",
 		Usage: "run Terraform and OpenTofu across stacks of root modules, in order",
 		UsageText: "strata [global options] <command> [options] [-- engine args]\n\n" +
@@ -82,4 +92,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			versionCommand(),
 		},
 	}
+	app.Commands = append(app.Commands, runCommands()...)
+	return app
 }

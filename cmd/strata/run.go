@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-iac/strata/runner"
+)
+
+// runFlags are the flags of every orchestrating command (§1).
+func runFlags() []cli.Flag {
+	return append(selectionFlags(),
+		&cli.IntFlag{Name: "parallelism", Aliases: []string{"j"}, Usage: "run at most `N` units at once (default: config parallel_runs, else 4)", EnvVars: []string{"STRATA_PARALLELISM"}},
+		&cli.PathFlag{Name: "report", Usage: "write the JSON report to `FILE`", EnvVars: []string{"STRATA_REPORT"}},
+		&cli.PathFlag{Name: "summary", Usage: "write the Markdown summary to `FILE` (also to $GITHUB_STEP_SUMMARY when set)", EnvVars: []string{"STRATA_SUMMARY"}},
+		&cli.BoolFlag{Name: "fail-fast", Usage: "start nothing new after the first failure", EnvVars: []string{"STRATA_FAIL_FAST"}},
+		&cli.BoolFlag{Name: "no-color", Usage: "no colour (the engine's output is never coloured)", EnvVars: []string{"STRATA_NO_COLOR"}},
+		&cli.BoolFlag{Name: "auto-approve", Usage: "apply without asking (written -auto-approve, as terraform does)"},
+		&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: exit 2 when some unit has changes (written -detailed-exitcode)"},
+		&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR` (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
+		&cli.DurationFlag{Name: "lock-timeout", Usage: "wait up to `D` for the repository apply lock", EnvVars: []string{"STRATA_LOCK_TIMEOUT"}},
+		&cli.PathFlag{Name: "resume", Usage: "re-run the units `REPORT` left failed, skipped, blocked or cancelled"},
+		&cli.DurationFlag{Name: "kill-after", Usage: "SIGKILL an interrupted engine after `D` (default: never)", EnvVars: []string{"STRATA_KILL_AFTER"}},
+		&cli.BoolFlag{Name: "no-plugin-cache", Usage: "do not use strata's provider plugin cache", EnvVars: []string{"STRATA_NO_PLUGIN_CACHE"}},
+		&cli.BoolFlag{Name: "no-auto-apply", Usage: "plan: do not apply auto_apply stacks", EnvVars: []string{"STRATA_NO_AUTO_APPLY"}},
+	)
+}
+
+// runCommand builds one engine command: init, plan, apply, destroy,
+// drift, validate, output.
+func runCommand(name, usage string, extra ...cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:      name,
+		Usage:     usage,
+		ArgsUsage: "[-- engine args]",
+		Flags:     append(runFlags(), extra...),
+		Action: func(c *cli.Context) error {
+			return runEngineCommand(c, name)
+		},
+	}
+}
+
+func runCommands() []*cli.Command {
+	return []*cli.Command{
+		runCommand(runner.CmdInit, "init every unit in the run"),
+		runCommand(runner.CmdPlan, "plan every unit whose plan gates are open; apply auto_apply stacks"),
+		runCommand(runner.CmdApply, "plan, approve and apply every unit, in order, to the end of the DAG"),
+		runCommand(runner.CmdDestroy, "plan -destroy and apply, in destroy order"),
+		runCommand(runner.CmdDrift, "plan every unit at once, ignoring gates; exit 2 when anything drifted"),
+		runCommand(runner.CmdValidate, "validate every unit"),
+		runCommand(runner.CmdOutput, "print every unit's outputs (-json: one JSON object by unit)",
+			&cli.BoolFlag{Name: "show-sensitive", Usage: "print sensitive output values"}),
+	}
+}
+
+func runEngineCommand(c *cli.Context, command string) error {
+	s, err := openProject(c)
+	if err != nil {
+		return err
+	}
+	start, _ := os.Getwd()
+	if d := c.Path("chdir"); d != "" {
+		start, _ = filepath.Abs(d)
+	}
+	rawEngine := engineArgsOf(c)
+	args := c.Args().Slice()
+	if len(args) > 0 {
+		return cli.Exit(fmt.Sprintf("strata %s takes no argument %q; engine arguments go after --", command, args[0]), 1)
+	}
+	ea, err := runner.ParseEngineArgs(command, rawEngine, start)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	run, err := selectRun(c, s, "")
+	if err != nil {
+		return err
+	}
+	if len(run.Units) == 0 {
+		fmt.Fprintln(c.App.Writer, "no units selected")
+		return nil
+	}
+	parallelism := c.Int("parallelism")
+	if parallelism == 0 {
+		parallelism = s.project.Config.ParallelRuns.Value
+	}
+	terminal := isTerminal(os.Stdout) && isTerminal(os.Stdin)
+	ctx, kill, signalled := interruptible(c.Context, c.App.ErrWriter)
+	opt := runner.Options{
+		Command: command, Parallelism: parallelism, EngineArgs: ea,
+		AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"),
+		DetailedExitCode: c.Bool("detailed-exitcode"), FailFast: c.Bool("fail-fast"),
+		StateDir: c.Path("state-dir"), LockTimeout: c.Duration("lock-timeout"), KillAfter: c.Duration("kill-after"),
+		ShowSensitive: c.Bool("show-sensitive"), NoPluginCache: c.Bool("no-plugin-cache"),
+		Console: c.App.Writer, Terminal: terminal && c.App.Writer == os.Stdout,
+		DropIn: run.DropIn && len(run.Units) == 1,
+		Kill:   kill,
+	}
+	if opt.Terminal {
+		opt.Approve = terminalApprover(c.App.Writer, os.Stdin)
+	}
+	res, err := runner.Execute(ctx, s.project, run, opt)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	rep := res.Report
+	code := res.ExitCode
+	if sig := signalled(); sig != 0 {
+		code = sig
+		rep.ExitCode, rep.OK = code, false
+	}
+	if f := c.Path("report"); f != "" {
+		if err := rep.WriteJSON(f); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "strata: report: %v\n", err)
+		}
+	}
+	writeSummary(c, rep)
+	if command == runner.CmdOutput {
+		printOutputs(c.App.Writer, rep, ea.Command)
+	}
+	if !opt.DropIn {
+		fmt.Fprintln(c.App.Writer)
+		rep.WriteTable(c.App.Writer)
+	}
+	if code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// interruptible cancels ctx on the first SIGINT or SIGTERM (running engines
+// get one SIGINT and are waited for) and closes kill on the second. The
+// returned function gives the exit code the first signal calls for.
+func interruptible(parent context.Context, w io.Writer) (context.Context, <-chan struct{}, func() int) {
+	ctx, cancel := context.WithCancel(parent)
+	kill := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var code int
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s := <-sigs
+		if s == syscall.SIGTERM {
+			code = 143
+		} else {
+			code = 130
+		}
+		fmt.Fprintln(w, "strata: interrupted; waiting for running engines to stop (interrupt again to kill them)")
+		cancel()
+		<-sigs
+		close(kill)
+	}()
+	return ctx, kill, func() int {
+		select {
+		case <-ctx.Done():
+			if parent.Err() == nil {
+				return code
+			}
+		default:
+		}
+		return 0
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// terminalApprover asks `Apply N units? [yes/all/no]` about a wave of plans.
+func terminalApprover(w io.Writer, in io.Reader) func([]*runner.UnitReport) (runner.Answer, error) {
+	r := bufio.NewReader(in)
+	return func(units []*runner.UnitReport) (runner.Answer, error) {
+		fmt.Fprintln(w)
+		for _, u := range units {
+			fmt.Fprintf(w, "  %-40s %s  %s\n", u.Name(), strings.Join(u.StackPath, "/"), u.Changes)
+		}
+		for {
+			fmt.Fprintf(w, "Apply %d units? [yes/all/no] ", len(units))
+			line, err := r.ReadString('\n')
+			switch strings.TrimSpace(strings.ToLower(line)) {
+			case "yes", "y":
+				return runner.AnswerYes, nil
+			case "all", "a":
+				return runner.AnswerAll, nil
+			case "no", "n":
+				return runner.AnswerNo, nil
+			}
+			if err != nil {
+				return runner.AnswerNo, err
+			}
+		}
+	}
+}
+
+func writeSummary(c *cli.Context, rep *runner.Report) {
+	md := rep.Markdown()
+	if f := c.Path("summary"); f != "" {
+		if err := os.WriteFile(f, []byte(md), 0o644); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "strata: summary: %v\n", err)
+		}
+	}
+	if f := os.Getenv("GITHUB_STEP_SUMMARY"); f != "" {
+		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fh.WriteString(md)
+			fh.Close()
+		}
+	}
+}
+
+// printOutputs prints the output command's result: with -json, one object
+// keyed by unit ID; otherwise `unit: name = value` lines.
+func printOutputs(w io.Writer, rep *runner.Report, args []string) {
+	asJSON := false
+	for _, a := range args {
+		if a == "-json" || a == "--json" {
+			asJSON = true
+		}
+	}
+	if asJSON {
+		all := map[string]any{}
+		for _, u := range rep.Units {
+			if u.Outputs != nil {
+				all[u.ID()] = u.Outputs
+			}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(all)
+		return
+	}
+	for _, u := range rep.Units {
+		names := make([]string, 0, len(u.Outputs))
+		for n := range u.Outputs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			v, _ := json.Marshal(u.Outputs[n].(map[string]any)["value"])
+			fmt.Fprintf(w, "%s: %s = %s\n", u.Name(), n, v)
+		}
+	}
+}
+
+// engineArgsOf returns the engine arguments split off the command line
+// before flag parsing.
+func engineArgsOf(c *cli.Context) []string {
+	if a, ok := c.App.Metadata[engineArgsKey].([]string); ok {
+		return a
+	}
+	return nil
+}

@@ -1,0 +1,579 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// End-to-end tests: real terraform from PATH, repositories of root modules
+// using only terraform_data, local-exec and the local backend. Each test
+// has its own repository, cache dir and CLI config file.
+
+func needTerraform(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs terraform")
+	}
+	if _, err := exec.LookPath("terraform"); err != nil {
+		t.Skip("terraform is not on PATH")
+	}
+}
+
+// e2eEnv is a hermetic environment for the engine.
+func e2eEnv(t *testing.T, extra ...string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	cliConfig := filepath.Join(dir, "terraformrc")
+	if err := os.WriteFile(cliConfig, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + dir,
+		"TF_CLI_CONFIG_FILE=" + cliConfig,
+		"STRATA_CACHE_DIR=" + filepath.Join(dir, "cache"),
+		"CHECKPOINT_DISABLE=1",
+	}
+	return append(env, extra...)
+}
+
+// copyTree copies a fixture into a temp dir.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			if info.Name() == ".terraform" || info.Name() == ".strata" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(target, 0o755)
+		}
+		if strings.HasSuffix(p, ".tfstate") || strings.HasSuffix(p, ".tfstate.backup") || info.Name() == ".terraform.lock.hcl" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func writeRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+type e2e struct {
+	t       *testing.T
+	root    string
+	env     []string
+	console bytes.Buffer
+}
+
+func newE2E(t *testing.T, root string, extraEnv ...string) *e2e {
+	needTerraform(t)
+	return &e2e{t: t, root: root, env: e2eEnv(t, extraEnv...)}
+}
+
+// run runs a command over every unit of the repository (or the selection).
+func (e *e2e) run(command string, opt Options, sel stacks.Selection) *Result {
+	e.t.Helper()
+	p, err := stacks.Load(e.root, configIn(e.root))
+	if err != nil {
+		e.t.Fatalf("load: %v", err)
+	}
+	if sel.Cwd == "" {
+		sel.Cwd = "."
+	}
+	run, err := p.Select(sel)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	opt.Command = command
+	opt.Environ = e.env
+	opt.Console = &e.console
+	opt.RetryDelay = 10 * time.Millisecond
+	if opt.Parallelism == 0 {
+		opt.Parallelism = 2
+	}
+	res, err := Execute(context.Background(), p, run, opt)
+	if err != nil {
+		e.t.Fatalf("%s: %v\n%s", command, err, e.console.String())
+	}
+	return res
+}
+
+func configIn(root string) string {
+	for _, n := range []string{stacks.StrataConfigFile, stacks.TerrateamConfigFile} {
+		if _, err := os.Stat(filepath.Join(root, n)); err == nil {
+			return filepath.Join(root, n)
+		}
+	}
+	return ""
+}
+
+func statuses(rep *Report) map[string]string {
+	out := map[string]string{}
+	for _, u := range rep.Units {
+		s := u.Status
+		if u.Reason != "" {
+			s += " (" + u.Reason + ")"
+		}
+		out[u.Name()] = s
+	}
+	return out
+}
+
+func unitByName(t *testing.T, rep *Report, name string) *UnitReport {
+	t.Helper()
+	for _, u := range rep.Units {
+		if u.Name() == name {
+			return u
+		}
+	}
+	t.Fatalf("no unit %s in the report", name)
+	return nil
+}
+
+func stepOf(u *UnitReport, name string) (StepReport, bool) {
+	for _, s := range u.Steps {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return StepReport{}, false
+}
+
+func fixtureDir(name string) string { return filepath.Join("..", "fixtures", name) }
+
+// TestNestedFixtureApply applies the nested-stacks fixture and checks, from
+// the report's step times, that every edge of the graph was respected; a
+// second plan finds nothing to do.
+func TestNestedFixtureApply(t *testing.T) {
+	e := newE2E(t, copyTree(t, fixtureDir("nested")))
+	res := e.run(CmdApply, Options{AutoApprove: true, Parallelism: 3}, stacks.Selection{})
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
+	}
+	for name, st := range statuses(res.Report) {
+		if st != StatusApplied {
+			t.Errorf("%s: %s", name, st)
+		}
+	}
+	p, _ := stacks.Load(e.root, configIn(e.root))
+	g, err := p.Graph(p.Units, stacks.GraphOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Edges) == 0 {
+		t.Fatal("the fixture has no edges")
+	}
+	for _, edge := range g.Edges {
+		from := unitByName(t, res.Report, edge.From.Name())
+		to := unitByName(t, res.Report, edge.To.Name())
+		fromApply, ok1 := stepOf(from, StepApply)
+		toStep := StepPlan
+		if edge.Kind == stacks.ApplyEdge {
+			toStep = StepApply
+		}
+		toS, ok2 := stepOf(to, toStep)
+		if !ok1 || !ok2 {
+			t.Fatalf("%s: missing steps in the report", edge)
+		}
+		if toS.StartedAt.Before(fromApply.FinishedAt) {
+			t.Errorf("%s: %s %s started %s, before %s's apply finished %s", edge, to.Name(), toStep,
+				toS.StartedAt.Format(time.StampMicro), from.Name(), fromApply.FinishedAt.Format(time.StampMicro))
+		}
+	}
+	e.console.Reset()
+	res = e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
+	for name, st := range statuses(res.Report) {
+		if st != StatusNoChanges {
+			t.Errorf("second plan: %s: %s", name, st)
+		}
+	}
+	if res.ExitCode != 0 {
+		t.Errorf("second plan with -detailed-exitcode: exit %d", res.ExitCode)
+	}
+}
+
+const layerTF = `resource "terraform_data" "this" {
+  input = "%s"
+}
+`
+
+func layerRepo(t *testing.T, stacksYAML string) string {
+	t.Helper()
+	files := map[string]string{"strata.yml": "dirs:\n  base: {tags: [base]}\n  dev: {tags: [dev]}\n  prod: {tags: [prod]}\n" + stacksYAML}
+	for _, d := range []string{"base", "dev", "prod"} {
+		files[d+"/main.tf"] = strings.Replace(layerTF, "%s", d, 1)
+	}
+	return writeRepo(t, files)
+}
+
+// TestPlanAfterAcrossInvocations: plan leaves the later stack blocked;
+// after base is applied, plan plans it.
+func TestPlanAfterAcrossInvocations(t *testing.T) {
+	e := newE2E(t, layerRepo(t, `stacks:
+  names:
+    base: {tag_query: base}
+    dev:
+      tag_query: dev
+      rules: {plan_after: [base]}
+    prod: {tag_query: prod}
+`))
+	res := e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
+	want := map[string]string{
+		"base@default": StatusPlanned,
+		"dev@default":  StatusBlocked + " (waits for base@default to be applied)",
+		"prod@default": StatusPlanned,
+	}
+	if got := statuses(res.Report); !equalMaps(got, want) {
+		t.Errorf("first plan: %v, want %v", got, want)
+	}
+	if res.ExitCode != 2 {
+		t.Errorf("-detailed-exitcode with planned and blocked units: exit %d, want 2", res.ExitCode)
+	}
+	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}})
+	if got := statuses(res.Report); got["base@default"] != StatusApplied || len(got) != 1 {
+		t.Fatalf("apply --stack base: %v", got)
+	}
+	// The saved plan was applied as it was: no second plan step.
+	if _, planned := stepOf(res.Report.Units[0], StepPlan); planned {
+		t.Errorf("apply re-planned base although its saved plan was current")
+	}
+	res = e.run(CmdPlan, Options{}, stacks.Selection{})
+	want = map[string]string{"base@default": StatusNoChanges, "dev@default": StatusPlanned, "prod@default": StatusPlanned}
+	if got := statuses(res.Report); !equalMaps(got, want) {
+		t.Errorf("plan after applying base: %v, want %v", got, want)
+	}
+}
+
+// TestApplyAfterPlansBoth: apply_after holds only the apply.
+func TestApplyAfterPlansBoth(t *testing.T) {
+	e := newE2E(t, layerRepo(t, `stacks:
+  names:
+    base: {tag_query: base}
+    dev: {tag_query: dev}
+    prod:
+      tag_query: prod
+      rules: {apply_after: [dev]}
+`))
+	res := e.run(CmdPlan, Options{}, stacks.Selection{})
+	want := map[string]string{"base@default": StatusPlanned, "dev@default": StatusPlanned, "prod@default": StatusPlanned}
+	if got := statuses(res.Report); !equalMaps(got, want) {
+		t.Errorf("plan: %v, want %v", got, want)
+	}
+}
+
+// TestAutoApplyInPlan: plan applies an auto_apply stack, then plans its
+// dependents in the same command.
+func TestAutoApplyInPlan(t *testing.T) {
+	e := newE2E(t, layerRepo(t, `stacks:
+  names:
+    base:
+      tag_query: base
+      auto_apply: true
+    dev:
+      tag_query: dev
+      rules: {modified_by: [base]}
+    prod:
+      tag_query: prod
+      rules: {apply_after: [dev], auto_apply: true}
+`))
+	res := e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
+	want := map[string]string{
+		"base@default": StatusApplied,
+		"dev@default":  StatusPlanned,
+		"prod@default": StatusPlanned + " (auto_apply waits for dev@default)",
+	}
+	if got := statuses(res.Report); !equalMaps(got, want) {
+		t.Errorf("plan: %v, want %v\n%s", got, want, e.console.String())
+	}
+	if res.ExitCode != 2 {
+		t.Errorf("exit %d, want 2 (auto-applied and planned units)", res.ExitCode)
+	}
+	// --no-auto-apply keeps plan a plan.
+	res = e.run(CmdPlan, Options{NoAutoApply: true}, stacks.Selection{Stacks: []string{"prod"}})
+	if got := statuses(res.Report); got["prod@default"] != StatusPlanned {
+		t.Errorf("--no-auto-apply: %v", got)
+	}
+}
+
+// TestVariablesAndSensitive: stack variables reach a local-exec under their
+// own names and as STACK_VAR_; a sensitive one never appears in the
+// console, the report or the summary.
+func TestVariablesAndSensitive(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `stacks:
+  names:
+    app:
+      tag_query: 'dir:app'
+      sensitive: [db_password]
+      variables:
+        environment: staging
+        db_password: hunter2-very-secret
+`,
+		"app/main.tf": `resource "terraform_data" "env" {
+  provisioner "local-exec" {
+    command = "printf '%s|%s|%s' \"$environment\" \"$STACK_VAR_ENVIRONMENT\" \"$STRATA_STACK\" > vars.out; echo password is $db_password"
+  }
+}
+`,
+	})
+	e := newE2E(t, root)
+	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
+	}
+	got, err := os.ReadFile(filepath.Join(root, "app", "vars.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "staging|staging|app" {
+		t.Errorf("variables seen by local-exec: %q", got)
+	}
+	if !strings.Contains(e.console.String(), "password is ***") {
+		t.Errorf("the masked line is not in the console:\n%s", e.console.String())
+	}
+	reportJSON, _ := json.Marshal(res.Report)
+	for what, text := range map[string]string{"console": e.console.String(), "report": string(reportJSON), "summary": res.Report.Markdown()} {
+		if strings.Contains(text, "hunter2-very-secret") {
+			t.Errorf("the sensitive value appears in the %s", what)
+		}
+	}
+}
+
+// TestFailureSkipsDependents: a failing unit's dependents are skipped with
+// it as the root cause; an independent unit is still applied; exit 1.
+func TestFailureSkipsDependents(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `dirs:
+  broken: {tags: [broken]}
+  after: {tags: [after]}
+  later: {tags: [later]}
+  free: {tags: [free]}
+stacks:
+  names:
+    broken: {tag_query: broken}
+    after:
+      tag_query: after
+      rules: {plan_after: [broken]}
+    later:
+      tag_query: later
+      rules: {apply_after: [after]}
+    free: {tag_query: free}
+`,
+		"broken/main.tf": `resource "terraform_data" "x" {
+  provisioner "local-exec" {
+    command = "echo failing on purpose; exit 3"
+  }
+}
+`,
+		"after/main.tf": strings.Replace(layerTF, "%s", "after", 1),
+		"later/main.tf": strings.Replace(layerTF, "%s", "later", 1),
+		"free/main.tf":  strings.Replace(layerTF, "%s", "free", 1),
+	})
+	e := newE2E(t, root)
+	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	got := statuses(res.Report)
+	if !strings.HasPrefix(got["broken@default"], StatusFailed+" (apply failed") {
+		t.Errorf("broken: %s", got["broken@default"])
+	}
+	for _, u := range []string{"after@default", "later@default"} {
+		if got[u] != StatusSkipped+" (broken@default failed)" {
+			t.Errorf("%s: %s", u, got[u])
+		}
+	}
+	if got["free@default"] != StatusApplied {
+		t.Errorf("free: %s", got["free@default"])
+	}
+	if res.ExitCode != 1 || res.Report.OK {
+		t.Errorf("exit %d ok %t, want 1 false", res.ExitCode, res.Report.OK)
+	}
+	// The summary groups by stack and says what failed.
+	md := res.Report.Markdown()
+	if !strings.Contains(md, "### broken — failed") || !strings.Contains(md, "failing on purpose") {
+		t.Errorf("summary:\n%s", md)
+	}
+}
+
+// TestWorkspacesAndSharedDir: two units of one stack in two workspaces of
+// one dir, and a dirspace in two stacks with their own data dirs, all run.
+func TestWorkspacesAndSharedDir(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `dirs:
+  multi:
+    tags: [multi]
+    workspaces: {blue: {}, green: {}}
+  shared:
+    tags: [shared]
+    shared_state: true
+stacks:
+  allow_workspace_in_multiple_stacks: true
+  names:
+    multi: {tag_query: multi}
+    one:
+      tag_query: shared
+      variables: {flavour: one}
+    two:
+      tag_query: shared
+      variables: {flavour: two}
+`,
+		"multi/main.tf": `resource "terraform_data" "ws" {
+  input = terraform.workspace
+}
+output "ws" {
+  value = terraform_data.ws.output
+}
+`,
+		"shared/m/main.tf": "output \"x\" {\n  value = 1\n}\n",
+		"shared/main.tf": `module "m" {
+  source = "./m"
+}
+resource "terraform_data" "s" {
+  provisioner "local-exec" {
+    command = "echo $flavour > flavour-$flavour.out"
+  }
+}
+`,
+	})
+	e := newE2E(t, root)
+	res := e.run(CmdApply, Options{AutoApprove: true, Parallelism: 4}, stacks.Selection{})
+	got := statuses(res.Report)
+	if got["multi@blue"] != StatusApplied || got["multi@green"] != StatusApplied {
+		t.Fatalf("apply: %v\n%s", got, e.console.String())
+	}
+	// shared_state: the two units share one state, one after the other:
+	// whichever runs first applies, the other finds nothing to do.
+	one, two := got["shared@default#one"], got["shared@default#two"]
+	if !(one == StatusApplied && two == StatusNoChanges) && !(one == StatusNoChanges && two == StatusApplied) {
+		t.Errorf("shared units: one %s, two %s", one, two)
+	}
+	flavours, _ := filepath.Glob(filepath.Join(root, "shared", "flavour-*.out"))
+	if len(flavours) != 1 {
+		t.Errorf("local-exec ran for %d stacks, want the one that applied", len(flavours))
+	}
+	for _, d := range []string{"shared/.terraform/strata/one/default", "shared/.terraform/strata/two/default"} {
+		if _, err := os.Stat(filepath.Join(root, d)); err != nil {
+			t.Errorf("own data dir %s: %v", d, err)
+		}
+	}
+	res = e.run(CmdOutput, Options{}, stacks.Selection{Stacks: []string{"multi"}})
+	for _, ws := range []string{"blue", "green"} {
+		u := unitByName(t, res.Report, "multi@"+ws)
+		out, _ := json.Marshal(u.Outputs["ws"])
+		if !strings.Contains(string(out), `"value":"`+ws+`"`) {
+			t.Errorf("output of multi@%s: %s", ws, out)
+		}
+	}
+}
+
+// TestInitSkippedWhenCurrent: a second plan does not init again; a changed
+// module source does.
+func TestInitSkippedWhenCurrent(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"app/main.tf": strings.Replace(layerTF, "%s", "app", 1),
+	})
+	e := newE2E(t, root)
+	res := e.run(CmdPlan, Options{}, stacks.Selection{})
+	if _, ok := stepOf(res.Report.Units[0], StepInit); !ok {
+		t.Fatalf("first plan did not init: %+v", res.Report.Units[0].Steps)
+	}
+	res = e.run(CmdPlan, Options{}, stacks.Selection{})
+	if _, ok := stepOf(res.Report.Units[0], StepInit); ok {
+		t.Errorf("second plan ran init although nothing init depends on changed")
+	}
+	if err := os.WriteFile(filepath.Join(root, "app", "mod.tf"), []byte("module \"m\" {\n  source = \"./m\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeFileT(t, filepath.Join(root, "app", "m", "main.tf"), "output \"x\" {\n  value = 1\n}\n")
+	res = e.run(CmdPlan, Options{}, stacks.Selection{})
+	if _, ok := stepOf(res.Report.Units[0], StepInit); !ok || res.Report.Units[0].Status != StatusPlanned {
+		t.Errorf("a new module call must init again: %+v", res.Report.Units[0])
+	}
+}
+
+// TestTFVarFromEnvironment: a TF_VAR_ of strata's environment reaches a
+// declared variable through the var file, typed.
+func TestTFVarFromEnvironment(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"app/main.tf": `variable "names" {
+  type = list(string)
+}
+variable "greeting" {
+  type = string
+}
+output "joined" {
+  value = "${var.greeting} ${join(",", var.names)}"
+}
+`,
+	})
+	e := newE2E(t, root, `TF_VAR_names=["a","b"]`, "TF_VAR_greeting=hello", "TF_VAR_undeclared=1")
+	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
+	}
+	res = e.run(CmdOutput, Options{}, stacks.Selection{})
+	out, _ := json.Marshal(res.Report.Units[0].Outputs["joined"])
+	if !strings.Contains(string(out), `"value":"hello a,b"`) {
+		t.Errorf("joined = %s", out)
+	}
+}
+
+func writeFileT(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,160 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// ProcessEnv returns strata's own environment as a map, with what
+// terraform-exec refuses removed (TF_VAR_*, TF_LOG*, TF_WORKSPACE, …): it
+// sets those itself, and TF_VAR_ values reach the engine through the var
+// file (§5.6). A TF_CLI_ARGS* variable is an error: it would add arguments
+// to every engine call behind strata's back.
+func ProcessEnv(environ []string) (map[string]string, error) {
+	env := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		env[k] = v
+	}
+	var bad []string
+	for k := range env {
+		if strings.HasPrefix(k, "TF_CLI_ARGS") {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return nil, fmt.Errorf("%s is set: it would add arguments to every engine call; unset it and pass engine arguments to strata (after --) or in a step's extra_args", strings.Join(bad, ", "))
+	}
+	return tfexec.CleanEnv(env), nil
+}
+
+// TFVarsFromEnv returns the TF_VAR_ values of an environment, by variable
+// name.
+func TFVarsFromEnv(environ []string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && strings.HasPrefix(k, "TF_VAR_") && len(k) > len("TF_VAR_") {
+			out[strings.TrimPrefix(k, "TF_VAR_")] = v
+		}
+	}
+	return out
+}
+
+// unitEnvInput is what a unit's environment is made of.
+type unitEnvInput struct {
+	Base        map[string]string // ProcessEnv
+	Unit        *stacks.Unit
+	Root        string
+	Engine      string // name
+	Version     string
+	EnginePath  string
+	PlanFile    string
+	TmpDir      string
+	DataDir     string // TF_DATA_DIR for a dir shared by several stacks, else ""
+	PluginCache string // TF_PLUGIN_CACHE_DIR strata sets, else ""
+}
+
+// unitEnv is the environment of every step of a unit (§5.3): the process
+// environment, the stack variables under their own names and as
+// STACK_VAR_<NAME>, and strata's and Terrateam's variables.
+func unitEnv(in unitEnvInput) map[string]string {
+	env := make(map[string]string, len(in.Base)+len(in.Unit.Stack.Variables)*2+20)
+	for k, v := range in.Base {
+		env[k] = v
+	}
+	for _, v := range in.Unit.Stack.Variables {
+		env[v.Name] = v.Value
+		env["STACK_VAR_"+strings.ToUpper(v.Name)] = v.Value
+	}
+	vals := map[string]string{
+		"STACK": in.Unit.Stack.Name, "STACK_PATH": strings.Join(in.Unit.Stack.Path, "/"),
+		"DIR": in.Unit.Dir, "WORKSPACE": in.Unit.Workspace, "ROOT": in.Root,
+		"ENGINE": in.Engine, "ENGINE_VERSION": in.Version, "PLAN_FILE": in.PlanFile, "TMPDIR": in.TmpDir,
+	}
+	for k, v := range vals {
+		env["STRATA_"+k] = v
+	}
+	// The same values under the names run steps written for Terrateam use.
+	for _, k := range []string{"DIR", "WORKSPACE", "ROOT", "PLAN_FILE", "TMPDIR", "STACK"} {
+		env["TERRATEAM_"+k] = vals[k]
+	}
+	env["TERRATEAM_ENGINE_NAME"] = in.Engine
+	env["TERRATEAM_TF_CMD"] = in.EnginePath
+	if in.DataDir != "" {
+		env["TF_DATA_DIR"] = in.DataDir
+	}
+	if in.PluginCache != "" {
+		env["TF_PLUGIN_CACHE_DIR"] = in.PluginCache
+	}
+	if _, ok := env["CHECKPOINT_DISABLE"]; !ok {
+		// No update checks from inside a run.
+		env["CHECKPOINT_DISABLE"] = "1"
+	}
+	return env
+}
+
+// dataDir is where a unit's engine keeps its working data: the dir's
+// .terraform, or its own under .terraform/strata/<stack>/<workspace> when
+// several stacks share the dir (§5.4).
+func dataDir(root string, u *stacks.Unit) (dir string, own bool) {
+	base := filepath.Join(root, filepath.FromSlash(u.Dir), ".terraform")
+	if u.Shared {
+		return filepath.Join(base, "strata", u.Stack.Name, u.Workspace), true
+	}
+	return base, false
+}
+
+// currentWorkspace reads the workspace a data dir has selected; absent
+// means default.
+func currentWorkspace(dataDir string) string {
+	b, err := os.ReadFile(filepath.Join(dataDir, "environment"))
+	if err != nil {
+		return "default"
+	}
+	if ws := strings.TrimSpace(string(b)); ws != "" {
+		return ws
+	}
+	return "default"
+}
+
+// Masker replaces secret values with *** in text.
+type Masker struct {
+	secrets []string
+}
+
+// NewMasker masks the given values (empty and one-character values are
+// ignored: masking them would shred every line).
+func NewMasker(values ...string) *Masker {
+	m := &Masker{}
+	for _, v := range values {
+		if len(v) > 1 {
+			m.secrets = append(m.secrets, v)
+		}
+	}
+	// Longest first, so a secret containing another is masked whole.
+	sort.Slice(m.secrets, func(i, j int) bool { return len(m.secrets[i]) > len(m.secrets[j]) })
+	return m
+}
+
+// Mask returns s with every secret replaced.
+func (m *Masker) Mask(s string) string {
+	if m == nil {
+		return s
+	}
+	for _, v := range m.secrets {
+		s = strings.ReplaceAll(s, v, "***")
+	}
+	return s
+}

@@ -1,0 +1,275 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+)
+
+// Outcome is what an engine call reports beyond success.
+type Outcome struct {
+	// HasChanges and Changes come from a plan: its detailed exit code and
+	// its own summary line.
+	HasChanges bool
+	Changes    Changes
+	// Outputs come from output -json.
+	Outputs map[string]tfexec.OutputMeta
+}
+
+// executor runs invocations through terraform-exec. It keeps one
+// *tfexec.Terraform per unit, since the unit's steps run one after another
+// and reusing it keeps terraform-exec's version cache.
+type executor struct {
+	killAfter time.Duration
+	tfs       map[string]*tfexec.Terraform // by unit ID; touched by one worker at a time
+	tfsMu     chan struct{}
+}
+
+func newExecutor(killAfter time.Duration) *executor {
+	return &executor{killAfter: killAfter, tfs: map[string]*tfexec.Terraform{}, tfsMu: make(chan struct{}, 1)}
+}
+
+func (x *executor) terraform(ctx context.Context, unitID string, inv Invocation) (*tfexec.Terraform, error) {
+	x.tfsMu <- struct{}{}
+	defer func() { <-x.tfsMu }()
+	if tf, ok := x.tfs[unitID]; ok && tf.ExecPath() == inv.Engine && tf.WorkingDir() == inv.Dir {
+		return tf, nil
+	}
+	tf, err := tfexec.NewTerraform(inv.Dir, inv.Engine)
+	if err != nil {
+		return nil, err
+	}
+	// terraform-exec's default is a SIGKILL 60 s after the interrupt; a kill
+	// mid-apply leaves a state lock and can lose state, so strata waits for
+	// the engine unless --kill-after says otherwise.
+	if err := tf.SetWaitDelay(x.killAfter); err != nil {
+		return nil, err
+	}
+	// terraform-exec checks the engine's version before most commands and
+	// copies `version -json` to the step's output; asking once here, with
+	// the output discarded, fills its cache: the one engine call strata
+	// adds per unit.
+	if err := tf.SetEnv(inv.Env); err != nil {
+		return nil, fmt.Errorf("environment: %w", err)
+	}
+	tf.SetStdout(io.Discard)
+	tf.SetStderr(io.Discard)
+	if _, _, err := tf.Version(ctx, false); err != nil {
+		return nil, fmt.Errorf("%s version: %w", inv.Engine, err)
+	}
+	x.tfs[unitID] = tf
+	return tf, nil
+}
+
+// Execute runs one invocation, with the engine's stdout and stderr written
+// to out.
+func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, out io.Writer) (Outcome, error) {
+	tf, err := x.terraform(ctx, unitID, inv)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := tf.SetEnv(inv.Env); err != nil {
+		return Outcome{}, fmt.Errorf("environment: %w", err)
+	}
+	tf.SetStdout(out)
+	tf.SetStderr(out)
+	defer func() {
+		tf.SetStdout(io.Discard)
+		tf.SetStderr(io.Discard)
+	}()
+	var o Outcome
+	switch {
+	case inv.Init != nil:
+		err = tf.Init(ctx, initOptions(*inv.Init)...)
+	case inv.Plan != nil:
+		o, err = x.plan(ctx, tf, inv.Plan, out)
+	case inv.ApplyPlan != "":
+		err = tf.Apply(ctx, tfexec.DirOrPlan(inv.ApplyPlan))
+	case inv.Workspace != "":
+		if inv.WorkspaceNew {
+			err = tf.WorkspaceNew(ctx, inv.Workspace)
+		} else {
+			err = tf.WorkspaceSelect(ctx, inv.Workspace)
+		}
+	case inv.Validate:
+		_, err = tf.Validate(ctx)
+	case inv.Output:
+		o.Outputs, err = tf.Output(ctx)
+	default:
+		err = errors.New("empty invocation")
+	}
+	return o, err
+}
+
+// planSummary is the engine's own count of a plan's changes.
+var planSummary = regexp.MustCompile(`Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy`)
+
+func (x *executor) plan(ctx context.Context, tf *tfexec.Terraform, p *PlanInvocation, out io.Writer) (Outcome, error) {
+	// The summary line is read from the plan's own output as it passes.
+	scan := &lineScanner{w: out}
+	tf.SetStdout(scan)
+	opts := []tfexec.PlanOption{tfexec.Out(p.Out)}
+	if p.VarFile != "" {
+		opts = append(opts, tfexec.VarFile(p.VarFile))
+	}
+	opts = append(opts, planOptions(p.Args)...)
+	changed, err := tf.Plan(ctx, opts...)
+	if err != nil {
+		return Outcome{}, err
+	}
+	o := Outcome{HasChanges: changed}
+	if m := planSummary.FindStringSubmatch(scan.summary); m != nil {
+		o.Changes.Add, _ = strconv.Atoi(m[2])
+		o.Changes.Change, _ = strconv.Atoi(m[3])
+		o.Changes.Destroy, _ = strconv.Atoi(m[4])
+	}
+	return o, nil
+}
+
+// lineScanner passes output through and keeps the plan summary line.
+type lineScanner struct {
+	w       io.Writer
+	summary string
+}
+
+func (s *lineScanner) Write(p []byte) (int, error) {
+	if i := strings.Index(string(p), "Plan: "); i >= 0 {
+		line := string(p[i:])
+		if j := strings.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		s.summary = line
+	}
+	return s.w.Write(p)
+}
+
+func initOptions(a InitArgs) []tfexec.InitOption {
+	var o []tfexec.InitOption
+	if a.Upgrade {
+		o = append(o, tfexec.Upgrade(true))
+	}
+	if a.Reconfigure {
+		o = append(o, tfexec.Reconfigure(true))
+	}
+	if a.Backend != nil {
+		o = append(o, tfexec.Backend(*a.Backend))
+	}
+	for _, b := range a.BackendConfig {
+		o = append(o, tfexec.BackendConfig(b))
+	}
+	if a.ForceCopy {
+		o = append(o, tfexec.ForceCopy(true))
+	}
+	if a.Get != nil {
+		o = append(o, tfexec.Get(*a.Get))
+	}
+	for _, p := range a.PluginDir {
+		o = append(o, tfexec.PluginDir(p))
+	}
+	return o
+}
+
+func planOptions(a PlanArgs) []tfexec.PlanOption {
+	var o []tfexec.PlanOption
+	for _, f := range a.VarFiles {
+		o = append(o, tfexec.VarFile(f))
+	}
+	for _, v := range a.Vars {
+		o = append(o, tfexec.Var(v))
+	}
+	for _, t := range a.Targets {
+		o = append(o, tfexec.Target(t))
+	}
+	for _, r := range a.Replace {
+		o = append(o, tfexec.Replace(r))
+	}
+	if a.Refresh != nil {
+		o = append(o, tfexec.Refresh(*a.Refresh))
+	}
+	if a.RefreshOnly {
+		o = append(o, tfexec.RefreshOnly(true))
+	}
+	if a.Destroy {
+		o = append(o, tfexec.Destroy(true))
+	}
+	if a.Lock != nil {
+		o = append(o, tfexec.Lock(*a.Lock))
+	}
+	if a.LockTimeout != "" {
+		o = append(o, tfexec.LockTimeout(a.LockTimeout))
+	}
+	if a.Parallelism > 0 {
+		o = append(o, tfexec.Parallelism(a.Parallelism))
+	}
+	return o
+}
+
+// outputsJSON renders outputs as `output -json` does, sensitive values
+// masked unless shown.
+func outputsJSON(outs map[string]tfexec.OutputMeta, showSensitive bool) map[string]any {
+	res := map[string]any{}
+	for name, o := range outs {
+		var v any = json.RawMessage(o.Value)
+		if o.Sensitive && !showSensitive {
+			v = "***"
+		}
+		res[name] = map[string]any{"value": v, "type": json.RawMessage(o.Type), "sensitive": o.Sensitive}
+	}
+	return res
+}
+
+// errorText is an engine error's message, without Go's wrapping.
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.TrimSpace(err.Error())
+}
+
+// initRequired reports whether an engine error asks for init.
+func initRequired(err error) bool {
+	s := errorText(err)
+	for _, p := range []string{
+		"Backend initialization required", "please run \"terraform init\"", "please run \"tofu init\"",
+		"Module not installed", "Required plugins are not installed", "Inconsistent dependency lock file",
+		"run \"terraform init\"", "run \"tofu init\"", "Backend configuration changed",
+	} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// transientPatterns are stderr fragments of failures worth another try
+// (README: transient errors).
+var transientPatterns = []string{
+	"Failed to install provider", "Failed to query available provider packages",
+	"Failed to download module", "error downloading", "could not download",
+	"TLS handshake timeout", "i/o timeout", "connection reset by peer", "connection refused",
+	"unexpected EOF", "Client.Timeout exceeded", "503 Service Unavailable", "502 Bad Gateway",
+	"504 Gateway Timeout", "500 Internal Server Error", "429 Too Many Requests",
+}
+
+// transient reports whether an engine error is worth retrying. State lock
+// errors never are: another run holds the state.
+func transient(err error) bool {
+	s := errorText(err)
+	if strings.Contains(s, "Error acquiring the state lock") {
+		return false
+	}
+	for _, p := range transientPatterns {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,387 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/filelock"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// Commands the runner executes.
+const (
+	CmdInit     = "init"
+	CmdPlan     = "plan"
+	CmdApply    = "apply"
+	CmdDestroy  = "destroy"
+	CmdDrift    = "drift"
+	CmdValidate = "validate"
+	CmdOutput   = "output"
+)
+
+// Answer is the reply to `Apply N units? [yes/all/no]`.
+type Answer int
+
+const (
+	AnswerNo Answer = iota
+	AnswerYes
+	AnswerAll
+)
+
+// Options shape one command.
+type Options struct {
+	Command     string
+	Parallelism int
+	EngineArgs  EngineArgs
+	// AutoApprove is -auto-approve: apply without asking.
+	AutoApprove bool
+	// NoAutoApply keeps plan from applying auto_apply units.
+	NoAutoApply bool
+	FailFast    bool
+	// DetailedExitCode is plan's -detailed-exitcode.
+	DetailedExitCode bool
+	// StateDir is the state directory (default <root>/.strata).
+	StateDir string
+	// LockTimeout bounds the wait for the repository apply lock; zero
+	// fails at once when another process holds it.
+	LockTimeout time.Duration
+	// KillAfter is how long an interrupted engine gets before SIGKILL;
+	// zero never kills.
+	KillAfter     time.Duration
+	ShowSensitive bool
+	NoPluginCache bool
+
+	// Console receives what people read. Terminal says it is one.
+	Console  io.Writer
+	Terminal bool
+	// DropIn streams the engine's output unchanged (one unit, §8.2).
+	DropIn bool
+	// Approve asks about a wave of plans; nil means no one can be asked.
+	Approve func(units []*UnitReport) (Answer, error)
+	// Kill is closed on a second interrupt: finish at once.
+	Kill <-chan struct{}
+
+	// Environ is strata's environment (os.Environ() when nil).
+	Environ []string
+	// Installer resolves engines (engines.NewInstallerFromEnv when nil).
+	Installer *engines.Installer
+	// RetryDelay is the first pause between tries of a transient failure
+	// (5 s when zero; ×1.5 each try).
+	RetryDelay time.Duration
+	// StillEvery is how often a long step reports it is still running
+	// without a terminal (60 s when zero).
+	StillEvery time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Result is a finished command.
+type Result struct {
+	Report   *Report
+	ExitCode int
+}
+
+// UsageError is a problem with the command itself, found before anything
+// runs (exit 1).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Execute runs a command over the units of a run. Config and engine errors
+// are returned before anything runs; unit failures are in the report.
+func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Options) (*Result, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Environ == nil {
+		opt.Environ = os.Environ()
+	}
+	if opt.Parallelism < 1 {
+		opt.Parallelism = 4
+	}
+	if opt.RetryDelay == 0 {
+		opt.RetryDelay = 5 * time.Second
+	}
+	if opt.StillEvery == 0 {
+		opt.StillEvery = time.Minute
+	}
+	if opt.Console == nil {
+		opt.Console = io.Discard
+	}
+	started := opt.Now()
+	base, err := ProcessEnv(opt.Environ)
+	if err != nil {
+		return nil, err
+	}
+	mutating := opt.Command == CmdApply || opt.Command == CmdDestroy
+	if mutating && !opt.AutoApprove && opt.Approve == nil {
+		return nil, &UsageError{fmt.Sprintf("%s needs -auto-approve when it cannot ask (no terminal)", opt.Command)}
+	}
+	stateDirPath := opt.StateDir
+	if stateDirPath == "" {
+		stateDirPath = filepath.Join(p.Root, ".strata")
+	}
+	sd, err := OpenStateDir(stateDirPath)
+	if err != nil {
+		return nil, err
+	}
+	units := run.List()
+	g, err := p.Graph(units, stacks.GraphOptions{Destroy: opt.Command == CmdDestroy || opt.EngineArgs.Plan.Destroy})
+	if err != nil {
+		return nil, err
+	}
+	r := &runState{
+		p: p, g: g, opt: opt, sd: sd, base: base,
+		tfVars: TFVarsFromEnv(opt.Environ),
+		exec:   newExecutor(opt.KillAfter),
+		con:    newConsole(opt.Console, opt.Terminal, opt.DropIn),
+	}
+	r.con.stillEvery, r.con.now = opt.StillEvery, opt.Now
+	if err := r.prepare(ctx, run); err != nil {
+		return nil, err
+	}
+	if r.mayApply() {
+		lock, err := r.applyLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Release()
+	}
+	r.schedule(ctx)
+	rep := r.report(started)
+	return &Result{Report: rep, ExitCode: rep.ExitCode}, nil
+}
+
+// mayApply reports whether the command can apply anything, and so needs
+// the repository apply lock.
+func (r *runState) mayApply() bool {
+	switch r.opt.Command {
+	case CmdApply, CmdDestroy:
+		return true
+	case CmdPlan:
+		if r.opt.NoAutoApply {
+			return false
+		}
+		for _, ur := range r.units {
+			if ur.autoApply {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// applyLock takes the repository apply lock: one apply or destroy (or plan
+// that may auto-apply) per repository at a time.
+func (r *runState) applyLock(ctx context.Context) (*filelock.Lock, error) {
+	path := r.sd.LockPath("apply")
+	l, err := filelock.TryAcquire(path)
+	if errors.Is(err, filelock.ErrHeld) && r.opt.LockTimeout > 0 {
+		wctx, cancel := context.WithTimeout(ctx, r.opt.LockTimeout)
+		defer cancel()
+		l, err = filelock.Acquire(wctx, path, nil)
+	}
+	if err != nil {
+		if errors.Is(err, filelock.ErrHeld) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("another strata holds the repository apply lock: %s", strings.TrimSpace(filelock.Note(path)))
+		}
+		return nil, err
+	}
+	note := fmt.Sprintf("pid %d, %s, started %s", os.Getpid(), "strata "+r.opt.Command, r.opt.Now().Format(time.RFC3339))
+	if err := l.SetNote(note); err != nil {
+		l.Release()
+		return nil, err
+	}
+	return l, nil
+}
+
+// prepare resolves every unit's engine (once per distinct engine, in
+// parallel), checks each module's required_version, and builds each unit's
+// environment. Nothing runs when any of it fails.
+func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
+	choices := map[*stacks.Unit]stacks.EngineChoice{}
+	specSet := map[engines.Spec]bool{}
+	needPath := false
+	for _, ru := range run.Units {
+		c, err := r.p.EngineFor(ru.Unit)
+		if err != nil {
+			return err
+		}
+		choices[ru.Unit] = c
+		switch {
+		case !c.Supported():
+		case c.From == "PATH":
+			needPath = true
+		default:
+			spec, err := engines.ParseSpec(c.Name, c.Version)
+			if err != nil {
+				return fmt.Errorf("%s: engine from %s: %w", ru.Name(), c.From, err)
+			}
+			specSet[spec] = true
+		}
+	}
+	resolved := map[engines.Spec]*engines.Engine{}
+	if len(specSet) > 0 {
+		in := r.opt.Installer
+		if in == nil {
+			var err error
+			if in, err = engines.NewInstallerFromEnv(); err != nil {
+				return err
+			}
+			in.Warn = func(s string) { r.con.note("warning: " + s) }
+			in.Progress = func(s string) { r.con.note(s) }
+		}
+		specs := make([]engines.Spec, 0, len(specSet))
+		for s := range specSet {
+			specs = append(specs, s)
+		}
+		res, err := in.Resolve(ctx, specs)
+		if err != nil {
+			return err
+		}
+		resolved = res
+	}
+	var pathEngine *engines.Engine
+	if needPath {
+		e, err := terraformOnPath(ctx)
+		if err != nil {
+			return err
+		}
+		pathEngine = e
+		r.con.note(fmt.Sprintf("warning: no engine is configured; using %s from PATH (%s)", e, e.Path))
+	}
+	var problems []string
+	for _, ru := range run.Units {
+		c := choices[ru.Unit]
+		ur := &unitRun{u: ru.Unit, why: ru.Why, choice: c, status: statusPending}
+		r.units = append(r.units, ur)
+		if !c.Supported() {
+			ur.unsupported = true
+			continue
+		}
+		if c.From == "PATH" {
+			ur.engine = pathEngine
+		} else {
+			spec, _ := engines.ParseSpec(c.Name, c.Version)
+			ur.engine = resolved[spec]
+		}
+		if err := engines.CheckRequiredVersion(filepath.Join(r.p.Root, filepath.FromSlash(ru.Dir)), ur.engine); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", ru.Name(), err))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	byUnit := map[*stacks.Unit]*unitRun{}
+	for _, ur := range r.units {
+		byUnit[ur.u] = ur
+		r.setup(ur)
+	}
+	r.byUnit = byUnit
+	for _, ur := range r.units {
+		for _, ei := range r.g.In(ur.u) {
+			e := r.g.Edges[ei]
+			pred := byUnit[e.From]
+			if e.Kind == stacks.PlanEdge {
+				ur.planPreds = append(ur.planPreds, pred)
+			} else {
+				ur.applyPreds = append(ur.applyPreds, pred)
+			}
+			pred.succs = append(pred.succs, ur)
+		}
+	}
+	r.computePriorities()
+	return nil
+}
+
+// terraformOnPath finds terraform on PATH and asks its version.
+func terraformOnPath(ctx context.Context) (*engines.Engine, error) {
+	path, err := exec.LookPath("terraform")
+	if err != nil {
+		return nil, errors.New("no engine is configured and terraform is not on PATH: set engine: {name: terraform, version: ...} in the config, or install terraform")
+	}
+	tf, err := tfexec.NewTerraform(os.TempDir(), path)
+	if err != nil {
+		return nil, err
+	}
+	v, _, err := tf.Version(ctx, true)
+	if err != nil {
+		return nil, fmt.Errorf("terraform on PATH (%s): %w", path, err)
+	}
+	return &engines.Engine{Name: engines.Terraform, Version: v, Path: path, Source: "path"}, nil
+}
+
+// setup computes what a unit's steps share: paths, environment, masking.
+func (r *runState) setup(ur *unitRun) {
+	u := ur.u
+	ur.dir = filepath.Join(r.p.Root, filepath.FromSlash(u.Dir))
+	ur.dataDir, ur.ownDataDir = dataDir(r.p.Root, u)
+	ur.planFile = r.sd.PlanFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared)
+	ur.varFile = r.sd.VarFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared)
+	ur.tmpDir = r.sd.TmpDir(u.Dir, u.Workspace, u.Stack.Name, u.Shared)
+	ur.autoApply = u.Stack.AutoApply || u.WhenModified.Autoapply
+	var secrets []string
+	for _, v := range u.Stack.Variables {
+		if v.Sensitive {
+			secrets = append(secrets, v.Value)
+		}
+	}
+	ur.masker = NewMasker(secrets...)
+	if ur.engine == nil {
+		return
+	}
+	in := unitEnvInput{
+		Base: r.base, Unit: u, Root: r.p.Root, Engine: ur.engine.Name, Version: ur.engine.Version.String(),
+		EnginePath: ur.engine.Path, PlanFile: ur.planFile, TmpDir: ur.tmpDir,
+	}
+	if ur.ownDataDir {
+		in.DataDir = ur.dataDir
+	}
+	if !r.opt.NoPluginCache {
+		in.PluginCache = r.pluginCache()
+	}
+	ur.env = unitEnv(in)
+}
+
+// pluginCache is the provider plugin cache: the user's, else strata's own
+// under its cache dir.
+func (r *runState) pluginCache() string {
+	if v := r.base["TF_PLUGIN_CACHE_DIR"]; v != "" {
+		return v
+	}
+	cache, err := engines.CacheDirFromEnv()
+	if err != nil || cache == "" {
+		return ""
+	}
+	dir := filepath.Join(cache, "plugins")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// computePriorities gives each unit the length of the longest path from it
+// to the end of the graph: ready units on the critical path go first.
+func (r *runState) computePriorities() {
+	order := r.g.Order()
+	for i := len(order) - 1; i >= 0; i-- {
+		ur := r.byUnit[order[i]]
+		for _, s := range ur.succs {
+			if s.priority+1 > ur.priority {
+				ur.priority = s.priority + 1
+			}
+		}
+	}
+	sort.SliceStable(r.units, func(i, j int) bool { return r.units[i].u.ID() < r.units[j].u.ID() })
+}

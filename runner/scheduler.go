@@ -1,0 +1,409 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sourcegraph/conc/panics"
+	"github.com/sourcegraph/conc/pool"
+
+	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// Unit statuses (§9.2), plus the scheduler's own transient ones.
+const (
+	StatusPlanned   = "planned"
+	StatusNoChanges = "no_changes"
+	StatusApplied   = "applied"
+	StatusDestroyed = "destroyed"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+	StatusBlocked   = "blocked"
+	StatusSkipped   = "skipped"
+	StatusCancelled = "cancelled"
+
+	statusPending = "pending"
+)
+
+// phase is where a unit is in its command.
+type phase int
+
+const (
+	phaseWaitPlan phase = iota // waiting for its plan gates
+	phasePlanning              // plan (or init/validate/output) job running
+	phasePlanned               // planned with changes, waiting for approval or apply gates
+	phaseApplying              // apply job running
+	phaseDone
+)
+
+// unitRun is one unit's life in a command.
+type unitRun struct {
+	u           *stacks.Unit
+	why         string
+	choice      stacks.EngineChoice
+	engine      *engines.Engine
+	unsupported bool
+
+	dir, dataDir, planFile, varFile, tmpDir string
+	ownDataDir                              bool
+	env                                     map[string]string
+	masker                                  *Masker
+	autoApply                               bool
+
+	planPreds, applyPreds, succs []*unitRun
+	priority                     int
+
+	phase    phase
+	status   string
+	reason   string
+	opened   bool // applied, or planned with no changes, in this command
+	approved bool
+	denied   bool
+	changes  Changes
+	digest   string
+	steps    []StepReport
+	output   strings.Builder // engine output kept for the summary
+	outputs  map[string]any  // output command
+	inited   bool            // init ran or was found current in this command
+}
+
+// runState is one command's scheduler state. Only the coordinator
+// goroutine touches it; jobs get what they need and send results back.
+type runState struct {
+	p      *stacks.Project
+	g      *stacks.Graph
+	opt    Options
+	sd     *StateDir
+	base   map[string]string
+	tfVars map[string]string
+	exec   *executor
+	con    *console
+
+	units  []*unitRun
+	byUnit map[*stacks.Unit]*unitRun
+
+	approveAll bool
+	stopping   bool // fail-fast or interrupt: start nothing new
+	killed     bool
+}
+
+type jobKind int
+
+const (
+	jobPlan jobKind = iota
+	jobApply
+)
+
+type jobResult struct {
+	ur   *unitRun
+	kind jobKind
+	res  stepsResult
+}
+
+// schedule runs the units over the graph: a unit's plan starts the moment
+// its plan gates are open and a worker is free, its apply the moment it is
+// approved and its apply gates are open; among ready units the one with
+// the longest remaining path goes first (cmd/go's action graph, with
+// sourcegraph/conc's pool as the workers). The coordinator alone submits
+// jobs, so a full pool never deadlocks, and a panicking job fails its unit
+// with the stack trace in the log.
+func (r *runState) schedule(ctx context.Context) {
+	for _, ur := range r.units {
+		if ur.unsupported {
+			r.finish(ur, StatusFailed, fmt.Sprintf("engine %s is not supported", ur.choice.Name))
+			r.skipDependents(ur, ur)
+		}
+	}
+	workers := pool.New().WithMaxGoroutines(r.opt.Parallelism)
+	results := make(chan jobResult, 2*len(r.units)+1)
+	inflight := 0
+	busyDir := map[string]bool{}
+	var killed <-chan struct{} = r.opt.Kill
+	for {
+		if ctx.Err() != nil && !r.stopping {
+			r.stopping = true
+		}
+		if !r.stopping {
+			for _, j := range r.ready() {
+				if inflight >= r.opt.Parallelism {
+					break
+				}
+				if busyDir[j.ur.u.Dir] {
+					continue // units sharing a dir never run steps at once
+				}
+				busyDir[j.ur.u.Dir] = true
+				inflight++
+				if j.kind == jobPlan {
+					j.ur.phase = phasePlanning
+				} else {
+					j.ur.phase = phaseApplying
+				}
+				job := j
+				workers.Go(func() {
+					var res stepsResult
+					if rec := panics.Try(func() { res = r.runJob(ctx, job.ur, job.kind) }); rec != nil {
+						res = stepsResult{err: fmt.Errorf("internal error: %v\n%s", rec.Value, rec.Stack), failedStep: "internal"}
+					}
+					results <- jobResult{ur: job.ur, kind: job.kind, res: res}
+				})
+			}
+		}
+		if inflight == 0 {
+			if !r.stopping && r.askWave() {
+				continue
+			}
+			break
+		}
+		select {
+		case jr := <-results:
+			inflight--
+			busyDir[jr.ur.u.Dir] = false
+			r.complete(ctx, jr)
+		case <-killed:
+			r.killed = true
+			for _, ur := range r.units {
+				if ur.phase == phasePlanning || ur.phase == phaseApplying {
+					r.finish(ur, StatusCancelled, "killed")
+				}
+			}
+			r.finalize()
+			return
+		}
+	}
+	workers.Wait()
+	r.finalize()
+}
+
+type readyJob struct {
+	ur   *unitRun
+	kind jobKind
+}
+
+// ready lists the jobs whose gates are open, best first.
+func (r *runState) ready() []readyJob {
+	var out []readyJob
+	for _, ur := range r.units {
+		switch ur.phase {
+		case phaseWaitPlan:
+			if r.planGateOpen(ur) {
+				out = append(out, readyJob{ur, jobPlan})
+			}
+		case phasePlanned:
+			if ur.approved && gatesOpen(ur.applyPreds) && gatesOpen(ur.planPreds) {
+				out = append(out, readyJob{ur, jobApply})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ur.priority > out[j].ur.priority })
+	return out
+}
+
+func (r *runState) planGateOpen(ur *unitRun) bool {
+	switch r.opt.Command {
+	case CmdDrift, CmdInit, CmdValidate, CmdOutput:
+		// These never wait: drift plans everything at once (§1).
+		return true
+	}
+	return gatesOpen(ur.planPreds)
+}
+
+func gatesOpen(preds []*unitRun) bool {
+	for _, p := range preds {
+		if !p.opened {
+			return false
+		}
+	}
+	return true
+}
+
+// complete records a finished job and moves the unit on.
+func (r *runState) complete(ctx context.Context, jr jobResult) {
+	ur, res := jr.ur, jr.res
+	ur.steps = append(ur.steps, res.steps...)
+	if res.err != nil {
+		switch {
+		case res.interrupted:
+			r.finish(ur, StatusCancelled, "interrupted during "+res.failedStep)
+		default:
+			r.fail(ur, res)
+		}
+		return
+	}
+	if jr.kind == jobApply {
+		if res.replanned {
+			// The saved plan was stale and was made again; it is applied
+			// only when nobody needs to look at it first.
+			ur.changes = res.changes
+			r.finish(ur, StatusPlanned, "plan was stale; re-planned")
+			return
+		}
+		st := StatusApplied
+		if r.destroying() {
+			st = StatusDestroyed
+		}
+		ur.opened = true
+		r.finish(ur, st, "")
+		return
+	}
+	switch r.opt.Command {
+	case CmdInit, CmdValidate, CmdOutput:
+		ur.outputs = res.outputs
+		ur.opened = true
+		r.finish(ur, StatusSucceeded, "")
+		return
+	}
+	ur.changes = res.changes
+	ur.digest = res.digest
+	if !res.hasChanges {
+		ur.opened = true
+		r.finish(ur, StatusNoChanges, "")
+		return
+	}
+	ur.phase = phasePlanned
+	ur.status = StatusPlanned
+	switch r.opt.Command {
+	case CmdDrift:
+		r.finish(ur, StatusPlanned, "")
+	case CmdPlan:
+		if !ur.autoApply || r.opt.NoAutoApply {
+			r.finish(ur, StatusPlanned, "")
+			return
+		}
+		if r.opt.AutoApprove || r.approveAll || !r.opt.Terminal || r.opt.Approve == nil {
+			ur.approved = true
+		}
+	default:
+		if r.opt.AutoApprove || r.approveAll {
+			ur.approved = true
+		}
+	}
+}
+
+func (r *runState) destroying() bool {
+	return r.opt.Command == CmdDestroy || r.opt.EngineArgs.Plan.Destroy
+}
+
+// askWave asks about the plans waiting for approval, once per wave, when
+// nothing else can move. It reports whether anything changed.
+func (r *runState) askWave() bool {
+	var wave []*unitRun
+	for _, ur := range r.units {
+		if ur.phase == phasePlanned && !ur.approved && !ur.denied {
+			wave = append(wave, ur)
+		}
+	}
+	if len(wave) == 0 || r.opt.Approve == nil {
+		return false
+	}
+	reports := make([]*UnitReport, len(wave))
+	for i, ur := range wave {
+		reports[i] = r.unitReport(ur)
+	}
+	ans, err := r.opt.Approve(reports)
+	if err != nil {
+		r.con.note("strata: " + err.Error())
+		ans = AnswerNo
+	}
+	for _, ur := range wave {
+		switch ans {
+		case AnswerYes, AnswerAll:
+			ur.approved = true
+		default:
+			ur.denied = true
+		}
+	}
+	if ans == AnswerAll {
+		r.approveAll = true
+	}
+	return true
+}
+
+// fail marks a unit failed and every unit waiting for it, directly or not,
+// skipped with it as the root cause; --fail-fast cancels the rest.
+func (r *runState) fail(ur *unitRun, res stepsResult) {
+	reason := fmt.Sprintf("%s failed", res.failedStep)
+	if msg := firstLine(ur.masker.Mask(errorText(res.err))); msg != "" {
+		reason += ": " + msg
+	}
+	r.finish(ur, StatusFailed, reason)
+	r.skipDependents(ur, ur)
+	if r.opt.FailFast {
+		r.stopping = true
+	}
+}
+
+func (r *runState) skipDependents(ur, cause *unitRun) {
+	for _, s := range ur.succs {
+		if s.phase == phaseWaitPlan || (s.phase == phasePlanned && !s.opened) {
+			r.finish(s, StatusSkipped, cause.u.Name()+" failed")
+			r.skipDependents(s, cause)
+		}
+	}
+}
+
+func (r *runState) finish(ur *unitRun, status, reason string) {
+	ur.phase = phaseDone
+	ur.status = status
+	ur.reason = reason
+}
+
+// finalize settles every unit still waiting: a unit waiting for its plan
+// gates is blocked (naming what it waits for) or cancelled when strata was
+// stopping; a planned unit not applied stays planned, with why.
+func (r *runState) finalize() {
+	for _, ur := range r.units {
+		switch ur.phase {
+		case phaseWaitPlan:
+			if r.stopping {
+				reason := "not started"
+				if r.opt.FailFast && !r.killed {
+					reason = "not started: --fail-fast after a failure"
+				}
+				r.finish(ur, StatusCancelled, reason)
+				continue
+			}
+			r.finish(ur, StatusBlocked, "waits for "+waitingFor(ur.planPreds)+" to be applied")
+		case phasePlanned:
+			reason := ""
+			switch {
+			case r.stopping:
+				reason = "not applied: strata was stopped"
+			case ur.denied:
+				reason = "not approved"
+			case !gatesOpen(ur.applyPreds):
+				if r.opt.Command == CmdPlan {
+					reason = "auto_apply waits for " + waitingFor(ur.applyPreds)
+				} else {
+					reason = "waits for " + waitingFor(ur.applyPreds) + " to be applied"
+				}
+			}
+			r.finish(ur, StatusPlanned, reason)
+		case phasePlanning, phaseApplying:
+			r.finish(ur, StatusCancelled, "killed")
+		}
+	}
+}
+
+func waitingFor(preds []*unitRun) string {
+	var names []string
+	for _, p := range preds {
+		if !p.opened {
+			names = append(names, p.u.Name())
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func firstLine(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "│"))
+		if line != "" && !strings.HasPrefix(line, "exit status") && line != "╷" {
+			return line
+		}
+	}
+	return ""
+}

@@ -1,0 +1,405 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/strata-iac/strata/internal/filelock"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// stepsResult is what a job reports to the coordinator.
+type stepsResult struct {
+	steps       []StepReport
+	err         error
+	failedStep  string
+	interrupted bool
+	hasChanges  bool
+	changes     Changes
+	digest      string
+	replanned   bool
+	outputs     map[string]any
+}
+
+// job is the working state of one job of one unit.
+type job struct {
+	r   *runState
+	ur  *unitRun
+	res stepsResult
+}
+
+// runJob runs one job of a unit: its steps in order, holding the unit's
+// dir lock while any of them runs.
+func (r *runState) runJob(ctx context.Context, ur *unitRun, kind jobKind) stepsResult {
+	j := &job{r: r, ur: ur}
+	lock, err := filelock.Acquire(ctx, r.sd.DirLockPath(ur.u.Dir), func() {
+		r.con.note(fmt.Sprintf("[%s] waiting for another strata working in %s", ur.u.Name(), ur.u.Dir))
+	})
+	if err != nil {
+		j.res.err, j.res.failedStep, j.res.interrupted = err, "lock", ctx.Err() != nil
+		return j.res
+	}
+	defer lock.Release()
+	if err := os.MkdirAll(ur.tmpDir, 0o700); err != nil {
+		j.res.err, j.res.failedStep = err, "setup"
+		return j.res
+	}
+	switch {
+	case kind == jobApply:
+		j.apply(ctx)
+	case r.opt.Command == CmdInit:
+		j.init(ctx, true, false)
+	case r.opt.Command == CmdValidate:
+		j.validate(ctx)
+	case r.opt.Command == CmdOutput:
+		j.output(ctx)
+	default:
+		j.plan(ctx)
+	}
+	return j.res
+}
+
+// failed records a failed step and reports whether the job must stop.
+func (j *job) failed(ctx context.Context, step string, err error) bool {
+	if err == nil {
+		return false
+	}
+	j.res.err, j.res.failedStep = err, step
+	j.res.interrupted = ctx.Err() != nil
+	return true
+}
+
+// step runs one engine call as a step of the report, with the console
+// block, the retries of transient failures and the one init of an "init
+// required" failure.
+func (j *job) step(ctx context.Context, name string, build func() Invocation, retry bool) (Outcome, error) {
+	started := j.r.opt.Now()
+	delay := j.r.opt.RetryDelay
+	var (
+		o   Outcome
+		err error
+	)
+	for try := 1; ; try++ {
+		inv := build()
+		out := j.r.con.stepWriter(j.ur, name)
+		o, err = j.r.exec.Execute(ctx, j.ur.u.ID(), inv, out)
+		out.Close()
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		if name != StepInit && !j.ur.inited && initRequired(err) {
+			if _, ierr := j.initNow(ctx, false); ierr != nil {
+				break
+			}
+			continue
+		}
+		if !retry || !transient(err) || try >= 3 {
+			break
+		}
+		j.r.con.note(fmt.Sprintf("[%s] %s failed with a transient error; trying again in %s", j.ur.u.Name(), name, delay))
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay = delay * 3 / 2
+	}
+	j.res.steps = append(j.res.steps, StepReport{Name: name, StartedAt: started, FinishedAt: j.r.opt.Now(), OK: err == nil})
+	return o, err
+}
+
+// init runs init unless the unit's data dir is current (§8.2): its
+// fingerprint equals the one recorded at the last successful init.
+func (j *job) init(ctx context.Context, always, noBackend bool) bool {
+	if !always && j.ur.inited {
+		return true
+	}
+	fp, fpErr := j.fingerprint()
+	if !always && fpErr == nil && j.initCurrent(fp) {
+		j.ur.inited = true
+		return true
+	}
+	_, err := j.initNow(ctx, noBackend)
+	return !j.failed(ctx, StepInit, err)
+}
+
+func (j *job) initNow(ctx context.Context, noBackend bool) (Outcome, error) {
+	args := j.r.opt.EngineArgs.Init
+	if noBackend {
+		f := false
+		args.Backend = &f
+	}
+	o, err := j.step(ctx, StepInit, func() Invocation {
+		a := args
+		return Invocation{Step: StepInit, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Init: &a}
+	}, true)
+	if err != nil {
+		return o, err
+	}
+	j.ur.inited = true
+	if noBackend {
+		return o, nil
+	}
+	if fp, ferr := j.fingerprint(); ferr == nil {
+		_, statErr := os.Stat(j.ur.dataDir)
+		_ = j.r.sd.UpdateUnit(ctx, j.ur.u.ID(), func(s *UnitState) {
+			s.Init = &InitRecord{Fingerprint: fp, At: j.r.opt.Now().UTC(), DataDir: statErr == nil}
+		})
+	}
+	return o, nil
+}
+
+func (j *job) initCurrent(fp string) bool {
+	st, err := j.r.sd.ReadState()
+	if err != nil {
+		return false
+	}
+	us := st.Units[j.ur.u.ID()]
+	if us == nil || us.Init == nil || us.Init.Fingerprint != fp {
+		return false
+	}
+	_, statErr := os.Stat(j.ur.dataDir)
+	return statErr == nil || !us.Init.DataDir
+}
+
+func (j *job) fingerprint() (string, error) {
+	u := j.ur.u
+	return InitFingerprint(FingerprintInput{
+		Root: j.r.p.Root, Dir: u.Dir, ModuleDirs: j.r.p.LocalModules(u.Dir),
+		Engine: j.ur.engine.Name, EngineVersion: j.ur.engine.Version.String(),
+		InitArgs: initArgText(j.r.opt.EngineArgs.Init),
+	})
+}
+
+func initArgText(a InitArgs) []string {
+	return Invocation{Init: &a}.Args()[1:]
+}
+
+// workspace selects the unit's workspace unless its data dir already has
+// it; a missing workspace is created in plan and apply (§8.2).
+func (j *job) workspace(ctx context.Context, create bool) bool {
+	ws := j.ur.u.Workspace
+	if !j.ur.u.CreateAndSelectWorkspace || currentWorkspace(j.ur.dataDir) == ws {
+		return true
+	}
+	_, err := j.step(ctx, StepWorkspace, func() Invocation {
+		return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Workspace: ws}
+	}, true)
+	if err != nil && create && ctx.Err() == nil && strings.Contains(errorText(err), "doesn't exist") {
+		// The failed select stays in the report; the new workspace follows.
+		_, err = j.step(ctx, StepWorkspace, func() Invocation {
+			return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Workspace: ws, WorkspaceNew: true}
+		}, true)
+		if err == nil {
+			// The report shows the workspace step once, as it ended.
+			j.res.steps = append(j.res.steps[:len(j.res.steps)-2], j.res.steps[len(j.res.steps)-1])
+		}
+	}
+	return !j.failed(ctx, StepWorkspace, err)
+}
+
+// prepareInputs writes the unit's var file (or removes a stale one) and
+// computes its content digest.
+func (j *job) prepareInputs() (varFile string, err error) {
+	u := j.ur.u
+	content, err := buildVarFile(varFileInput{
+		Dir:          j.ur.dir,
+		TFVars:       []map[string]string{j.r.tfVars},
+		UserVars:     j.r.opt.EngineArgs.Plan.Vars,
+		UserVarFiles: j.r.opt.EngineArgs.Plan.VarFiles,
+	})
+	if err != nil {
+		return "", fmt.Errorf("var file: %w", err)
+	}
+	if content != nil {
+		if err := writeFileAtomic(j.ur.varFile, content); err != nil {
+			return "", err
+		}
+		varFile = j.ur.varFile
+	} else {
+		os.Remove(j.ur.varFile)
+	}
+	args := append(append([]string(nil), j.r.opt.EngineArgs.Text...), targetArgs(u.Stack.Targets)...)
+	j.res.digest, err = Digest(DigestInput{
+		Root: j.r.p.Root, Dir: u.Dir, ModuleDirs: j.r.p.LocalModules(u.Dir), OtherRoots: j.r.otherRoots(u.Dir),
+		FilePatterns: u.FilePatterns(), Engine: j.ur.engine.Name, EngineVersion: j.ur.engine.Version.String(),
+		Workspace: u.Workspace, Stack: u.Stack.Name, Variables: variableMap(u),
+		EngineArgs: args, VarFile: content,
+	})
+	return varFile, err
+}
+
+func targetArgs(targets []string) []string {
+	out := make([]string, len(targets))
+	for i, t := range targets {
+		out[i] = "-target=" + t
+	}
+	return out
+}
+
+// plan runs init, workspace and plan; in apply, a saved plan still
+// current is reused instead (§8.6).
+func (j *job) plan(ctx context.Context) {
+	varFile, err := j.prepareInputs()
+	if j.failed(ctx, "setup", err) {
+		return
+	}
+	if j.r.opt.Command == CmdApply && j.reusePlan() {
+		return
+	}
+	if !j.init(ctx, false, false) || !j.workspace(ctx, true) {
+		return
+	}
+	args := j.r.opt.EngineArgs.Plan
+	args.Targets = append(append([]string(nil), args.Targets...), j.ur.u.Stack.Targets...)
+	if j.r.opt.Command == CmdDestroy {
+		args.Destroy = true
+	}
+	if err := os.MkdirAll(filepath.Dir(j.ur.planFile), 0o700); j.failed(ctx, "setup", err) {
+		return
+	}
+	o, err := j.step(ctx, StepPlan, func() Invocation {
+		return Invocation{Step: StepPlan, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env,
+			Plan: &PlanInvocation{Out: j.ur.planFile, VarFile: varFile, Args: args}}
+	}, true)
+	if j.failed(ctx, StepPlan, err) {
+		return
+	}
+	j.res.hasChanges, j.res.changes = o.HasChanges, o.Changes
+	rel, _ := filepath.Rel(j.r.sd.Path, j.ur.planFile)
+	_ = j.r.sd.UpdateUnit(ctx, j.ur.u.ID(), func(s *UnitState) {
+		s.Plan = &PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: o.Changes,
+			Destroy: args.Destroy, At: j.r.opt.Now().UTC()}
+	})
+}
+
+// reusePlan takes the saved plan when its digest is the current one and no
+// unit this one plans after was applied since it was made.
+func (j *job) reusePlan() bool {
+	st, err := j.r.sd.ReadState()
+	if err != nil {
+		return false
+	}
+	us := st.Units[j.ur.u.ID()]
+	if us == nil || us.Plan == nil || us.Plan.Digest != j.res.digest || us.Plan.Destroy {
+		return false
+	}
+	if _, err := os.Stat(j.ur.planFile); err != nil {
+		return false
+	}
+	for _, p := range j.ur.planPreds {
+		if ps := st.Units[p.u.ID()]; ps != nil && ps.Apply != nil && ps.Apply.At.After(us.Plan.At) {
+			return false
+		}
+	}
+	j.res.hasChanges, j.res.changes = us.Plan.HasChanges, us.Plan.Changes
+	j.r.con.note(fmt.Sprintf("[%s] reusing the plan saved at %s", j.ur.u.Name(), us.Plan.At.Format(time.RFC3339)))
+	return true
+}
+
+// apply applies the unit's saved plan. A plan the engine calls stale is
+// made again and applied only when nobody has to look at it first.
+func (j *job) apply(ctx context.Context) {
+	if !j.init(ctx, false, false) || !j.workspace(ctx, false) {
+		return
+	}
+	_, err := j.step(ctx, StepApply, func() Invocation {
+		return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, ApplyPlan: j.ur.planFile}
+	}, false)
+	if err != nil && ctx.Err() == nil && strings.Contains(errorText(err), "Saved plan is stale") {
+		j.res.steps[len(j.res.steps)-1].OK = false
+		j.plan(ctx)
+		if j.res.err != nil {
+			return
+		}
+		if !j.r.opt.AutoApprove && !j.ur.autoApply {
+			j.res.replanned = true
+			return
+		}
+		_, err = j.step(ctx, StepApply, func() Invocation {
+			return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, ApplyPlan: j.ur.planFile}
+		}, false)
+	}
+	result := StatusApplied
+	if j.r.destroying() {
+		result = StatusDestroyed
+	}
+	if err != nil {
+		result = StatusFailed
+	}
+	_ = j.r.sd.UpdateUnit(context.WithoutCancel(ctx), j.ur.u.ID(), func(s *UnitState) {
+		digest := ""
+		if s.Plan != nil {
+			digest = s.Plan.Digest
+		}
+		s.Apply = &ApplyRecord{Digest: digest, At: j.r.opt.Now().UTC(), Result: result, Destroy: j.r.destroying()}
+		if err == nil {
+			// A plan is applied once.
+			s.Plan = nil
+		}
+	})
+	if err == nil {
+		os.Remove(j.ur.planFile)
+	}
+	j.failed(ctx, StepApply, err)
+}
+
+func (j *job) validate(ctx context.Context) {
+	initialised := false
+	if _, err := os.Stat(j.ur.dataDir); err == nil {
+		initialised = true
+	}
+	if !initialised && !j.init(ctx, true, true) {
+		return
+	}
+	_, err := j.step(ctx, StepValidate, func() Invocation {
+		return Invocation{Step: StepValidate, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Validate: true}
+	}, true)
+	j.failed(ctx, StepValidate, err)
+}
+
+func (j *job) output(ctx context.Context) {
+	if !j.init(ctx, false, false) || !j.workspace(ctx, false) {
+		return
+	}
+	o, err := j.step(ctx, StepOutput, func() Invocation {
+		return Invocation{Step: StepOutput, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Output: true}
+	}, true)
+	if j.failed(ctx, StepOutput, err) {
+		return
+	}
+	j.res.outputs = outputsJSON(o.Outputs, j.r.opt.ShowSensitive)
+}
+
+// otherRoots lists the dirs of other root modules below dir (and below its
+// local modules), which the content digest leaves out.
+func (r *runState) otherRoots(dir string) []string {
+	bases := append([]string{dir}, r.p.LocalModules(dir)...)
+	var out []string
+	seen := map[string]bool{dir: true}
+	for _, ds := range r.p.Dirspaces {
+		if seen[ds.Dir] {
+			continue
+		}
+		for _, b := range bases {
+			if stacks.DirWithin(ds.Dir, b) {
+				seen[ds.Dir] = true
+				out = append(out, ds.Dir)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// variableMap is a unit's effective stack variables.
+func variableMap(u *stacks.Unit) map[string]string {
+	m := make(map[string]string, len(u.Stack.Variables))
+	for _, v := range u.Stack.Variables {
+		m[v.Name] = v.Value
+	}
+	return m
+}
