@@ -25,7 +25,7 @@ test-short:
 # Installs terraform 1.5.7 and tofu 1.8.8 by building them from the Go module
 # proxy into a cache kept between runs (slow the first time only).
 test-engines:
-	STRATA_E2E_ENGINES=1 $(GO) test -count=1 -timeout 60m -run 'E2E' -v ./engines/...
+	STRATA_E2E_ENGINES=1 $(GO) test -count=1 -timeout 60m -run E2E -v ./engines/... ./cmd/strata/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x -cpu 2 $(PKGS)

@@ -18,6 +18,8 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/hashicorp/go-version"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/strata-iac/strata/internal/filelock"
 )
 
 // Defaults of NewInstallerFromEnv and of an Installer's zero fields.
@@ -314,13 +316,13 @@ func (in *Installer) installWith(ctx context.Context, s source, name string, v *
 		return nil, err
 	}
 	lock := filepath.Join(dir, "."+v.String()+".lock")
-	release, err := lockFile(ctx, lock, func() {
+	held, err := filelock.Acquire(ctx, lock, func() {
 		in.progress(fmt.Sprintf("waiting for another strata process to install %s %s (%s)", name, v, lock))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", lock, err)
 	}
-	defer release()
+	defer held.Release()
 
 	// Another process may have installed this version while we waited.
 	if path, err := (cacheSource{in}).get(ctx, name, v, ""); err == nil {

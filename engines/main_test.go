@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,8 +15,14 @@ import (
 )
 
 // localTerraform is the real terraform the install tests package into
-// their loopback mirrors.
-const localTerraform = "/usr/local/bin/terraform"
+// their loopback mirrors: the one on PATH (CI puts one there on a machine
+// that has none).
+var localTerraform = func() string {
+	if p, err := exec.LookPath("terraform"); err == nil {
+		return p
+	}
+	return "/usr/local/bin/terraform"
+}()
 
 // localTerraformVersion is what localTerraform reports; probed once.
 var (

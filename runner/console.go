@@ -19,6 +19,7 @@ import (
 type console struct {
 	mu         sync.Mutex
 	w          io.Writer
+	errW       io.Writer // strata's notes, and the engine's stderr in drop-in
 	terminal   bool
 	dropIn     bool
 	stillEvery time.Duration
@@ -29,16 +30,24 @@ type console struct {
 	stopTick chan struct{}
 }
 
-func newConsole(w io.Writer, terminal, dropIn bool) *console {
-	return &console{w: w, terminal: terminal, dropIn: dropIn, stillEvery: time.Minute, now: time.Now}
+func newConsole(w, errW io.Writer, terminal, dropIn bool) *console {
+	if errW == nil {
+		errW = w
+	}
+	return &console{w: w, errW: errW, terminal: terminal, dropIn: dropIn, stillEvery: time.Minute, now: time.Now}
 }
 
-// note prints one line of strata's own.
+// note prints one line of strata's own: on the error stream in drop-in, so
+// the engine's stdout stays clean for pipes.
 func (c *console) note(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearStatus()
-	fmt.Fprintln(c.w, s)
+	if c.dropIn {
+		fmt.Fprintln(c.errW, s)
+	} else {
+		fmt.Fprintln(c.w, s)
+	}
 	c.drawStatus()
 }
 
@@ -51,6 +60,27 @@ type stepWriter struct {
 	buf     bytes.Buffer
 	partial []byte // drop-in: an unfinished line
 	done    chan struct{}
+	errSide *stepWriter // drop-in: the engine's stderr
+	isErr   bool
+}
+
+// stderr returns the writer for the engine's stderr: the same block
+// normally, the error stream in drop-in.
+func (sw *stepWriter) stderr() io.Writer {
+	if !sw.c.dropIn {
+		return sw
+	}
+	if sw.errSide == nil {
+		sw.errSide = &stepWriter{c: sw.c, ur: sw.ur, step: sw.step, started: sw.started, done: make(chan struct{}), isErr: true}
+	}
+	return sw.errSide
+}
+
+func (sw *stepWriter) target() io.Writer {
+	if sw.isErr {
+		return sw.c.errW
+	}
+	return sw.c.w
 }
 
 func (c *console) stepWriter(ur *unitRun, step string) *stepWriter {
@@ -96,7 +126,7 @@ func (sw *stepWriter) Write(p []byte) (int, error) {
 			line := sw.ur.masker.Mask(string(sw.partial[:i+1]))
 			sw.ur.output.WriteString(line)
 			sw.c.mu.Lock()
-			io.WriteString(sw.c.w, line)
+			io.WriteString(sw.target(), line)
 			sw.c.mu.Unlock()
 			sw.partial = sw.partial[i+1:]
 		}
@@ -107,6 +137,9 @@ func (sw *stepWriter) Write(p []byte) (int, error) {
 
 // Close ends the step: its block is printed.
 func (sw *stepWriter) Close() error {
+	if sw.errSide != nil {
+		sw.errSide.Close()
+	}
 	close(sw.done)
 	c := sw.c
 	c.mu.Lock()
@@ -121,7 +154,7 @@ func (sw *stepWriter) Close() error {
 		if len(sw.partial) > 0 {
 			line := sw.ur.masker.Mask(string(sw.partial))
 			sw.ur.output.WriteString(line)
-			io.WriteString(c.w, line+"\n")
+			io.WriteString(sw.target(), line+"\n")
 		}
 		return nil
 	}

@@ -69,9 +69,9 @@ func (x *executor) terraform(ctx context.Context, unitID string, inv Invocation)
 	return tf, nil
 }
 
-// Execute runs one invocation, with the engine's stdout and stderr written
-// to out.
-func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, out io.Writer) (Outcome, error) {
+// Execute runs one invocation, with the engine's stdout written to out and
+// its stderr to errOut.
+func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, out, errOut io.Writer) (Outcome, error) {
 	tf, err := x.terraform(ctx, unitID, inv)
 	if err != nil {
 		return Outcome{}, err
@@ -80,7 +80,7 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, o
 		return Outcome{}, fmt.Errorf("environment: %w", err)
 	}
 	tf.SetStdout(out)
-	tf.SetStderr(out)
+	tf.SetStderr(errOut)
 	defer func() {
 		tf.SetStdout(io.Discard)
 		tf.SetStderr(io.Discard)
@@ -102,6 +102,9 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, o
 	case inv.Validate:
 		_, err = tf.Validate(ctx)
 	case inv.Output:
+		// terraform-exec copies the JSON to stdout; strata prints the
+		// outputs itself.
+		tf.SetStdout(io.Discard)
 		o.Outputs, err = tf.Output(ctx)
 	default:
 		err = errors.New("empty invocation")

@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/hashicorp/terraform-exec/tfexec"
 
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/filelock"
@@ -62,9 +59,12 @@ type Options struct {
 	ShowSensitive bool
 	NoPluginCache bool
 
-	// Console receives what people read. Terminal says it is one.
-	Console  io.Writer
-	Terminal bool
+	// Console receives what people read; ErrConsole strata's notes and the
+	// engine's stderr in drop-in (Console when nil). Terminal says Console
+	// is one.
+	Console    io.Writer
+	ErrConsole io.Writer
+	Terminal   bool
 	// DropIn streams the engine's output unchanged (one unit, §8.2).
 	DropIn bool
 	// Approve asks about a wave of plans; nil means no one can be asked.
@@ -84,6 +84,10 @@ type Options struct {
 	StillEvery time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// PlanOut also writes the saved plan to this file (drop-in plan -out).
+	PlanOut string
+	// ApplyFile applies this saved plan (drop-in apply FILE).
+	ApplyFile string
 }
 
 // Result is a finished command.
@@ -101,6 +105,38 @@ func (e *UsageError) Error() string { return e.Msg }
 // Execute runs a command over the units of a run. Config and engine errors
 // are returned before anything runs; unit failures are in the report.
 func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Options) (*Result, error) {
+	mutating := opt.Command == CmdApply || opt.Command == CmdDestroy
+	if mutating && !opt.AutoApprove && opt.Approve == nil && opt.ApplyFile == "" {
+		return nil, &UsageError{fmt.Sprintf("%s needs -auto-approve when it cannot ask (no terminal)", opt.Command)}
+	}
+	r, err := newRunState(ctx, p, run, opt)
+	if err != nil {
+		return nil, err
+	}
+	started := r.opt.Now()
+	if opt.ApplyFile != "" {
+		if err := r.useSavedPlan(opt.ApplyFile); err != nil {
+			return nil, err
+		}
+	}
+	if !opt.DropIn {
+		r.header()
+	}
+	if r.mayApply() {
+		lock, err := r.applyLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Release()
+	}
+	r.schedule(ctx)
+	rep := r.report(started)
+	return &Result{Report: rep, ExitCode: rep.ExitCode}, nil
+}
+
+// newRunState fills the options' defaults, opens the state dir, builds the
+// graph and prepares every unit of the run.
+func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Options) (*runState, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
@@ -119,14 +155,9 @@ func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Option
 	if opt.Console == nil {
 		opt.Console = io.Discard
 	}
-	started := opt.Now()
 	base, err := ProcessEnv(opt.Environ)
 	if err != nil {
 		return nil, err
-	}
-	mutating := opt.Command == CmdApply || opt.Command == CmdDestroy
-	if mutating && !opt.AutoApprove && opt.Approve == nil {
-		return nil, &UsageError{fmt.Sprintf("%s needs -auto-approve when it cannot ask (no terminal)", opt.Command)}
 	}
 	stateDirPath := opt.StateDir
 	if stateDirPath == "" {
@@ -136,8 +167,7 @@ func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Option
 	if err != nil {
 		return nil, err
 	}
-	units := run.List()
-	g, err := p.Graph(units, stacks.GraphOptions{Destroy: opt.Command == CmdDestroy || opt.EngineArgs.Plan.Destroy})
+	g, err := p.Graph(run.List(), stacks.GraphOptions{Destroy: opt.Command == CmdDestroy || opt.EngineArgs.Plan.Destroy})
 	if err != nil {
 		return nil, err
 	}
@@ -145,22 +175,68 @@ func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Option
 		p: p, g: g, opt: opt, sd: sd, base: base,
 		tfVars: TFVarsFromEnv(opt.Environ),
 		exec:   newExecutor(opt.KillAfter),
-		con:    newConsole(opt.Console, opt.Terminal, opt.DropIn),
+		con:    newConsole(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
 	}
 	r.con.stillEvery, r.con.now = opt.StillEvery, opt.Now
 	if err := r.prepare(ctx, run); err != nil {
 		return nil, err
 	}
-	if r.mayApply() {
-		lock, err := r.applyLock(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer lock.Release()
+	return r, nil
+}
+
+// useSavedPlan makes `apply FILE` apply FILE as terraform does: no plan,
+// no question (drop-in, one unit).
+func (r *runState) useSavedPlan(file string) error {
+	if len(r.units) != 1 {
+		return &UsageError{fmt.Sprintf("apply %s applies a saved plan in one unit's dir; this run has %d units", file, len(r.units))}
 	}
-	r.schedule(ctx)
-	rep := r.report(started)
-	return &Result{Report: rep, ExitCode: rep.ExitCode}, nil
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return &UsageError{fmt.Sprintf("apply %s: %v", file, err)}
+	}
+	ur := r.units[0]
+	ur.planFile, ur.userPlan = abs, true
+	ur.phase, ur.status, ur.approved = phasePlanned, StatusPlanned, true
+	return nil
+}
+
+// header prints the units in the run per stack, why each is in, and the
+// engines (§9.1).
+func (r *runState) header() {
+	byStack := map[string][]*unitRun{}
+	var order []string
+	engines := map[string]bool{}
+	for _, ur := range r.units {
+		key := strings.Join(ur.u.Stack.Path, "/")
+		if _, ok := byStack[key]; !ok {
+			order = append(order, key)
+		}
+		byStack[key] = append(byStack[key], ur)
+		if ur.engine != nil {
+			engines[ur.engine.String()] = true
+		}
+	}
+	sort.Strings(order)
+	var b strings.Builder
+	fmt.Fprintf(&b, "strata %s: %d units in %d stacks\n", r.opt.Command, len(r.units), len(order))
+	for _, key := range order {
+		fmt.Fprintf(&b, "  %s\n", key)
+		for _, ur := range byStack[key] {
+			fmt.Fprintf(&b, "    %s (%s)\n", ur.u.Name(), ur.why)
+		}
+	}
+	names := make([]string, 0, len(engines))
+	for e := range engines {
+		names = append(names, e)
+	}
+	sort.Strings(names)
+	if len(names) > 0 {
+		fmt.Fprintf(&b, "  engines: %s\n", strings.Join(names, ", "))
+	}
+	r.con.note(strings.TrimRight(b.String(), "\n"))
 }
 
 // mayApply reports whether the command can apply anything, and so needs
@@ -233,14 +309,9 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 	}
 	resolved := map[engines.Spec]*engines.Engine{}
 	if len(specSet) > 0 {
-		in := r.opt.Installer
-		if in == nil {
-			var err error
-			if in, err = engines.NewInstallerFromEnv(); err != nil {
-				return err
-			}
-			in.Warn = func(s string) { r.con.note("warning: " + s) }
-			in.Progress = func(s string) { r.con.note(s) }
+		in, err := r.installer()
+		if err != nil {
+			return err
 		}
 		specs := make([]engines.Spec, 0, len(specSet))
 		for s := range specSet {
@@ -254,7 +325,11 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 	}
 	var pathEngine *engines.Engine
 	if needPath {
-		e, err := terraformOnPath(ctx)
+		in, err := r.installer()
+		if err != nil {
+			return err
+		}
+		e, err := terraformOnPath(ctx, in)
 		if err != nil {
 			return err
 		}
@@ -305,21 +380,29 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 	return nil
 }
 
-// terraformOnPath finds terraform on PATH and asks its version.
-func terraformOnPath(ctx context.Context) (*engines.Engine, error) {
-	path, err := exec.LookPath("terraform")
-	if err != nil {
-		return nil, errors.New("no engine is configured and terraform is not on PATH: set engine: {name: terraform, version: ...} in the config, or install terraform")
+// installer is the engine installer of the run, made once.
+func (r *runState) installer() (*engines.Installer, error) {
+	if r.opt.Installer != nil {
+		return r.opt.Installer, nil
 	}
-	tf, err := tfexec.NewTerraform(os.TempDir(), path)
+	in, err := engines.NewInstallerFromEnv()
 	if err != nil {
 		return nil, err
 	}
-	v, _, err := tf.Version(ctx, true)
+	in.Warn = func(s string) { r.con.note("warning: " + s) }
+	in.Progress = func(s string) { r.con.note(s) }
+	r.opt.Installer = in
+	return in, nil
+}
+
+// terraformOnPath is the engine of a repository that names none: the
+// terraform on PATH, verified to be terraform.
+func terraformOnPath(ctx context.Context, in *engines.Installer) (*engines.Engine, error) {
+	e, err := in.FindOnPath(ctx, engines.Terraform)
 	if err != nil {
-		return nil, fmt.Errorf("terraform on PATH (%s): %w", path, err)
+		return nil, fmt.Errorf("no engine is configured and no terraform was found (%v): set engine: {name: terraform, version: ...} in the config, or install terraform", err)
 	}
-	return &engines.Engine{Name: engines.Terraform, Version: v, Path: path, Source: "path"}, nil
+	return e, nil
 }
 
 // setup computes what a unit's steps share: paths, environment, masking.

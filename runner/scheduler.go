@@ -68,6 +68,8 @@ type unitRun struct {
 	output   strings.Builder // engine output kept for the summary
 	outputs  map[string]any  // output command
 	inited   bool            // init ran or was found current in this command
+	userPlan bool            // planFile is the user's (apply FILE): never removed
+	cause    *unitRun        // skipped: the failed unit at the root
 }
 
 // runState is one command's scheduler state. Only the coordinator
@@ -257,6 +259,12 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 	}
 	ur.changes = res.changes
 	ur.digest = res.digest
+	if cause := deadCause(ur); cause != nil && res.hasChanges {
+		// A unit it waits for failed while it was planning: its plan
+		// stays, and it goes no further.
+		r.skip(ur, cause)
+		return
+	}
 	if !res.hasChanges {
 		ur.opened = true
 		r.finish(ur, StatusNoChanges, "")
@@ -338,10 +346,34 @@ func (r *runState) fail(ur *unitRun, res stepsResult) {
 func (r *runState) skipDependents(ur, cause *unitRun) {
 	for _, s := range ur.succs {
 		if s.phase == phaseWaitPlan || (s.phase == phasePlanned && !s.opened) {
-			r.finish(s, StatusSkipped, cause.u.Name()+" failed")
-			r.skipDependents(s, cause)
+			r.skip(s, cause)
 		}
 	}
+}
+
+func (r *runState) skip(ur, cause *unitRun) {
+	ur.cause = cause
+	r.finish(ur, StatusSkipped, cause.u.Name()+" failed")
+	r.skipDependents(ur, cause)
+}
+
+// deadCause returns the failed unit at the root of a predecessor that will
+// never open, or nil.
+func deadCause(ur *unitRun) *unitRun {
+	for _, preds := range [][]*unitRun{ur.planPreds, ur.applyPreds} {
+		for _, p := range preds {
+			switch p.status {
+			case StatusFailed:
+				return p
+			case StatusSkipped:
+				if p.cause != nil {
+					return p.cause
+				}
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 func (r *runState) finish(ur *unitRun, status, reason string) {

@@ -86,7 +86,7 @@ func (j *job) step(ctx context.Context, name string, build func() Invocation, re
 	for try := 1; ; try++ {
 		inv := build()
 		out := j.r.con.stepWriter(j.ur, name)
-		o, err = j.r.exec.Execute(ctx, j.ur.u.ID(), inv, out)
+		o, err = j.r.exec.Execute(ctx, j.ur.u.ID(), inv, out, out.stderr())
 		out.Close()
 		if err == nil || ctx.Err() != nil {
 			break
@@ -269,6 +269,11 @@ func (j *job) plan(ctx context.Context) {
 		return
 	}
 	j.res.hasChanges, j.res.changes = o.HasChanges, o.Changes
+	if out := j.r.opt.PlanOut; out != "" {
+		if err := copyFile(j.ur.planFile, out); j.failed(ctx, StepPlan, err) {
+			return
+		}
+	}
 	rel, _ := filepath.Rel(j.r.sd.Path, j.ur.planFile)
 	_ = j.r.sd.UpdateUnit(ctx, j.ur.u.ID(), func(s *UnitState) {
 		s.Plan = &PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: o.Changes,
@@ -341,7 +346,7 @@ func (j *job) apply(ctx context.Context) {
 			s.Plan = nil
 		}
 	})
-	if err == nil {
+	if err == nil && !j.ur.userPlan {
 		os.Remove(j.ur.planFile)
 	}
 	j.failed(ctx, StepApply, err)
@@ -402,4 +407,13 @@ func variableMap(u *stacks.Unit) map[string]string {
 		m[v.Name] = v.Value
 	}
 	return m
+}
+
+// copyFile copies a saved plan to where the user asked for it.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o600)
 }

@@ -201,3 +201,18 @@ func singleDashFlag(a string) (flag string, takesNext, ok bool) {
 	}
 	return "", false, false
 }
+
+// commandIndex returns the index of the command in strata's part of a
+// split command line, or 0 when there is none.
+func commandIndex(strata []string) int {
+	for i := 1; i < len(strata); i++ {
+		a := strata[i]
+		if !isFlag(a) {
+			return i
+		}
+		if _, takesNext := globalFlag(a); takesNext {
+			i++
+		}
+	}
+	return 0
+}

@@ -241,13 +241,14 @@ func TestSelectionFlagErrors(t *testing.T) {
 	}
 }
 
-func TestVersionAndUnknownCommand(t *testing.T) {
+func TestVersionAndPassthroughOutsideUnits(t *testing.T) {
 	code, out, _ := strata(t, "version")
 	if code != 0 || !strings.HasPrefix(out, "strata ") {
 		t.Errorf("version: exit %d, %q", code, out)
 	}
-	code, _, errOut := strata(t, "frobnicate")
-	if code != 1 || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+	// Any other command is the engine's, run in a unit's dir.
+	code, _, errOut := strata(t, "-C", t.TempDir(), "frobnicate")
+	if code != 1 || !strings.Contains(errOut, "strata frobnicate runs the engine in a unit's dir") {
 		t.Errorf("unknown command: exit %d, %q", code, errOut)
 	}
 }

@@ -38,6 +38,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	app.Metadata = map[string]any{engineArgsKey: engineArgs}
+	if i := commandIndex(args); i > 0 && !strataCommands[args[i]] {
+		// Any other command is the engine's: it runs through the hidden
+		// passthrough command.
+		app.Metadata[passthroughKey] = args[i]
+		args = append(append(append([]string(nil), args[:i]...), passthroughCommand), args[i+1:]...)
+	}
 	unknown := false
 	app.CommandNotFound = func(c *cli.Context, name string) {
 		fmt.Fprintf(c.App.ErrWriter, "strata: unknown command %q; see strata --help\n", name)
@@ -89,9 +95,11 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			stacksCommand(),
 			lsCommand(),
 			graphCommand(),
+			enginesCommand(),
 			versionCommand(),
 		},
 	}
 	app.Commands = append(app.Commands, runCommands()...)
+	app.Commands = append(app.Commands, passthroughCmd())
 	return app
 }

@@ -74,8 +74,15 @@ func runEngineCommand(c *cli.Context, command string) error {
 		start, _ = filepath.Abs(d)
 	}
 	rawEngine := engineArgsOf(c)
+	var planOut, applyFile string
+	if command == runner.CmdPlan {
+		rawEngine, planOut = extractOut(rawEngine, start)
+	}
 	args := c.Args().Slice()
-	if len(args) > 0 {
+	switch {
+	case command == runner.CmdApply && len(args) == 1:
+		applyFile = args[0]
+	case len(args) > 0:
 		return cli.Exit(fmt.Sprintf("strata %s takes no argument %q; engine arguments go after --", command, args[0]), 1)
 	}
 	ea, err := runner.ParseEngineArgs(command, rawEngine, start)
@@ -90,6 +97,13 @@ func runEngineCommand(c *cli.Context, command string) error {
 		fmt.Fprintln(c.App.Writer, "no units selected")
 		return nil
 	}
+	if (planOut != "" || applyFile != "") && !(run.DropIn && len(run.Units) == 1) {
+		what := "plan -out"
+		if applyFile != "" {
+			what = "apply FILE"
+		}
+		return cli.Exit(fmt.Sprintf("%s works in one unit's dir (drop-in); this run has %d units", what, len(run.Units)), 1)
+	}
 	parallelism := c.Int("parallelism")
 	if parallelism == 0 {
 		parallelism = s.project.Config.ParallelRuns.Value
@@ -102,9 +116,9 @@ func runEngineCommand(c *cli.Context, command string) error {
 		DetailedExitCode: c.Bool("detailed-exitcode"), FailFast: c.Bool("fail-fast"),
 		StateDir: c.Path("state-dir"), LockTimeout: c.Duration("lock-timeout"), KillAfter: c.Duration("kill-after"),
 		ShowSensitive: c.Bool("show-sensitive"), NoPluginCache: c.Bool("no-plugin-cache"),
-		Console: c.App.Writer, Terminal: terminal && c.App.Writer == os.Stdout,
+		Console: c.App.Writer, ErrConsole: c.App.ErrWriter, Terminal: terminal && c.App.Writer == os.Stdout,
 		DropIn: run.DropIn && len(run.Units) == 1,
-		Kill:   kill,
+		Kill:   kill, PlanOut: planOut, ApplyFile: applyFile,
 	}
 	if opt.Terminal {
 		opt.Approve = terminalApprover(c.App.Writer, os.Stdin)
@@ -126,7 +140,7 @@ func runEngineCommand(c *cli.Context, command string) error {
 	}
 	writeSummary(c, rep)
 	if command == runner.CmdOutput {
-		printOutputs(c.App.Writer, rep, ea.Command)
+		printOutputs(c.App.Writer, rep, ea.Command, opt.DropIn)
 	}
 	if !opt.DropIn {
 		fmt.Fprintln(c.App.Writer)
@@ -221,8 +235,9 @@ func writeSummary(c *cli.Context, rep *runner.Report) {
 }
 
 // printOutputs prints the output command's result: with -json, one object
-// keyed by unit ID; otherwise `unit: name = value` lines.
-func printOutputs(w io.Writer, rep *runner.Report, args []string) {
+// keyed by unit ID; otherwise `unit: name = value` lines (`name = value` in
+// drop-in).
+func printOutputs(w io.Writer, rep *runner.Report, args []string, dropIn bool) {
 	asJSON := false
 	for _, a := range args {
 		if a == "-json" || a == "--json" {
@@ -249,6 +264,11 @@ func printOutputs(w io.Writer, rep *runner.Report, args []string) {
 		sort.Strings(names)
 		for _, n := range names {
 			v, _ := json.Marshal(u.Outputs[n].(map[string]any)["value"])
+			if dropIn {
+				// As terraform output prints it.
+				fmt.Fprintf(w, "%s = %s\n", n, v)
+				continue
+			}
 			fmt.Fprintf(w, "%s: %s = %s\n", u.Name(), n, v)
 		}
 	}
@@ -261,4 +281,26 @@ func engineArgsOf(c *cli.Context) []string {
 		return a
 	}
 	return nil
+}
+
+// extractOut takes plan's -out=FILE (or -out FILE) off the engine
+// arguments: in drop-in, strata also writes its saved plan there (§1).
+func extractOut(args []string, cwd string) (rest []string, out string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case strings.HasPrefix(a, "-out="):
+			out = strings.TrimPrefix(a, "-out=")
+		case a == "-out" && i+1 < len(args):
+			i++
+			out = args[i]
+		default:
+			rest = append(rest, a)
+			continue
+		}
+	}
+	if out != "" && !filepath.IsAbs(out) {
+		out = filepath.Join(cwd, out)
+	}
+	return rest, out
 }

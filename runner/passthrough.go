@@ -1,0 +1,156 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// PassthroughOptions are the terminal and environment of a passthrough.
+type PassthroughOptions struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Environ        []string
+	Installer      *engines.Installer
+	StateDir       string
+	// Signals received by strata; all but interrupts are forwarded to the
+	// engine (the terminal's Ctrl-C reaches it directly).
+	Signals <-chan os.Signal
+}
+
+// Passthrough runs any other engine command (fmt, state, import, console,
+// …) with the unit's engine binary directly: terraform-exec cannot pass
+// arbitrary arguments or stdin. It runs with the terminal's stdin, stdout
+// and stderr, the unit's environment and data dir, after selecting the
+// unit's workspace; the engine's exit code is returned. With u nil the
+// command runs in dir with the top-level engine (fmt, version, providers
+// outside any unit's dir).
+func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, command string, args []string, po PassthroughOptions) (int, error) {
+	if po.Environ == nil {
+		po.Environ = os.Environ()
+	}
+	opt := Options{Command: command, Environ: po.Environ, Installer: po.Installer, StateDir: po.StateDir, Console: po.Stderr, DropIn: true}
+	var (
+		enginePath string
+		env        []string
+		workDir    = dir
+	)
+	if u != nil {
+		run := &stacks.Run{Units: []stacks.RunUnit{{Unit: u, Why: WhySelectedUnit}}, DropIn: true}
+		r, err := newRunState(ctx, p, run, opt)
+		if err != nil {
+			return 1, err
+		}
+		ur := r.units[0]
+		if ur.unsupported {
+			return 1, fmt.Errorf("%s: engine %s is not supported", u.Name(), ur.choice.Name)
+		}
+		j := &job{r: r, ur: ur}
+		if !j.workspace(ctx, false) {
+			return 1, fmt.Errorf("%s: selecting workspace %s: %v", u.Name(), u.Workspace, firstLine(errorText(j.res.err)))
+		}
+		enginePath, workDir = ur.engine.Path, ur.dir
+		for k, v := range TFVarsFromEnv(po.Environ) {
+			ur.env["TF_VAR_"+k] = v
+		}
+		env = envList(ur.env)
+	} else {
+		e, err := topLevelEngine(ctx, p, opt)
+		if err != nil {
+			return 1, err
+		}
+		enginePath, env = e.Path, po.Environ
+	}
+	cmd := exec.CommandContext(ctx, enginePath, append([]string{command}, args...)...)
+	cmd.Dir = workDir
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = po.Stdin, po.Stdout, po.Stderr
+	// The terminal's Ctrl-C reaches the engine directly (same process
+	// group); strata only waits for it.
+	cmd.Cancel = func() error { return nil }
+	if err := cmd.Start(); err != nil {
+		return 1, err
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case s, ok := <-po.Signals:
+				if !ok {
+					return
+				}
+				if s != os.Interrupt {
+					cmd.Process.Signal(s)
+				}
+			}
+		}
+	}()
+	err := cmd.Wait()
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		return exitErr.ExitCode(), nil
+	}
+	if err != nil {
+		return 1, err
+	}
+	return 0, nil
+}
+
+// WhySelectedUnit is the why of a unit a command names directly.
+const WhySelectedUnit = "selected"
+
+// topLevelEngine resolves the engine of commands run outside any unit: the
+// config's engine or default_tf_version, else terraform from PATH.
+func topLevelEngine(ctx context.Context, p *stacks.Project, opt Options) (*engines.Engine, error) {
+	cfg := p.Config
+	var spec engines.Spec
+	switch {
+	case cfg.Engine != nil && cfg.Engine.Supported():
+		s, err := engines.ParseSpec(cfg.Engine.Name.Value, cfg.Engine.VersionString().Value)
+		if err != nil {
+			return nil, err
+		}
+		spec = s
+	case cfg.DefaultTFVersion.Set:
+		s, err := engines.ParseSpec(engines.Terraform, cfg.DefaultTFVersion.Value)
+		if err != nil {
+			return nil, err
+		}
+		spec = s
+	}
+	in := opt.Installer
+	if in == nil {
+		var err error
+		if in, err = engines.NewInstallerFromEnv(); err != nil {
+			return nil, err
+		}
+	}
+	if spec.Name == "" {
+		return terraformOnPath(ctx, in)
+	}
+	res, err := in.Resolve(ctx, []engines.Spec{spec})
+	if err != nil {
+		return nil, err
+	}
+	return res[spec], nil
+}
+
+// PassthroughAllowedOutside reports whether a passthrough command may run
+// outside any unit's dir.
+func PassthroughAllowedOutside(command string) bool {
+	switch strings.ToLower(command) {
+	case "fmt", "version", "providers":
+		return true
+	}
+	return false
+}
