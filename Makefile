@@ -12,9 +12,13 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/strata
 
-# Build strata and run it on the nested-stacks fixture.
+# Build strata and run it on a copy of the nested-stacks fixture: check,
+# stacks, the graph, then plan, apply and a second plan with nothing to do.
 demo: build
-	cd fixtures/nested && ../../$(BIN) check && ../../$(BIN) stacks && ../../$(BIN) ls && ../../$(BIN) graph --format mermaid
+	@dir=$$(mktemp -d) && cp -r fixtures/nested/. $$dir && cd $$dir && set -x && \
+	$(CURDIR)/$(BIN) check && $(CURDIR)/$(BIN) stacks && $(CURDIR)/$(BIN) graph --format mermaid && \
+	$(CURDIR)/$(BIN) plan && $(CURDIR)/$(BIN) apply -auto-approve && $(CURDIR)/$(BIN) plan && \
+	echo "demo repository: $$dir"
 
 test: vet
 	$(GO) test $(TESTFLAGS) $(PKGS)

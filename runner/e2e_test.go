@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -576,4 +577,129 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestResume: --resume re-runs what the report left failed or skipped;
+// what it applied is not touched again.
+func TestResume(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `dirs:
+  flaky: {tags: [flaky]}
+  after: {tags: [after]}
+  free: {tags: [free]}
+stacks:
+  names:
+    flaky: {tag_query: flaky}
+    after:
+      tag_query: after
+      rules: {plan_after: [flaky]}
+    free: {tag_query: free}
+`,
+		"flaky/main.tf": `resource "terraform_data" "x" {
+  provisioner "local-exec" {
+    command = "test -f ok"
+  }
+}
+`,
+		"after/main.tf": strings.Replace(layerTF, "%s", "after", 1),
+		"free/main.tf":  strings.Replace(layerTF, "%s", "free", 1),
+	})
+	e := newE2E(t, root)
+	first := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	want := map[string]string{
+		"flaky@default": StatusFailed, "after@default": StatusSkipped, "free@default": StatusApplied,
+	}
+	got := map[string]string{}
+	for _, u := range first.Report.Units {
+		got[u.Name()] = u.Status
+	}
+	if !equalMaps(got, want) {
+		t.Fatalf("first apply: %v", got)
+	}
+	writeFileT(t, filepath.Join(root, "flaky", "ok"), "")
+	p, _ := stacks.Load(root, configIn(root))
+	run := &stacks.Run{}
+	for _, ur := range first.Report.Units {
+		if ur.Status == StatusFailed || ur.Status == StatusSkipped {
+			for _, u := range p.UnitsIn(ur.Dir) {
+				run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + ur.Status})
+			}
+		}
+	}
+	res, err := Execute(context.Background(), p, run, Options{Command: CmdApply, AutoApprove: true, Environ: e.env, Console: &e.console, Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(res.Report); !equalMaps(got, map[string]string{"flaky@default": StatusApplied, "after@default": StatusApplied}) {
+		t.Errorf("resume: %v", got)
+	}
+}
+
+// TestExternalGate: a unit outside the run opens its dependents' gate only
+// when the run state shows it applied at its current digest.
+func TestExternalGate(t *testing.T) {
+	e := newE2E(t, layerRepo(t, `stacks:
+  names:
+    base: {tag_query: base}
+    dev:
+      tag_query: dev
+      rules: {plan_after: [base]}
+    prod: {tag_query: prod}
+`))
+	p, _ := stacks.Load(e.root, configIn(e.root))
+	base, dev := p.UnitsIn("base")[0], p.UnitsIn("dev")[0]
+	runDev := func() *Report {
+		res, err := Execute(context.Background(), p, &stacks.Run{Units: []stacks.RunUnit{{Unit: dev, Why: "selected"}}},
+			Options{Command: CmdPlan, Environ: e.env, Console: &e.console, External: []*stacks.Unit{base}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Report
+	}
+	if got := statuses(runDev()); got["dev@default"] != StatusBlocked+" (waits for base@default to be applied)" || len(got) != 1 {
+		t.Errorf("before base is applied: %v", got)
+	}
+	e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}})
+	if got := statuses(runDev()); got["dev@default"] != StatusPlanned {
+		t.Errorf("after base is applied: %v", got)
+	}
+	// A change to base makes its apply stale: the gate closes again.
+	writeFileT(t, filepath.Join(e.root, "base", "more.tf"), "output \"o\" {\n  value = 1\n}\n")
+	if got := statuses(runDev()); !strings.HasPrefix(got["dev@default"], StatusBlocked) {
+		t.Errorf("after base changed: %v", got)
+	}
+}
+
+// TestPlanJSONAndApplyLock: --plan-json writes show -json per unit; a second
+// apply while one holds the repository lock fails at once naming the holder.
+func TestPlanJSONAndApplyLock(t *testing.T) {
+	e := newE2E(t, layerRepo(t, ""))
+	dir := t.TempDir()
+	e.run(CmdPlan, Options{PlanJSON: dir}, stacks.Selection{})
+	b, err := os.ReadFile(filepath.Join(dir, "base", "default.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan struct {
+		ResourceChanges []struct{ Address string } `json:"resource_changes"`
+	}
+	if err := json.Unmarshal(b, &plan); err != nil || len(plan.ResourceChanges) != 1 || plan.ResourceChanges[0].Address != "terraform_data.this" {
+		t.Errorf("plan JSON: %v %s", err, b)
+	}
+	sd, err := OpenStateDir(filepath.Join(e.root, ".strata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := filelock.TryAcquire(sd.LockPath("apply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	held.SetNote("pid 4242, strata apply, started 2026-11-22T02:00:00Z")
+	p, _ := stacks.Load(e.root, configIn(e.root))
+	run, _ := p.Select(stacks.Selection{Cwd: "."})
+	_, err = Execute(context.Background(), p, run, Options{Command: CmdApply, AutoApprove: true, Environ: e.env, Console: &e.console})
+	if err == nil || !strings.Contains(err.Error(), "pid 4242, strata apply, started 2026-11-22T02:00:00Z") {
+		t.Errorf("second apply: %v", err)
+	}
 }

@@ -22,6 +22,8 @@ type Outcome struct {
 	Changes    Changes
 	// Outputs come from output -json.
 	Outputs map[string]tfexec.OutputMeta
+	// PlanJSON is show -json of a saved plan.
+	PlanJSON []byte
 }
 
 // executor runs invocations through terraform-exec. It keeps one
@@ -106,6 +108,12 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, o
 		// outputs itself.
 		tf.SetStdout(io.Discard)
 		o.Outputs, err = tf.Output(ctx)
+	case inv.ShowPlan != "":
+		tf.SetStdout(io.Discard)
+		plan, serr := tf.ShowPlanFile(ctx, inv.ShowPlan)
+		if err = serr; err == nil {
+			o.PlanJSON, err = json.Marshal(plan)
+		}
 	default:
 		err = errors.New("empty invocation")
 	}

@@ -36,6 +36,8 @@ type Invocation struct {
 	// Validate runs validate; Output runs output -json.
 	Validate bool
 	Output   bool
+	// ShowPlan runs show -json of a saved plan.
+	ShowPlan string
 }
 
 // PlanInvocation is a plan call: always with -out, the unit's var file
@@ -93,6 +95,8 @@ func (inv Invocation) Args() []string {
 		return []string{"validate"}
 	case inv.Output:
 		return []string{"output", "-json"}
+	case inv.ShowPlan != "":
+		return []string{"show", "-json", inv.ShowPlan}
 	}
 	return nil
 }

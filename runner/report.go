@@ -116,6 +116,9 @@ func (r *runState) report(started time.Time) *Report {
 	byStack := map[string]*StackReport{}
 	var order []string
 	for _, ur := range r.units {
+		if ur.external {
+			continue
+		}
 		ureport := r.unitReport(ur)
 		rep.Units = append(rep.Units, ureport)
 		sr, ok := byStack[ureport.Stack]

@@ -88,6 +88,13 @@ type Options struct {
 	PlanOut string
 	// ApplyFile applies this saved plan (drop-in apply FILE).
 	ApplyFile string
+	// External are units outside the run that its gates wait for: under
+	// --changed the modified units left out by selection, under --resume
+	// the units the report left planned. Each opens only when the run
+	// state shows it applied at its current digest.
+	External []*stacks.Unit
+	// PlanJSON writes `show -json` of every saved plan under this dir.
+	PlanJSON string
 }
 
 // Result is a finished command.
@@ -167,7 +174,16 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	if err != nil {
 		return nil, err
 	}
-	g, err := p.Graph(run.List(), stacks.GraphOptions{Destroy: opt.Command == CmdDestroy || opt.EngineArgs.Plan.Destroy})
+	// Units outside the run that gates wait for join the graph; they never
+	// run, and open their gates only when the run state shows them applied
+	// at their current digest (§5.5).
+	all := &stacks.Run{Units: append([]stacks.RunUnit(nil), run.Units...), DropIn: run.DropIn}
+	for _, u := range opt.External {
+		if !run.Has(u) {
+			all.Units = append(all.Units, stacks.RunUnit{Unit: u, Why: whyExternal})
+		}
+	}
+	g, err := p.Graph(all.List(), stacks.GraphOptions{Destroy: opt.Command == CmdDestroy || opt.EngineArgs.Plan.Destroy})
 	if err != nil {
 		return nil, err
 	}
@@ -178,11 +194,14 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		con:    newConsole(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
 	}
 	r.con.stillEvery, r.con.now = opt.StillEvery, opt.Now
-	if err := r.prepare(ctx, run); err != nil {
+	if err := r.prepare(ctx, all); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
+
+// whyExternal marks a unit outside the run that a gate waits for.
+const whyExternal = "\x00external"
 
 // useSavedPlan makes `apply FILE` apply FILE as terraform does: no plan,
 // no question (drop-in, one unit).
@@ -210,6 +229,9 @@ func (r *runState) header() {
 	var order []string
 	engines := map[string]bool{}
 	for _, ur := range r.units {
+		if ur.external {
+			continue
+		}
 		key := strings.Join(ur.u.Stack.Path, "/")
 		if _, ok := byStack[key]; !ok {
 			order = append(order, key)
@@ -250,7 +272,7 @@ func (r *runState) mayApply() bool {
 			return false
 		}
 		for _, ur := range r.units {
-			if ur.autoApply {
+			if ur.autoApply && !ur.external {
 				return true
 			}
 		}
@@ -339,7 +361,7 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 	var problems []string
 	for _, ru := range run.Units {
 		c := choices[ru.Unit]
-		ur := &unitRun{u: ru.Unit, why: ru.Why, choice: c, status: statusPending}
+		ur := &unitRun{u: ru.Unit, why: ru.Why, choice: c, status: statusPending, external: ru.Why == whyExternal}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
 			ur.unsupported = true
@@ -350,6 +372,9 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 		} else {
 			spec, _ := engines.ParseSpec(c.Name, c.Version)
 			ur.engine = resolved[spec]
+		}
+		if ur.external {
+			continue
 		}
 		if err := engines.CheckRequiredVersion(filepath.Join(r.p.Root, filepath.FromSlash(ru.Dir)), ur.engine); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", ru.Name(), err))

@@ -70,6 +70,7 @@ type unitRun struct {
 	inited   bool            // init ran or was found current in this command
 	userPlan bool            // planFile is the user's (apply FILE): never removed
 	cause    *unitRun        // skipped: the failed unit at the root
+	external bool            // outside the run: a gate waits for it, it never runs
 }
 
 // runState is one command's scheduler state. Only the coordinator
@@ -114,7 +115,10 @@ type jobResult struct {
 // with the stack trace in the log.
 func (r *runState) schedule(ctx context.Context) {
 	for _, ur := range r.units {
-		if ur.unsupported {
+		switch {
+		case ur.external:
+			r.openExternal(ctx, ur)
+		case ur.unsupported:
 			r.finish(ur, StatusFailed, fmt.Sprintf("engine %s is not supported", ur.choice.Name))
 			r.skipDependents(ur, ur)
 		}
@@ -219,6 +223,26 @@ func gatesOpen(preds []*unitRun) bool {
 		}
 	}
 	return true
+}
+
+// openExternal settles a unit outside the run: its gates open only when
+// the run state shows it applied at its current digest.
+func (r *runState) openExternal(ctx context.Context, ur *unitRun) {
+	ur.phase, ur.status = phaseDone, StatusBlocked
+	if ur.engine == nil {
+		return
+	}
+	j := &job{r: r, ur: ur}
+	if _, err := j.prepareInputs(); err != nil {
+		return
+	}
+	st, err := r.sd.ReadState()
+	if err != nil {
+		return
+	}
+	if us := st.Units[ur.u.ID()]; us != nil && us.Apply != nil && us.Apply.Result == StatusApplied && us.Apply.Digest == j.res.digest {
+		ur.opened = true
+	}
 }
 
 // complete records a finished job and moves the unit on.

@@ -274,6 +274,9 @@ func (j *job) plan(ctx context.Context) {
 			return
 		}
 	}
+	if dir := j.r.opt.PlanJSON; dir != "" && j.failed(ctx, "show", j.writePlanJSON(ctx, dir)) {
+		return
+	}
 	rel, _ := filepath.Rel(j.r.sd.Path, j.ur.planFile)
 	_ = j.r.sd.UpdateUnit(ctx, j.ur.u.ID(), func(s *UnitState) {
 		s.Plan = &PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: o.Changes,
@@ -416,4 +419,26 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, b, 0o600)
+}
+
+// writePlanJSON writes show -json of the saved plan to
+// DIR/<dir>/<workspace>[#stack].json for policy tools (--plan-json).
+func (j *job) writePlanJSON(ctx context.Context, dir string) error {
+	u := j.ur.u
+	inv := Invocation{Step: "show", Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, ShowPlan: j.ur.planFile}
+	out := j.r.con.stepWriter(j.ur, "show")
+	o, err := j.r.exec.Execute(ctx, u.ID(), inv, out, out.stderr())
+	out.Close()
+	if err != nil {
+		return err
+	}
+	name := u.Workspace
+	if u.Shared {
+		name += "#" + u.Stack.Name
+	}
+	path := filepath.Join(dir, filepath.FromSlash(u.Dir), name+".json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, o.PlanJSON, 0o644)
 }

@@ -270,3 +270,32 @@ func TestTerrateamConfigAndPrecedence(t *testing.T) {
 		t.Errorf("strata.yml does not win with a warning: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestREADMEDocumentsFlags keeps the README's flag table in step with the
+// engine commands' flags and their environment variables.
+func TestREADMEDocumentsFlags(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(readme)
+	for _, f := range runFlags() {
+		names := f.Names()
+		found := false
+		for _, n := range names {
+			if strings.Contains(doc, "`--"+n) || strings.Contains(doc, "`-"+n) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("README does not document --%s", names[0])
+		}
+		if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
+			for _, e := range ev.GetEnvVars() {
+				if !strings.Contains(doc, "`"+e+"`") {
+					t.Errorf("README does not document %s", e)
+				}
+			}
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks"
 )
 
 // runFlags are the flags of every orchestrating command (§1).
@@ -34,6 +35,7 @@ func runFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "kill-after", Usage: "SIGKILL an interrupted engine after `D` (default: never)", EnvVars: []string{"STRATA_KILL_AFTER"}},
 		&cli.BoolFlag{Name: "no-plugin-cache", Usage: "do not use strata's provider plugin cache", EnvVars: []string{"STRATA_NO_PLUGIN_CACHE"}},
 		&cli.BoolFlag{Name: "no-auto-apply", Usage: "plan: do not apply auto_apply stacks", EnvVars: []string{"STRATA_NO_AUTO_APPLY"}},
+		&cli.PathFlag{Name: "plan-json", Usage: "plan, apply, drift: write show -json of every saved plan under `DIR`", EnvVars: []string{"STRATA_PLAN_JSON"}},
 	)
 }
 
@@ -89,7 +91,15 @@ func runEngineCommand(c *cli.Context, command string) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	run, err := selectRun(c, s, "")
+	var (
+		run      *stacks.Run
+		external []*stacks.Unit
+	)
+	if f := c.Path("resume"); f != "" {
+		run, external, err = resumeRun(c, s, f)
+	} else {
+		run, err = selectRun(c, s, "")
+	}
 	if err != nil {
 		return err
 	}
@@ -118,7 +128,12 @@ func runEngineCommand(c *cli.Context, command string) error {
 		ShowSensitive: c.Bool("show-sensitive"), NoPluginCache: c.Bool("no-plugin-cache"),
 		Console: c.App.Writer, ErrConsole: c.App.ErrWriter, Terminal: terminal && c.App.Writer == os.Stdout,
 		DropIn: run.DropIn && len(run.Units) == 1,
-		Kill:   kill, PlanOut: planOut, ApplyFile: applyFile,
+		Kill:   kill, PlanOut: planOut, ApplyFile: applyFile, External: external,
+	}
+	if d := c.Path("plan-json"); d != "" {
+		if opt.PlanJSON, err = filepath.Abs(d); err != nil {
+			return err
+		}
 	}
 	if opt.Terminal {
 		opt.Approve = terminalApprover(c.App.Writer, os.Stdin)
@@ -303,4 +318,34 @@ func extractOut(args []string, cwd string) (rest []string, out string) {
 		out = filepath.Join(cwd, out)
 	}
 	return rest, out
+}
+
+// resumeRun re-runs what a report left failed, skipped, blocked or
+// cancelled; the units it left planned are gates the run waits for, open
+// once applied at their current digest (§8.5).
+func resumeRun(c *cli.Context, s *session, path string) (*stacks.Run, []*stacks.Unit, error) {
+	rep, err := runner.ReadReport(path)
+	if err != nil {
+		return nil, nil, cli.Exit(err.Error(), 1)
+	}
+	byID := map[string]*stacks.Unit{}
+	for _, u := range s.project.Units {
+		byID[u.ID()] = u
+	}
+	run := &stacks.Run{}
+	var external []*stacks.Unit
+	for _, ur := range rep.Units {
+		u, ok := byID[ur.ID()]
+		if !ok {
+			fmt.Fprintf(c.App.ErrWriter, "warning: --resume: %s is no longer a unit of this repository\n", ur.Name())
+			continue
+		}
+		switch ur.Status {
+		case runner.StatusFailed, runner.StatusSkipped, runner.StatusBlocked, runner.StatusCancelled:
+			run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + ur.Status})
+		case runner.StatusPlanned:
+			external = append(external, u)
+		}
+	}
+	return run, external, nil
 }

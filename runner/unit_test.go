@@ -1,0 +1,245 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+func boolp(b bool) *bool { return &b }
+
+func TestInvocationArgs(t *testing.T) {
+	tests := []struct {
+		inv  Invocation
+		want string
+	}{
+		{Invocation{Init: &InitArgs{}}, "init"},
+		{Invocation{Init: &InitArgs{Upgrade: true, Backend: boolp(false), BackendConfig: []string{"key=a/b"}, PluginDir: []string{"/p"}}},
+			"init -upgrade -backend=false -backend-config=key=a/b -plugin-dir=/p"},
+		{Invocation{Plan: &PlanInvocation{Out: "/s/p.tfplan"}}, "plan -out=/s/p.tfplan"},
+		{Invocation{Plan: &PlanInvocation{Out: "/s/p.tfplan", VarFile: "/s/v.json", Args: PlanArgs{
+			VarFiles: []string{"/u.tfvars"}, Vars: []string{"x=1"}, Targets: []string{"a.b"}, Refresh: boolp(false),
+			Destroy: true, LockTimeout: "5s", Parallelism: 3}}},
+			"plan -out=/s/p.tfplan -var-file=/s/v.json -var-file=/u.tfvars -var=x=1 -target=a.b -refresh=false -destroy -lock-timeout=5s -parallelism=3"},
+		{Invocation{ApplyPlan: "/s/p.tfplan"}, "apply /s/p.tfplan"},
+		{Invocation{Workspace: "prod"}, "workspace select prod"},
+		{Invocation{Workspace: "prod", WorkspaceNew: true}, "workspace new prod"},
+		{Invocation{Validate: true}, "validate"},
+		{Invocation{Output: true}, "output -json"},
+		{Invocation{ShowPlan: "/s/p.tfplan"}, "show -json /s/p.tfplan"},
+	}
+	for _, tc := range tests {
+		if got := strings.Join(tc.inv.Args(), " "); got != tc.want {
+			t.Errorf("Args() = %q, want %q", got, tc.want)
+		}
+	}
+	// The user's var files come after strata's, so they win (§5.6).
+	args := Invocation{Plan: &PlanInvocation{Out: "o", VarFile: "strata.json", Args: PlanArgs{VarFiles: []string{"mine.tfvars"}}}}.Args()
+	if !(indexOf(args, "-var-file=strata.json") < indexOf(args, "-var-file=mine.tfvars")) {
+		t.Errorf("var file order: %v", args)
+	}
+}
+
+func indexOf(ss []string, s string) int {
+	for i, x := range ss {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestProcessEnv(t *testing.T) {
+	env, err := ProcessEnv([]string{"PATH=/bin", "AWS_PROFILE=x", "TF_VAR_region=eu", "TF_LOG=debug", "TF_WORKSPACE=w", "TF_PLUGIN_CACHE_DIR=/c", "BROKEN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"PATH": "/bin", "AWS_PROFILE": "x", "TF_PLUGIN_CACHE_DIR": "/c"}
+	if !reflect.DeepEqual(env, want) {
+		t.Errorf("ProcessEnv = %v, want %v", env, want)
+	}
+	if _, err := ProcessEnv([]string{"TF_CLI_ARGS_plan=-lock=false"}); err == nil || !strings.Contains(err.Error(), "TF_CLI_ARGS_plan is set") {
+		t.Errorf("TF_CLI_ARGS_*: %v", err)
+	}
+	if got := TFVarsFromEnv([]string{"TF_VAR_a=1", "TF_VAR_=x", "OTHER=2"}); !reflect.DeepEqual(got, map[string]string{"a": "1"}) {
+		t.Errorf("TFVarsFromEnv = %v", got)
+	}
+}
+
+func TestUnitEnv(t *testing.T) {
+	root := t.TempDir()
+	writeFileT(t, root+"/strata.yml", `dirs:
+  net: {tags: [net]}
+stacks:
+  names:
+    prod:
+      stacks: [prod-net]
+      variables: {environment: prod}
+    prod-net:
+      tag_query: net
+      variables: {region: eu-west-1}
+`)
+	writeFileT(t, root+"/net/main.tf", "")
+	p, err := stacks.Load(root, root+"/strata.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := p.UnitsIn("net")[0]
+	env := unitEnv(unitEnvInput{Base: map[string]string{"PATH": "/bin"}, Unit: u, Root: root, Engine: "tofu", Version: "1.8.8",
+		EnginePath: "/e/tofu", PlanFile: "/s/p.tfplan", TmpDir: "/s/tmp", PluginCache: "/cache/plugins"})
+	want := map[string]string{
+		"PATH": "/bin", "environment": "prod", "region": "eu-west-1", "STACK_VAR_ENVIRONMENT": "prod", "STACK_VAR_REGION": "eu-west-1",
+		"STRATA_STACK": "prod-net", "STRATA_STACK_PATH": "prod/prod-net", "STRATA_DIR": "net", "STRATA_WORKSPACE": "default",
+		"STRATA_ROOT": root, "STRATA_ENGINE": "tofu", "STRATA_ENGINE_VERSION": "1.8.8", "STRATA_PLAN_FILE": "/s/p.tfplan",
+		"STRATA_TMPDIR": "/s/tmp", "TERRATEAM_DIR": "net", "TERRATEAM_WORKSPACE": "default", "TERRATEAM_ROOT": root,
+		"TERRATEAM_PLAN_FILE": "/s/p.tfplan", "TERRATEAM_TMPDIR": "/s/tmp", "TERRATEAM_STACK": "prod-net",
+		"TERRATEAM_ENGINE_NAME": "tofu", "TERRATEAM_TF_CMD": "/e/tofu", "TF_PLUGIN_CACHE_DIR": "/cache/plugins",
+		"CHECKPOINT_DISABLE": "1",
+	}
+	if !reflect.DeepEqual(env, want) {
+		for k, v := range want {
+			if env[k] != v {
+				t.Errorf("%s = %q, want %q", k, env[k], v)
+			}
+		}
+		for k := range env {
+			if _, ok := want[k]; !ok {
+				t.Errorf("unexpected %s", k)
+			}
+		}
+	}
+}
+
+func TestMasker(t *testing.T) {
+	m := NewMasker("hunter2", "x", "", "hunter2-long")
+	if got := m.Mask("a hunter2-long b hunter2 x"); got != "a *** b *** x" {
+		t.Errorf("Mask = %q", got)
+	}
+}
+
+func TestErrorClassification(t *testing.T) {
+	for _, tc := range []struct {
+		msg               string
+		transient, doInit bool
+	}{
+		{"exit status 1\nError: Failed to install provider\n... TLS handshake timeout", true, false},
+		{"Error: Failed to query available provider packages: 503 Service Unavailable", true, false},
+		{"Error: Error acquiring the state lock\n... i/o timeout", false, false},
+		{`Error: Backend initialization required, please run "terraform init"`, false, true},
+		{"Error: Module not installed", false, true},
+		{"Error: Unsupported argument", false, false},
+	} {
+		err := errors.New(tc.msg)
+		if transient(err) != tc.transient || initRequired(err) != tc.doInit {
+			t.Errorf("%q: transient %t init %t", tc.msg, transient(err), initRequired(err))
+		}
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	rep := func(statuses ...string) *Report {
+		r := &Report{}
+		for _, s := range statuses {
+			r.Units = append(r.Units, &UnitReport{Status: s})
+		}
+		return r
+	}
+	tests := []struct {
+		rep      *Report
+		command  string
+		detailed bool
+		want     int
+	}{
+		{rep(StatusNoChanges, StatusApplied), CmdApply, false, 0},
+		{rep(StatusPlanned, StatusNoChanges), CmdPlan, false, 0},
+		{rep(StatusPlanned, StatusNoChanges), CmdPlan, true, 2},
+		{rep(StatusBlocked), CmdPlan, true, 2},
+		{rep(StatusApplied), CmdPlan, true, 2}, // auto-applied
+		{rep(StatusNoChanges), CmdDrift, true, 0},
+		{rep(StatusPlanned, StatusFailed), CmdPlan, true, 1},
+		{rep(StatusSkipped), CmdApply, false, 1},
+		{rep(StatusCancelled), CmdPlan, false, 1},
+	}
+	for i, tc := range tests {
+		if got := exitCode(tc.rep, tc.command, tc.detailed); got != tc.want {
+			t.Errorf("%d: exit %d, want %d", i, got, tc.want)
+		}
+	}
+}
+
+func TestMarkdownIsCutPerUnit(t *testing.T) {
+	rep := &Report{Command: CmdPlan, Stacks: []StackReport{{Name: "s", Path: []string{"s"}, Status: StatusPlanned}}}
+	for i := 0; i < 3; i++ {
+		rep.Units = append(rep.Units, &UnitReport{Dir: fmt.Sprintf("d%d", i), Workspace: "default", Stack: "s", Status: StatusPlanned,
+			Log: strings.Repeat("line of plan output\n", 40000)})
+	}
+	md := rep.Markdown()
+	if len(md) > summaryLimit+4096 {
+		t.Errorf("summary is %d bytes, over the limit", len(md))
+	}
+	if strings.Count(md, "… cut:") != 3 || strings.Count(md, "<details>") != 3 {
+		t.Errorf("each unit's log is cut with a note")
+	}
+	small := &Report{Command: CmdPlan, Stacks: rep.Stacks, Units: []*UnitReport{{Dir: "d", Workspace: "default", Stack: "s", Status: StatusPlanned, Log: "Plan: 1 to add"}}}
+	if md := small.Markdown(); strings.Contains(md, "cut") || !strings.Contains(md, "### s — planned") || !strings.Contains(md, "Plan: 1 to add") {
+		t.Errorf("small summary:\n%s", md)
+	}
+}
+
+func TestConsoleBlocksAndStatusLines(t *testing.T) {
+	ur := &unitRun{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "app", Workspace: "default"}}, masker: NewMasker("s3cret")}
+	var out bytes.Buffer
+	c := newConsole(&out, nil, false, false)
+	c.stillEvery = 0
+	w := c.stepWriter(ur, StepPlan)
+	fmt.Fprintln(w, "one s3cret")
+	fmt.Fprintln(w.stderr(), "two")
+	if out.Len() != 0 {
+		t.Fatalf("output before the step ended: %q", out.String())
+	}
+	w.Close()
+	if got := out.String(); got != "[app@default] one ***\n[app@default] two\n" {
+		t.Errorf("block = %q", got)
+	}
+	// On a terminal a status line stands below the blocks while a step
+	// runs, and is erased before the next block.
+	out.Reset()
+	now := time.Unix(100, 0)
+	tc := newConsole(&out, nil, true, false)
+	tc.now = func() time.Time { return now }
+	w = tc.stepWriter(ur, StepApply)
+	if !strings.Contains(out.String(), "… app@default: apply (0s)") {
+		t.Errorf("no status line: %q", out.String())
+	}
+	fmt.Fprintln(w, "done")
+	w.Close()
+	if !strings.Contains(out.String(), "\x1b[1A\x1b[J[app@default] done\n") {
+		t.Errorf("the status line is not erased before the block: %q", out.String())
+	}
+}
+
+func TestApprovalWave(t *testing.T) {
+	// The approval wave: no/yes/all answers decide the units' fate. Here the
+	// coordinator's bookkeeping is checked without engines.
+	r := &runState{opt: Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerAll, nil }}}
+	a := &unitRun{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "a", Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}}, phase: phasePlanned}
+	r.units = []*unitRun{a}
+	if !r.askWave() || !a.approved || !r.approveAll {
+		t.Errorf("all: approved %t approveAll %t", a.approved, r.approveAll)
+	}
+	b := &unitRun{u: a.u, phase: phasePlanned}
+	r.units = []*unitRun{b}
+	r.opt.Approve = func([]*UnitReport) (Answer, error) { return AnswerNo, nil }
+	if !r.askWave() || b.approved || !b.denied {
+		t.Errorf("no: approved %t denied %t", b.approved, b.denied)
+	}
+	if r.askWave() {
+		t.Error("a denied unit is not asked about again")
+	}
+}
