@@ -148,6 +148,14 @@ func NewMasker(values ...string) *Masker {
 	return m
 }
 
+// Add masks one more value (an env step's sensitive output).
+func (m *Masker) Add(v string) {
+	if len(v) > 1 {
+		m.secrets = append(m.secrets, v)
+		sort.Slice(m.secrets, func(i, j int) bool { return len(m.secrets[i]) > len(m.secrets[j]) })
+	}
+}
+
 // Mask returns s with every secret replaced.
 func (m *Masker) Mask(s string) string {
 	if m == nil {

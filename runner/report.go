@@ -84,6 +84,8 @@ type StepReport struct {
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
 	OK         bool      `json:"ok"`
+	// Output is a run step's output when it sets capture_output (masked).
+	Output string `json:"output,omitempty"`
 }
 
 // stackStatusOrder ranks unit statuses for a stack's status.
@@ -255,6 +257,11 @@ func (rep *Report) Markdown() string {
 			}
 			b.WriteString("\n")
 			for _, u := range byStack[s.Name] {
+				for _, st := range u.Steps {
+					if out := strings.TrimSpace(st.Output); out != "" {
+						fmt.Fprintf(&b, "<details><summary>%s: %s output</summary>\n\n```\n%s\n```\n\n</details>\n\n", u.Name(), st.Name, strings.ReplaceAll(out, "```", "``\u200b`"))
+					}
+				}
 				log := strings.TrimSpace(u.Log)
 				if log == "" {
 					continue

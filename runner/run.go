@@ -316,6 +316,13 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 		if err != nil {
 			return err
 		}
+		if strings.Contains(c.Version, "$") {
+			// An engine's version may use ${var} (§5.3).
+			j := &job{r: r, ur: &unitRun{u: ru.Unit, env: r.base}}
+			if c.Version, err = j.subst(c.Version, "the engine version"); err != nil {
+				return fmt.Errorf("%s: %w", ru.Name(), err)
+			}
+		}
 		choices[ru.Unit] = c
 		switch {
 		case !c.Supported():

@@ -68,6 +68,7 @@ type unitRun struct {
 	output   strings.Builder // engine output kept for the summary
 	outputs  map[string]any  // output command
 	inited   bool            // init ran or was found current in this command
+	initArgs InitArgs        // the init arguments of the unit's init step
 	userPlan bool            // planFile is the user's (apply FILE): never removed
 	cause    *unitRun        // skipped: the failed unit at the root
 	external bool            // outside the run: a gate waits for it, it never runs

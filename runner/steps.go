@@ -30,6 +30,8 @@ type job struct {
 	r   *runState
 	ur  *unitRun
 	res stepsResult
+	// envVars are what env steps set, for the later steps.
+	envVars map[string]string
 }
 
 // runJob runs one job of a unit: its steps in order, holding the unit's
@@ -52,7 +54,7 @@ func (r *runState) runJob(ctx context.Context, ur *unitRun, kind jobKind) stepsR
 	case kind == jobApply:
 		j.apply(ctx)
 	case r.opt.Command == CmdInit:
-		j.init(ctx, true, false)
+		j.runWorkflow(ctx, StepInit, r.initSteps(ur))
 	case r.opt.Command == CmdValidate:
 		j.validate(ctx)
 	case r.opt.Command == CmdOutput:
@@ -92,7 +94,7 @@ func (j *job) step(ctx context.Context, name string, build func() Invocation, re
 			break
 		}
 		if name != StepInit && !j.ur.inited && initRequired(err) {
-			if _, ierr := j.initNow(ctx, false); ierr != nil {
+			if _, ierr := j.initNow(ctx, false, j.ur.initArgs, nil); ierr != nil {
 				break
 			}
 			continue
@@ -113,37 +115,37 @@ func (j *job) step(ctx context.Context, name string, build func() Invocation, re
 
 // init runs init unless the unit's data dir is current (§8.2): its
 // fingerprint equals the one recorded at the last successful init.
-func (j *job) init(ctx context.Context, always, noBackend bool) bool {
+func (j *job) init(ctx context.Context, always, noBackend bool, args InitArgs, stepEnv map[string]string) bool {
 	if !always && j.ur.inited {
 		return true
 	}
-	fp, fpErr := j.fingerprint()
+	fp, fpErr := j.fingerprint(args)
 	if !always && fpErr == nil && j.initCurrent(fp) {
-		j.ur.inited = true
+		j.ur.inited, j.ur.initArgs = true, args
 		return true
 	}
-	_, err := j.initNow(ctx, noBackend)
+	_, err := j.initNow(ctx, noBackend, args, stepEnv)
 	return !j.failed(ctx, StepInit, err)
 }
 
-func (j *job) initNow(ctx context.Context, noBackend bool) (Outcome, error) {
-	args := j.r.opt.EngineArgs.Init
+func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEnv map[string]string) (Outcome, error) {
 	if noBackend {
 		f := false
 		args.Backend = &f
 	}
 	o, err := j.step(ctx, StepInit, func() Invocation {
 		a := args
-		return Invocation{Step: StepInit, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Init: &a}
+		return Invocation{Step: StepInit, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(stepEnv), Init: &a}
 	}, true)
 	if err != nil {
 		return o, err
 	}
 	j.ur.inited = true
+	j.ur.initArgs = args
 	if noBackend {
 		return o, nil
 	}
-	if fp, ferr := j.fingerprint(); ferr == nil {
+	if fp, ferr := j.fingerprint(args); ferr == nil {
 		_, statErr := os.Stat(j.ur.dataDir)
 		_ = j.r.sd.UpdateUnit(ctx, j.ur.u.ID(), func(s *UnitState) {
 			s.Init = &InitRecord{Fingerprint: fp, At: j.r.opt.Now().UTC(), DataDir: statErr == nil}
@@ -165,12 +167,12 @@ func (j *job) initCurrent(fp string) bool {
 	return statErr == nil || !us.Init.DataDir
 }
 
-func (j *job) fingerprint() (string, error) {
+func (j *job) fingerprint(args InitArgs) (string, error) {
 	u := j.ur.u
 	return InitFingerprint(FingerprintInput{
 		Root: j.r.p.Root, Dir: u.Dir, ModuleDirs: j.r.p.LocalModules(u.Dir),
 		Engine: j.ur.engine.Name, EngineVersion: j.ur.engine.Version.String(),
-		InitArgs: initArgText(j.r.opt.EngineArgs.Init),
+		InitArgs: initArgText(args),
 	})
 }
 
@@ -186,12 +188,12 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 		return true
 	}
 	_, err := j.step(ctx, StepWorkspace, func() Invocation {
-		return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Workspace: ws}
+		return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Workspace: ws}
 	}, true)
 	if err != nil && create && ctx.Err() == nil && strings.Contains(errorText(err), "doesn't exist") {
 		// The failed select stays in the report; the new workspace follows.
 		_, err = j.step(ctx, StepWorkspace, func() Invocation {
-			return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Workspace: ws, WorkspaceNew: true}
+			return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Workspace: ws, WorkspaceNew: true}
 		}, true)
 		if err == nil {
 			// The report shows the workspace step once, as it ended.
@@ -204,12 +206,25 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 // prepareInputs writes the unit's var file (or removes a stale one) and
 // computes its content digest.
 func (j *job) prepareInputs() (varFile string, err error) {
+	return j.prepareInputsWith(j.r.opt.EngineArgs, nil)
+}
+
+// prepareInputsWith writes the var file from strata's TF_VAR_ values, then
+// those env steps and the step's env set, and computes the digest over the
+// given engine arguments.
+func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (varFile string, err error) {
 	u := j.ur.u
+	fromEnvSteps := map[string]string{}
+	for k, v := range j.envVars {
+		if name, ok := strings.CutPrefix(k, "TF_VAR_"); ok {
+			fromEnvSteps[name] = v
+		}
+	}
 	content, err := buildVarFile(varFileInput{
 		Dir:          j.ur.dir,
-		TFVars:       []map[string]string{j.r.tfVars},
-		UserVars:     j.r.opt.EngineArgs.Plan.Vars,
-		UserVarFiles: j.r.opt.EngineArgs.Plan.VarFiles,
+		TFVars:       []map[string]string{j.r.tfVars, fromEnvSteps, stepTFVars},
+		UserVars:     ea.Plan.Vars,
+		UserVarFiles: ea.Plan.VarFiles,
 	})
 	if err != nil {
 		return "", fmt.Errorf("var file: %w", err)
@@ -222,7 +237,11 @@ func (j *job) prepareInputs() (varFile string, err error) {
 	} else {
 		os.Remove(j.ur.varFile)
 	}
-	args := append(append([]string(nil), j.r.opt.EngineArgs.Text...), targetArgs(u.Stack.Targets)...)
+	targets, err := j.targets()
+	if err != nil {
+		return "", err
+	}
+	args := append(append([]string(nil), ea.Text...), targetArgs(targets)...)
 	j.res.digest, err = Digest(DigestInput{
 		Root: j.r.p.Root, Dir: u.Dir, ModuleDirs: j.r.p.LocalModules(u.Dir), OtherRoots: j.r.otherRoots(u.Dir),
 		FilePatterns: u.FilePatterns(), Engine: j.ur.engine.Name, EngineVersion: j.ur.engine.Version.String(),
@@ -240,21 +259,44 @@ func targetArgs(targets []string) []string {
 	return out
 }
 
-// plan runs init, workspace and plan; in apply, a saved plan still
-// current is reused instead (§8.6).
+// plan runs the unit's plan steps; in apply, a saved plan still current
+// is reused instead of a new plan (§8.6).
 func (j *job) plan(ctx context.Context) {
-	varFile, err := j.prepareInputs()
+	j.runWorkflow(ctx, StepPlan, j.r.workflowSteps(j.ur, StepPlan))
+}
+
+// targets are the stack's targets, substituted.
+func (j *job) targets() ([]string, error) {
+	out := make([]string, len(j.ur.u.Stack.Targets))
+	for i, t := range j.ur.u.Stack.Targets {
+		v, err := j.subst(t, "targets")
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// planStep runs workspace and plan with the step's extra_args and env.
+func (j *job) planStep(ctx context.Context, st stacks.Step, where string) {
+	ea, env, tfVars, err := j.engineStepArgs(CmdPlan, st, where)
+	if j.failed(ctx, StepPlan, err) {
+		return
+	}
+	varFile, err := j.prepareInputsWith(ea, tfVars)
 	if j.failed(ctx, "setup", err) {
 		return
 	}
 	if j.r.opt.Command == CmdApply && j.reusePlan() {
 		return
 	}
-	if !j.init(ctx, false, false) || !j.workspace(ctx, true) {
+	if !j.workspace(ctx, true) {
 		return
 	}
-	args := j.r.opt.EngineArgs.Plan
-	args.Targets = append(append([]string(nil), args.Targets...), j.ur.u.Stack.Targets...)
+	args := ea.Plan
+	targets, _ := j.targets()
+	args.Targets = append(append([]string(nil), args.Targets...), targets...)
 	if j.r.opt.Command == CmdDestroy {
 		args.Destroy = true
 	}
@@ -262,7 +304,7 @@ func (j *job) plan(ctx context.Context) {
 		return
 	}
 	o, err := j.step(ctx, StepPlan, func() Invocation {
-		return Invocation{Step: StepPlan, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env,
+		return Invocation{Step: StepPlan, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
 			Plan: &PlanInvocation{Out: j.ur.planFile, VarFile: varFile, Args: args}}
 	}, true)
 	if j.failed(ctx, StepPlan, err) {
@@ -308,28 +350,75 @@ func (j *job) reusePlan() bool {
 	return true
 }
 
-// apply applies the unit's saved plan. A plan the engine calls stale is
-// made again and applied only when nobody has to look at it first.
+// apply runs the unit's apply steps.
 func (j *job) apply(ctx context.Context) {
-	if !j.init(ctx, false, false) || !j.workspace(ctx, false) {
+	j.runWorkflow(ctx, StepApply, j.r.workflowSteps(j.ur, StepApply))
+}
+
+// applyStep applies the unit's saved plan (extra_args never go to apply
+// <planfile>). A plan the engine calls stale is made again and applied only
+// when nobody has to look at it first; with retry enabled, a failed apply
+// re-plans and tries again on the same terms.
+func (j *job) applyStep(ctx context.Context, st stacks.Step, where string) {
+	env, _, err := j.stepEnv(st, where)
+	if j.failed(ctx, StepApply, err) {
 		return
 	}
-	_, err := j.step(ctx, StepApply, func() Invocation {
-		return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, ApplyPlan: j.ur.planFile}
-	}, false)
-	if err != nil && ctx.Err() == nil && strings.Contains(errorText(err), "Saved plan is stale") {
-		j.res.steps[len(j.res.steps)-1].OK = false
-		j.plan(ctx)
+	if !j.init(ctx, false, false, j.ur.initArgs, nil) || !j.workspace(ctx, false) {
+		return
+	}
+	tries, delay, backoff := 1, j.r.opt.RetryDelay, 1.5
+	if r := st.Retry; r != nil && r.Enabled.Value {
+		tries = 3
+		if r.Tries.Set && r.Tries.Value > 0 {
+			tries = r.Tries.Value
+		}
+		if r.InitialSleep.Set {
+			delay = time.Duration(r.InitialSleep.Value) * time.Second
+		}
+		if r.Backoff.Set && r.Backoff.Value >= 1 {
+			backoff = r.Backoff.Value
+		}
+	}
+	auto := j.r.opt.AutoApprove || j.ur.autoApply
+	apply := func() error {
+		_, err := j.step(ctx, StepApply, func() Invocation {
+			return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), ApplyPlan: j.ur.planFile}
+		}, false)
+		return err
+	}
+	err = apply()
+	for try := 2; err != nil && ctx.Err() == nil; try++ {
+		stale := strings.Contains(errorText(err), "Saved plan is stale")
+		if !stale && try > tries {
+			break
+		}
+		if !stale {
+			j.r.con.note(fmt.Sprintf("[%s] apply failed; retrying (%d of %d) in %s", j.ur.u.Name(), try, tries, delay))
+			select {
+			case <-ctx.Done():
+			case <-time.After(delay):
+			}
+			delay = time.Duration(float64(delay) * backoff)
+		}
+		// A retried or stale apply needs a new plan.
+		j.res.err = nil
+		j.planStep(ctx, stacks.Step{Type: stacks.String{Value: StepPlan, Set: true}}, where)
 		if j.res.err != nil {
 			return
 		}
-		if !j.r.opt.AutoApprove && !j.ur.autoApply {
-			j.res.replanned = true
+		if !auto {
+			if stale {
+				j.res.replanned = true
+				return
+			}
+			j.failed(ctx, StepApply, fmt.Errorf("%w; a new plan is saved for review", err))
 			return
 		}
-		_, err = j.step(ctx, StepApply, func() Invocation {
-			return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, ApplyPlan: j.ur.planFile}
-		}, false)
+		if stale && try > tries+1 {
+			break
+		}
+		err = apply()
 	}
 	result := StatusApplied
 	if j.r.destroying() {
@@ -360,21 +449,21 @@ func (j *job) validate(ctx context.Context) {
 	if _, err := os.Stat(j.ur.dataDir); err == nil {
 		initialised = true
 	}
-	if !initialised && !j.init(ctx, true, true) {
+	if !initialised && !j.init(ctx, true, true, j.r.opt.EngineArgs.Init, nil) {
 		return
 	}
 	_, err := j.step(ctx, StepValidate, func() Invocation {
-		return Invocation{Step: StepValidate, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Validate: true}
+		return Invocation{Step: StepValidate, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Validate: true}
 	}, true)
 	j.failed(ctx, StepValidate, err)
 }
 
 func (j *job) output(ctx context.Context) {
-	if !j.init(ctx, false, false) || !j.workspace(ctx, false) {
+	if !j.init(ctx, false, false, j.r.opt.EngineArgs.Init, nil) || !j.workspace(ctx, false) {
 		return
 	}
 	o, err := j.step(ctx, StepOutput, func() Invocation {
-		return Invocation{Step: StepOutput, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Output: true}
+		return Invocation{Step: StepOutput, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Output: true}
 	}, true)
 	if j.failed(ctx, StepOutput, err) {
 		return

@@ -1,0 +1,524 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// A unit's steps come from the first workflow whose tag query matches it
+// (§8.4): its plan: list in a plan job, its apply: list in an apply job,
+// [init, plan] and [init, apply] when there is none.
+
+func defaultSteps(types ...string) []stacks.Step {
+	out := make([]stacks.Step, len(types))
+	for i, t := range types {
+		out[i] = stacks.Step{Type: stacks.String{Value: t, Set: true}}
+	}
+	return out
+}
+
+// workflowSteps returns the unit's steps for one phase (plan or apply).
+func (r *runState) workflowSteps(ur *unitRun, phase string) []stacks.Step {
+	w := r.p.WorkflowFor(ur.u)
+	switch {
+	case phase == StepPlan && w != nil && w.Plan != nil:
+		return *w.Plan
+	case phase == StepApply && w != nil && w.Apply != nil:
+		return *w.Apply
+	case phase == StepPlan:
+		return defaultSteps(StepInit, StepPlan)
+	}
+	return defaultSteps(StepInit, StepApply)
+}
+
+// SubstitutionError names a variable no source defines.
+type SubstitutionError struct {
+	Name, Stack, Where string
+}
+
+func (e *SubstitutionError) Error() string {
+	return fmt.Sprintf("unknown variable %q in %s (stack %s): not a stack variable nor in the environment; write $$ for a literal $", e.Name, e.Where, e.Stack)
+}
+
+// substitute replaces ${name} and $name in one pass (§5.3): `$$` is a
+// literal `$`; lookup finds a name or reports it unknown.
+func substitute(s string, lookup func(string) (string, bool)) (string, string, bool) {
+	if !strings.Contains(s, "$") {
+		return s, "", true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '$' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		next := s[i+1]
+		switch {
+		case next == '$':
+			b.WriteByte('$')
+			i++
+		case next == '{':
+			end := strings.IndexByte(s[i+2:], '}')
+			if end < 0 {
+				b.WriteByte(c)
+				continue
+			}
+			name := s[i+2 : i+2+end]
+			v, ok := lookup(name)
+			if !ok {
+				return "", name, false
+			}
+			b.WriteString(v)
+			i += 2 + end
+		case isNameStart(next):
+			j := i + 1
+			for j < len(s) && isNameChar(s[j]) {
+				j++
+			}
+			name := s[i+1 : j]
+			v, ok := lookup(name)
+			if !ok {
+				return "", name, false
+			}
+			b.WriteString(v)
+			i = j - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), "", true
+}
+
+func isNameStart(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+func isNameChar(c byte) bool { return isNameStart(c) || (c >= '0' && c <= '9') }
+
+// lookup finds a name for substitution: the unit's stack variables, then
+// what earlier env steps set, then strata's environment.
+func (j *job) lookup(name string) (string, bool) {
+	if v, ok := j.ur.u.Stack.Variable(name); ok {
+		return v, true
+	}
+	if v, ok := j.envVars[name]; ok {
+		return v, true
+	}
+	for _, kv := range j.r.opt.Environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v, true
+		}
+	}
+	if v, ok := j.ur.env[name]; ok {
+		return v, true
+	}
+	return "", false
+}
+
+func (j *job) subst(s, where string) (string, error) {
+	out, name, ok := substitute(s, j.lookup)
+	if !ok {
+		return "", &SubstitutionError{Name: name, Stack: j.ur.u.Stack.Name, Where: where}
+	}
+	return out, nil
+}
+
+func (j *job) substAll(ss []stacks.String, where string) ([]string, error) {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		v, err := j.subst(s.Value, where)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// stepEnv is a step's own env, substituted, split into what the engine's
+// environment takes and the TF_VAR_ values that go to the var file.
+func (j *job) stepEnv(st stacks.Step, where string) (env, tfVars map[string]string, err error) {
+	env, tfVars = map[string]string{}, map[string]string{}
+	if st.Env == nil {
+		return env, tfVars, nil
+	}
+	for _, e := range st.Env.Entries {
+		v, err := j.subst(e.Value.Value, where+".env."+e.Key)
+		if err != nil {
+			return nil, nil, err
+		}
+		if name, ok := strings.CutPrefix(e.Key, "TF_VAR_"); ok {
+			tfVars[name] = v
+			continue
+		}
+		env[e.Key] = v
+	}
+	return env, tfVars, nil
+}
+
+// engineEnv is the environment of one engine call: the unit's, what env
+// steps set (TF_VAR_ values aside), then the step's own env.
+func (j *job) engineEnv(stepEnv map[string]string) map[string]string {
+	env := make(map[string]string, len(j.ur.env)+len(j.envVars)+len(stepEnv))
+	for k, v := range j.ur.env {
+		env[k] = v
+	}
+	for k, v := range j.envVars {
+		if !strings.HasPrefix(k, "TF_VAR_") {
+			env[k] = v
+		}
+	}
+	for k, v := range stepEnv {
+		env[k] = v
+	}
+	return env
+}
+
+// processEnv is the environment of a run, env or tool step: as the engine's,
+// plus the TF_VAR_ values (these are not engine calls, so nothing refuses
+// them).
+func (j *job) processEnv(stepEnv, stepTFVars map[string]string) []string {
+	env := j.engineEnv(stepEnv)
+	for k, v := range j.r.tfVars {
+		env["TF_VAR_"+k] = v
+	}
+	for k, v := range j.envVars {
+		if strings.HasPrefix(k, "TF_VAR_") {
+			env[k] = v
+		}
+	}
+	for k, v := range stepTFVars {
+		env["TF_VAR_"+k] = v
+	}
+	return envList(env)
+}
+
+// workflowEnvironment exports the matching workflow's environment,
+// substituted, as STRATA_ENVIRONMENT (and TERRATEAM_ENVIRONMENT) to every
+// step.
+func (j *job) workflowEnvironment() error {
+	w := j.r.p.WorkflowFor(j.ur.u)
+	if w == nil || !w.Environment.Set {
+		return nil
+	}
+	v, err := j.subst(w.Environment.Value, "the workflow's environment")
+	if err != nil {
+		return err
+	}
+	if j.envVars == nil {
+		j.envVars = map[string]string{}
+	}
+	j.envVars["STRATA_ENVIRONMENT"] = v
+	j.envVars["TERRATEAM_ENVIRONMENT"] = v
+	return nil
+}
+
+// runWorkflow runs a phase's steps in order. After a failure only steps
+// with run_on: failure or always run; the first failure is the unit's.
+func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.Step) {
+	if j.failed(ctx, "setup", j.workflowEnvironment()) {
+		return
+	}
+	for i, st := range steps {
+		where := fmt.Sprintf("%s step %d (%s)", phase, i+1, st.Type.Value)
+		failedBefore := j.res.err != nil
+		runOn := st.RunOn.Value
+		if runOn == "" {
+			runOn = "success"
+		}
+		switch {
+		case runOn == "always":
+		case runOn == "failure" && failedBefore:
+		case runOn == "success" && !failedBefore:
+		default:
+			continue
+		}
+		if ctx.Err() != nil && !failedBefore {
+			j.failed(ctx, st.Type.Value, ctx.Err())
+			return
+		}
+		prev, prevStep := j.res.err, j.res.failedStep
+		switch st.Type.Value {
+		case StepInit:
+			j.initStep(ctx, st, where)
+		case StepPlan:
+			j.planStep(ctx, st, where)
+		case StepApply:
+			j.applyStep(ctx, st, where)
+		case StepRun:
+			j.runStep(ctx, st, where)
+		case "env":
+			j.envStep(ctx, st, where)
+		case "checkov", "conftest", "opa":
+			j.toolStep(ctx, st, where)
+		default:
+			// oidc, gates, slack, drift_create_issue: Terrateam's own;
+			// accepted and ignored.
+			continue
+		}
+		if failedBefore && j.res.err != prev && prev != nil {
+			// A failure step that fails keeps the first failure as the
+			// unit's reason.
+			j.res.err, j.res.failedStep = prev, prevStep
+		}
+	}
+}
+
+// initStep runs init with the step's extra_args and env.
+func (j *job) initStep(ctx context.Context, st stacks.Step, where string) {
+	args, env, _, err := j.engineStepArgs(CmdInit, st, where)
+	if j.failed(ctx, StepInit, err) {
+		return
+	}
+	j.init(ctx, j.r.opt.Command == CmdInit, false, args.Init, env)
+}
+
+// engineStepArgs reads a step's extra_args (merged with the command's
+// engine arguments) and env.
+func (j *job) engineStepArgs(command string, st stacks.Step, where string) (EngineArgs, map[string]string, map[string]string, error) {
+	env, tfVars, err := j.stepEnv(st, where)
+	if err != nil {
+		return EngineArgs{}, nil, nil, err
+	}
+	extra, err := j.substAll(st.ExtraArgs, where+".extra_args")
+	if err != nil {
+		return EngineArgs{}, nil, nil, err
+	}
+	ea := j.r.opt.EngineArgs
+	if len(extra) > 0 {
+		own, err := ParseEngineArgs(command, extra, j.ur.dir)
+		if err != nil {
+			return EngineArgs{}, nil, nil, fmt.Errorf("%s: extra_args: %w", where, err)
+		}
+		ea = mergeEngineArgs(own, ea)
+	}
+	return ea, env, tfVars, nil
+}
+
+// mergeEngineArgs puts a step's extra_args first and the command line's
+// after them, so the command line wins where a flag takes one value.
+func mergeEngineArgs(step, cmd EngineArgs) EngineArgs {
+	out := step
+	p, c := &out.Plan, cmd.Plan
+	p.Targets = append(p.Targets, c.Targets...)
+	p.Replace = append(p.Replace, c.Replace...)
+	p.Vars = append(p.Vars, c.Vars...)
+	p.VarFiles = append(p.VarFiles, c.VarFiles...)
+	if c.Refresh != nil {
+		p.Refresh = c.Refresh
+	}
+	p.RefreshOnly = p.RefreshOnly || c.RefreshOnly
+	p.Destroy = p.Destroy || c.Destroy
+	if c.Lock != nil {
+		p.Lock = c.Lock
+	}
+	if c.LockTimeout != "" {
+		p.LockTimeout = c.LockTimeout
+	}
+	if c.Parallelism > 0 {
+		p.Parallelism = c.Parallelism
+	}
+	in, ci := &out.Init, cmd.Init
+	in.Upgrade = in.Upgrade || ci.Upgrade
+	in.Reconfigure = in.Reconfigure || ci.Reconfigure
+	if ci.Backend != nil {
+		in.Backend = ci.Backend
+	}
+	in.BackendConfig = append(in.BackendConfig, ci.BackendConfig...)
+	in.ForceCopy = in.ForceCopy || ci.ForceCopy
+	if ci.Get != nil {
+		in.Get = ci.Get
+	}
+	in.PluginDir = append(in.PluginDir, ci.PluginDir...)
+	out.Text = append(out.Text, cmd.Text...)
+	out.Command = append(out.Command, cmd.Command...)
+	return out
+}
+
+// runStep runs a `run` step: cmd is argv (never a shell string), in the
+// unit's dir, in its own process group; an interrupt reaches it as SIGINT.
+func (j *job) runStep(ctx context.Context, st stacks.Step, where string) {
+	argv, env, tfVars, err := j.processStep(st, where)
+	if j.failed(ctx, StepRun, err) {
+		return
+	}
+	out, err := j.exec(ctx, StepRun, argv, j.processEnv(env, tfVars), st.CaptureOutput.Value, nil)
+	if err != nil && st.IgnoreErrors.Value {
+		j.r.con.note(fmt.Sprintf("[%s] %s failed, ignored (ignore_errors): %v", j.ur.u.Name(), where, err))
+		j.res.steps[len(j.res.steps)-1].OK = true
+		return
+	}
+	_ = out
+	j.failed(ctx, StepRun, err)
+}
+
+func (j *job) processStep(st stacks.Step, where string) (argv []string, env, tfVars map[string]string, err error) {
+	env, tfVars, err = j.stepEnv(st, where)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	argv, err = j.substAll(st.Cmd, where+".cmd")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(argv) == 0 {
+		return nil, nil, nil, fmt.Errorf("%s: empty cmd", where)
+	}
+	return argv, env, tfVars, nil
+}
+
+// exec runs a process step with the step's console block; capture keeps
+// its output (masked) in the report. stdout, when not nil, receives the
+// process's stdout instead of the block (env steps).
+func (j *job) exec(ctx context.Context, name string, argv, env []string, capture bool, stdout *bytes.Buffer) (string, error) {
+	started := j.r.opt.Now()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = j.ur.dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out := j.r.con.stepWriter(j.ur, name)
+	var kept bytes.Buffer
+	var w = out.stderr()
+	if capture {
+		w = teeWriter{out, &kept}
+	}
+	cmd.Stderr = w
+	if stdout != nil {
+		cmd.Stdout = stdout
+	} else if capture {
+		cmd.Stdout = teeWriter{out, &kept}
+	} else {
+		cmd.Stdout = out
+	}
+	err := cmd.Start()
+	if err == nil {
+		done := make(chan struct{})
+		go func() {
+			select {
+			case <-ctx.Done():
+				// The step's process group gets one SIGINT, as engines do.
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+				if j.r.opt.KillAfter > 0 {
+					select {
+					case <-done:
+					case <-time.After(j.r.opt.KillAfter):
+						syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+					}
+				}
+			case <-done:
+			}
+		}()
+		err = cmd.Wait()
+		close(done)
+	}
+	out.Close()
+	rep := StepReport{Name: name, StartedAt: started, FinishedAt: j.r.opt.Now(), OK: err == nil}
+	if capture {
+		rep.Output = j.ur.masker.Mask(kept.String())
+	}
+	j.res.steps = append(j.res.steps, rep)
+	if err != nil {
+		return kept.String(), fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	}
+	return kept.String(), nil
+}
+
+type teeWriter struct {
+	a, b interface{ Write([]byte) (int, error) }
+}
+
+func (t teeWriter) Write(p []byte) (int, error) {
+	t.b.Write(p)
+	return t.a.Write(p)
+}
+
+// envStep sets variables for the later steps (§8.4): method exec sets name
+// to cmd's output, method source reads KEY=VALUE lines from it.
+func (j *job) envStep(ctx context.Context, st stacks.Step, where string) {
+	argv, env, tfVars, err := j.processStep(st, where)
+	if j.failed(ctx, "env", err) {
+		return
+	}
+	var stdout bytes.Buffer
+	if _, err := j.exec(ctx, "env", argv, j.processEnv(env, tfVars), false, &stdout); j.failed(ctx, "env", err) {
+		return
+	}
+	set := map[string]string{}
+	if st.Method.Value == "source" {
+		sc := bufio.NewScanner(&stdout)
+		for sc.Scan() {
+			line := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(sc.Text()), "export "))
+			if k, v, ok := strings.Cut(line, "="); ok && k != "" && !strings.HasPrefix(k, "#") {
+				set[k] = strings.Trim(v, `"'`)
+			}
+		}
+	} else {
+		v := stdout.String()
+		if st.TrimTrailingNewlines.Get(true) {
+			v = strings.TrimRight(v, "\r\n")
+		}
+		set[st.Name.Value] = v
+	}
+	if j.envVars == nil {
+		j.envVars = map[string]string{}
+	}
+	names := make([]string, 0, len(set))
+	for k, v := range set {
+		j.envVars[k] = v
+		names = append(names, k)
+		if st.Sensitive.Value {
+			j.ur.masker.Add(v)
+		}
+	}
+	sort.Strings(names)
+	j.r.con.note(fmt.Sprintf("[%s] env: set %s", j.ur.u.Name(), strings.Join(names, ", ")))
+}
+
+// toolStep runs checkov, conftest or opa from PATH in the unit's dir with
+// the step's extra_args; a missing tool fails the unit.
+func (j *job) toolStep(ctx context.Context, st stacks.Step, where string) {
+	tool := st.Type.Value
+	path, err := exec.LookPath(tool)
+	if err != nil {
+		j.failed(ctx, tool, fmt.Errorf("%s is not on PATH: install it or remove the %s step", tool, where))
+		j.res.steps = append(j.res.steps, StepReport{Name: tool, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
+		return
+	}
+	env, tfVars, err := j.stepEnv(st, where)
+	if j.failed(ctx, tool, err) {
+		return
+	}
+	args, err := j.substAll(st.ExtraArgs, where+".extra_args")
+	if j.failed(ctx, tool, err) {
+		return
+	}
+	if len(args) == 0 && tool == "checkov" {
+		args = []string{"-d", "."}
+	}
+	_, err = j.exec(ctx, tool, append([]string{path}, args...), j.processEnv(env, tfVars), true, nil)
+	if err != nil && st.IgnoreErrors.Value {
+		j.res.steps[len(j.res.steps)-1].OK = true
+		return
+	}
+	j.failed(ctx, tool, err)
+}
+
+// initSteps are the steps of the init command: the workflow's init steps
+// (their extra_args and env), else a plain init.
+func (r *runState) initSteps(ur *unitRun) []stacks.Step {
+	for _, st := range r.workflowSteps(ur, StepPlan) {
+		if st.Type.Value == StepInit {
+			return []stacks.Step{st}
+		}
+	}
+	return defaultSteps(StepInit)
+}

@@ -1,0 +1,231 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+func TestSubstitute(t *testing.T) {
+	vars := map[string]string{"environment": "prod", "STRATA_STACK": "app", "x": "1"}
+	lookup := func(n string) (string, bool) { v, ok := vars[n]; return v, ok }
+	tests := []struct {
+		in, want, unknown string
+	}{
+		{"plain", "plain", ""},
+		{"${environment}", "prod", ""},
+		{"$environment-x", "prod-x", ""},
+		{"key=${STRATA_STACK}/terraform.tfstate", "key=app/terraform.tfstate", ""},
+		{"$${x} and $$x", "${x} and $x", ""},
+		{"cost: $", "cost: $", ""},
+		{"${missing}", "", "missing"},
+		{"$missing", "", "missing"},
+		{"${unterminated", "${unterminated", ""},
+		{"a$1", "a$1", ""},
+	}
+	for _, tc := range tests {
+		got, name, ok := substitute(tc.in, lookup)
+		if tc.unknown != "" {
+			if ok || name != tc.unknown {
+				t.Errorf("substitute(%q): ok %t name %q, want unknown %q", tc.in, ok, name, tc.unknown)
+			}
+			continue
+		}
+		if !ok || got != tc.want {
+			t.Errorf("substitute(%q) = %q, %t; want %q", tc.in, got, ok, tc.want)
+		}
+	}
+}
+
+// TestTerrateamWorkflow: a Terrateam-style config runs its workflow: a run
+// step before plan writes $environment (a stack variable) to a file, an
+// env step sets a value a later run step reads, the workflow's environment
+// is substituted, a captured run step lands in the report and summary.
+func TestTerrateamWorkflow(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		".terrateam/config.yml": `stacks:
+  names:
+    app:
+      tag_query: 'dir:app'
+      variables:
+        environment: staging
+workflows:
+  - tag_query: 'stack_name:app'
+    environment: 'env-${environment}'
+    plan:
+      - type: run
+        cmd: ['sh', '-c', 'printf "%s" "$environment" > environment.out']
+      - type: env
+        name: GREETING
+        cmd: ['echo', 'hello from an env step']
+      - type: run
+        cmd: ['sh', '-c', 'printf "%s|%s" "$GREETING" "$STRATA_ENVIRONMENT" > greeting.out; echo captured-line']
+        capture_output: true
+      - type: init
+      - type: plan
+        env:
+          TF_VAR_label: '${environment}-label'
+      - type: run
+        cmd: ['sh', '-c', 'touch never']
+        run_on: failure
+      - type: oidc
+        provider: aws
+`,
+		"app/main.tf": `variable "label" {
+  type = string
+}
+resource "terraform_data" "x" {
+  input = var.label
+}
+`,
+	})
+	e := newE2E(t, root)
+	res := e.run(CmdPlan, Options{}, stacks.Selection{})
+	u := res.Report.Units[0]
+	if u.Status != StatusPlanned {
+		t.Fatalf("status %s (%s)\n%s", u.Status, u.Reason, e.console.String())
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(root, "app", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got := read("environment.out"); got != "staging" {
+		t.Errorf("environment.out = %q", got)
+	}
+	if got := read("greeting.out"); got != "hello from an env step|env-staging" {
+		t.Errorf("greeting.out = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(root, "app", "never")); err == nil {
+		t.Error("a run_on: failure step ran after success")
+	}
+	if !strings.Contains(e.console.String(), `+ input  = "staging-label"`) {
+		t.Errorf("TF_VAR_ from the step env did not reach the plan:\n%s", e.console.String())
+	}
+	var names []string
+	captured := ""
+	for _, s := range u.Steps {
+		names = append(names, s.Name)
+		if s.Output != "" {
+			captured = s.Output
+		}
+	}
+	if got := strings.Join(names, ","); got != "run,env,run,init,plan" {
+		t.Errorf("steps = %s", got)
+	}
+	if !strings.Contains(captured, "captured-line") || !strings.Contains(res.Report.Markdown(), "captured-line") {
+		t.Errorf("captured output missing from the report or summary: %q", captured)
+	}
+}
+
+// TestWorkflowFailures: an unknown ${name} fails the unit naming it and the
+// stack; a failing step runs the failure steps; ignore_errors goes on.
+func TestWorkflowFailures(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `dirs:
+  unknown: {tags: [unknown]}
+  failing: {tags: [failing]}
+  ignored: {tags: [ignored]}
+stacks:
+  names:
+    u: {tag_query: unknown}
+    f: {tag_query: failing}
+    i: {tag_query: ignored}
+workflows:
+  - tag_query: unknown
+    plan:
+      - type: run
+        cmd: ['echo', '${no_such_thing}']
+      - type: init
+      - type: plan
+  - tag_query: failing
+    plan:
+      - type: run
+        cmd: ['sh', '-c', 'exit 4']
+      - type: run
+        cmd: ['touch', 'after-failure']
+        run_on: failure
+      - type: run
+        cmd: ['touch', 'always']
+        run_on: always
+      - type: plan
+  - tag_query: ignored
+    plan:
+      - type: run
+        cmd: ['sh', '-c', 'exit 5']
+        ignore_errors: true
+      - type: init
+      - type: plan
+`,
+		"unknown/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+		"failing/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+		"ignored/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	e := newE2E(t, root)
+	res := e.run(CmdPlan, Options{}, stacks.Selection{})
+	got := statuses(res.Report)
+	if u := got["unknown@default"]; !strings.HasPrefix(u, "failed") || !strings.Contains(u, `unknown variable "no_such_thing"`) || !strings.Contains(u, "(stack u)") {
+		t.Errorf("unknown: %s", u)
+	}
+	if !strings.HasPrefix(got["failing@default"], "failed (run failed: sh -c exit 4") {
+		t.Errorf("failing: %s", got["failing@default"])
+	}
+	for _, f := range []string{"after-failure", "always"} {
+		if _, err := os.Stat(filepath.Join(root, "failing", f)); err != nil {
+			t.Errorf("%s step did not run: %v", f, err)
+		}
+	}
+	if got["ignored@default"] != StatusPlanned {
+		t.Errorf("ignored: %s", got["ignored@default"])
+	}
+}
+
+// TestPerStackBackend: a dirspace in two stacks, each with its own state
+// through the workflow's init extra_args, applies in both.
+func TestPerStackBackend(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `dirs:
+  shared: {tags: [shared]}
+stacks:
+  allow_workspace_in_multiple_stacks: true
+  names:
+    one:
+      tag_query: shared
+      variables: {flavour: one}
+    two:
+      tag_query: shared
+      variables: {flavour: two}
+workflows:
+  - tag_query: ''
+    plan:
+      - type: init
+        extra_args: ['-backend-config=path=${STRATA_STACK}.tfstate']
+      - type: plan
+`,
+		"shared/main.tf": `terraform {
+  backend "local" {}
+}
+resource "terraform_data" "s" {
+  provisioner "local-exec" {
+    command = "echo $flavour > flavour-$flavour.out"
+  }
+}
+`,
+	})
+	e := newE2E(t, root)
+	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	want := map[string]string{"shared@default#one": StatusApplied, "shared@default#two": StatusApplied}
+	if got := statuses(res.Report); !equalMaps(got, want) {
+		t.Fatalf("apply: %v\n%s", got, e.console.String())
+	}
+	for _, f := range []string{"one.tfstate", "two.tfstate", "flavour-one.out", "flavour-two.out"} {
+		if _, err := os.Stat(filepath.Join(root, "shared", f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
