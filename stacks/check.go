@@ -1,15 +1,16 @@
 package stacks
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/hashicorp/go-version"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 
@@ -51,7 +52,7 @@ func checkConfig(cfg *Config, c *collector) {
 		checkEngine(cfg.Engine, "engine", c)
 	}
 	if cfg.DefaultTFVersion.Set {
-		checkVersion(cfg.DefaultTFVersion, "default_tf_version", c)
+		checkVersion("terraform", cfg.DefaultTFVersion, "default_tf_version", c)
 	}
 	if cfg.ParallelRuns.Set && cfg.ParallelRuns.Value < 1 {
 		c.errorf(cfg.ParallelRuns.Pos, "parallel_runs", "found %d; expected a number of at least 1", cfg.ParallelRuns.Value)
@@ -115,7 +116,7 @@ func checkEngine(e *EngineConfig, key string, c *collector) {
 	}
 	if e.Supported() {
 		if v := e.VersionString(); v.Set {
-			checkVersion(v, key+".version", c)
+			checkVersion(e.Name.Value, v, key+".version", c)
 		}
 	}
 }
@@ -128,20 +129,25 @@ func (e *EngineConfig) VersionString() String {
 	return e.TFVersion
 }
 
-// checkVersion accepts an exact version, a go-version constraint or
-// `latest`; a value using ${var} is checked once substituted.
-func checkVersion(v String, key string, c *collector) {
-	s := strings.TrimSpace(v.Value)
-	if s == "latest" || strings.Contains(s, "$") {
+// checkVersion accepts what the engines package resolves: an exact
+// version, a go-version constraint or `latest`; a value using ${var} is
+// checked once substituted.
+func checkVersion(name string, v String, key string, c *collector) {
+	if strings.Contains(v.Value, "$") {
 		return
 	}
-	if _, err := version.NewVersion(s); err == nil {
-		return
+	if _, err := engines.ParseSpec(name, v.Value); err != nil {
+		var se *engines.SpecError
+		if errors.As(err, &se) && se.Field == "version" {
+			if strings.HasPrefix(se.Reason, "is ") {
+				c.errorf(v.Pos, key, "%q %s", v.Value, se.Reason)
+			} else {
+				c.errorf(v.Pos, key, "%q: %s", v.Value, se.Reason)
+			}
+			return
+		}
+		c.errorf(v.Pos, key, "found %q: %v", v.Value, err)
 	}
-	if _, err := version.NewConstraint(s); err == nil {
-		return
-	}
-	c.errorf(v.Pos, key, "found %q; expected a version (1.5.7), a constraint (~> 1.6, >= 1.5, < 1.9) or latest", v.Value)
 }
 
 var variableNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
