@@ -97,7 +97,7 @@ func (r *runState) unitReport(ur *unitRun) *UnitReport {
 		Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path,
 		Engine: EngineReport{Name: ur.choice.Name, Version: ur.choice.Version},
 		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason,
-		Inputs: map[string]InputReport{}, Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
+		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
 		Log: ur.output.String(),
 	}
 	if ur.engine != nil {

@@ -177,12 +177,17 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	// Units outside the run that gates wait for join the graph; they never
 	// run, and open their gates only when the run state shows them applied
 	// at their current digest (§5.5).
-	all := &stacks.Run{Units: append([]stacks.RunUnit(nil), run.Units...), DropIn: run.DropIn}
+	addPre, force, preBlocked, err := prerequisites(p, run, opt, sd)
+	if err != nil {
+		return nil, err
+	}
+	all := &stacks.Run{Units: append(append([]stacks.RunUnit(nil), run.Units...), addPre...), DropIn: run.DropIn}
 	for _, u := range opt.External {
-		if !run.Has(u) {
+		if !all.Has(u) {
 			all.Units = append(all.Units, stacks.RunUnit{Unit: u, Why: whyExternal})
 		}
 	}
+	addProducers(p, all, all)
 	g, err := p.Graph(all.List(), stacks.GraphOptions{Destroy: opt.Command == CmdDestroy || opt.EngineArgs.Plan.Destroy})
 	if err != nil {
 		return nil, err
@@ -196,6 +201,13 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	r.con.stillEvery, r.con.now = opt.StillEvery, opt.Now
 	if err := r.prepare(ctx, all); err != nil {
 		return nil, err
+	}
+	for _, ur := range r.units {
+		ur.forceApply = force[ur.u]
+		ur.preBlocked = preBlocked[ur.u]
+	}
+	if opt.Command == CmdDrift {
+		r.readProducersNow(ctx)
 	}
 	return r, nil
 }
@@ -368,7 +380,8 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 	var problems []string
 	for _, ru := range run.Units {
 		c := choices[ru.Unit]
-		ur := &unitRun{u: ru.Unit, why: ru.Why, choice: c, status: statusPending, external: ru.Why == whyExternal}
+		ur := &unitRun{u: ru.Unit, why: ru.Why, choice: c, status: statusPending,
+			external: ru.Why == whyExternal || ru.Why == whyProducer, producer: ru.Why == whyProducer}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
 			ur.unsupported = true

@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/sourcegraph/conc/pool"
 
@@ -72,6 +74,12 @@ type unitRun struct {
 	userPlan bool            // planFile is the user's (apply FILE): never removed
 	cause    *unitRun        // skipped: the failed unit at the root
 	external bool            // outside the run: a gate waits for it, it never runs
+	producer bool            // outside the run: its outputs are read as they stand
+
+	produced   map[string]tfexec.OutputMeta // outputs read for consumers
+	inputVals  map[string]json.RawMessage   // input values, set before its plan
+	forceApply bool                         // a stale prerequisite: applied even without changes
+	preBlocked string                       // blocked before anything runs, with this reason
 }
 
 // runState is one command's scheduler state. Only the coordinator
@@ -117,8 +125,12 @@ type jobResult struct {
 func (r *runState) schedule(ctx context.Context) {
 	for _, ur := range r.units {
 		switch {
+		case ur.producer:
+			r.readExternalProducer(ctx, ur)
 		case ur.external:
 			r.openExternal(ctx, ur)
+		case ur.preBlocked != "":
+			r.finish(ur, StatusBlocked, ur.preBlocked)
 		case ur.unsupported:
 			r.finish(ur, StatusFailed, fmt.Sprintf("engine %s is not supported", ur.choice.Name))
 			r.skipDependents(ur, ur)
@@ -140,6 +152,14 @@ func (r *runState) schedule(ctx context.Context) {
 				}
 				if busyDir[j.ur.u.Dir] {
 					continue // units sharing a dir never run steps at once
+				}
+				if j.kind == jobPlan && r.opt.Command != CmdDrift {
+					vals, missing := r.inputValues(j.ur)
+					if missing != "" {
+						r.finish(j.ur, StatusBlocked, missing)
+						continue
+					}
+					j.ur.inputVals = vals
 				}
 				busyDir[j.ur.u.Dir] = true
 				inflight++
@@ -250,6 +270,9 @@ func (r *runState) openExternal(ctx context.Context, ur *unitRun) {
 func (r *runState) complete(ctx context.Context, jr jobResult) {
 	ur, res := jr.ur, jr.res
 	ur.steps = append(ur.steps, res.steps...)
+	if res.produced != nil {
+		ur.produced = res.produced
+	}
 	if res.err != nil {
 		switch {
 		case res.interrupted:
@@ -290,7 +313,7 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		r.skip(ur, cause)
 		return
 	}
-	if !res.hasChanges {
+	if !res.hasChanges && !(ur.forceApply && r.opt.Command != CmdDrift) {
 		ur.opened = true
 		r.finish(ur, StatusNoChanges, "")
 		return

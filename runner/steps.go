@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-exec/tfexec"
+
 	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -23,6 +25,10 @@ type stepsResult struct {
 	digest      string
 	replanned   bool
 	outputs     map[string]any
+	// produced are a producer's outputs, read after its apply (or its
+	// plan with no changes) for its consumers.
+	produced    map[string]tfexec.OutputMeta
+	producedErr error
 }
 
 // job is the working state of one job of one unit.
@@ -61,6 +67,10 @@ func (r *runState) runJob(ctx context.Context, ur *unitRun, kind jobKind) stepsR
 		j.output(ctx)
 	default:
 		j.plan(ctx)
+	}
+	if j.res.err == nil && r.isProducer(ur) && r.opt.Command != CmdDrift &&
+		(kind == jobApply || (!j.res.hasChanges && !ur.forceApply)) {
+		j.readOutputs(ctx)
 	}
 	return j.res
 }
@@ -223,6 +233,7 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 	content, err := buildVarFile(varFileInput{
 		Dir:          j.ur.dir,
 		TFVars:       []map[string]string{j.r.tfVars, fromEnvSteps, stepTFVars},
+		Inputs:       j.ur.inputVals,
 		UserVars:     ea.Plan.Vars,
 		UserVarFiles: ea.Plan.VarFiles,
 	})

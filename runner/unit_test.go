@@ -227,7 +227,7 @@ func TestConsoleBlocksAndStatusLines(t *testing.T) {
 func TestApprovalWave(t *testing.T) {
 	// The approval wave: no/yes/all answers decide the units' fate. Here the
 	// coordinator's bookkeeping is checked without engines.
-	r := &runState{opt: Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerAll, nil }}}
+	r := &runState{p: &stacks.Project{}, opt: Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerAll, nil }}}
 	a := &unitRun{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "a", Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}}, phase: phasePlanned}
 	r.units = []*unitRun{a}
 	if !r.askWave() || !a.approved || !r.approveAll {

@@ -107,6 +107,28 @@ func (p *Project) Graph(units []*Unit, opt GraphOptions) (*Graph, error) {
 			add(Edge{From: u, To: v, Kind: PlanEdge, Why: "depends_on"})
 		}
 	}
+	// Data edges: a consumer plans only after its producers are applied,
+	// so no placeholder lands in a plan (§10.1). Prerequisites in the run
+	// go before the units that require them (§10.2).
+	for _, v := range g.Units {
+		seen := map[*Unit]bool{}
+		for _, in := range p.inputs[v] {
+			if _, ok := g.index[in.Producer]; ok && !seen[in.Producer] && in.Producer != v {
+				seen[in.Producer] = true
+				add(Edge{From: in.Producer, To: v, Kind: PlanEdge, Why: "inputs"})
+			}
+		}
+		for _, pr := range v.Stack.Prerequisites {
+			for _, l := range pr.Stack.Leaves {
+				for _, u := range runUnitsOf[l] {
+					if u != v && !seen[u] {
+						seen[u] = true
+						add(Edge{From: u, To: v, Kind: PlanEdge, Why: "prerequisite"})
+					}
+				}
+			}
+		}
+	}
 	g.in = make([][]int32, len(g.Units))
 	g.out = make([][]int32, len(g.Units))
 	for i, e := range g.Edges {

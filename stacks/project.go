@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
@@ -36,6 +37,11 @@ type Project struct {
 	byName          map[string]*Stack
 	unitsOf         map[string][]*Unit // dir -> its units
 	workflowQueries []*tagquery.Query
+
+	inputs    map[*Unit][]Input
+	consumers map[*Unit][]*Unit
+	modules   map[string]*moduleInfo
+	modulesMu sync.Mutex
 }
 
 // Dirspace is one root module in one workspace.
@@ -138,7 +144,7 @@ func Load(root, configPath string) (*Project, error) {
 
 // Build assembles a project from a decoded config and the scanned tree.
 func Build(root, configFile string, cfg *Config, sds []sourceDir, diags Diagnostics) *Project {
-	p := &Project{Root: root, ConfigFile: configFile, Config: cfg, byName: map[string]*Stack{}, unitsOf: map[string][]*Unit{}}
+	p := &Project{Root: root, ConfigFile: configFile, Config: cfg, byName: map[string]*Stack{}, unitsOf: map[string][]*Unit{}, modules: map[string]*moduleInfo{}}
 	c := &collector{file: configFile, diags: diags}
 	for _, d := range diags {
 		if d.Severity == SeverityWarning {
@@ -152,6 +158,7 @@ func Build(root, configFile string, cfg *Config, sds []sourceDir, diags Diagnost
 	p.assign(c)
 	p.resolveStacks(c)
 	p.checkShared(c)
+	p.resolveInputs(c)
 	p.warnDependsOnAcrossStacks(c)
 	p.warnUnsupportedEngines(c)
 	c.diags.Sort()

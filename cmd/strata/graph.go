@@ -28,6 +28,9 @@ type graphEdge struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 	Kind string `json:"kind"`
+	// Via names what made the edge: plan_after, apply_after, depends_on,
+	// inputs (a data edge) or prerequisite.
+	Via string `json:"via"`
 }
 
 func graphCommand() *cli.Command {
@@ -77,7 +80,7 @@ func writeGraphJSON(w io.Writer, g *stacks.Graph) error {
 		out.Units = append(out.Units, graphUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Layer: g.Layer[u]})
 	}
 	for _, e := range g.Edges {
-		out.Edges = append(out.Edges, graphEdge{From: e.From.ID(), To: e.To.ID(), Kind: string(e.Kind)})
+		out.Edges = append(out.Edges, graphEdge{From: e.From.ID(), To: e.To.ID(), Kind: string(e.Kind), Via: e.Why})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -106,7 +109,10 @@ func writeDot(w io.Writer, g *stacks.Graph) {
 	}
 	for _, e := range g.Edges {
 		style := ""
-		if e.Kind == stacks.ApplyEdge {
+		switch {
+		case e.Why == "inputs":
+			style = " [style=dotted, color=blue, label=\"data\"]"
+		case e.Kind == stacks.ApplyEdge:
 			style = " [style=dashed, label=\"apply\"]"
 		}
 		fmt.Fprintf(w, "  %q -> %q%s;\n", e.From.ID(), e.To.ID(), style)
@@ -137,7 +143,10 @@ func writeMermaid(w io.Writer, g *stacks.Graph) {
 	}
 	for _, e := range g.Edges {
 		arrow := "-->"
-		if e.Kind == stacks.ApplyEdge {
+		switch {
+		case e.Why == "inputs":
+			arrow = "-. data .->"
+		case e.Kind == stacks.ApplyEdge:
 			arrow = "-. apply .->"
 		}
 		fmt.Fprintf(w, "  %s %s %s\n", ids[e.From], arrow, ids[e.To])

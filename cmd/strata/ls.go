@@ -37,7 +37,7 @@ func lsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			run, err := selectRun(c, s, strings.Join(c.Args().Slice(), " "))
+			run, deleted, _, err := selectUnits(c, s, strings.Join(c.Args().Slice(), " "))
 			if err != nil {
 				return err
 			}
@@ -54,7 +54,16 @@ func lsCommand() *cli.Command {
 					Tags: ru.Tags, Engine: &e, Why: ru.Why,
 				})
 			}
-			if c.NArg() == 0 && c.String("query") == "" && len(c.StringSlice("stack")) == 0 {
+			// A unit whose dir the change deleted is listed, never run.
+			for _, d := range deleted {
+				e := lsEntry{Dir: d.Dir, Workspace: d.Workspace, StackPath: []string{}, Tags: d.Tags, Why: stacks.WhyDeleted}
+				if d.Stack != nil {
+					name := d.Stack.Name
+					e.Stack, e.StackPath = &name, d.Stack.Path
+				}
+				entries = append(entries, e)
+			}
+			if c.NArg() == 0 && c.String("query") == "" && len(c.StringSlice("stack")) == 0 && !c.Bool("changed") {
 				for _, ds := range p.Unassigned {
 					if stacks.DirWithin(ds.Dir, s.cwd) {
 						entries = append(entries, lsEntry{Dir: ds.Dir, Workspace: ds.Workspace, StackPath: []string{}, Tags: ds.Tags, Why: "in no stack"})

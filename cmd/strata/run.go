@@ -98,7 +98,7 @@ func runEngineCommand(c *cli.Context, command string) error {
 	if f := c.Path("resume"); f != "" {
 		run, external, err = resumeRun(c, s, f)
 	} else {
-		run, err = selectRun(c, s, "")
+		run, external, err = selectRunAndGates(c, s, "")
 	}
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +14,8 @@ import (
 func selectionFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "all", Usage: "every unit at or below the current dir", Category: "Selection"},
+		&cli.BoolFlag{Name: "changed", Usage: "units the changes since the base modify, uncommitted and untracked files included", Category: "Selection"},
+		&cli.StringFlag{Name: "base", Usage: "compare --changed with `REF` (default: origin/$GITHUB_BASE_REF, origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME, else origin/HEAD, origin/main, origin/master)", Category: "Selection"},
 		&cli.StringSliceFlag{Name: "stack", Usage: "units of stack `NAME` (repeatable; a nested stack selects its leaves)", Category: "Selection"},
 		&cli.StringFlag{Name: "query", Usage: "units matching the tag `QUERY`", Category: "Selection"},
 		&cli.StringSliceFlag{Name: "dir", Usage: "units in `DIR` and below (repeatable)", Category: "Selection"},
@@ -22,8 +25,36 @@ func selectionFlags() []cli.Flag {
 }
 
 // selectRun computes the run of a command from its flags; query, when not
-// empty, is one more tag query to intersect (ls QUERY).
+// empty, is one more tag query to intersect (ls QUERY). Units whose dir a
+// --changed change deleted never run: each gets a note on stderr.
 func selectRun(c *cli.Context, s *session, query string) (*stacks.Run, error) {
+	run, _, err := selectRunAndGates(c, s, query)
+	return run, err
+}
+
+// selectRunAndGates is selectRun that also returns, under --changed, the
+// modified units the scope or selection left out: gates of the run wait
+// for them too (§5.5), and they open only once applied at their digest.
+func selectRunAndGates(c *cli.Context, s *session, query string) (*stacks.Run, []*stacks.Unit, error) {
+	run, deleted, modified, err := selectUnits(c, s, query)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range deleted {
+		fmt.Fprintf(c.App.ErrWriter, "strata: %s@%s: its dir was deleted (%s); it does not run\n", d.Dir, d.Workspace, d.File)
+	}
+	var gates []*stacks.Unit
+	for u := range modified {
+		if !run.Has(u) {
+			gates = append(gates, u)
+		}
+	}
+	return run, gates, nil
+}
+
+// selectUnits is selectRun that also returns the units a --changed change
+// deleted, as far as the selection covers them.
+func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stacks.DeletedUnit, map[*stacks.Unit]string, error) {
 	q := c.String("query")
 	switch {
 	case q == "":
@@ -31,7 +62,7 @@ func selectRun(c *cli.Context, s *session, query string) (*stacks.Run, error) {
 	case query != "":
 		q = "(" + q + ") and (" + query + ")"
 	}
-	run, err := s.project.Select(stacks.Selection{
+	sel := stacks.Selection{
 		Cwd:          s.cwd,
 		All:          c.Bool("all"),
 		Stacks:       c.StringSlice("stack"),
@@ -40,9 +71,26 @@ func selectRun(c *cli.Context, s *session, query string) (*stacks.Run, error) {
 		Workspace:    c.String("workspace"),
 		EnvWorkspace: os.Getenv("TF_WORKSPACE"),
 		NoPropagate:  c.Bool("no-propagate"),
-	})
-	if err != nil {
-		return nil, cli.Exit(err.Error(), 1)
 	}
-	return run, nil
+	var deleted []stacks.DeletedUnit
+	switch {
+	case c.Bool("changed") && sel.All:
+		return nil, nil, nil, cli.Exit("--changed and --all: choose one (--all is the default without --changed)", 1)
+	case c.IsSet("base") && !c.Bool("changed"):
+		return nil, nil, nil, cli.Exit("--base works with --changed", 1)
+	case c.Bool("changed"):
+		changes, err := stacks.GitChanges(c.Context, s.project.Root, stacks.ChangeOptions{Base: c.String("base"), Env: os.Getenv})
+		if err != nil {
+			return nil, nil, nil, cli.Exit(err.Error(), 1)
+		}
+		sel.Modified, deleted = s.project.ModifiedUnits(changes)
+	}
+	run, err := s.project.Select(sel)
+	if err != nil {
+		return nil, nil, nil, cli.Exit(err.Error(), 1)
+	}
+	if deleted, err = s.project.DeletedIn(sel, deleted); err != nil {
+		return nil, nil, nil, cli.Exit(err.Error(), 1)
+	}
+	return run, deleted, sel.Modified, nil
 }

@@ -1,0 +1,254 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// Data between stacks (§10.1) and prerequisites with freshness (§10.2).
+
+// whyProducer marks a producer outside the run: read as it stands, never
+// run.
+const whyProducer = "\x00producer"
+
+// addProducers lists the producers of the run's consumers that are not in
+// the run; they are read as they stand.
+func addProducers(p *stacks.Project, run *stacks.Run, all *stacks.Run) {
+	in := map[*stacks.Unit]bool{}
+	for _, ru := range all.Units {
+		in[ru.Unit] = true
+	}
+	for _, ru := range run.Units {
+		for _, input := range p.Inputs(ru.Unit) {
+			if !in[input.Producer] {
+				in[input.Producer] = true
+				all.Units = append(all.Units, stacks.RunUnit{Unit: input.Producer, Why: whyProducer})
+			}
+		}
+	}
+}
+
+// isProducer reports whether a unit's outputs feed a unit of the run.
+func (r *runState) isProducer(ur *unitRun) bool {
+	for _, c := range r.p.Consumers(ur.u) {
+		if cu := r.byUnit[c]; cu != nil && !cu.external {
+			return true
+		}
+	}
+	return false
+}
+
+// readOutputs reads a producer's outputs (output -json, as a step of the
+// producer) once, after its last apply in the run or as it stands.
+func (j *job) readOutputs(ctx context.Context) {
+	if !j.init(ctx, false, false, j.ur.initArgs, nil) || !j.workspace(ctx, false) {
+		j.res.producedErr, j.res.err = j.res.err, nil
+		return
+	}
+	o, err := j.step(ctx, StepOutput, func() Invocation {
+		return Invocation{Step: StepOutput, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Output: true}
+	}, true)
+	if err != nil {
+		j.res.producedErr = err
+		return
+	}
+	j.res.produced = o.Outputs
+	for _, out := range o.Outputs {
+		if out.Sensitive {
+			j.ur.masker.Add(jsonString(out.Value))
+		}
+	}
+}
+
+// jsonString is a JSON value as text: a string's content, anything else as
+// written.
+func jsonString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// inputValues are a consumer's input values, as JSON for the var file, or
+// the reason one is missing.
+func (r *runState) inputValues(ur *unitRun) (map[string]json.RawMessage, string) {
+	ins := r.p.Inputs(ur.u)
+	if len(ins) == 0 {
+		return nil, ""
+	}
+	vals := map[string]json.RawMessage{}
+	for _, in := range ins {
+		prod := r.byUnit[in.Producer]
+		if prod == nil || len(prod.produced) == 0 {
+			// No outputs at all: no state yet.
+			return nil, fmt.Sprintf("%s has no value (%s never applied)", in.From, in.Producer.Name())
+		}
+		out, ok := prod.produced[in.Output]
+		if !ok {
+			return nil, fmt.Sprintf("%s has no value (%s has no output %s in its state)", in.From, in.Producer.Name(), in.Output)
+		}
+		vals[in.Var] = out.Value
+		if in.Sensitive {
+			ur.masker.Add(jsonString(out.Value))
+		}
+	}
+	return vals, ""
+}
+
+// inputReports are a unit's wired inputs for the report, sensitive values
+// masked.
+func (r *runState) inputReports(ur *unitRun) map[string]InputReport {
+	out := map[string]InputReport{}
+	for _, in := range r.p.Inputs(ur.u) {
+		rep := InputReport{From: in.From}
+		if prod := r.byUnit[in.Producer]; prod != nil && prod.produced != nil {
+			if v, ok := prod.produced[in.Output]; ok {
+				if in.Sensitive || v.Sensitive {
+					rep.Value = "***"
+				} else {
+					var val any
+					if json.Unmarshal(v.Value, &val) == nil {
+						rep.Value = val
+					}
+				}
+			}
+		}
+		out[in.Var] = rep
+	}
+	return out
+}
+
+// readExternalProducer reads the outputs of a producer outside the run, as
+// it stands (before anything runs).
+func (r *runState) readExternalProducer(ctx context.Context, ur *unitRun) {
+	ur.phase, ur.status = phaseDone, StatusBlocked
+	if ur.engine == nil {
+		return
+	}
+	j := &job{r: r, ur: ur}
+	j.readOutputs(ctx)
+	if j.res.producedErr == nil {
+		ur.produced = j.res.produced
+		ur.opened = true
+	}
+}
+
+// prerequisites settles §10.2 before a command runs: for each stack of the
+// run that requires another to have applied within a window, stale
+// prerequisites join the run (apply, or plan when that stack auto-applies)
+// to be applied even without changes, or the requiring units end blocked
+// with the age in the reason. drift ignores prerequisites.
+func prerequisites(p *stacks.Project, run *stacks.Run, opt Options, sd *StateDir) (add []stacks.RunUnit, force map[*stacks.Unit]bool, blocked map[*stacks.Unit]string, err error) {
+	force, blocked = map[*stacks.Unit]bool{}, map[*stacks.Unit]string{}
+	if opt.Command != CmdPlan && opt.Command != CmdApply {
+		return nil, force, blocked, nil
+	}
+	st, err := sd.ReadState()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	now := opt.Now()
+	seen := map[*stacks.Unit]bool{}
+	for _, ru := range run.Units {
+		for _, pr := range ru.Stack.Prerequisites {
+			stale, age := stalePrerequisite(st, pr, now)
+			if len(stale) == 0 {
+				continue
+			}
+			if opt.Command == CmdPlan && !pr.Stack.AutoApply {
+				blocked[ru.Unit] = fmt.Sprintf("%s %s (limit %s)", pr.Stack.Name, age, formatDuration(pr.Within))
+				continue
+			}
+			for _, u := range stale {
+				force[u] = true
+				if !seen[u] && !run.Has(u) {
+					seen[u] = true
+					add = append(add, stacks.RunUnit{Unit: u, Why: "prerequisite_of: " + ru.Stack.Name})
+				}
+			}
+		}
+	}
+	return add, force, blocked, nil
+}
+
+// stalePrerequisite returns the units of a prerequisite stack that have not
+// applied within its window, and how long ago the stack last succeeded as a
+// phrase ("last succeeded 3h ago", "never succeeded").
+func stalePrerequisite(st *State, pr stacks.StackPrerequisite, now time.Time) ([]*stacks.Unit, string) {
+	var stale []*stacks.Unit
+	var oldest time.Time
+	never := false
+	for _, l := range pr.Stack.Leaves {
+		for _, u := range l.Units {
+			us := st.Units[u.ID()]
+			if us == nil || us.Apply == nil || us.Apply.Result != StatusApplied {
+				stale = append(stale, u)
+				never = true
+				continue
+			}
+			if now.Sub(us.Apply.At) > pr.Within {
+				stale = append(stale, u)
+			}
+			if oldest.IsZero() || us.Apply.At.Before(oldest) {
+				oldest = us.Apply.At
+			}
+		}
+	}
+	sort.Slice(stale, func(i, j int) bool { return stale[i].ID() < stale[j].ID() })
+	if never || oldest.IsZero() {
+		return stale, "never succeeded"
+	}
+	return stale, "last succeeded " + formatDuration(now.Sub(oldest)) + " ago"
+}
+
+// formatDuration prints a duration as people write windows: 3h, 1h30m, 2d.
+func formatDuration(d time.Duration) string {
+	d = d.Round(time.Minute)
+	if d < time.Minute {
+		return "under a minute"
+	}
+	days := d / (24 * time.Hour)
+	d -= days * 24 * time.Hour
+	var b strings.Builder
+	if days > 0 {
+		fmt.Fprintf(&b, "%dd", days)
+	}
+	if h := d / time.Hour; h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+		d -= h * time.Hour
+	}
+	if m := d / time.Minute; m > 0 {
+		fmt.Fprintf(&b, "%dm", m)
+	}
+	return b.String()
+}
+
+// readProducersNow reads, before drift plans everything at once, the
+// outputs of every producer in the run as they stand: drift's inputs come
+// from the producers' current state.
+func (r *runState) readProducersNow(ctx context.Context) {
+	for _, ur := range r.units {
+		if !ur.external && ur.engine != nil && r.isProducer(ur) {
+			j := &job{r: r, ur: ur}
+			j.readOutputs(ctx)
+			ur.produced = j.res.produced
+			ur.steps = append(ur.steps, j.res.steps...)
+		}
+	}
+	for _, ur := range r.units {
+		if !ur.external {
+			vals, missing := r.inputValues(ur)
+			if missing != "" {
+				ur.preBlocked = missing
+			}
+			ur.inputVals = vals
+		}
+	}
+}

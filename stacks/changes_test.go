@@ -1,0 +1,696 @@
+package stacks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// gitEnv makes test commits reproducible and keeps the user's git config
+// out of the repositories the tests build.
+var gitEnv = []string{
+	"GIT_AUTHOR_NAME=strata", "GIT_AUTHOR_EMAIL=strata@example.com",
+	"GIT_COMMITTER_NAME=strata", "GIT_COMMITTER_EMAIL=strata@example.com",
+	"GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_CONFIG_NOSYSTEM=1",
+}
+
+// gitRun runs git in dir and fails the test on an error.
+func gitRun(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), gitEnv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func needGit(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+}
+
+// gitFixture is a work tree with a bare "origin" beside it.
+type gitFixture struct {
+	t      testing.TB
+	work   string
+	origin string
+}
+
+// newGitFixture commits files on main in a new work tree, pushes main to a
+// bare origin (so origin/main exists) and checks out a feature branch.
+func newGitFixture(t testing.TB, files map[string]string) *gitFixture {
+	t.Helper()
+	needGit(t)
+	top := t.TempDir()
+	f := &gitFixture{t: t, work: filepath.Join(top, "work"), origin: filepath.Join(top, "origin.git")}
+	gitRun(t, top, "init", "-q", "--bare", f.origin)
+	gitRun(t, top, "init", "-q", f.work)
+	f.write(files)
+	f.commit("base")
+	gitRun(t, f.work, "remote", "add", "origin", f.origin)
+	gitRun(t, f.work, "push", "-q", "origin", "main")
+	gitRun(t, f.work, "checkout", "-q", "-b", "feature")
+	return f
+}
+
+func (f *gitFixture) git(args ...string) string {
+	f.t.Helper()
+	return gitRun(f.t, f.work, args...)
+}
+
+func (f *gitFixture) write(files map[string]string) {
+	f.t.Helper()
+	for name, content := range files {
+		writeFile(f.t, filepath.Join(f.work, filepath.FromSlash(name)), content)
+	}
+}
+
+func (f *gitFixture) commit(msg string) {
+	f.t.Helper()
+	f.git("add", "-A")
+	f.git("commit", "-q", "--allow-empty", "-m", msg)
+}
+
+// changes runs GitChanges in the work tree with env as the environment.
+func (f *gitFixture) changes(base string, env map[string]string) ([]FileChange, error) {
+	return GitChanges(context.Background(), f.work, ChangeOptions{Base: base, Env: func(k string) string { return env[k] }})
+}
+
+func renderChanges(cs []FileChange) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Status + " " + c.Path
+		if c.Deleted {
+			out[i] += " (deleted)"
+		}
+	}
+	return out
+}
+
+func renderModified(m map[*Unit]string) []string {
+	out := []string{}
+	for u, why := range m {
+		out = append(out, u.Name()+": "+why)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func renderDeleted(ds []DeletedUnit) []string {
+	out := []string{}
+	for _, d := range ds {
+		stack := "-"
+		if d.Stack != nil {
+			stack = d.Stack.Name
+		}
+		out = append(out, fmt.Sprintf("%s@%s#%s (%s)", d.Dir, d.Workspace, stack, d.File))
+	}
+	return out
+}
+
+const changesConfig = `when_modified:
+  file_patterns: ["**/*.tf", "**/*.tfvars", "!**/*_test.tf"]
+dirs:
+  app:
+    when_modified:
+      file_patterns: ["${DIR}/*.tf", "shared/app.yml", "!${DIR}/scratch.tf"]
+  net:
+    workspaces:
+      blue: {}
+      green:
+        when_modified: {autoplan: false}
+`
+
+func changesRepo() map[string]string {
+	res := `resource "terraform_data" "this" {}` + "\n"
+	return map[string]string{
+		StrataConfigFile:                 changesConfig,
+		"app/main.tf":                    res,
+		"net/main.tf":                    res,
+		"db/main.tf":                     res,
+		"db/outputs.tf":                  `output "id" { value = "db" }` + "\n",
+		"svc/main.tf":                    `module "vpc" { source = "../modules/vpc" }` + "\n",
+		"edge/main.tf":                   `module "lb" { source = "../modules/lb" }` + "\n",
+		"modules/lb/main.tf":             `module "vpc" { source = "../vpc" }` + "\n",
+		"modules/vpc/main.tf":            res,
+		"modules/vpc/files/user_data.sh": "#!/bin/sh\n",
+		"old/main.tf":                    res,
+		"old/variables.tf":               `variable "x" {}` + "\n",
+		"shared/app.yml":                 "replicas: 1\n",
+		"README.md":                      "# infra\n",
+	}
+}
+
+// TestModifiedUnitsFromGit makes each kind of change on a branch of a real
+// repository and checks the exact units it modifies, with their reasons.
+func TestModifiedUnitsFromGit(t *testing.T) {
+	cases := []struct {
+		name     string
+		change   func(f *gitFixture)
+		files    []string
+		modified []string
+		deleted  []string
+	}{{
+		name:     "tf",
+		change:   func(f *gitFixture) { f.write(map[string]string{"db/main.tf": "# db\n"}); f.commit("db") },
+		files:    []string{"M db/main.tf"},
+		modified: []string{"db@default: modified: db/main.tf"},
+	}, {
+		name:     "tfvars",
+		change:   func(f *gitFixture) { f.write(map[string]string{"db/prod.tfvars": "x = 1\n"}); f.commit("vars") },
+		files:    []string{"A db/prod.tfvars"},
+		modified: []string{"db@default: modified: db/prod.tfvars"},
+	}, {
+		name: "first file in sorted order is the reason",
+		change: func(f *gitFixture) {
+			f.write(map[string]string{"db/main.tf": "# db\n", "db/a.tfvars": "x = 1\n"})
+			f.commit("db")
+		},
+		files:    []string{"A db/a.tfvars", "M db/main.tf"},
+		modified: []string{"db@default: modified: db/a.tfvars"},
+	}, {
+		name:     "local module, transitively",
+		change:   func(f *gitFixture) { f.write(map[string]string{"modules/vpc/main.tf": "# vpc\n"}); f.commit("vpc") },
+		files:    []string{"M modules/vpc/main.tf"},
+		modified: []string{"edge@default: modified: modules/vpc/main.tf", "svc@default: modified: modules/vpc/main.tf"},
+	}, {
+		name:     "module in the middle of the chain",
+		change:   func(f *gitFixture) { f.write(map[string]string{"modules/lb/main.tf": "# lb\n"}); f.commit("lb") },
+		files:    []string{"M modules/lb/main.tf"},
+		modified: []string{"edge@default: modified: modules/lb/main.tf"},
+	}, {
+		name: "a file in a module's subdir",
+		change: func(f *gitFixture) {
+			f.write(map[string]string{"modules/vpc/files/user_data.sh": "#!/bin/sh\necho\n"})
+			f.commit("user data")
+		},
+		files:    []string{"M modules/vpc/files/user_data.sh"},
+		modified: []string{"edge@default: modified: modules/vpc/files/user_data.sh", "svc@default: modified: modules/vpc/files/user_data.sh"},
+	}, {
+		name: "negated patterns",
+		change: func(f *gitFixture) {
+			f.write(map[string]string{"db/db_test.tf": "# test\n", "app/scratch.tf": "# scratch\n"})
+			f.commit("negated")
+		},
+		files:    []string{"A app/scratch.tf", "A db/db_test.tf"},
+		modified: []string{},
+	}, {
+		name:     "pattern outside the dir",
+		change:   func(f *gitFixture) { f.write(map[string]string{"shared/app.yml": "replicas: 2\n"}); f.commit("app") },
+		files:    []string{"M shared/app.yml"},
+		modified: []string{"app@default: modified: shared/app.yml"},
+	}, {
+		name:     "rename counts both paths",
+		change:   func(f *gitFixture) { f.git("mv", "db/outputs.tf", "app/outputs.tf"); f.commit("move") },
+		files:    []string{"A app/outputs.tf", "D db/outputs.tf (deleted)"},
+		modified: []string{"app@default: modified: app/outputs.tf", "db@default: modified: db/outputs.tf"},
+	}, {
+		name:     "untracked file, autoplan false left out",
+		change:   func(f *gitFixture) { f.write(map[string]string{"net/new.tf": "# new\n"}) },
+		files:    []string{"? net/new.tf"},
+		modified: []string{"net@blue: modified: net/new.tf"},
+	}, {
+		name: "staged and unstaged",
+		change: func(f *gitFixture) {
+			f.write(map[string]string{"app/main.tf": "# staged\n"})
+			f.git("add", "app/main.tf")
+			f.write(map[string]string{"db/main.tf": "# unstaged\n"})
+		},
+		files:    []string{"M app/main.tf", "M db/main.tf"},
+		modified: []string{"app@default: modified: app/main.tf", "db@default: modified: db/main.tf"},
+	}, {
+		name: "committed and uncommitted together",
+		change: func(f *gitFixture) {
+			f.write(map[string]string{"app/main.tf": "# committed\n"})
+			f.commit("app")
+			f.write(map[string]string{"svc/main.tf": "# uncommitted\n"})
+		},
+		files:    []string{"M app/main.tf", "M svc/main.tf"},
+		modified: []string{"app@default: modified: app/main.tf", "svc@default: modified: svc/main.tf"},
+	}, {
+		name:     "deleted dir, committed",
+		change:   func(f *gitFixture) { f.git("rm", "-q", "-r", "old"); f.commit("rm old") },
+		files:    []string{"D old/main.tf (deleted)", "D old/variables.tf (deleted)"},
+		modified: []string{},
+		deleted:  []string{"old@default#default (old/main.tf)"},
+	}, {
+		name: "deleted dir, not committed",
+		change: func(f *gitFixture) {
+			if err := os.RemoveAll(filepath.Join(f.work, "old")); err != nil {
+				f.t.Fatal(err)
+			}
+		},
+		files:    []string{"D old/main.tf (deleted)", "D old/variables.tf (deleted)"},
+		modified: []string{},
+		deleted:  []string{"old@default#default (old/main.tf)"},
+	}, {
+		name:     "a deleted file in a dir that stays",
+		change:   func(f *gitFixture) { f.git("rm", "-q", "db/outputs.tf"); f.commit("rm") },
+		files:    []string{"D db/outputs.tf (deleted)"},
+		modified: []string{"db@default: modified: db/outputs.tf"},
+	}, {
+		name:     "unrelated file",
+		change:   func(f *gitFixture) { f.write(map[string]string{"README.md": "# infra!\n"}); f.commit("docs") },
+		files:    []string{"M README.md"},
+		modified: []string{},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newGitFixture(t, changesRepo())
+			tc.change(f)
+			changes, err := f.changes("", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := renderChanges(changes); !reflect.DeepEqual(got, tc.files) {
+				t.Errorf("changes = %q, want %q", got, tc.files)
+			}
+			p := loadRepo(t, f.work)
+			modified, deleted := p.ModifiedUnits(changes)
+			if got := renderModified(modified); !reflect.DeepEqual(got, tc.modified) {
+				t.Errorf("modified = %q, want %q", got, tc.modified)
+			}
+			if tc.deleted == nil {
+				tc.deleted = []string{}
+			}
+			if got := renderDeleted(deleted); !reflect.DeepEqual(got, tc.deleted) {
+				t.Errorf("deleted = %q, want %q", got, tc.deleted)
+			}
+		})
+	}
+}
+
+// branchedFixture: main has the base commit A and B (db), origin/release
+// is A, and feature (from B) commits app then net.
+func branchedFixture(t *testing.T) *gitFixture {
+	f := newGitFixture(t, changesRepo())
+	f.git("checkout", "-q", "main")
+	f.git("push", "-q", "origin", "main:release")
+	f.write(map[string]string{"db/main.tf": "# B\n"})
+	f.commit("B")
+	f.git("push", "-q", "origin", "main")
+	f.git("checkout", "-q", "-B", "feature")
+	f.write(map[string]string{"app/main.tf": "# C\n"})
+	f.commit("C")
+	f.write(map[string]string{"net/main.tf": "# D\n"})
+	f.commit("D")
+	f.git("fetch", "-q", "origin")
+	return f
+}
+
+func TestGitChangesBase(t *testing.T) {
+	f := branchedFixture(t)
+	cases := []struct {
+		name string
+		base string
+		env  map[string]string
+		want []string
+	}{
+		{"origin/main when origin/HEAD is absent", "", nil, []string{"M app/main.tf", "M net/main.tf"}},
+		{"--base", "HEAD~1", nil, []string{"M net/main.tf"}},
+		{"--base wins over the CI's variables", "HEAD~1", map[string]string{"GITHUB_BASE_REF": "release"}, []string{"M net/main.tf"}},
+		{"GITHUB_BASE_REF", "", map[string]string{"GITHUB_BASE_REF": "release"}, []string{"M app/main.tf", "M db/main.tf", "M net/main.tf"}},
+		{"CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "", map[string]string{"CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "release"}, []string{"M app/main.tf", "M db/main.tf", "M net/main.tf"}},
+		{"--base HEAD: only the working tree", "HEAD", map[string]string{"CI": "true"}, []string{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := f.changes(tc.base, tc.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := renderChanges(got); !reflect.DeepEqual(r, tc.want) {
+				t.Errorf("changes = %q, want %q", r, tc.want)
+			}
+		})
+	}
+	t.Run("origin/HEAD first", func(t *testing.T) {
+		f.git("remote", "set-head", "origin", "release")
+		got, err := f.changes("", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, want := renderChanges(got), []string{"M app/main.tf", "M db/main.tf", "M net/main.tf"}; !reflect.DeepEqual(r, want) {
+			t.Errorf("changes = %q, want %q", r, want)
+		}
+	})
+	t.Run("origin/master", func(t *testing.T) {
+		g := newGitFixture(t, changesRepo())
+		g.git("push", "-q", "origin", "main:master")
+		g.git("fetch", "-q", "origin")
+		g.git("update-ref", "-d", "refs/remotes/origin/main")
+		g.write(map[string]string{"db/main.tf": "# x\n"})
+		g.commit("x")
+		got, err := g.changes("", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, want := renderChanges(got), []string{"M db/main.tf"}; !reflect.DeepEqual(r, want) {
+			t.Errorf("changes = %q, want %q", r, want)
+		}
+	})
+	t.Run("unknown --base", func(t *testing.T) {
+		_, err := f.changes("nope", nil)
+		if err == nil || !strings.Contains(err.Error(), "--base nope: no such commit in this clone") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+// TestGitChangesOnTheBaseBranch: HEAD is the merge base. A CI push build
+// takes HEAD^1; anywhere else only the working tree counts.
+func TestGitChangesOnTheBaseBranch(t *testing.T) {
+	f := newGitFixture(t, changesRepo())
+	f.git("checkout", "-q", "main")
+	f.write(map[string]string{"db/main.tf": "# merged\n"})
+	f.commit("merge")
+	f.git("push", "-q", "origin", "main")
+	f.write(map[string]string{"app/new.tf": "# local\n"})
+
+	cases := []struct {
+		name string
+		base string
+		env  map[string]string
+		want []string
+	}{
+		{"CI push build", "", map[string]string{"CI": "true"}, []string{"? app/new.tf", "M db/main.tf"}},
+		{"local", "", nil, []string{"? app/new.tf"}},
+		{"CI=false is local", "", map[string]string{"CI": "false"}, []string{"? app/new.tf"}},
+		{"CI with --base", "origin/main", map[string]string{"CI": "true"}, []string{"? app/new.tf"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := f.changes(tc.base, tc.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := renderChanges(got); !reflect.DeepEqual(r, tc.want) {
+				t.Errorf("changes = %q, want %q", r, tc.want)
+			}
+		})
+	}
+
+	t.Run("CI push build of the first commit", func(t *testing.T) {
+		g := newGitFixture(t, map[string]string{"a/main.tf": "", "README.md": ""})
+		g.git("checkout", "-q", "main")
+		got, err := g.changes("", map[string]string{"CI": "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, want := renderChanges(got), []string{"A README.md", "A a/main.tf"}; !reflect.DeepEqual(r, want) {
+			t.Errorf("changes = %q, want %q", r, want)
+		}
+	})
+}
+
+func TestGitChangesFreshBranch(t *testing.T) {
+	f := newGitFixture(t, changesRepo())
+	f.write(map[string]string{"app/main.tf": "# edited\n", "net/extra.tf": "# new\n"})
+	got, err := f.changes("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, want := renderChanges(got), []string{"M app/main.tf", "? net/extra.tf"}; !reflect.DeepEqual(r, want) {
+		t.Errorf("changes = %q, want %q", r, want)
+	}
+	f.git("checkout", "-q", "--", ".")
+	if err := os.Remove(filepath.Join(f.work, "net", "extra.tf")); err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.changes("", nil)
+	if err != nil || len(got) != 0 {
+		t.Errorf("clean fresh branch: %q, %v", renderChanges(got), err)
+	}
+}
+
+func TestGitChangesShallowClone(t *testing.T) {
+	f := branchedFixture(t)
+	f.git("push", "-q", "origin", "feature")
+	top := filepath.Dir(f.work)
+	url := "file://" + filepath.ToSlash(f.origin)
+
+	t.Run("base not fetched", func(t *testing.T) {
+		dir := filepath.Join(top, "pr")
+		gitRun(t, top, "clone", "-q", "--depth", "1", "--branch", "feature", url, dir)
+		_, err := GitChanges(context.Background(), dir, ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
+		if err == nil || !strings.Contains(err.Error(), "base origin/main (from $GITHUB_BASE_REF) is not in this clone; fetch it with git fetch --unshallow origin main") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("no merge base", func(t *testing.T) {
+		dir := filepath.Join(top, "pr2")
+		gitRun(t, top, "clone", "-q", "--depth", "1", "--branch", "feature", url, dir)
+		gitRun(t, dir, "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")
+		_, err := GitChanges(context.Background(), dir, ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
+		if err == nil || !strings.Contains(err.Error(), "no merge base of origin/main and HEAD: the clone is shallow; fetch history with git fetch --unshallow") {
+			t.Errorf("err = %v", err)
+		}
+		// Once history is fetched, the same clone works.
+		gitRun(t, dir, "fetch", "-q", "--unshallow", "origin", "main:refs/remotes/origin/main")
+		got, err := GitChanges(context.Background(), dir, ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, want := renderChanges(got), []string{"M app/main.tf", "M net/main.tf"}; !reflect.DeepEqual(r, want) {
+			t.Errorf("changes = %q, want %q", r, want)
+		}
+	})
+	t.Run("CI push build without HEAD^1", func(t *testing.T) {
+		dir := filepath.Join(top, "push")
+		gitRun(t, top, "clone", "-q", "--depth", "1", "--branch", "main", url, dir)
+		_, err := GitChanges(context.Background(), dir, ChangeOptions{Env: envOf(map[string]string{"CI": "true"})})
+		if err == nil || !strings.Contains(err.Error(), "HEAD^1 is not in this shallow clone; fetch it with git fetch --deepen=1") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestGitChangesWithoutBase(t *testing.T) {
+	needGit(t)
+	dir := t.TempDir()
+	gitRun(t, dir, "init", "-q")
+	writeFile(t, filepath.Join(dir, "a", "main.tf"), "")
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "a")
+	_, err := GitChanges(context.Background(), dir, ChangeOptions{Env: envOf(nil)})
+	want := "--changed: no base to compare with: tried origin/HEAD, origin/main and origin/master (the repository has no remote origin); give one with --base REF"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	got, err := GitChanges(context.Background(), dir, ChangeOptions{Base: "HEAD", Env: envOf(nil)})
+	if err != nil || len(got) != 0 {
+		t.Errorf("--base HEAD: %q, %v", renderChanges(got), err)
+	}
+
+	_, err = GitChanges(context.Background(), t.TempDir(), ChangeOptions{Env: envOf(nil)})
+	if err == nil || !strings.Contains(err.Error(), "--changed needs a git repository") {
+		t.Errorf("outside git: %v", err)
+	}
+	empty := t.TempDir()
+	gitRun(t, empty, "init", "-q")
+	_, err = GitChanges(context.Background(), empty, ChangeOptions{Env: envOf(nil)})
+	if err == nil || !strings.Contains(err.Error(), "HEAD has no commit yet") {
+		t.Errorf("no commit: %v", err)
+	}
+}
+
+// TestGitChangesRootBelowTopLevel: the strata root is a subdir of the
+// repository; paths are relative to it and files outside it are dropped.
+func TestGitChangesRootBelowTopLevel(t *testing.T) {
+	f := newGitFixture(t, map[string]string{"infra/app/main.tf": "", "docs/index.md": "", "infra/notes.md": ""})
+	f.write(map[string]string{"infra/app/main.tf": "# x\n", "docs/index.md": "x\n", "infra/app/extra.tf": "", "docs/new.md": ""})
+	f.commit("both")
+	got, err := GitChanges(context.Background(), filepath.Join(f.work, "infra"), ChangeOptions{Env: envOf(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, want := renderChanges(got), []string{"A app/extra.tf", "M app/main.tf"}; !reflect.DeepEqual(r, want) {
+		t.Errorf("changes = %q, want %q", r, want)
+	}
+}
+
+// TestModifiedUnitsPatterns covers the index's general path: dir-level
+// patterns that match outside the dir, ${WORKSPACE}, and files the engine
+// writes.
+func TestModifiedUnitsPatterns(t *testing.T) {
+	root := testRepo(t, `dirs:
+  ".":
+    when_modified: {file_patterns: ["*.tf"]}
+  all:
+    when_modified: {file_patterns: ["**/*.hcl", "**/main.tf"]}
+  ws:
+    workspaces: {dev: {}, prod: {}}
+    when_modified: {file_patterns: ["${DIR}/*.tf", "${DIR}/${WORKSPACE}.tfvars", "config/**"]}
+  mod:
+    when_modified: {file_patterns: ["${DIR}/**/*.tf", "!${DIR}/gen/**"]}
+`, ".", "all", "ws", "mod", "other")
+	p := loadRepo(t, root)
+	changes := []FileChange{
+		{Path: "ws/prod.tfvars"}, {Path: "deep/down/x.hcl"}, {Path: "mod/gen/a.tf"},
+		{Path: "other/.terraform/modules/m/main.tf"}, {Path: "config"}, {Path: "root.tf"},
+	}
+	modified, deleted := p.ModifiedUnits(changes)
+	// `config/**` matches config itself, as doublestar does.
+	want := []string{
+		".@default: modified: root.tf",
+		"all@default: modified: deep/down/x.hcl",
+		"ws@dev: modified: config",
+		"ws@prod: modified: config",
+	}
+	if got := renderModified(modified); !reflect.DeepEqual(got, want) {
+		t.Errorf("modified = %q, want %q", got, want)
+	}
+	if len(deleted) != 0 {
+		t.Errorf("deleted = %q", renderDeleted(deleted))
+	}
+	modified, _ = p.ModifiedUnits([]FileChange{{Path: "config/x.yml"}, {Path: "mod/a/b.tf"}})
+	want = []string{"mod@default: modified: mod/a/b.tf", "ws@dev: modified: config/x.yml", "ws@prod: modified: config/x.yml"}
+	if got := renderModified(modified); !reflect.DeepEqual(got, want) {
+		t.Errorf("modified = %q, want %q", got, want)
+	}
+}
+
+// TestDeletedUnitsKeepStacksAndWorkspaces: a deleted dir is reported once
+// per workspace and stack the config gives it.
+func TestDeletedUnitsKeepStacksAndWorkspaces(t *testing.T) {
+	root := testRepo(t, `dirs:
+  "envs/**":
+    tags: [env]
+    workspaces: {blue: {}, green: {}}
+stacks:
+  names:
+    envs: {tag_query: env}
+`, "envs/a", "base")
+	p := loadRepo(t, root)
+	changes := []FileChange{
+		{Path: "envs/gone/main.tf", Status: "D", Deleted: true},
+		{Path: "base/old.tf", Status: "D", Deleted: true},
+		{Path: "gone/README.md", Status: "D", Deleted: true},
+	}
+	_, deleted := p.ModifiedUnits(changes)
+	want := []string{"envs/gone@blue#envs (envs/gone/main.tf)", "envs/gone@green#envs (envs/gone/main.tf)"}
+	if got := renderDeleted(deleted); !reflect.DeepEqual(got, want) {
+		t.Errorf("deleted = %q, want %q", got, want)
+	}
+	if got := strings.Join(deleted[0].Tags, " "); got != "env dir:envs/gone workspace:blue stack_name:envs" {
+		t.Errorf("tags = %s", got)
+	}
+	sel, err := p.DeletedIn(Selection{Cwd: ".", Workspace: "green"}, deleted)
+	if err != nil || len(sel) != 1 || sel[0].Workspace != "green" {
+		t.Errorf("DeletedIn --workspace green = %q, %v", renderDeleted(sel), err)
+	}
+	sel, _ = p.DeletedIn(Selection{Cwd: "base"}, deleted)
+	if len(sel) != 0 {
+		t.Errorf("DeletedIn from base = %q", renderDeleted(sel))
+	}
+	sel, _ = p.DeletedIn(Selection{Cwd: ".", Query: "stack_name:envs and workspace:blue"}, deleted)
+	if len(sel) != 1 {
+		t.Errorf("DeletedIn --query = %q", renderDeleted(sel))
+	}
+}
+
+// BenchmarkModifiedUnits decides the modified units of a 500-file change
+// in the generated repository of 10,000 dirspaces.
+func BenchmarkModifiedUnits(b *testing.B) {
+	dir := benchRepoDir(b)
+	p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	changes := benchChanges(p)
+	b.ReportAllocs()
+	for b.Loop() {
+		modified, _ := p.ModifiedUnits(changes)
+		if len(modified) != 900 {
+			b.Fatalf("%d units modified, want 900", len(modified))
+		}
+	}
+}
+
+// BenchmarkChangedRun adds propagation (§7.2) to BenchmarkModifiedUnits:
+// the whole decision of `--changed` once the changed files are known.
+func BenchmarkChangedRun(b *testing.B) {
+	dir := benchRepoDir(b)
+	p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	changes := benchChanges(p)
+	b.ReportAllocs()
+	for b.Loop() {
+		modified, _ := p.ModifiedUnits(changes)
+		if _, err := p.Select(Selection{Cwd: ".", Modified: modified}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchChanges is a change of 500 files in 500 dirs: 400 main.tf, 50 new
+// tfvars and 50 READMEs that modify nothing.
+func benchChanges(p *Project) []FileChange {
+	var changes []FileChange
+	for i := 0; len(changes) < 500; i += 20 {
+		dir := p.Dirspaces[i].Dir
+		switch n := len(changes); {
+		case n%10 == 8:
+			changes = append(changes, FileChange{Path: dir + "/prod.tfvars", Status: "A"})
+		case n%10 == 9:
+			changes = append(changes, FileChange{Path: dir + "/README.md", Status: "A"})
+		default:
+			changes = append(changes, FileChange{Path: dir + "/main.tf", Status: "M"})
+		}
+	}
+	return changes
+}
+
+// BenchmarkChangedGit is `--changed` after loading, on a real repository:
+// git lists a 500-file change on a branch of the generated repository of
+// 10,000 dirspaces, then the modified units and propagation decide the run.
+func BenchmarkChangedGit(b *testing.B) {
+	needGit(b)
+	dir := b.TempDir()
+	genRepo(b, dir)
+	gitRun(b, dir, "init", "-q")
+	gitRun(b, dir, "add", "-A")
+	gitRun(b, dir, "commit", "-q", "-m", "base")
+	gitRun(b, dir, "update-ref", "refs/remotes/origin/main", "HEAD")
+	gitRun(b, dir, "checkout", "-q", "-b", "feature")
+	p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range benchChanges(p) {
+		writeFile(b, filepath.Join(dir, filepath.FromSlash(c.Path)), "# changed\n")
+	}
+	gitRun(b, dir, "add", "-A")
+	gitRun(b, dir, "commit", "-q", "-m", "change")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		changes, err := GitChanges(ctx, dir, ChangeOptions{Env: envOf(nil)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(changes) != 500 {
+			b.Fatalf("%d changes, want 500", len(changes))
+		}
+		modified, _ := p.ModifiedUnits(changes)
+		if _, err := p.Select(Selection{Cwd: ".", Modified: modified}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

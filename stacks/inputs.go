@@ -1,0 +1,295 @@
+package stacks
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-config-inspect/tfconfig"
+)
+
+// Input is one input variable of a unit fed from another unit's output
+// (§10.1).
+type Input struct {
+	Var      string // the consumer's variable
+	Producer *Unit
+	Output   string
+	// From is how the config names it: "network.vpc_id", or
+	// "db/prod@default.url" for a {dir, workspace, output} reference.
+	From      string
+	Sensitive bool // the output is sensitive
+	Auto      bool // wired by auto_inputs
+}
+
+// Inputs returns a unit's wired inputs, by variable name.
+func (p *Project) Inputs(u *Unit) []Input { return p.inputs[u] }
+
+// Consumers returns the units that take an input from u.
+func (p *Project) Consumers(u *Unit) []*Unit { return p.consumers[u] }
+
+// moduleInfo is what terraform-config-inspect reads of a dir, once.
+type moduleInfo struct {
+	once sync.Once
+	mod  *tfconfig.Module
+}
+
+func (p *Project) module(dir string) *tfconfig.Module {
+	p.modulesMu.Lock()
+	mi, ok := p.modules[dir]
+	if !ok {
+		mi = &moduleInfo{}
+		p.modules[dir] = mi
+	}
+	p.modulesMu.Unlock()
+	mi.once.Do(func() {
+		mi.mod, _ = tfconfig.LoadModule(filepath.Join(p.Root, filepath.FromSlash(dir)))
+	})
+	return mi.mod
+}
+
+func (p *Project) declaresVar(u *Unit, name string) (*tfconfig.Variable, bool) {
+	m := p.module(u.Dir)
+	if m == nil {
+		return nil, false
+	}
+	v, ok := m.Variables[name]
+	return v, ok
+}
+
+func (p *Project) declaresOutput(u *Unit, name string) (*tfconfig.Output, bool) {
+	m := p.module(u.Dir)
+	if m == nil {
+		return nil, false
+	}
+	o, ok := m.Outputs[name]
+	return o, ok
+}
+
+// resolveInputs wires every stack's inputs and auto_inputs to producer
+// units (§10.1), with errors at the reference: a producer that is not
+// exactly one unit (listing the candidates), a variable no unit declares, a
+// sensitive output into a variable not declared sensitive, two producers
+// for one auto input.
+func (p *Project) resolveInputs(c *collector) {
+	p.inputs = map[*Unit][]Input{}
+	p.consumers = map[*Unit][]*Unit{}
+	any := false
+	for _, s := range p.Stacks {
+		if s.Def != nil && (s.Def.Inputs.Len() > 0 || s.Def.AutoInputs.Value) {
+			any = true
+		}
+	}
+	if !any {
+		return
+	}
+	for _, s := range p.Stacks {
+		if !s.Leaf {
+			continue
+		}
+		explicit, auto := p.stackInputs(s)
+		for _, e := range explicit {
+			p.wireExplicit(s, e.key, e.ref, e.owner, c)
+		}
+		if auto {
+			p.wireAuto(s, c)
+		}
+	}
+	for u, ins := range p.inputs {
+		sort.Slice(ins, func(i, j int) bool { return ins[i].Var < ins[j].Var })
+		seen := map[*Unit]bool{}
+		for _, in := range ins {
+			if !seen[in.Producer] {
+				seen[in.Producer] = true
+				p.consumers[in.Producer] = append(p.consumers[in.Producer], u)
+			}
+		}
+	}
+	for _, cs := range p.consumers {
+		sortUnits(cs)
+	}
+}
+
+type inputEntry struct {
+	key   string
+	ref   InputRef
+	pos   Pos
+	owner *Stack
+}
+
+// stackInputs gathers a leaf's inputs, its own and its ancestors' (the
+// nearest wins for a variable), and whether auto_inputs is on.
+func (p *Project) stackInputs(s *Stack) ([]inputEntry, bool) {
+	levels := append([][]*Stack{{s}}, s.Ancestors...)
+	byVar := map[string]inputEntry{}
+	auto := false
+	for _, level := range levels {
+		for _, a := range level {
+			if a.Def == nil {
+				continue
+			}
+			auto = auto || a.Def.AutoInputs.Value
+			if a.Def.Inputs == nil {
+				continue
+			}
+			for _, e := range a.Def.Inputs.Entries {
+				if _, nearer := byVar[e.Key]; !nearer {
+					byVar[e.Key] = inputEntry{key: e.Key, ref: e.Value, pos: e.KeyPos, owner: a}
+				}
+			}
+		}
+	}
+	out := make([]inputEntry, 0, len(byVar))
+	for _, e := range byVar {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out, auto
+}
+
+func (p *Project) wireExplicit(s *Stack, varName string, ref InputRef, owner *Stack, c *collector) {
+	key := fmt.Sprintf("stacks.names.%s.inputs.%s", owner.Name, varName)
+	var cands []*Unit
+	from := ""
+	switch {
+	case ref.Dir.Set:
+		ws := ref.Workspace.Value
+		if ws == "" {
+			ws = "default"
+		}
+		from = fmt.Sprintf("%s@%s.%s", cleanDir(ref.Dir.Value), ws, ref.Output.Value)
+		for _, u := range p.unitsOf[cleanDir(ref.Dir.Value)] {
+			if u.Workspace == ws && (!ref.Stack.Set || u.Stack.Name == ref.Stack.Value) {
+				cands = append(cands, u)
+			}
+		}
+		if len(cands) == 0 {
+			c.errorf(ref.Pos, key, "no unit %s@%s%s; expected the dir and workspace of a unit", ref.Dir.Value, ws, stackNote(ref))
+			return
+		}
+	case ref.Stack.Set:
+		from = ref.Stack.Value + "." + ref.Output.Value
+		t, ok := p.byName[ref.Stack.Value]
+		if !ok {
+			return // reported as an unknown stack
+		}
+		for _, l := range t.Leaves {
+			cands = append(cands, l.Units...)
+		}
+	default:
+		c.errorf(ref.Pos, key, "expected <stack>.<output> or {dir, workspace, output}")
+		return
+	}
+	var producers []*Unit
+	var all []string
+	for _, u := range cands {
+		if _, ok := p.declaresOutput(u, ref.Output.Value); ok {
+			producers = append(producers, u)
+		}
+		all = append(all, u.Name())
+	}
+	switch {
+	case len(producers) == 0:
+		c.errorf(ref.Pos, key, "%s: no unit declares output %q (looked in %s)", from, ref.Output.Value, strings.Join(all, ", "))
+		return
+	case len(producers) > 1:
+		names := make([]string, len(producers))
+		for i, u := range producers {
+			names[i] = u.Name()
+		}
+		c.errorf(ref.Pos, key, "%s: %d units declare output %q: %s; name one with {dir, workspace, output}", from, len(producers), ref.Output.Value, strings.Join(names, ", "))
+		return
+	}
+	prod := producers[0]
+	out, _ := p.declaresOutput(prod, ref.Output.Value)
+	declared := false
+	for _, u := range s.Units {
+		v, ok := p.declaresVar(u, varName)
+		if !ok {
+			continue
+		}
+		declared = true
+		if out.Sensitive && !v.Sensitive {
+			c.errorf(ref.Pos, key, "%s is a sensitive output and %s declares variable %q without sensitive = true; expected a sensitive variable", from, u.Name(), varName)
+			continue
+		}
+		p.inputs[u] = append(p.inputs[u], Input{Var: varName, Producer: prod, Output: ref.Output.Value, From: from, Sensitive: out.Sensitive})
+	}
+	if !declared && len(s.Units) > 0 {
+		c.errorf(ref.Pos, key, "no unit of stack %s declares variable %q; expected a variable the input feeds", s.Name, varName)
+	}
+}
+
+func stackNote(ref InputRef) string {
+	if ref.Stack.Set {
+		return " in stack " + ref.Stack.Value
+	}
+	return ""
+}
+
+// wireAuto wires each declared variable with no explicit input to the
+// output of the same name of a unit of a stack this one plans after.
+func (p *Project) wireAuto(s *Stack, c *collector) {
+	for _, u := range s.Units {
+		m := p.module(u.Dir)
+		if m == nil {
+			continue
+		}
+		names := make([]string, 0, len(m.Variables))
+		for n := range m.Variables {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if hasInput(p.inputs[u], n) {
+				continue
+			}
+			var producers []*Unit
+			for _, t := range s.PlanAfter {
+				for _, pu := range t.Units {
+					if _, ok := p.declaresOutput(pu, n); ok {
+						producers = append(producers, pu)
+					}
+				}
+			}
+			switch len(producers) {
+			case 0:
+				continue
+			case 1:
+			default:
+				names := make([]string, len(producers))
+				for i, pu := range producers {
+					names[i] = pu.Name() + " (stack " + pu.Stack.Name + ")"
+				}
+				c.errorf(autoPos(s), "stacks.names."+s.Name+".auto_inputs",
+					"variable %q of %s: %d upstream units declare output %q: %s; settle it with inputs", n, u.Name(), len(producers), n, strings.Join(names, ", "))
+				continue
+			}
+			prod := producers[0]
+			out, _ := p.declaresOutput(prod, n)
+			if v := m.Variables[n]; out.Sensitive && !v.Sensitive {
+				c.errorf(autoPos(s), "stacks.names."+s.Name+".auto_inputs",
+					"%s.%s is a sensitive output and %s declares variable %q without sensitive = true; expected a sensitive variable", prod.Stack.Name, n, u.Name(), n)
+				continue
+			}
+			p.inputs[u] = append(p.inputs[u], Input{Var: n, Producer: prod, Output: n, From: prod.Stack.Name + "." + n, Sensitive: out.Sensitive, Auto: true})
+		}
+	}
+}
+
+func hasInput(ins []Input, name string) bool {
+	for _, in := range ins {
+		if in.Var == name {
+			return true
+		}
+	}
+	return false
+}
+
+func autoPos(s *Stack) Pos {
+	if s.Def != nil && s.Def.AutoInputs.Set {
+		return s.Def.AutoInputs.Pos
+	}
+	return s.Pos
+}
