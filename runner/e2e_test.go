@@ -703,3 +703,31 @@ func TestPlanJSONAndApplyLock(t *testing.T) {
 		t.Errorf("second apply: %v", err)
 	}
 }
+
+// TestInitsSharingAPluginCacheDoNotOverlap: terraform's plugin cache is not
+// safe under parallel init, so inits using one never overlap, while the
+// plans still run in parallel.
+func TestInitsSharingAPluginCacheDoNotOverlap(t *testing.T) {
+	files := map[string]string{}
+	for _, d := range []string{"a", "b", "c"} {
+		files[d+"/main.tf"] = "module \"m\" {\n  source = \"./m\"\n}\n"
+		files[d+"/m/main.tf"] = "resource \"terraform_data\" \"x\" {}\n"
+	}
+	e := newE2E(t, writeRepo(t, files))
+	res := e.run(CmdPlan, Options{Parallelism: 3}, stacks.Selection{})
+	type span struct{ from, to time.Time }
+	var inits []span
+	for _, u := range res.Report.Units {
+		s, ok := stepOf(u, StepInit)
+		if !ok {
+			t.Fatalf("%s did not init", u.Name())
+		}
+		inits = append(inits, span{s.StartedAt, s.FinishedAt})
+	}
+	sort.Slice(inits, func(i, j int) bool { return inits[i].from.Before(inits[j].from) })
+	for i := 1; i < len(inits); i++ {
+		if inits[i].from.Before(inits[i-1].to) {
+			t.Errorf("init %d started %s before init %d finished %s", i, inits[i].from.Format(time.StampMicro), i-1, inits[i-1].to.Format(time.StampMicro))
+		}
+	}
+}

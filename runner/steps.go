@@ -143,6 +143,17 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEn
 		f := false
 		args.Backend = &f
 	}
+	// Terraform's plugin cache is not safe under parallel init: inits that
+	// share one never overlap, across strata processes too.
+	if cache := j.engineEnv(stepEnv)["TF_PLUGIN_CACHE_DIR"]; cache != "" {
+		if err := os.MkdirAll(cache, 0o755); err == nil {
+			lock, err := filelock.Acquire(ctx, filepath.Join(cache, ".strata-init.lock"), nil)
+			if err != nil {
+				return Outcome{}, err
+			}
+			defer lock.Release()
+		}
+	}
 	o, err := j.step(ctx, StepInit, func() Invocation {
 		a := args
 		return Invocation{Step: StepInit, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(stepEnv), Init: &a}

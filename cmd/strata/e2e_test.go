@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -403,5 +404,99 @@ stacks:
 		if (u.Dir == "prod" && engine != "terraform 1.5.7") || (u.Dir == "dev" && engine != "tofu 1.8.8") || u.Status != runner.StatusApplied {
 			t.Errorf("%s: %s with %s", u.Name(), u.Status, engine)
 		}
+	}
+}
+
+// TestChangedPropagationExamples runs the nested-stacks design's two
+// propagation examples end to end with plan --changed on a real repo: with
+// modified_by transitive, a change to network runs network, base and prod
+// (not dev, which only plans after base); in the counter-example it runs
+// network alone.
+func TestChangedPropagationExamples(t *testing.T) {
+	needTerraform(t)
+	dirs := "dirs:\n  network: {tags: [network]}\n  base: {tags: [base]}\n  prod: {tags: [prod]}\n  dev: {tags: [dev]}\n"
+	examples := []struct {
+		name, stacks string
+		want         map[string]string
+	}{
+		{"modified_by is transitive", `stacks:
+  names:
+    network:
+      tag_query: network
+    base:
+      tag_query: base
+      rules:
+        modified_by:
+          - network
+    prod:
+      tag_query: prod
+      rules:
+        modified_by:
+          - base
+        apply_after:
+          - dev
+    dev:
+      tag_query: dev
+      rules:
+        plan_after:
+          - base
+`, map[string]string{
+			"network@default": "modified: network/main.tf planned",
+			"base@default":    "modified_by: network blocked",
+			"prod@default":    "modified_by: network blocked",
+		}},
+		{"plan_after does not propagate", `stacks:
+  names:
+    network:
+      tag_query: network
+    base:
+      tag_query: base
+      rules:
+        plan_after:
+          - network
+    prod:
+      tag_query: prod
+      rules:
+        modified_by:
+          - base
+        apply_after:
+          - dev
+    dev:
+      tag_query: dev
+      rules:
+        modified_by:
+          - base
+`, map[string]string{
+			"network@default": "modified: network/main.tf planned",
+		}},
+	}
+	for _, ex := range examples {
+		t.Run(ex.name, func(t *testing.T) {
+			files := map[string]string{"strata.yml": dirs + ex.stacks}
+			for _, d := range []string{"network", "base", "prod", "dev"} {
+				files[d+"/main.tf"] = "resource \"terraform_data\" \"this\" {}\n"
+			}
+			root := changedRepo(t, files)
+			env := hermeticEnv(t)
+			if r := runBin(t, root, env, "apply", "-auto-approve", "--all"); r.code != 0 {
+				t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if err := os.WriteFile(filepath.Join(root, "network", "main.tf"), []byte("resource \"terraform_data\" \"this\" {\n  input = \"v2\"\n}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gitIn(t, root, "commit", "-q", "-am", "change network")
+			report := filepath.Join(t.TempDir(), "r.json")
+			r := runBin(t, root, env, "plan", "--changed", "--report", report)
+			if r.code != 0 {
+				t.Fatalf("plan --changed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			got := map[string]string{}
+			for _, u := range readReport(t, report).Units {
+				got[u.Name()] = u.Why + " " + u.Status
+			}
+			if !reflect.DeepEqual(got, ex.want) {
+				t.Errorf("run:\n got %v\nwant %v", got, ex.want)
+			}
+		})
 	}
 }
