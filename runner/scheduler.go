@@ -380,6 +380,10 @@ func (r *runState) askWave() bool {
 // fail marks a unit failed and every unit waiting for it, directly or not,
 // skipped with it as the root cause; --fail-fast cancels the rest.
 func (r *runState) fail(ur *unitRun, res stepsResult) {
+	if res.failedStep == "internal" {
+		// A panic in strata itself: the whole trace goes to the log.
+		r.con.note(fmt.Sprintf("[%s] %v", ur.u.Name(), res.err))
+	}
 	reason := fmt.Sprintf("%s failed", res.failedStep)
 	if msg := firstLine(ur.masker.Mask(errorText(res.err))); msg != "" {
 		reason += ": " + msg

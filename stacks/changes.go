@@ -396,39 +396,13 @@ type changeIndex struct {
 
 // dirspacePatterns is a dirspace's expanded file patterns, split by sign.
 type dirspacePatterns struct {
-	ds       *Dirspace
-	pos, neg []string
+	ds *Dirspace
+	filePatterns
 }
 
 func expandedPatterns(ds *Dirspace) *dirspacePatterns {
-	e := &dirspacePatterns{ds: ds}
-	for _, pat := range ds.FilePatterns() {
-		if neg, ok := strings.CutPrefix(pat, "!"); ok {
-			e.neg = append(e.neg, neg)
-		} else {
-			e.pos = append(e.pos, pat)
-		}
-	}
-	return e
-}
-
-func (e *dirspacePatterns) match(file string) bool {
-	matched := false
-	for _, p := range e.pos {
-		if matchPath(p, file) {
-			matched = true
-			break
-		}
-	}
-	if !matched {
-		return false
-	}
-	for _, p := range e.neg {
-		if matchPath(p, file) {
-			return false
-		}
-	}
-	return true
+	wm := ds.WhenModified
+	return &dirspacePatterns{ds: ds, filePatterns: compilePatterns(wm.FilePatterns, ds.Dir, ds.Workspace, wm.Global)}
 }
 
 // withinDir reports whether every positive pattern of a dirspace can only

@@ -115,17 +115,45 @@ func expandPattern(p, dir, workspace string, global bool) (pattern string, neg b
 // MatchFilePatterns reports whether file (repo-relative) matches the
 // patterns: some positive pattern matches and no `!` pattern does.
 func MatchFilePatterns(patterns []string, file, dir, workspace string, global bool) bool {
-	matched := false
+	return compilePatterns(patterns, dir, workspace, global).match(file)
+}
+
+// filePatterns are file patterns expanded for one dirspace, split by sign.
+type filePatterns struct {
+	pos, neg []string
+}
+
+func compilePatterns(patterns []string, dir, workspace string, global bool) filePatterns {
+	var f filePatterns
 	for _, raw := range patterns {
 		p, neg := expandPattern(raw, dir, workspace, global)
-		if ok := matchPath(p, file); ok {
-			if neg {
-				return false
-			}
-			matched = true
+		if neg {
+			f.neg = append(f.neg, p)
+		} else {
+			f.pos = append(f.pos, p)
 		}
 	}
-	return matched
+	return f
+}
+
+// match: some positive pattern matches the file and no `!` pattern does.
+func (f filePatterns) match(file string) bool {
+	matched := false
+	for _, p := range f.pos {
+		if matchPath(p, file) {
+			matched = true
+			break
+		}
+	}
+	if !matched {
+		return false
+	}
+	for _, p := range f.neg {
+		if matchPath(p, file) {
+			return false
+		}
+	}
+	return true
 }
 
 // localModuleDirs returns the repo-relative dirs of the local modules a

@@ -256,6 +256,20 @@ stacks:
 	}
 }
 
+func TestTopLevelEngineBeatsDefaultVersion(t *testing.T) {
+	root := testRepo(t, "engine: {name: tofu, version: latest}\ndefault_tf_version: 1.5.7\n", "a")
+	p := loadRepo(t, root)
+	e, err := p.EngineFor(p.UnitsIn("a")[0])
+	if err != nil || e.Name != "tofu" || e.Version != "latest" || e.From != "engine" {
+		t.Errorf("engine = %+v, %v", e, err)
+	}
+	root = testRepo(t, "", "b")
+	p = loadRepo(t, root)
+	if e, _ := p.EngineFor(p.UnitsIn("b")[0]); e.Name != "terraform" || e.Version != "" || e.From != "PATH" {
+		t.Errorf("no engine configured: %+v", e)
+	}
+}
+
 func TestEngineSources(t *testing.T) {
 	cfg := `dirs:
   a: {tags: [a]}

@@ -205,12 +205,13 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 		if called[sd.dir] && exact[sd.dir] == nil {
 			continue
 		}
+		pats := compilePatterns(globalPatterns, sd.dir, "default", true)
 		for _, f := range sd.files {
 			file := f
 			if sd.dir != "." {
 				file = sd.dir + "/" + f
 			}
-			if MatchFilePatterns(globalPatterns, file, sd.dir, "default", true) {
+			if pats.match(file) {
 				roots[sd.dir] = true
 				break
 			}
@@ -231,8 +232,9 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 	for _, dir := range dirs {
 		entry := exact[dir]
 		if entry == nil {
+			dirSlash := dir + "/"
 			for i, g := range globs {
-				if strings.HasPrefix(dir+"/", globPrefix[i]) && matchPath(strings.TrimSuffix(g.Key, "/"), dir) {
+				if strings.HasPrefix(dirSlash, globPrefix[i]) && matchPath(strings.TrimSuffix(g.Key, "/"), dir) {
 					entry = g
 					break
 				}
