@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/strata-iac/strata/stacks"
@@ -384,7 +383,7 @@ func (j *job) exec(ctx context.Context, name string, argv, env []string, capture
 	started := j.r.opt.Now()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = j.ur.dir, env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownProcessGroup(cmd)
 	out := j.r.con.stepWriter(j.ur, name)
 	var kept bytes.Buffer
 	var w = out.stderr()
@@ -406,12 +405,12 @@ func (j *job) exec(ctx context.Context, name string, argv, env []string, capture
 			select {
 			case <-ctx.Done():
 				// The step's process group gets one SIGINT, as engines do.
-				syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+				interruptGroup(cmd)
 				if j.r.opt.KillAfter > 0 {
 					select {
 					case <-done:
 					case <-time.After(j.r.opt.KillAfter):
-						syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+						killGroup(cmd)
 					}
 				}
 			case <-done:

@@ -500,3 +500,60 @@ func TestChangedPropagationExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestSecondInterruptKills: a step that does not stop on the first
+// interrupt is left behind by the second: strata writes the report with the
+// running unit cancelled as killed, and exits 130 before the step ends.
+func TestSecondInterruptKills(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `workflows:
+  - tag_query: ''
+    apply:
+      - type: run
+        cmd: ['sh', '-c', "trap '' INT; touch started; sleep 6; touch finished"]
+      - type: apply
+`,
+		"stubborn/main.tf": "resource \"terraform_data\" \"s\" {}\n",
+	})
+	env := hermeticEnv(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(strataBin, "apply", "-auto-approve", "--all", "--report", report)
+	cmd.Dir, cmd.Env = root, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, filepath.Join(root, "stubborn", "started"), &out)
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	_, finishedErr := os.Stat(filepath.Join(root, "stubborn", "finished"))
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, out.String())
+	}
+	if finishedErr == nil {
+		t.Error("strata waited for the step to end after the second interrupt")
+	}
+	rep := readReport(t, report)
+	if len(rep.Units) != 1 || rep.Units[0].Status != runner.StatusCancelled || rep.Units[0].Reason != "killed" {
+		t.Errorf("report: %+v", rep.Units[0])
+	}
+}
+
+func waitFor(t *testing.T, path string, out *bytes.Buffer) {
+	t.Helper()
+	for i := 0; i < 1200; i++ {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared:\n%s", path, out.String())
+}

@@ -1,0 +1,14 @@
+//go:build windows
+
+package runner
+
+import (
+	"os"
+	"os/exec"
+)
+
+// ownProcessGroup: Windows steps stay in strata's console group.
+func ownProcessGroup(*exec.Cmd) {}
+
+func interruptGroup(cmd *exec.Cmd) { cmd.Process.Signal(os.Interrupt) }
+func killGroup(cmd *exec.Cmd)      { cmd.Process.Kill() }
