@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,40 +12,13 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/internal/filelock"
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/stacks"
 )
 
 // End-to-end tests: real terraform from PATH, repositories of root modules
 // using only terraform_data, local-exec and the local backend. Each test
 // has its own repository, cache dir and CLI config file.
-
-func needTerraform(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("runs terraform")
-	}
-	if _, err := exec.LookPath("terraform"); err != nil {
-		t.Skip("terraform is not on PATH")
-	}
-}
-
-// e2eEnv is a hermetic environment for the engine.
-func e2eEnv(t *testing.T, extra ...string) []string {
-	t.Helper()
-	dir := t.TempDir()
-	cliConfig := filepath.Join(dir, "terraformrc")
-	if err := os.WriteFile(cliConfig, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + dir,
-		"TF_CLI_CONFIG_FILE=" + cliConfig,
-		"STRATA_CACHE_DIR=" + filepath.Join(dir, "cache"),
-		"CHECKPOINT_DISABLE=1",
-	}
-	return append(env, extra...)
-}
 
 // copyTree copies a fixture into a temp dir.
 func copyTree(t *testing.T, src string) string {
@@ -77,21 +49,6 @@ func copyTree(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	return dst
-}
-
-func writeRepo(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
 }
 
 type e2e struct {
@@ -552,16 +509,6 @@ output "joined" {
 	}
 }
 
-func writeFileT(t *testing.T, p, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func equalMaps(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false
@@ -731,3 +678,8 @@ func TestInitsSharingAPluginCacheDoNotOverlap(t *testing.T) {
 		}
 	}
 }
+
+func needTerraform(t *testing.T)                             { testenv.NeedTerraform(t) }
+func e2eEnv(t *testing.T, extra ...string) []string          { return testenv.Env(t, extra...) }
+func writeRepo(t *testing.T, files map[string]string) string { return testenv.WriteRepo(t, files) }
+func writeFileT(t *testing.T, p, content string)             { testenv.WriteFile(t, p, content) }

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
 )
 
 // strata runs the CLI in-process and returns its exit code and output.
@@ -25,21 +27,6 @@ func fixture(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-func writeRepo(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
 }
 
 func TestCheckValid(t *testing.T) {
@@ -299,3 +286,5 @@ func TestREADMEDocumentsFlags(t *testing.T) {
 		}
 	}
 }
+
+func writeRepo(t *testing.T, files map[string]string) string { return testenv.WriteRepo(t, files) }

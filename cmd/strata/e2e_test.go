@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/runner"
 )
 
@@ -42,29 +43,6 @@ func TestMain(m *testing.M) {
 type binRun struct {
 	code           int
 	stdout, stderr string
-}
-
-func needTerraform(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("runs terraform")
-	}
-	if _, err := exec.LookPath("terraform"); err != nil {
-		t.Skip("terraform is not on PATH")
-	}
-}
-
-func hermeticEnv(t *testing.T) []string {
-	t.Helper()
-	home := t.TempDir()
-	rc := filepath.Join(home, "terraformrc")
-	if err := os.WriteFile(rc, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TF_CLI_CONFIG_FILE=" + rc,
-		"STRATA_CACHE_DIR=" + filepath.Join(home, "cache"), "CHECKPOINT_DISABLE=1",
-	}
 }
 
 func runBin(t *testing.T, dir string, env []string, args ...string) binRun {
@@ -557,3 +535,6 @@ func waitFor(t *testing.T, path string, out *bytes.Buffer) {
 	}
 	t.Fatalf("%s never appeared:\n%s", path, out.String())
 }
+
+func needTerraform(t *testing.T)        { testenv.NeedTerraform(t) }
+func hermeticEnv(t *testing.T) []string { return testenv.Env(t) }
