@@ -114,31 +114,38 @@ const (
 //	STRATA_ENGINE_BUILD=go        build from the Go module proxy as a last resort
 //	STRATA_ENGINES_OFFLINE=1      never list versions or download
 func NewInstallerFromEnv() (*Installer, error) {
-	root, err := CacheDirFromEnv()
+	return NewInstallerFromLookup(os.Getenv)
+}
+
+// NewInstallerFromLookup is NewInstallerFromEnv reading the variables with
+// getenv: a caller running with an environment of its own (strata's
+// Options.Environ) passes a lookup into it.
+func NewInstallerFromLookup(getenv func(string) string) (*Installer, error) {
+	root, err := CacheDirFrom(getenv)
 	if err != nil {
 		return nil, err
 	}
 	in := &Installer{CacheDir: root, ListTTL: DefaultListTTL}
-	if in.TerraformMirror, err = mirrorFromEnv(envTerraformMirror); err != nil {
+	if in.TerraformMirror, err = mirrorFromEnv(getenv, envTerraformMirror); err != nil {
 		return nil, err
 	}
-	if in.TofuMirror, err = mirrorFromEnv(envTofuMirror); err != nil {
+	if in.TofuMirror, err = mirrorFromEnv(getenv, envTofuMirror); err != nil {
 		return nil, err
 	}
-	if in.TerraformMirrorKey, err = keyFromEnv(envTerraformMirrorKey); err != nil {
+	if in.TerraformMirrorKey, err = keyFromEnv(getenv, envTerraformMirrorKey); err != nil {
 		return nil, err
 	}
-	if in.TofuMirrorKey, err = keyFromEnv(envTofuMirrorKey); err != nil {
+	if in.TofuMirrorKey, err = keyFromEnv(getenv, envTofuMirrorKey); err != nil {
 		return nil, err
 	}
-	switch b := os.Getenv(envEngineBuild); b {
+	switch b := getenv(envEngineBuild); b {
 	case "":
 	case "go":
 		in.Build = true
 	default:
 		return nil, fmt.Errorf("%s=%q: the only build method is \"go\"", envEngineBuild, b)
 	}
-	switch o := os.Getenv(envOffline); strings.ToLower(o) {
+	switch o := getenv(envOffline); strings.ToLower(o) {
 	case "", "0", "false", "no":
 	case "1", "true", "yes":
 		in.Offline = true
@@ -151,7 +158,12 @@ func NewInstallerFromEnv() (*Installer, error) {
 // CacheDirFromEnv returns strata's cache root: $STRATA_CACHE_DIR, else
 // <user cache dir>/strata.
 func CacheDirFromEnv() (string, error) {
-	if d := os.Getenv(envCacheDir); d != "" {
+	return CacheDirFrom(os.Getenv)
+}
+
+// CacheDirFrom is CacheDirFromEnv reading STRATA_CACHE_DIR with getenv.
+func CacheDirFrom(getenv func(string) string) (string, error) {
+	if d := getenv(envCacheDir); d != "" {
 		return filepath.Abs(d)
 	}
 	base, err := os.UserCacheDir()
@@ -161,8 +173,8 @@ func CacheDirFromEnv() (string, error) {
 	return filepath.Join(base, "strata"), nil
 }
 
-func mirrorFromEnv(key string) (string, error) {
-	v := strings.TrimRight(os.Getenv(key), "/")
+func mirrorFromEnv(getenv func(string) string, key string) (string, error) {
+	v := strings.TrimRight(getenv(key), "/")
 	if v == "" {
 		return "", nil
 	}
@@ -175,8 +187,8 @@ func mirrorFromEnv(key string) (string, error) {
 
 // keyFromEnv reads an armored public key from the variable, or from the
 // file the variable names, and checks that it parses.
-func keyFromEnv(key string) (string, error) {
-	v := os.Getenv(key)
+func keyFromEnv(getenv func(string) string, key string) (string, error) {
+	v := getenv(key)
 	if v == "" {
 		return "", nil
 	}

@@ -150,6 +150,10 @@ func (in *Installer) identifyBinary(ctx context.Context, path string) (identity,
 	if id, ok := in.identities.Load(key); ok {
 		return id.(identity), nil
 	}
+	if id, ok := in.knownIdentity(key); ok {
+		in.identities.Store(key, id)
+		return id, nil
+	}
 	ident := in.identify
 	if ident == nil {
 		ident = identify
@@ -162,5 +166,6 @@ func (in *Installer) identifyBinary(ctx context.Context, path string) (identity,
 		return identity{}, err
 	}
 	in.identities.Store(key, id)
+	in.rememberIdentity(key, id)
 	return id, nil
 }

@@ -55,18 +55,6 @@ func (x *executor) terraform(ctx context.Context, unitID string, inv Invocation)
 	if err := tf.SetWaitDelay(x.killAfter); err != nil {
 		return nil, err
 	}
-	// terraform-exec checks the engine's version before most commands and
-	// copies `version -json` to the step's output; asking once here, with
-	// the output discarded, fills its cache: the one engine call strata
-	// adds per unit.
-	if err := tf.SetEnv(inv.Env); err != nil {
-		return nil, fmt.Errorf("environment: %w", err)
-	}
-	tf.SetStdout(io.Discard)
-	tf.SetStderr(io.Discard)
-	if _, _, err := tf.Version(ctx, false); err != nil {
-		return nil, fmt.Errorf("%s version: %w", inv.Engine, err)
-	}
 	x.tfs[unitID] = tf
 	return tf, nil
 }
@@ -80,6 +68,17 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, o
 	}
 	if err := tf.SetEnv(inv.Env); err != nil {
 		return Outcome{}, fmt.Errorf("environment: %w", err)
+	}
+	if inv.Init != nil || inv.Validate || inv.ShowPlan != "" {
+		// terraform-exec checks the engine's version before these (and only
+		// these) commands and copies `version -json` to the step's output;
+		// asking first, with the output discarded, fills its cache. Plan,
+		// apply, workspace and output never ask.
+		tf.SetStdout(io.Discard)
+		tf.SetStderr(io.Discard)
+		if _, _, err := tf.Version(ctx, false); err != nil {
+			return Outcome{}, fmt.Errorf("%s version: %w", inv.Engine, err)
+		}
 	}
 	tf.SetStdout(out)
 	tf.SetStderr(errOut)

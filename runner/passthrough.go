@@ -131,7 +131,7 @@ func topLevelEngine(ctx context.Context, p *stacks.Project, opt Options) (*engin
 	in := opt.Installer
 	if in == nil {
 		var err error
-		if in, err = engines.NewInstallerFromEnv(); err != nil {
+		if in, err = engines.NewInstallerFromLookup((&runState{opt: opt}).getenv); err != nil {
 			return nil, err
 		}
 	}

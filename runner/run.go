@@ -425,12 +425,22 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 	return nil
 }
 
+// getenv looks a variable up in strata's environment (Options.Environ).
+func (r *runState) getenv(name string) string {
+	for i := len(r.opt.Environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(r.opt.Environ[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
 // installer is the engine installer of the run, made once.
 func (r *runState) installer() (*engines.Installer, error) {
 	if r.opt.Installer != nil {
 		return r.opt.Installer, nil
 	}
-	in, err := engines.NewInstallerFromEnv()
+	in, err := engines.NewInstallerFromLookup(r.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -488,7 +498,7 @@ func (r *runState) pluginCache() string {
 	if v := r.base["TF_PLUGIN_CACHE_DIR"]; v != "" {
 		return v
 	}
-	cache, err := engines.CacheDirFromEnv()
+	cache, err := engines.CacheDirFrom(r.getenv)
 	if err != nil || cache == "" {
 		return ""
 	}

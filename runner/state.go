@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/strata-iac/strata/internal/filelock"
@@ -20,6 +21,10 @@ import (
 // files 0600.
 type StateDir struct {
 	Path string // absolute
+	// mu keeps this process's goroutines off the journal's file lock one
+	// at a time: a file lock contended inside one process waits a whole
+	// poll interval.
+	mu sync.Mutex
 }
 
 // OpenStateDir creates the state directory if needed, with a .gitignore of
@@ -153,6 +158,8 @@ func (s *StateDir) ReadState() (*State, error) {
 // UpdateUnit changes one unit's record under the journal's lock, so that
 // strata processes working on other units do not lose each other's writes.
 func (s *StateDir) UpdateUnit(ctx context.Context, id string, change func(*UnitState)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	l, err := filelock.Acquire(ctx, s.LockPath("state"), nil)
 	if err != nil {
 		return err
