@@ -168,6 +168,7 @@ func assertNoDebris(t testing.TB, dir string) {
 }
 
 func TestHashicorpListing(t *testing.T) {
+	needTerraformNewerThanListed(t)
 	needTerraform(t)
 	m := newHashicorpMirror(t)
 	in, _ := testInstaller(t)

@@ -47,6 +47,7 @@ func TestPathFindsTheEngineByRunningIt(t *testing.T) {
 }
 
 func TestPathNamesEveryCandidateItRejected(t *testing.T) {
+	needTerraformNewerThanListed(t)
 	impostor, real := pathDirs(t)
 	in, _ := testInstaller(t)
 	in.Offline = true
