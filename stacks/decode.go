@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -149,7 +150,20 @@ type field struct {
 	doc        string
 }
 
+// fieldCache holds each struct type's fields: a config decodes thousands
+// of structs of a few types.
+var fieldCache sync.Map // reflect.Type -> []field
+
 func structFields(t reflect.Type) []field {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]field)
+	}
+	fs := readFields(t)
+	fieldCache.Store(t, fs)
+	return fs
+}
+
+func readFields(t reflect.Type) []field {
 	var fs []field
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)

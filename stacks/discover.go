@@ -22,6 +22,9 @@ var DefaultFilePatterns = []string{
 type sourceDir struct {
 	dir   string   // repo-relative, "/"-separated, "." for the root
 	files []string // names of its *.tf, *.tf.json and *.tofu files
+	// localSource: a file mentions a local path ("./…", "../…"), so the
+	// dir may call a local module and is worth parsing.
+	localSource bool
 }
 
 func isTerraformFile(name string) bool {
@@ -74,8 +77,10 @@ func scanTree(root string) ([]sourceDir, error) {
 			}
 		}
 		if len(files) > 0 {
+			sd := sourceDir{dir: rel, files: files}
+			sd.localSource = mentionsLocalPath(filepath.Join(root, filepath.FromSlash(rel)), files)
 			mu.Lock()
-			out = append(out, sourceDir{dir: rel, files: files})
+			out = append(out, sd)
 			mu.Unlock()
 		}
 	}
@@ -156,26 +161,29 @@ func (f filePatterns) match(file string) bool {
 	return true
 }
 
-// localModuleDirs returns the repo-relative dirs of the local modules a
-// module dir calls (`source = "../modules/x"`). Files are pre-checked for a
-// local source so that terraform-config-inspect parses only dirs that have
-// one.
-func localModuleDirs(root string, sd sourceDir) []string {
-	hasLocal := false
-	for _, f := range sd.files {
+// mentionsLocalPath reports whether a dir's .tf files mention a local
+// path, read while the tree is scanned so that terraform-config-inspect
+// parses only dirs that may call a local module.
+func mentionsLocalPath(dir string, files []string) bool {
+	for _, f := range files {
 		if strings.HasSuffix(f, ".tofu") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(root, sd.dir, f))
+		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			continue
 		}
 		if bytes.Contains(b, []byte(`"./`)) || bytes.Contains(b, []byte(`"../`)) {
-			hasLocal = true
-			break
+			return true
 		}
 	}
-	if !hasLocal {
+	return false
+}
+
+// localModuleDirs returns the repo-relative dirs of the local modules a
+// module dir calls (`source = "../modules/x"`).
+func localModuleDirs(root string, sd sourceDir) []string {
+	if !sd.localSource {
 		return nil
 	}
 	mod, _ := tfconfig.LoadModule(filepath.Join(root, sd.dir))
@@ -217,7 +225,9 @@ func moduleCalls(root string, dirs []sourceDir) map[string][]string {
 		}()
 	}
 	for _, sd := range dirs {
-		work <- sd
+		if sd.localSource {
+			work <- sd
+		}
 	}
 	close(work)
 	wg.Wait()
