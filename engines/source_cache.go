@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/strata-iac/strata/internal/atomicfile"
 )
 
 // The cache holds one directory per engine version:
@@ -124,28 +126,9 @@ func writeManifest(dir, name string, v *version.Version, fi os.FileInfo, src str
 	return writeFileAtomic(filepath.Join(dir, manifestName), append(b, '\n'))
 }
 
+// writeFileAtomic writes a cache file readable by others (0644).
 func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(path, data, 0o644)
 }
 
 // cachedVersions lists the versions of name that have a directory in the

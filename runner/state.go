@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/filelock"
 )
 
@@ -182,32 +183,11 @@ func (s *StateDir) UpdateUnit(ctx context.Context, id string, change func(*UnitS
 	return writeFileAtomic(s.stateFile(), append(b, '\n'))
 }
 
-// writeFileAtomic writes, syncs and renames, so a crash leaves either the
-// old file or the new one.
+// writeFileAtomic writes a state file (0600), creating its directory
+// (0700): a crash leaves the previous state readable.
 func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, data, 0o600)
 }
