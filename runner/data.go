@@ -150,15 +150,14 @@ func prerequisites(p *stacks.Project, run *stacks.Run, opt Options, sd *StateDir
 	if opt.Command != CmdPlan && opt.Command != CmdApply {
 		return nil, force, blocked, nil
 	}
-	st, err := sd.ReadState()
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	now := opt.Now()
 	seen := map[*stacks.Unit]bool{}
 	for _, ru := range run.Units {
 		for _, pr := range ru.Stack.Prerequisites {
-			stale, age := stalePrerequisite(st, pr, now)
+			stale, age, err := stalePrerequisite(sd, pr, now)
+			if err != nil {
+				return nil, nil, nil, err
+			}
 			if len(stale) == 0 {
 				continue
 			}
@@ -181,14 +180,17 @@ func prerequisites(p *stacks.Project, run *stacks.Run, opt Options, sd *StateDir
 // stalePrerequisite returns the units of a prerequisite stack that have not
 // applied within its window, and how long ago the stack last succeeded as a
 // phrase ("last succeeded 3h ago", "never succeeded").
-func stalePrerequisite(st *State, pr stacks.StackPrerequisite, now time.Time) ([]*stacks.Unit, string) {
+func stalePrerequisite(sd *StateDir, pr stacks.StackPrerequisite, now time.Time) ([]*stacks.Unit, string, error) {
 	var stale []*stacks.Unit
 	var oldest time.Time
 	never := false
 	for _, l := range pr.Stack.Leaves {
 		for _, u := range l.Units {
-			us := st.Units[u.ID()]
-			if us == nil || us.Apply == nil || us.Apply.Result != StatusApplied {
+			us, err := sd.ReadUnit(u)
+			if err != nil {
+				return nil, "", err
+			}
+			if us.Apply == nil || us.Apply.Result != StatusApplied {
 				stale = append(stale, u)
 				never = true
 				continue
@@ -203,9 +205,9 @@ func stalePrerequisite(st *State, pr stacks.StackPrerequisite, now time.Time) ([
 	}
 	sort.Slice(stale, func(i, j int) bool { return stale[i].ID() < stale[j].ID() })
 	if never || oldest.IsZero() {
-		return stale, "never succeeded"
+		return stale, "never succeeded", nil
 	}
-	return stale, "last succeeded " + formatDuration(now.Sub(oldest)) + " ago"
+	return stale, "last succeeded " + formatDuration(now.Sub(oldest)) + " ago", nil
 }
 
 // formatDuration prints a duration as people write windows: 3h, 1h30m, 2d.

@@ -257,11 +257,11 @@ func (r *runState) openExternal(ctx context.Context, ur *unitRun) {
 	if _, err := j.prepareInputs(); err != nil {
 		return
 	}
-	st, err := r.sd.ReadState()
+	us, err := r.sd.ReadUnit(ur.u)
 	if err != nil {
 		return
 	}
-	if us := st.Units[ur.u.ID()]; us != nil && us.Apply != nil && us.Apply.Result == StatusApplied && us.Apply.Digest == j.res.digest {
+	if us.Apply != nil && us.Apply.Result == StatusApplied && us.Apply.Digest == j.res.digest {
 		ur.opened = true
 	}
 }

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,11 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/strata-iac/strata/internal/atomicfile"
-	"github.com/strata-iac/strata/internal/filelock"
+	"github.com/strata-iac/strata/stacks"
 )
 
 // StateDir is the layout of strata's state directory (.strata/ at the root
@@ -22,10 +20,6 @@ import (
 // files 0600.
 type StateDir struct {
 	Path string // absolute
-	// mu keeps this process's goroutines off the journal's file lock one
-	// at a time: a file lock contended inside one process waits a whole
-	// poll interval.
-	mu sync.Mutex
 }
 
 // OpenStateDir creates the state directory if needed, with a .gitignore of
@@ -81,14 +75,10 @@ func (s *StateDir) TmpDir(dir, workspace, stack string, shared bool) string {
 	return filepath.Join(s.Path, "tmp", unitFileName(dir, workspace, stack, shared))
 }
 
-// State is the run-state journal: per unit, the last successful init, the
-// last plan and the last apply (§8.6).
-type State struct {
-	Version int                   `json:"version"`
-	Units   map[string]*UnitState `json:"units"` // by unit ID dir@workspace#stack
-}
-
-// UnitState is what the journal records of one unit.
+// UnitState is what the run-state journal records of one unit (§8.6): its
+// last successful init, its last plan and its last apply. Each unit has a
+// file of its own under state/, so recording one unit never rewrites the
+// others, and a large run stays linear.
 type UnitState struct {
 	Init  *InitRecord  `json:"init,omitempty"`
 	Plan  *PlanRecord  `json:"plan,omitempty"`
@@ -133,54 +123,41 @@ func (c Changes) String() string {
 	return fmt.Sprintf("+%d ~%d -%d", c.Add, c.Change, c.Destroy)
 }
 
-const stateVersion = 1
+// unitStateFile is a unit's journal file: state/<dir>/<workspace>#<stack>.json.
+func (s *StateDir) unitStateFile(u *stacks.Unit) string {
+	return filepath.Join(s.Path, "state", filepath.FromSlash(u.Dir), u.Workspace+"#"+u.Stack.Name+".json")
+}
 
-func (s *StateDir) stateFile() string { return filepath.Join(s.Path, "state.json") }
-
-// ReadState reads the journal; a missing journal is empty.
-func (s *StateDir) ReadState() (*State, error) {
-	st := &State{Version: stateVersion, Units: map[string]*UnitState{}}
-	b, err := os.ReadFile(s.stateFile())
+// ReadUnit reads a unit's record; a unit never recorded has an empty one.
+func (s *StateDir) ReadUnit(u *stacks.Unit) (*UnitState, error) {
+	us := &UnitState{}
+	b, err := os.ReadFile(s.unitStateFile(u))
 	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
+		return us, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(b, st); err != nil {
-		return nil, fmt.Errorf("run state %s: %w (delete it to start afresh)", s.stateFile(), err)
+	if err := json.Unmarshal(b, us); err != nil {
+		return nil, fmt.Errorf("run state of %s (%s): %w (delete it to start afresh)", u.Name(), s.unitStateFile(u), err)
 	}
-	if st.Units == nil {
-		st.Units = map[string]*UnitState{}
-	}
-	return st, nil
+	return us, nil
 }
 
-// UpdateUnit changes one unit's record under the journal's lock, so that
-// strata processes working on other units do not lose each other's writes.
-func (s *StateDir) UpdateUnit(ctx context.Context, id string, change func(*UnitState)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l, err := filelock.Acquire(ctx, s.LockPath("state"), nil)
+// UpdateUnit changes a unit's record. Engine steps of a unit hold its dir
+// lock, across processes, so one writer changes a unit at a time; the
+// write is atomic.
+func (s *StateDir) UpdateUnit(u *stacks.Unit, change func(*UnitState)) error {
+	us, err := s.ReadUnit(u)
 	if err != nil {
 		return err
-	}
-	defer l.Release()
-	st, err := s.ReadState()
-	if err != nil {
-		return err
-	}
-	us := st.Units[id]
-	if us == nil {
-		us = &UnitState{}
-		st.Units[id] = us
 	}
 	change(us)
-	b, err := json.MarshalIndent(st, "", "  ")
+	b, err := json.MarshalIndent(us, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.stateFile(), append(b, '\n'))
+	return writeFileAtomic(s.unitStateFile(u), append(b, '\n'))
 }
 
 // writeFileAtomic writes a state file (0600), creating its directory

@@ -168,7 +168,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEn
 	}
 	if fp, ferr := j.fingerprint(args); ferr == nil {
 		_, statErr := os.Stat(j.ur.dataDir)
-		_ = j.r.sd.UpdateUnit(ctx, j.ur.u.ID(), func(s *UnitState) {
+		_ = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
 			s.Init = &InitRecord{Fingerprint: fp, At: j.r.opt.Now().UTC(), DataDir: statErr == nil}
 		})
 	}
@@ -176,12 +176,8 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEn
 }
 
 func (j *job) initCurrent(fp string) bool {
-	st, err := j.r.sd.ReadState()
-	if err != nil {
-		return false
-	}
-	us := st.Units[j.ur.u.ID()]
-	if us == nil || us.Init == nil || us.Init.Fingerprint != fp {
+	us, err := j.r.sd.ReadUnit(j.ur.u)
+	if err != nil || us.Init == nil || us.Init.Fingerprint != fp {
 		return false
 	}
 	_, statErr := os.Stat(j.ur.dataDir)
@@ -342,7 +338,7 @@ func (j *job) planStep(ctx context.Context, st stacks.Step, where string) {
 		return
 	}
 	rel, _ := filepath.Rel(j.r.sd.Path, j.ur.planFile)
-	_ = j.r.sd.UpdateUnit(ctx, j.ur.u.ID(), func(s *UnitState) {
+	_ = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
 		s.Plan = &PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: o.Changes,
 			Destroy: args.Destroy, At: j.r.opt.Now().UTC()}
 	})
@@ -351,19 +347,16 @@ func (j *job) planStep(ctx context.Context, st stacks.Step, where string) {
 // reusePlan takes the saved plan when its digest is the current one and no
 // unit this one plans after was applied since it was made.
 func (j *job) reusePlan() bool {
-	st, err := j.r.sd.ReadState()
-	if err != nil {
-		return false
-	}
-	us := st.Units[j.ur.u.ID()]
-	if us == nil || us.Plan == nil || us.Plan.Digest != j.res.digest || us.Plan.Destroy {
+	us, err := j.r.sd.ReadUnit(j.ur.u)
+	if err != nil || us.Plan == nil || us.Plan.Digest != j.res.digest || us.Plan.Destroy {
 		return false
 	}
 	if _, err := os.Stat(j.ur.planFile); err != nil {
 		return false
 	}
 	for _, p := range j.ur.planPreds {
-		if ps := st.Units[p.u.ID()]; ps != nil && ps.Apply != nil && ps.Apply.At.After(us.Plan.At) {
+		ps, err := j.r.sd.ReadUnit(p.u)
+		if err != nil || (ps.Apply != nil && ps.Apply.At.After(us.Plan.At)) {
 			return false
 		}
 	}
@@ -449,7 +442,7 @@ func (j *job) applyStep(ctx context.Context, st stacks.Step, where string) {
 	if err != nil {
 		result = StatusFailed
 	}
-	_ = j.r.sd.UpdateUnit(context.WithoutCancel(ctx), j.ur.u.ID(), func(s *UnitState) {
+	_ = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
 		digest := ""
 		if s.Plan != nil {
 			digest = s.Plan.Digest
