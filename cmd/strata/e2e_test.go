@@ -538,3 +538,36 @@ func waitFor(t *testing.T, path string, out *bytes.Buffer) {
 
 func needTerraform(t *testing.T)        { testenv.NeedTerraform(t) }
 func hermeticEnv(t *testing.T) []string { return testenv.Env(t) }
+
+// TestResumeFromReport: --resume REPORT re-runs what the report left failed
+// or skipped, and nothing it applied.
+func TestResumeFromReport(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, map[string]string{
+		"strata.yml": "dirs:\n  flaky: {tags: [flaky]}\n  after: {tags: [after]}\n  free: {tags: [free]}\nstacks:\n  names:\n    flaky: {tag_query: flaky}\n    after:\n      tag_query: after\n      rules: {plan_after: [flaky]}\n    free: {tag_query: free}\n",
+		"flaky/main.tf": "resource \"terraform_data\" \"x\" {\n  provisioner \"local-exec\" {\n    command = \"test -f ok\"\n  }\n}\n",
+		"after/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+		"free/main.tf":  "resource \"terraform_data\" \"x\" {}\n",
+	})
+	env := hermeticEnv(t)
+	first := filepath.Join(t.TempDir(), "first.json")
+	if r := runBin(t, root, env, "apply", "-auto-approve", "--report", first); r.code != 1 {
+		t.Fatalf("first apply: exit %d\n%s", r.code, r.stdout)
+	}
+	if err := os.WriteFile(filepath.Join(root, "flaky", "ok"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := filepath.Join(t.TempDir(), "second.json")
+	r := runBin(t, root, env, "apply", "-auto-approve", "--resume", first, "--report", second)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	got := map[string]string{}
+	for _, u := range readReport(t, second).Units {
+		got[u.Name()] = u.Why + " " + u.Status
+	}
+	want := map[string]string{"flaky@default": "resume: failed applied", "after@default": "resume: skipped applied"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("resume: %v, want %v", got, want)
+	}
+}
