@@ -544,7 +544,7 @@ func hermeticEnv(t *testing.T) []string { return testenv.Env(t) }
 func TestResumeFromReport(t *testing.T) {
 	needTerraform(t)
 	root := writeRepo(t, map[string]string{
-		"strata.yml": "dirs:\n  flaky: {tags: [flaky]}\n  after: {tags: [after]}\n  free: {tags: [free]}\nstacks:\n  names:\n    flaky: {tag_query: flaky}\n    after:\n      tag_query: after\n      rules: {plan_after: [flaky]}\n    free: {tag_query: free}\n",
+		"strata.yml":    "dirs:\n  flaky: {tags: [flaky]}\n  after: {tags: [after]}\n  free: {tags: [free]}\nstacks:\n  names:\n    flaky: {tag_query: flaky}\n    after:\n      tag_query: after\n      rules: {plan_after: [flaky]}\n    free: {tag_query: free}\n",
 		"flaky/main.tf": "resource \"terraform_data\" \"x\" {\n  provisioner \"local-exec\" {\n    command = \"test -f ok\"\n  }\n}\n",
 		"after/main.tf": "resource \"terraform_data\" \"x\" {}\n",
 		"free/main.tf":  "resource \"terraform_data\" \"x\" {}\n",
