@@ -659,41 +659,15 @@ func unitTags(ds *Dirspace, s *Stack) []string {
 // DeletedIn keeps the deleted units a selection covers: at or below its
 // dir, and matching its --stack, --query, --dir and --workspace.
 func (p *Project) DeletedIn(sel Selection, deleted []DeletedUnit) ([]DeletedUnit, error) {
-	cwd := sel.Cwd
-	if cwd == "" {
-		cwd = "."
-	}
-	var query *tagquery.Query
-	if sel.Query != "" {
-		q, err := tagquery.Parse(sel.Query)
-		if err != nil {
-			return nil, &SelectionError{"--query: " + err.Error()}
-		}
-		query = q
-	}
-	leaves := map[*Stack]bool{}
-	for _, name := range sel.Stacks {
-		if s, ok := p.byName[name]; ok {
-			for _, l := range s.Leaves {
-				leaves[l] = true
-			}
-		}
-	}
-	dirs := make([]string, len(sel.Dirs))
-	for i, d := range sel.Dirs {
-		dirs[i] = cleanDir(d)
+	f, err := p.compileSelection(sel)
+	if err != nil {
+		return nil, err
 	}
 	var out []DeletedUnit
 	for _, d := range deleted {
-		switch {
-		case !DirWithin(d.Dir, cwd),
-			len(sel.Stacks) > 0 && !leaves[d.Stack],
-			query != nil && !query.Match(tagquery.Subject{Tags: d.Tags, Dir: d.Dir}),
-			len(dirs) > 0 && !withinAny(d.Dir, dirs),
-			sel.Workspace != "" && d.Workspace != sel.Workspace:
-			continue
+		if f.matches(d.Dir, d.Workspace, d.Stack, tagquery.Subject{Tags: d.Tags, Dir: d.Dir}) {
+			out = append(out, d)
 		}
-		out = append(out, d)
 	}
 	return out, nil
 }

@@ -7,7 +7,6 @@
 package stacks
 
 import (
-	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -377,12 +376,4 @@ func stackNames(ss []*Stack) []string {
 		out[i] = s.Name
 	}
 	return out
-}
-
-func quoteList(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, ", ")
 }

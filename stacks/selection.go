@@ -40,20 +40,24 @@ type RunUnit struct {
 
 // Run is the set of units a command works on.
 type Run struct {
-	Units []RunUnit // sorted by dir, workspace, stack
+	Units []RunUnit // sorted by dir, workspace, stack; callers only append
 	// DropIn is true when strata runs in a dir holding units with no
 	// selection flag: the `terraform` replacement case.
 	DropIn bool
+
+	index   map[*Unit]bool // the first indexed units of Units
+	indexed int
 }
 
-// Has reports whether u is in the run.
+// Has reports whether u is in the run. The index follows appends to Units.
 func (r *Run) Has(u *Unit) bool {
-	for _, ru := range r.Units {
-		if ru.Unit == u {
-			return true
-		}
+	if r.index == nil {
+		r.index = make(map[*Unit]bool, len(r.Units))
 	}
-	return false
+	for ; r.indexed < len(r.Units); r.indexed++ {
+		r.index[r.Units[r.indexed].Unit] = true
+	}
+	return r.index[u]
 }
 
 // List returns the run's units.
@@ -70,38 +74,67 @@ type SelectionError struct{ Msg string }
 
 func (e *SelectionError) Error() string { return e.Msg }
 
-// Select computes the run: scope, then the selection flags, then
-// propagation (§1, §7.2, §7.3).
-func (p *Project) Select(sel Selection) (*Run, error) {
-	cwd := sel.Cwd
-	if cwd == "" {
-		cwd = "."
+// selectionFilter is a Selection's flags, parsed once.
+type selectionFilter struct {
+	cwd       string
+	leaves    map[*Stack]bool // nil: no --stack
+	query     *tagquery.Query
+	dirs      []string
+	workspace string
+}
+
+func (p *Project) compileSelection(sel Selection) (*selectionFilter, error) {
+	f := &selectionFilter{cwd: sel.Cwd, workspace: sel.Workspace}
+	if f.cwd == "" {
+		f.cwd = "."
 	}
-	var leafFilter map[*Stack]bool
 	if len(sel.Stacks) > 0 {
-		leafFilter = map[*Stack]bool{}
+		f.leaves = map[*Stack]bool{}
 		for _, name := range sel.Stacks {
 			s, ok := p.byName[name]
 			if !ok {
 				return nil, &SelectionError{fmt.Sprintf("--stack %s: no such stack; expected one of: %s", name, strings.Join(p.stackNamesSorted(), ", "))}
 			}
 			for _, l := range s.Leaves {
-				leafFilter[l] = true
+				f.leaves[l] = true
 			}
 		}
 	}
-	var query *tagquery.Query
 	if sel.Query != "" {
 		q, err := tagquery.Parse(sel.Query)
 		if err != nil {
 			return nil, &SelectionError{"--query: " + err.Error()}
 		}
-		query = q
+		f.query = q
 	}
-	dirs := make([]string, len(sel.Dirs))
-	for i, d := range sel.Dirs {
-		dirs[i] = cleanDir(d)
+	for _, d := range sel.Dirs {
+		f.dirs = append(f.dirs, cleanDir(d))
 	}
+	return f, nil
+}
+
+// matches reports whether a dirspace of a stack passes every selection
+// flag and lies at or below the current dir.
+func (f *selectionFilter) matches(dir, workspace string, stack *Stack, subject tagquery.Subject) bool {
+	switch {
+	case !DirWithin(dir, f.cwd),
+		f.leaves != nil && !f.leaves[stack],
+		f.query != nil && !f.query.Match(subject),
+		len(f.dirs) > 0 && !withinAny(dir, f.dirs),
+		f.workspace != "" && workspace != f.workspace:
+		return false
+	}
+	return true
+}
+
+// Select computes the run: scope, then the selection flags, then
+// propagation (§1, §7.2, §7.3).
+func (p *Project) Select(sel Selection) (*Run, error) {
+	f, err := p.compileSelection(sel)
+	if err != nil {
+		return nil, err
+	}
+	cwd, leafFilter, query, dirs := f.cwd, f.leaves, f.query, f.dirs
 
 	run := &Run{}
 	here := p.unitsOf[cwd]
@@ -120,22 +153,9 @@ func (p *Project) Select(sel Selection) (*Run, error) {
 		}
 	} else {
 		for _, u := range p.Units {
-			if !DirWithin(u.Dir, cwd) {
-				continue
+			if f.matches(u.Dir, u.Workspace, u.Stack, u.Subject()) {
+				scope = append(scope, u)
 			}
-			if leafFilter != nil && !leafFilter[u.Stack] {
-				continue
-			}
-			if query != nil && !query.Match(u.Subject()) {
-				continue
-			}
-			if len(dirs) > 0 && !withinAny(u.Dir, dirs) {
-				continue
-			}
-			if sel.Workspace != "" && u.Workspace != sel.Workspace {
-				continue
-			}
-			scope = append(scope, u)
 		}
 	}
 	why := map[*Unit]string{}
