@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
 )
 
 // gitEnv makes test commits reproducible and keeps the user's git config
@@ -72,7 +74,7 @@ func (f *gitFixture) git(args ...string) string {
 func (f *gitFixture) write(files map[string]string) {
 	f.t.Helper()
 	for name, content := range files {
-		writeFile(f.t, filepath.Join(f.work, filepath.FromSlash(name)), content)
+		testenv.WriteFile(f.t, filepath.Join(f.work, filepath.FromSlash(name)), content)
 	}
 }
 
@@ -483,7 +485,7 @@ func TestGitChangesWithoutBase(t *testing.T) {
 	needGit(t)
 	dir := t.TempDir()
 	gitRun(t, dir, "init", "-q")
-	writeFile(t, filepath.Join(dir, "a", "main.tf"), "")
+	testenv.WriteFile(t, filepath.Join(dir, "a", "main.tf"), "")
 	gitRun(t, dir, "add", "-A")
 	gitRun(t, dir, "commit", "-q", "-m", "a")
 	_, err := GitChanges(context.Background(), dir, ChangeOptions{Env: envOf(nil)})
@@ -674,7 +676,7 @@ func BenchmarkChangedGit(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, c := range benchChanges(p) {
-		writeFile(b, filepath.Join(dir, filepath.FromSlash(c.Path)), "# changed\n")
+		testenv.WriteFile(b, filepath.Join(dir, filepath.FromSlash(c.Path)), "# changed\n")
 	}
 	gitRun(b, dir, "add", "-A")
 	gitRun(b, dir, "commit", "-q", "-m", "change")

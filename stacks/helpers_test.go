@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
 )
 
 // testRepo writes a repository: strata.yml with cfg, and a root module in
@@ -14,22 +16,12 @@ func testRepo(t testing.TB, cfg string, dirs ...string) string {
 	t.Helper()
 	root := t.TempDir()
 	if cfg != "" {
-		writeFile(t, filepath.Join(root, StrataConfigFile), cfg)
+		testenv.WriteFile(t, filepath.Join(root, StrataConfigFile), cfg)
 	}
 	for _, d := range dirs {
-		writeFile(t, filepath.Join(root, d, "main.tf"), `resource "terraform_data" "this" {}`+"\n")
+		testenv.WriteFile(t, filepath.Join(root, d, "main.tf"), `resource "terraform_data" "this" {}`+"\n")
 	}
 	return root
-}
-
-func writeFile(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // loadRepo loads a repository written by testRepo and fails on config

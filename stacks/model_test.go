@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
 )
 
 func dirspaceIDs(p *Project) []string {
@@ -76,7 +78,7 @@ func TestDiscovery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := testRepo(t, tc.cfg)
 			for f, c := range tc.files {
-				writeFile(t, filepath.Join(root, f), c)
+				testenv.WriteFile(t, filepath.Join(root, f), c)
 			}
 			p := loadRepo(t, root)
 			if got := dirspaceIDs(p); !reflect.DeepEqual(got, tc.want) {
@@ -283,7 +285,7 @@ workflows:
 default_tf_version: 1.5.7
 `
 	root := testRepo(t, cfg, "a", "b", "c", "d/e")
-	writeFile(t, filepath.Join(root, "d", ".opentofu-version"), "1.8.5\n")
+	testenv.WriteFile(t, filepath.Join(root, "d", ".opentofu-version"), "1.8.5\n")
 	p := loadRepo(t, root)
 	got := map[string]string{}
 	for _, dir := range []string{"a", "b", "c", "d/e"} {
