@@ -47,23 +47,7 @@ func (r *runState) isProducer(ur *unitRun) bool {
 // readOutputs reads a producer's outputs (output -json, as a step of the
 // producer) once, after its last apply in the run or as it stands.
 func (j *job) readOutputs(ctx context.Context) {
-	if !j.init(ctx, false, false, j.ur.initArgs, nil) || !j.workspace(ctx, false) {
-		j.res.producedErr, j.res.err = j.res.err, nil
-		return
-	}
-	o, err := j.step(ctx, StepOutput, func() Invocation {
-		return Invocation{Step: StepOutput, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Output: true}
-	}, true)
-	if err != nil {
-		j.res.producedErr = err
-		return
-	}
-	j.res.produced = o.Outputs
-	for _, out := range o.Outputs {
-		if out.Sensitive {
-			j.ur.masker.Add(jsonString(out.Value))
-		}
-	}
+	j.res.produced, _, j.res.producedErr = j.engineOutputs(ctx, j.ur.initArgs)
 }
 
 // jsonString is a JSON value as text: a string's content, anything else as

@@ -474,16 +474,34 @@ func (j *job) validate(ctx context.Context) {
 }
 
 func (j *job) output(ctx context.Context) {
-	if !j.init(ctx, false, false, j.r.opt.EngineArgs.Init, nil) || !j.workspace(ctx, false) {
+	outs, step, err := j.engineOutputs(ctx, j.r.opt.EngineArgs.Init)
+	if j.failed(ctx, step, err) {
 		return
+	}
+	j.res.outputs = outputsJSON(outs, j.r.opt.ShowSensitive)
+}
+
+// engineOutputs runs init (when needed), the workspace selection and
+// output -json; sensitive values join the unit's masker. On failure it
+// returns the step that failed, leaving the job's own error to the caller.
+func (j *job) engineOutputs(ctx context.Context, initArgs InitArgs) (map[string]tfexec.OutputMeta, string, error) {
+	if !j.init(ctx, false, false, initArgs, nil) || !j.workspace(ctx, false) {
+		err, step := j.res.err, j.res.failedStep
+		j.res.err, j.res.failedStep = nil, ""
+		return nil, step, err
 	}
 	o, err := j.step(ctx, StepOutput, func() Invocation {
 		return Invocation{Step: StepOutput, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Output: true}
 	}, true)
-	if j.failed(ctx, StepOutput, err) {
-		return
+	if err != nil {
+		return nil, StepOutput, err
 	}
-	j.res.outputs = outputsJSON(o.Outputs, j.r.opt.ShowSensitive)
+	for _, out := range o.Outputs {
+		if out.Sensitive {
+			j.ur.masker.Add(jsonString(out.Value))
+		}
+	}
+	return o.Outputs, "", nil
 }
 
 // otherRoots lists the dirs of other root modules below dir (and below its
