@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
@@ -31,17 +32,17 @@ type Outcome struct {
 // and reusing it keeps terraform-exec's version cache.
 type executor struct {
 	killAfter time.Duration
-	tfs       map[string]*tfexec.Terraform // by unit ID; touched by one worker at a time
-	tfsMu     chan struct{}
+	mu        sync.Mutex                   // guards tfs; each entry is used by one worker at a time
+	tfs       map[string]*tfexec.Terraform // by unit ID
 }
 
 func newExecutor(killAfter time.Duration) *executor {
-	return &executor{killAfter: killAfter, tfs: map[string]*tfexec.Terraform{}, tfsMu: make(chan struct{}, 1)}
+	return &executor{killAfter: killAfter, tfs: map[string]*tfexec.Terraform{}}
 }
 
 func (x *executor) terraform(ctx context.Context, unitID string, inv Invocation) (*tfexec.Terraform, error) {
-	x.tfsMu <- struct{}{}
-	defer func() { <-x.tfsMu }()
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	if tf, ok := x.tfs[unitID]; ok && tf.ExecPath() == inv.Engine && tf.WorkingDir() == inv.Dir {
 		return tf, nil
 	}

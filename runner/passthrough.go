@@ -109,34 +109,25 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 // WhySelectedUnit is the why of a unit a command names directly.
 const WhySelectedUnit = "selected"
 
-// topLevelEngine resolves the engine of commands run outside any unit: the
-// config's engine or default_tf_version, else terraform from PATH.
+// topLevelEngine resolves the engine of commands run outside any unit.
 func topLevelEngine(ctx context.Context, p *stacks.Project, opt Options) (*engines.Engine, error) {
-	cfg := p.Config
-	var spec engines.Spec
-	switch {
-	case cfg.Engine != nil && cfg.Engine.Supported():
-		s, err := engines.ParseSpec(cfg.Engine.Name.Value, cfg.Engine.VersionString().Value)
-		if err != nil {
-			return nil, err
-		}
-		spec = s
-	case cfg.DefaultTFVersion.Set:
-		s, err := engines.ParseSpec(engines.Terraform, cfg.DefaultTFVersion.Value)
-		if err != nil {
-			return nil, err
-		}
-		spec = s
+	c := p.TopLevelEngine()
+	if !c.Supported() {
+		return nil, fmt.Errorf("engine %s is not supported: strata runs terraform and tofu", c.Name)
 	}
 	in := opt.Installer
 	if in == nil {
 		var err error
-		if in, err = engines.NewInstallerFromLookup((&runState{opt: opt}).getenv); err != nil {
+		if in, err = engines.NewInstallerFromLookup(getenvIn(opt.Environ)); err != nil {
 			return nil, err
 		}
 	}
-	if spec.Name == "" {
+	if c.From == "PATH" {
 		return terraformOnPath(ctx, in)
+	}
+	spec, err := engines.ParseSpec(c.Name, c.Version)
+	if err != nil {
+		return nil, fmt.Errorf("engine from %s: %w", c.From, err)
 	}
 	res, err := in.Resolve(ctx, []engines.Spec{spec})
 	if err != nil {

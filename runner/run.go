@@ -330,8 +330,8 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 		}
 		if strings.Contains(c.Version, "$") {
 			// An engine's version may use ${var} (§5.3).
-			j := &job{r: r, ur: &unitRun{u: ru.Unit, env: r.base}}
-			if c.Version, err = j.subst(c.Version, "the engine version"); err != nil {
+			lookup := variableLookup(ru.Unit, nil, r.opt.Environ, nil)
+			if c.Version, err = substituteFor(c.Version, "the engine version", ru.Unit, lookup); err != nil {
 				return fmt.Errorf("%s: %w", ru.Name(), err)
 			}
 		}
@@ -425,22 +425,12 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 	return nil
 }
 
-// getenv looks a variable up in strata's environment (Options.Environ).
-func (r *runState) getenv(name string) string {
-	for i := len(r.opt.Environ) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(r.opt.Environ[i], "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
-}
-
 // installer is the engine installer of the run, made once.
 func (r *runState) installer() (*engines.Installer, error) {
 	if r.opt.Installer != nil {
 		return r.opt.Installer, nil
 	}
-	in, err := engines.NewInstallerFromLookup(r.getenv)
+	in, err := engines.NewInstallerFromLookup(getenvIn(r.opt.Environ))
 	if err != nil {
 		return nil, err
 	}
@@ -498,7 +488,7 @@ func (r *runState) pluginCache() string {
 	if v := r.base["TF_PLUGIN_CACHE_DIR"]; v != "" {
 		return v
 	}
-	cache, err := engines.CacheDirFrom(r.getenv)
+	cache, err := engines.CacheDirFrom(getenvIn(r.opt.Environ))
 	if err != nil || cache == "" {
 		return ""
 	}

@@ -104,32 +104,36 @@ func isNameStart(c byte) bool {
 
 func isNameChar(c byte) bool { return isNameStart(c) || (c >= '0' && c <= '9') }
 
-// lookup finds a name for substitution: the unit's stack variables, then
-// what earlier env steps set, then strata's environment.
-func (j *job) lookup(name string) (string, bool) {
-	if v, ok := j.ur.u.Stack.Variable(name); ok {
-		return v, true
-	}
-	if v, ok := j.envVars[name]; ok {
-		return v, true
-	}
-	for _, kv := range j.r.opt.Environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+// variableLookup finds a name for substitution: the unit's stack
+// variables, then what earlier env steps set, then strata's environment,
+// then the unit's own environment (STRATA_DIR, …).
+func variableLookup(u *stacks.Unit, envVars map[string]string, environ []string, unitEnv map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		if v, ok := u.Stack.Variable(name); ok {
 			return v, true
 		}
+		if v, ok := envVars[name]; ok {
+			return v, true
+		}
+		if v, ok := lookupEnv(environ, name); ok {
+			return v, true
+		}
+		v, ok := unitEnv[name]
+		return v, ok
 	}
-	if v, ok := j.ur.env[name]; ok {
-		return v, true
+}
+
+// substituteFor substitutes s for one unit, or names the unknown variable.
+func substituteFor(s, where string, u *stacks.Unit, lookup func(string) (string, bool)) (string, error) {
+	out, name, ok := substitute(s, lookup)
+	if !ok {
+		return "", &SubstitutionError{Name: name, Stack: u.Stack.Name, Where: where}
 	}
-	return "", false
+	return out, nil
 }
 
 func (j *job) subst(s, where string) (string, error) {
-	out, name, ok := substitute(s, j.lookup)
-	if !ok {
-		return "", &SubstitutionError{Name: name, Stack: j.ur.u.Stack.Name, Where: where}
-	}
-	return out, nil
+	return substituteFor(s, where, j.ur.u, variableLookup(j.ur.u, j.envVars, j.r.opt.Environ, j.ur.env))
 }
 
 func (j *job) substAll(ss []stacks.String, where string) ([]string, error) {

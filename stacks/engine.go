@@ -49,11 +49,18 @@ func (p *Project) EngineFor(u *Unit) (EngineChoice, error) {
 			return EngineChoice{Name: "cdktf", From: "workflow " + w.TagQuery.Value}, nil
 		}
 	}
+	return p.TopLevelEngine(), nil
+}
+
+// TopLevelEngine is the engine of the repository as a whole: the top-level
+// engine, else default_tf_version, else terraform from PATH. Units fall
+// back to it, and commands outside any unit (fmt, version) use it.
+func (p *Project) TopLevelEngine() EngineChoice {
 	if e := p.Config.Engine; e != nil {
-		return EngineChoice{Name: e.Name.Value, Version: e.VersionString().Value, From: "engine"}, nil
+		return EngineChoice{Name: e.Name.Value, Version: e.VersionString().Value, From: "engine"}
 	}
 	if v := p.Config.DefaultTFVersion; v.Set {
-		return EngineChoice{Name: "terraform", Version: v.Value, From: "default_tf_version"}, nil
+		return EngineChoice{Name: "terraform", Version: v.Value, From: "default_tf_version"}
 	}
-	return EngineChoice{Name: "terraform", From: "PATH"}, nil
+	return EngineChoice{Name: "terraform", From: "PATH"}
 }
