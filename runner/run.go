@@ -413,12 +413,14 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 		for _, ei := range r.g.In(ur.u) {
 			e := r.g.Edges[ei]
 			pred := byUnit[e.From]
-			if e.Kind == stacks.PlanEdge {
+			plan := e.Kind == stacks.PlanEdge
+			if plan {
 				ur.planPreds = append(ur.planPreds, pred)
 			} else {
 				ur.applyPreds = append(ur.applyPreds, pred)
 			}
 			pred.succs = append(pred.succs, ur)
+			pred.out = append(pred.out, gateEdge{to: ur, plan: plan})
 		}
 	}
 	r.computePriorities()

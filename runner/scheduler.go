@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -57,6 +58,11 @@ type unitRun struct {
 
 	planPreds, applyPreds, succs []*unitRun
 	priority                     int
+	// out are the gates this unit holds, one per edge; planWaits and
+	// applyWaits count the gates of this unit not yet open.
+	out                   []gateEdge
+	planWaits, applyWaits int
+	queued                bool // in the ready queue
 
 	phase    phase
 	status   string
@@ -82,6 +88,12 @@ type unitRun struct {
 	preBlocked string                       // blocked before anything runs, with this reason
 }
 
+// gateEdge is one edge as a gate: `to` waits for its unit.
+type gateEdge struct {
+	to   *unitRun
+	plan bool
+}
+
 // runState is one command's scheduler state. Only the coordinator
 // goroutine touches it; jobs get what they need and send results back.
 type runState struct {
@@ -96,6 +108,9 @@ type runState struct {
 
 	units  []*unitRun
 	byUnit map[*stacks.Unit]*unitRun
+	// readyQ holds the units that may have a job to start, best first;
+	// entries are checked when taken, since a unit can move on meanwhile.
+	readyQ readyQueue
 
 	approveAll bool
 	stopping   bool // fail-fast or interrupt: start nothing new
@@ -136,6 +151,21 @@ func (r *runState) schedule(ctx context.Context) {
 			r.skipDependents(ur, ur)
 		}
 	}
+	// Gates counted once; from here each opening unit opens its
+	// dependents' gates, so finding ready work never scans every unit.
+	for _, ur := range r.units {
+		for _, p := range ur.planPreds {
+			if !p.opened {
+				ur.planWaits++
+			}
+		}
+		for _, p := range ur.applyPreds {
+			if !p.opened {
+				ur.applyWaits++
+			}
+		}
+		r.consider(ur)
+	}
 	workers := pool.New().WithMaxGoroutines(r.opt.Parallelism)
 	results := make(chan jobResult, 2*len(r.units)+1)
 	inflight := 0
@@ -146,13 +176,20 @@ func (r *runState) schedule(ctx context.Context) {
 			r.stopping = true
 		}
 		if !r.stopping {
-			for _, j := range r.ready() {
-				if inflight >= r.opt.Parallelism {
-					break
+			var aside []*unitRun
+			for inflight < r.opt.Parallelism && r.readyQ.Len() > 0 {
+				ur := heap.Pop(&r.readyQ).(*unitRun)
+				ur.queued = false
+				kind, ok := r.readyKind(ur)
+				if !ok {
+					continue
 				}
-				if busyDir[j.ur.u.Dir] {
-					continue // units sharing a dir never run steps at once
+				if busyDir[ur.u.Dir] {
+					// Units sharing a dir never run steps at once.
+					aside = append(aside, ur)
+					continue
 				}
+				j := readyJob{ur, kind}
 				if j.kind == jobPlan && r.opt.Command != CmdDrift {
 					vals, missing := r.inputValues(j.ur)
 					if missing != "" {
@@ -176,6 +213,9 @@ func (r *runState) schedule(ctx context.Context) {
 					}
 					results <- jobResult{ur: job.ur, kind: job.kind, res: res}
 				})
+			}
+			for _, ur := range aside {
+				r.consider(ur)
 			}
 		}
 		if inflight == 0 {
@@ -209,23 +249,62 @@ type readyJob struct {
 	kind jobKind
 }
 
-// ready lists the jobs whose gates are open, best first.
-func (r *runState) ready() []readyJob {
-	var out []readyJob
-	for _, ur := range r.units {
-		switch ur.phase {
-		case phaseWaitPlan:
-			if r.planGateOpen(ur) {
-				out = append(out, readyJob{ur, jobPlan})
-			}
-		case phasePlanned:
-			if ur.approved && gatesOpen(ur.applyPreds) && gatesOpen(ur.planPreds) {
-				out = append(out, readyJob{ur, jobApply})
-			}
-		}
+// readyKind says which job of a unit can start now, if any.
+func (r *runState) readyKind(ur *unitRun) (jobKind, bool) {
+	switch ur.phase {
+	case phaseWaitPlan:
+		return jobPlan, r.planGateOpen(ur)
+	case phasePlanned:
+		return jobApply, ur.approved && ur.planWaits == 0 && ur.applyWaits == 0
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ur.priority > out[j].ur.priority })
-	return out
+	return 0, false
+}
+
+// consider queues a unit when it has a job to start.
+func (r *runState) consider(ur *unitRun) {
+	if _, ok := r.readyKind(ur); ok && !ur.queued {
+		ur.queued = true
+		heap.Push(&r.readyQ, ur)
+	}
+}
+
+// open records that a unit's outcome opens the gates it holds: it applied,
+// or planned with no changes, or its command's step succeeded.
+func (r *runState) open(ur *unitRun) {
+	ur.opened = true
+	for _, e := range ur.out {
+		if e.plan {
+			e.to.planWaits--
+		} else {
+			e.to.applyWaits--
+		}
+		r.consider(e.to)
+	}
+}
+
+// approve lets a planned unit apply once its gates open.
+func (r *runState) approve(ur *unitRun) {
+	ur.approved = true
+	r.consider(ur)
+}
+
+// readyQueue orders units by longest remaining path, then by ID.
+type readyQueue []*unitRun
+
+func (q readyQueue) Len() int { return len(q) }
+func (q readyQueue) Less(i, j int) bool {
+	if q[i].priority != q[j].priority {
+		return q[i].priority > q[j].priority
+	}
+	return q[i].u.ID() < q[j].u.ID()
+}
+func (q readyQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *readyQueue) Push(x any)   { *q = append(*q, x.(*unitRun)) }
+func (q *readyQueue) Pop() any {
+	old := *q
+	ur := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return ur
 }
 
 func (r *runState) planGateOpen(ur *unitRun) bool {
@@ -234,7 +313,7 @@ func (r *runState) planGateOpen(ur *unitRun) bool {
 		// These never wait: drift plans everything at once (§1).
 		return true
 	}
-	return gatesOpen(ur.planPreds)
+	return ur.planWaits == 0
 }
 
 func gatesOpen(preds []*unitRun) bool {
@@ -294,15 +373,15 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		if r.destroying() {
 			st = StatusDestroyed
 		}
-		ur.opened = true
 		r.finish(ur, st, "")
+		r.open(ur)
 		return
 	}
 	switch r.opt.Command {
 	case CmdInit, CmdValidate, CmdOutput:
 		ur.outputs = res.outputs
-		ur.opened = true
 		r.finish(ur, StatusSucceeded, "")
+		r.open(ur)
 		return
 	}
 	ur.changes = res.changes
@@ -314,8 +393,8 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		return
 	}
 	if !res.hasChanges && !(ur.forceApply && r.opt.Command != CmdDrift) {
-		ur.opened = true
 		r.finish(ur, StatusNoChanges, "")
+		r.open(ur)
 		return
 	}
 	ur.phase = phasePlanned
@@ -329,11 +408,11 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 			return
 		}
 		if r.opt.AutoApprove || r.approveAll || !r.opt.Terminal || r.opt.Approve == nil {
-			ur.approved = true
+			r.approve(ur)
 		}
 	default:
 		if r.opt.AutoApprove || r.approveAll {
-			ur.approved = true
+			r.approve(ur)
 		}
 	}
 }
@@ -366,7 +445,7 @@ func (r *runState) askWave() bool {
 	for _, ur := range wave {
 		switch ans {
 		case AnswerYes, AnswerAll:
-			ur.approved = true
+			r.approve(ur)
 		default:
 			ur.denied = true
 		}
