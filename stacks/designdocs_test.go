@@ -1,6 +1,8 @@
 package stacks
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -548,28 +550,7 @@ var nestedRFDCases = []docCase{
 	},
 	{
 		name: "rfd2/modified_by is transitive (the YAML wins over the prose: dev does not run)",
-		cfg: layerDirCfg + `stacks:
-  names:
-    network:
-      tag_query: network
-    base:
-      tag_query: base
-      rules:
-        modified_by:
-          - network
-    prod:
-      tag_query: prod
-      rules:
-        modified_by:
-          - base
-        apply_after:
-          - dev
-    dev:
-      tag_query: dev
-      rules:
-        plan_after:
-          - base
-`,
+		cfg: layerDirCfg + designDoc("modified-by-transitive.yml"),
 		dirs: layerDirs,
 		rules: map[string]string{
 			"base": "plan_after=network apply_after= modified_by=network",
@@ -602,28 +583,7 @@ var nestedRFDCases = []docCase{
 	},
 	{
 		name: "rfd2/counter-example: plan_after does not propagate",
-		cfg: layerDirCfg + `stacks:
-  names:
-    network:
-      tag_query: network
-    base:
-      tag_query: base
-      rules:
-        plan_after:
-          - network
-    prod:
-      tag_query: prod
-      rules:
-        modified_by:
-          - base
-        apply_after:
-          - dev
-    dev:
-      tag_query: dev
-      rules:
-        modified_by:
-          - base
-`,
+		cfg: layerDirCfg + designDoc("plan-after-does-not-propagate.yml"),
 		dirs: layerDirs,
 		rules: map[string]string{
 			"base": "plan_after=network apply_after= modified_by=",
@@ -932,6 +892,16 @@ stacks:
 			"network@default -> base@default (plan)",
 		},
 	},
+}
+
+// designDoc reads a stacks section of the design documents kept under
+// testdata/designdocs (the CLI's end-to-end tests run the same files).
+func designDoc(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", "designdocs", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 func TestDesignDocExamples(t *testing.T) {

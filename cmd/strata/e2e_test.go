@@ -397,54 +397,12 @@ func TestChangedPropagationExamples(t *testing.T) {
 		name, stacks string
 		want         map[string]string
 	}{
-		{"modified_by is transitive", `stacks:
-  names:
-    network:
-      tag_query: network
-    base:
-      tag_query: base
-      rules:
-        modified_by:
-          - network
-    prod:
-      tag_query: prod
-      rules:
-        modified_by:
-          - base
-        apply_after:
-          - dev
-    dev:
-      tag_query: dev
-      rules:
-        plan_after:
-          - base
-`, map[string]string{
+		{"modified_by is transitive", designDoc(t, "modified-by-transitive.yml"), map[string]string{
 			"network@default": "modified: network/main.tf planned",
 			"base@default":    "modified_by: network blocked",
 			"prod@default":    "modified_by: network blocked",
 		}},
-		{"plan_after does not propagate", `stacks:
-  names:
-    network:
-      tag_query: network
-    base:
-      tag_query: base
-      rules:
-        plan_after:
-          - network
-    prod:
-      tag_query: prod
-      rules:
-        modified_by:
-          - base
-        apply_after:
-          - dev
-    dev:
-      tag_query: dev
-      rules:
-        modified_by:
-          - base
-`, map[string]string{
+		{"plan_after does not propagate", designDoc(t, "plan-after-does-not-propagate.yml"), map[string]string{
 			"network@default": "modified: network/main.tf planned",
 		}},
 	}
@@ -570,4 +528,15 @@ func TestResumeFromReport(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("resume: %v, want %v", got, want)
 	}
+}
+
+// designDoc reads a stacks section of the design documents, as the stacks
+// package's tests keep them.
+func designDoc(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "stacks", "testdata", "designdocs", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
