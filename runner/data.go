@@ -136,12 +136,24 @@ func prerequisites(p *stacks.Project, run *stacks.Run, opt Options, sd *StateDir
 	}
 	now := opt.Now()
 	seen := map[*stacks.Unit]bool{}
+	type verdict struct {
+		stale []*stacks.Unit
+		age   string
+	}
+	// Each prerequisite is judged once, however many units require it.
+	judged := map[stacks.StackPrerequisite]verdict{}
 	for _, ru := range run.Units {
 		for _, pr := range ru.Stack.Prerequisites {
-			stale, age, err := stalePrerequisite(sd, pr, now)
-			if err != nil {
-				return nil, nil, nil, err
+			v, ok := judged[pr]
+			if !ok {
+				stale, age, err := stalePrerequisite(sd, pr, now)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				v = verdict{stale, age}
+				judged[pr] = v
 			}
+			stale, age := v.stale, v.age
 			if len(stale) == 0 {
 				continue
 			}

@@ -507,20 +507,9 @@ func (j *job) engineOutputs(ctx context.Context, initArgs InitArgs) (map[string]
 // otherRoots lists the dirs of other root modules below dir (and below its
 // local modules), which the content digest leaves out.
 func (r *runState) otherRoots(dir string) []string {
-	bases := append([]string{dir}, r.p.LocalModules(dir)...)
-	var out []string
-	seen := map[string]bool{dir: true}
-	for _, ds := range r.p.Dirspaces {
-		if seen[ds.Dir] {
-			continue
-		}
-		for _, b := range bases {
-			if stacks.DirWithin(ds.Dir, b) {
-				seen[ds.Dir] = true
-				out = append(out, ds.Dir)
-				break
-			}
-		}
+	out := r.p.RootsBelow(dir)
+	for _, m := range r.p.LocalModules(dir) {
+		out = append(out, r.p.RootsBelow(m)...)
 	}
 	return out
 }

@@ -550,7 +550,7 @@ var nestedRFDCases = []docCase{
 	},
 	{
 		name: "rfd2/modified_by is transitive (the YAML wins over the prose: dev does not run)",
-		cfg: layerDirCfg + designDoc("modified-by-transitive.yml"),
+		cfg:  layerDirCfg + designDoc("modified-by-transitive.yml"),
 		dirs: layerDirs,
 		rules: map[string]string{
 			"base": "plan_after=network apply_after= modified_by=network",
@@ -583,7 +583,7 @@ var nestedRFDCases = []docCase{
 	},
 	{
 		name: "rfd2/counter-example: plan_after does not propagate",
-		cfg: layerDirCfg + designDoc("plan-after-does-not-propagate.yml"),
+		cfg:  layerDirCfg + designDoc("plan-after-does-not-propagate.yml"),
 		dirs: layerDirs,
 		rules: map[string]string{
 			"base": "plan_after=network apply_after= modified_by=",

@@ -312,3 +312,22 @@ func (p *Project) LocalModules(dir string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// RootsBelow returns the dirs of root modules strictly below dir, from the
+// sorted dirspaces by binary search: the content digest of every unit
+// asks, so it must not scan the whole repository each time.
+func (p *Project) RootsBelow(dir string) []string {
+	prefix := dir + "/"
+	if dir == "." {
+		prefix = ""
+	}
+	i := sort.Search(len(p.Dirspaces), func(i int) bool { return p.Dirspaces[i].Dir >= prefix })
+	var out []string
+	for ; i < len(p.Dirspaces) && strings.HasPrefix(p.Dirspaces[i].Dir, prefix); i++ {
+		d := p.Dirspaces[i].Dir
+		if d != dir && d != "." && (len(out) == 0 || out[len(out)-1] != d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -566,3 +566,19 @@ stacks:
 		t.Errorf("tags = %s", got)
 	}
 }
+
+func TestRootsBelow(t *testing.T) {
+	root := testRepo(t, "", "app", "app/nested", "app/nested/deeper", "app2", "other")
+	testenv.WriteFile(t, filepath.Join(root, "main.tf"), "")
+	p := loadRepo(t, root)
+	for dir, want := range map[string][]string{
+		"app":        {"app/nested", "app/nested/deeper"},
+		"app2":       nil,
+		".":          {"app", "app/nested", "app/nested/deeper", "app2", "other"},
+		"app/nested": {"app/nested/deeper"},
+	} {
+		if got := p.RootsBelow(dir); !reflect.DeepEqual(got, want) {
+			t.Errorf("RootsBelow(%s) = %v, want %v", dir, got, want)
+		}
+	}
+}
