@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
 	"sort"
 	"strings"
@@ -355,13 +356,7 @@ func (j *job) runStep(ctx context.Context, st stacks.Step, where string) {
 	if j.failed(ctx, StepRun, err) {
 		return
 	}
-	out, err := j.exec(ctx, StepRun, argv, j.processEnv(env, tfVars), st.CaptureOutput.Value, nil)
-	if err != nil && st.IgnoreErrors.Value {
-		j.r.con.note(fmt.Sprintf("[%s] %s failed, ignored (ignore_errors): %v", j.ur.u.Name(), where, err))
-		j.res.steps[len(j.res.steps)-1].OK = true
-		return
-	}
-	_ = out
+	err = j.exec(ctx, StepRun, where, argv, j.processEnv(env, tfVars), st.CaptureOutput.Value, st.IgnoreErrors.Value, nil)
 	j.failed(ctx, StepRun, err)
 }
 
@@ -380,27 +375,23 @@ func (j *job) processStep(st stacks.Step, where string) (argv []string, env, tfV
 	return argv, env, tfVars, nil
 }
 
-// exec runs a process step with the step's console block; capture keeps
-// its output (masked) in the report. stdout, when not nil, receives the
-// process's stdout instead of the block (env steps).
-func (j *job) exec(ctx context.Context, name string, argv, env []string, capture bool, stdout *bytes.Buffer) (string, error) {
+// exec runs a process step with its console block. capture keeps its
+// output (masked) in the report; stdout, when not nil, receives the
+// process's stdout instead of the block (env steps); with ignoreErrors a
+// failure is noted and the step still counts as done.
+func (j *job) exec(ctx context.Context, name, where string, argv, env []string, capture, ignoreErrors bool, stdout *bytes.Buffer) error {
 	started := j.r.opt.Now()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = j.ur.dir, env
 	ownProcessGroup(cmd)
 	out := j.r.con.stepWriter(j.ur, name)
 	var kept bytes.Buffer
-	var w = out.stderr()
+	cmd.Stdout, cmd.Stderr = io.Writer(out), out.stderr()
 	if capture {
-		w = teeWriter{out, &kept}
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(out, &kept), io.MultiWriter(out.stderr(), &kept)
 	}
-	cmd.Stderr = w
 	if stdout != nil {
 		cmd.Stdout = stdout
-	} else if capture {
-		cmd.Stdout = teeWriter{out, &kept}
-	} else {
-		cmd.Stdout = out
 	}
 	err := cmd.Start()
 	if err == nil {
@@ -424,24 +415,19 @@ func (j *job) exec(ctx context.Context, name string, argv, env []string, capture
 		close(done)
 	}
 	out.Close()
+	if err != nil {
+		err = fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+		if ignoreErrors && ctx.Err() == nil {
+			j.r.con.note(fmt.Sprintf("[%s] %s failed, ignored (ignore_errors): %v", j.ur.u.Name(), where, err))
+			err = nil
+		}
+	}
 	rep := StepReport{Name: name, StartedAt: started, FinishedAt: j.r.opt.Now(), OK: err == nil}
 	if capture {
 		rep.Output = j.ur.masker.Mask(kept.String())
 	}
 	j.res.steps = append(j.res.steps, rep)
-	if err != nil {
-		return kept.String(), fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
-	}
-	return kept.String(), nil
-}
-
-type teeWriter struct {
-	a, b interface{ Write([]byte) (int, error) }
-}
-
-func (t teeWriter) Write(p []byte) (int, error) {
-	t.b.Write(p)
-	return t.a.Write(p)
+	return err
 }
 
 // envStep sets variables for the later steps (§8.4): method exec sets name
@@ -452,7 +438,7 @@ func (j *job) envStep(ctx context.Context, st stacks.Step, where string) {
 		return
 	}
 	var stdout bytes.Buffer
-	if _, err := j.exec(ctx, "env", argv, j.processEnv(env, tfVars), false, &stdout); j.failed(ctx, "env", err) {
+	if err := j.exec(ctx, "env", where, argv, j.processEnv(env, tfVars), false, false, &stdout); j.failed(ctx, "env", err) {
 		return
 	}
 	set := map[string]string{}
@@ -507,11 +493,7 @@ func (j *job) toolStep(ctx context.Context, st stacks.Step, where string) {
 	if len(args) == 0 && tool == "checkov" {
 		args = []string{"-d", "."}
 	}
-	_, err = j.exec(ctx, tool, append([]string{path}, args...), j.processEnv(env, tfVars), true, nil)
-	if err != nil && st.IgnoreErrors.Value {
-		j.res.steps[len(j.res.steps)-1].OK = true
-		return
-	}
+	err = j.exec(ctx, tool, where, append([]string{path}, args...), j.processEnv(env, tfVars), true, st.IgnoreErrors.Value, nil)
 	j.failed(ctx, tool, err)
 }
 
