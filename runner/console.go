@@ -51,12 +51,15 @@ func (c *console) note(s string) {
 	c.drawStatus()
 }
 
-// stepWriter collects one step's output.
+// stepWriter collects one step's output. terraform-exec copies the
+// engine's stdout and stderr from two goroutines, and outside drop-in both
+// land in one stepWriter, so its buffers have a lock of their own.
 type stepWriter struct {
 	c       *console
 	ur      *unitRun
 	step    string
 	started time.Time
+	mu      sync.Mutex // guards buf and partial
 	buf     bytes.Buffer
 	partial []byte // drop-in: an unfinished line
 	done    chan struct{}
@@ -115,6 +118,8 @@ func (sw *stepWriter) still() {
 }
 
 func (sw *stepWriter) Write(p []byte) (int, error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
 	if sw.c.dropIn {
 		// Stream whole lines, masked, as they come.
 		sw.partial = append(sw.partial, p...)
@@ -124,8 +129,8 @@ func (sw *stepWriter) Write(p []byte) (int, error) {
 				break
 			}
 			line := sw.ur.masker.Mask(string(sw.partial[:i+1]))
-			sw.ur.output.WriteString(line)
 			sw.c.mu.Lock()
+			sw.ur.output.WriteString(line)
 			io.WriteString(sw.target(), line)
 			sw.c.mu.Unlock()
 			sw.partial = sw.partial[i+1:]
@@ -141,6 +146,8 @@ func (sw *stepWriter) Close() error {
 		sw.errSide.Close()
 	}
 	close(sw.done)
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
 	c := sw.c
 	c.mu.Lock()
 	defer c.mu.Unlock()

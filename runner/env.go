@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 
+	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -127,12 +129,16 @@ func unitEnv(in unitEnvInput) map[string]string {
 // dataDir is where a unit's engine keeps its working data: the dir's
 // .terraform, or its own under .terraform/strata/<stack>/<workspace> when
 // several stacks share the dir (§5.4).
-func dataDir(root string, u *stacks.Unit) (dir string, own bool) {
+func dataDir(root string, u *stacks.Unit) (dir string, own bool, err error) {
 	base := filepath.Join(root, filepath.FromSlash(u.Dir), ".terraform")
 	if u.Shared {
-		return filepath.Join(base, "strata", u.Stack.Name, u.Workspace), true
+		dir, err := safepath.Join(filepath.Join(base, "strata"), u.Stack.Name, u.Workspace)
+		if err != nil {
+			return "", false, fmt.Errorf("%s: data dir: %w", u.Name(), err)
+		}
+		return dir, true, nil
 	}
-	return base, false
+	return base, false, nil
 }
 
 // currentWorkspace reads the workspace a data dir has selected; absent
@@ -150,6 +156,7 @@ func currentWorkspace(dataDir string) string {
 
 // Masker replaces secret values with *** in text.
 type Masker struct {
+	mu      sync.Mutex // a unit's job adds values while its console masks
 	secrets []string
 }
 
@@ -169,6 +176,8 @@ func NewMasker(values ...string) *Masker {
 
 // Add masks one more value (an env step's sensitive output).
 func (m *Masker) Add(v string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if len(v) > 1 {
 		m.secrets = append(m.secrets, v)
 		sort.Slice(m.secrets, func(i, j int) bool { return len(m.secrets[i]) > len(m.secrets[j]) })
@@ -180,6 +189,8 @@ func (m *Masker) Mask(s string) string {
 	if m == nil {
 		return s
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	for _, v := range m.secrets {
 		s = strings.ReplaceAll(s, v, "***")
 	}

@@ -16,6 +16,9 @@ const (
 	StepOutput    = "output"
 	StepValidate  = "validate"
 	StepRun       = "run"
+	// StepState is recording the run state: a failure to write it fails
+	// the unit, since a later run would act on a record that is wrong.
+	StepState = "state"
 )
 
 // Invocation is one engine call, built apart from running it: the engine,

@@ -12,3 +12,6 @@ func ownProcessGroup(*exec.Cmd) {}
 
 func interruptGroup(cmd *exec.Cmd) { cmd.Process.Signal(os.Interrupt) }
 func killGroup(cmd *exec.Cmd)      { cmd.Process.Kill() }
+
+// killChildGroups: Windows has no process groups to kill.
+func killChildGroups() {}

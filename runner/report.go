@@ -161,7 +161,8 @@ func rank(status string) int {
 	return len(stackStatusOrder)
 }
 
-// exitCode follows §1: 1 when any unit failed, was skipped or cancelled; 2
+// exitCode: 1 when any unit failed, was skipped or cancelled, or, in apply
+// and destroy, was left blocked (the command did not finish its work); 2
 // with a detailed exit code when some unit ended planned or blocked or was
 // auto-applied; else 0. Signals are the caller's (130, 143).
 func exitCode(rep *Report, command string, detailed bool) int {
@@ -170,7 +171,14 @@ func exitCode(rep *Report, command string, detailed bool) int {
 		switch u.Status {
 		case StatusFailed, StatusSkipped, StatusCancelled:
 			return 1
-		case StatusPlanned, StatusBlocked:
+		case StatusBlocked:
+			if command == CmdApply || command == CmdDestroy {
+				return 1
+			}
+			if detailed {
+				code = 2
+			}
+		case StatusPlanned:
 			if detailed {
 				code = 2
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/filelock"
+	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -199,6 +200,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		con:    newConsole(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
 	}
 	r.con.stillEvery, r.con.now = opt.StillEvery, opt.Now
+	sd.Warn = func(msg string) { r.con.note("warning: " + msg) }
 	if err := r.prepare(ctx, all); err != nil {
 		return nil, err
 	}
@@ -206,7 +208,10 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		ur.forceApply = force[ur.u]
 		ur.preBlocked = preBlocked[ur.u]
 	}
-	if opt.Command == CmdDrift {
+	if opt.Command == CmdDrift || r.destroying() {
+		// drift compares with the producers' current state; destroy runs
+		// consumers first, so their inputs are the producers' outputs as
+		// they stand, read before anything is destroyed.
 		r.readProducersNow(ctx)
 	}
 	return r, nil
@@ -406,7 +411,9 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 	byUnit := map[*stacks.Unit]*unitRun{}
 	for _, ur := range r.units {
 		byUnit[ur.u] = ur
-		r.setup(ur)
+		if err := r.setup(ur); err != nil {
+			return err
+		}
 	}
 	r.byUnit = byUnit
 	for _, ur := range r.units {
@@ -453,13 +460,28 @@ func terraformOnPath(ctx context.Context, in *engines.Installer) (*engines.Engin
 }
 
 // setup computes what a unit's steps share: paths, environment, masking.
-func (r *runState) setup(ur *unitRun) {
+// Every path made from the unit's names is checked to stay where it
+// belongs.
+func (r *runState) setup(ur *unitRun) error {
 	u := ur.u
-	ur.dir = filepath.Join(r.p.Root, filepath.FromSlash(u.Dir))
-	ur.dataDir, ur.ownDataDir = dataDir(r.p.Root, u)
-	ur.planFile = r.sd.PlanFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared)
-	ur.varFile = r.sd.VarFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared)
-	ur.tmpDir = r.sd.TmpDir(u.Dir, u.Workspace, u.Stack.Name, u.Shared)
+	dir, err := safepath.Join(r.p.Root, u.Dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", u.Name(), err)
+	}
+	ur.dir = dir
+	if ur.dataDir, ur.ownDataDir, err = dataDir(r.p.Root, u); err != nil {
+		return err
+	}
+
+	if ur.planFile, err = r.sd.PlanFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared); err != nil {
+		return err
+	}
+	if ur.varFile, err = r.sd.VarFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared); err != nil {
+		return err
+	}
+	if ur.tmpDir, err = r.sd.TmpDir(u.Dir, u.Workspace, u.Stack.Name, u.Shared); err != nil {
+		return err
+	}
 	ur.autoApply = u.Stack.AutoApply || u.WhenModified.Autoapply
 	var secrets []string
 	for _, v := range u.Stack.Variables {
@@ -469,7 +491,7 @@ func (r *runState) setup(ur *unitRun) {
 	}
 	ur.masker = NewMasker(secrets...)
 	if ur.engine == nil {
-		return
+		return nil
 	}
 	in := unitEnvInput{
 		Base: r.base, Unit: u, Root: r.p.Root, Engine: ur.engine.Name, Version: ur.engine.Version.String(),
@@ -482,6 +504,7 @@ func (r *runState) setup(ur *unitRun) {
 		in.PluginCache = r.pluginCache()
 	}
 	ur.env = unitEnv(in)
+	return nil
 }
 
 // pluginCache is the provider plugin cache: the user's, else strata's own

@@ -88,6 +88,10 @@ type unitRun struct {
 	preBlocked string                       // blocked before anything runs, with this reason
 }
 
+// reasonKilled is the reason of a unit whose step was killed by a second
+// interrupt: as terraform warns, its state may not have been written.
+const reasonKilled = "killed: state may be incomplete"
+
 // gateEdge is one edge as a gate: `to` waits for its unit.
 type gateEdge struct {
 	to   *unitRun
@@ -115,6 +119,8 @@ type runState struct {
 	approveAll bool
 	stopping   bool // fail-fast or interrupt: start nothing new
 	killed     bool
+
+	procs procGroups // run steps' process groups, shared with the jobs
 }
 
 type jobKind int
@@ -231,9 +237,10 @@ func (r *runState) schedule(ctx context.Context) {
 			r.complete(ctx, jr)
 		case <-killed:
 			r.killed = true
+			r.killSteps()
 			for _, ur := range r.units {
 				if ur.phase == phasePlanning || ur.phase == phaseApplying {
-					r.finish(ur, StatusCancelled, "killed")
+					r.finish(ur, StatusCancelled, reasonKilled)
 				}
 			}
 			r.finalize()
@@ -364,9 +371,17 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 	if jr.kind == jobApply {
 		if res.replanned {
 			// The saved plan was stale and was made again; it is applied
-			// only when nobody needs to look at it first.
-			ur.changes = res.changes
-			r.finish(ur, StatusPlanned, "plan was stale; re-planned")
+			// only when nobody needs to look at it first: asked about
+			// again where someone can be asked, else left planned.
+			ur.changes, ur.digest = res.changes, res.digest
+			if r.opt.Approve == nil {
+				r.finish(ur, StatusPlanned, "plan was stale; re-planned")
+				return
+			}
+			ur.phase, ur.status, ur.reason, ur.approved = phasePlanned, StatusPlanned, "plan was stale; re-planned", false
+			if r.approveAll {
+				r.approve(ur)
+			}
 			return
 		}
 		st := StatusApplied
@@ -545,15 +560,17 @@ func (r *runState) finalize() {
 			}
 			r.finish(ur, StatusPlanned, reason)
 		case phasePlanning, phaseApplying:
-			r.finish(ur, StatusCancelled, "killed")
+			r.finish(ur, StatusCancelled, reasonKilled)
 		}
 	}
 }
 
 func waitingFor(preds []*unitRun) string {
 	var names []string
+	seen := map[*unitRun]bool{}
 	for _, p := range preds {
-		if !p.opened {
+		if !p.opened && !seen[p] {
+			seen[p] = true
 			names = append(names, p.u.Name())
 		}
 	}

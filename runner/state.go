@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/internal/atomicfile"
+	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -20,6 +22,9 @@ import (
 // files 0600.
 type StateDir struct {
 	Path string // absolute
+	// Warn receives what the user must hear about the state dir itself,
+	// such as a corrupt journal moved aside.
+	Warn func(string)
 }
 
 // OpenStateDir creates the state directory if needed, with a .gitignore of
@@ -39,24 +44,38 @@ func OpenStateDir(path string) (*StateDir, error) {
 	return &StateDir{Path: path}, nil
 }
 
-// unitFileName turns a unit into a file name: dir@workspace#stack with the
-// dir's separators kept as directories.
-func unitFileName(dir, workspace, stack string, shared bool) string {
+// unitFileName turns a unit into path elements under one of the state
+// dir's folders: dir@workspace#stack with the dir's separators kept as
+// directories.
+func unitFileName(dir, workspace, stack string, shared bool) []string {
 	name := workspace
 	if shared {
 		name += "#" + stack
 	}
-	return filepath.Join(filepath.FromSlash(dir), name)
+	return []string{dir, name}
+}
+
+// under builds a path in one of the state dir's folders from a unit's
+// names, refusing one that would leave that folder: the names come from
+// the repository's config.
+func (s *StateDir) under(folder string, elems []string, suffix string) (string, error) {
+	elems = append([]string(nil), elems...)
+	elems[len(elems)-1] += suffix
+	p, err := safepath.Join(filepath.Join(s.Path, folder), elems...)
+	if err != nil {
+		return "", fmt.Errorf("state dir: %w", err)
+	}
+	return p, nil
 }
 
 // PlanFile is where a unit's saved plan lives.
-func (s *StateDir) PlanFile(dir, workspace, stack string, shared bool) string {
-	return filepath.Join(s.Path, "plans", unitFileName(dir, workspace, stack, shared)+".tfplan")
+func (s *StateDir) PlanFile(dir, workspace, stack string, shared bool) (string, error) {
+	return s.under("plans", unitFileName(dir, workspace, stack, shared), ".tfplan")
 }
 
 // VarFile is where a unit's input variables file lives (§5.6).
-func (s *StateDir) VarFile(dir, workspace, stack string, shared bool) string {
-	return filepath.Join(s.Path, "vars", unitFileName(dir, workspace, stack, shared)+".tfvars.json")
+func (s *StateDir) VarFile(dir, workspace, stack string, shared bool) (string, error) {
+	return s.under("vars", unitFileName(dir, workspace, stack, shared), ".tfvars.json")
 }
 
 // LockPath is a lock file of the state dir.
@@ -65,14 +84,15 @@ func (s *StateDir) LockPath(name string) string {
 }
 
 // DirLockPath is the lock of one unit dir: engine steps in a dir never
-// overlap, across strata processes too.
+// overlap, across strata processes too. The dir becomes one file name,
+// its separators escaped, so it cannot leave the locks folder.
 func (s *StateDir) DirLockPath(dir string) string {
-	return s.LockPath("dir-" + strings.NewReplacer("/", "%", ".", "%2E").Replace(dir))
+	return s.LockPath("dir-" + strings.NewReplacer("%", "%25", "/", "%2F", "\\", "%5C", ".", "%2E").Replace(dir))
 }
 
 // TmpDir is a scratch dir for one unit's steps (STRATA_TMPDIR).
-func (s *StateDir) TmpDir(dir, workspace, stack string, shared bool) string {
-	return filepath.Join(s.Path, "tmp", unitFileName(dir, workspace, stack, shared))
+func (s *StateDir) TmpDir(dir, workspace, stack string, shared bool) (string, error) {
+	return s.under("tmp", unitFileName(dir, workspace, stack, shared), "")
 }
 
 // UnitState is what the run-state journal records of one unit (§8.6): its
@@ -124,24 +144,46 @@ func (c Changes) String() string {
 }
 
 // unitStateFile is a unit's journal file: state/<dir>/<workspace>#<stack>.json.
-func (s *StateDir) unitStateFile(u *stacks.Unit) string {
-	return filepath.Join(s.Path, "state", filepath.FromSlash(u.Dir), u.Workspace+"#"+u.Stack.Name+".json")
+func (s *StateDir) unitStateFile(u *stacks.Unit) (string, error) {
+	return s.under("state", []string{u.Dir, u.Workspace + "#" + u.Stack.Name}, ".json")
 }
 
 // ReadUnit reads a unit's record; a unit never recorded has an empty one.
+// A journal file that cannot be read as one (truncated, empty, garbage) is
+// moved aside, with a warning naming both files, and the unit has no
+// history: strata then plans and inits again rather than trust it.
 func (s *StateDir) ReadUnit(u *stacks.Unit) (*UnitState, error) {
 	us := &UnitState{}
-	b, err := os.ReadFile(s.unitStateFile(u))
+	path, err := s.unitStateFile(u)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return us, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the run state of %s: %w", u.Name(), err)
 	}
-	if err := json.Unmarshal(b, us); err != nil {
-		return nil, fmt.Errorf("run state of %s (%s): %w (delete it to start afresh)", u.Name(), s.unitStateFile(u), err)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(us); err != nil || dec.More() {
+		if err == nil {
+			err = errors.New("data after the record")
+		}
+		aside := path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000")
+		if rerr := os.Rename(path, aside); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("the run state of %s (%s) is corrupt (%v) and could not be moved aside: %w", u.Name(), path, err, rerr)
+		}
+		s.warn(fmt.Sprintf("the run state of %s (%s) was corrupt (%v); moved it to %s and treating the unit as having no history", u.Name(), path, err, aside))
+		return &UnitState{}, nil
 	}
 	return us, nil
+}
+
+func (s *StateDir) warn(msg string) {
+	if s.Warn != nil {
+		s.Warn(msg)
+	}
 }
 
 // UpdateUnit changes a unit's record. Engine steps of a unit hold its dir
@@ -157,7 +199,14 @@ func (s *StateDir) UpdateUnit(u *stacks.Unit, change func(*UnitState)) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.unitStateFile(u), append(b, '\n'))
+	path, err := s.unitStateFile(u)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("recording the run state of %s: %w", u.Name(), err)
+	}
+	return nil
 }
 
 // writeFileAtomic writes a state file (0600), creating its directory

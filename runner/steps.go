@@ -68,7 +68,7 @@ func (r *runState) runJob(ctx context.Context, ur *unitRun, kind jobKind) stepsR
 	default:
 		j.plan(ctx)
 	}
-	if j.res.err == nil && r.isProducer(ur) && r.opt.Command != CmdDrift &&
+	if j.res.err == nil && r.isProducer(ur) && r.opt.Command != CmdDrift && !r.destroying() &&
 		(kind == jobApply || (!j.res.hasChanges && !ur.forceApply)) {
 		j.readOutputs(ctx)
 	}
@@ -168,11 +168,11 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEn
 	}
 	if fp, ferr := j.fingerprint(args); ferr == nil {
 		_, statErr := os.Stat(j.ur.dataDir)
-		_ = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
+		err = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
 			s.Init = &InitRecord{Fingerprint: fp, At: j.r.opt.Now().UTC(), DataDir: statErr == nil}
 		})
 	}
-	return o, nil
+	return o, err
 }
 
 func (j *job) initCurrent(fp string) bool {
@@ -338,10 +338,11 @@ func (j *job) planStep(ctx context.Context, st stacks.Step, where string) {
 		return
 	}
 	rel, _ := filepath.Rel(j.r.sd.Path, j.ur.planFile)
-	_ = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
+	err = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
 		s.Plan = &PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: o.Changes,
 			Destroy: args.Destroy, At: j.r.opt.Now().UTC()}
 	})
+	j.failed(ctx, StepState, err)
 }
 
 // reusePlan takes the saved plan when its digest is the current one and no
@@ -371,9 +372,10 @@ func (j *job) apply(ctx context.Context) {
 }
 
 // applyStep applies the unit's saved plan (extra_args never go to apply
-// <planfile>). A plan the engine calls stale is made again and applied only
-// when nobody has to look at it first; with retry enabled, a failed apply
-// re-plans and tries again on the same terms.
+// <planfile>). A plan the engine calls stale is discarded and made again,
+// and the new one is applied only when nobody has to look at it first (or
+// it has no changes); with retry enabled, a failed apply re-plans and tries
+// again on the same terms.
 func (j *job) applyStep(ctx context.Context, st stacks.Step, where string) {
 	env, _, err := j.stepEnv(st, where)
 	if j.failed(ctx, StepApply, err) {
@@ -396,33 +398,37 @@ func (j *job) applyStep(ctx context.Context, st stacks.Step, where string) {
 		}
 	}
 	auto := j.r.opt.AutoApprove || j.ur.autoApply
-	apply := func() error {
-		_, err := j.step(ctx, StepApply, func() Invocation {
-			return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), ApplyPlan: j.ur.planFile}
-		}, false)
-		return err
-	}
-	err = apply()
-	for try := 2; err != nil && ctx.Err() == nil; try++ {
+	stalePlans := 0
+	for try := 1; ; try++ {
+		err = j.applyOnce(ctx, env)
+		if err == nil || ctx.Err() != nil || j.ur.userPlan {
+			// A user's own plan file (apply FILE) is theirs: strata
+			// never makes another in its place, as terraform would not.
+			break
+		}
 		stale := strings.Contains(errorText(err), "Saved plan is stale")
-		if !stale && try > tries {
+		if stale {
+			stalePlans++
+			j.r.con.note(fmt.Sprintf("[%s] the saved plan is stale (the state changed since it was made); planning again", j.ur.u.Name()))
+		}
+		if (!stale && try >= tries) || stalePlans > 1 {
 			break
 		}
 		if !stale {
-			j.r.con.note(fmt.Sprintf("[%s] apply failed; retrying (%d of %d) in %s", j.ur.u.Name(), try, tries, delay))
+			j.r.con.note(fmt.Sprintf("[%s] apply failed; retrying (%d of %d) in %s", j.ur.u.Name(), try+1, tries, delay))
 			select {
 			case <-ctx.Done():
 			case <-time.After(delay):
 			}
 			delay = time.Duration(float64(delay) * backoff)
 		}
-		// A retried or stale apply needs a new plan.
-		j.res.err = nil
+		// A stale or failed apply needs a new plan.
+		j.res.err, j.res.failedStep = nil, ""
 		j.planStep(ctx, stacks.Step{Type: stacks.String{Value: StepPlan, Set: true}}, where)
 		if j.res.err != nil {
 			return
 		}
-		if !auto {
+		if !auto && j.res.hasChanges {
 			if stale {
 				j.res.replanned = true
 				return
@@ -430,33 +436,51 @@ func (j *job) applyStep(ctx context.Context, st stacks.Step, where string) {
 			j.failed(ctx, StepApply, fmt.Errorf("%w; a new plan is saved for review", err))
 			return
 		}
-		if stale && try > tries+1 {
-			break
-		}
-		err = apply()
 	}
-	result := StatusApplied
-	if j.r.destroying() {
-		result = StatusDestroyed
-	}
-	if err != nil {
-		result = StatusFailed
-	}
-	_ = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
-		digest := ""
-		if s.Plan != nil {
-			digest = s.Plan.Digest
-		}
-		s.Apply = &ApplyRecord{Digest: digest, At: j.r.opt.Now().UTC(), Result: result, Destroy: j.r.destroying()}
-		if err == nil {
-			// A plan is applied once.
-			s.Plan = nil
-		}
-	})
 	if err == nil && !j.ur.userPlan {
 		os.Remove(j.ur.planFile)
 	}
 	j.failed(ctx, StepApply, err)
+}
+
+// applyOnce applies the saved plan once, recording the apply in the run
+// state. The plan record is cleared before the engine starts: a plan is
+// applied at most once, and an apply that fails, is interrupted or never
+// reports back (strata killed) leaves no plan to be reused.
+func (j *job) applyOnce(ctx context.Context, env map[string]string) error {
+	digest := ""
+	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
+		if s.Plan != nil {
+			digest = s.Plan.Digest
+		}
+		s.Plan = nil
+	}); err != nil {
+		j.res.steps = append(j.res.steps, StepReport{Name: StepApply, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
+		return err
+	}
+	_, err := j.step(ctx, StepApply, func() Invocation {
+		return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), ApplyPlan: j.ur.planFile}
+	}, false)
+	result := StatusApplied
+	if j.r.destroying() {
+		result = StatusDestroyed
+	}
+	switch {
+	case ctx.Err() != nil && err != nil:
+		result = StatusCancelled
+	case err != nil:
+		result = StatusFailed
+	}
+	if serr := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
+		s.Apply = &ApplyRecord{Digest: digest, At: j.r.opt.Now().UTC(), Result: result, Destroy: j.r.destroying()}
+	}); serr != nil {
+		if err == nil {
+			// The apply happened; only its record is missing.
+			return fmt.Errorf("the apply succeeded, but %w", serr)
+		}
+		return fmt.Errorf("%w; and %v", err, serr)
+	}
+	return err
 }
 
 func (j *job) validate(ctx context.Context) {

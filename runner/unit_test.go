@@ -165,6 +165,11 @@ func TestExitCode(t *testing.T) {
 		{rep(StatusPlanned, StatusFailed), CmdPlan, true, 1},
 		{rep(StatusSkipped), CmdApply, false, 1},
 		{rep(StatusCancelled), CmdPlan, false, 1},
+		// apply and destroy carry the DAG to its end: a unit left blocked
+		// means they did not.
+		{rep(StatusApplied, StatusBlocked), CmdApply, false, 1},
+		{rep(StatusBlocked), CmdDestroy, false, 1},
+		{rep(StatusBlocked), CmdPlan, false, 0},
 	}
 	for i, tc := range tests {
 		if got := exitCode(tc.rep, tc.command, tc.detailed); got != tc.want {

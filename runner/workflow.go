@@ -395,6 +395,8 @@ func (j *job) exec(ctx context.Context, name, where string, argv, env []string, 
 	}
 	err := cmd.Start()
 	if err == nil {
+		j.r.procs.add(cmd)
+		defer j.r.procs.remove(cmd)
 		done := make(chan struct{})
 		go func() {
 			select {

@@ -35,6 +35,9 @@ type Project struct {
 
 	byName          map[string]*Stack
 	unitsOf         map[string][]*Unit // dir -> its units
+	// workflowQueries are the workflows' parsed tag queries, made once:
+	// runner workers ask for workflows concurrently.
+	workflowOnce    sync.Once
 	workflowQueries []*tagquery.Query
 
 	inputs    map[*Unit][]Input

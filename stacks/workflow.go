@@ -9,14 +9,14 @@ import (
 // WorkflowFor returns the first workflow whose tag query matches the unit
 // (§8.4), or nil.
 func (p *Project) WorkflowFor(u *Unit) *Workflow {
-	if p.workflowQueries == nil {
+	p.workflowOnce.Do(func() {
 		p.workflowQueries = make([]*tagquery.Query, len(p.Config.Workflows))
 		for i, w := range p.Config.Workflows {
 			if q, err := tagquery.Parse(w.TagQuery.Value); err == nil {
 				p.workflowQueries[i] = q
 			}
 		}
-	}
+	})
 	for i, q := range p.workflowQueries {
 		if q != nil && q.Match(u.Subject()) {
 			return &p.Config.Workflows[i]

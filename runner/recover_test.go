@@ -1,0 +1,255 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// Runs that must recover: a saved plan made stale behind strata's back,
+// an interrupted apply, destroy across inputs, a corrupt or unwritable
+// run state.
+
+// terraformIn runs terraform itself in a unit's dir, as a user would.
+func terraformIn(t *testing.T, e *e2e, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("terraform", args...)
+	cmd.Dir, cmd.Env = filepath.Join(e.root, dir), e.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("terraform %v in %s: %v\n%s", args, dir, err, out)
+	}
+}
+
+func editFileT(t *testing.T, path, old, new string) {
+	t.Helper()
+	content := readFile(t, path)
+	if !strings.Contains(content, old) {
+		t.Fatalf("%s has no %q", path, old)
+	}
+	writeFileT(t, path, strings.Replace(content, old, new, 1))
+}
+
+// TestStalePlanIsPlannedAgain: a saved plan whose state changed after it
+// was made (here by a terraform apply by hand) is discarded and made
+// again; under -auto-approve the new plan is applied and every dependent
+// follows.
+func TestStalePlanIsPlannedAgain(t *testing.T) {
+	e := newE2E(t, copyTree(t, fixtureDir("nested")))
+	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
+		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
+	}
+	editFileT(t, filepath.Join(e.root, "base", "main.tf"), `parts  = ["base", "base"]`, `parts  = ["base", "v2"]`)
+	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); statuses(res.Report)["base@default"] != StatusPlanned {
+		t.Fatalf("plan: %v", statuses(res.Report))
+	}
+	terraformIn(t, e, "base", "apply", "-auto-approve", "-input=false")
+	e.console.Reset()
+	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	if res.ExitCode != 0 {
+		t.Fatalf("apply after the state changed: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
+	}
+	for name, st := range statuses(res.Report) {
+		if st != StatusApplied && st != StatusNoChanges {
+			t.Errorf("%s: %s", name, st)
+		}
+	}
+	if !strings.Contains(e.console.String(), "the saved plan is stale") {
+		t.Errorf("no note of the stale plan:\n%s", e.console.String())
+	}
+}
+
+// TestStalePlanIsAskedAboutAgain: where someone can be asked, the new plan
+// that replaces a stale one is shown and asked about again.
+func TestStalePlanIsAskedAboutAgain(t *testing.T) {
+	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
+	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}}); res.ExitCode != 0 {
+		t.Fatalf("first apply: %v", statuses(res.Report))
+	}
+	editFileT(t, filepath.Join(e.root, "base", "main.tf"), `"base"`, `"base-2"`)
+	e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}})
+	terraformIn(t, e, "base", "apply", "-auto-approve", "-input=false")
+	editFileT(t, filepath.Join(e.root, "base", "terraform.tfstate"), `"base-2"`, `"drifted"`)
+	var asked []int
+	approve := func(units []*UnitReport) (Answer, error) {
+		asked = append(asked, len(units))
+		return AnswerYes, nil
+	}
+	res := e.run(CmdApply, Options{Approve: approve}, stacks.Selection{Stacks: []string{"base"}})
+	if got := statuses(res.Report)["base@default"]; got != StatusApplied || res.ExitCode != 0 {
+		t.Fatalf("base: %s, exit %d\n%s", got, res.ExitCode, e.console.String())
+	}
+	if len(asked) != 2 {
+		t.Errorf("asked %d times, want twice (the saved plan, then the new one)", len(asked))
+	}
+}
+
+// TestInterruptedApplyInvalidatesSavedPlan: an apply cut short leaves no
+// saved plan to reuse; the next apply plans again and succeeds.
+func TestInterruptedApplyInvalidatesSavedPlan(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": "dirs:\n  slow: {tags: [slow]}\n",
+		"slow/main.tf": `resource "terraform_data" "slow" {
+  input = "one"
+  provisioner "local-exec" {
+    command = "touch started; sleep 3"
+  }
+}
+`,
+	})
+	e := newE2E(t, root)
+	p, err := stacks.Load(root, configIn(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _ := p.Select(stacks.Selection{Cwd: "."})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(root, "slow", "started")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	res, err := Execute(ctx, p, run, Options{Command: CmdApply, AutoApprove: true, Environ: e.env, Console: &e.console, Parallelism: 1})
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(res.Report)["slow@default"]; !strings.HasPrefix(got, "cancelled (interrupted during apply") {
+		t.Fatalf("slow: %s", got)
+	}
+	sd, _ := OpenStateDir(filepath.Join(root, ".strata"))
+	us, err := sd.ReadUnit(p.Units[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if us.Plan != nil {
+		t.Errorf("the saved plan of an interrupted apply is still recorded: %+v", us.Plan)
+	}
+	if us.Apply == nil || us.Apply.Result != StatusCancelled {
+		t.Errorf("apply record: %+v", us.Apply)
+	}
+	os.Remove(filepath.Join(root, "slow", "started"))
+	e.console.Reset()
+	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	if res.ExitCode != 0 {
+		t.Fatalf("apply after the interrupt: %v\n%s", statuses(res.Report), e.console.String())
+	}
+	if strings.Contains(e.console.String(), "reusing the plan") {
+		t.Errorf("the plan of the interrupted apply was reused:\n%s", e.console.String())
+	}
+}
+
+// TestDestroyWithInputs: destroy reads the producers' outputs as they
+// stand, destroys consumers before their producer, and leaves nothing.
+func TestDestroyWithInputs(t *testing.T) {
+	root := chainRepo(t, "vpc-1")
+	e := newE2E(t, root)
+	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
+		t.Fatalf("apply: %v", statuses(res.Report))
+	}
+	e.console.Reset()
+	res := e.run(CmdDestroy, Options{AutoApprove: true}, stacks.Selection{})
+	if res.ExitCode != 0 || !res.Report.OK {
+		t.Fatalf("destroy: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
+	}
+	for name, st := range statuses(res.Report) {
+		if st != StatusDestroyed {
+			t.Errorf("%s: %s", name, st)
+		}
+	}
+	network, _ := stepOf(unitByName(t, res.Report, "network@default"), StepApply)
+	for _, consumer := range []string{"app@default", "db@default"} {
+		c, _ := stepOf(unitByName(t, res.Report, consumer), StepApply)
+		if !c.FinishedAt.Before(network.StartedAt) {
+			t.Errorf("%s was destroyed after its producer network", consumer)
+		}
+	}
+	for _, dir := range []string{"network", "app", "db"} {
+		var state struct {
+			Resources []json.RawMessage `json:"resources"`
+		}
+		if err := json.Unmarshal([]byte(readFile(t, filepath.Join(root, dir, "terraform.tfstate"))), &state); err != nil {
+			t.Fatal(err)
+		}
+		if len(state.Resources) != 0 {
+			t.Errorf("%s still has %d resources", dir, len(state.Resources))
+		}
+	}
+}
+
+// TestDestroyLeftBlockedFails: a destroy that cannot run a unit (its
+// producer never applied, so it has no inputs) fails instead of reporting
+// success.
+func TestDestroyLeftBlockedFails(t *testing.T) {
+	e := newE2E(t, chainRepo(t, "vpc-1"))
+	res := e.run(CmdDestroy, Options{AutoApprove: true}, stacks.Selection{})
+	got := statuses(res.Report)
+	if !strings.HasPrefix(got["app@default"], StatusBlocked) || res.ExitCode != 1 || res.Report.OK {
+		t.Errorf("exit %d ok %t: %v", res.ExitCode, res.Report.OK, got)
+	}
+}
+
+// TestCorruptJournal: a unit's journal file that is empty, truncated or
+// garbage is moved aside with a warning naming it; the unit is treated as
+// having no history, and its new records are kept.
+func TestCorruptJournal(t *testing.T) {
+	for name, content := range map[string]string{
+		"empty":        "",
+		"truncated":    `{"init": {"fingerprint": "ab`,
+		"garbage":      "\x00\x01not json",
+		"not a record": `["a"]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
+			if res := e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}}); res.ExitCode != 0 {
+				t.Fatalf("plan: %v", statuses(res.Report))
+			}
+			journal := filepath.Join(e.root, ".strata", "state", "base", "default#base.json")
+			if err := os.WriteFile(journal, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			e.console.Reset()
+			res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}})
+			if res.ExitCode != 0 {
+				t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
+			}
+			if !strings.Contains(e.console.String(), "run state of base@default ("+journal+") was corrupt") {
+				t.Errorf("no warning naming the journal:\n%s", e.console.String())
+			}
+			aside, _ := filepath.Glob(journal + ".corrupt-*")
+			if len(aside) != 1 || readFile(t, aside[0]) != content {
+				t.Errorf("journal not moved aside whole: %v", aside)
+			}
+			var us UnitState
+			if err := json.Unmarshal([]byte(readFile(t, journal)), &us); err != nil || us.Apply == nil || us.Apply.Result != StatusApplied {
+				t.Errorf("the new record: %+v, %v", us, err)
+			}
+		})
+	}
+}
+
+// TestRunStateWriteErrorFailsUnit: a run state that cannot be written
+// fails the unit, naming it, instead of being dropped.
+func TestRunStateWriteErrorFailsUnit(t *testing.T) {
+	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
+	// A directory where the journal file should be: neither read nor
+	// replaced.
+	if err := os.MkdirAll(filepath.Join(e.root, ".strata", "state", "base", "default#base.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	res := e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}})
+	u := unitByName(t, res.Report, "base@default")
+	if u.Status != StatusFailed || !strings.Contains(u.Reason, "run state of base@default") || res.ExitCode != 1 {
+		t.Errorf("base: %s (%s), exit %d", u.Status, u.Reason, res.ExitCode)
+	}
+}
