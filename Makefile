@@ -2,8 +2,9 @@
 GO       ?= go
 BIN      := bin/strata
 PKGS     := ./...
-# Two cores: keep test parallelism modest.
-TESTFLAGS ?= -p 2 -count=1 -timeout 20m
+# Two cores: keep test parallelism modest. Every test runs under the race
+# detector.
+TESTFLAGS ?= -race -p 2 -count=1 -timeout 25m
 
 .PHONY: all build demo test test-short test-engines bench fuzz vet fmt schema clean
 
@@ -27,9 +28,11 @@ test-short:
 	$(GO) test -short $(TESTFLAGS) $(PKGS)
 
 # Installs terraform 1.5.7 and tofu 1.8.8 by building them from the Go module
-# proxy into a cache kept between runs (slow the first time only).
+# proxy into a cache kept between runs (slow the first time only). The CLI's
+# test uses the engines the first step installs, so the two run in turn.
 test-engines:
-	STRATA_E2E_ENGINES=1 $(GO) test -count=1 -timeout 60m -run E2E -v ./engines/... ./cmd/strata/
+	STRATA_E2E_ENGINES=1 $(GO) test -count=1 -timeout 60m -run E2E -v ./engines/...
+	STRATA_E2E_ENGINES=1 $(GO) test -count=1 -timeout 20m -run E2E -v ./cmd/strata/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x -cpu 2 $(PKGS)
