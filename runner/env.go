@@ -73,6 +73,18 @@ func TFVarsFromEnv(environ []string) map[string]string {
 	return out
 }
 
+// strataValues are the names strata sets in every step's environment from
+// the config and its own paths (not from the process environment).
+var strataValues = map[string]bool{
+	"STRATA_STACK": true, "STRATA_STACK_PATH": true, "STRATA_DIR": true, "STRATA_WORKSPACE": true, "STRATA_ROOT": true,
+	"STRATA_ENGINE": true, "STRATA_ENGINE_VERSION": true, "STRATA_PLAN_FILE": true, "STRATA_TMPDIR": true,
+	"TERRATEAM_DIR": true, "TERRATEAM_WORKSPACE": true, "TERRATEAM_ROOT": true, "TERRATEAM_PLAN_FILE": true,
+	"TERRATEAM_TMPDIR": true, "TERRATEAM_STACK": true, "TERRATEAM_ENGINE_NAME": true, "TERRATEAM_TF_CMD": true,
+}
+
+// strataValue reports whether a name is one strata sets itself.
+func strataValue(name string) bool { return strataValues[name] }
+
 // unitEnvInput is what a unit's environment is made of.
 type unitEnvInput struct {
 	Base        map[string]string // ProcessEnv

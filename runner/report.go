@@ -21,6 +21,16 @@ type Report struct {
 	FinishedAt time.Time     `json:"finished_at"`
 	Stacks     []StackReport `json:"stacks"`
 	Units      []*UnitReport `json:"units"`
+	// Error is why the command stopped before any unit ran (a config
+	// error, the apply lock held, an engine that cannot be had).
+	Error string `json:"error,omitempty"`
+}
+
+// FailedReport is the report of a command that stopped before any unit
+// ran: CI still gets a report and a summary saying why.
+func FailedReport(command string, started, finished time.Time, reason string) *Report {
+	return &Report{Version: 1, Command: command, OK: false, ExitCode: 1, StartedAt: started.UTC(), FinishedAt: finished.UTC(),
+		Stacks: []StackReport{}, Units: []*UnitReport{}, Error: reason}
 }
 
 // StackReport is a stack's outcome: the first of failed, cancelled,
@@ -253,6 +263,9 @@ func (rep *Report) Markdown() string {
 	render := func(logLimit int) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "## strata %s\n\n", rep.Command)
+		if rep.Error != "" {
+			fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", strings.ReplaceAll(rep.Error, "```", "``\u200b`"))
+		}
 		byStack := map[string][]*UnitReport{}
 		for _, u := range rep.Units {
 			byStack[u.Stack] = append(byStack[u.Stack], u)

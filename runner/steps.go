@@ -10,7 +10,9 @@ import (
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 
+	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/filelock"
+	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -220,16 +222,18 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 	return !j.failed(ctx, StepWorkspace, err)
 }
 
-// prepareInputs writes the unit's var file (or removes a stale one) and
-// computes its content digest.
-func (j *job) prepareInputs() (varFile string, err error) {
+// prepareInputs computes the unit's var file content and its content
+// digest.
+func (j *job) prepareInputs() (varFile []byte, err error) {
 	return j.prepareInputsWith(j.r.opt.EngineArgs, nil)
 }
 
-// prepareInputsWith writes the var file from strata's TF_VAR_ values, then
-// those env steps and the step's env set, and computes the digest over the
-// given engine arguments.
-func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (varFile string, err error) {
+// prepareInputsWith computes the var file from strata's TF_VAR_ values,
+// then those env steps and the step's env set, and the digest over the
+// given engine arguments. Nothing is written: the var file exists only
+// while the engine call that reads it runs (writeVarFile), since it holds
+// values from strata's environment and other stacks' outputs.
+func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (varFile []byte, err error) {
 	u := j.ur.u
 	fromEnvSteps := map[string]string{}
 	for k, v := range j.envVars {
@@ -245,19 +249,11 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 		UserVarFiles: ea.Plan.VarFiles,
 	})
 	if err != nil {
-		return "", fmt.Errorf("var file: %w", err)
-	}
-	if content != nil {
-		if err := writeFileAtomic(j.ur.varFile, content); err != nil {
-			return "", err
-		}
-		varFile = j.ur.varFile
-	} else {
-		os.Remove(j.ur.varFile)
+		return nil, fmt.Errorf("var file: %w", err)
 	}
 	targets, err := j.targets()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	args := append(append([]string(nil), ea.Text...), targetArgs(targets)...)
 	j.res.digest, err = Digest(DigestInput{
@@ -266,7 +262,21 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 		Workspace: u.Workspace, Stack: u.Stack.Name, Variables: variableMap(u),
 		EngineArgs: args, VarFile: content,
 	})
-	return varFile, err
+	return content, err
+}
+
+// writeVarFile writes the unit's var file for one engine call and returns
+// its path ("" when there is nothing to write) and the function that
+// removes it when the call ends.
+func (j *job) writeVarFile(content []byte) (string, func(), error) {
+	if content == nil {
+		os.Remove(j.ur.varFile)
+		return "", func() {}, nil
+	}
+	if err := writeFileAtomic(j.ur.varFile, content); err != nil {
+		return "", func() {}, err
+	}
+	return j.ur.varFile, func() { os.Remove(j.ur.varFile) }, nil
 }
 
 func targetArgs(targets []string) []string {
@@ -302,13 +312,18 @@ func (j *job) planStep(ctx context.Context, st stacks.Step, where string) {
 	if j.failed(ctx, StepPlan, err) {
 		return
 	}
-	varFile, err := j.prepareInputsWith(ea, tfVars)
+	varContent, err := j.prepareInputsWith(ea, tfVars)
 	if j.failed(ctx, "setup", err) {
 		return
 	}
 	if j.r.opt.Command == CmdApply && j.reusePlan() {
 		return
 	}
+	varFile, removeVarFile, err := j.writeVarFile(varContent)
+	if j.failed(ctx, "setup", err) {
+		return
+	}
+	defer removeVarFile()
 	if !j.workspace(ctx, true) {
 		return
 	}
@@ -329,6 +344,10 @@ func (j *job) planStep(ctx context.Context, st stacks.Step, where string) {
 		return
 	}
 	j.res.hasChanges, j.res.changes = o.HasChanges, o.Changes
+	// A saved plan holds every value the plan saw, secrets included.
+	if err := os.Chmod(j.ur.planFile, 0o600); j.failed(ctx, StepPlan, err) {
+		return
+	}
 	if out := j.r.opt.PlanOut; out != "" {
 		if err := copyFile(j.ur.planFile, out); j.failed(ctx, StepPlan, err) {
 			return
@@ -547,13 +566,14 @@ func variableMap(u *stacks.Unit) map[string]string {
 	return m
 }
 
-// copyFile copies a saved plan to where the user asked for it.
+// copyFile copies a saved plan to where the user asked for it, 0600
+// whatever the file there had before.
 func copyFile(src, dst string) error {
 	b, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(dst, b, 0o600)
+	return atomicfile.Write(dst, b, 0o600)
 }
 
 // writePlanJSON writes show -json of the saved plan to
@@ -571,9 +591,13 @@ func (j *job) writePlanJSON(ctx context.Context, dir string) error {
 	if u.Shared {
 		name += "#" + u.Stack.Name
 	}
-	path := filepath.Join(dir, filepath.FromSlash(u.Dir), name+".json")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	path, err := safepath.Join(dir, u.Dir, name+".json")
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, o.PlanJSON, 0o644)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	// Plan JSON holds the plan's values, secrets included.
+	return atomicfile.Write(path, o.PlanJSON, 0o600)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -43,9 +44,16 @@ func (r *runState) workflowSteps(ur *unitRun, phase string) []stacks.Step {
 // SubstitutionError names a variable no source defines.
 type SubstitutionError struct {
 	Name, Stack, Where string
+	// InCmd: the name was in a run or env step's cmd, where only stack
+	// variables and strata's own values are substituted.
+	InCmd bool
 }
 
 func (e *SubstitutionError) Error() string {
+	if e.InCmd {
+		return fmt.Sprintf("unknown variable %q in %s (stack %s): a step's cmd takes only stack variables and strata's own values (STRATA_*, TERRATEAM_*); "+
+			"read any other variable in a shell, where it is data: ['sh', '-c', 'echo \"$%s\"']; write $$ for a literal $", e.Name, e.Where, e.Stack, e.Name)
+	}
 	return fmt.Sprintf("unknown variable %q in %s (stack %s): not a stack variable nor in the environment; write $$ for a literal $", e.Name, e.Where, e.Stack)
 }
 
@@ -365,14 +373,96 @@ func (j *job) processStep(st stacks.Step, where string) (argv []string, env, tfV
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	argv, err = j.substAll(st.Cmd, where+".cmd")
-	if err != nil {
-		return nil, nil, nil, err
+	raw := make([]string, len(st.Cmd))
+	for i, a := range st.Cmd {
+		raw[i] = a.Value
+	}
+	argv, name, ok := substituteCmd(raw, j.cmdLookup)
+	if !ok {
+		return nil, nil, nil, &SubstitutionError{Name: name, Stack: j.ur.u.Stack.Name, Where: where + ".cmd", InCmd: true}
 	}
 	if len(argv) == 0 {
 		return nil, nil, nil, fmt.Errorf("%s: empty cmd", where)
 	}
 	return argv, env, tfVars, nil
+}
+
+// substituteCmd substitutes a run or env step's argv. Values from the
+// process environment or from env steps may be chosen by whoever names a
+// branch or opens a pull request, so they are never spliced into a
+// command: lookup gives only stack variables and strata's own values, and
+// a shell's script (sh -c SCRIPT) is passed as written, its names read by
+// the shell from the step's environment, as data.
+func substituteCmd(argv []string, lookup func(string) (string, bool)) ([]string, string, bool) {
+	script := shellScriptIndex(argv)
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if i == script {
+			out[i] = a
+			continue
+		}
+		v, name, ok := substitute(a, lookup)
+		if !ok {
+			return nil, name, false
+		}
+		out[i] = v
+	}
+	return out, "", true
+}
+
+// shells are the programs whose -c argument is a script.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true}
+
+// shellScriptIndex is the index of the script in `sh [options] -c
+// [options] SCRIPT [name [args…]]`, or -1 when argv is not a shell
+// running one.
+func shellScriptIndex(argv []string) int {
+	if len(argv) == 0 || !shells[path.Base(argv[0])] {
+		return -1
+	}
+	sawC := false
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "--":
+			if sawC && i+1 < len(argv) {
+				return i + 1
+			}
+			return -1
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O":
+			i++ // the option's name
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			if a[0] == '-' && !strings.HasPrefix(a, "--") && strings.ContainsRune(a[1:], 'c') {
+				sawC = true
+			}
+		default:
+			if sawC {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
+}
+
+// cmdLookup finds a name in a step's cmd: the unit's stack variables, then
+// the values strata itself sets from the config and its own paths.
+func (j *job) cmdLookup(name string) (string, bool) {
+	if v, ok := j.ur.u.Stack.Variable(name); ok {
+		return v, true
+	}
+	if upper, ok := strings.CutPrefix(name, "STACK_VAR_"); ok {
+		for _, v := range j.ur.u.Stack.Variables {
+			if strings.ToUpper(v.Name) == upper {
+				return v.Value, true
+			}
+		}
+	}
+	if strataValue(name) {
+		v, ok := j.ur.env[name]
+		return v, ok
+	}
+	return "", false
 }
 
 // exec runs a process step with its console block. capture keeps its

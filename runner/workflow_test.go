@@ -229,3 +229,78 @@ resource "terraform_data" "s" {
 		}
 	}
 }
+
+// TestSubstituteCmd: a step's cmd takes stack variables (and strata's own
+// values) outside a shell's script; the script is passed as written.
+func TestSubstituteCmd(t *testing.T) {
+	vars := map[string]string{"environment": "prod", "STRATA_DIR": "app"}
+	lookup := func(n string) (string, bool) { v, ok := vars[n]; return v, ok }
+	tests := []struct {
+		argv    []string
+		want    []string
+		unknown string
+	}{
+		{[]string{"echo", "$environment", "${STRATA_DIR}/x"}, []string{"echo", "prod", "app/x"}, ""},
+		{[]string{"sh", "-c", `echo "$environment $GITHUB_HEAD_REF" $$`}, []string{"sh", "-c", `echo "$environment $GITHUB_HEAD_REF" $$`}, ""},
+		{[]string{"/bin/bash", "-euc", `echo "$x"`, "name", "$environment"}, []string{"/bin/bash", "-euc", `echo "$x"`, "name", "prod"}, ""},
+		{[]string{"bash", "-e", "-o", "pipefail", "-c", `echo $y`}, []string{"bash", "-e", "-o", "pipefail", "-c", `echo $y`}, ""},
+		{[]string{"zsh", "-c", "--", "echo $y"}, []string{"zsh", "-c", "--", "echo $y"}, ""},
+		// A shell running a script file: its arguments are argv.
+		{[]string{"sh", "script.sh", "$environment"}, []string{"sh", "script.sh", "prod"}, ""},
+		// Not a shell: other names are refused, not taken from the
+		// environment.
+		{[]string{"echo", "$GITHUB_HEAD_REF"}, nil, "GITHUB_HEAD_REF"},
+		{[]string{"python3", "-c", "$GITHUB_HEAD_REF"}, nil, "GITHUB_HEAD_REF"},
+		{[]string{"echo", "$$HOME"}, []string{"echo", "$HOME"}, ""},
+	}
+	for _, tc := range tests {
+		got, name, ok := substituteCmd(tc.argv, lookup)
+		if tc.unknown != "" {
+			if ok || name != tc.unknown {
+				t.Errorf("substituteCmd(%q): ok %t name %q, want unknown %q", tc.argv, ok, name, tc.unknown)
+			}
+			continue
+		}
+		if !ok || strings.Join(got, "\x00") != strings.Join(tc.want, "\x00") {
+			t.Errorf("substituteCmd(%q) = %q, %t; want %q", tc.argv, got, ok, tc.want)
+		}
+	}
+}
+
+// TestBranchNameIsData: a branch name in the environment that holds shell
+// syntax reaches a run step's shell as data: nothing it says runs.
+func TestBranchNameIsData(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `workflows:
+  - tag_query: ''
+    plan:
+      - type: run
+        cmd: ['sh', '-c', 'printf "%s" "$GITHUB_HEAD_REF" > branch.out; printf "%s" "${environment:-none}" > env.out']
+      - type: init
+      - type: plan
+stacks:
+  names:
+    app:
+      tag_query: 'dir:app'
+      variables: {environment: prod}
+`,
+		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	branch := "feature/$(touch${IFS}pwned)`touch pwned2`"
+	e := newE2E(t, root, "GITHUB_HEAD_REF="+branch)
+	res := e.run(CmdPlan, Options{}, stacks.Selection{})
+	if res.ExitCode != 0 {
+		t.Fatalf("plan: %v\n%s", statuses(res.Report), e.console.String())
+	}
+	for _, f := range []string{"pwned", "pwned2"} {
+		if _, err := os.Stat(filepath.Join(root, "app", f)); err == nil {
+			t.Errorf("the branch name ran a command: %s exists", f)
+		}
+	}
+	if got := readFile(t, filepath.Join(root, "app", "branch.out")); got != branch {
+		t.Errorf("the script read %q, want the branch name as written", got)
+	}
+	if got := readFile(t, filepath.Join(root, "app", "env.out")); got != "prod" {
+		t.Errorf("a stack variable in the script's environment: %q", got)
+	}
+}

@@ -438,8 +438,9 @@ func TestChangedPropagationExamples(t *testing.T) {
 }
 
 // TestSecondInterruptKills: a step that does not stop on the first
-// interrupt is left behind by the second: strata writes the report with the
-// running unit cancelled as killed, and exits 130 before the step ends.
+// interrupt is killed by the second, with everything it started: strata
+// writes the report with the running unit cancelled as killed, and exits
+// 130 before the step ends.
 func TestSecondInterruptKills(t *testing.T) {
 	needTerraform(t)
 	root := writeRepo(t, map[string]string{
@@ -447,7 +448,7 @@ func TestSecondInterruptKills(t *testing.T) {
   - tag_query: ''
     apply:
       - type: run
-        cmd: ['sh', '-c', "trap '' INT; touch started; sleep 6; touch finished"]
+        cmd: ['sh', '-c', "trap '' INT; (trap '' INT; sleep 30; touch grandchild-finished) & echo $! > grandchild.pid; touch started; sleep 6; touch finished"]
       - type: apply
 `,
 		"stubborn/main.tf": "resource \"terraform_data\" \"s\" {}\n",
@@ -478,9 +479,38 @@ func TestSecondInterruptKills(t *testing.T) {
 		t.Error("strata waited for the step to end after the second interrupt")
 	}
 	rep := readReport(t, report)
-	if len(rep.Units) != 1 || rep.Units[0].Status != runner.StatusCancelled || rep.Units[0].Reason != "killed" {
+	if len(rep.Units) != 1 || rep.Units[0].Status != runner.StatusCancelled || rep.Units[0].Reason != "killed: state may be incomplete" {
 		t.Errorf("report: %+v", rep.Units[0])
 	}
+	pid := strings.TrimSpace(readFileT(t, filepath.Join(root, "stubborn", "grandchild.pid")))
+	if alive(pid) {
+		t.Errorf("the run step's child %s outlived the second interrupt", pid)
+		exec.Command("kill", "-9", pid).Run()
+	}
+}
+
+// alive reports whether a process runs: it exists and is no zombie.
+func alive(pid string) bool {
+	for i := 0; i < 40; i++ {
+		b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+		if err != nil {
+			return false
+		}
+		if s := string(b); strings.Contains(s[strings.LastIndexByte(s, ')')+1:], " Z ") {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
+}
+
+func readFileT(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func waitFor(t *testing.T, path string, out *bytes.Buffer) {

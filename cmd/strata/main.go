@@ -25,6 +25,8 @@ type exitError struct {
 	// configErrors and configWarnings count a config's diagnostics, already
 	// printed, when the config stopped the command.
 	configErrors, configWarnings int
+	// why is what the report says when the command stopped early.
+	why string
 }
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }

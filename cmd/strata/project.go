@@ -53,7 +53,12 @@ func openProject(c *cli.Context) (*session, error) {
 	var ce *stacks.ConfigError
 	if errors.As(err, &ce) {
 		printDiagnostics(c.App.ErrWriter, p.Diagnostics)
-		return nil, &exitError{code: 1, configErrors: len(p.Diagnostics.Errors()), configWarnings: len(p.Diagnostics.Warnings())}
+		var why strings.Builder
+		fmt.Fprintf(&why, "the config has %d error(s):", len(p.Diagnostics.Errors()))
+		for _, d := range p.Diagnostics.Errors() {
+			why.WriteString("\n" + d.String())
+		}
+		return nil, &exitError{code: 1, configErrors: len(p.Diagnostics.Errors()), configWarnings: len(p.Diagnostics.Warnings()), why: why.String()}
 	}
 	if err != nil {
 		return nil, err

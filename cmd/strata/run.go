@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,9 +13,11 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -66,7 +69,29 @@ func runCommands() []*cli.Command {
 	}
 }
 
-func runEngineCommand(c *cli.Context, command string) error {
+// runEngineCommand runs one engine command. When it stops before any
+// unit ran (a config error, the apply lock held, an engine that cannot be
+// had), --report and --summary still get written, saying why.
+func runEngineCommand(c *cli.Context, command string) (err error) {
+	started := time.Now()
+	reported := false
+	defer func() {
+		if err == nil || reported {
+			return
+		}
+		why := err.Error()
+		var ee *exitError
+		if errors.As(err, &ee) && ee.why != "" {
+			why = ee.why
+		}
+		rep := runner.FailedReport(command, started, time.Now(), why)
+		writeReport(c, rep)
+		writeSummary(c, rep)
+	}()
+	return runEngine(c, command, &reported)
+}
+
+func runEngine(c *cli.Context, command string, reported *bool) error {
 	s, err := openProject(c)
 	if err != nil {
 		return err
@@ -148,11 +173,8 @@ func runEngineCommand(c *cli.Context, command string) error {
 		code = sig
 		rep.ExitCode, rep.OK = code, false
 	}
-	if f := c.Path("report"); f != "" {
-		if err := rep.WriteJSON(f); err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "strata: report: %v\n", err)
-		}
-	}
+	*reported = true
+	writeReport(c, rep)
 	writeSummary(c, rep)
 	if command == runner.CmdOutput {
 		printOutputs(c.App.Writer, rep, ea.Command, opt.DropIn)
@@ -233,18 +255,33 @@ func terminalApprover(w io.Writer, in io.Reader) func([]*runner.UnitReport) (run
 	}
 }
 
+func writeReport(c *cli.Context, rep *runner.Report) {
+	if f := c.Path("report"); f != "" {
+		if err := rep.WriteJSON(f); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "strata: report: %v\n", err)
+		}
+	}
+}
+
+// writeSummary writes the Markdown summary, 0600 like the plans it quotes,
+// and appends it to $GITHUB_STEP_SUMMARY when set.
 func writeSummary(c *cli.Context, rep *runner.Report) {
 	md := rep.Markdown()
 	if f := c.Path("summary"); f != "" {
-		if err := os.WriteFile(f, []byte(md), 0o644); err != nil {
+		if err := atomicfile.Write(f, []byte(md), 0o600); err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "strata: summary: %v\n", err)
 		}
 	}
 	if f := os.Getenv("GITHUB_STEP_SUMMARY"); f != "" {
-		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if err == nil {
-			fh.WriteString(md)
-			fh.Close()
+			_, err = fh.WriteString(md)
+			if cerr := fh.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "strata: step summary: %v\n", err)
 		}
 	}
 }
