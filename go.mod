@@ -17,7 +17,8 @@ require (
 	github.com/zclconf/go-cty v1.18.1
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sync v0.22.0
-	golang.org/x/sys v0.47.0
+	golang.org/x/sys v0.49.0
+	golang.org/x/term v0.47.0
 )
 
 require (

@@ -172,23 +172,21 @@ func rank(status string) int {
 }
 
 // exitCode: 1 when any unit failed, was skipped or cancelled, or, in apply
-// and destroy, was left blocked (the command did not finish its work); 2
-// with a detailed exit code when some unit ended planned or blocked or was
+// and destroy, was left blocked or planned (the command did not finish its
+// work: a plan not approved exits 1, as terraform's "no" does); 2 with a
+// detailed exit code when some unit ended planned or blocked or was
 // auto-applied; else 0. Signals are the caller's (130, 143).
 func exitCode(rep *Report, command string, detailed bool) int {
 	code := 0
+	mutating := command == CmdApply || command == CmdDestroy
 	for _, u := range rep.Units {
 		switch u.Status {
 		case StatusFailed, StatusSkipped, StatusCancelled:
 			return 1
-		case StatusBlocked:
-			if command == CmdApply || command == CmdDestroy {
+		case StatusBlocked, StatusPlanned:
+			if mutating {
 				return 1
 			}
-			if detailed {
-				code = 2
-			}
-		case StatusPlanned:
 			if detailed {
 				code = 2
 			}

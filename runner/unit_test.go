@@ -170,6 +170,8 @@ func TestExitCode(t *testing.T) {
 		{rep(StatusApplied, StatusBlocked), CmdApply, false, 1},
 		{rep(StatusBlocked), CmdDestroy, false, 1},
 		{rep(StatusBlocked), CmdPlan, false, 0},
+		// A plan not approved: apply exits 1, as terraform's "no" does.
+		{rep(StatusApplied, StatusPlanned), CmdApply, false, 1},
 	}
 	for i, tc := range tests {
 		if got := exitCode(tc.rep, tc.command, tc.detailed); got != tc.want {

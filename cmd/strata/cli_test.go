@@ -233,6 +233,11 @@ func TestVersionAndPassthroughOutsideUnits(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "strata ") {
 		t.Errorf("version: exit %d, %q", code, out)
 	}
+	for _, flag := range []string{"--version", "-v"} {
+		if c, o, e := strata(t, flag); c != 0 || o != out {
+			t.Errorf("%s: exit %d, %q %q; want %q", flag, c, o, e, out)
+		}
+	}
 	// Any other command is the engine's, run in a unit's dir.
 	code, _, errOut := strata(t, "-C", t.TempDir(), "frobnicate")
 	if code != 1 || !strings.Contains(errOut, "strata frobnicate runs the engine in a unit's dir") {

@@ -83,7 +83,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Version:                strataVersion(),
 		Writer:                 stdout,
 		ErrWriter:              stderr,
-		HideVersion:            true,
+		HideVersion:            false,
 		Suggest:                true,
 		EnableBashCompletion:   true,
 		UseShortOptionHandling: false,

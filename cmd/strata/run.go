@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 
 	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/runner"
@@ -224,10 +225,9 @@ func interruptible(parent context.Context, w io.Writer) (context.Context, <-chan
 	}
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal. A character device is not
+// enough: /dev/null is one, and nobody answers there.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // terminalApprover asks `Apply N units? [yes/all/no]` about a wave of plans.
 func terminalApprover(w io.Writer, in io.Reader) func([]*runner.UnitReport) (runner.Answer, error) {

@@ -21,12 +21,21 @@ func strataVersion() string {
 	return "dev"
 }
 
+// versionLine is what `strata version` and `strata --version` print.
+func versionLine() string {
+	return fmt.Sprintf("strata %s (%s, %s/%s)", strataVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+func init() {
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, versionLine()) }
+}
+
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print strata's version",
 		Action: func(c *cli.Context) error {
-			fmt.Fprintf(c.App.Writer, "strata %s (%s, %s/%s)\n", strataVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(c.App.Writer, versionLine())
 			return nil
 		},
 	}
