@@ -53,6 +53,11 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 			return 1, fmt.Errorf("%s: engine %s is not supported", u.Name(), ur.choice.Name)
 		}
 		j := &job{r: r, ur: ur}
+		if command == CmdOutput && !j.init(ctx, false, false, InitArgs{}, nil) {
+			// strata's output inits a unit that needs it, as its other
+			// commands do; terraform's output then prints as it would.
+			return 1, fmt.Errorf("%s: init: %v", u.Name(), firstLine(errorText(j.res.err)))
+		}
 		if !j.workspace(ctx, false) {
 			return 1, fmt.Errorf("%s: selecting workspace %s: %v", u.Name(), u.Workspace, firstLine(errorText(j.res.err)))
 		}
@@ -61,6 +66,18 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 			ur.env["TF_VAR_"+k] = v
 		}
 		env = envList(ur.env)
+		if takesVarFile[command] {
+			varFile, remove, err := r.passthroughVarFile(ctx, j)
+			if err != nil {
+				return 1, err
+			}
+			defer remove()
+			if varFile != "" {
+				// Right after the command, so the user's own -var and
+				// -var-file, later on the line, win as they do in plan.
+				args = append([]string{"-var-file=" + varFile}, args...)
+			}
+		}
 	} else {
 		e, err := topLevelEngine(ctx, p, opt)
 		if err != nil {
@@ -104,6 +121,32 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 		return 1, err
 	}
 	return 0, nil
+}
+
+// takesVarFile are the engine commands strata passes through that read
+// input variables: they get the unit's var file, as its plan does.
+var takesVarFile = map[string]bool{"console": true, "refresh": true, "import": true}
+
+// passthroughVarFile writes the var file a unit's plan would get: its
+// inputs from other stacks, their producers read as they stand, and the
+// TF_VAR_ values of strata's environment. A producer with no value is a
+// warning; the engine then says which variable is missing.
+func (r *runState) passthroughVarFile(ctx context.Context, j *job) (string, func(), error) {
+	for _, ur := range r.units {
+		if ur.producer {
+			r.readExternalProducer(ctx, ur)
+		}
+	}
+	vals, missing := r.inputValues(j.ur)
+	if missing != "" {
+		r.con.note("warning: " + missing)
+	}
+	j.ur.inputVals = vals
+	content, err := j.prepareInputs()
+	if err != nil {
+		return "", func() {}, err
+	}
+	return j.writeVarFile(content)
 }
 
 // WhySelectedUnit is the why of a unit a command names directly.

@@ -223,8 +223,16 @@ const whyExternal = "\x00external"
 // useSavedPlan makes `apply FILE` apply FILE as terraform does: no plan,
 // no question (drop-in, one unit).
 func (r *runState) useSavedPlan(file string) error {
-	if len(r.units) != 1 {
-		return &UsageError{fmt.Sprintf("apply %s applies a saved plan in one unit's dir; this run has %d units", file, len(r.units))}
+	// The unit's producers are in r.units too, read as they stand; they
+	// are not units of this run.
+	var own []*unitRun
+	for _, ur := range r.units {
+		if !ur.external {
+			own = append(own, ur)
+		}
+	}
+	if len(own) != 1 {
+		return &UsageError{fmt.Sprintf("apply %s applies a saved plan in one unit's dir; this run has %d units", file, len(own))}
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
@@ -233,7 +241,7 @@ func (r *runState) useSavedPlan(file string) error {
 	if _, err := os.Stat(abs); err != nil {
 		return &UsageError{fmt.Sprintf("apply %s: %v", file, err)}
 	}
-	ur := r.units[0]
+	ur := own[0]
 	ur.planFile, ur.userPlan = abs, true
 	ur.phase, ur.status, ur.approved = phasePlanned, StatusPlanned, true
 	return nil

@@ -133,6 +133,12 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		fmt.Fprintln(c.App.Writer, "no units selected")
 		return nil
 	}
+	if command == runner.CmdOutput && run.DropIn && len(run.Units) == 1 {
+		// In a unit's dir, output is terraform's own: -raw, -json and a
+		// name print exactly what terraform output prints.
+		*reported = true
+		return dropInOutput(c, s, run.Units[0].Unit, rawEngine)
+	}
 	if (planOut != "" || applyFile != "") && !(run.DropIn && len(run.Units) == 1) {
 		what := "plan -out"
 		if applyFile != "" {
@@ -324,6 +330,21 @@ func printOutputs(w io.Writer, rep *runner.Report, args []string, dropIn bool) {
 			fmt.Fprintf(w, "%s: %s = %s\n", u.Name(), n, v)
 		}
 	}
+}
+
+// dropInOutput runs terraform's output in a unit's dir with the unit's
+// engine, environment and workspace.
+func dropInOutput(c *cli.Context, s *session, u *stacks.Unit, args []string) error {
+	code, err := runner.Passthrough(c.Context, s.project, u, filepath.Join(s.project.Root, filepath.FromSlash(u.Dir)), runner.CmdOutput, args, runner.PassthroughOptions{
+		Stdin: os.Stdin, Stdout: c.App.Writer, Stderr: c.App.ErrWriter, StateDir: c.Path("state-dir"),
+	})
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	if code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
 }
 
 // engineArgsOf returns the engine arguments split off the command line

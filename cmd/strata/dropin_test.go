@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Drop-in fidelity: in a unit's dir strata answers as terraform does.
+
+const inputsConfig = `dirs:
+  network: {tags: [network]}
+  app: {tags: [app]}
+stacks:
+  names:
+    network: {tag_query: network}
+    app:
+      tag_query: app
+      inputs:
+        vpc_id: network.vpc_id
+`
+
+func inputsRepo(t *testing.T) string {
+	t.Helper()
+	return writeRepo(t, map[string]string{
+		"strata.yml": inputsConfig,
+		"network/main.tf": `resource "terraform_data" "vpc" {
+  input = "vpc-1"
+}
+output "vpc_id" {
+  value = terraform_data.vpc.output
+}
+output "subnets" {
+  value = ["a", "b", 3]
+}
+output "secret" {
+  value     = "hunter2"
+  sensitive = true
+}
+`,
+		"app/main.tf": `variable "vpc_id" {
+  type = string
+}
+resource "terraform_data" "app" {
+  input = var.vpc_id
+}
+output "seen_vpc" {
+  value = var.vpc_id
+}
+`,
+	})
+}
+
+// terraformOut runs terraform itself in dir and returns its stdout.
+func terraformOut(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("terraform", args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("terraform %v: %v\n%s", args, err, errb.String())
+	}
+	return out.String()
+}
+
+// TestDropInOutput: strata output in a unit's dir prints exactly what
+// terraform output prints, sensitive values asked for by name included.
+func TestDropInOutput(t *testing.T) {
+	needTerraform(t)
+	root := inputsRepo(t)
+	env := hermeticEnv(t)
+	if r := runBin(t, root, env, "apply", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	network := filepath.Join(root, "network")
+	for _, args := range [][]string{
+		{"output", "-raw", "vpc_id"},
+		{"output", "vpc_id"},
+		{"output", "subnets"},
+		{"output", "-json"},
+		{"output", "-json", "subnets"},
+		{"output", "secret"},
+		{"output", "-raw", "secret"},
+		{"output"},
+	} {
+		want := terraformOut(t, network, env, args...)
+		r := runBin(t, network, env, args...)
+		if r.code != 0 || r.stdout != want {
+			t.Errorf("strata %s: exit %d\n got %q\nwant %q\n%s", strings.Join(args, " "), r.code, r.stdout, want, r.stderr)
+		}
+	}
+	// At the root, output keeps strata's shape: one object by unit.
+	r := runBin(t, root, env, "output", "-json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"network@default#network"`) || !strings.Contains(r.stdout, `"***"`) {
+		t.Errorf("output -json at the root: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestDropInWithInputs: in a dir whose unit takes inputs from another
+// stack, passthrough commands get them as plan does, and plan -out then
+// apply FILE works.
+func TestDropInWithInputs(t *testing.T) {
+	needTerraform(t)
+	root := inputsRepo(t)
+	env := hermeticEnv(t)
+	if r := runBin(t, root, env, "apply", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	app := filepath.Join(root, "app")
+	if r := runBin(t, app, env, "refresh"); r.code != 0 {
+		t.Errorf("refresh: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	cmd := exec.Command(strataBin, "console")
+	cmd.Dir, cmd.Env, cmd.Stdin = app, env, strings.NewReader("var.vpc_id\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"vpc-1"`) {
+		t.Errorf("console: %v\n%s", err, out)
+	}
+	if vars, _ := filepath.Glob(filepath.Join(root, ".strata", "vars", "*", "*")); len(vars) != 0 {
+		t.Errorf("var files left behind: %v", vars)
+	}
+	if err := os.WriteFile(filepath.Join(app, "extra.tf"), []byte("resource \"terraform_data\" \"more\" {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBin(t, app, env, "plan", "-out=p.tfplan"); r.code != 0 {
+		t.Fatalf("plan -out: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, app, env, "apply", "p.tfplan"); r.code != 0 || !strings.Contains(r.stdout, "Apply complete! Resources: 1 added") {
+		t.Errorf("apply p.tfplan: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
