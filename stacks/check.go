@@ -3,6 +3,7 @@ package stacks
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -34,6 +35,9 @@ func checkConfig(cfg *Config, c *collector) {
 			}
 			if e.Value.Workspaces != nil {
 				for _, w := range e.Value.Workspaces.Entries {
+					if why := unsafeName(w.Key); why != "" {
+						c.errorf(w.KeyPos, key+".workspaces", "found workspace name %q: %s; %s", w.Key, why, expectedName)
+					}
 					if w.Value.WhenModified != nil {
 						checkWhenModified(w.Value.WhenModified, key+".workspaces."+w.Key+".when_modified", c)
 					}
@@ -172,6 +176,38 @@ func reservedVariable(name string) string {
 	return ""
 }
 
+// expectedName says what a stack or workspace name may be.
+const expectedName = "expected a name usable as one path segment: letters, digits and - _ . ~ $ & + : = @, not starting with -, and not . or .."
+
+// unsafeName says why a stack or workspace name cannot be used, or "".
+// Both names become file and directory names (run state, saved plans, var
+// files, data dirs), so a name must stay one path element: terraform's own
+// rule for workspace names (the name is a URL path segment that needs no
+// escaping) rules out /, \, NUL, # and every other character outside a small
+// set; "." and ".." are path segments of their own meaning. A leading - would
+// read as a flag where the name is an argument of its own, as in `terraform
+// workspace select NAME`. '#' separates the workspace from the stack in
+// file names and unit IDs, so it must not occur in either name; '@' may, as
+// terraform allows it in workspace names and a unit ID is only ever built,
+// never split.
+func unsafeName(name string) string {
+	switch {
+	case name == "":
+		return "it is empty"
+	case name == "." || name == "..":
+		return "it names a directory of its own"
+	case strings.HasPrefix(name, "-"):
+		return "it starts with -"
+	case url.PathEscape(name) != name:
+		for _, r := range name {
+			if s := string(r); url.PathEscape(s) != s {
+				return fmt.Sprintf("it contains %q", r)
+			}
+		}
+	}
+	return ""
+}
+
 func checkStacks(names *Map[StackDef], c *collector) {
 	defined := map[string]*StackDef{}
 	for i := range names.Entries {
@@ -196,6 +232,9 @@ func checkStacks(names *Map[StackDef], c *collector) {
 		}
 	}
 	for _, e := range names.Entries {
+		if why := unsafeName(e.Key); why != "" {
+			c.errorf(e.KeyPos, "stacks.names", "found stack name %q: %s; %s", e.Key, why, expectedName)
+		}
 		key := "stacks.names." + e.Key
 		s := e.Value
 		switch {
