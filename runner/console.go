@@ -167,7 +167,7 @@ func (sw *stepWriter) Close() error {
 	}
 	c.clearStatus()
 	text := sw.ur.masker.Mask(strings.TrimRight(sw.buf.String(), "\n"))
-	if sw.step == StepPlan || sw.step == StepApply {
+	if sw.step == StepPlan || sw.step == StepApply || sw.step == StepShow {
 		sw.ur.output.WriteString(text + "\n")
 	}
 	if text != "" {

@@ -108,6 +108,13 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, o
 		// outputs itself.
 		tf.SetStdout(io.Discard)
 		o.Outputs, err = tf.Output(ctx)
+	case inv.ShowPlan != "" && inv.ShowText:
+		// The text comes back whole, and is printed as the plan was.
+		tf.SetStdout(io.Discard)
+		var text string
+		if text, err = tf.ShowPlanFileRaw(ctx, inv.ShowPlan); err == nil {
+			_, err = io.WriteString(out, text)
+		}
 	case inv.ShowPlan != "":
 		tf.SetStdout(io.Discard)
 		plan, serr := tf.ShowPlanFile(ctx, inv.ShowPlan)

@@ -16,6 +16,7 @@ const (
 	StepOutput    = "output"
 	StepValidate  = "validate"
 	StepRun       = "run"
+	StepShow      = "show"
 	// StepState is recording the run state: a failure to write it fails
 	// the unit, since a later run would act on a record that is wrong.
 	StepState = "state"
@@ -39,8 +40,10 @@ type Invocation struct {
 	// Validate runs validate; Output runs output -json.
 	Validate bool
 	Output   bool
-	// ShowPlan runs show -json of a saved plan.
+	// ShowPlan runs show -json of a saved plan; with ShowText, show as
+	// people read it.
 	ShowPlan string
+	ShowText bool
 }
 
 // PlanInvocation is a plan call: always with -out, the unit's var file
@@ -98,6 +101,8 @@ func (inv Invocation) Args() []string {
 		return []string{"validate"}
 	case inv.Output:
 		return []string{"output", "-json"}
+	case inv.ShowPlan != "" && inv.ShowText:
+		return []string{"show", inv.ShowPlan}
 	case inv.ShowPlan != "":
 		return []string{"show", "-json", inv.ShowPlan}
 	}

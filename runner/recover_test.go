@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,5 +252,74 @@ func TestRunStateWriteErrorFailsUnit(t *testing.T) {
 	u := unitByName(t, res.Report, "base@default")
 	if u.Status != StatusFailed || !strings.Contains(u.Reason, "run state of base@default") || res.ExitCode != 1 {
 		t.Errorf("base: %s (%s), exit %d", u.Status, u.Reason, res.ExitCode)
+	}
+}
+
+// TestApplyShowsReusedPlan: an apply that reuses a saved plan shows that
+// plan before asking about it, as a new plan would be shown.
+func TestApplyShowsReusedPlan(t *testing.T) {
+	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
+	if res := e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}}); statuses(res.Report)["base@default"] != StatusPlanned {
+		t.Fatalf("plan: %v", statuses(res.Report))
+	}
+	e.console.Reset()
+	var shown string
+	approve := func(units []*UnitReport) (Answer, error) {
+		shown = e.console.String()
+		return AnswerYes, nil
+	}
+	res := e.run(CmdApply, Options{Approve: approve}, stacks.Selection{Stacks: []string{"base"}})
+	if statuses(res.Report)["base@default"] != StatusApplied {
+		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
+	}
+	if !strings.Contains(shown, "reusing the plan saved at") || !strings.Contains(shown, "[base@default] Plan: 1 to add, 0 to change, 0 to destroy") {
+		t.Errorf("the reused plan was not shown before the question:\n%s", shown)
+	}
+	if !strings.Contains(unitByName(t, res.Report, "base@default").Log, "terraform_data.this will be created") {
+		t.Errorf("the reused plan is not in the unit's log for the summary")
+	}
+}
+
+// TestPlanHeldByFailedApplyAfter: in plan, a unit whose own plan succeeded
+// stays planned when a unit it applies after failed; only its apply is
+// held, which the reason says when it would auto-apply.
+func TestPlanHeldByFailedApplyAfter(t *testing.T) {
+	for _, auto := range []bool{false, true} {
+		t.Run(fmt.Sprintf("auto_apply=%t", auto), func(t *testing.T) {
+			e := newE2E(t, layerRepo(t, fmt.Sprintf(`stacks:
+  names:
+    base: {tag_query: base}
+    dev: {tag_query: dev}
+    prod:
+      tag_query: prod
+      auto_apply: %t
+      rules: {apply_after: [dev]}
+workflows:
+  - tag_query: 'dir:prod'
+    plan:
+      # prod's plan ends after dev's has failed.
+      - type: run
+        cmd: ['sh', '-c', 'while [ ! -e ../dev/failed ]; do sleep 0.05; done']
+      - type: init
+      - type: plan
+  - tag_query: 'dir:dev'
+    plan:
+      - type: init
+      - type: plan
+      - type: run
+        cmd: ['touch', 'failed']
+        run_on: failure
+`, auto)))
+			writeFileT(t, filepath.Join(e.root, "dev", "broken.tf"), "variable \"needed\" {\n  type = string\n}\n")
+			res := e.run(CmdPlan, Options{}, stacks.Selection{})
+			got := statuses(res.Report)
+			want := StatusPlanned
+			if auto {
+				want += " (auto_apply waits for dev@default, which failed)"
+			}
+			if !strings.HasPrefix(got["dev@default"], StatusFailed) || got["prod@default"] != want {
+				t.Errorf("plan: %v; want prod %q", got, want)
+			}
+		})
 	}
 }

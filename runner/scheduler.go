@@ -404,6 +404,10 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 	if cause := deadCause(ur); cause != nil && res.hasChanges {
 		// A unit it waits for failed while it was planning: its plan
 		// stays, and it goes no further.
+		if r.opt.Command == CmdPlan || r.opt.Command == CmdDrift {
+			r.heldPlanned(ur, cause)
+			return
+		}
 		r.skip(ur, cause)
 		return
 	}
@@ -490,11 +494,31 @@ func (r *runState) fail(ur *unitRun, res stepsResult) {
 }
 
 func (r *runState) skipDependents(ur, cause *unitRun) {
-	for _, s := range ur.succs {
-		if s.phase == phaseWaitPlan || (s.phase == phasePlanned && !s.opened) {
+	planOnly := r.opt.Command == CmdPlan || r.opt.Command == CmdDrift
+	for _, e := range ur.out {
+		s := e.to
+		switch {
+		case planOnly && !e.plan && s.phase == phaseWaitPlan:
+			// In plan, an apply edge holds only the apply: the unit
+			// still plans, and ends planned (heldPlanned).
+		case planOnly && s.phase == phasePlanned && !s.opened:
+			r.heldPlanned(s, cause)
+		case s.phase == phaseWaitPlan || (s.phase == phasePlanned && !s.opened):
 			r.skip(s, cause)
 		}
 	}
+}
+
+// heldPlanned ends a unit whose own plan succeeded in plan, though a unit
+// it waits for failed: it is planned, and only its apply is held.
+func (r *runState) heldPlanned(ur, cause *unitRun) {
+	ur.cause = cause
+	reason := ""
+	if ur.autoApply && !r.opt.NoAutoApply && r.opt.Command == CmdPlan {
+		reason = "auto_apply waits for " + cause.u.Name() + ", which failed"
+	}
+	r.finish(ur, StatusPlanned, reason)
+	r.skipDependents(ur, cause)
 }
 
 func (r *runState) skip(ur, cause *unitRun) {

@@ -317,6 +317,12 @@ func (j *job) planStep(ctx context.Context, st stacks.Step, where string) {
 		return
 	}
 	if j.r.opt.Command == CmdApply && j.reusePlan() {
+		// The plan about to be applied is shown as a new one would be,
+		// so whoever approves it sees what will change.
+		_, err := j.step(ctx, StepShow, func() Invocation {
+			return Invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), ShowPlan: j.ur.planFile, ShowText: true}
+		}, true)
+		j.failed(ctx, StepShow, err)
 		return
 	}
 	varFile, removeVarFile, err := j.writeVarFile(varContent)
