@@ -337,16 +337,9 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 	specSet := map[engines.Spec]bool{}
 	needPath := false
 	for _, ru := range run.Units {
-		c, err := r.p.EngineFor(ru.Unit)
+		c, err := EngineChoice(r.p, ru.Unit, r.opt.Environ)
 		if err != nil {
 			return err
-		}
-		if strings.Contains(c.Version, "$") {
-			// An engine's version may use ${var} (§5.3).
-			lookup := variableLookup(ru.Unit, nil, r.opt.Environ, nil)
-			if c.Version, err = substituteFor(c.Version, "the engine version", ru.Unit, lookup); err != nil {
-				return fmt.Errorf("%s: %w", ru.Name(), err)
-			}
 		}
 		choices[ru.Unit] = c
 		switch {
@@ -387,8 +380,9 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 		if err != nil {
 			return err
 		}
+		// check and engines list say where it comes from; every command
+		// saying it again would land on stderr of each drop-in call.
 		pathEngine = e
-		r.con.note(fmt.Sprintf("warning: no engine is configured; using %s from PATH (%s)", e, e.Path))
 	}
 	var problems []string
 	for _, ru := range run.Units {

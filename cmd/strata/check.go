@@ -6,6 +6,14 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// countOf is "1 unit", "2 units".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func checkCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "check",
@@ -30,6 +38,15 @@ func checkCommand() *cli.Command {
 			cfg := p.ConfigFile
 			if cfg == "" {
 				cfg = "no config file"
+			}
+			onPath := 0
+			for _, u := range p.Units {
+				if ch, err := p.EngineFor(u); err == nil && ch.From == "PATH" {
+					onPath++
+				}
+			}
+			if onPath > 0 {
+				fmt.Fprintf(c.App.ErrWriter, "warning: no engine is configured for %s; they run the terraform on PATH (set engine: {name: terraform, version: ...} to pin one)\n", countOf(onPath, "unit"))
 			}
 			fmt.Fprintf(c.App.Writer, "ok: %s: %d dirspaces, %d stacks (%d leaf), %d units, %d warnings\n",
 				cfg, len(p.Dirspaces), len(p.Stacks), leaves, len(p.Units), len(p.Diagnostics.Warnings()))

@@ -133,3 +133,40 @@ func TestDropInWithInputs(t *testing.T) {
 		t.Errorf("apply p.tfplan: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestEngineNotices: the terraform-from-PATH notice comes from check and
+// engines list, not from every command; an engine version written with
+// ${var} is substituted in ls and engines list as in a run.
+func TestEngineNotices(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `dirs:
+  a: {tags: [a]}
+  b: {tags: [b]}
+stacks:
+  names:
+    a: {tag_query: a}
+    b:
+      tag_query: b
+      variables: {tf_version: 1.5.7}
+      engine: {name: terraform, version: '${tf_version}'}
+`,
+		"a/main.tf": "output \"x\" {\n  value = 1\n}\n",
+		"b/main.tf": "",
+	})
+	env := hermeticEnv(t)
+	const notice = "no engine is configured"
+	if r := runBin(t, filepath.Join(root, "a"), env, "plan"); r.code != 0 || strings.Contains(r.stderr, notice) {
+		t.Errorf("drop-in plan: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := runBin(t, root, env, "check"); r.code != 0 || !strings.Contains(r.stderr, notice+" for 1 unit;") {
+		t.Errorf("check: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r := runBin(t, root, env, "engines", "list", "--json")
+	if !strings.Contains(r.stderr, notice) || !strings.Contains(r.stdout, `"version": "1.5.7"`) || strings.Contains(r.stdout, "tf_version") {
+		t.Errorf("engines list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, root, env, "ls", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"version": "1.5.7"`) {
+		t.Errorf("ls: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -10,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -77,7 +79,7 @@ func listEngines(c *cli.Context, install bool) error {
 	counts := map[key]int{}
 	var order []key
 	for _, u := range s.project.Units {
-		ch, err := s.project.EngineFor(u)
+		ch, err := runner.EngineChoice(s.project, u, os.Environ())
 		if err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
@@ -129,6 +131,9 @@ func listEngines(c *cli.Context, install bool) error {
 				}
 			}
 			n.Resolved, n.Error = pathEngine, pathErr
+			if pathEngine != nil {
+				fmt.Fprintf(c.App.ErrWriter, "warning: %s: no engine is configured; using %s from PATH (%s)\n", n.Stack, pathEngine, pathEngine.Path)
+			}
 			continue
 		}
 		spec, _ := engines.ParseSpec(n.Engine.Name, n.Engine.Version)

@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -44,7 +46,7 @@ func lsCommand() *cli.Command {
 			p := s.project
 			entries := make([]lsEntry, 0, len(run.Units))
 			for _, ru := range run.Units {
-				e, err := p.EngineFor(ru.Unit)
+				e, err := runner.EngineChoice(p, ru.Unit, os.Environ())
 				if err != nil {
 					return cli.Exit(err.Error(), 1)
 				}
