@@ -125,9 +125,30 @@ func TestLsShowsUnassignedAndQuery(t *testing.T) {
 	if len(got) != 2 || got[0].Dir != "a" || got[1].Dir != "b" || got[1].Stack != nil {
 		t.Errorf("ls --json = %s", out)
 	}
-	code, out, _ = strata(t, "-C", root, "ls", "dir:zzz")
-	if code != 0 || out != "no units selected\n" {
-		t.Errorf("empty selection: exit %d, %q", code, out)
+	// A query that matches nothing is a mistake, not an empty success.
+	code, out, errOut = strata(t, "-C", root, "ls", "dir:zzz")
+	if code != 1 || out != "" || !strings.Contains(errOut, `no units match query "dir:zzz"`) {
+		t.Errorf("empty selection: exit %d, %q %q", code, out, errOut)
+	}
+}
+
+// TestMistypedSelection: a --dir, --stack or query that matches no unit
+// exits 1 saying so, with the nearest dir when one is close.
+func TestMistypedSelection(t *testing.T) {
+	root := fixture(t, "nested")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ls", "--dir", "prod/netwrok"}, "no units match --dir prod/netwrok; did you mean --dir prod/network?"},
+		{[]string{"ls", "--query", "nothing-has-this-tag"}, `no units match query "nothing-has-this-tag"`},
+		{[]string{"plan", "--dir", "prod/netwrok"}, "no units match --dir prod/netwrok"},
+		{[]string{"graph", "--workspace", "nope"}, "no units match --workspace nope"},
+	} {
+		code, out, errOut := strata(t, append([]string{"-C", root}, tc.args...)...)
+		if code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q %q; want %q", tc.args, code, out, errOut, tc.want)
+		}
 	}
 }
 

@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"path"
+	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -89,8 +92,82 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 	if err != nil {
 		return nil, nil, nil, cli.Exit(err.Error(), 1)
 	}
+	if len(run.Units) == 0 && !c.Bool("changed") {
+		if msg := noMatch(s, sel); msg != "" {
+			return nil, nil, nil, cli.Exit(msg, 1)
+		}
+	}
 	if deleted, err = s.project.DeletedIn(sel, deleted); err != nil {
 		return nil, nil, nil, cli.Exit(err.Error(), 1)
 	}
 	return run, deleted, sel.Modified, nil
+}
+
+// noMatch explains an empty run that a selection flag made: a mistyped
+// --dir or a query that matches nothing is an error, never a quiet
+// success. An empty run with no selection (nothing here) or under
+// --changed (nothing changed) is not.
+func noMatch(s *session, sel stacks.Selection) string {
+	var given []string
+	for _, d := range sel.Dirs {
+		given = append(given, "--dir "+d)
+	}
+	for _, st := range sel.Stacks {
+		given = append(given, "--stack "+st)
+	}
+	if sel.Query != "" {
+		given = append(given, "query "+strconv.Quote(sel.Query))
+	}
+	if sel.Workspace != "" {
+		given = append(given, "--workspace "+sel.Workspace)
+	}
+	if len(given) == 0 {
+		return ""
+	}
+	msg := "no units match " + strings.Join(given, ", ")
+	for _, d := range sel.Dirs {
+		if best := closestDir(s.project, path.Clean(d)); best != "" {
+			msg += fmt.Sprintf("; did you mean --dir %s?", best)
+			break
+		}
+	}
+	return msg + " (strata ls lists the units)"
+}
+
+// closestDir is the unit dir nearest to d by edit distance, when it is
+// near enough to be a typo.
+func closestDir(p *stacks.Project, d string) string {
+	best, bestDist := "", len(d)/3+1
+	seen := map[string]bool{}
+	for _, u := range p.Units {
+		if seen[u.Dir] {
+			continue
+		}
+		seen[u.Dir] = true
+		if dist := editDistance(d, u.Dir); dist < bestDist {
+			best, bestDist = u.Dir, dist
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
