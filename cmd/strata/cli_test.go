@@ -152,6 +152,26 @@ func TestMistypedSelection(t *testing.T) {
 	}
 }
 
+// TestUnknownCommandAndFlag: a mistyped command gets the nearest one; a
+// bad flag one error line and the command's usage line, not the help.
+func TestUnknownCommandAndFlag(t *testing.T) {
+	root := fixture(t, "nested")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plna"}, "strata: unknown command \"plna\"; did you mean plan?\n"},
+		{[]string{"aplly"}, "strata: unknown command \"aplly\"; did you mean apply?\n"},
+		{[]string{"plan", "--bogus"}, "strata: flag provided but not defined: -bogus\nusage: strata plan [options] [-- engine args]\n"},
+		{[]string{"engines", "install", "--bogus"}, "strata: flag provided but not defined: -bogus\nusage: strata engines install [options]\n"},
+	} {
+		code, out, errOut := strata(t, append([]string{"-C", root}, tc.args...)...)
+		if code != 1 || out != "" || errOut != tc.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
+
 func TestStacksJSON(t *testing.T) {
 	code, out, errOut := strata(t, "-C", fixture(t, "nested"), "stacks", "--json")
 	if code != 0 {

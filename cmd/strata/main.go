@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -40,6 +42,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	app.Metadata = map[string]any{engineArgsKey: engineArgs}
+	if i := commandIndex(args); i > 0 && !strataCommands[args[i]] && !engineCommands[args[i]] {
+		if near := nearestCommand(args[i]); near != "" {
+			fmt.Fprintf(stderr, "strata: unknown command %q; did you mean %s?\n", args[i], near)
+			return 1
+		}
+	}
 	if i := commandIndex(args); i > 0 && !strataCommands[args[i]] {
 		// Any other command is the engine's: it runs through the hidden
 		// passthrough command.
@@ -103,5 +111,62 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	}
 	app.Commands = append(app.Commands, runCommands()...)
 	app.Commands = append(app.Commands, passthroughCmd())
+	app.OnUsageError = usageError
+	setUsageErrors(app.Commands)
 	return app
+}
+
+// usageError prints a bad flag as one line and the command's usage line,
+// not the whole help.
+func usageError(c *cli.Context, err error, _ bool) error {
+	usage := "strata [global options] <command> [options] [-- engine args]"
+	var names []string
+	for _, l := range c.Lineage() {
+		if l.Command != nil && l.Command.Name != "" && l.Command.Name != c.App.Name {
+			names = append([]string{l.Command.Name}, names...)
+		}
+	}
+	if len(names) > 0 {
+		usage = "strata " + strings.Join(names, " ") + " [options] " + c.Command.ArgsUsage
+	}
+	fmt.Fprintf(c.App.ErrWriter, "strata: %v\nusage: %s\n", err, strings.TrimSpace(usage))
+	return &exitError{code: 1}
+}
+
+func setUsageErrors(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		cmd.OnUsageError = usageError
+		setUsageErrors(cmd.Subcommands)
+	}
+}
+
+// engineCommands are terraform's and tofu's own commands: strata passes
+// them through as they are.
+var engineCommands = map[string]bool{
+	"console": true, "fmt": true, "force-unlock": true, "get": true, "graph": true, "import": true,
+	"login": true, "logout": true, "metadata": true, "modules": true, "providers": true, "refresh": true,
+	"show": true, "state": true, "taint": true, "test": true, "untaint": true, "workspace": true,
+}
+
+// nearestCommand is the strata or engine command a mistyped one is
+// closest to, when it is one or two edits away.
+func nearestCommand(name string) string {
+	best, bestDist := "", 3
+	names := make([]string, 0, len(strataCommands)+len(engineCommands))
+	for n := range strataCommands {
+		names = append(names, n)
+	}
+	for n := range engineCommands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if len(n) < 3 {
+			continue
+		}
+		if d := editDistance(name, n); d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	return best
 }
