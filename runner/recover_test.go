@@ -323,3 +323,38 @@ workflows:
 		})
 	}
 }
+
+// TestReusedPlanRunsNoPlanSteps: an apply that reuses a saved plan does not
+// run the plan workflow's steps again; an env step's value stays out of
+// the digest, so it does not stop the reuse.
+func TestReusedPlanRunsNoPlanSteps(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `workflows:
+  - tag_query: ''
+    plan:
+      - type: run
+        cmd: ['sh', '-c', 'echo ran >> plan-steps.log']
+      - type: env
+        name: TF_VAR_stamp
+        cmd: ['sh', '-c', 'date +%s%N']
+      - type: init
+      - type: plan
+`,
+		"app/main.tf": "variable \"stamp\" {\n  type = string\n}\nresource \"terraform_data\" \"x\" {\n  input = \"fixed\"\n}\n",
+	})
+	e := newE2E(t, root)
+	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); statuses(res.Report)["app@default"] != StatusPlanned {
+		t.Fatalf("plan: %v\n%s", statuses(res.Report), e.console.String())
+	}
+	e.console.Reset()
+	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	if statuses(res.Report)["app@default"] != StatusApplied {
+		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
+	}
+	if !strings.Contains(e.console.String(), "reusing the plan saved at") {
+		t.Errorf("the saved plan was not reused:\n%s", e.console.String())
+	}
+	if got := readFile(t, filepath.Join(root, "app", "plan-steps.log")); got != "ran\n" {
+		t.Errorf("the plan workflow's run step ran %d times, want once", strings.Count(got, "ran"))
+	}
+}

@@ -241,15 +241,27 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 			fromEnvSteps[name] = v
 		}
 	}
-	content, err := buildVarFile(varFileInput{
+	in := varFileInput{
 		Dir:          j.ur.dir,
 		TFVars:       []map[string]string{j.r.tfVars, fromEnvSteps, stepTFVars},
 		Inputs:       j.ur.inputVals,
 		UserVars:     ea.Plan.Vars,
 		UserVarFiles: ea.Plan.VarFiles,
-	})
+	}
+	content, err := buildVarFile(in)
 	if err != nil {
 		return nil, fmt.Errorf("var file: %w", err)
+	}
+	// The digest leaves out what env steps set: they run as part of the
+	// plan workflow, and a saved plan is reused without running it again,
+	// so the reuse decision is made before they run (reuseBeforeWorkflow).
+	// Their values are in the plan itself.
+	digestContent := content
+	if len(fromEnvSteps) > 0 {
+		in.TFVars = []map[string]string{j.r.tfVars, stepTFVars}
+		if digestContent, err = buildVarFile(in); err != nil {
+			return nil, fmt.Errorf("var file: %w", err)
+		}
 	}
 	targets, err := j.targets()
 	if err != nil {
@@ -260,7 +272,7 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 		Root: j.r.p.Root, Dir: u.Dir, ModuleDirs: j.r.p.LocalModules(u.Dir), OtherRoots: j.r.otherRoots(u.Dir),
 		FilePatterns: u.FilePatterns(), Engine: j.ur.engine.Name, EngineVersion: j.ur.engine.Version.String(),
 		Workspace: u.Workspace, Stack: u.Stack.Name, Variables: variableMap(u),
-		EngineArgs: args, VarFile: content,
+		EngineArgs: args, VarFile: digestContent,
 	})
 	return content, err
 }
@@ -290,7 +302,40 @@ func targetArgs(targets []string) []string {
 // plan runs the unit's plan steps; in apply, a saved plan still current
 // is reused instead of a new plan (§8.6).
 func (j *job) plan(ctx context.Context) {
-	j.runWorkflow(ctx, StepPlan, j.r.workflowSteps(j.ur, StepPlan))
+	steps := j.r.workflowSteps(j.ur, StepPlan)
+	if j.r.opt.Command == CmdApply && j.reuseBeforeWorkflow(ctx, steps) {
+		return
+	}
+	j.runWorkflow(ctx, StepPlan, steps)
+}
+
+// reuseBeforeWorkflow decides, before any plan step runs, whether apply
+// reuses the saved plan: a reused plan's workflow (its run and env steps,
+// its init) already ran when it was made, and does not run again. The
+// plan is then shown, as a new one would be.
+func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.Step) bool {
+	st := stacks.Step{Type: stacks.String{Value: StepPlan, Set: true}}
+	for _, s := range steps {
+		if s.Type.Value == StepPlan {
+			st = s
+			break
+		}
+	}
+	if j.workflowEnvironment() != nil {
+		return false
+	}
+	ea, env, tfVars, err := j.engineStepArgs(CmdPlan, st, "plan step")
+	if err != nil {
+		return false
+	}
+	if _, err := j.prepareInputsWith(ea, tfVars); err != nil || !j.reusePlan() {
+		return false
+	}
+	_, err = j.step(ctx, StepShow, func() Invocation {
+		return Invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), ShowPlan: j.ur.planFile, ShowText: true}
+	}, true)
+	j.failed(ctx, StepShow, err)
+	return true
 }
 
 // targets are the stack's targets, substituted.
@@ -314,15 +359,6 @@ func (j *job) planStep(ctx context.Context, st stacks.Step, where string) {
 	}
 	varContent, err := j.prepareInputsWith(ea, tfVars)
 	if j.failed(ctx, "setup", err) {
-		return
-	}
-	if j.r.opt.Command == CmdApply && j.reusePlan() {
-		// The plan about to be applied is shown as a new one would be,
-		// so whoever approves it sees what will change.
-		_, err := j.step(ctx, StepShow, func() Invocation {
-			return Invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), ShowPlan: j.ur.planFile, ShowText: true}
-		}, true)
-		j.failed(ctx, StepShow, err)
 		return
 	}
 	varFile, removeVarFile, err := j.writeVarFile(varContent)
