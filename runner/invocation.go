@@ -3,7 +3,6 @@ package runner
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -59,37 +58,14 @@ type PlanInvocation struct {
 func (inv Invocation) Args() []string {
 	switch {
 	case inv.Init != nil:
-		a := []string{"init"}
-		ia := inv.Init
-		if ia.Upgrade {
-			a = append(a, "-upgrade")
-		}
-		if ia.Reconfigure {
-			a = append(a, "-reconfigure")
-		}
-		if ia.Backend != nil {
-			a = append(a, "-backend="+strconv.FormatBool(*ia.Backend))
-		}
-		for _, b := range ia.BackendConfig {
-			a = append(a, "-backend-config="+b)
-		}
-		if ia.ForceCopy {
-			a = append(a, "-force-copy")
-		}
-		if ia.Get != nil {
-			a = append(a, "-get="+strconv.FormatBool(*ia.Get))
-		}
-		for _, p := range ia.PluginDir {
-			a = append(a, "-plugin-dir="+p)
-		}
-		return a
+		return append([]string{"init"}, inv.Init.Flags()...)
 	case inv.Plan != nil:
 		p := inv.Plan
 		a := []string{"plan", "-out=" + p.Out}
 		if p.VarFile != "" {
 			a = append(a, "-var-file="+p.VarFile)
 		}
-		return append(a, p.Args.flags()...)
+		return append(a, p.Args.Flags()...)
 	case inv.ApplyPlan != "":
 		return []string{"apply", inv.ApplyPlan}
 	case inv.Workspace != "":
@@ -107,41 +83,6 @@ func (inv Invocation) Args() []string {
 		return []string{"show", "-json", inv.ShowPlan}
 	}
 	return nil
-}
-
-func (p PlanArgs) flags() []string {
-	var a []string
-	for _, f := range p.VarFiles {
-		a = append(a, "-var-file="+f)
-	}
-	for _, v := range p.Vars {
-		a = append(a, "-var="+v)
-	}
-	for _, t := range p.Targets {
-		a = append(a, "-target="+t)
-	}
-	for _, r := range p.Replace {
-		a = append(a, "-replace="+r)
-	}
-	if p.Refresh != nil {
-		a = append(a, "-refresh="+strconv.FormatBool(*p.Refresh))
-	}
-	if p.RefreshOnly {
-		a = append(a, "-refresh-only")
-	}
-	if p.Destroy {
-		a = append(a, "-destroy")
-	}
-	if p.Lock != nil {
-		a = append(a, "-lock="+strconv.FormatBool(*p.Lock))
-	}
-	if p.LockTimeout != "" {
-		a = append(a, "-lock-timeout="+p.LockTimeout)
-	}
-	if p.Parallelism > 0 {
-		a = append(a, "-parallelism="+strconv.Itoa(p.Parallelism))
-	}
-	return a
 }
 
 // String renders the invocation as a command line for logs.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -312,49 +313,9 @@ func (j *job) engineStepArgs(command string, st stacks.Step, where string) (Engi
 		if err != nil {
 			return EngineArgs{}, nil, nil, fmt.Errorf("%s: extra_args: %w", where, err)
 		}
-		ea = mergeEngineArgs(own, ea)
+		ea = engineargs.Merge(own, ea)
 	}
 	return ea, env, tfVars, nil
-}
-
-// mergeEngineArgs puts a step's extra_args first and the command line's
-// after them, so the command line wins where a flag takes one value.
-func mergeEngineArgs(step, cmd EngineArgs) EngineArgs {
-	out := step
-	p, c := &out.Plan, cmd.Plan
-	p.Targets = append(p.Targets, c.Targets...)
-	p.Replace = append(p.Replace, c.Replace...)
-	p.Vars = append(p.Vars, c.Vars...)
-	p.VarFiles = append(p.VarFiles, c.VarFiles...)
-	if c.Refresh != nil {
-		p.Refresh = c.Refresh
-	}
-	p.RefreshOnly = p.RefreshOnly || c.RefreshOnly
-	p.Destroy = p.Destroy || c.Destroy
-	if c.Lock != nil {
-		p.Lock = c.Lock
-	}
-	if c.LockTimeout != "" {
-		p.LockTimeout = c.LockTimeout
-	}
-	if c.Parallelism > 0 {
-		p.Parallelism = c.Parallelism
-	}
-	in, ci := &out.Init, cmd.Init
-	in.Upgrade = in.Upgrade || ci.Upgrade
-	in.Reconfigure = in.Reconfigure || ci.Reconfigure
-	if ci.Backend != nil {
-		in.Backend = ci.Backend
-	}
-	in.BackendConfig = append(in.BackendConfig, ci.BackendConfig...)
-	in.ForceCopy = in.ForceCopy || ci.ForceCopy
-	if ci.Get != nil {
-		in.Get = ci.Get
-	}
-	in.PluginDir = append(in.PluginDir, ci.PluginDir...)
-	out.Text = append(out.Text, cmd.Text...)
-	out.Command = append(out.Command, cmd.Command...)
-	return out
 }
 
 // runStep runs a `run` step: cmd is argv (never a shell string), in the

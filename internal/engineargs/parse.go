@@ -1,4 +1,4 @@
-package runner
+package engineargs
 
 import (
 	"fmt"
@@ -123,11 +123,11 @@ var otherValueFlags = []string{
 // are never engine arguments.
 var strataOwnFlags = map[string]bool{"auto-approve": true, "detailed-exitcode": true}
 
-// EngineFlagTakesValue reports whether name, an engine flag without its
+// FlagTakesValue reports whether name, an engine flag without its
 // dashes, takes a value (`-var x=1`) and whether strata knows it at all.
 // Command lines are split with it before they are parsed, so that a flag's
 // value travels with the flag.
-func EngineFlagTakesValue(name string) (takesValue, known bool) {
+func FlagTakesValue(name string) (takesValue, known bool) {
 	for _, set := range [][]engineFlag{planFlags, initFlags} {
 		for _, f := range set {
 			if f.name == name {
@@ -143,7 +143,7 @@ func EngineFlagTakesValue(name string) (takesValue, known bool) {
 	return false, false
 }
 
-// ParseEngineArgs parses the engine arguments of strata command `command`:
+// Parse parses the engine arguments of strata command `command`:
 // Terraform flags typed on strata's command line, those after `--`, or a
 // step's extra_args. For plan, apply, destroy and drift they are plan flags;
 // for init, init flags; both are checked against what strata accepts (SPEC
@@ -159,7 +159,7 @@ func EngineFlagTakesValue(name string) (takesValue, known bool) {
 // The saved plan of `apply FILE` is not an engine argument: the caller
 // takes it off before calling, and any positional argument left for a
 // plan-like command or init is an error.
-func ParseEngineArgs(command string, args []string, cwd string) (EngineArgs, error) {
+func Parse(command string, args []string, cwd string) (EngineArgs, error) {
 	var ea EngineArgs
 	if len(args) == 0 {
 		return ea, nil

@@ -1,4 +1,4 @@
-package runner
+package engineargs
 
 import (
 	"reflect"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestParseEngineArgs(t *testing.T) {
+func TestParse(t *testing.T) {
 	yes, no := true, false
 	tests := []struct {
 		name    string
@@ -255,7 +255,7 @@ func TestParseEngineArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseEngineArgs(tt.command, tt.args, "/start")
+			got, err := Parse(tt.command, tt.args, "/start")
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
@@ -266,7 +266,7 @@ func TestParseEngineArgs(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("ParseEngineArgs(%q, %q)\n got %#v\nwant %#v", tt.command, tt.args, got, tt.want)
+				t.Errorf("Parse(%q, %q)\n got %#v\nwant %#v", tt.command, tt.args, got, tt.want)
 			}
 		})
 	}
@@ -286,9 +286,9 @@ func TestEngineArgsFlagTakesValue(t *testing.T) {
 		{"compact-warnings", false, false},
 	}
 	for _, tt := range tests {
-		takesValue, known := EngineFlagTakesValue(tt.name)
+		takesValue, known := FlagTakesValue(tt.name)
 		if takesValue != tt.takesValue || known != tt.known {
-			t.Errorf("EngineFlagTakesValue(%q) = %t, %t; want %t, %t", tt.name, takesValue, known, tt.takesValue, tt.known)
+			t.Errorf("FlagTakesValue(%q) = %t, %t; want %t, %t", tt.name, takesValue, known, tt.takesValue, tt.known)
 		}
 	}
 }
