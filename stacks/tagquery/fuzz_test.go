@@ -3,6 +3,7 @@ package tagquery
 import (
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -18,6 +19,17 @@ func FuzzParse(f *testing.F) {
 		"a and (b", ")", "a and", "not", "()", `"abc`, `a "b\`, "a in bar", "in dir",
 		"not a in dir", "dir:[a*", "relative_dir:*", "a b or c or d", "dir~a b or c",
 		"x or a b OR c", "(a b or c) d", "a\x00b", "\xff and \xfe", `"\` + "\xff" + `"`,
+	} {
+		f.Add(q)
+	}
+	// Hostile depth and length, at and past the limits: the parser must
+	// stop at the level that goes too deep, and keep few warnings.
+	for _, q := range []string{
+		nest(maxDepth, "(", "a", ")"), nest(maxDepth+1, "(", "a", ")"),
+		nest(maxDepth, "not (", "a", ")"), nest(maxDepth+1, "not (", "a", ")"),
+		strings.Repeat("a ", maxDepth) + "b", strings.Repeat("a ", maxDepth+1) + "b",
+		strings.Repeat("a b or ", maxDepth) + "c", strings.Repeat("not ", 10_000) + "a",
+		strings.Repeat("dir~a or ", 1000) + "b", strings.Repeat("*/", maxDepth) + "*",
 	} {
 		f.Add(q)
 	}

@@ -52,7 +52,7 @@ func (t token) describe() string {
 	case tokIn:
 		return `"in"`
 	}
-	return quoteTag(t.text)
+	return quoteTag(elide(t.text))
 }
 
 // startsOperand reports whether the token can begin an operand, which is what
@@ -62,45 +62,56 @@ func (t token) startsOperand() bool {
 	return t.kind == tokTag || t.kind == tokLParen || t.kind == tokNot || t.kind == tokInvalid
 }
 
-// lex splits src into tokens, ending with tokEOF.
-func lex(src string) []token {
-	var toks []token
-	column := 1
-	i := 0
-	for i < len(src) {
-		r, size := utf8.DecodeRuneInString(src[i:])
+// lexer reads a query's tokens one at a time, as the parser asks for them,
+// so that a parse error near the start of a long query costs nothing for the
+// rest of it.
+type lexer struct {
+	src    string
+	i      int // byte offset of the next token's search
+	column int // 1-based rune column of src[i]
+}
+
+func newLexer(src string) *lexer { return &lexer{src: src, column: 1} }
+
+// next returns the next token; at the end of the query it returns tokEOF,
+// every time it is called.
+func (l *lexer) next() token {
+	src := l.src
+	for l.i < len(src) {
+		r, size := utf8.DecodeRuneInString(src[l.i:])
 		switch {
 		case unicode.IsSpace(r):
-			i += size
-			column++
+			l.i += size
+			l.column++
 		case r == '(' || r == ')':
 			kind := tokLParen
 			if r == ')' {
 				kind = tokRParen
 			}
-			toks = append(toks, token{kind: kind, offset: i, end: i + 1, column: column})
-			i++
-			column++
+			t := token{kind: kind, offset: l.i, end: l.i + 1, column: l.column}
+			l.i++
+			l.column++
+			return t
 		case r == '"' || r == '\'':
-			tok, width := lexQuoted(src, i, column)
-			toks = append(toks, tok)
-			i = tok.end
-			column += width
+			tok, width := lexQuoted(src, l.i, l.column)
+			l.i = tok.end
+			l.column += width
+			return tok
 		default:
-			start, startColumn := i, column
-			for i < len(src) {
-				r, size := utf8.DecodeRuneInString(src[i:])
+			start, startColumn := l.i, l.column
+			for l.i < len(src) {
+				r, size := utf8.DecodeRuneInString(src[l.i:])
 				if isTagBoundary(r) {
 					break
 				}
-				i += size
-				column++
+				l.i += size
+				l.column++
 			}
-			word := src[start:i]
-			toks = append(toks, token{kind: keyword(word), text: word, offset: start, end: i, column: startColumn})
+			word := src[start:l.i]
+			return token{kind: keyword(word), text: word, offset: start, end: l.i, column: startColumn}
 		}
 	}
-	return append(toks, token{kind: tokEOF, offset: len(src), end: len(src), column: column})
+	return token{kind: tokEOF, offset: len(src), end: len(src), column: l.column}
 }
 
 // lexQuoted reads the quoted string opening at src[start] and returns its

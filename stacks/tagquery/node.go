@@ -27,19 +27,40 @@ type node struct {
 	kids []*node
 }
 
-func newAnd(l, r *node) *node { return joinFlat(kindAnd, l, r) }
-func newOr(l, r *node) *node  { return joinFlat(kindOr, l, r) }
+// join makes an and or an or of kids, or returns the one kid. The parser
+// builds the tree without merging an and into an and (or an or into an or)
+// as it goes, since merging at every level would copy the same operands
+// once per level; flatten merges them once the whole query is parsed.
+func join(kind nodeKind, kids []*node) *node {
+	if len(kids) == 1 {
+		return kids[0]
+	}
+	return &node{kind: kind, kids: kids}
+}
 
-func joinFlat(kind nodeKind, l, r *node) *node {
-	n := &node{kind: kind}
-	for _, k := range []*node{l, r} {
+// flatten merges every and held directly by an and, and every or held
+// directly by an or, into it, top down, so that each node is moved once.
+func (n *node) flatten() {
+	if n.kind == kindAnd || n.kind == kindOr {
+		var kids []*node
+		n.gatherInto(n.kind, &kids)
+		n.kids = kids
+	}
+	for _, k := range n.kids {
+		k.flatten()
+	}
+}
+
+// gatherInto appends n's operands to out, looking through the nodes of the
+// same kind as n.
+func (n *node) gatherInto(kind nodeKind, out *[]*node) {
+	for _, k := range n.kids {
 		if k.kind == kind {
-			n.kids = append(n.kids, k.kids...)
+			k.gatherInto(kind, out)
 		} else {
-			n.kids = append(n.kids, k)
+			*out = append(*out, k)
 		}
 	}
-	return n
 }
 
 // isTagLike reports whether the node is written as a single tag.
