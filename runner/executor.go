@@ -89,8 +89,12 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, o
 	}()
 	var o Outcome
 	switch {
+	case inv.Init != nil && len(inv.Init.Extra) > 0:
+		_, err = x.runRaw(ctx, inv, rawArgs(inv), out, errOut)
 	case inv.Init != nil:
 		err = tf.Init(ctx, initOptions(*inv.Init)...)
+	case inv.Plan != nil && len(inv.Plan.Args.Extra) > 0:
+		o, err = x.rawPlan(ctx, inv, out, errOut)
 	case inv.Plan != nil:
 		o, err = x.plan(ctx, tf, inv.Plan, out)
 	case inv.ApplyPlan != "":
@@ -143,13 +147,33 @@ func (x *executor) plan(ctx context.Context, tf *tfexec.Terraform, p *PlanInvoca
 	if err != nil {
 		return Outcome{}, err
 	}
+	return planOutcome(changed, scan.summary), nil
+}
+
+// rawPlan runs a plan that carries flags terraform-exec cannot express,
+// reading its detailed exit code as terraform-exec does.
+func (x *executor) rawPlan(ctx context.Context, inv Invocation, out, errOut io.Writer) (Outcome, error) {
+	scan := &lineScanner{w: out}
+	code, err := x.runRaw(ctx, inv, rawArgs(inv), scan, errOut)
+	if code == 2 && ctx.Err() == nil {
+		err = nil
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	return planOutcome(code == 2, scan.summary), nil
+}
+
+// planOutcome is a plan's result from its detailed exit code and its own
+// summary line.
+func planOutcome(changed bool, summary string) Outcome {
 	o := Outcome{HasChanges: changed}
-	if m := planSummary.FindStringSubmatch(scan.summary); m != nil {
+	if m := planSummary.FindStringSubmatch(summary); m != nil {
 		o.Changes.Add, _ = strconv.Atoi(m[2])
 		o.Changes.Change, _ = strconv.Atoi(m[3])
 		o.Changes.Destroy, _ = strconv.Atoi(m[4])
 	}
-	return o, nil
+	return o
 }
 
 // lineScanner passes output through and keeps the plan summary line.

@@ -51,6 +51,7 @@ func checkConfig(cfg *Config, c *collector) {
 		if w.Engine != nil {
 			checkEngine(w.Engine, key+".engine", c)
 		}
+		checkStepArgs(w, key, c)
 	}
 	if cfg.Engine != nil {
 		checkEngine(cfg.Engine, "engine", c)

@@ -24,6 +24,9 @@ type engineFlag struct {
 // and -input=false, which it always passes and which Terrateam configs
 // often carry in extra_args.
 var planFlags = []engineFlag{
+	// terraform-exec cannot pass -compact-warnings; a plan that has it
+	// runs as terraform-exec would run it, without it.
+	{name: "compact-warnings", setBool: extraBool("compact-warnings", func(a *EngineArgs) *[]string { return &a.Plan.Extra })},
 	{name: "destroy", setBool: func(a *EngineArgs, v bool) error { a.Plan.Destroy = v; return nil }},
 	{name: "input", setBool: inputFalse},
 	{name: "lock", setBool: func(a *EngineArgs, v bool) error { a.Plan.Lock = &v; return nil }},
@@ -94,6 +97,53 @@ var initFlags = []engineFlag{
 	}},
 	{name: "reconfigure", setBool: func(a *EngineArgs, v bool) error { a.Init.Reconfigure = v; return nil }},
 	{name: "upgrade", setBool: func(a *EngineArgs, v bool) error { a.Init.Upgrade = v; return nil }},
+	// The rest terraform-exec cannot pass to init; an init that has any
+	// runs as terraform-exec would run it, without it.
+	{name: "var-file", setValue: func(a *EngineArgs, v, cwd string) (string, error) {
+		p, err := absPath(cwd, v)
+		a.Init.Extra = append(a.Init.Extra, "-var-file="+p)
+		return p, err
+	}},
+	{name: "var", setValue: func(a *EngineArgs, v, _ string) (string, error) {
+		if name, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(name) == "" {
+			return "", fmt.Errorf("expected NAME=VALUE")
+		}
+		a.Init.Extra = append(a.Init.Extra, "-var="+v)
+		return v, nil
+	}},
+	{name: "lockfile", setValue: func(a *EngineArgs, v, _ string) (string, error) {
+		if v != "readonly" {
+			return "", fmt.Errorf("expected readonly, the one mode the engine has")
+		}
+		a.Init.Extra = append(a.Init.Extra, "-lockfile="+v)
+		return v, nil
+	}},
+	{name: "lock", setBool: extraBool("lock", initExtra)},
+	{name: "lock-timeout", setValue: func(a *EngineArgs, v, _ string) (string, error) {
+		if d, err := time.ParseDuration(v); err != nil || d < 0 {
+			return "", fmt.Errorf("expected a duration such as 10s or 5m")
+		}
+		a.Init.Extra = append(a.Init.Extra, "-lock-timeout="+v)
+		return v, nil
+	}},
+	{name: "migrate-state", setBool: extraBool("migrate-state", initExtra)},
+	{name: "ignore-remote-version", setBool: extraBool("ignore-remote-version", initExtra)},
+}
+
+func initExtra(a *EngineArgs) *[]string { return &a.Init.Extra }
+
+// extraBool records a boolean flag terraform-exec cannot express in the
+// given list, as the engine reads it.
+func extraBool(name string, list func(*EngineArgs) *[]string) func(*EngineArgs, bool) error {
+	return func(a *EngineArgs, v bool) error {
+		l := list(a)
+		if v {
+			*l = append(*l, "-"+name)
+		} else {
+			*l = append(*l, "-"+name+"=false")
+		}
+		return nil
+	}
 }
 
 func inputFalse(_ *EngineArgs, v bool) error {
@@ -115,7 +165,7 @@ func noColor(_ *EngineArgs, v bool) error {
 // such rather than leaving plan.tfplan behind as a positional argument.
 var otherValueFlags = []string{
 	"backup", "chdir", "config", "exclude", "filter", "from-module",
-	"generate-config-out", "json-into", "lockfile", "out", "state",
+	"generate-config-out", "json-into", "out", "state",
 	"state-out", "test-directory",
 }
 
@@ -181,7 +231,7 @@ func Parse(command string, args []string, cwd string) (EngineArgs, error) {
 	for i := 0; i < len(args); i++ {
 		consumed, err := p.arg(args[i], args[i+1:])
 		if err != nil {
-			return EngineArgs{}, err
+			return EngineArgs{}, &ArgError{Index: i, Err: err}
 		}
 		i += consumed
 	}
@@ -190,6 +240,16 @@ func Parse(command string, args []string, cwd string) (EngineArgs, error) {
 	}
 	return ea, nil
 }
+
+// ArgError is an argument Parse refuses, with its index, so a config check
+// can point at the argument in its file.
+type ArgError struct {
+	Index int
+	Err   error
+}
+
+func (e *ArgError) Error() string { return e.Err.Error() }
+func (e *ArgError) Unwrap() error { return e.Err }
 
 // engineArgsParser reads plan or init flags one argument at a time.
 type engineArgsParser struct {

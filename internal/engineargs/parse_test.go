@@ -124,13 +124,13 @@ func TestParse(t *testing.T) {
 			name:    "flag another command accepts",
 			command: "plan",
 			args:    []string{"-upgrade"},
-			wantErr: "engine flag -upgrade is not accepted by strata plan; accepted: -destroy, -input=false, -lock, -lock-timeout, -no-color, -parallelism, -refresh, -refresh-only, -replace, -target, -var, -var-file",
+			wantErr: "engine flag -upgrade is not accepted by strata plan; accepted: -compact-warnings, -destroy, -input=false, -lock, -lock-timeout, -no-color, -parallelism, -refresh, -refresh-only, -replace, -target, -var, -var-file",
 		},
 		{
-			name:    "flag terraform-exec cannot express",
+			name:    "flag strata does not run",
 			command: "plan",
-			args:    []string{"-compact-warnings"},
-			wantErr: "engine flag -compact-warnings is not accepted by strata plan; accepted: -destroy,",
+			args:    []string{"-generate-config-out=x.tf"},
+			wantErr: "engine flag -generate-config-out is not accepted by strata plan; accepted: -compact-warnings, -destroy,",
 		},
 		{
 			name:    "out is not accepted",
@@ -141,8 +141,23 @@ func TestParse(t *testing.T) {
 		{
 			name:    "init list",
 			command: "init",
-			args:    []string{"-var=x=1"},
-			wantErr: "engine flag -var is not accepted by strata init; accepted: -backend, -backend-config, -force-copy, -get, -input=false, -no-color, -plugin-dir, -reconfigure, -upgrade",
+			args:    []string{"-from-module=x"},
+			wantErr: "engine flag -from-module is not accepted by strata init; accepted: -backend, -backend-config, -force-copy, -get, -input=false, -no-color, -plugin-dir, -reconfigure, -upgrade, -var-file, -var, -lockfile, -lock, -lock-timeout, -migrate-state, -ignore-remote-version",
+		},
+		{
+			name:    "flags terraform-exec cannot express",
+			command: "init",
+			args:    []string{"-var-file=vars/a.tfvars", "-var", "region=eu", "-lockfile=readonly", "-lock=false", "-migrate-state"},
+			want: EngineArgs{
+				Init: InitArgs{Extra: []string{"-var-file=/start/vars/a.tfvars", "-var=region=eu", "-lockfile=readonly", "-lock=false", "-migrate-state"}},
+				Text: []string{"-var-file=/start/vars/a.tfvars", "-var=region=eu", "-lockfile=readonly", "-lock=false", "-migrate-state=true"},
+			},
+		},
+		{
+			name:    "compact warnings",
+			command: "plan",
+			args:    []string{"-compact-warnings"},
+			want:    EngineArgs{Plan: PlanArgs{Extra: []string{"-compact-warnings"}}, Text: []string{"-compact-warnings=true"}},
 		},
 		{
 			name:    "positional",
@@ -283,7 +298,9 @@ func TestEngineArgsFlagTakesValue(t *testing.T) {
 		{"out", true, true},
 		{"refresh", false, true},
 		{"upgrade", false, true},
-		{"compact-warnings", false, false},
+		{"compact-warnings", false, true},
+		{"lockfile", true, true},
+		{"json", false, false},
 	}
 	for _, tt := range tests {
 		takesValue, known := FlagTakesValue(tt.name)
