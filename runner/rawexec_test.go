@@ -54,7 +54,7 @@ func TestFlagsTerraformExecCannotExpress(t *testing.T) {
 	}
 	// The flags reach init: terraform refuses these two together.
 	root = writeRepo(t, map[string]string{
-		"strata.yml": "workflows:\n  - tag_query: ''\n    plan:\n      - type: init\n        extra_args: ['-reconfigure', '-migrate-state']\n      - type: plan\n",
+		"strata.yml":  "workflows:\n  - tag_query: ''\n    plan:\n      - type: init\n        extra_args: ['-reconfigure', '-migrate-state']\n      - type: plan\n",
 		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
 	})
 	e = newE2E(t, root)

@@ -33,8 +33,8 @@ type Project struct {
 
 	Diagnostics Diagnostics
 
-	byName          map[string]*Stack
-	unitsOf         map[string][]*Unit // dir -> its units
+	byName  map[string]*Stack
+	unitsOf map[string][]*Unit // dir -> its units
 	// workflowQueries are the workflows' parsed tag queries, made once:
 	// runner workers ask for workflows concurrently.
 	workflowOnce    sync.Once
