@@ -36,6 +36,57 @@ type nodeDecoder interface {
 
 type decoder struct {
 	*collector
+	// aliased counts the nodes decoded through aliases; aliasDepth is how
+	// many aliases enclose the node being decoded, alias the outermost,
+	// which the config uses where it is decoded, and aliasKey its key.
+	aliased    int
+	aliasDepth int
+	alias      *yaml.Node
+	aliasKey   string
+	// exhausted is set once aliased passes maxAliasedNodes: decoding stops,
+	// and the diagnostics after the first exhaustedAt, which would be about
+	// values left undecoded, are dropped.
+	exhausted   bool
+	exhaustedAt int
+}
+
+// maxAliasedNodes bounds the nodes the decoder visits through aliases and
+// merge keys. A YAML file is small but its aliases can name one another, each
+// standing for the whole of the one before, so that a few kilobytes stand
+// for billions of nodes ("billion laughs"). yaml's own guard applies only
+// when yaml decodes into Go values, not to the node tree strata walks
+// itself. Two hundred thousand nodes is far more than any config shares
+// through anchors, and decoding them costs a few megabytes.
+const maxAliasedNodes = 200_000
+
+// enter accounts for decoding n, following it when it is an alias. It
+// returns the node to decode and a function to call when done with it, or
+// ok false when the alias budget is spent and decoding must stop.
+func (d *decoder) enter(n *yaml.Node, key string) (resolved *yaml.Node, leave func(), ok bool) {
+	if d.exhausted {
+		return nil, nil, false
+	}
+	isAlias := n != nil && n.Kind == yaml.AliasNode
+	if isAlias || d.aliasDepth > 0 {
+		d.aliased++
+		if d.aliased > maxAliasedNodes {
+			at, atKey := d.alias, d.aliasKey
+			if d.aliasDepth == 0 {
+				at, atKey = n, key
+			}
+			d.exhausted, d.exhaustedAt = true, len(d.diags)+1
+			d.errorf(posOf(at), atKey, "too many alias expansions: at alias *%s, the config's aliases have expanded to more than %d values; expected anchors and aliases that share parts of the config, not ones that multiply it", at.Value, maxAliasedNodes)
+			return nil, nil, false
+		}
+	}
+	if !isAlias {
+		return n, func() {}, true
+	}
+	if d.aliasDepth == 0 {
+		d.alias, d.aliasKey = n, key
+	}
+	d.aliasDepth++
+	return resolve(n), func() { d.aliasDepth-- }, true
 }
 
 func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
@@ -94,7 +145,11 @@ var (
 )
 
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) {
-	n = resolve(n)
+	n, leave, ok := d.enter(n, key)
+	if !ok {
+		return
+	}
+	defer leave()
 	if v.CanAddr() && v.Addr().Type().Implements(nodeDecoderType) {
 		if isNull(n) {
 			if r, ok := v.Addr().Interface().(interface{ nullError() string }); ok && n != nil {
@@ -217,10 +272,15 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string, allowe
 	}
 	sort.Strings(names)
 	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content) && !d.exhausted; i += 2 {
 		kn, vn := resolve(n.Content[i]), n.Content[i+1]
 		if kn.Tag == "!!merge" {
-			d.decodeStruct(resolve(vn), v, key, allowed)
+			mn, leave, ok := d.enter(vn, key)
+			if !ok {
+				return
+			}
+			d.decodeStruct(mn, v, key, allowed)
+			leave()
 			continue
 		}
 		k := kn.Value
@@ -454,7 +514,7 @@ func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, key string) {
 		return
 	}
 	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content) && !d.exhausted; i += 2 {
 		kn := resolve(n.Content[i])
 		if kn.Kind != yaml.ScalarNode {
 			d.errorf(posOf(kn), key, "expected a name as key, found %s", kindName(kn))

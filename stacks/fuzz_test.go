@@ -3,6 +3,7 @@ package stacks
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -21,6 +22,14 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte("stacks: {names: {a: {tag_query: x}, b: {stacks: [a], rules: {plan_after: [a]}}}}"))
 	f.Add([]byte("&a {dirs: *a}"))
+	// Hostile input, scaled down to run fast: aliases that multiply the
+	// config past the alias budget, and tag queries nested past the depth
+	// limit and just within it.
+	f.Add([]byte(aliasBomb(60)))
+	f.Add([]byte(mergeBomb(20)))
+	f.Add([]byte("stacks: {names: {a: {tag_query: '" + strings.Repeat("(", 1001) + "a" + strings.Repeat(")", 1001) + "'}}}"))
+	f.Add([]byte("workflows: [{tag_query: '" + strings.Repeat("not (", 1000) + "a" + strings.Repeat(")", 1000) + "'}]"))
+	f.Add([]byte("dirs: {\"../outside\": {tags: [x]}, a/../../b: {tags: [y]}, \"a/./b\": {}}"))
 	root := f.TempDir()
 	tree := []sourceDir{
 		{dir: ".", files: []string{"main.tf"}},

@@ -3,6 +3,7 @@ package stacks
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,12 +51,22 @@ func FindRoot(start string) (root, configPath string, err error) {
 	return start, "", nil
 }
 
+// maxConfigBytes bounds the size of a config file. Decoding costs memory
+// many times the file's size (yaml's node tree alone is some hundred bytes a
+// value), and the largest real configs, one entry per dir of a big
+// monorepo, stay well under a megabyte.
+const maxConfigBytes = 2 << 20
+
 // ParseConfig decodes config bytes. file is used in diagnostics only. The
 // returned diagnostics hold every error and warning found; the Config is
 // usable only when none is an error.
 func ParseConfig(file string, data []byte) (*Config, Diagnostics) {
 	c := &collector{file: file}
 	cfg := &Config{}
+	if len(data) > maxConfigBytes {
+		c.errorf(Pos{}, "", "the config is %s; expected at most %s", sizeText(int64(len(data))), sizeText(maxConfigBytes))
+		return cfg, c.diags
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		c.errorf(yamlErrorPos(err), "", "%s", yamlErrorMessage(err))
@@ -66,6 +77,13 @@ func ParseConfig(file string, data []byte) (*Config, Diagnostics) {
 	}
 	d := &decoder{collector: c}
 	d.decode(doc.Content[0], reflectValue(cfg), "")
+	if d.exhausted {
+		// What was decoded is a part of the config, arbitrary in extent:
+		// checking it would report values missing that are only undecoded.
+		c.diags = c.diags[:d.exhaustedAt]
+		c.diags.Sort()
+		return &Config{}, c.diags
+	}
 	checkConfig(cfg, c)
 	c.diags.Sort()
 	return cfg, c.diags
@@ -77,12 +95,34 @@ func LoadConfig(path, displayName string) (*Config, Diagnostics, error) {
 	if path == "" {
 		return &Config{}, nil, nil
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer f.Close()
+	// One byte past the limit is enough for ParseConfig to refuse the file,
+	// whatever its size.
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(data) > maxConfigBytes {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			c := &collector{file: displayName}
+			c.errorf(Pos{}, "", "the config is %s; expected at most %s", sizeText(st.Size()), sizeText(maxConfigBytes))
+			return &Config{}, c.diags, nil
+		}
+	}
 	cfg, diags := ParseConfig(displayName, data)
 	return cfg, diags, nil
+}
+
+// sizeText writes a size in bytes for a message.
+func sizeText(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
