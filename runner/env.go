@@ -85,6 +85,21 @@ var strataValues = map[string]bool{
 // strataValue reports whether a name is one strata sets itself.
 func strataValue(name string) bool { return strataValues[name] }
 
+// stackTFVars are a unit's stack variables named TF_VAR_<name>, by input
+// variable name: they go to the var file, as env steps' TF_VAR_ values do.
+func stackTFVars(u *stacks.Unit) map[string]string {
+	var out map[string]string
+	for _, v := range u.Stack.Variables {
+		if name, ok := strings.CutPrefix(v.Name, "TF_VAR_"); ok && name != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = v.Value
+		}
+	}
+	return out
+}
+
 // unitEnvInput is what a unit's environment is made of.
 type unitEnvInput struct {
 	Base        map[string]string // ProcessEnv
@@ -108,8 +123,13 @@ func unitEnv(in unitEnvInput) map[string]string {
 		env[k] = v
 	}
 	for _, v := range in.Unit.Stack.Variables {
-		env[v.Name] = v.Value
 		env["STACK_VAR_"+strings.ToUpper(v.Name)] = v.Value
+		if strings.HasPrefix(v.Name, "TF_VAR_") {
+			// terraform-exec refuses TF_VAR_ in an engine's environment:
+			// these reach the engine through the var file (stackTFVars).
+			continue
+		}
+		env[v.Name] = v.Value
 	}
 	vals := map[string]string{
 		"STACK": in.Unit.Stack.Name, "STACK_PATH": strings.Join(in.Unit.Stack.Path, "/"),

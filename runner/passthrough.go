@@ -65,6 +65,9 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 		for k, v := range TFVarsFromEnv(po.Environ) {
 			ur.env["TF_VAR_"+k] = v
 		}
+		for k, v := range stackTFVars(u) {
+			ur.env["TF_VAR_"+k] = v
+		}
 		env = envList(ur.env)
 		if takesVarFile[command] {
 			varFile, remove, err := r.passthroughVarFile(ctx, j)

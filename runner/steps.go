@@ -243,7 +243,7 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 	}
 	in := varFileInput{
 		Dir:          j.ur.dir,
-		TFVars:       []map[string]string{j.r.tfVars, fromEnvSteps, stepTFVars},
+		TFVars:       []map[string]string{j.r.tfVars, stackTFVars(u), fromEnvSteps, stepTFVars},
 		Inputs:       j.ur.inputVals,
 		UserVars:     ea.Plan.Vars,
 		UserVarFiles: ea.Plan.VarFiles,
@@ -258,7 +258,7 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 	// Their values are in the plan itself.
 	digestContent := content
 	if len(fromEnvSteps) > 0 {
-		in.TFVars = []map[string]string{j.r.tfVars, stepTFVars}
+		in.TFVars = []map[string]string{j.r.tfVars, stackTFVars(u), stepTFVars}
 		if digestContent, err = buildVarFile(in); err != nil {
 			return nil, fmt.Errorf("var file: %w", err)
 		}

@@ -205,6 +205,9 @@ func (j *job) processEnv(stepEnv, stepTFVars map[string]string) []string {
 	for k, v := range j.r.tfVars {
 		env["TF_VAR_"+k] = v
 	}
+	for k, v := range stackTFVars(j.ur.u) {
+		env["TF_VAR_"+k] = v
+	}
 	for k, v := range j.envVars {
 		if strings.HasPrefix(k, "TF_VAR_") {
 			env[k] = v

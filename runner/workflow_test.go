@@ -304,3 +304,36 @@ stacks:
 		t.Errorf("a stack variable in the script's environment: %q", got)
 	}
 }
+
+// TestStackTFVarVariables: a stack variable named TF_VAR_x binds input
+// variable x, through the var file for the engine and in the environment
+// of run steps; it beats strata's own TF_VAR_x.
+func TestStackTFVarVariables(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `workflows:
+  - tag_query: ''
+    plan:
+      - type: run
+        cmd: ['sh', '-c', 'printf "%s" "$TF_VAR_region" > seen.out']
+      - type: init
+      - type: plan
+stacks:
+  names:
+    app:
+      tag_query: 'dir:app'
+      variables: {TF_VAR_region: eu-west-1}
+`,
+		"app/main.tf": "variable \"region\" {\n  type = string\n}\nresource \"terraform_data\" \"x\" {\n  input = var.region\n}\n",
+	})
+	e := newE2E(t, root, "TF_VAR_region=from-the-environment")
+	res := e.run(CmdPlan, Options{}, stacks.Selection{})
+	if got := statuses(res.Report)["app@default"]; got != StatusPlanned {
+		t.Fatalf("app: %s\n%s", got, e.console.String())
+	}
+	if !strings.Contains(e.console.String(), `+ input  = "eu-west-1"`) {
+		t.Errorf("the plan did not get the stack's TF_VAR_region:\n%s", e.console.String())
+	}
+	if got := readFile(t, filepath.Join(root, "app", "seen.out")); got != "eu-west-1" {
+		t.Errorf("the run step saw TF_VAR_region=%q", got)
+	}
+}

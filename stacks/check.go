@@ -161,8 +161,8 @@ var variableNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func reservedVariable(name string) string {
 	upper := strings.ToUpper(name)
 	switch {
-	case strings.HasPrefix(name, "TF_VAR_"):
-		return "terraform-exec refuses TF_VAR_ variables in the environment; bind an input variable with a step's env or inputs"
+	case name == "TF_VAR_":
+		return "it names no input variable"
 	case strings.HasPrefix(name, "TF_CLI_ARGS"), strings.HasPrefix(name, "TF_LOG"):
 		return "terraform-exec reserves it"
 	case name == "TF_INPUT", name == "TF_IN_AUTOMATION", name == "TF_REATTACH_PROVIDERS",
