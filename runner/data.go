@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -249,4 +250,21 @@ func (r *runState) readProducersNow(ctx context.Context) {
 			ur.inputVals = vals
 		}
 	}
+}
+
+// WithPrerequisites is run with the units its stale prerequisites bring in
+// when it is applied (why: prerequisite_of: <stack>), as ls and graph show
+// them. It reads the run state under stateDir (default <root>/.strata)
+// and creates nothing there.
+func WithPrerequisites(p *stacks.Project, run *stacks.Run, stateDir string, now time.Time) (*stacks.Run, error) {
+	if stateDir == "" {
+		stateDir = filepath.Join(p.Root, ".strata")
+	}
+	add, _, _, err := prerequisites(p, run, Options{Command: CmdApply, Now: func() time.Time { return now }}, &StateDir{Path: stateDir})
+	if err != nil || len(add) == 0 {
+		return run, err
+	}
+	out := *run
+	out.Units = append(append([]stacks.RunUnit(nil), run.Units...), add...)
+	return &out, nil
 }

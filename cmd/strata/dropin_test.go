@@ -170,3 +170,32 @@ stacks:
 		t.Errorf("ls: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestPrerequisitesListed: ls and graph show the units a stale
+// prerequisite brings into the run, as apply runs them.
+func TestPrerequisitesListed(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `dirs:
+  creds: {tags: [creds]}
+  app: {tags: [app]}
+stacks:
+  names:
+    rotate-credentials: {tag_query: creds}
+    app:
+      tag_query: app
+      rules:
+        prerequisites:
+          - {stack: rotate-credentials, succeeded_within: 1h}
+`,
+		"creds/main.tf": "resource \"terraform_data\" \"c\" {}\n",
+		"app/main.tf":   "resource \"terraform_data\" \"a\" {}\n",
+	})
+	code, out, errOut := strata(t, "-C", root, "ls", "--stack", "app", "--json")
+	if code != 0 || !strings.Contains(out, `"why": "prerequisite_of: app"`) || !strings.Contains(out, `"dir": "creds"`) {
+		t.Errorf("ls: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = strata(t, "-C", root, "graph", "--stack", "app", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"id": "creds@default#rotate-credentials"`) || !strings.Contains(out, `"via": "prerequisite"`) {
+		t.Errorf("graph: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -43,6 +45,7 @@ func graphCommand() *cli.Command {
 		Flags: append(selectionFlags(),
 			&cli.StringFlag{Name: "format", Value: "dot", Usage: "dot, mermaid or json"},
 			&cli.BoolFlag{Name: "destroy", Usage: "the graph of destroy (plan edges reversed)"},
+			&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR`, for stale prerequisites (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
 		),
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
@@ -56,6 +59,9 @@ func graphCommand() *cli.Command {
 			run, err := selectRun(c, s, "")
 			if err != nil {
 				return err
+			}
+			if run, err = runner.WithPrerequisites(s.project, run, c.Path("state-dir"), time.Now()); err != nil {
+				return cli.Exit(err.Error(), 1)
 			}
 			g, err := s.project.Graph(run.List(), stacks.GraphOptions{Destroy: c.Bool("destroy")})
 			if err != nil {

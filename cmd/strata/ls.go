@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,6 +34,7 @@ func lsCommand() *cli.Command {
 			"Dirspaces in no stack are listed with stack null in --json.",
 		Flags: append(selectionFlags(),
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR`, for stale prerequisites (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
 		),
 		Action: func(c *cli.Context) error {
 			s, err := openProject(c)
@@ -42,6 +44,9 @@ func lsCommand() *cli.Command {
 			run, deleted, _, err := selectUnits(c, s, strings.Join(c.Args().Slice(), " "))
 			if err != nil {
 				return err
+			}
+			if run, err = runner.WithPrerequisites(s.project, run, c.Path("state-dir"), time.Now()); err != nil {
+				return cli.Exit(err.Error(), 1)
 			}
 			p := s.project
 			entries := make([]lsEntry, 0, len(run.Units))
