@@ -52,7 +52,7 @@ var strataCommands = map[string]bool{
 	"init": true, "plan": true, "apply": true, "destroy": true, "drift": true,
 	"output": true, "validate": true,
 	"stacks": true, "ls": true, "graph": true, "check": true, "engines": true,
-	"version": true, "help": true, "h": true,
+	"version": true, "help": true, "h": true, "completion": true,
 }
 
 // enginePositionalCommands are strata commands whose positional arguments

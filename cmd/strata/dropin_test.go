@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -197,5 +198,44 @@ stacks:
 	code, out, errOut = strata(t, "-C", root, "graph", "--stack", "app", "--format", "json")
 	if code != 0 || !strings.Contains(out, `"id": "creds@default#rotate-credentials"`) || !strings.Contains(out, `"via": "prerequisite"`) {
 		t.Errorf("graph: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestShellCompletion: the bash script, sourced in a real bash, completes
+// commands and the repository's stack names for --stack; zsh and fish get
+// scripts of their own.
+func TestShellCompletion(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	root := fixture(t, "nested")
+	script := runBin(t, root, hermeticEnv(t), "completion", "bash").stdout
+	complete := func(words ...string) string {
+		t.Helper()
+		quoted := make([]string, len(words))
+		for i, w := range words {
+			quoted[i] = "'" + w + "'"
+		}
+		cmd := exec.Command("bash", "-c", script+"\nCOMP_WORDS=("+strings.Join(quoted, " ")+"); COMP_CWORD="+
+			strconv.Itoa(len(words)-1)+"; _strata_complete; echo \"${COMPREPLY[*]}\"")
+		cmd.Dir = root
+		cmd.Env = append(hermeticEnv(t), "PATH="+filepath.Dir(strataBin)+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("bash: %v\n%s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got := complete("strata", "pl"); got != "plan" {
+		t.Errorf("strata pl<TAB> = %q, want plan", got)
+	}
+	if got := complete("strata", "plan", "--stack", "dev-"); got != "dev-service dev-database dev-network" {
+		t.Errorf("strata plan --stack dev-<TAB> = %q", got)
+	}
+	if r := runBin(t, root, hermeticEnv(t), "completion", "zsh"); r.code != 0 || !strings.Contains(r.stdout, "compdef _strata strata") {
+		t.Errorf("zsh: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := runBin(t, root, hermeticEnv(t), "completion", "fish"); r.code != 0 || !strings.Contains(r.stdout, "complete -c strata -l stack") {
+		t.Errorf("fish: exit %d\n%s", r.code, r.stdout)
 	}
 }

@@ -41,8 +41,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "strata:", err)
 		return 1
 	}
-	app.Metadata = map[string]any{engineArgsKey: engineArgs}
-	if i := commandIndex(args); i > 0 && !strataCommands[args[i]] && !engineCommands[args[i]] {
+	app.Metadata = map[string]any{engineArgsKey: engineArgs, argvKey: args}
+	completing := len(args) > 0 && args[len(args)-1] == "--generate-bash-completion"
+	if i := commandIndex(args); i > 0 && !completing && !strataCommands[args[i]] && !engineCommands[args[i]] {
 		if near := nearestCommand(args[i]); near != "" {
 			fmt.Fprintf(stderr, "strata: unknown command %q; did you mean %s?\n", args[i], near)
 			return 1
@@ -111,8 +112,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	}
 	app.Commands = append(app.Commands, runCommands()...)
 	app.Commands = append(app.Commands, passthroughCmd())
+	app.Commands = append(app.Commands, completionCommand())
 	app.OnUsageError = usageError
 	setUsageErrors(app.Commands)
+	setCompletions(app.Commands)
 	return app
 }
 
