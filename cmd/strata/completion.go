@@ -111,4 +111,3 @@ func setCompletions(cmds []*cli.Command) {
 		setCompletions(cmd.Subcommands)
 	}
 }
-
