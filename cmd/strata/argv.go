@@ -25,6 +25,7 @@ var strataValueFlags = map[string]bool{
 	"resume": true, "kill-after": true,
 	"stack": true, "query": true, "dir": true, "workspace": true,
 	"format": true, "plan-json": true, "base": true,
+	"dest-branch": true, "source-branch": true,
 }
 
 // strataBoolFlags are strata's flags that take no value.

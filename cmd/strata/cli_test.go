@@ -172,6 +172,31 @@ func TestUnknownCommandAndFlag(t *testing.T) {
 	}
 }
 
+// TestBranchFlags: --dest-branch and the CI's environment give units their
+// branch tags; check warns about a branch query when no branch is known.
+func TestBranchFlags(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		".terrateam/config.yml": "workflows:\n  - tag_query: 'deployflow and dest_branch:poc'\n    plan: [{type: init}, {type: plan}]\ndirs:\n  a: {tags: [deployflow]}\n",
+		"a/main.tf":             "",
+	})
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITLAB_CI", "")
+	code, _, errOut := strata(t, "-C", root, "check")
+	if code != 0 || !strings.Contains(errOut, ".terrateam/config.yml:2:16: warning: workflows[0].tag_query: the query uses dest_branch") {
+		t.Errorf("check: exit %d, %q", code, errOut)
+	}
+	code, out, errOut := strata(t, "-C", root, "--dest-branch", "poc", "ls", "--query", "dest_branch:poc")
+	if code != 0 || !strings.Contains(out, "a@default") {
+		t.Errorf("--dest-branch: exit %d, %q %q", code, out, errOut)
+	}
+	t.Setenv("GITHUB_ACTIONS", "true")
+	t.Setenv("GITHUB_BASE_REF", "poc")
+	code, out, errOut = strata(t, "-C", root, "ls", "--query", "dest_branch:poc")
+	if code != 0 || !strings.Contains(out, "a@default") {
+		t.Errorf("from GitHub Actions: exit %d, %q %q", code, out, errOut)
+	}
+}
+
 func TestStacksJSON(t *testing.T) {
 	code, out, errOut := strata(t, "-C", fixture(t, "nested"), "stacks", "--json")
 	if code != 0 {
@@ -191,7 +216,7 @@ func TestStacksJSON(t *testing.T) {
 	}
 	svc := byName["prod-service"]
 	if svc.Kind != "leaf" || svc.Variables["environment"] != "prod" ||
-		!reflect.DeepEqual(svc.Rules.PlanAfter, []string{"base", "prod-database", "prod-network"}) ||
+		!reflect.DeepEqual(svc.Rules.PlanAfter, []string{"base", "prod-database"}) ||
 		!reflect.DeepEqual(svc.Rules.ApplyAfter, []string{"dev-database", "dev-network", "dev-service"}) ||
 		!reflect.DeepEqual(svc.Rules.ModifiedBy, []string{"base"}) {
 		t.Errorf("prod-service = %+v", svc)

@@ -100,6 +100,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Flags: []cli.Flag{
 			&cli.PathFlag{Name: "config", Usage: "config `FILE` (default: strata.yml or .terrateam/config.yml, found walking up)", EnvVars: []string{"STRATA_CONFIG"}},
 			&cli.PathFlag{Name: "chdir", Aliases: []string{"C"}, Usage: "run as if started in `DIR`"},
+			&cli.StringFlag{Name: "dest-branch", Usage: "the branch a change goes to, for dest_branch: tags (default: from the CI's pull request)", EnvVars: []string{"STRATA_DEST_BRANCH"}},
+			&cli.StringFlag{Name: "source-branch", Usage: "the branch a change comes from, for source_branch: tags (default: from the CI's pull request)", EnvVars: []string{"STRATA_SOURCE_BRANCH"}},
 		},
 		Commands: []*cli.Command{
 			checkCommand(),

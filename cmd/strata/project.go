@@ -63,7 +63,18 @@ func openProject(c *cli.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	branches := stacks.BranchesFromCI(os.Getenv)
+	if b := c.String("dest-branch"); b != "" {
+		branches.Dest = b
+	}
+	if b := c.String("source-branch"); b != "" {
+		branches.Source = b
+	}
+	p.SetBranches(branches)
 	printDiagnostics(c.App.ErrWriter, p.Diagnostics.Warnings())
+	if c.Command != nil && c.Command.Name == "check" {
+		printDiagnostics(c.App.ErrWriter, p.BranchTagWarnings(branches))
+	}
 	rel, err := filepath.Rel(root, start)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		rel = "."
