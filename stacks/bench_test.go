@@ -179,3 +179,54 @@ func mustStack(t *testing.T, p *Project, name string) *Stack {
 	}
 	return s
 }
+
+// genChain writes a repository whose n stacks form one chain: stack s<i>
+// plans after s<i-1>. Ten dirs give ten stacks spread along the chain a
+// unit each, so membership and the unit graph have something to hold; the
+// rest are empty, which is what a long chain in a real config mostly is.
+func genChain(tb testing.TB, dir string, n int) {
+	var cfg strings.Builder
+	cfg.WriteString("dirs:\n")
+	for k := 0; k < 10; k++ {
+		fmt.Fprintf(&cfg, "  d%d:\n    tags: [s%d]\n", k, k*n/10)
+		p := filepath.Join(dir, fmt.Sprintf("d%d", k))
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "main.tf"), []byte(`resource "terraform_data" "this" {}`+"\n"), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	cfg.WriteString("stacks:\n  names:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&cfg, "    s%d:\n      tag_query: s%d\n", i, i)
+		if i > 0 {
+			fmt.Fprintf(&cfg, "      rules: {plan_after: [s%d]}\n", i-1)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, StrataConfigFile), []byte(cfg.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkChain20k loads a chain of 20,000 stacks, each planning after the
+// previous one: what `strata check` does. The rules are kept as written
+// (after inheritance and expansion), so this stays linear in their size.
+func BenchmarkChain20k(b *testing.B) {
+	benchChain(b, 20000)
+}
+
+func benchChain(b *testing.B, n int) {
+	dir := b.TempDir()
+	genChain(b, dir, n)
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(p.Stacks) != n || len(p.Units) != 10 {
+			b.Fatalf("generated %d stacks, %d units", len(p.Stacks), len(p.Units))
+		}
+	}
+}

@@ -77,7 +77,7 @@ func (p *Project) Graph(units []*Unit, opt GraphOptions) (*Graph, error) {
 		runStacks = append(runStacks, s)
 	}
 	sortStacks(runStacks)
-	sedges := stackEdges(runStacks)
+	sedges := p.stackEdges(runStacks)
 	count := 0
 	for _, se := range sedges {
 		count += len(runUnitsOf[se.from]) * len(runUnitsOf[se.to])
@@ -157,69 +157,117 @@ type stackEdge struct {
 }
 
 // stackEdges returns the edges between the run's stacks that no other path
-// implies. The rules are transitive, so the run's stacks are linked by
-// every relation they have; an edge T -> S is left out when S already waits
-// for T through another of the run's stacks: a plan edge when some plan
-// predecessor X of S waits for T, an apply edge when any predecessor does
-// (any path to S ends with S's apply after T's).
-func stackEdges(runStacks []*Stack) []stackEdge {
+// implies. A run stack S waits to plan for every run stack its plan_after
+// reaches and to apply for every other run stack its apply_after reaches;
+// an edge T -> S is left out when S already waits for T through another of
+// the run's stacks: a plan edge when some plan predecessor X of S waits for
+// T, an apply edge when any predecessor does (any path to S ends with S's
+// apply after T's).
+//
+// The closure is never built: a rule path from S to T that passes through
+// another run stack X makes X a predecessor of S that waits for T, so only
+// the run stacks reached without passing another one (S's frontier) can
+// give an edge, and the predecessors of S wait for exactly what its
+// frontier waits for. A chain of n stacks is then n edges, not n²/2 pairs.
+func (p *Project) stackEdges(runStacks []*Stack) []stackEdge {
 	n := len(runStacks)
-	index := make(map[*Stack]int, n)
+	run := make([]int32, len(p.Stacks)) // 1+ index in runStacks, 0 outside the run
 	for i, s := range runStacks {
-		index[s] = i
+		run[s.index] = int32(i) + 1
 	}
-	planPreds := make([][]int, n)
-	applyPreds := make([][]int, n)
+	// planF[i], applyF[i]: the frontier of run stack i per rule kind, as
+	// indexes into runStacks, in increasing order. A stack in both is a
+	// plan predecessor only.
+	planF := make([][]int32, n)
+	applyF := make([][]int32, n)
+	seen := make([]int32, len(p.Stacks)) // stamp of the walk that reached a stack
+	stamp := int32(0)
+	frontier := func(s *Stack, kind ruleKind) []int32 {
+		stamp++
+		seen[s.index] = stamp
+		var out []int32
+		todo := append([]*Stack(nil), s.rule(kind)...)
+		for len(todo) > 0 {
+			x := todo[len(todo)-1]
+			todo = todo[:len(todo)-1]
+			if seen[x.index] == stamp {
+				continue
+			}
+			seen[x.index] = stamp
+			if r := run[x.index]; r > 0 {
+				out = append(out, r-1)
+				continue
+			}
+			todo = append(todo, x.rule(kind)...)
+		}
+		sortInt32s(out)
+		return out
+	}
 	for i, s := range runStacks {
-		for j, t := range runStacks {
-			switch {
-			case i == j:
-			case s.WaitsToPlanFor(t):
-				planPreds[i] = append(planPreds[i], j)
-			case s.WaitsToApplyFor(t):
-				applyPreds[i] = append(applyPreds[i], j)
+		planF[i] = frontier(s, rulePlanAfter)
+		applyF[i] = subtractSorted(frontier(s, ruleApplyAfter), planF[i])
+	}
+	// reached[j] == mark: run stack j waits, by any path, for one of the
+	// predecessors of the stack being reduced.
+	reached := make([]int32, n)
+	mark := int32(0)
+	var todo []int32
+	walkFrom := func(preds []int32) {
+		for _, j := range preds {
+			todo = append(todo, planF[j]...)
+			todo = append(todo, applyF[j]...)
+		}
+		for len(todo) > 0 {
+			k := todo[len(todo)-1]
+			todo = todo[:len(todo)-1]
+			if reached[k] != mark {
+				reached[k] = mark
+				todo = append(todo, planF[k]...)
+				todo = append(todo, applyF[k]...)
 			}
 		}
-	}
-	// reach[i]: every run stack that stack i waits for, by any path.
-	reach := make([]bitset, n)
-	done := make([]bool, n)
-	var visit func(i int) bitset
-	visit = func(i int) bitset {
-		if done[i] || reach[i] != nil {
-			return reach[i]
-		}
-		r := newBitset(n)
-		reach[i] = r // a cycle cannot occur: rule cycles are config errors
-		for _, preds := range [][]int{planPreds[i], applyPreds[i]} {
-			for _, j := range preds {
-				r.set(j)
-				r.or(visit(j))
-			}
-		}
-		done[i] = true
-		return r
 	}
 	var out []stackEdge
 	for i := range runStacks {
-		viaPlan, viaAny := newBitset(n), newBitset(n)
-		for _, j := range planPreds[i] {
-			viaPlan.or(visit(j))
-			viaAny.or(visit(j))
+		mark++
+		// With one predecessor nothing else can imply its edge.
+		single := len(planF[i])+len(applyF[i]) == 1
+		if !single {
+			walkFrom(planF[i])
 		}
-		for _, j := range applyPreds[i] {
-			viaAny.or(visit(j))
-		}
-		for _, j := range planPreds[i] {
-			if !viaPlan.has(j) {
+		for _, j := range planF[i] {
+			if single || reached[j] != mark {
 				out = append(out, stackEdge{runStacks[j], runStacks[i], PlanEdge})
 			}
 		}
-		for _, j := range applyPreds[i] {
-			if !viaAny.has(j) {
+		if !single {
+			walkFrom(applyF[i])
+		}
+		for _, j := range applyF[i] {
+			if single || reached[j] != mark {
 				out = append(out, stackEdge{runStacks[j], runStacks[i], ApplyEdge})
 			}
 		}
+	}
+	return out
+}
+
+func sortInt32s(a []int32) {
+	sort.Slice(a, func(i, j int) bool { return a[i] < a[j] })
+}
+
+// subtractSorted returns the members of a that are not in b; both sorted.
+func subtractSorted(a, b []int32) []int32 {
+	out := a[:0]
+	k := 0
+	for _, x := range a {
+		for k < len(b) && b[k] < x {
+			k++
+		}
+		if k < len(b) && b[k] == x {
+			continue
+		}
+		out = append(out, x)
 	}
 	return out
 }

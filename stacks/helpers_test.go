@@ -125,9 +125,9 @@ func stackRules(p *Project, name string) string {
 	if !ok {
 		return "<no stack " + name + ">"
 	}
-	return "plan_after=" + strings.Join(stackNames(s.PlanAfter), ",") +
-		" apply_after=" + strings.Join(stackNames(s.ApplyAfter), ",") +
-		" modified_by=" + strings.Join(stackNames(s.ModifiedBy), ",")
+	return "plan_after=" + strings.Join(stackNames(s.PlanAfterClosure()), ",") +
+		" apply_after=" + strings.Join(stackNames(s.ApplyAfterClosure()), ",") +
+		" modified_by=" + strings.Join(stackNames(s.ModifiedByClosure()), ",")
 }
 
 func hasDiag(ds Diagnostics, sev Severity, substr string) bool {

@@ -231,6 +231,8 @@ func stackNote(ref InputRef) string {
 // wireAuto wires each declared variable with no explicit input to the
 // output of the same name of a unit of a stack this one plans after.
 func (p *Project) wireAuto(s *Stack, c *collector) {
+	// Producers may be any stack this one plans after, transitively.
+	planAfter := s.PlanAfterClosure()
 	for _, u := range s.Units {
 		m := p.module(u.Dir)
 		if m == nil {
@@ -246,7 +248,7 @@ func (p *Project) wireAuto(s *Stack, c *collector) {
 				continue
 			}
 			var producers []*Unit
-			for _, t := range s.PlanAfter {
+			for _, t := range planAfter {
 				for _, pu := range t.Units {
 					if _, ok := p.declaresOutput(pu, n); ok {
 						producers = append(producers, pu)

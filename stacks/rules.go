@@ -65,74 +65,63 @@ func (p *Project) ownRules(s *Stack, kind ruleKind) []*Stack {
 
 // resolveRules resolves every stack's rules (§5.5): (1) implicit plan_after,
 // (2) inheritance from every nesting stack, (3) expansion of names to leaf
-// stacks, (4) transitive closure per rule kind. Cycles over nesting,
-// plan_after and apply_after are reported first with the full cycle.
+// stacks. The transitive closure (4) is not stored: a chain of n stacks has
+// n²/2 ordered pairs, so the closure is answered by walking the direct
+// rules when a question needs it (WaitsToPlanFor, PlanAfterClosure, the
+// unit graph, propagation). Cycles over nesting, plan_after and apply_after
+// are reported first with the full cycle.
 func (p *Project) resolveRules(c *collector) {
 	p.reportRuleCycles(c)
 
-	n := len(p.Stacks)
 	for i, s := range p.Stacks {
 		s.index = i
 	}
+	n := len(p.Stacks)
+	seen := make([]int, n) // stamp of the stack and kind being resolved
 	for kind := rulePlanAfter; kind <= ruleModifiedBy; kind++ {
-		// direct[i]: the leaves stack i names in this rule, its own and
-		// inherited from every stack nesting it, expanded.
-		own := make([]bitset, n)
+		own := make([][]*Stack, len(p.Stacks))
 		for i, s := range p.Stacks {
-			own[i] = newBitset(n)
 			for _, t := range p.ownRules(s, kind) {
-				for _, l := range t.Leaves {
-					own[i].set(l.index)
-				}
+				own[i] = append(own[i], t.Leaves...)
 			}
 		}
-		direct := make([]bitset, n)
 		for i, s := range p.Stacks {
-			direct[i] = newBitset(n)
-			direct[i].or(own[i])
+			var list []*Stack
+			stamp := int(kind)*n + i + 1
+			add := func(ts []*Stack) {
+				for _, t := range ts {
+					// Only a cycle puts a leaf after itself, and a cycle is
+					// reported, so a leaf never waits for itself.
+					if seen[t.index] != stamp && !(s.Leaf && t == s) {
+						seen[t.index] = stamp
+						list = append(list, t)
+					}
+				}
+			}
+			add(own[i])
 			for _, level := range s.Ancestors {
 				for _, a := range level {
-					direct[i].or(own[a.index])
+					add(own[a.index])
 				}
 			}
-		}
-		// closed[i]: direct[i] and everything its leaves reach.
-		closed := make([]bitset, n)
-		state := make([]uint8, n) // 0 new, 1 on the path, 2 done
-		var visit func(i int) bitset
-		visit = func(i int) bitset {
-			if state[i] != 0 {
-				return closed[i] // on a cycle (reported above) this is partial
-			}
-			state[i] = 1
-			c := newBitset(n)
-			closed[i] = c
-			c.or(direct[i])
-			direct[i].each(func(j int) {
-				if j != i {
-					c.or(visit(j))
-				}
-			})
-			state[i] = 2
-			return c
-		}
-		for i, s := range p.Stacks {
-			c := visit(i)
-			if s.Leaf && c.has(i) {
-				// Only a cycle puts a stack after itself; it was reported.
-				c = append(bitset(nil), c...)
-				c.clear(i)
-			}
-			var list []*Stack
-			c.each(func(j int) { list = append(list, p.Stacks[j]) })
 			sortStacks(list)
 			switch kind {
 			case rulePlanAfter:
-				s.PlanAfter, s.planAfter = list, c
+				s.PlanAfter = list
 			case ruleApplyAfter:
-				s.ApplyAfter, s.applyAfter = list, c
+				s.ApplyAfter = list
 			case ruleModifiedBy:
-				s.ModifiedBy, s.modifiedBy = list, c
+				s.ModifiedBy = list
+			}
+		}
+	}
+	for _, s := range p.Stacks {
+		s.modifies = nil
+	}
+	for _, s := range p.Stacks {
+		if s.Leaf {
+			for _, t := range s.ModifiedBy {
+				t.modifies = append(t.modifies, s)
 			}
 		}
 	}
@@ -153,6 +142,60 @@ func (p *Project) resolveRules(c *collector) {
 			}
 		}
 	}
+}
+
+// rule returns the stack's resolved direct rule of one kind.
+func (s *Stack) rule(kind ruleKind) []*Stack {
+	switch kind {
+	case rulePlanAfter:
+		return s.PlanAfter
+	case ruleApplyAfter:
+		return s.ApplyAfter
+	default:
+		return s.ModifiedBy
+	}
+}
+
+// reaches reports whether t is in s's rule of one kind, transitively. A
+// stack never reaches itself: only a cycle would make it, and cycles are
+// reported.
+func (s *Stack) reaches(kind ruleKind, t *Stack) bool {
+	if s == t {
+		return false
+	}
+	seen := map[*Stack]bool{}
+	todo := append([]*Stack(nil), s.rule(kind)...)
+	for len(todo) > 0 {
+		x := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if x == t {
+			return true
+		}
+		if !seen[x] {
+			seen[x] = true
+			todo = append(todo, x.rule(kind)...)
+		}
+	}
+	return false
+}
+
+// closure returns every stack in s's rule of one kind, transitively, by
+// name, without s itself.
+func (s *Stack) closure(kind ruleKind) []*Stack {
+	seen := map[*Stack]bool{s: true}
+	var out []*Stack
+	todo := append([]*Stack(nil), s.rule(kind)...)
+	for len(todo) > 0 {
+		x := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+			todo = append(todo, x.rule(kind)...)
+		}
+	}
+	sortStacks(out)
+	return out
 }
 
 // reportRuleCycles finds cycles in the graph of stacks whose edges are

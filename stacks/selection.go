@@ -238,6 +238,7 @@ func (p *Project) propagate(why map[*Unit]string) {
 		}
 	}
 	stacksIn := map[*Stack]*Unit{}
+	mods := newModifiedByWalk(len(p.Stacks))
 	queue := make([]*Unit, 0, len(why))
 	for u := range why {
 		queue = append(queue, u)
@@ -264,11 +265,9 @@ func (p *Project) propagate(why map[*Unit]string) {
 				add(v, "all_for_one: "+u.Name())
 			}
 		}
-		for _, s := range p.Stacks {
-			if s.Leaf && s.IsModifiedBy(u.Stack) {
-				for _, v := range s.Units {
-					add(v, "modified_by: "+u.Stack.Name)
-				}
+		for _, s := range mods.of(u.Stack) {
+			for _, v := range s.Units {
+				add(v, "modified_by: "+u.Stack.Name)
 			}
 		}
 	}
@@ -277,4 +276,56 @@ func (p *Project) propagate(why map[*Unit]string) {
 			delete(why, u)
 		}
 	}
+}
+
+// modifiedByWalk answers, for each stack that enters the run, which leaf
+// stacks modified_by puts in the run because of it, transitively, walking
+// the direct rules backwards instead of a stored closure.
+//
+// Each stack is walked past once: when a walk from T ends without coming
+// back to T, every stack it passed has had all its units added, and so has
+// everything behind it, so a later walk can stop there. A walk that comes
+// back to its start (a modified_by cycle) leaves that start's units out,
+// as T is never modified by itself, and so marks nothing.
+type modifiedByWalk struct {
+	done  []bool  // the stack and all it puts in the run have been added
+	seen  []int32 // stamp of the walk that reached a stack
+	stamp int32
+}
+
+func newModifiedByWalk(n int) *modifiedByWalk {
+	return &modifiedByWalk{done: make([]bool, n), seen: make([]int32, n)}
+}
+
+// of returns the leaves that t in the run puts in the run and that no
+// earlier walk has returned, in Project.Stacks order.
+func (w *modifiedByWalk) of(t *Stack) []*Stack {
+	if w.done[t.index] {
+		return nil // an earlier walk added all t puts in the run
+	}
+	w.stamp++
+	var out []*Stack
+	backToStart := false
+	todo := append([]*Stack(nil), t.modifies...)
+	for len(todo) > 0 {
+		s := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if s == t {
+			backToStart = true
+			continue
+		}
+		if w.seen[s.index] == w.stamp || w.done[s.index] {
+			continue
+		}
+		w.seen[s.index] = w.stamp
+		out = append(out, s)
+		todo = append(todo, s.modifies...)
+	}
+	if !backToStart {
+		for _, s := range out {
+			w.done[s.index] = true
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].index < out[j].index })
+	return out
 }

@@ -42,7 +42,10 @@ type Stack struct {
 	AllForOne bool
 	Targets   []string
 
-	// Rules after resolution (§5.5): leaf stacks, transitive, by name.
+	// Rules after resolution: the stack's own and inherited rules,
+	// expanded to leaf stacks, by name. They are direct: a stack that s
+	// waits for through another one is not listed; WaitsToPlanFor and the
+	// *Closure methods answer the transitive questions.
 	PlanAfter     []*Stack
 	ApplyAfter    []*Stack
 	ModifiedBy    []*Stack
@@ -50,8 +53,8 @@ type Stack struct {
 
 	Units []*Unit // members; for a nested stack, its leaves' units
 
-	index                             int // in Project.Stacks
-	planAfter, applyAfter, modifiedBy bitset
+	index    int      // in Project.Stacks
+	modifies []*Stack // the leaves whose ModifiedBy names this stack
 }
 
 // Variable is one effective stack variable.
@@ -76,14 +79,26 @@ func (s *Stack) Kind() string {
 	return "nested"
 }
 
-// WaitsToPlanFor reports whether s's plan waits for t's apply.
-func (s *Stack) WaitsToPlanFor(t *Stack) bool { return s.planAfter.has(t.index) }
+// WaitsToPlanFor reports whether s's plan waits for t's apply: t is in
+// s's plan_after, transitively.
+func (s *Stack) WaitsToPlanFor(t *Stack) bool { return s.reaches(rulePlanAfter, t) }
 
-// WaitsToApplyFor reports whether s's apply waits for t's apply.
-func (s *Stack) WaitsToApplyFor(t *Stack) bool { return s.applyAfter.has(t.index) }
+// WaitsToApplyFor reports whether s's apply waits for t's apply: t is in
+// s's apply_after, transitively.
+func (s *Stack) WaitsToApplyFor(t *Stack) bool { return s.reaches(ruleApplyAfter, t) }
 
-// IsModifiedBy reports whether t in the run puts s in the run.
-func (s *Stack) IsModifiedBy(t *Stack) bool { return s.modifiedBy.has(t.index) }
+// IsModifiedBy reports whether t in the run puts s in the run: t is in s's
+// modified_by, transitively.
+func (s *Stack) IsModifiedBy(t *Stack) bool { return s.reaches(ruleModifiedBy, t) }
+
+// PlanAfterClosure is the transitive closure of PlanAfter, by name.
+func (s *Stack) PlanAfterClosure() []*Stack { return s.closure(rulePlanAfter) }
+
+// ApplyAfterClosure is the transitive closure of ApplyAfter, by name.
+func (s *Stack) ApplyAfterClosure() []*Stack { return s.closure(ruleApplyAfter) }
+
+// ModifiedByClosure is the transitive closure of ModifiedBy, by name.
+func (s *Stack) ModifiedByClosure() []*Stack { return s.closure(ruleModifiedBy) }
 
 // Variable returns the value of an effective variable.
 func (s *Stack) Variable(name string) (string, bool) {
@@ -340,7 +355,7 @@ func (p *Project) assign(c *collector) {
 }
 
 // resolveStacks computes paths, effective variables, engine and auto_apply,
-// and the rules after inheritance, expansion and transitive closure (§5.5).
+// and the rules after inheritance and expansion.
 func (p *Project) resolveStacks(c *collector) {
 	paths := map[*Stack][]string{}
 	for _, s := range p.Stacks {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -57,12 +60,20 @@ func names(ss []*stacks.Stack) []string {
 	return out
 }
 
-func stackToEntry(s *stacks.Stack) stackEntry {
+// stackToEntry describes a stack with its rules as resolved: the stack's
+// own and inherited rules expanded to leaves. With transitive, each rule
+// lists everything it reaches through other stacks too; that is quadratic
+// in a long chain of stacks, so it is printed only when asked for.
+func stackToEntry(s *stacks.Stack, transitive bool) stackEntry {
+	planAfter, applyAfter, modifiedBy := s.PlanAfter, s.ApplyAfter, s.ModifiedBy
+	if transitive {
+		planAfter, applyAfter, modifiedBy = s.PlanAfterClosure(), s.ApplyAfterClosure(), s.ModifiedByClosure()
+	}
 	e := stackEntry{
 		Name: s.Name, Kind: s.Kind(), Stacks: names(s.Children), Members: []memberEntry{},
 		Variables: map[string]string{}, Targets: s.Targets, Inputs: map[string]inputRef{},
 		Rules: rulesEntry{
-			PlanAfter: names(s.PlanAfter), ApplyAfter: names(s.ApplyAfter), ModifiedBy: names(s.ModifiedBy),
+			PlanAfter: names(planAfter), ApplyAfter: names(applyAfter), ModifiedBy: names(modifiedBy),
 			AutoApply: s.AutoApply, Prerequisites: []prerequisiteEntry{},
 		},
 	}
@@ -97,25 +108,26 @@ func stacksCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "stacks",
 		Usage: "list stacks: kind, members, variables, engine and rules after resolution",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Description: "Rules are listed as resolved: a stack's own and inherited rules, each\n" +
+			"nested stack expanded to its leaves. --transitive also lists every stack a\n" +
+			"rule reaches through others.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			&cli.BoolFlag{Name: "transitive", Usage: "list each rule's transitive closure, not only the stacks it names"},
+		},
 		Action: func(c *cli.Context) error {
 			s, err := openProject(c)
 			if err != nil {
 				return err
 			}
-			entries := make([]stackEntry, 0, len(s.project.Stacks))
-			for _, st := range s.project.Stacks {
-				entries = append(entries, stackToEntry(st))
-			}
+			transitive := c.Bool("transitive")
 			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(entries)
+				return writeStacksJSON(c.App.Writer, s.project.Stacks, transitive)
 			}
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "STACK\tKIND\tUNITS\tENGINE\tPLAN AFTER\tAPPLY AFTER\tMODIFIED BY\tAUTO APPLY")
-			for i, st := range s.project.Stacks {
-				e := entries[i]
+			for _, st := range s.project.Stacks {
+				e := stackToEntry(st, transitive)
 				engine := "-"
 				if e.Engine != nil {
 					engine = strings.TrimSpace(e.Engine.Name + " " + e.Engine.Version)
@@ -126,6 +138,35 @@ func stacksCommand() *cli.Command {
 			return tw.Flush()
 		},
 	}
+}
+
+// writeStacksJSON writes the stacks as one indented JSON array, one entry
+// at a time, so that only one stack's entry is held at once: with
+// --transitive the whole listing can be quadratic in the number of stacks.
+func writeStacksJSON(w io.Writer, ss []*stacks.Stack, transitive bool) error {
+	bw := bufio.NewWriter(w)
+	if len(ss) == 0 {
+		bw.WriteString("[]\n")
+		return bw.Flush()
+	}
+	bw.WriteString("[\n")
+	for i, st := range ss {
+		if i > 0 {
+			bw.WriteString(",\n")
+		}
+		bw.WriteString("  ")
+		// Encode ends each value with a newline; the array's own
+		// separators take its place.
+		var one bytes.Buffer
+		e := json.NewEncoder(&one)
+		e.SetIndent("  ", "  ")
+		if err := e.Encode(stackToEntry(st, transitive)); err != nil {
+			return err
+		}
+		bw.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))
+	}
+	bw.WriteString("\n]\n")
+	return bw.Flush()
 }
 
 func list(ss []string) string {
