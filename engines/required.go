@@ -34,7 +34,8 @@ func (e *RequiredVersionError) Unwrap() error { return e.Err }
 // .tf and .tf.json files; for tofu the module is read as tofu sees it:
 // x.tofu and x.tofu.json are read too, and replace x.tf and x.tf.json.
 // Syntax errors are left for the engine to report, with its own context;
-// only the required_version constraints that parse are checked.
+// only the required_version constraints that parse are checked. So is a
+// module terraform-config-inspect cannot read at all (see InspectModule).
 func CheckRequiredVersion(moduleDir string, e *Engine) error {
 	if _, err := os.Stat(moduleDir); err != nil {
 		return err
@@ -43,7 +44,10 @@ func CheckRequiredVersion(moduleDir string, e *Engine) error {
 	if e.Name == Tofu {
 		fs = tofuFS{fs}
 	}
-	mod, _ := tfconfig.LoadModuleFromFilesystem(fs, moduleDir)
+	mod, err := InspectModule(fs, moduleDir)
+	if err != nil {
+		return nil
+	}
 	for _, c := range mod.RequiredCore {
 		cs, err := version.NewConstraint(c)
 		if err != nil {
@@ -54,6 +58,55 @@ func CheckRequiredVersion(moduleDir string, e *Engine) error {
 		}
 	}
 	return nil
+}
+
+// InspectError says terraform-config-inspect could not read a module: it
+// panicked on one of its files.
+type InspectError struct {
+	Dir  string
+	File string // the file it was reading, "" when unknown
+	Err  string // the library's panic
+}
+
+func (e *InspectError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("terraform-config-inspect cannot read the module in %s: %s", e.Dir, e.Err)
+	}
+	return fmt.Sprintf("terraform-config-inspect cannot read %s: %s", e.File, e.Err)
+}
+
+// InspectModule reads the module in dir as tfconfig.LoadModuleFromFilesystem
+// does, leaving the engine to report what it finds wrong with the module.
+// The library panics on some files instead of returning diagnostics (a
+// top-level required_providers block: "unhandled block type"); that panic
+// comes back as an *InspectError naming the file, so that one odd module
+// does not stop every command.
+func InspectModule(fsys tfconfig.FS, dir string) (mod *tfconfig.Module, err error) {
+	files := &readTracker{FS: fsys}
+	defer func() {
+		if r := recover(); r != nil {
+			file := files.last
+			if t, ok := fsys.(tofuFS); ok && file != "" {
+				file = t.real(file)
+			}
+			mod, err = nil, &InspectError{Dir: dir, File: file, Err: fmt.Sprint(r)}
+		}
+	}()
+	mod, _ = tfconfig.LoadModuleFromFilesystem(files, dir)
+	return mod, nil
+}
+
+// readTracker remembers the file read last: the library reads a module's
+// files one at a time and decodes each before reading the next, so that is
+// the file a panic comes from.
+type readTracker struct {
+	tfconfig.FS
+	last string
+}
+
+func (r *readTracker) ReadFile(name string) ([]byte, error) {
+	r.last = name
+	return r.FS.ReadFile(name)
 }
 
 // tofuFS shows a module directory the way OpenTofu reads it to

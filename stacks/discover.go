@@ -2,6 +2,8 @@ package stacks
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -10,7 +12,8 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/hashicorp/terraform-config-inspect/tfconfig"
+
+	"github.com/strata-iac/strata/engines"
 )
 
 // DefaultFilePatterns are the global file_patterns when the config sets none.
@@ -182,11 +185,11 @@ func mentionsLocalPath(dir string, files []string) bool {
 
 // localModuleDirs returns the repo-relative dirs of the local modules a
 // module dir calls (`source = "../modules/x"`).
-func localModuleDirs(root string, sd sourceDir) []string {
+func (p *Project) localModuleDirs(sd sourceDir) []string {
 	if !sd.localSource {
 		return nil
 	}
-	mod, _ := tfconfig.LoadModule(filepath.Join(root, sd.dir))
+	mod := p.module(sd.dir)
 	if mod == nil {
 		return nil
 	}
@@ -206,7 +209,7 @@ func localModuleDirs(root string, sd sourceDir) []string {
 }
 
 // moduleCalls finds local module calls of many dirs in parallel.
-func moduleCalls(root string, dirs []sourceDir) map[string][]string {
+func (p *Project) moduleCalls(dirs []sourceDir) map[string][]string {
 	out := make(map[string][]string)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -216,7 +219,7 @@ func moduleCalls(root string, dirs []sourceDir) map[string][]string {
 		go func() {
 			defer wg.Done()
 			for sd := range work {
-				if calls := localModuleDirs(root, sd); len(calls) > 0 {
+				if calls := p.localModuleDirs(sd); len(calls) > 0 {
 					mu.Lock()
 					out[sd.dir] = calls
 					mu.Unlock()
@@ -232,6 +235,33 @@ func moduleCalls(root string, dirs []sourceDir) map[string][]string {
 	close(work)
 	wg.Wait()
 	return out
+}
+
+// warnUninspectable warns about each module dir terraform-config-inspect
+// could not read. Loading goes on without what strata would have read there
+// (local module calls, declared variables and outputs); the engine reports
+// what is wrong with the module when it runs there.
+func (p *Project) warnUninspectable(c *collector) {
+	var dirs []string
+	for dir, mi := range p.modules {
+		if mi.err != nil {
+			dirs = append(dirs, dir)
+		}
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		err := p.modules[dir].err
+		what := err.Error()
+		var ie *engines.InspectError
+		if errors.As(err, &ie) {
+			file := relTo(p.Root, ie.File)
+			if ie.File == "" {
+				file = dir
+			}
+			what = fmt.Sprintf("strata cannot read %s (%s)", file, ie.Err)
+		}
+		c.warnf(Pos{}, "", "module %s: %s; strata goes on without its module calls, variables and outputs, and the engine reports the problem when it runs there", dir, what)
+	}
 }
 
 var statFn = os.Stat

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-iac/strata/internal/testenv"
 )
 
 // aliasBomb writes a config of n dirs, each an alias of the first, whose
@@ -139,5 +141,45 @@ func TestConfigSizeLimit(t *testing.T) {
 	want = "strata.yml: the config is 1048576.0 MiB (1099511627776 bytes); expected at most 2.0 MiB (2097152 bytes)"
 	if err != nil || len(diags) != 1 || diags[0].String() != want {
 		t.Errorf("LoadConfig: %v, diagnostics:\n%s\nwant:\n%s", err, diagText(diags), want)
+	}
+}
+
+// TestUninspectableModule checks that a module terraform-config-inspect
+// panics on is a warning naming its file, whether strata reads it for its
+// local module calls or for its variables, and that loading goes on.
+func TestUninspectableModule(t *testing.T) {
+	const unreadable = "required_providers {\n  x = {}\n}\n"
+	root := testRepo(t, `
+stacks:
+  names:
+    net: {tag_query: "dir:net"}
+    app: {tag_query: "dir:app or dir:caller", auto_inputs: true, rules: {plan_after: [net]}}
+`, "net", "app", "caller", "mods/m")
+	testenv.WriteFile(t, filepath.Join(root, "app", "bad.tf"), unreadable)
+	testenv.WriteFile(t, filepath.Join(root, "caller", "main.tf"), `module "m" { source = "../mods/m" }`+"\n")
+	testenv.WriteFile(t, filepath.Join(root, "caller", "bad.tf"), unreadable)
+	testenv.WriteFile(t, filepath.Join(root, "net", "outputs.tf"), `output "v" { value = 1 }`+"\n")
+
+	p := loadRepo(t, root)
+	const rest = ` (unhandled block type "required_providers"); strata goes on without its module calls, variables and outputs, and the engine reports the problem when it runs there`
+	want := []string{
+		"strata.yml: warning: module app: strata cannot read app/bad.tf" + rest,
+		"strata.yml: warning: module caller: strata cannot read caller/bad.tf" + rest,
+	}
+	var got []string
+	for _, d := range p.Diagnostics.Warnings() {
+		if strings.Contains(d.Message, "cannot read") {
+			got = append(got, d.String())
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var units []string
+	for _, u := range p.Units {
+		units = append(units, u.Name())
+	}
+	if strings.Join(units, " ") != "app@default caller@default mods/m@default net@default" {
+		t.Errorf("units %v", units)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
+
+	"github.com/strata-iac/strata/engines"
 )
 
 // Input is one input variable of a unit fed from another unit's output
@@ -29,10 +31,12 @@ func (p *Project) Inputs(u *Unit) []Input { return p.inputs[u] }
 // Consumers returns the units that take an input from u.
 func (p *Project) Consumers(u *Unit) []*Unit { return p.consumers[u] }
 
-// moduleInfo is what terraform-config-inspect reads of a dir, once.
+// moduleInfo is what terraform-config-inspect reads of a dir, once: the
+// module, or why it could not read it (warned about by warnUninspectable).
 type moduleInfo struct {
 	once sync.Once
 	mod  *tfconfig.Module
+	err  error
 }
 
 func (p *Project) module(dir string) *tfconfig.Module {
@@ -44,7 +48,7 @@ func (p *Project) module(dir string) *tfconfig.Module {
 	}
 	p.modulesMu.Unlock()
 	mi.once.Do(func() {
-		mi.mod, _ = tfconfig.LoadModule(filepath.Join(p.Root, filepath.FromSlash(dir)))
+		mi.mod, mi.err = engines.InspectModule(tfconfig.NewOsFs(), filepath.Join(p.Root, filepath.FromSlash(dir)))
 	})
 	return mi.mod
 }

@@ -154,13 +154,14 @@ func Build(root, configFile string, cfg *Config, sds []sourceDir, diags Diagnost
 			break
 		}
 	}
-	p.ModuleCalls = moduleCalls(root, sds)
+	p.ModuleCalls = p.moduleCalls(sds)
 	p.discover(sds, c)
 	p.buildStacks(c)
 	p.assign(c)
 	p.resolveStacks(c)
 	p.checkShared(c)
 	p.resolveInputs(c)
+	p.warnUninspectable(c)
 	p.warnDependsOnAcrossStacks(c)
 	p.warnUnsupportedEngines(c)
 	c.diags.Sort()
