@@ -6,7 +6,7 @@ PKGS     := ./...
 # detector.
 TESTFLAGS ?= -race -p 2 -count=1 -timeout 25m
 
-.PHONY: all build demo test test-short test-engines bench fuzz vet fmt schema clean
+.PHONY: all build demo test test-short test-engines bench fuzz vet fmt schema clean tools
 
 all: build
 
@@ -21,8 +21,17 @@ demo: build
 	$(CURDIR)/$(BIN) plan && $(CURDIR)/$(BIN) apply -auto-approve && $(CURDIR)/$(BIN) plan && \
 	echo "demo repository: $$dir"
 
-test: vet
-	$(GO) test $(TESTFLAGS) $(PKGS)
+# Tools the tests run, installed from the Go module proxy into bin/tools.
+TOOLS      := $(CURDIR)/bin/tools
+ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+
+tools: $(TOOLS)/actionlint
+
+$(TOOLS)/actionlint:
+	GOBIN=$(TOOLS) GOFLAGS= $(GO) install $(ACTIONLINT)
+
+test: vet tools
+	PATH="$(TOOLS):$$PATH" STRATA_TEST_TOOLS=1 $(GO) test $(TESTFLAGS) $(PKGS)
 
 test-short:
 	$(GO) test -short $(TESTFLAGS) $(PKGS)
