@@ -246,7 +246,7 @@ resource "terraform_data" "b" {}
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &outs) != nil {
 		t.Errorf("output -json: exit %d, %q", r.code, r.stdout)
 	}
-	if r := runBin(t, app, env, "plan", "-compact-warnings"); r.code != 1 || !strings.Contains(r.stderr, "-compact-warnings is not accepted by strata plan") {
+	if r := runBin(t, app, env, "plan", "-generate-config-out=x.tf"); r.code != 1 || !strings.Contains(r.stderr, "-generate-config-out is not accepted by strata plan") {
 		t.Errorf("unknown engine flag: exit %d, %s", r.code, r.stderr)
 	}
 	if r := runBin(t, root, env, "state", "list"); r.code != 1 || !strings.Contains(r.stderr, "holds none") {
