@@ -42,7 +42,10 @@ func skipDir(name string) bool {
 
 // scanTree lists every directory under root that holds Terraform files,
 // sorted by dir. Each directory is read once; subtrees are read in
-// parallel.
+// parallel. Symbolic links to directories are not followed: what one links
+// to is either elsewhere in the repository, found there, or outside it,
+// where strata never runs (a dir the config names is checked by
+// resolvesInside).
 func scanTree(root string) ([]sourceDir, error) {
 	if _, err := os.ReadDir(root); err != nil {
 		return nil, err
@@ -261,6 +264,43 @@ func (p *Project) warnUninspectable(c *collector) {
 			what = fmt.Sprintf("strata cannot read %s (%s)", file, ie.Err)
 		}
 		c.warnf(Pos{}, "", "module %s: %s; strata goes on without its module calls, variables and outputs, and the engine reports the problem when it runs there", dir, what)
+	}
+}
+
+// dirKeyInside reports whether a dirs key, exact or glob, stays inside the
+// repository, and reports an error at the key when it has a ".." segment.
+// Even a ".." that comes back down (a/../b) is refused: the engine would
+// read it through whatever a links to, and a dir is named one way only.
+func dirKeyInside(e *MapEntry[Dir], c *collector) bool {
+	for _, seg := range strings.Split(strings.TrimSuffix(e.Key, "/"), "/") {
+		if seg == ".." {
+			c.errorf(e.KeyPos, "dirs."+e.Key, `found %q, which has a ".." segment; expected a dir inside the repository, relative to its root, without ".."`, e.Key)
+			return false
+		}
+	}
+	return true
+}
+
+// resolvesInside returns a function reporting whether an existing dir that
+// a dirs key names resolves, symbolic links followed, inside the
+// repository; when it does not, the function reports an error at the key,
+// for the engine would run there and write its state outside.
+func (p *Project) resolvesInside(c *collector) func(dir string, e *MapEntry[Dir]) bool {
+	realRoot, err := filepath.EvalSymlinks(p.Root)
+	if err != nil {
+		realRoot = p.Root
+	}
+	return func(dir string, e *MapEntry[Dir]) bool {
+		real, err := filepath.EvalSymlinks(absDir(p.Root, dir))
+		if err != nil {
+			c.errorf(e.KeyPos, "dirs."+e.Key, "found %q, which cannot be resolved (%v); expected a dir inside the repository", e.Key, err)
+			return false
+		}
+		if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			c.errorf(e.KeyPos, "dirs."+e.Key, "found %q, which resolves through a symbolic link to %s, outside the repository; expected a dir inside the repository", e.Key, real)
+			return false
+		}
+		return true
 	}
 }
 

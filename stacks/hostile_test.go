@@ -183,3 +183,78 @@ stacks:
 		t.Errorf("units %v", units)
 	}
 }
+
+// TestDirsOutsideRepo checks that a dirs key leading out of the repository,
+// by ".." or by a symbolic link, is an error at the key that check and a
+// run both see, and that scanning does not follow symbolic links.
+func TestDirsOutsideRepo(t *testing.T) {
+	const tf = `resource "terraform_data" "this" {}` + "\n"
+	tests := []struct {
+		name  string
+		key   string
+		links map[string]string // link in the repo -> target, "@" for the dir outside
+		want  string            // the error; "" for none
+		units string
+	}{
+		{"dotdot", `"../outside"`, nil,
+			`strata.yml:2:3: dirs.../outside: found "../outside", which has a ".." segment; expected a dir inside the repository, relative to its root, without ".."`, ""},
+		{"dotdot inside a path", "a/../../outside", nil,
+			`strata.yml:2:3: dirs.a/../../outside: found "a/../../outside", which has a ".." segment; expected a dir inside the repository, relative to its root, without ".."`, ""},
+		{"dotdot that comes back", "app/../app", nil,
+			`strata.yml:2:3: dirs.app/../app: found "app/../app", which has a ".." segment; expected a dir inside the repository, relative to its root, without ".."`, ""},
+		{"dotdot in a glob", `"../**"`, nil,
+			`strata.yml:2:3: dirs.../**: found "../**", which has a ".." segment; expected a dir inside the repository, relative to its root, without ".."`, ""},
+		{"symbolic link out", "link", map[string]string{"link": "@"},
+			`strata.yml:2:3: dirs.link: found "link", which resolves through a symbolic link to @, outside the repository; expected a dir inside the repository`, ""},
+		{"below a symbolic link out", "link/sub", map[string]string{"link": "@"},
+			`strata.yml:2:3: dirs.link/sub: found "link/sub", which resolves through a symbolic link to @/sub, outside the repository; expected a dir inside the repository`, ""},
+		{"symbolic link within", "alias", map[string]string{"alias": "app"}, "", "alias@default app@default"},
+		{"scanning does not follow links", "app", map[string]string{"out": "@", "alias": "app"}, "", "app@default"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			root, outside := filepath.Join(tmp, "repo"), filepath.Join(tmp, "outside")
+			testenv.WriteFile(t, filepath.Join(root, StrataConfigFile), "dirs:\n  "+tc.key+": {tags: [x]}\n")
+			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), tf)
+			testenv.WriteFile(t, filepath.Join(outside, "main.tf"), tf)
+			testenv.WriteFile(t, filepath.Join(outside, "sub", "main.tf"), tf)
+			for link, target := range tc.links {
+				if target == "@" {
+					target = outside
+				}
+				if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			realOutside, err := filepath.EvalSymlinks(outside)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.ReplaceAll(tc.want, "@", realOutside)
+
+			p, err := Load(root, filepath.Join(root, StrataConfigFile))
+			if want == "" {
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				var units []string
+				for _, u := range p.Units {
+					units = append(units, u.Name())
+				}
+				if got := strings.Join(units, " "); got != tc.units {
+					t.Errorf("units %q, want %q", got, tc.units)
+				}
+				return
+			}
+			if err == nil || err.Error() != want {
+				t.Errorf("Load: %v\nwant: %s", err, want)
+			}
+			for _, u := range p.Units {
+				if u.Dir != "app" {
+					t.Errorf("unit %s outside the repository", u.Name())
+				}
+			}
+		})
+	}
+}

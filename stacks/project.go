@@ -181,6 +181,9 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 	if cfg.Dirs != nil {
 		for i := range cfg.Dirs.Entries {
 			e := &cfg.Dirs.Entries[i]
+			if !dirKeyInside(e, c) {
+				continue
+			}
 			key := strings.TrimSuffix(e.Key, "/")
 			if strings.ContainsAny(key, "*?[{") {
 				globs = append(globs, e)
@@ -220,11 +223,13 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 			}
 		}
 	}
+	resolvesInside := p.resolvesInside(c)
 	for dir, e := range exact {
-		if isDir(filepath.Join(p.Root, filepath.FromSlash(dir))) {
-			roots[dir] = true
-		} else {
+		switch {
+		case !isDir(filepath.Join(p.Root, filepath.FromSlash(dir))):
 			c.warnf(e.KeyPos, "dirs."+e.Key, "dir %q does not exist", e.Key)
+		case resolvesInside(dir, e):
+			roots[dir] = true
 		}
 	}
 	dirs := make([]string, 0, len(roots))
