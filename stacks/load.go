@@ -18,7 +18,29 @@ import (
 const (
 	StrataConfigFile    = "strata.yml"
 	TerrateamConfigFile = ".terrateam/config.yml"
+	// TerrateamConfigFileYAML is the other spelling Terrateam reads.
+	TerrateamConfigFileYAML = ".terrateam/config.yaml"
 )
+
+// TerrateamConfigIn returns the Terrateam config file of dir, if any:
+// .terrateam/config.yml or .terrateam/config.yaml, both being an error
+// naming both, since either could be the one meant.
+func TerrateamConfigIn(dir string) (string, error) {
+	var found []string
+	for _, name := range []string{TerrateamConfigFile, TerrateamConfigFileYAML} {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			found = append(found, p)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("both %s and %s exist in %s; keep one", TerrateamConfigFile, TerrateamConfigFileYAML, dir)
+}
 
 // FindRoot returns the repository root for a start directory: the first
 // directory walking up that holds strata.yml or .terrateam/config.yml, else
@@ -30,11 +52,15 @@ func FindRoot(start string) (root, configPath string, err error) {
 		return "", "", err
 	}
 	for dir := start; ; {
-		for _, name := range []string{StrataConfigFile, TerrateamConfigFile} {
-			p := filepath.Join(dir, name)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-				return dir, p, nil
-			}
+		if p := filepath.Join(dir, StrataConfigFile); isFile(p) {
+			return dir, p, nil
+		}
+		p, err := TerrateamConfigIn(dir)
+		if err != nil {
+			return "", "", err
+		}
+		if p != "" {
+			return dir, p, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -153,4 +179,9 @@ func yamlErrorMessage(err error) string {
 	msg := yamlLineRE.ReplaceAllString(err.Error(), "")
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	return fmt.Sprintf("invalid YAML: %s", msg)
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }

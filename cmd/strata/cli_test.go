@@ -197,6 +197,29 @@ func TestBranchFlags(t *testing.T) {
 	}
 }
 
+// TestTerrateamConfigYAML: .terrateam/config.yaml is read like
+// .terrateam/config.yml; both present is an error naming both.
+func TestTerrateamConfigYAML(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		".terrateam/config.yaml": "dirs:\n  a: {tags: [from-yaml]}\n",
+		"a/main.tf":              "",
+	})
+	code, out, errOut := strata(t, "-C", filepath.Join(root, "a"), "ls", "--json")
+	if code != 0 || !strings.Contains(out, "from-yaml") {
+		t.Errorf("config.yaml not read: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, _ := strata(t, "-C", root, "check"); code != 0 || !strings.Contains(out, "ok: .terrateam/config.yaml:") {
+		t.Errorf("check: exit %d, %q", code, out)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".terrateam", "config.yml"), []byte("dirs: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = strata(t, "-C", root, "check")
+	if code != 1 || !strings.Contains(errOut, "both .terrateam/config.yml and .terrateam/config.yaml exist") {
+		t.Errorf("both: exit %d, %q", code, errOut)
+	}
+}
+
 func TestStacksJSON(t *testing.T) {
 	code, out, errOut := strata(t, "-C", fixture(t, "nested"), "stacks", "--json")
 	if code != 0 {

@@ -45,8 +45,9 @@ func openProject(c *cli.Context) (*session, error) {
 			return nil, cli.Exit(fmt.Sprintf("config %s: %v", f, err), 1)
 		}
 	} else if cfgPath != "" {
-		if _, err := os.Stat(filepath.Join(root, stacks.TerrateamConfigFile)); err == nil && filepath.Base(cfgPath) == stacks.StrataConfigFile {
-			fmt.Fprintf(c.App.ErrWriter, "warning: both %s and %s exist; using %s\n", stacks.StrataConfigFile, stacks.TerrateamConfigFile, stacks.StrataConfigFile)
+		if tt, _ := stacks.TerrateamConfigIn(root); tt != "" && filepath.Base(cfgPath) == stacks.StrataConfigFile {
+			rel, _ := filepath.Rel(root, tt)
+			fmt.Fprintf(c.App.ErrWriter, "warning: both %s and %s exist; using %s\n", stacks.StrataConfigFile, filepath.ToSlash(rel), stacks.StrataConfigFile)
 		}
 	}
 	p, err := stacks.Load(root, cfgPath)
