@@ -166,3 +166,30 @@ func TestGlobSegmentLimit(t *testing.T) {
 		t.Errorf("error %v, want one at the glob's column %d", err, len("a and ")+1)
 	}
 }
+
+// TestDeepTags checks that tags of more segments than the glob trie holds
+// are still found by globs, and that indexing them builds no level per
+// segment.
+func TestDeepTags(t *testing.T) {
+	deep := strings.Repeat("a/", 100_000) + "b"
+	subjects := []Subject{
+		{Tags: []string{deep}, Dir: "d"},
+		{Tags: []string{strings.Repeat("a/", maxDepth-1) + "b"}, Dir: "d"},
+		{Tags: []string{"a/b", "x"}, Dir: "e"},
+		{Tags: []string{strings.Repeat("a//", maxDepth) + "c"}, Dir: "f"},
+	}
+	ix := NewIndex(subjects)
+	if len(ix.deepTags) != 2 {
+		t.Errorf("%d tags kept out of the trie, want 2", len(ix.deepTags))
+	}
+	depth := 0
+	for n := ix.tagTrie; len(n.children) > 0; n = n.children[0] {
+		depth++
+	}
+	if depth > maxDepth {
+		t.Errorf("the trie is %d levels deep, want at most %d", depth, maxDepth)
+	}
+	for _, q := range []string{"**/b", "a/**", "a/*/a/**/b", "*/**/*/**/b", "a/*", "**/c", "a/**/c", "a/{a,b}/**", "x or **/b"} {
+		checkSelect(t, MustParse(q), ix, subjects)
+	}
+}

@@ -27,10 +27,19 @@ type segmentTrie struct {
 	oddBelow []int32 // the tags strictly below with an empty segment
 }
 
-func newSegmentTrie(vocabulary []string, tagSubject []posting, words int) *segmentTrie {
+// newSegmentTrie arranges the vocabulary in a trie, but for the tags of
+// more than maxDepth segments, which it returns apart: the trie is built
+// and summarised by recursion, one level a segment, and a tag of a million
+// segments would take a million levels (and the memory of a node each) for
+// a glob, limited to maxDepth segments, that only "**" lets match it.
+func newSegmentTrie(vocabulary []string, tagSubject []posting, words int) (trie *segmentTrie, deep []int32) {
 	root := &segmentTrie{tag: -1}
 	byName := map[*segmentTrie]map[string]*segmentTrie{}
 	for i, tag := range vocabulary {
+		if strings.Count(tag, "/") >= maxDepth {
+			deep = append(deep, int32(i))
+			continue
+		}
 		n := root
 		for _, seg := range strings.Split(tag, "/") {
 			children := byName[n]
@@ -50,7 +59,7 @@ func newSegmentTrie(vocabulary []string, tagSubject []posting, words int) *segme
 		n.emptySegment = tag == "" || strings.HasPrefix(tag, "/") || strings.HasSuffix(tag, "/") || strings.Contains(tag, "//")
 	}
 	root.summarise(tagSubject, words)
-	return root
+	return root, deep
 }
 
 // summarise sorts the children and fills in below and oddBelow, bottom up.
@@ -94,6 +103,11 @@ func (ix *Index) globOrInto(acc []uint64, pattern string) {
 			w.seen = map[globVisit]bool{}
 		}
 		w.walk(ix.tagTrie, 0)
+		for _, t := range ix.deepTags {
+			if doublestar.MatchUnvalidated(pattern, ix.vocabulary[t]) {
+				ix.tagSubject[t].orInto(acc)
+			}
+		}
 		return
 	}
 	prefix := literalPrefix(pattern)

@@ -19,6 +19,7 @@ type Index struct {
 	tagIDs     map[string]int32
 	tagSubject []posting    // by position in vocabulary
 	tagTrie    *segmentTrie // the vocabulary split at '/', for globs
+	deepTags   []int32      // the tags too deep for the trie, matched one by one
 
 	dirIDs         map[string]int32
 	dirSegs        [][]string
@@ -71,7 +72,7 @@ func NewIndex(subjects []Subject) *Index {
 		ix.tagIDs[t] = int32(i)
 		ix.tagSubject[i] = tagBuilders[t].posting
 	}
-	ix.tagTrie = newSegmentTrie(ix.vocabulary, ix.tagSubject, words)
+	ix.tagTrie, ix.deepTags = newSegmentTrie(ix.vocabulary, ix.tagSubject, words)
 
 	ix.dirSubject = make([]posting, len(dirBuilders))
 	for d, b := range dirBuilders {
