@@ -358,3 +358,13 @@ func TestReusedPlanRunsNoPlanSteps(t *testing.T) {
 		t.Errorf("the plan workflow's run step ran %d times, want once", strings.Count(got, "ran"))
 	}
 }
+
+// TestAnswerNoExitsOne: a plan not approved leaves its unit planned and
+// the apply exits 1, as terraform's apply does when answered no.
+func TestAnswerNoExitsOne(t *testing.T) {
+	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
+	res := e.run(CmdApply, Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerNo, nil }}, stacks.Selection{Stacks: []string{"base"}})
+	if got := statuses(res.Report)["base@default"]; got != StatusPlanned+" (not approved)" || res.ExitCode != 1 || res.Report.OK {
+		t.Errorf("base: %s, exit %d, ok %t", got, res.ExitCode, res.Report.OK)
+	}
+}

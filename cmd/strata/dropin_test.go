@@ -239,3 +239,24 @@ func TestShellCompletion(t *testing.T) {
 		t.Errorf("fish: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// TestDevNullIsNoTerminal: with stdout on a terminal but stdin from
+// /dev/null nobody can answer, so apply refuses without -auto-approve
+// instead of reading an empty answer.
+func TestDevNullIsNoTerminal(t *testing.T) {
+	needTerraform(t)
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to give strata a terminal")
+	}
+	root := writeRepo(t, map[string]string{"strata.yml": "dirs:\n  a: {tags: [a]}\n", "a/main.tf": "resource \"terraform_data\" \"x\" {}\n"})
+	cmd := exec.Command("script", "-qec", strataBin+" apply </dev/null", "/dev/null")
+	cmd.Dir, cmd.Env = root, hermeticEnv(t)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 1 || !strings.Contains(string(out), "apply needs -auto-approve when it cannot ask (no terminal)") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}
