@@ -258,3 +258,15 @@ func TestDirsOutsideRepo(t *testing.T) {
 		})
 	}
 }
+
+// TestDeepQueryInConfig checks that a tag query nested too deeply is a
+// config error at the column where it goes too deep, quoting the query
+// shortened.
+func TestDeepQueryInConfig(t *testing.T) {
+	q := strings.Repeat("(", 1_000_000) + "a" + strings.Repeat(")", 1_000_000)
+	_, diags := ParseConfig("strata.yml", []byte("workflows:\n  - tag_query: "+q+"\n"))
+	want := `strata.yml:2:1016: workflows[0].tag_query: tag query "` + strings.Repeat("(", 100) + `"… (2000001 characters): column 1001: query nests too deeply: expected at most 1000 levels of parentheses and tags side by side`
+	if errs := diags.Errors(); len(errs) != 1 || errs[0].String() != want {
+		t.Errorf("errors:\n%.400s\nwant:\n%.400s", diagText(errs), want)
+	}
+}
