@@ -227,7 +227,7 @@ func TestPrerequisites(t *testing.T) {
 	}
 	creds, app := unitByName(t, res.Report, "creds@default"), unitByName(t, res.Report, "app@default")
 	ca, _ := stepOf(creds, StepApply)
-	ap, _ := stepOf(app, StepPlan)
+	ap, _ := planOf(app)
 	if ap.StartedAt.Before(ca.FinishedAt) {
 		t.Error("app planned before its prerequisite was applied")
 	}

@@ -99,6 +99,8 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, o
 		o, err = x.plan(ctx, tf, inv.Plan, out)
 	case inv.ApplyPlan != "":
 		err = tf.Apply(ctx, tfexec.DirOrPlan(inv.ApplyPlan))
+	case inv.ApplyNow != nil:
+		o, err = x.applyNow(ctx, tf, inv.ApplyNow, out)
 	case inv.Workspace != "":
 		if inv.WorkspaceNew {
 			err = tf.WorkspaceNew(ctx, inv.Workspace)
@@ -131,8 +133,59 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, o
 	return o, err
 }
 
-// planSummary is the engine's own count of a plan's changes.
-var planSummary = regexp.MustCompile(`Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy`)
+// planSummary is the engine's own count of a plan's changes, and
+// applySummary of an apply's.
+var (
+	planSummary  = regexp.MustCompile(`Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy`)
+	applySummary = regexp.MustCompile(`Apply complete! Resources: (?:(\d+) imported, )?(\d+) added, (\d+) changed, (\d+) destroyed`)
+)
+
+// applyNow applies without a plan file; the change counts come from the
+// apply's own summary line, and it has changes when any was made.
+func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p *PlanInvocation, out io.Writer) (Outcome, error) {
+	scan := &lineScanner{w: out, marker: "Apply complete! "}
+	tf.SetStdout(scan)
+	var opts []tfexec.ApplyOption
+	if p.VarFile != "" {
+		opts = append(opts, tfexec.VarFile(p.VarFile))
+	}
+	a := p.Args
+	for _, f := range a.VarFiles {
+		opts = append(opts, tfexec.VarFile(f))
+	}
+	for _, v := range a.Vars {
+		opts = append(opts, tfexec.Var(v))
+	}
+	for _, t := range a.Targets {
+		opts = append(opts, tfexec.Target(t))
+	}
+	for _, r := range a.Replace {
+		opts = append(opts, tfexec.Replace(r))
+	}
+	if a.Refresh != nil {
+		opts = append(opts, tfexec.Refresh(*a.Refresh))
+	}
+	if a.Lock != nil {
+		opts = append(opts, tfexec.Lock(*a.Lock))
+	}
+	if a.LockTimeout != "" {
+		opts = append(opts, tfexec.LockTimeout(a.LockTimeout))
+	}
+	if a.Parallelism > 0 {
+		opts = append(opts, tfexec.Parallelism(a.Parallelism))
+	}
+	if err := tf.Apply(ctx, opts...); err != nil {
+		return Outcome{}, err
+	}
+	var o Outcome
+	if m := applySummary.FindStringSubmatch(scan.summary); m != nil {
+		o.Changes.Add, _ = strconv.Atoi(m[2])
+		o.Changes.Change, _ = strconv.Atoi(m[3])
+		o.Changes.Destroy, _ = strconv.Atoi(m[4])
+	}
+	o.HasChanges = o.Changes != (Changes{})
+	return o, nil
+}
 
 func (x *executor) plan(ctx context.Context, tf *tfexec.Terraform, p *PlanInvocation, out io.Writer) (Outcome, error) {
 	// The summary line is read from the plan's own output as it passes.
@@ -176,14 +229,20 @@ func planOutcome(changed bool, summary string) Outcome {
 	return o
 }
 
-// lineScanner passes output through and keeps the plan summary line.
+// lineScanner passes output through and keeps the summary line: the one
+// holding marker ("Plan: " when empty).
 type lineScanner struct {
 	w       io.Writer
+	marker  string
 	summary string
 }
 
 func (s *lineScanner) Write(p []byte) (int, error) {
-	if i := strings.Index(string(p), "Plan: "); i >= 0 {
+	marker := s.marker
+	if marker == "" {
+		marker = "Plan: "
+	}
+	if i := strings.Index(string(p), marker); i >= 0 {
 		line := string(p[i:])
 		if j := strings.IndexByte(line, '\n'); j >= 0 {
 			line = line[:j]

@@ -32,6 +32,9 @@ type Invocation struct {
 
 	Init      *InitArgs
 	Plan      *PlanInvocation
+	// ApplyNow applies without a plan file (-auto-approve), with plan's
+	// var file and arguments; Out is unused.
+	ApplyNow *PlanInvocation
 	ApplyPlan string // apply: the saved plan file
 	// Workspace is the workspace to select; WorkspaceNew creates it.
 	Workspace    string
@@ -68,6 +71,12 @@ func (inv Invocation) Args() []string {
 		return append(a, p.Args.Flags()...)
 	case inv.ApplyPlan != "":
 		return []string{"apply", inv.ApplyPlan}
+	case inv.ApplyNow != nil:
+		a := []string{"apply", "-auto-approve"}
+		if inv.ApplyNow.VarFile != "" {
+			a = append(a, "-var-file="+inv.ApplyNow.VarFile)
+		}
+		return append(a, inv.ApplyNow.Args.Flags()...)
 	case inv.Workspace != "":
 		if inv.WorkspaceNew {
 			return []string{"workspace", "new", inv.Workspace}

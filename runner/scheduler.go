@@ -128,6 +128,10 @@ type jobKind int
 const (
 	jobPlan jobKind = iota
 	jobApply
+	// jobPlanApply plans and applies in one engine call (apply without a
+	// plan file) where nobody reviews the plan and nothing needs its file;
+	// the job falls back to a plain plan when it finds otherwise.
+	jobPlanApply
 )
 
 type jobResult struct {
@@ -196,7 +200,10 @@ func (r *runState) schedule(ctx context.Context) {
 					continue
 				}
 				j := readyJob{ur, kind}
-				if j.kind == jobPlan && r.opt.Command != CmdDrift {
+				if kind == jobPlan && r.oneCallApply(ur) {
+					j.kind = jobPlanApply
+				}
+				if j.kind != jobApply && r.opt.Command != CmdDrift {
 					vals, missing := r.inputValues(j.ur)
 					if missing != "" {
 						r.finish(j.ur, StatusBlocked, missing)
@@ -206,10 +213,10 @@ func (r *runState) schedule(ctx context.Context) {
 				}
 				busyDir[j.ur.u.Dir] = true
 				inflight++
-				if j.kind == jobPlan {
-					j.ur.phase = phasePlanning
-				} else {
+				if j.kind == jobApply {
 					j.ur.phase = phaseApplying
+				} else {
+					j.ur.phase = phasePlanning
 				}
 				job := j
 				workers.Go(func() {
@@ -254,6 +261,16 @@ func (r *runState) schedule(ctx context.Context) {
 type readyJob struct {
 	ur   *unitRun
 	kind jobKind
+}
+
+// oneCallApply reports whether a unit about to plan can plan and apply in
+// one engine call: apply without review (-auto-approve, or "all"), its
+// apply gates already open, and neither the report's options nor its
+// workflow needing the plan file.
+func (r *runState) oneCallApply(ur *unitRun) bool {
+	return r.opt.Command == CmdApply && (r.opt.AutoApprove || r.approveAll) && ur.applyWaits == 0 &&
+		r.opt.PlanJSON == "" && r.opt.PlanOut == "" && r.opt.ApplyFile == "" && !ur.userPlan &&
+		engineStepsOnly(r.workflowSteps(ur, StepPlan), StepPlan) && engineStepsOnly(r.workflowSteps(ur, StepApply), StepApply)
 }
 
 // readyKind says which job of a unit can start now, if any.
@@ -368,7 +385,7 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		}
 		return
 	}
-	if jr.kind == jobApply {
+	if jr.kind == jobApply || res.applied {
 		if res.replanned {
 			// The saved plan was stale and was made again; it is applied
 			// only when nobody needs to look at it first: asked about
@@ -387,6 +404,12 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		st := StatusApplied
 		if r.destroying() {
 			st = StatusDestroyed
+		}
+		if res.applied {
+			ur.changes, ur.digest = res.changes, res.digest
+			if !res.hasChanges && !ur.forceApply {
+				st = StatusNoChanges
+			}
 		}
 		r.finish(ur, st, "")
 		r.open(ur)

@@ -26,6 +26,8 @@ type stepsResult struct {
 	changes     Changes
 	digest      string
 	replanned   bool
+	// applied: a jobPlanApply applied in one engine call.
+	applied bool
 	outputs     map[string]any
 	// produced are a producer's outputs, read after its apply (or its
 	// plan with no changes) for its consumers.
@@ -61,6 +63,8 @@ func (r *runState) runJob(ctx context.Context, ur *unitRun, kind jobKind) stepsR
 	switch {
 	case kind == jobApply:
 		j.apply(ctx)
+	case kind == jobPlanApply:
+		j.planApply(ctx)
 	case r.opt.Command == CmdInit:
 		j.runWorkflow(ctx, StepInit, r.initSteps(ur))
 	case r.opt.Command == CmdValidate:
@@ -71,7 +75,7 @@ func (r *runState) runJob(ctx context.Context, ur *unitRun, kind jobKind) stepsR
 		j.plan(ctx)
 	}
 	if j.res.err == nil && r.isProducer(ur) && r.opt.Command != CmdDrift && !r.destroying() &&
-		(kind == jobApply || (!j.res.hasChanges && !ur.forceApply)) {
+		(kind == jobApply || j.res.applied || (!j.res.hasChanges && !ur.forceApply)) {
 		j.readOutputs(ctx)
 	}
 	return j.res

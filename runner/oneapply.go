@@ -1,0 +1,128 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// Applying in one engine call. Where nobody reviews a plan (-auto-approve)
+// and nothing reads its file, `plan -out` then `apply FILE` starts the
+// engine, and every provider plugin, twice for what `apply` does once. A
+// unit whose apply gates are open when its plan gates open is then applied
+// by one `apply -auto-approve`, with the same inputs, arguments, digest
+// and run-state record as the two calls would leave.
+
+// engineStepsOnly reports whether a phase's steps are engine steps only
+// (init and the phase's own), so no step reads the plan file: a run, env
+// or policy step keeps the two calls. An init step of the apply phase
+// with its own arguments keeps them too, since one call has one init.
+func engineStepsOnly(steps []stacks.Step, phase string) bool {
+	n := 0
+	for _, st := range steps {
+		switch st.Type.Value {
+		case StepInit:
+			if phase == StepApply && (len(st.ExtraArgs) > 0 || st.Env != nil) {
+				return false
+			}
+		case phase:
+			n++
+			if phase == StepApply && (st.Env != nil || (st.Retry != nil && st.Retry.Enabled.Value)) {
+				return false
+			}
+		case "oidc", "gate", "gates", "slack", "drift_create_issue":
+			// Accepted and ignored.
+		default:
+			return false
+		}
+	}
+	return n == 1
+}
+
+// planApply runs the plan phase's steps with its plan step replaced by one
+// apply. A plan step whose arguments terraform-exec cannot express, or a
+// saved plan that is current, falls back to the usual plan: the
+// coordinator then applies it as usual.
+func (j *job) planApply(ctx context.Context) {
+	steps := j.r.workflowSteps(j.ur, StepPlan)
+	if j.reuseBeforeWorkflow(ctx, steps) {
+		return
+	}
+	if j.failed(ctx, "setup", j.workflowEnvironment()) {
+		return
+	}
+	for i, st := range steps {
+		switch st.Type.Value {
+		case StepInit:
+			j.initStep(ctx, st, fmt.Sprintf("plan step %d (init)", i+1))
+		case StepPlan:
+			j.applyNow(ctx, st)
+		}
+		if j.res.err != nil {
+			return
+		}
+	}
+}
+
+// applyNow applies without a plan file, or plans as usual when it cannot.
+func (j *job) applyNow(ctx context.Context, st stacks.Step) {
+	where := "plan step (plan)"
+	ea, env, tfVars, err := j.engineStepArgs(CmdPlan, st, where)
+	if j.failed(ctx, StepPlan, err) {
+		return
+	}
+	if len(ea.Plan.Extra) > 0 || ea.Plan.Destroy || ea.Plan.RefreshOnly {
+		j.planStep(ctx, st, where)
+		return
+	}
+	varContent, err := j.prepareInputsWith(ea, tfVars)
+	if j.failed(ctx, "setup", err) {
+		return
+	}
+	if !j.workspace(ctx, true) {
+		return
+	}
+	varFile, removeVarFile, err := j.writeVarFile(varContent)
+	if j.failed(ctx, "setup", err) {
+		return
+	}
+	defer removeVarFile()
+	args := ea.Plan
+	targets, _ := j.targets()
+	args.Targets = append(append([]string(nil), args.Targets...), targets...)
+	// A plan saved earlier is not what gets applied: its record goes first,
+	// as any apply's does.
+	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) { s.Plan = nil }); j.failed(ctx, StepState, err) {
+		return
+	}
+	os.Remove(j.ur.planFile)
+	o, err := j.step(ctx, StepApply, func() Invocation {
+		return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
+			ApplyNow: &PlanInvocation{VarFile: varFile, Args: args}}
+	}, false)
+	result := StatusApplied
+	switch {
+	case ctx.Err() != nil && err != nil:
+		result = StatusCancelled
+	case err != nil:
+		result = StatusFailed
+	}
+	j.res.hasChanges, j.res.changes = o.HasChanges, o.Changes
+	if err != nil || o.HasChanges || j.ur.forceApply {
+		// As the two calls would: an apply is recorded when one ran
+		// (a plan with no changes is never applied).
+		serr := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
+			s.Apply = &ApplyRecord{Digest: j.res.digest, At: j.r.opt.Now().UTC(), Result: result}
+		})
+		if err == nil && serr != nil {
+			j.failed(ctx, StepState, serr)
+			return
+		}
+	}
+	if j.failed(ctx, StepApply, err) {
+		return
+	}
+	j.res.applied = true
+}

@@ -1,0 +1,81 @@
+package runner
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// TestApplyInOneCall: under -auto-approve a unit with nothing to review
+// and no step reading its plan file is applied by one engine call, with
+// the change counts and the run-state record two calls leave; a workflow
+// with a run step keeps plan and apply apart.
+func TestApplyInOneCall(t *testing.T) {
+	config := `stacks:
+  names:
+    base: {tag_query: base}
+    dev:
+      tag_query: dev
+      rules: {plan_after: [base]}
+    prod: {tag_query: prod}
+workflows:
+  - tag_query: 'dir:prod'
+    plan:
+      - type: init
+      - type: run
+        cmd: ['test', '-f', '$STRATA_PLAN_FILE']
+        run_on: failure
+      - type: plan
+`
+	one := newE2E(t, layerRepo(t, config))
+	res := one.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	if res.ExitCode != 0 {
+		t.Fatalf("apply: %v\n%s", statuses(res.Report), one.console.String())
+	}
+	for _, name := range []string{"base@default", "dev@default"} {
+		u := unitByName(t, res.Report, name)
+		if _, planned := stepOf(u, StepPlan); planned || u.Status != StatusApplied || u.Changes != (Changes{Add: 1}) {
+			t.Errorf("%s: %s %v, steps %v; want applied in one call, +1", name, u.Status, u.Changes, u.Steps)
+		}
+	}
+	if _, planned := stepOf(unitByName(t, res.Report, "prod@default"), StepPlan); !planned {
+		t.Errorf("prod, whose workflow has a run step, was not planned apart")
+	}
+
+	// The same repository applied in two calls (each wave approved by
+	// hand) records the same digests.
+	two := newE2E(t, layerRepo(t, config))
+	res = two.run(CmdApply, Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerYes, nil }}, stacks.Selection{})
+	if _, planned := stepOf(unitByName(t, res.Report, "base@default"), StepPlan); !planned || res.ExitCode != 0 {
+		t.Fatalf("two calls: %v", statuses(res.Report))
+	}
+	for _, dir := range []string{"base", "dev"} {
+		a, b := journal(t, one.root, dir), journal(t, two.root, dir)
+		if a.Apply == nil || b.Apply == nil || a.Apply.Digest != b.Apply.Digest || a.Apply.Result != b.Apply.Result || a.Plan != nil || b.Plan != nil {
+			t.Errorf("%s: one call recorded %+v %+v, two calls %+v %+v", dir, a.Apply, a.Plan, b.Apply, b.Plan)
+		}
+	}
+	// Nothing left to do: a plan finds no changes.
+	one.console.Reset()
+	res = one.run(CmdPlan, Options{}, stacks.Selection{})
+	for name, st := range statuses(res.Report) {
+		if st != StatusNoChanges {
+			t.Errorf("plan after: %s %s", name, st)
+		}
+	}
+}
+
+func journal(t *testing.T, root, dir string) *UnitState {
+	t.Helper()
+	p, err := stacks.Load(root, configIn(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := &StateDir{Path: filepath.Join(root, ".strata")}
+	us, err := sd.ReadUnit(p.UnitsIn(dir)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return us
+}
