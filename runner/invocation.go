@@ -30,11 +30,11 @@ type Invocation struct {
 	Dir    string // absolute working dir
 	Env    map[string]string
 
-	Init      *InitArgs
-	Plan      *PlanInvocation
+	Init *InitArgs
+	Plan *PlanInvocation
 	// ApplyNow applies without a plan file (-auto-approve), with plan's
 	// var file and arguments; Out is unused.
-	ApplyNow *PlanInvocation
+	ApplyNow  *PlanInvocation
 	ApplyPlan string // apply: the saved plan file
 	// Workspace is the workspace to select; WorkspaceNew creates it.
 	Workspace    string

@@ -28,7 +28,7 @@ type stepsResult struct {
 	replanned   bool
 	// applied: a jobPlanApply applied in one engine call.
 	applied bool
-	outputs     map[string]any
+	outputs map[string]any
 	// produced are a producer's outputs, read after its apply (or its
 	// plan with no changes) for its consumers.
 	produced    map[string]tfexec.OutputMeta
