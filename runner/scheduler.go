@@ -506,7 +506,7 @@ func (r *runState) fail(ur *unitRun, res stepsResult) {
 		r.con.note(fmt.Sprintf("[%s] %v", ur.u.Name(), res.err))
 	}
 	reason := fmt.Sprintf("%s failed", res.failedStep)
-	if msg := firstLine(ur.masker.Mask(errorText(res.err))); msg != "" {
+	if msg := failureReason(ur.masker.Mask(errorText(res.err))); msg != "" {
 		reason += ": " + msg
 	}
 	r.finish(ur, StatusFailed, reason)
