@@ -88,6 +88,9 @@ func (p *Project) resolveInputs(c *collector) {
 	if !any {
 		return
 	}
+	// Every explicit input first: auto_inputs follow the order that other
+	// stacks' inputs make too.
+	var autos []*Stack
 	for _, s := range p.Stacks {
 		if !s.Leaf {
 			continue
@@ -97,7 +100,13 @@ func (p *Project) resolveInputs(c *collector) {
 			p.wireExplicit(s, e.key, e.ref, e.owner, c)
 		}
 		if auto {
-			p.wireAuto(s, c)
+			autos = append(autos, s)
+		}
+	}
+	if len(autos) > 0 {
+		w := p.newAutoWiring()
+		for _, s := range autos {
+			p.wireAuto(s, w, c)
 		}
 	}
 	for u, ins := range p.inputs {
@@ -207,7 +216,7 @@ func (p *Project) wireExplicit(s *Stack, varName string, ref InputRef, owner *St
 	}
 	prod := producers[0]
 	out, _ := p.declaresOutput(prod, ref.Output.Value)
-	declared := false
+	declared, wired := false, false
 	for _, u := range s.Units {
 		v, ok := p.declaresVar(u, varName)
 		if !ok {
@@ -219,6 +228,13 @@ func (p *Project) wireExplicit(s *Stack, varName string, ref InputRef, owner *St
 			continue
 		}
 		p.inputs[u] = append(p.inputs[u], Input{Var: varName, Producer: prod, Output: ref.Output.Value, From: from, Sensitive: out.Sensitive})
+		wired = true
+	}
+	if wired && prod.Stack != s {
+		if p.inputEdges == nil {
+			p.inputEdges = map[*Stack][]orderEdge{}
+		}
+		p.inputEdges[s] = append(p.inputEdges[s], orderEdge{to: prod.Stack, kind: "inputs", pos: ref.Pos, key: key})
 	}
 	if !declared && len(s.Units) > 0 {
 		c.errorf(ref.Pos, key, "no unit of stack %s declares variable %q; expected a variable the input feeds", s.Name, varName)
@@ -232,11 +248,70 @@ func stackNote(ref InputRef) string {
 	return ""
 }
 
+// autoWiring is what auto_inputs needs of the whole project, made once:
+// the units declaring each output, and the stacks each stack is ordered
+// after, found when first asked.
+type autoWiring struct {
+	producers map[string][]*Unit // output name -> units declaring it, by stack name then unit
+	after     map[*Stack]map[*Stack]bool
+}
+
+func (p *Project) newAutoWiring() *autoWiring {
+	w := &autoWiring{producers: map[string][]*Unit{}, after: map[*Stack]map[*Stack]bool{}}
+	units := append([]*Unit(nil), p.Units...)
+	sort.SliceStable(units, func(i, j int) bool { return units[i].Stack.Name < units[j].Stack.Name })
+	for _, u := range units {
+		m := p.module(u.Dir)
+		if m == nil {
+			continue
+		}
+		for n := range m.Outputs {
+			w.producers[n] = append(w.producers[n], u)
+		}
+	}
+	return w
+}
+
+// orderedAfter returns the stacks s is ordered after: its plan_after and
+// the producers of its explicit inputs, transitively through both, without
+// s itself. apply_after does not count: it leaves planning free, and a
+// consumer plans only after its producers are applied.
+func (p *Project) orderedAfter(s *Stack, w *autoWiring) map[*Stack]bool {
+	if set, ok := w.after[s]; ok {
+		return set
+	}
+	set := map[*Stack]bool{}
+	seen := map[*Stack]bool{s: true}
+	todo := []*Stack{s}
+	for len(todo) > 0 {
+		x := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		next := func(t *Stack) {
+			if !seen[t] {
+				seen[t] = true
+				set[t] = true
+				todo = append(todo, t)
+			}
+		}
+		for _, t := range x.PlanAfter {
+			next(t)
+		}
+		for _, e := range p.inputEdges[x] {
+			next(e.to)
+		}
+	}
+	w.after[s] = set
+	return set
+}
+
 // wireAuto wires each declared variable with no explicit input to the
-// output of the same name of a unit of a stack this one plans after.
-func (p *Project) wireAuto(s *Stack, c *collector) {
-	// Producers may be any stack this one plans after, transitively.
-	planAfter := s.PlanAfterClosure()
+// output of the same name of a unit of a stack this one is ordered after.
+// A variable with no default that only stacks this one is not ordered after
+// declare as an output gets a warning: it would otherwise fail at plan
+// time with no value.
+func (p *Project) wireAuto(s *Stack, w *autoWiring, c *collector) {
+	after := p.orderedAfter(s, w)
+	unordered := map[string][]string{} // variable -> stacks not ordered before s that output it
 	for _, u := range s.Units {
 		m := p.module(u.Dir)
 		if m == nil {
@@ -252,15 +327,16 @@ func (p *Project) wireAuto(s *Stack, c *collector) {
 				continue
 			}
 			var producers []*Unit
-			for _, t := range planAfter {
-				for _, pu := range t.Units {
-					if _, ok := p.declaresOutput(pu, n); ok {
-						producers = append(producers, pu)
-					}
+			for _, pu := range w.producers[n] {
+				if after[pu.Stack] {
+					producers = append(producers, pu)
 				}
 			}
 			switch len(producers) {
 			case 0:
+				if m.Variables[n].Required && unordered[n] == nil {
+					unordered[n] = p.unorderedProducers(s, n, w)
+				}
 				continue
 			case 1:
 			default:
@@ -282,6 +358,37 @@ func (p *Project) wireAuto(s *Stack, c *collector) {
 			p.inputs[u] = append(p.inputs[u], Input{Var: n, Producer: prod, Output: n, From: prod.Stack.Name + "." + n, Sensitive: out.Sensitive, Auto: true})
 		}
 	}
+	vars := make([]string, 0, len(unordered))
+	for n, stacks := range unordered {
+		if len(stacks) > 0 {
+			vars = append(vars, n)
+		}
+	}
+	sort.Strings(vars)
+	for _, n := range vars {
+		list := strings.Join(unordered[n], ", ")
+		c.warnf(autoPos(s), "stacks.names."+s.Name+".auto_inputs",
+			"variable %s of %s is an output of %s, which %s is not ordered after; add plan_after: [%s] or an inputs entry", n, s.Name, list, s.Name, list)
+	}
+}
+
+// unorderedProducers names the stacks that declare output n and that s is
+// not ordered after. A stack ordered after s is left out: ordering s after
+// it would be a cycle, so it is no fix to suggest.
+func (p *Project) unorderedProducers(s *Stack, n string, w *autoWiring) []string {
+	var out []string
+	seen := map[*Stack]bool{s: true}
+	for _, pu := range w.producers[n] {
+		t := pu.Stack
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		if !p.orderedAfter(t, w)[s] {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }
 
 func hasInput(ins []Input, name string) bool {

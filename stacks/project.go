@@ -40,10 +40,13 @@ type Project struct {
 	workflowOnce    sync.Once
 	workflowQueries []*tagquery.Query
 
-	inputs    map[*Unit][]Input
-	consumers map[*Unit][]*Unit
-	modules   map[string]*moduleInfo
-	modulesMu sync.Mutex
+	inputs map[*Unit][]Input
+	// inputEdges are the stacks each leaf takes an explicit input from,
+	// with where the input is written: the order inputs make.
+	inputEdges map[*Stack][]orderEdge
+	consumers  map[*Unit][]*Unit
+	modules    map[string]*moduleInfo
+	modulesMu  sync.Mutex
 }
 
 // Dirspace is one root module in one workspace.
@@ -161,6 +164,7 @@ func Build(root, configFile string, cfg *Config, sds []sourceDir, diags Diagnost
 	p.resolveStacks(c)
 	p.checkShared(c)
 	p.resolveInputs(c)
+	p.reportCycles(c)
 	p.warnUninspectable(c)
 	p.warnDependsOnAcrossStacks(c)
 	p.warnUnsupportedEngines(c)

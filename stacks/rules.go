@@ -69,10 +69,8 @@ func (p *Project) ownRules(s *Stack, kind ruleKind) []*Stack {
 // n²/2 ordered pairs, so the closure is answered by walking the direct
 // rules when a question needs it (WaitsToPlanFor, PlanAfterClosure, the
 // unit graph, propagation). Cycles over nesting, plan_after and apply_after
-// are reported first with the full cycle.
+// are reported by reportCycles, once the inputs are wired.
 func (p *Project) resolveRules(c *collector) {
-	p.reportRuleCycles(c)
-
 	for i, s := range p.Stacks {
 		s.index = i
 	}
@@ -198,25 +196,61 @@ func (s *Stack) closure(kind ruleKind) []*Stack {
 	return out
 }
 
-// reportRuleCycles finds cycles in the graph of stacks whose edges are
-// nesting (parent -> child) and the plan_after and apply_after rules
-// (stack -> the stack it waits for). Each cycle is reported once, as the
-// full cycle: `base -> dev -> base`.
-func (p *Project) reportRuleCycles(c *collector) {
-	type edge struct {
-		to   *Stack
-		kind string
+// orderEdge is one edge of the graph of stacks that cycles are found in:
+// from waits for to (or, for nesting, to stands inside from).
+type orderEdge struct {
+	to   *Stack
+	kind string // "stacks", "plan_after", "apply_after" or "inputs"
+	pos  Pos    // the entry that makes the edge
+	key  string // the entry's config key
+}
+
+// reportCycles finds cycles in the graph of stacks whose edges are nesting
+// (parent -> child), the plan_after and apply_after rules (stack -> the
+// stack it waits for), the rules a leaf inherits from the stacks that nest
+// it, and the inputs a leaf takes from other stacks (consumer -> producer:
+// an input orders its consumer after its producer as plan_after does). It
+// runs after the explicit inputs are wired, so `check` finds a cycle through
+// inputs as the unit graph would.
+//
+// Each distinct cycle is reported once, whichever of its members the search
+// entered it from: it is written from its member defined first in the
+// config, and reported at the last rule or inputs entry before the cycle
+// comes back to that member (the entry that closes it; nesting is never the
+// culprit, a cycle needs a rule or an input).
+func (p *Project) reportCycles(c *collector) {
+	for i, s := range p.Stacks {
+		s.index = i
 	}
-	edges := map[*Stack][]edge{}
-	for _, s := range p.Stacks {
+	own := make([][]orderEdge, len(p.Stacks))
+	for i, s := range p.Stacks {
+		for _, kind := range []ruleKind{rulePlanAfter, ruleApplyAfter} {
+			for _, t := range p.ownRules(s, kind) {
+				own[i] = append(own[i], orderEdge{to: t, kind: kind.String(), pos: posOfStackRef(s, t.Name, kind.String()),
+					key: fmt.Sprintf("stacks.names.%s.rules.%s", s.Name, kind)})
+			}
+		}
+	}
+	edges := make([][]orderEdge, len(p.Stacks))
+	for i, s := range p.Stacks {
 		for _, ch := range s.Children {
-			edges[s] = append(edges[s], edge{ch, "stacks"})
+			edges[i] = append(edges[i], orderEdge{to: ch, kind: "stacks", pos: posOfStackRef(s, ch.Name, "stacks"), key: "stacks.names." + s.Name + ".stacks"})
 		}
-		for _, t := range p.ownRules(s, rulePlanAfter) {
-			edges[s] = append(edges[s], edge{t, "plan_after"})
-		}
-		for _, t := range p.ownRules(s, ruleApplyAfter) {
-			edges[s] = append(edges[s], edge{t, "apply_after"})
+		edges[i] = append(edges[i], own[i]...)
+		if s.Leaf {
+			// A leaf waits for what the stacks nesting it wait for; its
+			// own nesting stacks are left out (a rule of a group naming one
+			// of its own stacks orders the others after it).
+			for _, level := range s.Ancestors {
+				for _, a := range level {
+					for _, e := range own[a.index] {
+						if e.to != s {
+							edges[i] = append(edges[i], e)
+						}
+					}
+				}
+			}
+			edges[i] = append(edges[i], p.inputEdges[s]...)
 		}
 	}
 	const (
@@ -224,49 +258,87 @@ func (p *Project) reportRuleCycles(c *collector) {
 		grey
 		black
 	)
-	color := map[*Stack]int{}
+	color := make([]int8, len(p.Stacks))
 	var path []*Stack
+	var via []orderEdge // via[i] is the edge from path[i] to path[i+1]
 	reported := map[string]bool{}
 	var visit func(s *Stack)
 	visit = func(s *Stack) {
-		color[s] = grey
+		color[s.index] = grey
 		path = append(path, s)
-		for _, e := range edges[s] {
-			switch color[e.to] {
+		for _, e := range edges[s.index] {
+			switch color[e.to.index] {
 			case grey:
 				if e.kind == "stacks" {
 					continue // a pure nesting cycle is reported by breakNestingCycles
 				}
-				cycle := cyclePath(path, e.to)
-				key := canonicalCycle(cycle)
-				if !reported[key] {
-					reported[key] = true
-					c.errorf(posOfStackRef(s, e.to.Name, e.kind), fmt.Sprintf("stacks.names.%s.rules.%s", s.Name, e.kind),
-						"rules form a cycle: %s; expected stacks ordered without cycles (a nested stack stands for all its stacks)", strings.Join(cycle, " -> "))
-				}
+				p.reportCycle(c, path, append(via, e), e.to, reported)
 			case white:
+				via = append(via, e)
 				visit(e.to)
+				via = via[:len(via)-1]
 			}
 		}
 		path = path[:len(path)-1]
-		color[s] = black
+		color[s.index] = black
 	}
 	for _, s := range p.Stacks {
-		if color[s] == white {
+		if color[s.index] == white {
 			visit(s)
 		}
 	}
 }
 
-// canonicalCycle names a cycle independently of where it was entered.
-func canonicalCycle(cycle []string) string {
-	names := cycle[:len(cycle)-1]
-	best := 0
-	for i := range names {
-		if names[i] < names[best] {
-			best = i
+// reportCycle reports the cycle that the edge last in via closes at to,
+// once: path[k] = to, and via[j] leads from path[j] on.
+func (p *Project) reportCycle(c *collector, path []*Stack, via []orderEdge, to *Stack, reported map[string]bool) {
+	k := len(path) - 1
+	for k > 0 && path[k] != to {
+		k--
+	}
+	members, steps := path[k:], via[k:]
+	first := 0
+	for i, s := range members {
+		if s.index < members[first].index {
+			first = i
 		}
 	}
-	rot := append(append([]string(nil), names[best:]...), names[:best]...)
-	return strings.Join(rot, " ")
+	n := len(members)
+	names := make([]string, 0, n+1)
+	rot := make([]orderEdge, 0, n)
+	for i := 0; i < n; i++ {
+		names = append(names, members[(first+i)%n].Name)
+		rot = append(rot, steps[(first+i)%n])
+	}
+	names = append(names, members[first].Name)
+	id := strings.Join(names, " ")
+	if reported[id] {
+		return
+	}
+	reported[id] = true
+	// The closing entry is the last rule or input of the cycle: a cycle
+	// always has one, nesting alone is broken before.
+	var closing orderEdge
+	rules, inputs := false, false
+	for _, e := range rot {
+		switch e.kind {
+		case "stacks":
+			continue
+		case "inputs":
+			inputs = true
+		default:
+			rules = true
+		}
+		closing = e
+	}
+	if !inputs {
+		c.errorf(closing.pos, closing.key, "rules form a cycle: %s; expected stacks ordered without cycles (a nested stack stands for all its stacks)", strings.Join(names, " -> "))
+		return
+	}
+	what := "inputs form"
+	if rules {
+		what = "rules and inputs form"
+	}
+	c.errorf(closing.pos, closing.key, "%s a cycle: %s; expected stacks ordered without cycles (a stack that takes an input from another is ordered after it)",
+		what, strings.Join(names, " -> "))
 }
