@@ -168,7 +168,7 @@ func topLevelEngine(ctx context.Context, p *stacks.Project, opt Options) (*engin
 			return nil, err
 		}
 	}
-	if c.From == "PATH" {
+	if c.OnPath() {
 		return terraformOnPath(ctx, in)
 	}
 	spec, err := engines.ParseSpec(c.Name, c.Version)

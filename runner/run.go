@@ -344,7 +344,7 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 		choices[ru.Unit] = c
 		switch {
 		case !c.Supported():
-		case c.From == "PATH":
+		case c.OnPath():
 			needPath = true
 		default:
 			spec, err := engines.ParseSpec(c.Name, c.Version)
@@ -394,7 +394,7 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 			ur.unsupported = true
 			continue
 		}
-		if c.From == "PATH" {
+		if c.OnPath() {
 			ur.engine = pathEngine
 		} else {
 			spec, _ := engines.ParseSpec(c.Name, c.Version)

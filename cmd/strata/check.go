@@ -41,7 +41,7 @@ func checkCommand() *cli.Command {
 			}
 			onPath := 0
 			for _, u := range p.Units {
-				if ch, err := p.EngineFor(u); err == nil && ch.From == "PATH" {
+				if ch, err := p.EngineFor(u); err == nil && ch.OnPath() {
 					onPath++
 				}
 			}

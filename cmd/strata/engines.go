@@ -18,6 +18,7 @@ import (
 // engineNeed is one engine the config needs: for one stack, as one source
 // names it (documented in the README).
 type engineNeed struct {
+	onPath   bool
 	Stack    string          `json:"stack"`
 	Units    int             `json:"units"`
 	Engine   engineRef       `json:"engine"`
@@ -93,8 +94,8 @@ func listEngines(c *cli.Context, install bool) error {
 	specs := map[engines.Spec]bool{}
 	needs := make([]engineNeed, 0, len(order))
 	for _, k := range order {
-		n := engineNeed{Stack: k.stack, Units: counts[k], Engine: engineRef{k.c.Name, k.c.Version}, From: k.c.From}
-		if k.c.Supported() && k.c.From != "PATH" {
+		n := engineNeed{onPath: k.c.OnPath(), Stack: k.stack, Units: counts[k], Engine: engineRef{k.c.Name, k.c.Version}, From: k.c.From}
+		if k.c.Supported() && !k.c.OnPath() {
 			if spec, err := engines.ParseSpec(k.c.Name, k.c.Version); err != nil {
 				n.Error = err.Error()
 			} else {
@@ -124,7 +125,7 @@ func listEngines(c *cli.Context, install bool) error {
 		if n.Error != "" {
 			continue
 		}
-		if n.From == "PATH" {
+		if n.onPath {
 			if pathEngine == nil && pathErr == "" {
 				if pathEngine, err = in.FindOnPath(c.Context, engines.Terraform); err != nil {
 					pathErr = err.Error()
