@@ -144,7 +144,7 @@ func listEngines(c *cli.Context, install bool) error {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(needs); err != nil {
-			return err
+			return fmt.Errorf("writing the engine list: %w", err)
 		}
 	} else {
 		tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)

@@ -25,21 +25,21 @@ type session struct {
 func openProject(c *cli.Context) (*session, error) {
 	start, err := os.Getwd()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("finding the current directory: %w", err)
 	}
 	if d := c.Path("chdir"); d != "" {
 		start, err = filepath.Abs(d)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("-C %s: %w", d, err)
 		}
 	}
 	root, cfgPath, err := stacks.FindRoot(start)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("finding the repository of %s: %w", start, err)
 	}
 	if f := c.Path("config"); f != "" {
 		if cfgPath, err = filepath.Abs(f); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--config %s: %w", f, err)
 		}
 		if _, err := os.Stat(cfgPath); err != nil {
 			return nil, cli.Exit(fmt.Sprintf("config %s: %v", f, err), 1)
@@ -62,7 +62,7 @@ func openProject(c *cli.Context) (*session, error) {
 		return nil, &exitError{code: 1, configErrors: len(p.Diagnostics.Errors()), configWarnings: len(p.Diagnostics.Warnings()), why: why.String()}
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("loading the repository at %s: %w", root, err)
 	}
 	branches := stacks.BranchesFromCI(os.Getenv)
 	if b := c.String("dest-branch"); b != "" {

@@ -164,7 +164,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	}
 	if d := c.Path("plan-json"); d != "" {
 		if opt.PlanJSON, err = filepath.Abs(d); err != nil {
-			return err
+			return fmt.Errorf("--plan-json %s: %w", d, err)
 		}
 	}
 	if opt.Terminal {
