@@ -12,6 +12,7 @@ require (
 	github.com/hashicorp/terraform-config-inspect v0.0.0-20260904064934-75d64de68c31
 	github.com/hashicorp/terraform-exec v0.26.0
 	github.com/opentofu/tofudl v0.0.1
+	github.com/sethvargo/go-githubactions v1.4.0
 	github.com/sourcegraph/conc v0.3.0
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/zclconf/go-cty v1.18.1

@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"path"
+	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sethvargo/go-githubactions"
 )
 
 // console is what people read while a command runs (§8.2 Output). Drop-in
@@ -16,6 +22,18 @@ import (
 // `[unit] `, never interleaved; on a terminal a live status line per
 // running unit stays below the blocks, and without one a line
 // `[unit] still <step> (Nm)` appears every StillEvery while a step runs.
+//
+// In CI (GitHub Actions or GitLab CI, not on a terminal) each block is a
+// collapsible group, and one step at a time streams: its lines go out as
+// they come, inside its group, while the others collect theirs. Anything
+// else printed meanwhile (a note, another step's finished block) first
+// closes the streaming step's group, which reopens, "(continued)", at its
+// next line; so a group only ever holds one unit's lines. When the
+// streaming step ends, the running step that started first takes over:
+// what it collected so far is printed and the rest streams.
+//
+// A warning box the engine prints in every call (terraform's "Unable to
+// open CLI configuration file") is printed once per run.
 type console struct {
 	mu         sync.Mutex
 	w          io.Writer
@@ -28,13 +46,43 @@ type console struct {
 	running  []*stepWriter
 	drawn    int // status lines currently on screen
 	stopTick chan struct{}
+
+	warned   map[string]bool // warning boxes already printed in this run
+	live     *stepWriter     // CI: the step that streams
+	open     *stepWriter     // CI: the step whose group is open
+	sections int             // GitLab: sections opened, for unique names
+	// failures keeps, per unit and step, the last block of that step that
+	// has an Error diagnostic: a failed unit's annotation points at it.
+	failures map[*unitRun]map[string]string
 }
 
 func newConsole(w, errW io.Writer, terminal, dropIn bool) *console {
 	if errW == nil {
 		errW = w
 	}
-	return &console{w: w, errW: errW, terminal: terminal, dropIn: dropIn, stillEvery: time.Minute, now: time.Now}
+	return &console{w: w, errW: errW, terminal: terminal, dropIn: dropIn, stillEvery: time.Minute, now: time.Now,
+		warned: map[string]bool{}, failures: map[*unitRun]map[string]string{}}
+}
+
+// ciKind is the CI service a run is in, which decides how a block is
+// folded and how a failure is annotated.
+type ciKind int
+
+const (
+	ciNone ciKind = iota
+	ciGitHub
+	ciGitLab
+)
+
+// ciOf reads the CI service from an environment.
+func ciOf(getenv func(string) string) ciKind {
+	switch {
+	case getenv("GITHUB_ACTIONS") == "true":
+		return ciGitHub
+	case getenv("GITLAB_CI") == "true":
+		return ciGitLab
+	}
+	return ciNone
 }
 
 // note prints one line of strata's own: on the error stream in drop-in, so
@@ -43,6 +91,7 @@ func (c *console) note(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearStatus()
+	c.closeGroup()
 	if c.dropIn {
 		fmt.Fprintln(c.errW, s)
 	} else {
@@ -52,26 +101,41 @@ func (c *console) note(s string) {
 }
 
 // stepWriter collects one step's output. terraform-exec copies the
-// engine's stdout and stderr from two goroutines, and outside drop-in both
-// land in one stepWriter, so its buffers have a lock of their own.
+// engine's stdout and stderr from two goroutines. In drop-in each stream
+// has its stepWriter, guarded by its mu; otherwise both land in one
+// stepWriter, each through a lineSplitter of its own, guarded by the
+// console's mu.
 type stepWriter struct {
 	c       *console
 	ur      *unitRun
 	step    string
 	started time.Time
-	mu      sync.Mutex // guards buf and partial
-	buf     bytes.Buffer
-	partial []byte // drop-in: an unfinished line
 	done    chan struct{}
-	errSide *stepWriter // drop-in: the engine's stderr
+
+	// Drop-in.
+	mu      sync.Mutex // guards partial
+	partial []byte     // an unfinished line
+	errSide *stepWriter
 	isErr   bool
+
+	// Otherwise, guarded by c.mu.
+	ci       ciKind
+	stream   bool         // CI: lines may go out as they come
+	out, err lineSplitter // stdout, stderr
+	raw      []string     // every line as the engine printed it, for the summary
+	pending  []string     // masked lines not printed yet
+	blanks   int          // blank lines held until something follows them
+	printed  bool         // a line of this step is out
+	groups   int          // CI: groups this step opened
+	section  string       // GitLab: the open section's name
+	closed   bool
 }
 
 // stderr returns the writer for the engine's stderr: the same block
 // normally, the error stream in drop-in.
 func (sw *stepWriter) stderr() io.Writer {
 	if !sw.c.dropIn {
-		return sw
+		return stderrSide{sw}
 	}
 	if sw.errSide == nil {
 		sw.errSide = &stepWriter{c: sw.c, ur: sw.ur, step: sw.step, started: sw.started, done: make(chan struct{}), isErr: true}
@@ -88,12 +152,20 @@ func (sw *stepWriter) target() io.Writer {
 
 func (c *console) stepWriter(ur *unitRun, step string) *stepWriter {
 	sw := &stepWriter{c: c, ur: ur, step: step, started: c.now(), done: make(chan struct{})}
+	if !c.terminal && !c.dropIn {
+		// The unit's environment is the run's plus its stack's variables.
+		sw.ci = ciOf(func(k string) string { return ur.env[k] })
+		sw.stream = sw.ci != ciNone
+	}
 	c.mu.Lock()
 	c.running = append(c.running, sw)
 	if c.terminal && !c.dropIn {
 		c.clearStatus()
 		c.drawStatus()
 		c.startTicker()
+	}
+	if sw.stream && c.live == nil {
+		c.live = sw
 	}
 	c.mu.Unlock()
 	if !c.terminal && !c.dropIn && c.stillEvery > 0 {
@@ -118,26 +190,156 @@ func (sw *stepWriter) still() {
 }
 
 func (sw *stepWriter) Write(p []byte) (int, error) {
+	if !sw.c.dropIn {
+		return sw.write(&sw.out, p)
+	}
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	if sw.c.dropIn {
-		// Stream whole lines, masked, as they come.
-		sw.partial = append(sw.partial, p...)
-		for {
-			i := bytes.IndexByte(sw.partial, '\n')
-			if i < 0 {
-				break
-			}
-			line := sw.ur.masker.Mask(string(sw.partial[:i+1]))
-			sw.c.mu.Lock()
-			sw.ur.output.WriteString(line)
-			io.WriteString(sw.target(), line)
-			sw.c.mu.Unlock()
-			sw.partial = sw.partial[i+1:]
+	// Stream whole lines, masked, as they come.
+	sw.partial = append(sw.partial, p...)
+	for {
+		i := bytes.IndexByte(sw.partial, '\n')
+		if i < 0 {
+			break
 		}
+		line := sw.ur.masker.Mask(string(sw.partial[:i+1]))
+		sw.c.mu.Lock()
+		sw.ur.output.WriteString(line)
+		io.WriteString(sw.target(), line)
+		sw.c.mu.Unlock()
+		sw.partial = sw.partial[i+1:]
+	}
+	return len(p), nil
+}
+
+// stderrSide is the engine's stderr into a step's block.
+type stderrSide struct{ sw *stepWriter }
+
+func (s stderrSide) Write(p []byte) (int, error) { return s.sw.write(&s.sw.err, p) }
+
+func (sw *stepWriter) write(ls *lineSplitter, p []byte) (int, error) {
+	c := sw.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sw.closed {
 		return len(p), nil
 	}
-	return sw.buf.Write(p)
+	ls.write(p, sw.take)
+	return len(p), nil
+}
+
+// take receives whole lines from a stream: one line, or a box with the
+// line that introduces it. Callers hold c.mu.
+func (sw *stepWriter) take(lines []string) {
+	sw.raw = append(sw.raw, lines...)
+	masked := make([]string, len(lines))
+	for i, l := range lines {
+		masked[i] = sw.ur.masker.maskLine(strings.TrimRight(l, "\r"))
+	}
+	if key, ok := warningBox(masked); ok {
+		if sw.c.warned[key] {
+			return
+		}
+		sw.c.warned[key] = true
+	}
+	for _, l := range masked {
+		sw.put(l)
+	}
+}
+
+// put queues a masked line, or prints it when the step streams now.
+// Blank lines wait for what follows them: a block never starts or ends
+// with one, and a dropped warning leaves none behind at the start.
+// Callers hold c.mu.
+func (sw *stepWriter) put(l string) {
+	if strings.TrimSpace(l) == "" {
+		if sw.printed || len(sw.pending) > 0 {
+			sw.blanks++
+		}
+		return
+	}
+	for ; sw.blanks > 0; sw.blanks-- {
+		sw.pending = append(sw.pending, "")
+	}
+	sw.pending = append(sw.pending, l)
+	if sw.c.live == sw {
+		sw.c.flushLive()
+	}
+}
+
+// flushLive prints what the streaming step has pending, in its group.
+// Callers hold c.mu.
+func (c *console) flushLive() {
+	sw := c.live
+	if sw == nil || len(sw.pending) == 0 {
+		return
+	}
+	if c.open != sw {
+		c.closeGroup()
+		c.openGroup(sw)
+	}
+	c.printLines(sw, sw.pending)
+	sw.pending = nil
+}
+
+func (c *console) printLines(sw *stepWriter, lines []string) {
+	prefix := "[" + sw.ur.u.Name() + "] "
+	var b strings.Builder
+	for _, line := range lines {
+		b.WriteString(prefix)
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	io.WriteString(c.w, b.String())
+	sw.printed = true
+}
+
+// openGroup starts a collapsible group for a step's lines. Callers hold
+// c.mu.
+func (c *console) openGroup(sw *stepWriter) {
+	title := sw.ur.u.Name() + " " + sw.step
+	if sw.groups > 0 {
+		title += " (continued)"
+	}
+	sw.groups++
+	switch sw.ci {
+	case ciGitHub:
+		io.WriteString(c.w, githubCommand(func(a *githubactions.Action) { a.Group(title) }))
+	case ciGitLab:
+		c.sections++
+		sw.section = fmt.Sprintf("strata_%d_%s", c.sections, sectionName.ReplaceAllString(sw.ur.u.Name()+"_"+sw.step, "_"))
+		fmt.Fprintf(c.w, "\x1b[0Ksection_start:%d:%s[collapsed=true]\r\x1b[0K%s\n", c.now().Unix(), sw.section, title)
+	default:
+		return
+	}
+	c.open = sw
+}
+
+// closeGroup ends the open group, if any. Callers hold c.mu.
+func (c *console) closeGroup() {
+	sw := c.open
+	if sw == nil {
+		return
+	}
+	c.open = nil
+	switch sw.ci {
+	case ciGitHub:
+		io.WriteString(c.w, githubCommand(func(a *githubactions.Action) { a.EndGroup() }))
+	case ciGitLab:
+		fmt.Fprintf(c.w, "\x1b[0Ksection_end:%d:%s\r\x1b[0K\n", c.now().Unix(), sw.section)
+	}
+}
+
+// sectionName is what a GitLab section name may not hold.
+var sectionName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+
+// githubCommand renders workflow commands. They are rendered into a
+// string, not written straight to the console: the library panics when
+// its writer fails, and a closed stdout must not crash a run.
+func githubCommand(issue func(*githubactions.Action)) string {
+	var b strings.Builder
+	issue(githubactions.New(githubactions.WithWriter(&b)))
+	return b.String()
 }
 
 // Close ends the step: its block is printed.
@@ -146,9 +348,11 @@ func (sw *stepWriter) Close() error {
 		sw.errSide.Close()
 	}
 	close(sw.done)
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
 	c := sw.c
+	if c.dropIn {
+		sw.mu.Lock()
+		defer sw.mu.Unlock()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, r := range c.running {
@@ -165,23 +369,240 @@ func (sw *stepWriter) Close() error {
 		}
 		return nil
 	}
-	c.clearStatus()
-	text := sw.ur.masker.Mask(strings.TrimRight(sw.buf.String(), "\n"))
+	sw.out.flush(sw.take)
+	sw.err.flush(sw.take)
+	sw.closed = true
+	text := sw.ur.masker.Mask(strings.TrimRight(strings.Join(sw.raw, "\n"), "\n"))
 	if sw.step == StepPlan || sw.step == StepApply || sw.step == StepShow {
 		sw.ur.output.WriteString(text + "\n")
 	}
-	if text != "" {
-		prefix := "[" + sw.ur.u.Name() + "] "
-		var b strings.Builder
-		for _, line := range strings.Split(text, "\n") {
-			b.WriteString(prefix)
-			b.WriteString(line)
-			b.WriteByte('\n')
+	if strings.Contains(text, "Error: ") {
+		if c.failures[sw.ur] == nil {
+			c.failures[sw.ur] = map[string]string{}
 		}
-		io.WriteString(c.w, b.String())
+		c.failures[sw.ur][sw.step] = text
+	}
+	c.clearStatus()
+	if c.live == sw {
+		c.flushLive()
+		if c.open == sw {
+			c.closeGroup()
+		}
+		c.live = nil
+		c.handOver()
+	} else if len(sw.pending) > 0 {
+		c.closeGroup()
+		c.openGroup(sw)
+		c.printLines(sw, sw.pending)
+		sw.pending = nil
+		c.closeGroup()
 	}
 	c.drawStatus()
 	return nil
+}
+
+// handOver lets the running step that started first stream next: what it
+// has collected is printed now. Callers hold c.mu.
+func (c *console) handOver() {
+	var next *stepWriter
+	for _, sw := range c.running {
+		if sw.stream && (next == nil || sw.started.Before(next.started)) {
+			next = sw
+		}
+	}
+	c.live = next
+	c.flushLive()
+}
+
+// lineSplitter turns one stream's writes into whole lines. It holds a
+// terraform box (╷ … ╵), with the line ending in ":" that may introduce
+// it, until the box is whole: a repeated warning can only be recognised
+// whole, and the other stream's lines must not land inside it.
+type lineSplitter struct {
+	partial []byte
+	held    []string
+	inBox   bool
+}
+
+func (ls *lineSplitter) write(p []byte, emit func([]string)) {
+	ls.partial = append(ls.partial, p...)
+	for {
+		i := bytes.IndexByte(ls.partial, '\n')
+		if i < 0 {
+			return
+		}
+		line := string(ls.partial[:i])
+		ls.partial = ls.partial[i+1:]
+		ls.line(line, emit)
+	}
+}
+
+func (ls *lineSplitter) line(l string, emit func([]string)) {
+	t := strings.TrimSpace(l)
+	switch {
+	case ls.inBox:
+		ls.held = append(ls.held, l)
+		if t == "╵" {
+			ls.inBox = false
+			held := ls.held
+			ls.held = nil
+			emit(held)
+		}
+	case t == "╷":
+		ls.held = append(ls.held, l)
+		ls.inBox = true
+	default:
+		if len(ls.held) > 0 {
+			held := ls.held
+			ls.held = nil
+			emit(held)
+		}
+		if strings.HasSuffix(t, ":") {
+			ls.held = []string{l}
+			return
+		}
+		emit([]string{l})
+	}
+}
+
+// flush emits what is left when the step ends: an unfinished line, and a
+// box that never closed, as it is.
+func (ls *lineSplitter) flush(emit func([]string)) {
+	if len(ls.partial) > 0 {
+		line := string(ls.partial)
+		ls.partial = nil
+		ls.line(line, emit)
+	}
+	if len(ls.held) > 0 {
+		held := ls.held
+		ls.held, ls.inBox = nil, false
+		emit(held)
+	}
+}
+
+// warningBox reports whether lines are a whole warning box (with the line
+// introducing it, if any), and the text that identifies it.
+func warningBox(lines []string) (string, bool) {
+	start := -1
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "╷" {
+			start = i
+			break
+		}
+	}
+	if start < 0 || strings.TrimSpace(lines[len(lines)-1]) != "╵" {
+		return "", false
+	}
+	for _, l := range lines[start+1:] {
+		t := unboxed(l)
+		if t == "" {
+			continue
+		}
+		if !strings.HasPrefix(t, "Warning: ") {
+			return "", false
+		}
+		break
+	}
+	trimmed := make([]string, len(lines))
+	for i, l := range lines {
+		trimmed[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Join(trimmed, "\n"), true
+}
+
+// maskLine masks one line of output. A secret of several lines never
+// shows whole on one line, so each of its lines is masked by itself.
+func (m *Masker) maskLine(s string) string {
+	if m == nil {
+		return s
+	}
+	s = m.Mask(s)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, v := range m.secrets {
+		if !strings.Contains(v, "\n") {
+			continue
+		}
+		for _, part := range strings.Split(v, "\n") {
+			// Short lines ("}", "---") would shred every line they
+			// appear in, and give nothing away.
+			if p := strings.TrimSpace(part); len(p) > 3 {
+				s = strings.ReplaceAll(s, p, "***")
+			}
+		}
+	}
+	return s
+}
+
+// annotate turns a failed unit into GitHub annotations: one per Error
+// diagnostic of the step that failed, at its file and line (relative to
+// the repository) when the engine gave one; a plain one with the reason
+// when it gave none.
+func (c *console) annotate(ur *unitRun, rep *UnitReport, root, workspace string) {
+	failedStep := ""
+	for i := len(rep.Steps) - 1; i >= 0; i-- {
+		if !rep.Steps[i].OK {
+			failedStep = rep.Steps[i].Name
+			break
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	n := 0
+	seen := map[string]bool{}
+	if failedStep != "" {
+		for _, d := range parseDiagnostics(c.failures[ur][failedStep]) {
+			if d.Severity != "Error" || n == maxAnnotations {
+				continue
+			}
+			msg := d.Summary
+			if d.Detail != "" {
+				msg += "\n\n" + d.Detail
+			}
+			fields := map[string]string{"title": rep.Name() + " " + failedStep + " failed"}
+			if d.File != "" {
+				fields["file"] = annotationFile(root, rep.Dir, d.File, workspace)
+				fields["line"] = strconv.Itoa(d.Line)
+			}
+			cmd := githubCommand(func(a *githubactions.Action) { a.WithFieldsMap(fields).Errorf("%s", msg) })
+			if !seen[cmd] {
+				seen[cmd] = true
+				b.WriteString(cmd)
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		b.WriteString(githubCommand(func(a *githubactions.Action) { a.Errorf("%s: %s", rep.Name(), rep.Reason) }))
+	}
+	c.clearStatus()
+	c.closeGroup()
+	io.WriteString(c.w, b.String())
+	c.drawStatus()
+}
+
+// maxAnnotations bounds a unit's annotations: GitHub shows ten errors per
+// step anyway.
+const maxAnnotations = 10
+
+// annotationFile is a diagnostic's file as GitHub wants it: relative to
+// the checkout ($GITHUB_WORKSPACE) when strata's root is inside it, else
+// to strata's root. The engine prints it relative to the unit's dir.
+func annotationFile(root, dir, file, workspace string) string {
+	abs := filepath.FromSlash(file)
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(root, filepath.FromSlash(dir), abs)
+	}
+	for _, base := range []string{workspace, root} {
+		if base == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(base, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return path.Join(dir, filepath.ToSlash(file))
 }
 
 // clearStatus erases the status lines (terminal only). Callers hold mu.
@@ -193,8 +614,8 @@ func (c *console) clearStatus() {
 	c.drawn = 0
 }
 
-// drawStatus prints one line per running step (terminal only). Callers
-// hold mu.
+// drawStatus prints one line per running step (terminal only): the unit,
+// its step and how long the step has run. Callers hold mu.
 func (c *console) drawStatus() {
 	if !c.terminal || c.dropIn || len(c.running) == 0 {
 		return

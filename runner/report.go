@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/strata-iac/strata/stacks"
 )
 
 // Report is the JSON report of a command (§9.2).
@@ -24,6 +26,46 @@ type Report struct {
 	// Error is why the command stopped before any unit ran (a config
 	// error, the apply lock held, an engine that cannot be had).
 	Error string `json:"error,omitempty"`
+	// CI is the commit and CI run the command ran for, when a CI service
+	// says.
+	CI *CIReport `json:"ci,omitempty"`
+}
+
+// CIReport is what the CI service says about the run: the commit, the
+// branch a merge request targets and a link to the CI run.
+type CIReport struct {
+	Service   string `json:"service"` // "github" or "gitlab"
+	Commit    string `json:"commit,omitempty"`
+	CommitURL string `json:"commit_url,omitempty"`
+	Base      string `json:"base,omitempty"`
+	RunURL    string `json:"run_url,omitempty"`
+}
+
+// CIFromEnv reads the CI service's variables from an environment list;
+// nil outside GitHub Actions and GitLab CI.
+func CIFromEnv(environ []string) *CIReport {
+	get := getenvIn(environ)
+	switch ciOf(get) {
+	case ciGitHub:
+		ci := &CIReport{Service: "github", Commit: get("GITHUB_SHA"), Base: get("GITHUB_BASE_REF")}
+		server, repo := strings.TrimSuffix(get("GITHUB_SERVER_URL"), "/"), get("GITHUB_REPOSITORY")
+		if server != "" && repo != "" {
+			if id := get("GITHUB_RUN_ID"); id != "" {
+				ci.RunURL = server + "/" + repo + "/actions/runs/" + id
+			}
+			if ci.Commit != "" {
+				ci.CommitURL = server + "/" + repo + "/commit/" + ci.Commit
+			}
+		}
+		return ci
+	case ciGitLab:
+		ci := &CIReport{Service: "gitlab", Commit: get("CI_COMMIT_SHA"), Base: get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"), RunURL: get("CI_PIPELINE_URL")}
+		if project := strings.TrimSuffix(get("CI_PROJECT_URL"), "/"); project != "" && ci.Commit != "" {
+			ci.CommitURL = project + "/-/commit/" + ci.Commit
+		}
+		return ci
+	}
+	return nil
 }
 
 // FailedReport is the report of a command that stopped before any unit
@@ -62,6 +104,10 @@ type UnitReport struct {
 	// Log is the engine output of the unit's plan and apply, masked, for
 	// the summary.
 	Log string `json:"-"`
+	// order is the unit's place in the run's DAG (by layer, then name), so
+	// the summary reads in the order things happen; the report's units
+	// stay in ID order.
+	order int
 }
 
 // Name is the unit as the console shows it.
@@ -127,12 +173,24 @@ func (r *runState) report(started time.Time) *Report {
 	rep := &Report{Version: 1, Command: r.opt.Command, StartedAt: started.UTC(), FinishedAt: r.opt.Now().UTC()}
 	byStack := map[string]*StackReport{}
 	var order []string
+	place := map[*stacks.Unit]int{}
+	if r.g != nil {
+		for i, u := range r.g.Order() {
+			place[u] = i
+		}
+	}
+	ci := ciOf(getenvIn(r.opt.Environ))
 	for _, ur := range r.units {
 		if ur.external {
 			continue
 		}
 		ureport := r.unitReport(ur)
+		ureport.order = place[ur.u]
 		rep.Units = append(rep.Units, ureport)
+		if ureport.Status == StatusFailed && ci == ciGitHub && !r.opt.DropIn {
+			ws, _ := lookupEnv(r.opt.Environ, "GITHUB_WORKSPACE")
+			r.con.annotate(ur, ureport, r.p.Root, ws)
+		}
 		sr, ok := byStack[ureport.Stack]
 		if !ok {
 			sr = &StackReport{Name: ureport.Stack, Path: ureport.StackPath, Status: ureport.Status}
@@ -155,6 +213,7 @@ func (r *runState) report(started time.Time) *Report {
 	}
 	rep.ExitCode = exitCode(rep, r.opt.Command, r.detailed())
 	rep.OK = rep.ExitCode == 0 || rep.ExitCode == 2
+	rep.CI = CIFromEnv(r.opt.Environ)
 	return rep
 }
 
@@ -254,41 +313,63 @@ func (u *UnitReport) duration() string {
 // summaryLimit caps the Markdown summary (GitHub's step summary limit).
 const summaryLimit = 1 << 20
 
-// Markdown renders the summary (§9.3): a section per stack with its status,
-// each unit's changes and its plan output in a collapsed block. Over
-// summaryLimit the plan outputs are cut per unit, with a note.
+// Markdown renders the summary (§9.3) the way a reviewer reads it: a
+// verdict line, the change totals with the commit, base and CI run, then a
+// section per stack in the order the run's DAG goes, with its status, a
+// table of its units and each changing unit's plan output in a collapsed
+// block. A unit whose changes are not known (blocked, skipped, cancelled,
+// failed before its plan) shows "-"; a unit without changes is its table
+// row alone. Over summaryLimit the plan outputs are cut per unit, with a
+// note.
 func (rep *Report) Markdown() string {
+	stacks := append([]StackReport(nil), rep.Stacks...)
+	byStack := map[string][]*UnitReport{}
+	first := map[string]int{}
+	for _, u := range rep.Units {
+		if o, ok := first[u.Stack]; !ok || u.order < o {
+			first[u.Stack] = u.order
+		}
+		byStack[u.Stack] = append(byStack[u.Stack], u)
+	}
+	for _, us := range byStack {
+		sort.SliceStable(us, func(i, j int) bool { return us[i].order < us[j].order })
+	}
+	sort.SliceStable(stacks, func(i, j int) bool { return first[stacks[i].Name] < first[stacks[j].Name] })
 	render := func(logLimit int) string {
 		var b strings.Builder
-		fmt.Fprintf(&b, "## strata %s\n\n", rep.Command)
+		fmt.Fprintf(&b, "## strata %s: %s\n\n", rep.Command, rep.verdict())
+		if line := rep.contextLine(); line != "" {
+			b.WriteString(line + "\n\n")
+		}
 		if rep.Error != "" {
-			fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", strings.ReplaceAll(rep.Error, "```", "``\u200b`"))
+			fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", fence(rep.Error))
 		}
-		byStack := map[string][]*UnitReport{}
-		for _, u := range rep.Units {
-			byStack[u.Stack] = append(byStack[u.Stack], u)
-		}
-		for _, s := range rep.Stacks {
+		for _, s := range stacks {
 			fmt.Fprintf(&b, "### %s — %s\n\n", strings.Join(s.Path, " / "), s.Status)
 			b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")
 			for _, u := range byStack[s.Name] {
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", u.Name(), u.Status, u.Changes, strings.ReplaceAll(u.Reason, "|", `\|`))
+				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", u.Name(), u.Status, u.changesText(), strings.ReplaceAll(u.Reason, "|", `\|`))
 			}
 			b.WriteString("\n")
 			for _, u := range byStack[s.Name] {
 				for _, st := range u.Steps {
 					if out := strings.TrimSpace(st.Output); out != "" {
-						fmt.Fprintf(&b, "<details><summary>%s: %s output</summary>\n\n```\n%s\n```\n\n</details>\n\n", u.Name(), st.Name, strings.ReplaceAll(out, "```", "``\u200b`"))
+						fmt.Fprintf(&b, "<details><summary>%s: %s output</summary>\n\n```\n%s\n```\n\n</details>\n\n", u.Name(), st.Name, fence(out))
 					}
 				}
 				log := strings.TrimSpace(u.Log)
-				if log == "" {
+				if log == "" || u.unchanged() {
 					continue
 				}
 				if logLimit >= 0 && len(log) > logLimit {
-					log = log[:logLimit] + fmt.Sprintf("\n… cut: %d more bytes (the summary is limited to 1 MiB)", len(u.Log)-logLimit)
+					more := len(u.Log) - logLimit
+					log = log[:logLimit] + fmt.Sprintf("\n… cut: %s more (the summary is limited to 1 MiB)", count(more, "byte"))
 				}
-				fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n```\n%s\n```\n\n</details>\n\n", u.Name(), strings.ReplaceAll(log, "```", "``\u200b`"))
+				summary := u.Name() + ": " + u.Status
+				if u.changesKnown() {
+					summary += ", " + u.Changes.String()
+				}
+				fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n```\n%s\n```\n\n</details>\n\n", summary, fence(log))
 			}
 		}
 		return b.String()
@@ -298,4 +379,126 @@ func (rep *Report) Markdown() string {
 		return md
 	}
 	return render(summaryLimit / (2 * len(rep.Units)))
+}
+
+// fence keeps text from closing the code block it is quoted in.
+func fence(s string) string { return strings.ReplaceAll(s, "```", "``\u200b`") }
+
+// verdictOrder is how the verdict counts units: what changes first, then
+// what keeps a change from landing.
+var verdictOrder = []struct{ status, words string }{
+	{StatusApplied, "applied"},
+	{StatusDestroyed, "destroyed"},
+	{StatusPlanned, "to change"},
+	{StatusSucceeded, "succeeded"},
+	{StatusBlocked, "blocked"},
+	{StatusFailed, "failed"},
+	{StatusSkipped, "skipped"},
+	{StatusCancelled, "cancelled"},
+}
+
+// verdict is the summary's first line: how many units change, changed or
+// did not get there, e.g. "3 to change, 1 blocked, 2 failed"; "no changes"
+// when every unit has none.
+func (rep *Report) verdict() string {
+	if rep.Error != "" {
+		return "stopped"
+	}
+	if len(rep.Units) == 0 {
+		return "no units"
+	}
+	n := map[string]int{}
+	for _, u := range rep.Units {
+		n[u.Status]++
+	}
+	var parts []string
+	for _, v := range verdictOrder {
+		if n[v.status] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[v.status], v.words))
+		}
+	}
+	if len(parts) == 0 {
+		return "no changes"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// contextLine is the line under the verdict: the change totals over the
+// units whose changes are known, how many units, and the commit, base and
+// CI run when CI says.
+func (rep *Report) contextLine() string {
+	var parts []string
+	if len(rep.Units) > 0 {
+		var total Changes
+		for _, u := range rep.Units {
+			if u.changesKnown() {
+				total.Add += u.Changes.Add
+				total.Change += u.Changes.Change
+				total.Destroy += u.Changes.Destroy
+			}
+		}
+		parts = append(parts, fmt.Sprintf("**%s** in %s", total, count(len(rep.Units), "unit")))
+	}
+	if ci := rep.CI; ci != nil {
+		if ci.Commit != "" {
+			short := ci.Commit
+			if len(short) > 12 {
+				short = short[:12]
+			}
+			if ci.CommitURL != "" {
+				parts = append(parts, fmt.Sprintf("commit [`%s`](%s)", short, ci.CommitURL))
+			} else {
+				parts = append(parts, fmt.Sprintf("commit `%s`", short))
+			}
+		}
+		if ci.Base != "" {
+			parts = append(parts, fmt.Sprintf("base `%s`", ci.Base))
+		}
+		if ci.RunURL != "" {
+			parts = append(parts, fmt.Sprintf("[CI run](%s)", ci.RunURL))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// changesKnown reports whether the unit has a plan to count changes
+// from: not when it never planned (blocked, skipped or cancelled before
+// its plan, failed before or in it) nor in commands that do not plan.
+func (u *UnitReport) changesKnown() bool {
+	switch u.Status {
+	case StatusPlanned, StatusApplied, StatusDestroyed, StatusNoChanges:
+		return true
+	case StatusSucceeded:
+		return false
+	}
+	if u.Changes != (Changes{}) {
+		return true
+	}
+	for _, st := range u.Steps {
+		if st.Name == StepPlan && st.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// changesText is the unit's changes column: "-" when they are not known.
+func (u *UnitReport) changesText() string {
+	if !u.changesKnown() {
+		return "-"
+	}
+	return u.Changes.String()
+}
+
+// unchanged reports a unit whose plan changes nothing: its table row
+// says all there is. A plan that changes only outputs counts no resource
+// changes, and is still shown.
+func (u *UnitReport) unchanged() bool { return u.Status == StatusNoChanges }
+
+// count is "1 unit", "2 units".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

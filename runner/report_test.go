@@ -1,0 +1,165 @@
+package runner
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestVerdict(t *testing.T) {
+	rep := func(statuses ...string) *Report {
+		r := &Report{Command: CmdPlan}
+		for _, s := range statuses {
+			r.Units = append(r.Units, &UnitReport{Status: s})
+		}
+		return r
+	}
+	tests := []struct {
+		rep  *Report
+		want string
+	}{
+		{rep(StatusPlanned, StatusPlanned, StatusPlanned, StatusBlocked, StatusFailed, StatusFailed, StatusNoChanges), "3 to change, 1 blocked, 2 failed"},
+		{rep(StatusNoChanges, StatusNoChanges), "no changes"},
+		{rep(StatusApplied, StatusFailed, StatusSkipped, StatusNoChanges), "1 applied, 1 failed, 1 skipped"},
+		{rep(StatusDestroyed, StatusCancelled), "1 destroyed, 1 cancelled"},
+		{rep(StatusSucceeded, StatusSucceeded), "2 succeeded"},
+		{rep(), "no units"},
+		{&Report{Error: "the apply lock is held"}, "stopped"},
+	}
+	for _, tc := range tests {
+		if got := tc.rep.verdict(); got != tc.want {
+			t.Errorf("verdict = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestChangesColumn(t *testing.T) {
+	planOK := []StepReport{{Name: StepInit, OK: true}, {Name: StepPlan, OK: true}}
+	planFailed := []StepReport{{Name: StepInit, OK: true}, {Name: StepPlan, OK: false}}
+	tests := []struct {
+		u    UnitReport
+		want string
+	}{
+		{UnitReport{Status: StatusPlanned, Changes: Changes{Add: 1}}, "+1 ~0 -0"},
+		{UnitReport{Status: StatusNoChanges}, "+0 ~0 -0"},
+		{UnitReport{Status: StatusApplied, Changes: Changes{Destroy: 2}}, "+0 ~0 -2"},
+		{UnitReport{Status: StatusBlocked}, "-"},
+		{UnitReport{Status: StatusSkipped}, "-"},
+		// A skipped unit keeps the plan it made before its producer failed.
+		{UnitReport{Status: StatusSkipped, Changes: Changes{Change: 1}}, "+0 ~1 -0"},
+		{UnitReport{Status: StatusCancelled}, "-"},
+		{UnitReport{Status: StatusFailed, Steps: planFailed}, "-"},
+		// Failed in apply after a plan without resource changes.
+		{UnitReport{Status: StatusFailed, Steps: append(planOK, StepReport{Name: StepApply})}, "+0 ~0 -0"},
+		{UnitReport{Status: StatusSucceeded}, "-"},
+	}
+	for _, tc := range tests {
+		if got := tc.u.changesText(); got != tc.want {
+			t.Errorf("%s %v: changes %q, want %q", tc.u.Status, tc.u.Changes, got, tc.want)
+		}
+	}
+}
+
+// TestMarkdownForAReviewer: verdict and totals first, then stacks and
+// their units in DAG order (not by name), "-" where a unit has no plan,
+// no block for a unit without changes, and "1 unit".
+func TestMarkdownForAReviewer(t *testing.T) {
+	rep := &Report{Command: CmdApply,
+		Stacks: []StackReport{
+			{Name: "app", Path: []string{"app"}, Status: StatusFailed},
+			{Name: "net", Path: []string{"net"}, Status: StatusApplied},
+		},
+		Units: []*UnitReport{
+			{Dir: "app/api", Workspace: "default", Stack: "app", Status: StatusFailed, Reason: "apply failed: local-exec provisioner error",
+				Changes: Changes{Add: 1}, Steps: []StepReport{{Name: StepPlan, OK: true}, {Name: StepApply}}, Log: "Plan: 1 to add\nError: local-exec provisioner error", order: 3},
+			{Dir: "app/web", Workspace: "default", Stack: "app", Status: StatusSkipped, Reason: "app/api@default failed", order: 4},
+			{Dir: "net/a", Workspace: "default", Stack: "net", Status: StatusNoChanges, Log: "No changes. Your infrastructure matches the configuration.", order: 2},
+			{Dir: "net/z", Workspace: "default", Stack: "net", Status: StatusApplied, Changes: Changes{Add: 2, Change: 1}, Log: "Apply complete! Resources: 2 added, 1 changed, 0 destroyed.", order: 0},
+		},
+		CI: &CIReport{Service: "github", Commit: "0123456789abcdef0123456789abcdef01234567", CommitURL: "https://github.example/o/r/commit/0123456789abcdef0123456789abcdef01234567",
+			Base: "main", RunURL: "https://github.example/o/r/actions/runs/42"},
+	}
+	md := rep.Markdown()
+	lines := strings.Split(md, "\n")
+	if lines[0] != "## strata apply: 1 applied, 1 failed, 1 skipped" {
+		t.Errorf("verdict line %q", lines[0])
+	}
+	wantContext := "**+3 ~1 -0** in 4 units · commit [`0123456789ab`](https://github.example/o/r/commit/0123456789abcdef0123456789abcdef01234567) · base `main` · [CI run](https://github.example/o/r/actions/runs/42)"
+	if lines[2] != wantContext {
+		t.Errorf("context line\n%q\nwant\n%q", lines[2], wantContext)
+	}
+	// net's first unit comes first in the DAG: its section leads, and in
+	// it net/z (layer 0) stands above net/a.
+	order := []string{"### net — applied", "| `net/z@default` | applied | +2 ~1 -0 |", "| `net/a@default` | no_changes | +0 ~0 -0 |",
+		"### app — failed", "| `app/api@default` | failed | +1 ~0 -0 | apply failed: local-exec provisioner error |", "| `app/web@default` | skipped | - | app/api@default failed |"}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(md[at:], want)
+		if i < 0 {
+			t.Fatalf("%q missing or out of order in\n%s", want, md)
+		}
+		at += i + len(want)
+	}
+	if strings.Contains(md, "No changes. Your infrastructure") {
+		t.Errorf("a unit without changes has a plan block:\n%s", md)
+	}
+	for _, want := range []string{"<summary>net/z@default: applied, +2 ~1 -0</summary>", "<summary>app/api@default: failed, +1 ~0 -0</summary>"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in\n%s", want, md)
+		}
+	}
+	one := &Report{Command: CmdPlan, Stacks: []StackReport{{Name: "s", Path: []string{"s"}, Status: StatusPlanned}},
+		Units: []*UnitReport{{Dir: "d", Workspace: "default", Stack: "s", Status: StatusPlanned, Changes: Changes{Add: 1}, Log: "Plan: 1 to add"}}}
+	if md := one.Markdown(); !strings.Contains(md, "**+1 ~0 -0** in 1 unit\n") || strings.Contains(md, "1 units") {
+		t.Errorf("one unit:\n%s", md)
+	}
+	stopped := FailedReport(CmdApply, time.Unix(0, 0), time.Unix(1, 0), "another strata holds the repository apply lock")
+	if md := stopped.Markdown(); !strings.HasPrefix(md, "## strata apply: stopped\n\n**Stopped before any unit ran.**") {
+		t.Errorf("stopped:\n%s", md)
+	}
+}
+
+func TestCIFromEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		environ []string
+		want    *CIReport
+	}{
+		{"not in CI", []string{"CI=true", "GITHUB_SHA=abc"}, nil},
+		{"GitHub Actions, pull request", []string{"GITHUB_ACTIONS=true", "GITHUB_SHA=abc123", "GITHUB_BASE_REF=main",
+			"GITHUB_SERVER_URL=https://github.com", "GITHUB_REPOSITORY=o/r", "GITHUB_RUN_ID=99"},
+			&CIReport{Service: "github", Commit: "abc123", CommitURL: "https://github.com/o/r/commit/abc123", Base: "main", RunURL: "https://github.com/o/r/actions/runs/99"}},
+		{"GitHub Actions, push: no base", []string{"GITHUB_ACTIONS=true", "GITHUB_SHA=abc123", "GITHUB_BASE_REF="},
+			&CIReport{Service: "github", Commit: "abc123"}},
+		{"GitLab CI, merge request", []string{"GITLAB_CI=true", "CI_COMMIT_SHA=def456", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME=main",
+			"CI_PIPELINE_URL=https://gitlab.example/g/p/-/pipelines/7", "CI_PROJECT_URL=https://gitlab.example/g/p"},
+			&CIReport{Service: "gitlab", Commit: "def456", CommitURL: "https://gitlab.example/g/p/-/commit/def456", Base: "main", RunURL: "https://gitlab.example/g/p/-/pipelines/7"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CIFromEnv(tc.environ); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("CIFromEnv = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestReportJSONIsAdditive: outside CI the report has no "ci" key and
+// nothing of the summary's ordering; in CI the key is there.
+func TestReportJSONIsAdditive(t *testing.T) {
+	rep := &Report{Version: 1, Command: CmdPlan, Stacks: []StackReport{}, Units: []*UnitReport{{Dir: "d", Workspace: "default", Stack: "s", order: 7}}}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"ci"`) || strings.Contains(string(b), "order") {
+		t.Errorf("report: %s", b)
+	}
+	rep.CI = &CIReport{Service: "gitlab", Commit: "def"}
+	b, _ = json.Marshal(rep)
+	if !strings.Contains(string(b), `"ci":{"service":"gitlab","commit":"def"}`) {
+		t.Errorf("report: %s", b)
+	}
+}
