@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 
 	"github.com/strata-iac/strata/internal/atomicfile"
+	"github.com/strata-iac/strata/internal/contenthash"
 	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/stacks"
@@ -192,7 +193,7 @@ func (j *job) initCurrent(fp string) bool {
 
 func (j *job) fingerprint(args InitArgs) (string, error) {
 	u := j.ur.u
-	return InitFingerprint(FingerprintInput{
+	return contenthash.InitFingerprint(contenthash.FingerprintInput{
 		Root: j.r.p.Root, Dir: u.Dir, ModuleDirs: j.r.p.LocalModules(u.Dir),
 		Engine: j.ur.engine.Name, EngineVersion: j.ur.engine.Version.String(),
 		InitArgs: initArgText(args),
@@ -272,7 +273,7 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 		return nil, err
 	}
 	args := append(append([]string(nil), ea.Text...), targetArgs(targets)...)
-	j.res.digest, err = Digest(DigestInput{
+	j.res.digest, err = contenthash.Digest(contenthash.DigestInput{
 		Root: j.r.p.Root, Dir: u.Dir, ModuleDirs: j.r.p.LocalModules(u.Dir), OtherRoots: j.r.otherRoots(u.Dir),
 		FilePatterns: u.FilePatterns(), Engine: j.ur.engine.Name, EngineVersion: j.ur.engine.Version.String(),
 		Workspace: u.Workspace, Stack: u.Stack.Name, Variables: variableMap(u),

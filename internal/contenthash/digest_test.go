@@ -1,4 +1,4 @@
-package runner
+package contenthash
 
 import (
 	"fmt"

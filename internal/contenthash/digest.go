@@ -1,4 +1,10 @@
-package runner
+// Package contenthash computes what strata compares to know whether
+// something changed: the content digest of a unit (its files, local
+// modules, engine, workspace, variables, arguments and var file), which
+// decides whether a saved plan may be reused and whether an apply is
+// current, and the init fingerprint, which decides whether init may be
+// skipped.
+package contenthash
 
 import (
 	"crypto/sha256"
