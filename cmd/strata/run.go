@@ -244,7 +244,7 @@ func terminalApprover(w io.Writer, in io.Reader) func([]*runner.UnitReport) (run
 			fmt.Fprintf(w, "  %-40s %s  %s\n", u.Name(), strings.Join(u.StackPath, "/"), u.Changes)
 		}
 		for {
-			fmt.Fprintf(w, "Apply %d units? [yes/all/no] ", len(units))
+			fmt.Fprintf(w, "Apply %s? [yes/all/no] ", countOf(len(units), "unit"))
 			line, err := r.ReadString('\n')
 			switch strings.TrimSpace(strings.ToLower(line)) {
 			case "yes", "y":
