@@ -137,7 +137,7 @@ func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Option
 		}
 		defer lock.Release()
 	}
-	r.schedule(ctx)
+	r.schedule(ctx, r.engineWork())
 	rep := r.report(started)
 	return &Result{Report: rep, ExitCode: rep.ExitCode}, nil
 }
@@ -410,18 +410,26 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))
 	}
-	byUnit := map[*stacks.Unit]*unitRun{}
 	for _, ur := range r.units {
-		byUnit[ur.u] = ur
 		if err := r.setup(ur); err != nil {
 			return err
 		}
 	}
-	r.byUnit = byUnit
+	r.link()
+	return nil
+}
+
+// link turns the graph's edges into the units' gates, and orders the
+// units by longest remaining path.
+func (r *runState) link() {
+	r.byUnit = make(map[*stacks.Unit]*unitRun, len(r.units))
+	for _, ur := range r.units {
+		r.byUnit[ur.u] = ur
+	}
 	for _, ur := range r.units {
 		for _, ei := range r.g.In(ur.u) {
 			e := r.g.Edges[ei]
-			pred := byUnit[e.From]
+			pred := r.byUnit[e.From]
 			plan := e.Kind == stacks.PlanEdge
 			if plan {
 				ur.planPreds = append(ur.planPreds, pred)
@@ -433,7 +441,6 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 		}
 	}
 	r.computePriorities()
-	return nil
 }
 
 // installer is the engine installer of the run, made once.

@@ -147,13 +147,11 @@ type jobResult struct {
 // sourcegraph/conc's pool as the workers). The coordinator alone submits
 // jobs, so a full pool never deadlocks, and a panicking job fails its unit
 // with the stack trace in the log.
-func (r *runState) schedule(ctx context.Context) {
+func (r *runState) schedule(ctx context.Context, w work) {
 	for _, ur := range r.units {
 		switch {
-		case ur.producer:
-			r.readExternalProducer(ctx, ur)
 		case ur.external:
-			r.openExternal(ctx, ur)
+			w.outside(ctx, ur)
 		case ur.preBlocked != "":
 			r.finish(ur, StatusBlocked, ur.preBlocked)
 		case ur.unsupported:
@@ -221,7 +219,7 @@ func (r *runState) schedule(ctx context.Context) {
 				job := j
 				workers.Go(func() {
 					var res stepsResult
-					if rec := panics.Try(func() { res = r.runJob(ctx, job.ur, job.kind) }); rec != nil {
+					if rec := panics.Try(func() { res = w.job(ctx, job.ur, job.kind) }); rec != nil {
 						res = stepsResult{err: fmt.Errorf("internal error: %v\n%s", rec.Value, rec.Stack), failedStep: "internal"}
 					}
 					results <- jobResult{ur: job.ur, kind: job.kind, res: res}
@@ -256,6 +254,26 @@ func (r *runState) schedule(ctx context.Context) {
 	}
 	workers.Wait()
 	r.finalize()
+}
+
+// work is what the scheduler has done: the jobs of the units in the run,
+// on the worker pool, and the settling of each unit outside the run (a
+// gate's unit or a producer), before anything starts. The coordinator
+// alone decides what runs when; tests give it jobs that run no engine.
+type work struct {
+	job     func(ctx context.Context, ur *unitRun, kind jobKind) stepsResult
+	outside func(ctx context.Context, ur *unitRun)
+}
+
+// engineWork is the work of a real run: engine steps.
+func (r *runState) engineWork() work {
+	return work{job: r.runJob, outside: func(ctx context.Context, ur *unitRun) {
+		if ur.producer {
+			r.readExternalProducer(ctx, ur)
+		} else {
+			r.openExternal(ctx, ur)
+		}
+	}}
 }
 
 type readyJob struct {

@@ -1,0 +1,381 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// The scheduler, tested with jobs that run no engine: gates, skip chains,
+// fail-fast, shared dirs, approval waves, gates outside the run, priority
+// and the worker bound.
+
+// fakeJobs records what the scheduler starts and answers as told.
+type fakeJobs struct {
+	mu            sync.Mutex
+	log           []string // "start plan a@default", "end apply b@default", …
+	running       int
+	maxRunning    int
+	runningIn     map[string]int
+	sharedOverlap bool
+	fail          map[string]bool // unit name -> its plan fails
+	noChanges     map[string]bool // unit name -> its plan has no changes
+	opened        map[string]bool // unit outside the run -> applied at its digest
+}
+
+func newFakeJobs() *fakeJobs {
+	return &fakeJobs{runningIn: map[string]int{}, fail: map[string]bool{}, noChanges: map[string]bool{}, opened: map[string]bool{}}
+}
+
+var kindNames = map[jobKind]string{jobPlan: "plan", jobApply: "apply", jobPlanApply: "plan+apply"}
+
+func (f *fakeJobs) work() work {
+	return work{job: f.job, outside: f.outside}
+}
+
+func (f *fakeJobs) job(ctx context.Context, ur *unitRun, kind jobKind) stepsResult {
+	name := ur.u.Name()
+	f.mu.Lock()
+	f.log = append(f.log, "start "+kindNames[kind]+" "+name)
+	f.running++
+	f.maxRunning = max(f.maxRunning, f.running)
+	f.runningIn[ur.u.Dir]++
+	if f.runningIn[ur.u.Dir] > 1 {
+		f.sharedOverlap = true
+	}
+	f.mu.Unlock()
+	// Long enough for jobs that may overlap to do so.
+	time.Sleep(3 * time.Millisecond)
+	f.mu.Lock()
+	f.log = append(f.log, "end "+kindNames[kind]+" "+name)
+	f.running--
+	f.runningIn[ur.u.Dir]--
+	fail, none := f.fail[name], f.noChanges[name]
+	f.mu.Unlock()
+	switch {
+	case fail:
+		return stepsResult{err: errors.New("boom"), failedStep: StepPlan}
+	case kind == jobApply:
+		return stepsResult{}
+	case none:
+		return stepsResult{}
+	case kind == jobPlanApply:
+		return stepsResult{applied: true, hasChanges: true, changes: Changes{Add: 1}}
+	}
+	return stepsResult{hasChanges: true, changes: Changes{Add: 1}}
+}
+
+func (f *fakeJobs) outside(_ context.Context, ur *unitRun) {
+	ur.phase, ur.status = phaseDone, StatusBlocked
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ur.opened = f.opened[ur.u.Name()]
+}
+
+// index is the position of an entry in the log, -1 when absent.
+func (f *fakeJobs) index(entry string) int {
+	for i, e := range f.log {
+		if e == entry {
+			return i
+		}
+	}
+	return -1
+}
+
+// before reports whether entry a is in the log before entry b.
+func (f *fakeJobs) before(t *testing.T, a, b string) {
+	t.Helper()
+	ia, ib := f.index(a), f.index(b)
+	if ia < 0 || ib < 0 || ia > ib {
+		t.Errorf("want %q before %q in\n%s", a, b, strings.Join(f.log, "\n"))
+	}
+}
+
+// schedulerRun builds a run of a repository whose dirs each hold a module,
+// as a command would, but with no engine: the scheduler gets fake jobs.
+func schedulerRun(t *testing.T, config string, dirs []string, opt Options, external ...string) *runState {
+	t.Helper()
+	files := map[string]string{"strata.yml": config}
+	for _, d := range dirs {
+		files[d+"/main.tf"] = ""
+	}
+	root := testenv.WriteRepo(t, files)
+	p, err := stacks.Load(root, filepath.Join(root, "strata.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := p.Select(stacks.Selection{Cwd: "."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := &stacks.Run{}
+	for _, ru := range run.Units {
+		if !contains(external, ru.Dir) {
+			all.Units = append(all.Units, ru)
+		}
+	}
+	for _, d := range external {
+		for _, u := range p.UnitsIn(d) {
+			all.Units = append(all.Units, stacks.RunUnit{Unit: u, Why: whyExternal})
+		}
+	}
+	g, err := p.Graph(all.List(), stacks.GraphOptions{Destroy: opt.Command == CmdDestroy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.Parallelism == 0 {
+		opt.Parallelism = 4
+	}
+	opt.Now, opt.Console = time.Now, io.Discard
+	sd, err := OpenStateDir(filepath.Join(root, ".strata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runState{p: p, g: g, opt: opt, sd: sd, con: newConsole(io.Discard, nil, false, false)}
+	for _, ru := range all.Units {
+		ur := &unitRun{u: ru.Unit, why: ru.Why, status: statusPending, external: ru.Why == whyExternal}
+		ur.autoApply = ru.Stack.AutoApply
+		r.units = append(r.units, ur)
+		if err := r.setup(ur); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.link()
+	return r
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func statusesOf(r *runState) map[string]string {
+	out := map[string]string{}
+	for _, ur := range r.units {
+		if ur.external {
+			continue
+		}
+		s := ur.status
+		if ur.reason != "" {
+			s += " (" + ur.reason + ")"
+		}
+		out[ur.u.Name()] = s
+	}
+	return out
+}
+
+const layers = `dirs:
+  a: {tags: [a]}
+  b: {tags: [b]}
+  c: {tags: [c]}
+  d: {tags: [d]}
+  e: {tags: [e]}
+stacks:
+  names:
+    a: {tag_query: a}
+    b:
+      tag_query: b
+      rules: {plan_after: [a]}
+    c:
+      tag_query: c
+      rules: {apply_after: [a]}
+    d:
+      tag_query: d
+      rules: {plan_after: [b]}
+    e: {tag_query: e}
+`
+
+var layerDirs = []string{"a", "b", "c", "d", "e"}
+
+// TestSchedulerGates: a plan edge holds a plan until the other unit is
+// applied; an apply edge holds only the apply. Under -auto-approve a unit
+// whose apply gates are open applies in one job.
+func TestSchedulerGates(t *testing.T) {
+	r := schedulerRun(t, layers, layerDirs, Options{Command: CmdApply, AutoApprove: true})
+	f := newFakeJobs()
+	r.schedule(context.Background(), f.work())
+	for name, st := range statusesOf(r) {
+		if st != StatusApplied {
+			t.Errorf("%s: %s", name, st)
+		}
+	}
+	f.before(t, "end plan+apply a@default", "start plan+apply b@default")
+	f.before(t, "end plan+apply b@default", "start plan+apply d@default")
+	// c plans without waiting (its apply gate is closed, so plan and apply
+	// are two jobs), and applies after a.
+	if f.index("start plan c@default") < 0 {
+		t.Errorf("c was not planned on its own:\n%s", strings.Join(f.log, "\n"))
+	}
+	f.before(t, "end plan+apply a@default", "start apply c@default")
+}
+
+// TestSchedulerSkipChain: a failure skips every unit waiting for it,
+// directly or not, naming the root cause; independent units go on.
+func TestSchedulerSkipChain(t *testing.T) {
+	r := schedulerRun(t, layers, layerDirs, Options{Command: CmdApply, AutoApprove: true})
+	f := newFakeJobs()
+	f.fail["a@default"] = true
+	r.schedule(context.Background(), f.work())
+	want := map[string]string{
+		"a@default": "failed (plan failed: boom)",
+		"b@default": "skipped (a@default failed)",
+		"d@default": "skipped (a@default failed)",
+		"e@default": "applied",
+	}
+	got := statusesOf(r)
+	for name, st := range want {
+		if got[name] != st {
+			t.Errorf("%s: %q, want %q", name, got[name], st)
+		}
+	}
+	// c planned before a failed, or is skipped: either way it never applies.
+	if strings.HasPrefix(got["c@default"], StatusApplied) || f.index("start apply c@default") >= 0 {
+		t.Errorf("c applied after a failed: %s", got["c@default"])
+	}
+	if f.index("start plan+apply b@default") >= 0 || f.index("start plan b@default") >= 0 {
+		t.Errorf("b ran after a failed")
+	}
+}
+
+// TestSchedulerFailFast: after the first failure nothing new starts; the
+// units not started are cancelled, saying why.
+func TestSchedulerFailFast(t *testing.T) {
+	r := schedulerRun(t, layers, layerDirs, Options{Command: CmdApply, AutoApprove: true, FailFast: true, Parallelism: 1})
+	f := newFakeJobs()
+	f.fail["a@default"] = true
+	r.schedule(context.Background(), f.work())
+	got := statusesOf(r)
+	if got["a@default"] != "failed (plan failed: boom)" {
+		t.Errorf("a: %s", got["a@default"])
+	}
+	cancelled := 0
+	for _, st := range got {
+		if st == "cancelled (not started: --fail-fast after a failure)" {
+			cancelled++
+		}
+	}
+	if cancelled == 0 || len(f.log) != 2 {
+		t.Errorf("after a failed: %v, log %v", got, f.log)
+	}
+}
+
+// TestSchedulerSharedDir: units sharing a dir never run jobs at once.
+func TestSchedulerSharedDir(t *testing.T) {
+	config := `dirs:
+  shared: {tags: [x, y], shared_state: true}
+stacks:
+  allow_workspace_in_multiple_stacks: true
+  names:
+    x: {tag_query: x}
+    y: {tag_query: y}
+    z: {tag_query: x}
+`
+	for i := 0; i < 5; i++ {
+		r := schedulerRun(t, config, []string{"shared"}, Options{Command: CmdPlan, Parallelism: 4})
+		f := newFakeJobs()
+		r.schedule(context.Background(), f.work())
+		if len(r.units) != 3 || f.sharedOverlap {
+			t.Fatalf("%d units, overlap %t:\n%s", len(r.units), f.sharedOverlap, strings.Join(f.log, "\n"))
+		}
+	}
+}
+
+// TestSchedulerApprovalWaves: plans are asked about once per wave as they
+// become ready; "all" approves every later wave.
+func TestSchedulerApprovalWaves(t *testing.T) {
+	for _, tc := range []struct {
+		answer Answer
+		waves  [][]string
+		status string
+	}{
+		{AnswerYes, [][]string{{"a@default", "c@default", "e@default"}, {"b@default"}, {"d@default"}}, StatusApplied},
+		{AnswerAll, [][]string{{"a@default", "c@default", "e@default"}}, StatusApplied},
+		{AnswerNo, [][]string{{"a@default", "c@default", "e@default"}}, StatusPlanned},
+	} {
+		t.Run(fmt.Sprint(tc.answer), func(t *testing.T) {
+			var waves [][]string
+			approve := func(units []*UnitReport) (Answer, error) {
+				var names []string
+				for _, u := range units {
+					names = append(names, u.Name())
+				}
+				sort.Strings(names)
+				waves = append(waves, names)
+				return tc.answer, nil
+			}
+			r := schedulerRun(t, layers, layerDirs, Options{Command: CmdApply, Approve: approve})
+			r.schedule(context.Background(), newFakeJobs().work())
+			if !reflect.DeepEqual(waves, tc.waves) {
+				t.Errorf("waves %v, want %v", waves, tc.waves)
+			}
+			if st := statusesOf(r)["a@default"]; !strings.HasPrefix(st, tc.status) {
+				t.Errorf("a: %s, want %s", st, tc.status)
+			}
+		})
+	}
+}
+
+// TestSchedulerOutsideGate: a unit outside the run (under --changed, or
+// left planned by a resumed report) opens its dependents' gate only when
+// settled as applied.
+func TestSchedulerOutsideGate(t *testing.T) {
+	for _, opened := range []bool{false, true} {
+		r := schedulerRun(t, layers, layerDirs, Options{Command: CmdPlan}, "a")
+		f := newFakeJobs()
+		f.opened["a@default"] = opened
+		r.schedule(context.Background(), f.work())
+		got := statusesOf(r)
+		want := "blocked (waits for a@default to be applied)"
+		if opened {
+			want = StatusPlanned
+		}
+		if got["b@default"] != want || got["c@default"] != StatusPlanned {
+			t.Errorf("a opened %t: %v", opened, got)
+		}
+	}
+}
+
+// TestSchedulerPriority: with one worker, the unit with the longest
+// remaining path goes first.
+func TestSchedulerPriority(t *testing.T) {
+	r := schedulerRun(t, layers, layerDirs, Options{Command: CmdPlan, Parallelism: 1})
+	f := newFakeJobs()
+	f.noChanges["a@default"], f.noChanges["b@default"] = true, true
+	r.schedule(context.Background(), f.work())
+	if len(f.log) == 0 || f.log[0] != "start plan a@default" {
+		t.Errorf("first job: %v", f.log)
+	}
+	f.before(t, "end plan b@default", "start plan c@default")
+}
+
+// TestSchedulerWorkerBound: never more jobs at once than --parallelism.
+func TestSchedulerWorkerBound(t *testing.T) {
+	var dirs []string
+	config := "dirs:\n"
+	for i := 0; i < 12; i++ {
+		d := fmt.Sprintf("u%02d", i)
+		dirs = append(dirs, d)
+		config += "  " + d + ": {tags: [u]}\n"
+	}
+	r := schedulerRun(t, config, dirs, Options{Command: CmdPlan, Parallelism: 3})
+	f := newFakeJobs()
+	r.schedule(context.Background(), f.work())
+	if f.maxRunning > 3 || f.maxRunning < 2 || len(f.log) != 24 {
+		t.Errorf("max %d at once, %d log entries", f.maxRunning, len(f.log))
+	}
+}
