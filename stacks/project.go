@@ -228,10 +228,18 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 		}
 	}
 	resolvesInside := p.resolvesInside(c)
+	var spellDirs *speller
 	for dir, e := range exact {
 		switch {
 		case !isDir(filepath.Join(p.Root, filepath.FromSlash(dir))):
-			c.warnf(e.KeyPos, "dirs."+e.Key, "dir %q does not exist", e.Key)
+			if spellDirs == nil {
+				spellDirs = dirSpeller(sds)
+			}
+			if near := spellDirs.nearest(dir); near != "" {
+				c.warnf(e.KeyPos, "dirs."+e.Key, "dir %q does not exist; did you mean %q?", e.Key, near)
+			} else {
+				c.warnf(e.KeyPos, "dirs."+e.Key, "dir %q does not exist", e.Key)
+			}
 		case resolvesInside(dir, e):
 			roots[dir] = true
 		}
@@ -241,6 +249,7 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 		dirs = append(dirs, d)
 	}
 	sort.Strings(dirs)
+	used := map[*MapEntry[Dir]]bool{}
 	for _, dir := range dirs {
 		entry := exact[dir]
 		if entry == nil {
@@ -248,11 +257,18 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 			for i, g := range globs {
 				if strings.HasPrefix(dirSlash, globPrefix[i]) && matchPath(strings.TrimSuffix(g.Key, "/"), dir) {
 					entry = g
+					used[g] = true
 					break
 				}
 			}
 		}
 		p.addDirspaces(dir, entry)
+	}
+	if len(used) < len(globs) {
+		if spellDirs == nil {
+			spellDirs = dirSpeller(sds)
+		}
+		p.warnUnmatchedDirKeys(globs, used, dirs, spellDirs, c)
 	}
 }
 

@@ -299,12 +299,18 @@ func (p *Project) assign(c *collector) {
 	ix := tagquery.NewIndex(subjects)
 	userDefault := p.byName[DefaultStack]
 	matches := make([][]*Stack, len(p.Dirspaces))
+	selects := map[*Stack]bool{}
 	for _, s := range p.Stacks {
-		if !s.Leaf || s == userDefault || s.Query == nil {
+		if !s.Leaf || s.Query == nil {
 			continue
 		}
-		s.Query.Select(ix).Each(func(i int) { matches[i] = append(matches[i], s) })
+		set := s.Query.Select(ix)
+		selects[s] = !set.IsEmpty()
+		if s != userDefault {
+			set.Each(func(i int) { matches[i] = append(matches[i], s) })
+		}
 	}
+	p.warnUnmatchedQueries(ix, selects, c)
 	allow := p.Config.Stacks != nil && p.Config.Stacks.AllowWorkspaceInMultipleStacks.Value
 	var implicit *Stack
 	for i, ds := range p.Dirspaces {
