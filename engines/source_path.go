@@ -45,7 +45,7 @@ func (p pathSource) get(ctx context.Context, name string, v *version.Version, _ 
 
 // FindOnPath returns the first executable called name in the search path
 // that runs as that engine, whatever its version: the engine of a unit
-// that names none (the caller warns, as SPEC §8.1 asks).
+// that names none (the caller warns, as docs/behaviour.md#engines asks).
 func (in *Installer) FindOnPath(ctx context.Context, name string) (*Engine, error) {
 	if err := checkName(name); err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 )
 
-// console is what people read while a command runs (§8.2 Output). Drop-in
+// console is what people read while a command runs (docs/behaviour.md#steps-of-a-unit Output). Drop-in
 // (one unit): the engine's output streams unchanged. Otherwise each step's
 // output is printed as one block when the step ends, every line prefixed
 // `[unit] `, never interleaved; on a terminal a live status line per

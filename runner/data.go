@@ -12,7 +12,7 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-// Data between stacks (§10.1) and prerequisites with freshness (§10.2).
+// Data between stacks (docs/behaviour.md#inputs-between-stacks) and prerequisites with freshness (docs/behaviour.md#prerequisites).
 
 // whyProducer marks a producer outside the run: read as it stands, never
 // run.
@@ -125,7 +125,7 @@ func (r *runState) readExternalProducer(ctx context.Context, ur *unitRun) {
 	}
 }
 
-// prerequisites settles §10.2 before a command runs: for each stack of the
+// prerequisites settles docs/behaviour.md#prerequisites before a command runs: for each stack of the
 // run that requires another to have applied within a window, stale
 // prerequisites join the run (apply, or plan when that stack auto-applies)
 // to be applied even without changes, or the requiring units end blocked

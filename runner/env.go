@@ -17,7 +17,7 @@ import (
 // ProcessEnv returns strata's own environment as a map, with what
 // terraform-exec refuses removed (TF_VAR_*, TF_LOG*, TF_WORKSPACE, …): it
 // sets those itself, and TF_VAR_ values reach the engine through the var
-// file (§5.6). A TF_CLI_ARGS* variable is an error: it would add arguments
+// file (docs/behaviour.md#input-variables). A TF_CLI_ARGS* variable is an error: it would add arguments
 // to every engine call behind strata's back.
 func ProcessEnv(environ []string) (map[string]string, error) {
 	env := make(map[string]string, len(environ))
@@ -114,7 +114,7 @@ type unitEnvInput struct {
 	PluginCache string // TF_PLUGIN_CACHE_DIR strata sets, else ""
 }
 
-// unitEnv is the environment of every step of a unit (§5.3): the process
+// unitEnv is the environment of every step of a unit (docs/behaviour.md#stack-variables): the process
 // environment, the stack variables under their own names and as
 // STACK_VAR_<NAME>, and strata's and Terrateam's variables.
 func unitEnv(in unitEnvInput) map[string]string {
@@ -160,7 +160,7 @@ func unitEnv(in unitEnvInput) map[string]string {
 
 // dataDir is where a unit's engine keeps its working data: the dir's
 // .terraform, or its own under .terraform/strata/<stack>/<workspace> when
-// several stacks share the dir (§5.4).
+// several stacks share the dir (docs/behaviour.md#stacks-and-membership).
 func dataDir(root string, u *stacks.Unit) (dir string, own bool, err error) {
 	base := filepath.Join(root, filepath.FromSlash(u.Dir), ".terraform")
 	if u.Shared {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,7 +14,7 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-// Report is the JSON report of a command (§9.2).
+// Report is the JSON report of a command (docs/behaviour.md#report).
 type Report struct {
 	Version    int           `json:"version"`
 	Command    string        `json:"command"`
@@ -128,7 +129,7 @@ type EngineReport struct {
 	Version string `json:"version"`
 }
 
-// InputReport is a wired input variable (§10.1).
+// InputReport is a wired input variable (docs/behaviour.md#inputs-between-stacks).
 type InputReport struct {
 	From  string `json:"from"`
 	Value any    `json:"value"`
@@ -168,7 +169,7 @@ func (r *runState) unitReport(ur *unitRun) *UnitReport {
 	return rep
 }
 
-// report assembles the report and its exit code (§1).
+// report assembles the report and its exit code (docs/behaviour.md#commands).
 func (r *runState) report(started time.Time) *Report {
 	rep := &Report{Version: 1, Command: r.opt.Command, StartedAt: started.UTC(), FinishedAt: r.opt.Now().UTC()}
 	byStack := map[string]*StackReport{}
@@ -281,7 +282,7 @@ func ReadReport(path string) (*Report, error) {
 }
 
 // WriteTable prints the final table, grouped by stack: unit, status,
-// changes, duration (§9.1).
+// changes, duration (docs/behaviour.md#console-output).
 func (rep *Report) WriteTable(w io.Writer) {
 	if len(rep.Units) == 0 {
 		return
@@ -313,7 +314,7 @@ func (u *UnitReport) duration() string {
 // summaryLimit caps the Markdown summary (GitHub's step summary limit).
 const summaryLimit = 1 << 20
 
-// Markdown renders the summary (§9.3) the way a reviewer reads it: a
+// Markdown renders the summary (docs/behaviour.md#summary) the way a reviewer reads it: a
 // verdict line, the change totals with the commit, base and CI run, then a
 // section per stack in the order the run's DAG goes, with its status, a
 // table of its units and each changing unit's plan output in a collapsed
@@ -366,8 +367,8 @@ func (rep *Report) Markdown() string {
 					log = log[:logLimit] + fmt.Sprintf("\n… cut: %s more (the summary is limited to 1 MiB)", count(more, "byte"))
 				}
 				summary := u.Name() + ": " + u.Status
-				if u.changesKnown() {
-					summary += ", " + u.Changes.String()
+				if c, ok := u.planChanges(); ok {
+					summary += ", " + c.String()
 				}
 				fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n```\n%s\n```\n\n</details>\n\n", summary, fence(log))
 			}
@@ -431,10 +432,10 @@ func (rep *Report) contextLine() string {
 	if len(rep.Units) > 0 {
 		var total Changes
 		for _, u := range rep.Units {
-			if u.changesKnown() {
-				total.Add += u.Changes.Add
-				total.Change += u.Changes.Change
-				total.Destroy += u.Changes.Destroy
+			if c, ok := u.planChanges(); ok {
+				total.Add += c.Add
+				total.Change += c.Change
+				total.Destroy += c.Destroy
 			}
 		}
 		parts = append(parts, fmt.Sprintf("**%s** in %s", total, count(len(rep.Units), "unit")))
@@ -461,33 +462,43 @@ func (rep *Report) contextLine() string {
 	return strings.Join(parts, " · ")
 }
 
-// changesKnown reports whether the unit has a plan to count changes
-// from: not when it never planned (blocked, skipped or cancelled before
-// its plan, failed before or in it) nor in commands that do not plan.
-func (u *UnitReport) changesKnown() bool {
+// planChanges are the changes the unit's plan counts, and whether it has
+// one: not when it never planned (blocked, skipped or cancelled before its
+// plan, failed before or in it) nor in commands that do not plan. A unit
+// that planned and failed applying in one engine call has no plan step of
+// its own; the plan summary in its log says what it planned.
+func (u *UnitReport) planChanges() (Changes, bool) {
 	switch u.Status {
 	case StatusPlanned, StatusApplied, StatusDestroyed, StatusNoChanges:
-		return true
+		return u.Changes, true
 	case StatusSucceeded:
-		return false
+		return Changes{}, false
 	}
 	if u.Changes != (Changes{}) {
-		return true
+		return u.Changes, true
 	}
 	for _, st := range u.Steps {
 		if st.Name == StepPlan && st.OK {
-			return true
+			return u.Changes, true
 		}
 	}
-	return false
+	if m := planSummary.FindStringSubmatch(u.Log); m != nil {
+		var c Changes
+		c.Add, _ = strconv.Atoi(m[2])
+		c.Change, _ = strconv.Atoi(m[3])
+		c.Destroy, _ = strconv.Atoi(m[4])
+		return c, true
+	}
+	return Changes{}, false
 }
 
 // changesText is the unit's changes column: "-" when they are not known.
 func (u *UnitReport) changesText() string {
-	if !u.changesKnown() {
+	c, ok := u.planChanges()
+	if !ok {
 		return "-"
 	}
-	return u.Changes.String()
+	return c.String()
 }
 
 // unchanged reports a unit whose plan changes nothing: its table row

@@ -66,7 +66,7 @@ type Options struct {
 	Console    io.Writer
 	ErrConsole io.Writer
 	Terminal   bool
-	// DropIn streams the engine's output unchanged (one unit, §8.2).
+	// DropIn streams the engine's output unchanged (one unit, docs/behaviour.md#steps-of-a-unit).
 	DropIn bool
 	// Approve asks about a wave of plans; nil means no one can be asked.
 	Approve func(units []*UnitReport) (Answer, error)
@@ -177,7 +177,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	}
 	// Units outside the run that gates wait for join the graph; they never
 	// run, and open their gates only when the run state shows them applied
-	// at their current digest (§5.5).
+	// at their current digest (docs/behaviour.md#rules).
 	addPre, force, preBlocked, err := prerequisites(p, run, opt, sd)
 	if err != nil {
 		return nil, err
@@ -248,7 +248,7 @@ func (r *runState) useSavedPlan(file string) error {
 }
 
 // header prints the units in the run per stack, why each is in, and the
-// engines (§9.1).
+// engines (docs/behaviour.md#console-output).
 func (r *runState) header() {
 	byStack := map[string][]*unitRun{}
 	var order []string

@@ -16,7 +16,7 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-// Unit statuses (§9.2), plus the scheduler's own transient ones.
+// Unit statuses (docs/behaviour.md#report), plus the scheduler's own transient ones.
 const (
 	StatusPlanned   = "planned"
 	StatusNoChanges = "no_changes"
@@ -352,7 +352,7 @@ func (q *readyQueue) Pop() any {
 func (r *runState) planGateOpen(ur *unitRun) bool {
 	switch r.opt.Command {
 	case CmdDrift, CmdInit, CmdValidate, CmdOutput:
-		// These never wait: drift plans everything at once (§1).
+		// These never wait: drift plans everything at once (docs/behaviour.md#commands).
 		return true
 	}
 	return ur.planWaits == 0

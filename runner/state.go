@@ -73,7 +73,7 @@ func (s *StateDir) PlanFile(dir, workspace, stack string, shared bool) (string, 
 	return s.under("plans", unitFileName(dir, workspace, stack, shared), ".tfplan")
 }
 
-// VarFile is where a unit's input variables file lives (§5.6).
+// VarFile is where a unit's input variables file lives (docs/behaviour.md#input-variables).
 func (s *StateDir) VarFile(dir, workspace, stack string, shared bool) (string, error) {
 	return s.under("vars", unitFileName(dir, workspace, stack, shared), ".tfvars.json")
 }
@@ -95,7 +95,7 @@ func (s *StateDir) TmpDir(dir, workspace, stack string, shared bool) (string, er
 	return s.under("tmp", unitFileName(dir, workspace, stack, shared), "")
 }
 
-// UnitState is what the run-state journal records of one unit (§8.6): its
+// UnitState is what the run-state journal records of one unit (docs/behaviour.md#run-state): its
 // last successful init, its last plan and its last apply. Each unit has a
 // file of its own under state/, so recording one unit never rewrites the
 // others, and a large run stays linear.

@@ -130,7 +130,7 @@ func (j *job) step(ctx context.Context, name string, build func() Invocation, re
 	return o, err
 }
 
-// init runs init unless the unit's data dir is current (§8.2): its
+// init runs init unless the unit's data dir is current (docs/behaviour.md#steps-of-a-unit): its
 // fingerprint equals the one recorded at the last successful init.
 func (j *job) init(ctx context.Context, always, noBackend bool, args InitArgs, stepEnv map[string]string) bool {
 	if !always && j.ur.inited {
@@ -205,7 +205,7 @@ func initArgText(a InitArgs) []string {
 }
 
 // workspace selects the unit's workspace unless its data dir already has
-// it; a missing workspace is created in plan and apply (§8.2).
+// it; a missing workspace is created in plan and apply (docs/behaviour.md#steps-of-a-unit).
 func (j *job) workspace(ctx context.Context, create bool) bool {
 	ws := j.ur.u.Workspace
 	if !j.ur.u.CreateAndSelectWorkspace || currentWorkspace(j.ur.dataDir) == ws {
@@ -305,7 +305,7 @@ func targetArgs(targets []string) []string {
 }
 
 // plan runs the unit's plan steps; in apply, a saved plan still current
-// is reused instead of a new plan (§8.6).
+// is reused instead of a new plan (docs/behaviour.md#run-state).
 func (j *job) plan(ctx context.Context) {
 	steps := j.r.workflowSteps(j.ur, StepPlan)
 	if j.r.opt.Command == CmdApply && j.reuseBeforeWorkflow(ctx, steps) {

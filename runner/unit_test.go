@@ -39,7 +39,7 @@ func TestInvocationArgs(t *testing.T) {
 			t.Errorf("Args() = %q, want %q", got, tc.want)
 		}
 	}
-	// The user's var files come after strata's, so they win (§5.6).
+	// The user's var files come after strata's, so they win (docs/behaviour.md#input-variables).
 	args := Invocation{Plan: &PlanInvocation{Out: "o", VarFile: "strata.json", Args: PlanArgs{VarFiles: []string{"mine.tfvars"}}}}.Args()
 	if !(indexOf(args, "-var-file=strata.json") < indexOf(args, "-var-file=mine.tfvars")) {
 		t.Errorf("var file order: %v", args)

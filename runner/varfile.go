@@ -13,7 +13,7 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
-// varFileInput is what a unit's var file is made from (§5.6).
+// varFileInput is what a unit's var file is made from (docs/behaviour.md#input-variables).
 type varFileInput struct {
 	Dir string // absolute module dir
 	// TFVars are TF_VAR_ values by variable name, lowest precedence first:

@@ -17,7 +17,7 @@ import (
 )
 
 // A unit's steps come from the first workflow whose tag query matches it
-// (§8.4): its plan: list in a plan job, its apply: list in an apply job,
+// (docs/behaviour.md#workflows-and-steps): its plan: list in a plan job, its apply: list in an apply job,
 // [init, plan] and [init, apply] when there is none.
 
 func defaultSteps(types ...string) []stacks.Step {
@@ -58,7 +58,7 @@ func (e *SubstitutionError) Error() string {
 	return fmt.Sprintf("unknown variable %q in %s (stack %s): not a stack variable nor in the environment; write $$ for a literal $", e.Name, e.Where, e.Stack)
 }
 
-// substitute replaces ${name} and $name in one pass (§5.3): `$$` is a
+// substitute replaces ${name} and $name in one pass (docs/behaviour.md#stack-variables): `$$` is a
 // literal `$`; lookup finds a name or reports it unknown.
 func substitute(s string, lookup func(string) (string, bool)) (string, string, bool) {
 	if !strings.Contains(s, "$") {
@@ -486,7 +486,7 @@ func (j *job) exec(ctx context.Context, name, where string, argv, env []string, 
 	return err
 }
 
-// envStep sets variables for the later steps (§8.4): method exec sets name
+// envStep sets variables for the later steps (docs/behaviour.md#workflows-and-steps): method exec sets name
 // to cmd's output, method source reads KEY=VALUE lines from it.
 func (j *job) envStep(ctx context.Context, st stacks.Step, where string) {
 	argv, env, tfVars, err := j.processStep(st, where)

@@ -16,7 +16,7 @@ import (
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 
-// FileChange is one file that differs from the base of --changed (§7.1).
+// FileChange is one file that differs from the base of --changed (docs/behaviour.md#changed-units).
 type FileChange struct {
 	Path string // relative to the project root, "/"-separated
 	// Status is git's letter for the change (A, M, D, T, U, …), or "?" for
@@ -41,7 +41,7 @@ type ChangeOptions struct {
 // names the base.
 var remoteDefaults = []string{"origin/HEAD", "origin/main", "origin/master"}
 
-// GitChanges lists the files changed under root since the base (§7.1):
+// GitChanges lists the files changed under root since the base (docs/behaviour.md#changed-units):
 // committed changes since merge-base(base, HEAD), plus staged, unstaged and
 // untracked files, so that nothing in the working tree is missed. A rename
 // is listed as its two paths. It shells out to git, which reads the
@@ -293,7 +293,7 @@ func underPrefix(p, prefix string) (string, bool) {
 // WhyDeleted is the `why` of a unit whose dir the change deleted.
 const WhyDeleted = "deleted"
 
-// DeletedUnit is a unit whose root module dir the change deleted (§7.1):
+// DeletedUnit is a unit whose root module dir the change deleted (docs/behaviour.md#changed-units):
 // listed with why `deleted`, never run.
 type DeletedUnit struct {
 	Dir       string
@@ -308,7 +308,7 @@ type DeletedUnit struct {
 	File string
 }
 
-// ModifiedUnits decides which units a change modifies (§7.1). A file
+// ModifiedUnits decides which units a change modifies (docs/behaviour.md#changed-units). A file
 // modifies a dirspace when some positive pattern of its file patterns
 // matches the file and no `!` pattern does, or when the file is in a local
 // module the dirspace calls, transitively (the file belongs to the nearest
@@ -627,7 +627,7 @@ func (p *Project) dirsEntry(dir string) (entry *MapEntry[Dir], exact bool) {
 }
 
 // stacksOf returns the leaf stacks a dirspace belongs to, as membership
-// (§5.2) decides it.
+// (docs/behaviour.md#stacks-and-membership) decides it.
 func (p *Project) stacksOf(ds *Dirspace) []*Stack {
 	subject := tagquery.Subject{Tags: ds.Tags, Dir: ds.Dir}
 	userDefault := p.byName[DefaultStack]

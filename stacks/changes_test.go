@@ -623,7 +623,7 @@ func BenchmarkModifiedUnits(b *testing.B) {
 	}
 }
 
-// BenchmarkChangedRun adds propagation (§7.2) to BenchmarkModifiedUnits:
+// BenchmarkChangedRun adds propagation (docs/behaviour.md#propagation) to BenchmarkModifiedUnits:
 // the whole decision of `--changed` once the changed files are known.
 func BenchmarkChangedRun(b *testing.B) {
 	dir := benchRepoDir(b)

@@ -12,14 +12,14 @@ import (
 // ignored with a warning.
 type Config struct {
 	Version                  String        `yaml:"version" enum:"1" doc:"config version; only \"1\""`
-	Engine                   *EngineConfig `yaml:"engine" doc:"the engine of every unit that names none (§8.1)"`
+	Engine                   *EngineConfig `yaml:"engine" doc:"the engine of every unit that names none (docs/behaviour.md#engines)"`
 	DefaultTFVersion         String        `yaml:"default_tf_version" doc:"terraform version when no engine is given"`
 	ParallelRuns             Int           `yaml:"parallel_runs" doc:"default parallelism (strata's default: 4)"`
 	CreateAndSelectWorkspace Bool          `yaml:"create_and_select_workspace" doc:"false: strata runs no workspace command"`
 	WhenModified             *WhenModified `yaml:"when_modified" doc:"global defaults for when a dirspace counts as modified"`
-	Dirs                     *Map[Dir]     `yaml:"dirs" doc:"dir or glob -> tags, workspaces, when_modified (§3)"`
-	Stacks                   *StacksConfig `yaml:"stacks" doc:"stack definitions (§5)"`
-	Workflows                []Workflow    `yaml:"workflows" doc:"per-tag-query steps, environment and engine; first match wins (§8.4)"`
+	Dirs                     *Map[Dir]     `yaml:"dirs" doc:"dir or glob -> tags, workspaces, when_modified (docs/behaviour.md#root-modules-and-tags)"`
+	Stacks                   *StacksConfig `yaml:"stacks" doc:"stack definitions (docs/behaviour.md#stacks-and-membership)"`
+	Workflows                []Workflow    `yaml:"workflows" doc:"per-tag-query steps, environment and engine; first match wins (docs/behaviour.md#workflows-and-steps)"`
 	AccessControl            Ignored       `yaml:"access_control" cfg:"ignored" doc:"Terrateam access control"`
 	ApplyRequirements        Ignored       `yaml:"apply_requirements" cfg:"ignored" doc:"Terrateam apply requirements"`
 	Automerge                Ignored       `yaml:"automerge" cfg:"ignored" doc:"Terrateam automerge"`
@@ -46,7 +46,7 @@ type Dir struct {
 	WhenModified             *WhenModified   `yaml:"when_modified" doc:"overrides the global when_modified, field by field"`
 	Workspaces               *Map[Workspace] `yaml:"workspaces" doc:"named workspaces; replaces the default workspace"`
 	CreateAndSelectWorkspace Bool            `yaml:"create_and_select_workspace" doc:"false: strata runs no workspace command in this dir"`
-	SharedState              Bool            `yaml:"shared_state" cfg:"ext" doc:"units of several stacks in this dir share one state on purpose (§5.4)"`
+	SharedState              Bool            `yaml:"shared_state" cfg:"ext" doc:"units of several stacks in this dir share one state on purpose (docs/behaviour.md#stacks-and-membership)"`
 	Stacks                   Ignored         `yaml:"stacks" cfg:"ignored" doc:"Terrateam CDKTF stacks"`
 }
 
@@ -86,7 +86,7 @@ func (o *DependsOn) decodeNode(d *decoder, n *yaml.Node, key string) {
 // StacksConfig is the `stacks` section.
 type StacksConfig struct {
 	Pos                            Pos
-	AllowWorkspaceInMultipleStacks Bool           `yaml:"allow_workspace_in_multiple_stacks" doc:"a dirspace in N leaf stacks is N units (§5.4)"`
+	AllowWorkspaceInMultipleStacks Bool           `yaml:"allow_workspace_in_multiple_stacks" doc:"a dirspace in N leaf stacks is N units (docs/behaviour.md#stacks-and-membership)"`
 	Names                          *Map[StackDef] `yaml:"names" doc:"stack name -> definition"`
 }
 
@@ -98,10 +98,10 @@ type StackDef struct {
 	Variables  *Map[Scalar]   `yaml:"variables" doc:"environment variables of every step of its units"`
 	Sensitive  []String       `yaml:"sensitive" cfg:"ext" doc:"variables never printed"`
 	Engine     *EngineConfig  `yaml:"engine" doc:"engine of its units"`
-	Targets    []String       `yaml:"targets" cfg:"ext" doc:"-target addresses for its units' plans (§10.3)"`
-	Inputs     *Map[InputRef] `yaml:"inputs" cfg:"ext" doc:"input variables fed from other stacks' outputs (§10.1)"`
+	Targets    []String       `yaml:"targets" cfg:"ext" doc:"-target addresses for its units' plans (docs/behaviour.md#targets)"`
+	Inputs     *Map[InputRef] `yaml:"inputs" cfg:"ext" doc:"input variables fed from other stacks' outputs (docs/behaviour.md#inputs-between-stacks)"`
 	AutoInputs Bool           `yaml:"auto_inputs" cfg:"ext" doc:"wire declared variables from upstream outputs of the same name"`
-	Rules      *Rules         `yaml:"rules" doc:"ordering and propagation (§5.5)"`
+	Rules      *Rules         `yaml:"rules" doc:"ordering and propagation (docs/behaviour.md#rules)"`
 	AutoApply  Bool           `yaml:"auto_apply" doc:"same as rules.auto_apply"`
 	OnChange   *OnChange      `yaml:"on_change" cfg:"deprecated" doc:"first stacks design; use rules"`
 }
@@ -113,7 +113,7 @@ type Rules struct {
 	ApplyAfter    *[]String      `yaml:"apply_after" doc:"stacks that must be applied before this one applies"`
 	ModifiedBy    *[]String      `yaml:"modified_by" doc:"stacks whose being in the run puts this one in the run"`
 	AutoApply     Bool           `yaml:"auto_apply" doc:"apply planned changes in plan, once apply gates open"`
-	Prerequisites []Prerequisite `yaml:"prerequisites" cfg:"ext" doc:"stacks that must have applied recently (§10.2)"`
+	Prerequisites []Prerequisite `yaml:"prerequisites" cfg:"ext" doc:"stacks that must have applied recently (docs/behaviour.md#prerequisites)"`
 }
 
 // Prerequisite is a stack that must have applied within a duration.

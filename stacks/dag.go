@@ -25,7 +25,7 @@ type Edge struct {
 	Why string
 }
 
-// Graph is the DAG of the units of one run (§6).
+// Graph is the DAG of the units of one run (docs/behaviour.md#the-unit-dag).
 type Graph struct {
 	Units []*Unit // sorted by dir, workspace, stack
 	Edges []Edge
@@ -108,8 +108,8 @@ func (p *Project) Graph(units []*Unit, opt GraphOptions) (*Graph, error) {
 		}
 	}
 	// Data edges: a consumer plans only after its producers are applied,
-	// so no placeholder lands in a plan (§10.1). Prerequisites in the run
-	// go before the units that require them (§10.2).
+	// so no placeholder lands in a plan (docs/behaviour.md#inputs-between-stacks). Prerequisites in the run
+	// go before the units that require them (docs/behaviour.md#prerequisites).
 	for _, v := range g.Units {
 		seen := map[*Unit]bool{}
 		for _, in := range p.inputs[v] {
@@ -273,7 +273,7 @@ func subtractSorted(a, b []int32) []int32 {
 }
 
 // dependsOn returns the units of v's stack that v's depends_on query
-// matches (§7.2: depends_on stays inside its stack).
+// matches (docs/behaviour.md#propagation: depends_on stays inside its stack).
 func (p *Project) dependsOn(v *Unit) []*Unit {
 	q := v.WhenModified.DependsOn
 	if q == nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // Input is one input variable of a unit fed from another unit's output
-// (§10.1).
+// (docs/behaviour.md#inputs-between-stacks).
 type Input struct {
 	Var      string // the consumer's variable
 	Producer *Unit
@@ -72,7 +72,7 @@ func (p *Project) declaresOutput(u *Unit, name string) (*tfconfig.Output, bool) 
 }
 
 // resolveInputs wires every stack's inputs and auto_inputs to producer
-// units (§10.1), with errors at the reference: a producer that is not
+// units (docs/behaviour.md#inputs-between-stacks), with errors at the reference: a producer that is not
 // exactly one unit (listing the candidates), a variable no unit declares, a
 // sensitive output into a variable not declared sensitive, two producers
 // for one auto input.

@@ -19,7 +19,7 @@ func (k ruleKind) String() string {
 }
 
 // ownRules returns the stacks a stack's own definition names in one rule,
-// with the implicit plan_after of modified_by (§5.5 step 1) and the legacy
+// with the implicit plan_after of modified_by (docs/behaviour.md#rules step 1) and the legacy
 // on_change keys.
 func (p *Project) ownRules(s *Stack, kind ruleKind) []*Stack {
 	d := s.Def
@@ -63,7 +63,7 @@ func (p *Project) ownRules(s *Stack, kind ruleKind) []*Stack {
 	return out
 }
 
-// resolveRules resolves every stack's rules (§5.5): (1) implicit plan_after,
+// resolveRules resolves every stack's rules (docs/behaviour.md#rules): (1) implicit plan_after,
 // (2) inheritance from every nesting stack, (3) expansion of names to leaf
 // stacks. The transitive closure (4) is not stored: a chain of n stacks has
 // n²/2 ordered pairs, so the closure is answered by walking the direct

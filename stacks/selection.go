@@ -8,7 +8,7 @@ import (
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 
-// Selection is what a command was asked to work on (§1 scope, §7.3).
+// Selection is what a command was asked to work on (docs/behaviour.md#commands scope, docs/behaviour.md#selection).
 type Selection struct {
 	// Cwd is the repo-relative dir strata was started in ("." at the root).
 	Cwd string
@@ -23,7 +23,7 @@ type Selection struct {
 	// Modified seeds propagation with these units instead of the selected
 	// ones, each with its reason (`modified: <file>`); used by --changed.
 	Modified map[*Unit]string
-	// NoPropagate turns propagation (§7.2) off.
+	// NoPropagate turns propagation (docs/behaviour.md#propagation) off.
 	NoPropagate bool
 }
 
@@ -128,7 +128,7 @@ func (f *selectionFilter) matches(dir, workspace string, stack *Stack, subject t
 }
 
 // Select computes the run: scope, then the selection flags, then
-// propagation (§1, §7.2, §7.3).
+// propagation (docs/behaviour.md#commands, docs/behaviour.md#propagation, docs/behaviour.md#selection).
 func (p *Project) Select(sel Selection) (*Run, error) {
 	f, err := p.compileSelection(sel)
 	if err != nil {
@@ -220,7 +220,7 @@ func (p *Project) stackNamesSorted() []string {
 	return names
 }
 
-// propagate grows the run to a fixed point (§7.2): units whose depends_on
+// propagate grows the run to a fixed point (docs/behaviour.md#propagation): units whose depends_on
 // matches a unit in the run, every unit of a stack modified_by a stack in
 // the run, and every unit of an all-for-one stack with a unit in the run.
 // Units only propagation added whose depends_on sets prune_on_no_change

@@ -9,7 +9,7 @@ import (
 )
 
 // warnDependsOnAcrossStacks warns when a depends_on query matches units of
-// other stacks: depends_on stays inside its stack (§7.2), so those matches
+// other stacks: depends_on stays inside its stack (docs/behaviour.md#propagation), so those matches
 // do nothing, which is rarely what the author meant.
 func (p *Project) warnDependsOnAcrossStacks(c *collector) {
 	any := false

@@ -7,7 +7,7 @@ import (
 )
 
 // WorkflowFor returns the first workflow whose tag query matches the unit
-// (§8.4), or nil.
+// (docs/behaviour.md#workflows-and-steps), or nil.
 func (p *Project) WorkflowFor(u *Unit) *Workflow {
 	p.workflowOnce.Do(func() {
 		p.workflowQueries = make([]*tagquery.Query, len(p.Config.Workflows))
@@ -26,7 +26,7 @@ func (p *Project) WorkflowFor(u *Unit) *Workflow {
 }
 
 // checkShared rejects a dirspace in several stacks whose units would share
-// one state (§5.4), unless the dir says so with shared_state or every
+// one state (docs/behaviour.md#stacks-and-membership), unless the dir says so with shared_state or every
 // stack's workflow gives init a per-stack backend.
 func (p *Project) checkShared(c *collector) {
 	reported := map[*Dirspace]bool{}

@@ -14,7 +14,7 @@ import (
 // Go's flag package, under urfave/cli, reads -x and --x alike, so the
 // command line is split before it is parsed: strata's flags are spelled
 // with two dashes, except the few listed in strataSingleDashFlags, and any
-// other single-dash flag belongs to the engine (SPEC §1).
+// other single-dash flag belongs to the engine (docs/behaviour.md#commands).
 
 // strataValueFlags are strata's flags that take a value, by name without
 // dashes, long names and one-letter aliases alike.

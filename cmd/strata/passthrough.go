@@ -15,7 +15,7 @@ import (
 
 // passthroughCommand is the hidden command any engine command strata does
 // not know becomes: `strata state list` runs `terraform state list` in the
-// current unit's dir with its engine, environment and workspace (§1).
+// current unit's dir with its engine, environment and workspace (docs/behaviour.md#commands).
 const passthroughCommand = "engine-passthrough"
 
 // passthroughKey is where the engine command's name waits in the app's

@@ -23,7 +23,7 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-// runFlags are the flags of every orchestrating command (§1).
+// runFlags are the flags of every orchestrating command (docs/behaviour.md#commands).
 func runFlags() []cli.Flag {
 	return append(selectionFlags(),
 		&cli.IntFlag{Name: "parallelism", Aliases: []string{"j"}, Usage: "run at most `N` units at once (default: config parallel_runs, else 4)", EnvVars: []string{"STRATA_PARALLELISM"}},
@@ -357,7 +357,7 @@ func engineArgsOf(c *cli.Context) []string {
 }
 
 // extractOut takes plan's -out=FILE (or -out FILE) off the engine
-// arguments: in drop-in, strata also writes its saved plan there (§1).
+// arguments: in drop-in, strata also writes its saved plan there (docs/behaviour.md#commands).
 func extractOut(args []string, cwd string) (rest []string, out string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -380,7 +380,7 @@ func extractOut(args []string, cwd string) (rest []string, out string) {
 
 // resumeRun re-runs what a report left failed, skipped, blocked or
 // cancelled; the units it left planned are gates the run waits for, open
-// once applied at their current digest (§8.5).
+// once applied at their current digest (docs/behaviour.md#failure-and-skips).
 func resumeRun(c *cli.Context, s *session, path string) (*stacks.Run, []*stacks.Unit, error) {
 	rep, err := runner.ReadReport(path)
 	if err != nil {

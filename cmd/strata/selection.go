@@ -12,7 +12,7 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-// selectionFlags are §7.3's flags, shared by every command that works on
+// selectionFlags are docs/behaviour.md#selection's flags, shared by every command that works on
 // units.
 func selectionFlags() []cli.Flag {
 	return []cli.Flag{
@@ -37,7 +37,7 @@ func selectRun(c *cli.Context, s *session, query string) (*stacks.Run, error) {
 
 // selectRunAndGates is selectRun that also returns, under --changed, the
 // modified units the scope or selection left out: gates of the run wait
-// for them too (§5.5), and they open only once applied at their digest.
+// for them too (docs/behaviour.md#rules), and they open only once applied at their digest.
 func selectRunAndGates(c *cli.Context, s *session, query string) (*stacks.Run, []*stacks.Unit, error) {
 	run, deleted, modified, err := selectUnits(c, s, query)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// DigestInput is everything that shapes a unit's plan (SPEC §8.6). Paths
+// DigestInput is everything that shapes a unit's plan (docs/behaviour.md#run-state). Paths
 // are repo-relative and "/"-separated, "." for the root.
 type DigestInput struct {
 	Root string // absolute repo root

@@ -19,7 +19,7 @@ import (
 )
 
 // FingerprintInput is everything that decides whether a unit must be
-// initialised again (SPEC §8.2). Paths are as in DigestInput.
+// initialised again (docs/behaviour.md#steps-of-a-unit). Paths are as in DigestInput.
 type FingerprintInput struct {
 	Root, Dir             string
 	ModuleDirs            []string // local modules, transitively

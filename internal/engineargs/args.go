@@ -9,7 +9,7 @@ import "strconv"
 
 // EngineArgs are the engine arguments of one command: those after `--`,
 // Terraform flags typed directly on strata's command line, and a step's
-// extra_args. They go to one engine call only (SPEC §1): Plan to the plan of
+// extra_args. They go to one engine call only (docs/behaviour.md#commands): Plan to the plan of
 // plan, apply, destroy and drift; Init to init; Command to the command
 // itself for validate, output and passthrough.
 type EngineArgs struct {

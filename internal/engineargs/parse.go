@@ -197,7 +197,7 @@ func FlagTakesValue(name string) (takesValue, known bool) {
 // Terraform flags typed on strata's command line, those after `--`, or a
 // step's extra_args. For plan, apply, destroy and drift they are plan flags;
 // for init, init flags; both are checked against what strata accepts (SPEC
-// §1) and each flag is read as `-flag=value`, `-flag value` or with two
+// docs/behaviour.md#commands) and each flag is read as `-flag=value`, `-flag value` or with two
 // dashes. For validate, output and passthrough commands they go verbatim
 // into Command. strata's commands that run no engine (stacks, ls, graph,
 // check, engines) take none.
