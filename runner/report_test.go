@@ -53,6 +53,10 @@ func TestChangesColumn(t *testing.T) {
 		{UnitReport{Status: StatusFailed, Steps: planFailed}, "-"},
 		// Failed in apply after a plan without resource changes.
 		{UnitReport{Status: StatusFailed, Steps: append(planOK, StepReport{Name: StepApply})}, "+0 ~0 -0"},
+		// Planned and failed applying in one engine call: no plan step, but
+		// the plan's summary is in its log.
+		{UnitReport{Status: StatusFailed, Steps: []StepReport{{Name: StepInit, OK: true}, {Name: StepApply}},
+			Log: "Plan: 1 to add, 2 to change, 0 to destroy.\nError: local-exec provisioner error"}, "+1 ~2 -0"},
 		{UnitReport{Status: StatusSucceeded}, "-"},
 	}
 	for _, tc := range tests {
