@@ -14,7 +14,7 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-// Report is the JSON report of a command (§9.2).
+// Report is the JSON report of a command (docs/behaviour.md#report).
 type Report struct {
 	Version    int           `json:"version"`
 	Command    string        `json:"command"`
@@ -129,7 +129,7 @@ type EngineReport struct {
 	Version string `json:"version"`
 }
 
-// InputReport is a wired input variable (§10.1).
+// InputReport is a wired input variable (docs/behaviour.md#inputs-between-stacks).
 type InputReport struct {
 	From  string `json:"from"`
 	Value any    `json:"value"`
@@ -169,7 +169,7 @@ func (r *runState) unitReport(ur *unitRun) *UnitReport {
 	return rep
 }
 
-// report assembles the report and its exit code (§1).
+// report assembles the report and its exit code (docs/behaviour.md#commands).
 func (r *runState) report(started time.Time) *Report {
 	rep := &Report{Version: 1, Command: r.opt.Command, StartedAt: started.UTC(), FinishedAt: r.opt.Now().UTC()}
 	byStack := map[string]*StackReport{}
@@ -282,7 +282,7 @@ func ReadReport(path string) (*Report, error) {
 }
 
 // WriteTable prints the final table, grouped by stack: unit, status,
-// changes, duration (§9.1).
+// changes, duration (docs/behaviour.md#console-output).
 func (rep *Report) WriteTable(w io.Writer) {
 	if len(rep.Units) == 0 {
 		return
@@ -314,11 +314,11 @@ func (u *UnitReport) duration() string {
 // summaryLimit caps the Markdown summary (GitHub's step summary limit).
 const summaryLimit = 1 << 20
 
-// Markdown renders the summary (§9.3) the way a reviewer reads it: a
-// verdict line, the change totals with the commit, base and CI run, then a
-// section per stack in the order the run's DAG goes, with its status, a
-// table of its units and each changing unit's plan output in a collapsed
-// block. A unit whose changes are not known (blocked, skipped, cancelled,
+// Markdown renders the summary (docs/behaviour.md#summary) the way a
+// reviewer reads it: a verdict line, the change totals with the commit,
+// base and CI run, then a section per stack in the order the run's DAG
+// goes, with its status, a table of its units and each changing unit's
+// plan output in a collapsed block. A unit whose changes are not known (blocked, skipped, cancelled,
 // failed before its plan) shows "-"; a unit without changes is its table
 // row alone. Over summaryLimit the plan outputs are cut per unit, with a
 // note.
