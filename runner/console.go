@@ -16,12 +16,13 @@ import (
 	"github.com/sethvargo/go-githubactions"
 )
 
-// console is what people read while a command runs (docs/behaviour.md#steps-of-a-unit Output). Drop-in
-// (one unit): the engine's output streams unchanged. Otherwise each step's
-// output is printed as one block when the step ends, every line prefixed
-// `[unit] `, never interleaved; on a terminal a live status line per
-// running unit stays below the blocks, and without one a line
-// `[unit] still <step> (Nm)` appears every StillEvery while a step runs.
+// console is what people read while a command runs
+// (docs/behaviour.md#steps-of-a-unit, Output). Drop-in (one unit): the
+// engine's output streams unchanged. Otherwise each step's output is
+// printed as one block when the step ends, every line prefixed `[unit] `,
+// never interleaved; on a terminal a live status line per running unit
+// stays below the blocks, and without one a line `[unit] still <step>
+// (Nm)` appears every StillEvery while a step runs.
 //
 // In CI (GitHub Actions or GitLab CI, not on a terminal) each block is a
 // collapsible group, and one step at a time streams: its lines go out as

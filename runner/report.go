@@ -318,10 +318,10 @@ const summaryLimit = 1 << 20
 // reviewer reads it: a verdict line, the change totals with the commit,
 // base and CI run, then a section per stack in the order the run's DAG
 // goes, with its status, a table of its units and each changing unit's
-// plan output in a collapsed block. A unit whose changes are not known (blocked, skipped, cancelled,
-// failed before its plan) shows "-"; a unit without changes is its table
-// row alone. Over summaryLimit the plan outputs are cut per unit, with a
-// note.
+// plan output in a collapsed block. A unit whose changes are not known
+// (blocked, skipped, cancelled, failed before its plan) shows "-"; a unit
+// without changes is its table row alone. Over summaryLimit the plan
+// outputs are cut per unit, with a note.
 func (rep *Report) Markdown() string {
 	stacks := append([]StackReport(nil), rep.Stacks...)
 	byStack := map[string][]*UnitReport{}
