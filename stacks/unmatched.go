@@ -62,8 +62,8 @@ func (s *speller) nearest(w string) string {
 
 // warnUnmatchedQueries warns about each defined leaf stack whose tag_query
 // matches no dirspace: a stack that holds nothing is a typo or a leftover,
-// even when it is only nested or named by rules. selects[i] says whether
-// p.Stacks[i]'s query selected a dirspace.
+// even when it is only nested or named by rules. selects says whether a
+// stack's query selected any dirspace.
 func (p *Project) warnUnmatchedQueries(ix *tagquery.Index, selects map[*Stack]bool, c *collector) {
 	var spell *speller
 	for _, s := range p.Stacks {
