@@ -14,31 +14,29 @@ import (
 
 // Data between stacks (docs/behaviour.md#inputs-between-stacks) and prerequisites with freshness (docs/behaviour.md#prerequisites).
 
-// whyProducer marks a producer outside the run: read as it stands, never
-// run.
-const whyProducer = "\x00producer"
-
-// addProducers lists the producers of the run's consumers that are not in
-// the run; they are read as they stand.
-func addProducers(p *stacks.Project, run *stacks.Run, all *stacks.Run) {
-	in := map[*stacks.Unit]bool{}
-	for _, ru := range all.Units {
-		in[ru.Unit] = true
+// producersOf lists the producers of the members' inputs, read as they
+// stand when they are not members themselves.
+func producersOf(p *stacks.Project, members []member) []*stacks.Unit {
+	in := make(map[*stacks.Unit]bool, len(members))
+	for _, m := range members {
+		in[m.Unit] = true
 	}
-	for _, ru := range run.Units {
-		for _, input := range p.Inputs(ru.Unit) {
+	var out []*stacks.Unit
+	for _, m := range members {
+		for _, input := range p.Inputs(m.Unit) {
 			if !in[input.Producer] {
 				in[input.Producer] = true
-				all.Units = append(all.Units, stacks.RunUnit{Unit: input.Producer, Why: whyProducer})
+				out = append(out, input.Producer)
 			}
 		}
 	}
+	return out
 }
 
 // isProducer reports whether a unit's outputs feed a unit of the run.
 func (r *runState) isProducer(ur *unitRun) bool {
 	for _, c := range r.p.Consumers(ur.u) {
-		if cu := r.byUnit[c]; cu != nil && !cu.external {
+		if cu := r.byUnit[c]; cu != nil && !cu.role.outside() {
 			return true
 		}
 	}
@@ -234,7 +232,7 @@ func formatDuration(d time.Duration) string {
 // from the producers' current state.
 func (r *runState) readProducersNow(ctx context.Context) {
 	for _, ur := range r.units {
-		if !ur.external && ur.engine != nil && r.isProducer(ur) {
+		if !ur.role.outside() && ur.engine != nil && r.isProducer(ur) {
 			j := &job{r: r, ur: ur}
 			j.readOutputs(ctx)
 			ur.produced = j.res.produced
@@ -242,7 +240,7 @@ func (r *runState) readProducersNow(ctx context.Context) {
 		}
 	}
 	for _, ur := range r.units {
-		if !ur.external {
+		if !ur.role.outside() {
 			vals, missing := r.inputValues(ur)
 			if missing != "" {
 				ur.preBlocked = missing

@@ -136,7 +136,7 @@ var takesVarFile = map[string]bool{"console": true, "refresh": true, "import": t
 // warning; the engine then says which variable is missing.
 func (r *runState) passthroughVarFile(ctx context.Context, j *job) (string, func(), error) {
 	for _, ur := range r.units {
-		if ur.producer {
+		if ur.role == RoleProducer {
 			r.readExternalProducer(ctx, ur)
 		}
 	}

@@ -182,7 +182,7 @@ func (r *runState) report(started time.Time) *Report {
 	}
 	ci := ciOf(getenvIn(r.opt.Environ))
 	for _, ur := range r.units {
-		if ur.external {
+		if ur.role.outside() {
 			continue
 		}
 		ureport := r.unitReport(ur)

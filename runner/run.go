@@ -182,14 +182,31 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	if err != nil {
 		return nil, err
 	}
-	all := &stacks.Run{Units: append(append([]stacks.RunUnit(nil), run.Units...), addPre...), DropIn: run.DropIn}
-	for _, u := range opt.External {
-		if !all.Has(u) {
-			all.Units = append(all.Units, stacks.RunUnit{Unit: u, Why: whyExternal})
+	members := make([]member, 0, len(run.Units)+len(addPre))
+	in := map[*stacks.Unit]bool{}
+	add := func(ru stacks.RunUnit, role Role) {
+		if !in[ru.Unit] {
+			in[ru.Unit] = true
+			members = append(members, member{ru, role})
 		}
 	}
-	addProducers(p, all, all)
-	g, err := p.Graph(all.List(), stacks.GraphOptions{Destroy: opt.Command == CmdDestroy || opt.EngineArgs.Plan.Destroy})
+	for _, ru := range run.Units {
+		add(ru, RoleMember)
+	}
+	for _, ru := range addPre {
+		add(ru, RolePrerequisite)
+	}
+	for _, u := range opt.External {
+		add(stacks.RunUnit{Unit: u, Why: "outside the run"}, RoleGate)
+	}
+	for _, u := range producersOf(p, members) {
+		add(stacks.RunUnit{Unit: u, Why: "producer"}, RoleProducer)
+	}
+	units := make([]*stacks.Unit, len(members))
+	for i, m := range members {
+		units[i] = m.Unit
+	}
+	g, err := p.Graph(units, stacks.GraphOptions{Destroy: opt.Command == CmdDestroy || opt.EngineArgs.Plan.Destroy})
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +218,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	}
 	r.con.stillEvery, r.con.now = opt.StillEvery, opt.Now
 	sd.Warn = func(msg string) { r.con.note("warning: " + msg) }
-	if err := r.prepare(ctx, all); err != nil {
+	if err := r.prepare(ctx, members); err != nil {
 		return nil, err
 	}
 	for _, ur := range r.units {
@@ -217,9 +234,6 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	return r, nil
 }
 
-// whyExternal marks a unit outside the run that a gate waits for.
-const whyExternal = "\x00external"
-
 // useSavedPlan makes `apply FILE` apply FILE as terraform does: no plan,
 // no question (drop-in, one unit).
 func (r *runState) useSavedPlan(file string) error {
@@ -227,7 +241,7 @@ func (r *runState) useSavedPlan(file string) error {
 	// are not units of this run.
 	var own []*unitRun
 	for _, ur := range r.units {
-		if !ur.external {
+		if !ur.role.outside() {
 			own = append(own, ur)
 		}
 	}
@@ -254,7 +268,7 @@ func (r *runState) header() {
 	var order []string
 	engines := map[string]bool{}
 	for _, ur := range r.units {
-		if ur.external {
+		if ur.role.outside() {
 			continue
 		}
 		key := strings.Join(ur.u.Stack.Path, "/")
@@ -297,7 +311,7 @@ func (r *runState) mayApply() bool {
 			return false
 		}
 		for _, ur := range r.units {
-			if ur.autoApply && !ur.external {
+			if ur.autoApply && !ur.role.outside() {
 				return true
 			}
 		}
@@ -332,11 +346,11 @@ func (r *runState) applyLock(ctx context.Context) (*filelock.Lock, error) {
 // prepare resolves every unit's engine (once per distinct engine, in
 // parallel), checks each module's required_version, and builds each unit's
 // environment. Nothing runs when any of it fails.
-func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
+func (r *runState) prepare(ctx context.Context, members []member) error {
 	choices := map[*stacks.Unit]stacks.EngineChoice{}
 	specSet := map[engines.Spec]bool{}
 	needPath := false
-	for _, ru := range run.Units {
+	for _, ru := range members {
 		c, err := EngineChoice(r.p, ru.Unit, r.opt.Environ)
 		if err != nil {
 			return err
@@ -385,10 +399,9 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 		pathEngine = e
 	}
 	var problems []string
-	for _, ru := range run.Units {
+	for _, ru := range members {
 		c := choices[ru.Unit]
-		ur := &unitRun{u: ru.Unit, why: ru.Why, choice: c, status: statusPending,
-			external: ru.Why == whyExternal || ru.Why == whyProducer, producer: ru.Why == whyProducer}
+		ur := &unitRun{u: ru.Unit, why: ru.Why, choice: c, status: statusPending, role: ru.role}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
 			ur.unsupported = true
@@ -400,7 +413,7 @@ func (r *runState) prepare(ctx context.Context, run *stacks.Run) error {
 			spec, _ := engines.ParseSpec(c.Name, c.Version)
 			ur.engine = resolved[spec]
 		}
-		if ur.external {
+		if ur.role.outside() {
 			continue
 		}
 		if err := engines.CheckRequiredVersion(filepath.Join(r.p.Root, filepath.FromSlash(ru.Dir)), ur.engine); err != nil {

@@ -79,8 +79,7 @@ type unitRun struct {
 	initArgs InitArgs        // the init arguments of the unit's init step
 	userPlan bool            // planFile is the user's (apply FILE): never removed
 	cause    *unitRun        // skipped: the failed unit at the root
-	external bool            // outside the run: a gate waits for it, it never runs
-	producer bool            // outside the run: its outputs are read as they stand
+	role     Role            // a member of the run, or outside it: a gate or a producer
 
 	produced   map[string]tfexec.OutputMeta // outputs read for consumers
 	inputVals  map[string]json.RawMessage   // input values, set before its plan
@@ -150,7 +149,7 @@ type jobResult struct {
 func (r *runState) schedule(ctx context.Context, w work) {
 	for _, ur := range r.units {
 		switch {
-		case ur.external:
+		case ur.role.outside():
 			w.outside(ctx, ur)
 		case ur.preBlocked != "":
 			r.finish(ur, StatusBlocked, ur.preBlocked)
@@ -268,7 +267,7 @@ type work struct {
 // engineWork is the work of a real run: engine steps.
 func (r *runState) engineWork() work {
 	return work{job: r.runJob, outside: func(ctx context.Context, ur *unitRun) {
-		if ur.producer {
+		if ur.role == RoleProducer {
 			r.readExternalProducer(ctx, ur)
 		} else {
 			r.openExternal(ctx, ur)

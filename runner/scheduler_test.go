@@ -119,18 +119,17 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := &stacks.Run{}
+	var members []member
+	var units []*stacks.Unit
 	for _, ru := range run.Units {
-		if !contains(external, ru.Dir) {
-			all.Units = append(all.Units, ru)
+		role := RoleMember
+		if contains(external, ru.Dir) {
+			role = RoleGate
 		}
+		members = append(members, member{ru, role})
+		units = append(units, ru.Unit)
 	}
-	for _, d := range external {
-		for _, u := range p.UnitsIn(d) {
-			all.Units = append(all.Units, stacks.RunUnit{Unit: u, Why: whyExternal})
-		}
-	}
-	g, err := p.Graph(all.List(), stacks.GraphOptions{Destroy: opt.Command == CmdDestroy})
+	g, err := p.Graph(units, stacks.GraphOptions{Destroy: opt.Command == CmdDestroy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +142,8 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 		t.Fatal(err)
 	}
 	r := &runState{p: p, g: g, opt: opt, sd: sd, con: newConsole(io.Discard, nil, false, false)}
-	for _, ru := range all.Units {
-		ur := &unitRun{u: ru.Unit, why: ru.Why, status: statusPending, external: ru.Why == whyExternal}
+	for _, ru := range members {
+		ur := &unitRun{u: ru.Unit, why: ru.Why, status: statusPending, role: ru.role}
 		ur.autoApply = ru.Stack.AutoApply
 		r.units = append(r.units, ur)
 		if err := r.setup(ur); err != nil {
@@ -167,7 +166,7 @@ func contains(ss []string, s string) bool {
 func statusesOf(r *runState) map[string]string {
 	out := map[string]string{}
 	for _, ur := range r.units {
-		if ur.external {
+		if ur.role.outside() {
 			continue
 		}
 		s := ur.status

@@ -1,0 +1,31 @@
+package runner
+
+import "github.com/strata-iac/strata/stacks"
+
+// Role is what a unit is to a command: one it runs, or one outside the
+// run that the run needs something from.
+type Role int
+
+const (
+	// RoleMember runs: it was selected, or propagation brought it in.
+	RoleMember Role = iota
+	// RolePrerequisite runs because a stale prerequisite brings it in.
+	RolePrerequisite
+	// RoleGate is outside the run; a unit of the run waits for it (under
+	// --changed, a modified unit the selection left out; under --resume,
+	// one the report left planned). It opens only when the run state shows
+	// it applied at its current digest.
+	RoleGate
+	// RoleProducer is outside the run; its outputs feed a unit of the run
+	// and are read as they stand.
+	RoleProducer
+)
+
+// outside reports whether the role never runs.
+func (r Role) outside() bool { return r == RoleGate || r == RoleProducer }
+
+// member is a unit of a command with its role.
+type member struct {
+	stacks.RunUnit
+	role Role
+}
