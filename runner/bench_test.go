@@ -139,7 +139,7 @@ func benchCommand(b *testing.B, p *stacks.Project, dir string, env []string, opt
 
 // benchStatus fails the benchmark unless every unit of the report ends
 // with status.
-func benchStatus(b *testing.B, rep *Report, status string) {
+func benchStatus(b *testing.B, rep *Report, status Status) {
 	b.Helper()
 	for _, u := range rep.Units {
 		if u.Status != status {

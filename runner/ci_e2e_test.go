@@ -31,10 +31,10 @@ stacks:
 		"GITHUB_ACTIONS=true", "GITHUB_SHA=0123456789abcdef", "GITHUB_SERVER_URL=https://github.example", "GITHUB_REPOSITORY=o/r", "GITHUB_RUN_ID=7")
 	res := e.run(CmdPlan, Options{}, stacks.Selection{})
 	got := statuses(res.Report)
-	if got["broken@default"] != StatusFailed+" (plan failed: Unsupported argument)" {
+	if got["broken@default"] != string(StatusFailed)+" (plan failed: Unsupported argument)" {
 		t.Errorf("broken: %s", got["broken@default"])
 	}
-	if got["good@default"] != StatusPlanned {
+	if got["good@default"] != string(StatusPlanned) {
 		t.Errorf("good: %s", got["good@default"])
 	}
 	con := e.console.String()

@@ -103,7 +103,7 @@ func configIn(root string) string {
 func statuses(rep *Report) map[string]string {
 	out := map[string]string{}
 	for _, u := range rep.Units {
-		s := u.Status
+		s := string(u.Status)
 		if u.Reason != "" {
 			s += " (" + u.Reason + ")"
 		}
@@ -153,7 +153,7 @@ func TestNestedFixtureApply(t *testing.T) {
 		t.Fatalf("exit %d: %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
 	for name, st := range statuses(res.Report) {
-		if st != StatusApplied {
+		if st != string(StatusApplied) {
 			t.Errorf("%s: %s", name, st)
 		}
 	}
@@ -188,7 +188,7 @@ func TestNestedFixtureApply(t *testing.T) {
 	e.console.Reset()
 	res = e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
 	for name, st := range statuses(res.Report) {
-		if st != StatusNoChanges {
+		if st != string(StatusNoChanges) {
 			t.Errorf("second plan: %s: %s", name, st)
 		}
 	}
@@ -224,9 +224,9 @@ func TestPlanAfterAcrossInvocations(t *testing.T) {
 `))
 	res := e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
 	want := map[string]string{
-		"base@default": StatusPlanned,
-		"dev@default":  StatusBlocked + " (waits for base@default to be applied)",
-		"prod@default": StatusPlanned,
+		"base@default": string(StatusPlanned),
+		"dev@default":  string(StatusBlocked) + " (waits for base@default to be applied)",
+		"prod@default": string(StatusPlanned),
 	}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Errorf("first plan: %v, want %v", got, want)
@@ -235,7 +235,7 @@ func TestPlanAfterAcrossInvocations(t *testing.T) {
 		t.Errorf("-detailed-exitcode with planned and blocked units: exit %d, want 2", res.ExitCode)
 	}
 	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}})
-	if got := statuses(res.Report); got["base@default"] != StatusApplied || len(got) != 1 {
+	if got := statuses(res.Report); got["base@default"] != string(StatusApplied) || len(got) != 1 {
 		t.Fatalf("apply --stack base: %v", got)
 	}
 	// The saved plan was applied as it was: no second plan step.
@@ -243,7 +243,7 @@ func TestPlanAfterAcrossInvocations(t *testing.T) {
 		t.Errorf("apply re-planned base although its saved plan was current")
 	}
 	res = e.run(CmdPlan, Options{}, stacks.Selection{})
-	want = map[string]string{"base@default": StatusNoChanges, "dev@default": StatusPlanned, "prod@default": StatusPlanned}
+	want = map[string]string{"base@default": string(StatusNoChanges), "dev@default": string(StatusPlanned), "prod@default": string(StatusPlanned)}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Errorf("plan after applying base: %v, want %v", got, want)
 	}
@@ -260,7 +260,7 @@ func TestApplyAfterPlansBoth(t *testing.T) {
       rules: {apply_after: [dev]}
 `))
 	res := e.run(CmdPlan, Options{}, stacks.Selection{})
-	want := map[string]string{"base@default": StatusPlanned, "dev@default": StatusPlanned, "prod@default": StatusPlanned}
+	want := map[string]string{"base@default": string(StatusPlanned), "dev@default": string(StatusPlanned), "prod@default": string(StatusPlanned)}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Errorf("plan: %v, want %v", got, want)
 	}
@@ -283,9 +283,9 @@ func TestAutoApplyInPlan(t *testing.T) {
 `))
 	res := e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
 	want := map[string]string{
-		"base@default": StatusApplied,
-		"dev@default":  StatusPlanned,
-		"prod@default": StatusPlanned + " (auto_apply waits for dev@default)",
+		"base@default": string(StatusApplied),
+		"dev@default":  string(StatusPlanned),
+		"prod@default": string(StatusPlanned) + " (auto_apply waits for dev@default)",
 	}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Errorf("plan: %v, want %v\n%s", got, want, e.console.String())
@@ -295,7 +295,7 @@ func TestAutoApplyInPlan(t *testing.T) {
 	}
 	// --no-auto-apply keeps plan a plan.
 	res = e.run(CmdPlan, Options{NoAutoApply: true}, stacks.Selection{Stacks: []string{"prod"}})
-	if got := statuses(res.Report); got["prod@default"] != StatusPlanned {
+	if got := statuses(res.Report); got["prod@default"] != string(StatusPlanned) {
 		t.Errorf("--no-auto-apply: %v", got)
 	}
 }
@@ -377,15 +377,15 @@ stacks:
 	e := newE2E(t, root)
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
 	got := statuses(res.Report)
-	if !strings.HasPrefix(got["broken@default"], StatusFailed+" (apply failed") {
+	if !strings.HasPrefix(got["broken@default"], string(StatusFailed)+" (apply failed") {
 		t.Errorf("broken: %s", got["broken@default"])
 	}
 	for _, u := range []string{"after@default", "later@default"} {
-		if got[u] != StatusSkipped+" (broken@default failed)" {
+		if got[u] != string(StatusSkipped)+" (broken@default failed)" {
 			t.Errorf("%s: %s", u, got[u])
 		}
 	}
-	if got["free@default"] != StatusApplied {
+	if got["free@default"] != string(StatusApplied) {
 		t.Errorf("free: %s", got["free@default"])
 	}
 	if res.ExitCode != 1 || res.Report.OK {
@@ -441,13 +441,13 @@ resource "terraform_data" "s" {
 	e := newE2E(t, root)
 	res := e.run(CmdApply, Options{AutoApprove: true, Parallelism: 4}, stacks.Selection{})
 	got := statuses(res.Report)
-	if got["multi@blue"] != StatusApplied || got["multi@green"] != StatusApplied {
+	if got["multi@blue"] != string(StatusApplied) || got["multi@green"] != string(StatusApplied) {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())
 	}
 	// shared_state: the two units share one state, one after the other:
 	// whichever runs first applies, the other finds nothing to do.
 	one, two := got["shared@default#one"], got["shared@default#two"]
-	if !(one == StatusApplied && two == StatusNoChanges) && !(one == StatusNoChanges && two == StatusApplied) {
+	if !(one == string(StatusApplied) && two == string(StatusNoChanges)) && !(one == string(StatusNoChanges) && two == string(StatusApplied)) {
 		t.Errorf("shared units: one %s, two %s", one, two)
 	}
 	flavours, _ := filepath.Glob(filepath.Join(root, "shared", "flavour-*.out"))
@@ -566,11 +566,11 @@ stacks:
 	e := newE2E(t, root)
 	first := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
 	want := map[string]string{
-		"flaky@default": StatusFailed, "after@default": StatusSkipped, "free@default": StatusApplied,
+		"flaky@default": string(StatusFailed), "after@default": string(StatusSkipped), "free@default": string(StatusApplied),
 	}
 	got := map[string]string{}
 	for _, u := range first.Report.Units {
-		got[u.Name()] = u.Status
+		got[u.Name()] = string(u.Status)
 	}
 	if !equalMaps(got, want) {
 		t.Fatalf("first apply: %v", got)
@@ -581,7 +581,7 @@ stacks:
 	for _, ur := range first.Report.Units {
 		if ur.Status == StatusFailed || ur.Status == StatusSkipped {
 			for _, u := range p.UnitsIn(ur.Dir) {
-				run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + ur.Status})
+				run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + string(ur.Status)})
 			}
 		}
 	}
@@ -589,7 +589,7 @@ stacks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := statuses(res.Report); !equalMaps(got, map[string]string{"flaky@default": StatusApplied, "after@default": StatusApplied}) {
+	if got := statuses(res.Report); !equalMaps(got, map[string]string{"flaky@default": string(StatusApplied), "after@default": string(StatusApplied)}) {
 		t.Errorf("resume: %v", got)
 	}
 }
@@ -615,16 +615,16 @@ func TestExternalGate(t *testing.T) {
 		}
 		return res.Report
 	}
-	if got := statuses(runDev()); got["dev@default"] != StatusBlocked+" (waits for base@default to be applied)" || len(got) != 1 {
+	if got := statuses(runDev()); got["dev@default"] != string(StatusBlocked)+" (waits for base@default to be applied)" || len(got) != 1 {
 		t.Errorf("before base is applied: %v", got)
 	}
 	e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}})
-	if got := statuses(runDev()); got["dev@default"] != StatusPlanned {
+	if got := statuses(runDev()); got["dev@default"] != string(StatusPlanned) {
 		t.Errorf("after base is applied: %v", got)
 	}
 	// A change to base makes its apply stale: the gate closes again.
 	writeFileT(t, filepath.Join(e.root, "base", "more.tf"), "output \"o\" {\n  value = 1\n}\n")
-	if got := statuses(runDev()); !strings.HasPrefix(got["dev@default"], StatusBlocked) {
+	if got := statuses(runDev()); !strings.HasPrefix(got["dev@default"], string(StatusBlocked)) {
 		t.Errorf("after base changed: %v", got)
 	}
 }

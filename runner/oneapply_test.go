@@ -60,7 +60,7 @@ workflows:
 	one.console.Reset()
 	res = one.run(CmdPlan, Options{}, stacks.Selection{})
 	for name, st := range statuses(res.Report) {
-		if st != StatusNoChanges {
+		if st != string(StatusNoChanges) {
 			t.Errorf("plan after: %s %s", name, st)
 		}
 	}

@@ -47,7 +47,7 @@ func TestStalePlanIsPlannedAgain(t *testing.T) {
 		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	editFileT(t, filepath.Join(e.root, "base", "main.tf"), `parts  = ["base", "base"]`, `parts  = ["base", "v2"]`)
-	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); statuses(res.Report)["base@default"] != StatusPlanned {
+	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); statuses(res.Report)["base@default"] != string(StatusPlanned) {
 		t.Fatalf("plan: %v", statuses(res.Report))
 	}
 	terraformIn(t, e, "base", "apply", "-auto-approve", "-input=false")
@@ -57,7 +57,7 @@ func TestStalePlanIsPlannedAgain(t *testing.T) {
 		t.Fatalf("apply after the state changed: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
 	for name, st := range statuses(res.Report) {
-		if st != StatusApplied && st != StatusNoChanges {
+		if st != string(StatusApplied) && st != string(StatusNoChanges) {
 			t.Errorf("%s: %s", name, st)
 		}
 	}
@@ -83,7 +83,7 @@ func TestStalePlanIsAskedAboutAgain(t *testing.T) {
 		return AnswerYes, nil
 	}
 	res := e.run(CmdApply, Options{Approve: approve}, stacks.Selection{Stacks: []string{"base"}})
-	if got := statuses(res.Report)["base@default"]; got != StatusApplied || res.ExitCode != 0 {
+	if got := statuses(res.Report)["base@default"]; got != string(StatusApplied) || res.ExitCode != 0 {
 		t.Fatalf("base: %s, exit %d\n%s", got, res.ExitCode, e.console.String())
 	}
 	if len(asked) != 2 {
@@ -164,7 +164,7 @@ func TestDestroyWithInputs(t *testing.T) {
 		t.Fatalf("destroy: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
 	for name, st := range statuses(res.Report) {
-		if st != StatusDestroyed {
+		if st != string(StatusDestroyed) {
 			t.Errorf("%s: %s", name, st)
 		}
 	}
@@ -195,7 +195,7 @@ func TestDestroyLeftBlockedFails(t *testing.T) {
 	e := newE2E(t, chainRepo(t, "vpc-1"))
 	res := e.run(CmdDestroy, Options{AutoApprove: true}, stacks.Selection{})
 	got := statuses(res.Report)
-	if !strings.HasPrefix(got["app@default"], StatusBlocked) || res.ExitCode != 1 || res.Report.OK {
+	if !strings.HasPrefix(got["app@default"], string(StatusBlocked)) || res.ExitCode != 1 || res.Report.OK {
 		t.Errorf("exit %d ok %t: %v", res.ExitCode, res.Report.OK, got)
 	}
 }
@@ -259,7 +259,7 @@ func TestRunStateWriteErrorFailsUnit(t *testing.T) {
 // plan before asking about it, as a new plan would be shown.
 func TestApplyShowsReusedPlan(t *testing.T) {
 	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
-	if res := e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}}); statuses(res.Report)["base@default"] != StatusPlanned {
+	if res := e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}}); statuses(res.Report)["base@default"] != string(StatusPlanned) {
 		t.Fatalf("plan: %v", statuses(res.Report))
 	}
 	e.console.Reset()
@@ -269,7 +269,7 @@ func TestApplyShowsReusedPlan(t *testing.T) {
 		return AnswerYes, nil
 	}
 	res := e.run(CmdApply, Options{Approve: approve}, stacks.Selection{Stacks: []string{"base"}})
-	if statuses(res.Report)["base@default"] != StatusApplied {
+	if statuses(res.Report)["base@default"] != string(StatusApplied) {
 		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	if !strings.Contains(shown, "reusing the plan saved at") || !strings.Contains(shown, "[base@default] Plan: 1 to add, 0 to change, 0 to destroy") {
@@ -313,11 +313,11 @@ workflows:
 			writeFileT(t, filepath.Join(e.root, "dev", "broken.tf"), "variable \"needed\" {\n  type = string\n}\n")
 			res := e.run(CmdPlan, Options{}, stacks.Selection{})
 			got := statuses(res.Report)
-			want := StatusPlanned
+			want := string(StatusPlanned)
 			if auto {
 				want += " (auto_apply waits for dev@default, which failed)"
 			}
-			if !strings.HasPrefix(got["dev@default"], StatusFailed) || got["prod@default"] != want {
+			if !strings.HasPrefix(got["dev@default"], string(StatusFailed)) || got["prod@default"] != want {
 				t.Errorf("plan: %v; want prod %q", got, want)
 			}
 		})
@@ -343,12 +343,12 @@ func TestReusedPlanRunsNoPlanSteps(t *testing.T) {
 		"app/main.tf": "variable \"stamp\" {\n  type = string\n}\nresource \"terraform_data\" \"x\" {\n  input = \"fixed\"\n}\n",
 	})
 	e := newE2E(t, root)
-	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); statuses(res.Report)["app@default"] != StatusPlanned {
+	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); statuses(res.Report)["app@default"] != string(StatusPlanned) {
 		t.Fatalf("plan: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	e.console.Reset()
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
-	if statuses(res.Report)["app@default"] != StatusApplied {
+	if statuses(res.Report)["app@default"] != string(StatusApplied) {
 		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	if !strings.Contains(e.console.String(), "reusing the plan saved at") {
@@ -364,7 +364,7 @@ func TestReusedPlanRunsNoPlanSteps(t *testing.T) {
 func TestAnswerNoExitsOne(t *testing.T) {
 	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
 	res := e.run(CmdApply, Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerNo, nil }}, stacks.Selection{Stacks: []string{"base"}})
-	if got := statuses(res.Report)["base@default"]; got != StatusPlanned+" (not approved)" || res.ExitCode != 1 || res.Report.OK {
+	if got := statuses(res.Report)["base@default"]; got != string(StatusPlanned)+" (not approved)" || res.ExitCode != 1 || res.Report.OK {
 		t.Errorf("base: %s, exit %d, ok %t", got, res.ExitCode, res.Report.OK)
 	}
 }

@@ -82,7 +82,7 @@ func FailedReport(command string, started, finished time.Time, reason string) *R
 type StackReport struct {
 	Name   string   `json:"name"`
 	Path   []string `json:"path"`
-	Status string   `json:"status"`
+	Status Status   `json:"status"`
 }
 
 // UnitReport is one unit's outcome.
@@ -93,7 +93,7 @@ type UnitReport struct {
 	StackPath []string               `json:"stack_path"`
 	Engine    EngineReport           `json:"engine"`
 	Why       string                 `json:"why"`
-	Status    string                 `json:"status"`
+	Status    Status                 `json:"status"`
 	Changes   Changes                `json:"changes"`
 	Reason    string                 `json:"reason"`
 	Inputs    map[string]InputReport `json:"inputs"`
@@ -146,7 +146,7 @@ type StepReport struct {
 }
 
 // stackStatusOrder ranks unit statuses for a stack's status.
-var stackStatusOrder = []string{StatusFailed, StatusCancelled, StatusSkipped, StatusBlocked, StatusPlanned, StatusApplied, StatusDestroyed, StatusSucceeded, StatusNoChanges}
+var stackStatusOrder = []Status{StatusFailed, StatusCancelled, StatusSkipped, StatusBlocked, StatusPlanned, StatusApplied, StatusDestroyed, StatusSucceeded, StatusNoChanges}
 
 func (r *runState) unitReport(ur *unitRun) *UnitReport {
 	u := ur.u
@@ -222,7 +222,7 @@ func (r *runState) detailed() bool {
 	return r.opt.Command == CmdDrift || (r.opt.Command == CmdPlan && r.opt.DetailedExitCode)
 }
 
-func rank(status string) int {
+func rank(status Status) int {
 	for i, s := range stackStatusOrder {
 		if s == status {
 			return i
@@ -366,7 +366,7 @@ func (rep *Report) Markdown() string {
 					more := len(u.Log) - logLimit
 					log = log[:logLimit] + fmt.Sprintf("\n… cut: %s more (the summary is limited to 1 MiB)", count(more, "byte"))
 				}
-				summary := u.Name() + ": " + u.Status
+				summary := u.Name() + ": " + string(u.Status)
 				if c, ok := u.planChanges(); ok {
 					summary += ", " + c.String()
 				}
@@ -387,7 +387,10 @@ func fence(s string) string { return strings.ReplaceAll(s, "```", "``\u200b`") }
 
 // verdictOrder is how the verdict counts units: what changes first, then
 // what keeps a change from landing.
-var verdictOrder = []struct{ status, words string }{
+var verdictOrder = []struct {
+	status Status
+	words  string
+}{
 	{StatusApplied, "applied"},
 	{StatusDestroyed, "destroyed"},
 	{StatusPlanned, "to change"},
@@ -408,7 +411,7 @@ func (rep *Report) verdict() string {
 	if len(rep.Units) == 0 {
 		return "no units"
 	}
-	n := map[string]int{}
+	n := map[Status]int{}
 	for _, u := range rep.Units {
 		n[u.Status]++
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestVerdict(t *testing.T) {
-	rep := func(statuses ...string) *Report {
+	rep := func(statuses ...Status) *Report {
 		r := &Report{Command: CmdPlan}
 		for _, s := range statuses {
 			r.Units = append(r.Units, &UnitReport{Status: s})

@@ -17,18 +17,21 @@ import (
 )
 
 // Unit statuses (docs/behaviour.md#report), plus the scheduler's own transient ones.
-const (
-	StatusPlanned   = "planned"
-	StatusNoChanges = "no_changes"
-	StatusApplied   = "applied"
-	StatusDestroyed = "destroyed"
-	StatusSucceeded = "succeeded"
-	StatusFailed    = "failed"
-	StatusBlocked   = "blocked"
-	StatusSkipped   = "skipped"
-	StatusCancelled = "cancelled"
+// Status is how a unit ended a command.
+type Status string
 
-	statusPending = "pending"
+const (
+	StatusPlanned   Status = "planned"
+	StatusNoChanges Status = "no_changes"
+	StatusApplied   Status = "applied"
+	StatusDestroyed Status = "destroyed"
+	StatusSucceeded Status = "succeeded"
+	StatusFailed    Status = "failed"
+	StatusBlocked   Status = "blocked"
+	StatusSkipped   Status = "skipped"
+	StatusCancelled Status = "cancelled"
+
+	statusPending Status = "pending"
 )
 
 // phase is where a unit is in its command.
@@ -65,7 +68,7 @@ type unitRun struct {
 	queued                bool // in the ready queue
 
 	phase    phase
-	status   string
+	status   Status
 	reason   string
 	opened   bool // applied, or planned with no changes, in this command
 	approved bool
@@ -586,7 +589,7 @@ func deadCause(ur *unitRun) *unitRun {
 	return nil
 }
 
-func (r *runState) finish(ur *unitRun, status, reason string) {
+func (r *runState) finish(ur *unitRun, status Status, reason string) {
 	ur.phase = phaseDone
 	ur.status = status
 	ur.reason = reason

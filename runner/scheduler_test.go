@@ -169,7 +169,7 @@ func statusesOf(r *runState) map[string]string {
 		if ur.role.outside() {
 			continue
 		}
-		s := ur.status
+		s := string(ur.status)
 		if ur.reason != "" {
 			s += " (" + ur.reason + ")"
 		}
@@ -209,7 +209,7 @@ func TestSchedulerGates(t *testing.T) {
 	f := newFakeJobs()
 	r.schedule(context.Background(), f.work())
 	for name, st := range statusesOf(r) {
-		if st != StatusApplied {
+		if st != string(StatusApplied) {
 			t.Errorf("%s: %s", name, st)
 		}
 	}
@@ -243,7 +243,7 @@ func TestSchedulerSkipChain(t *testing.T) {
 		}
 	}
 	// c planned before a failed, or is skipped: either way it never applies.
-	if strings.HasPrefix(got["c@default"], StatusApplied) || f.index("start apply c@default") >= 0 {
+	if strings.HasPrefix(got["c@default"], string(StatusApplied)) || f.index("start apply c@default") >= 0 {
 		t.Errorf("c applied after a failed: %s", got["c@default"])
 	}
 	if f.index("start plan+apply b@default") >= 0 || f.index("start plan b@default") >= 0 {
@@ -302,9 +302,9 @@ func TestSchedulerApprovalWaves(t *testing.T) {
 		waves  [][]string
 		status string
 	}{
-		{AnswerYes, [][]string{{"a@default", "c@default", "e@default"}, {"b@default"}, {"d@default"}}, StatusApplied},
-		{AnswerAll, [][]string{{"a@default", "c@default", "e@default"}}, StatusApplied},
-		{AnswerNo, [][]string{{"a@default", "c@default", "e@default"}}, StatusPlanned},
+		{AnswerYes, [][]string{{"a@default", "c@default", "e@default"}, {"b@default"}, {"d@default"}}, string(StatusApplied)},
+		{AnswerAll, [][]string{{"a@default", "c@default", "e@default"}}, string(StatusApplied)},
+		{AnswerNo, [][]string{{"a@default", "c@default", "e@default"}}, string(StatusPlanned)},
 	} {
 		t.Run(fmt.Sprint(tc.answer), func(t *testing.T) {
 			var waves [][]string
@@ -341,9 +341,9 @@ func TestSchedulerOutsideGate(t *testing.T) {
 		got := statusesOf(r)
 		want := "blocked (waits for a@default to be applied)"
 		if opened {
-			want = StatusPlanned
+			want = string(StatusPlanned)
 		}
-		if got["b@default"] != want || got["c@default"] != StatusPlanned {
+		if got["b@default"] != want || got["c@default"] != string(StatusPlanned) {
 			t.Errorf("a opened %t: %v", opened, got)
 		}
 	}

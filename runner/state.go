@@ -128,7 +128,7 @@ type PlanRecord struct {
 type ApplyRecord struct {
 	Digest  string    `json:"digest"`
 	At      time.Time `json:"at"`
-	Result  string    `json:"result"` // applied, destroyed, failed
+	Result  Status    `json:"result"` // applied, destroyed, failed
 	Destroy bool      `json:"destroy,omitempty"`
 }
 

@@ -143,7 +143,7 @@ func TestErrorClassification(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
-	rep := func(statuses ...string) *Report {
+	rep := func(statuses ...Status) *Report {
 		r := &Report{}
 		for _, s := range statuses {
 			r.Units = append(r.Units, &UnitReport{Status: s})

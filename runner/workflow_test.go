@@ -180,7 +180,7 @@ workflows:
 			t.Errorf("%s step did not run: %v", f, err)
 		}
 	}
-	if got["ignored@default"] != StatusPlanned {
+	if got["ignored@default"] != string(StatusPlanned) {
 		t.Errorf("ignored: %s", got["ignored@default"])
 	}
 }
@@ -219,7 +219,7 @@ resource "terraform_data" "s" {
 	})
 	e := newE2E(t, root)
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
-	want := map[string]string{"shared@default#one": StatusApplied, "shared@default#two": StatusApplied}
+	want := map[string]string{"shared@default#one": string(StatusApplied), "shared@default#two": string(StatusApplied)}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())
 	}
@@ -327,7 +327,7 @@ stacks:
 	})
 	e := newE2E(t, root, "TF_VAR_region=from-the-environment")
 	res := e.run(CmdPlan, Options{}, stacks.Selection{})
-	if got := statuses(res.Report)["app@default"]; got != StatusPlanned {
+	if got := statuses(res.Report)["app@default"]; got != string(StatusPlanned) {
 		t.Fatalf("app: %s\n%s", got, e.console.String())
 	}
 	if !strings.Contains(e.console.String(), `+ input  = "eu-west-1"`) {

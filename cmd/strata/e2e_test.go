@@ -129,7 +129,7 @@ stacks:
 	rep := readReport(t, report)
 	st := map[string]string{}
 	for _, u := range rep.Units {
-		st[u.Name()] = u.Status + " (" + u.Reason + ")"
+		st[u.Name()] = string(u.Status) + " (" + u.Reason + ")"
 	}
 	if !strings.HasPrefix(st["slow@default"], "cancelled (interrupted during apply") {
 		t.Errorf("slow: %s", st["slow@default"])
@@ -428,7 +428,7 @@ func TestChangedPropagationExamples(t *testing.T) {
 			}
 			got := map[string]string{}
 			for _, u := range readReport(t, report).Units {
-				got[u.Name()] = u.Why + " " + u.Status
+				got[u.Name()] = u.Why + " " + string(u.Status)
 			}
 			if !reflect.DeepEqual(got, ex.want) {
 				t.Errorf("run:\n got %v\nwant %v", got, ex.want)
@@ -552,7 +552,7 @@ func TestResumeFromReport(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, u := range readReport(t, second).Units {
-		got[u.Name()] = u.Why + " " + u.Status
+		got[u.Name()] = u.Why + " " + string(u.Status)
 	}
 	want := map[string]string{"flaky@default": "resume: failed applied", "after@default": "resume: skipped applied"}
 	if !reflect.DeepEqual(got, want) {

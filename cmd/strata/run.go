@@ -400,7 +400,7 @@ func resumeRun(c *cli.Context, s *session, path string) (*stacks.Run, []*stacks.
 		}
 		switch ur.Status {
 		case runner.StatusFailed, runner.StatusSkipped, runner.StatusBlocked, runner.StatusCancelled:
-			run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + ur.Status})
+			run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + string(ur.Status)})
 		case runner.StatusPlanned:
 			external = append(external, u)
 		}
