@@ -143,7 +143,10 @@ var (
 // applyNow applies without a plan file; the change counts come from the
 // apply's own summary line, and it has changes when any was made.
 func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p *PlanInvocation, out io.Writer) (Outcome, error) {
-	scan := &lineScanner{w: out, marker: "Apply complete! "}
+	// apply prints its plan first: a failed apply still says what it was
+	// about to change.
+	planned := &lineScanner{w: out}
+	scan := &lineScanner{w: planned, marker: "Apply complete! "}
 	tf.SetStdout(scan)
 	var opts []tfexec.ApplyOption
 	if p.VarFile != "" {
@@ -175,7 +178,9 @@ func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p *PlanIn
 		opts = append(opts, tfexec.Parallelism(a.Parallelism))
 	}
 	if err := tf.Apply(ctx, opts...); err != nil {
-		return Outcome{}, err
+		o := planOutcome(false, planned.summary)
+		o.HasChanges = o.Changes != (Changes{})
+		return o, err
 	}
 	var o Outcome
 	if m := applySummary.FindStringSubmatch(scan.summary); m != nil {

@@ -79,3 +79,20 @@ func journal(t *testing.T, root, dir string) *UnitState {
 	}
 	return us
 }
+
+// TestApplyInOneCallFails: a unit whose one-call apply fails is failed
+// with what it was about to change, as a failed apply of a saved plan is.
+func TestApplyInOneCallFails(t *testing.T) {
+	e := newE2E(t, writeRepo(t, map[string]string{
+		"strata.yml": "dirs:\n  a: {tags: [a]}\n",
+		"a/main.tf":  "resource \"terraform_data\" \"x\" {\n  provisioner \"local-exec\" {\n    command = \"exit 1\"\n  }\n}\n",
+	}))
+	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	u := unitByName(t, res.Report, "a@default")
+	if _, planned := stepOf(u, StepPlan); planned || u.Status != StatusFailed || u.Changes != (Changes{Add: 1}) || res.ExitCode != 1 {
+		t.Errorf("a: %s (%s) %v, steps %v, exit %d", u.Status, u.Reason, u.Changes, u.Steps, res.ExitCode)
+	}
+	if us := journal(t, e.root, "a"); us.Apply == nil || us.Apply.Result != StatusFailed {
+		t.Errorf("journal: %+v", us.Apply)
+	}
+}

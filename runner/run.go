@@ -246,7 +246,7 @@ func (r *runState) useSavedPlan(file string) error {
 		}
 	}
 	if len(own) != 1 {
-		return &UsageError{fmt.Sprintf("apply %s applies a saved plan in one unit's dir; this run has %d units", file, len(own))}
+		return &UsageError{fmt.Sprintf("apply %s applies a saved plan in one unit's dir; this run has %s", file, count(len(own), "unit"))}
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
@@ -267,10 +267,12 @@ func (r *runState) header() {
 	byStack := map[string][]*unitRun{}
 	var order []string
 	engines := map[string]bool{}
+	n := 0
 	for _, ur := range r.units {
 		if ur.role.outside() {
 			continue
 		}
+		n++
 		key := strings.Join(ur.u.Stack.Path, "/")
 		if _, ok := byStack[key]; !ok {
 			order = append(order, key)
@@ -282,7 +284,7 @@ func (r *runState) header() {
 	}
 	sort.Strings(order)
 	var b strings.Builder
-	fmt.Fprintf(&b, "strata %s: %d units in %d stacks\n", r.opt.Command, len(r.units), len(order))
+	fmt.Fprintf(&b, "strata %s: %s in %s\n", r.opt.Command, count(n, "unit"), count(len(order), "stack"))
 	for _, key := range order {
 		fmt.Fprintf(&b, "  %s\n", key)
 		for _, ur := range byStack[key] {

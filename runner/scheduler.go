@@ -397,6 +397,10 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		ur.produced = res.produced
 	}
 	if res.err != nil {
+		if res.changes != (Changes{}) {
+			// What the failed step was about to change.
+			ur.changes = res.changes
+		}
 		switch {
 		case res.interrupted:
 			r.finish(ur, StatusCancelled, "interrupted during "+res.failedStep)

@@ -48,8 +48,8 @@ func checkCommand() *cli.Command {
 			if onPath > 0 {
 				fmt.Fprintf(c.App.ErrWriter, "warning: no engine is configured for %s; they run the terraform on PATH (set engine: {name: terraform, version: ...} to pin one)\n", countOf(onPath, "unit"))
 			}
-			fmt.Fprintf(c.App.Writer, "ok: %s: %d dirspaces, %d stacks (%d leaf), %d units, %d warnings\n",
-				cfg, len(p.Dirspaces), len(p.Stacks), leaves, len(p.Units), len(p.Diagnostics.Warnings()))
+			fmt.Fprintf(c.App.Writer, "ok: %s: %s, %s (%d leaf), %s, %s\n",
+				cfg, countOf(len(p.Dirspaces), "dirspace"), countOf(len(p.Stacks), "stack"), leaves, countOf(len(p.Units), "unit"), countOf(len(p.Diagnostics.Warnings()), "warning"))
 			return nil
 		},
 	}

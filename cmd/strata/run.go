@@ -144,7 +144,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		if applyFile != "" {
 			what = "apply FILE"
 		}
-		return cli.Exit(fmt.Sprintf("%s works in one unit's dir (drop-in); this run has %d units", what, len(run.Units)), 1)
+		return cli.Exit(fmt.Sprintf("%s works in one unit's dir (drop-in); this run has %s", what, countOf(len(run.Units), "unit")), 1)
 	}
 	parallelism := c.Int("parallelism")
 	if parallelism == 0 {
