@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-iac/strata/internal/spell"
 )
 
 // The config decoder walks a yaml.Node tree into the config types by
@@ -348,7 +350,7 @@ func genericKey(key string) string {
 func suggest(k string, names []string) string {
 	best, bestD := "", 3
 	for _, n := range names {
-		if d := editDistance(k, n); d < bestD && d*3 <= len(k) {
+		if d := spell.Distance(k, n); d < bestD && d*3 <= len(k) {
 			best, bestD = n, d
 		}
 	}
@@ -356,26 +358,6 @@ func suggest(k string, names []string) string {
 		return ""
 	}
 	return " (did you mean " + strconv.Quote(best) + "?)"
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // String is a config string with its position. Numbers and booleans written

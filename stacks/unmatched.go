@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/strata-iac/strata/internal/spell"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 
@@ -52,7 +53,7 @@ func (s *speller) nearest(w string) string {
 		if diff := len(v) - len(w); diff >= bestD || -diff >= bestD {
 			continue
 		}
-		if d := editDistance(w, v); d < bestD && d*3 <= core && v != w {
+		if d := spell.Distance(w, v); d < bestD && d*3 <= core && v != w {
 			best, bestD = v, d
 		}
 	}

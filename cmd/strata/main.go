@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/strata-iac/strata/internal/spell"
 )
 
 func main() {
@@ -169,7 +171,7 @@ func nearestCommand(name string) string {
 		if len(n) < 3 {
 			continue
 		}
-		if d := editDistance(name, n); d < bestDist {
+		if d := spell.Distance(name, n); d < bestDist {
 			best, bestDist = n, d
 		}
 	}

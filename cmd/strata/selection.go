@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-iac/strata/internal/spell"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -144,30 +145,9 @@ func closestDir(p *stacks.Project, d string) string {
 			continue
 		}
 		seen[u.Dir] = true
-		if dist := editDistance(d, u.Dir); dist < bestDist {
+		if dist := spell.Distance(d, u.Dir); dist < bestDist {
 			best, bestDist = u.Dir, dist
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
