@@ -152,30 +152,8 @@ func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p *PlanIn
 	if p.VarFile != "" {
 		opts = append(opts, tfexec.VarFile(p.VarFile))
 	}
-	a := p.Args
-	for _, f := range a.VarFiles {
-		opts = append(opts, tfexec.VarFile(f))
-	}
-	for _, v := range a.Vars {
-		opts = append(opts, tfexec.Var(v))
-	}
-	for _, t := range a.Targets {
-		opts = append(opts, tfexec.Target(t))
-	}
-	for _, r := range a.Replace {
-		opts = append(opts, tfexec.Replace(r))
-	}
-	if a.Refresh != nil {
-		opts = append(opts, tfexec.Refresh(*a.Refresh))
-	}
-	if a.Lock != nil {
-		opts = append(opts, tfexec.Lock(*a.Lock))
-	}
-	if a.LockTimeout != "" {
-		opts = append(opts, tfexec.LockTimeout(a.LockTimeout))
-	}
-	if a.Parallelism > 0 {
-		opts = append(opts, tfexec.Parallelism(a.Parallelism))
+	for _, x := range engineOptions(p.Args) {
+		opts = append(opts, x)
 	}
 	if err := tf.Apply(ctx, opts...); err != nil {
 		o := planOutcome(false, planned.summary)
@@ -283,8 +261,16 @@ func initOptions(a InitArgs) []tfexec.InitOption {
 	return o
 }
 
-func planOptions(a PlanArgs) []tfexec.PlanOption {
-	var o []tfexec.PlanOption
+// sharedOption is a terraform-exec option both plan and apply take.
+type sharedOption interface {
+	tfexec.PlanOption
+	tfexec.ApplyOption
+}
+
+// engineOptions are the terraform-exec options of plan's flags, which
+// apply without a plan file takes as well.
+func engineOptions(a PlanArgs) []sharedOption {
+	var o []sharedOption
 	for _, f := range a.VarFiles {
 		o = append(o, tfexec.VarFile(f))
 	}
@@ -314,6 +300,14 @@ func planOptions(a PlanArgs) []tfexec.PlanOption {
 	}
 	if a.Parallelism > 0 {
 		o = append(o, tfexec.Parallelism(a.Parallelism))
+	}
+	return o
+}
+
+func planOptions(a PlanArgs) []tfexec.PlanOption {
+	var o []tfexec.PlanOption
+	for _, x := range engineOptions(a) {
+		o = append(o, x)
 	}
 	return o
 }
