@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/internal/subst"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -58,61 +59,10 @@ func (e *SubstitutionError) Error() string {
 	return fmt.Sprintf("unknown variable %q in %s (stack %s): not a stack variable nor in the environment; write $$ for a literal $", e.Name, e.Where, e.Stack)
 }
 
-// substitute replaces ${name} and $name in one pass (docs/behaviour.md#stack-variables): `$$` is a
-// literal `$`; lookup finds a name or reports it unknown.
+// substitute replaces ${name} and $name in one pass (subst.Expand).
 func substitute(s string, lookup func(string) (string, bool)) (string, string, bool) {
-	if !strings.Contains(s, "$") {
-		return s, "", true
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '$' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		next := s[i+1]
-		switch {
-		case next == '$':
-			b.WriteByte('$')
-			i++
-		case next == '{':
-			end := strings.IndexByte(s[i+2:], '}')
-			if end < 0 {
-				b.WriteByte(c)
-				continue
-			}
-			name := s[i+2 : i+2+end]
-			v, ok := lookup(name)
-			if !ok {
-				return "", name, false
-			}
-			b.WriteString(v)
-			i += 2 + end
-		case isNameStart(next):
-			j := i + 1
-			for j < len(s) && isNameChar(s[j]) {
-				j++
-			}
-			name := s[i+1 : j]
-			v, ok := lookup(name)
-			if !ok {
-				return "", name, false
-			}
-			b.WriteString(v)
-			i = j - 1
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), "", true
+	return subst.Expand(s, lookup)
 }
-
-func isNameStart(c byte) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-}
-
-func isNameChar(c byte) bool { return isNameStart(c) || (c >= '0' && c <= '9') }
 
 // variableLookup finds a name for substitution: the unit's stack
 // variables, then what earlier env steps set, then strata's environment,

@@ -9,37 +9,6 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-func TestSubstitute(t *testing.T) {
-	vars := map[string]string{"environment": "prod", "STRATA_STACK": "app", "x": "1"}
-	lookup := func(n string) (string, bool) { v, ok := vars[n]; return v, ok }
-	tests := []struct {
-		in, want, unknown string
-	}{
-		{"plain", "plain", ""},
-		{"${environment}", "prod", ""},
-		{"$environment-x", "prod-x", ""},
-		{"key=${STRATA_STACK}/terraform.tfstate", "key=app/terraform.tfstate", ""},
-		{"$${x} and $$x", "${x} and $x", ""},
-		{"cost: $", "cost: $", ""},
-		{"${missing}", "", "missing"},
-		{"$missing", "", "missing"},
-		{"${unterminated", "${unterminated", ""},
-		{"a$1", "a$1", ""},
-	}
-	for _, tc := range tests {
-		got, name, ok := substitute(tc.in, lookup)
-		if tc.unknown != "" {
-			if ok || name != tc.unknown {
-				t.Errorf("substitute(%q): ok %t name %q, want unknown %q", tc.in, ok, name, tc.unknown)
-			}
-			continue
-		}
-		if !ok || got != tc.want {
-			t.Errorf("substitute(%q) = %q, %t; want %q", tc.in, got, ok, tc.want)
-		}
-	}
-}
-
 // TestTerrateamWorkflow: a Terrateam-style config runs its workflow: a run
 // step before plan writes $environment (a stack variable) to a file, an
 // env step sets a value a later run step reads, the workflow's environment

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/internal/subst"
 )
 
 // checkStepArgs validates the extra_args of a workflow's init and plan
@@ -58,39 +59,8 @@ func checkEngineArgs(command string, args []String, where string, c *collector) 
 // standIn replaces ${name} and $name with a value that parses wherever a
 // flag's value may stand.
 func standIn(s string) string {
-	if !strings.Contains(s, "$") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 >= len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch next := s[i+1]; {
-		case next == '$':
-			b.WriteByte('$')
-			i++
-		case next == '{':
-			end := strings.IndexByte(s[i+2:], '}')
-			if end < 0 {
-				b.WriteByte(s[i])
-				continue
-			}
-			b.WriteString("1")
-			i += 2 + end
-		case next == '_' || next >= 'a' && next <= 'z' || next >= 'A' && next <= 'Z':
-			j := i + 1
-			for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
-				j++
-			}
-			b.WriteString("1")
-			i = j - 1
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
+	out, _, _ := subst.Expand(s, func(string) (string, bool) { return "1", true })
+	return out
 }
 
 func argsText(args []String) string {
