@@ -157,10 +157,6 @@ const WhySelectedUnit = "selected"
 
 // topLevelEngine resolves the engine of commands run outside any unit.
 func topLevelEngine(ctx context.Context, p *stacks.Project, opt Options) (*engines.Engine, error) {
-	c := p.TopLevelEngine()
-	if !c.Supported() {
-		return nil, fmt.Errorf("engine %s is not supported: strata runs terraform and tofu", c.Name)
-	}
 	in := opt.Installer
 	if in == nil {
 		var err error
@@ -168,18 +164,8 @@ func topLevelEngine(ctx context.Context, p *stacks.Project, opt Options) (*engin
 			return nil, err
 		}
 	}
-	if c.OnPath() {
-		return terraformOnPath(ctx, in)
-	}
-	spec, err := engines.ParseSpec(c.Name, c.Version)
-	if err != nil {
-		return nil, fmt.Errorf("engine from %s: %w", c.From, err)
-	}
-	res, err := in.Resolve(ctx, []engines.Spec{spec})
-	if err != nil {
-		return nil, err
-	}
-	return res[spec], nil
+	e, errs := ResolveEngines(ctx, in, []stacks.EngineChoice{p.TopLevelEngine()})
+	return e[0], errs[0]
 }
 
 // PassthroughAllowedOutside reports whether a passthrough command may run

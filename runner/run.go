@@ -349,72 +349,43 @@ func (r *runState) applyLock(ctx context.Context) (*filelock.Lock, error) {
 // parallel), checks each module's required_version, and builds each unit's
 // environment. Nothing runs when any of it fails.
 func (r *runState) prepare(ctx context.Context, members []member) error {
-	choices := map[*stacks.Unit]stacks.EngineChoice{}
-	specSet := map[engines.Spec]bool{}
-	needPath := false
-	for _, ru := range members {
+	choices := make([]stacks.EngineChoice, len(members))
+	for i, ru := range members {
 		c, err := EngineChoice(r.p, ru.Unit, r.opt.Environ)
 		if err != nil {
 			return err
 		}
-		choices[ru.Unit] = c
-		switch {
-		case !c.Supported():
-		case c.OnPath():
-			needPath = true
-		default:
-			spec, err := engines.ParseSpec(c.Name, c.Version)
-			if err != nil {
-				return fmt.Errorf("%s: engine from %s: %w", ru.Name(), c.From, err)
-			}
-			specSet[spec] = true
-		}
+		choices[i] = c
 	}
-	resolved := map[engines.Spec]*engines.Engine{}
-	if len(specSet) > 0 {
+	var resolved []*engines.Engine
+	var errs []error
+	if len(members) > 0 {
 		in, err := r.installer()
 		if err != nil {
 			return err
 		}
-		specs := make([]engines.Spec, 0, len(specSet))
-		for s := range specSet {
-			specs = append(specs, s)
-		}
-		res, err := in.Resolve(ctx, specs)
-		if err != nil {
-			return err
-		}
-		resolved = res
-	}
-	var pathEngine *engines.Engine
-	if needPath {
-		in, err := r.installer()
-		if err != nil {
-			return err
-		}
-		e, err := terraformOnPath(ctx, in)
-		if err != nil {
-			return err
-		}
-		// check and engines list say where it comes from; every command
-		// saying it again would land on stderr of each drop-in call.
-		pathEngine = e
+		resolved, errs = ResolveEngines(ctx, in, choices)
 	}
 	var problems []string
-	for _, ru := range members {
-		c := choices[ru.Unit]
+	reported := map[string]bool{}
+	for i, ru := range members {
+		c := choices[i]
 		ur := &unitRun{u: ru.Unit, why: ru.Why, choice: c, status: statusPending, role: ru.role}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
+			// Its units fail as unsupported; the others run.
 			ur.unsupported = true
 			continue
 		}
-		if c.OnPath() {
-			ur.engine = pathEngine
-		} else {
-			spec, _ := engines.ParseSpec(c.Name, c.Version)
-			ur.engine = resolved[spec]
+		if err := errs[i]; err != nil {
+			// Nothing runs when an engine cannot be had; each reason once.
+			if msg := err.Error(); !reported[msg] {
+				reported[msg] = true
+				problems = append(problems, fmt.Sprintf("%s: %v", ru.Name(), err))
+			}
+			continue
 		}
+		ur.engine = resolved[i]
 		if ur.role.outside() {
 			continue
 		}

@@ -18,7 +18,6 @@ import (
 // engineNeed is one engine the config needs: for one stack, as one source
 // names it (documented in the README).
 type engineNeed struct {
-	onPath   bool
 	Stack    string          `json:"stack"`
 	Units    int             `json:"units"`
 	Engine   engineRef       `json:"engine"`
@@ -91,54 +90,21 @@ func listEngines(c *cli.Context, install bool) error {
 		counts[k]++
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].stack < order[j].stack })
-	specs := map[engines.Spec]bool{}
+	choices := make([]stacks.EngineChoice, len(order))
+	for i, k := range order {
+		choices[i] = k.c
+	}
+	resolved, errs := runner.ResolveEngines(c.Context, in, choices)
 	needs := make([]engineNeed, 0, len(order))
-	for _, k := range order {
-		n := engineNeed{onPath: k.c.OnPath(), Stack: k.stack, Units: counts[k], Engine: engineRef{k.c.Name, k.c.Version}, From: k.c.From}
-		if k.c.Supported() && !k.c.OnPath() {
-			if spec, err := engines.ParseSpec(k.c.Name, k.c.Version); err != nil {
-				n.Error = err.Error()
-			} else {
-				specs[spec] = true
-			}
-		} else if !k.c.Supported() {
-			n.Error = fmt.Sprintf("engine %s is not supported", k.c.Name)
+	for i, k := range order {
+		n := engineNeed{Stack: k.stack, Units: counts[k], Engine: engineRef{k.c.Name, k.c.Version}, From: k.c.From, Resolved: resolved[i]}
+		if errs[i] != nil {
+			n.Error = errs[i].Error()
+		}
+		if k.c.OnPath() && n.Resolved != nil {
+			fmt.Fprintf(c.App.ErrWriter, "warning: %s: no engine is configured; using %s from PATH (%s)\n", n.Stack, n.Resolved, n.Resolved.Path)
 		}
 		needs = append(needs, n)
-	}
-	// Each distinct engine is resolved once; one that cannot be had is
-	// reported against every stack that needs it.
-	resolved := map[engines.Spec]*engines.Engine{}
-	failed := map[engines.Spec]string{}
-	for spec := range specs {
-		res, err := in.Resolve(c.Context, []engines.Spec{spec})
-		if err != nil {
-			failed[spec] = err.Error()
-			continue
-		}
-		resolved[spec] = res[spec]
-	}
-	var pathEngine *engines.Engine
-	pathErr := ""
-	for i := range needs {
-		n := &needs[i]
-		if n.Error != "" {
-			continue
-		}
-		if n.onPath {
-			if pathEngine == nil && pathErr == "" {
-				if pathEngine, err = in.FindOnPath(c.Context, engines.Terraform); err != nil {
-					pathErr = err.Error()
-				}
-			}
-			n.Resolved, n.Error = pathEngine, pathErr
-			if pathEngine != nil {
-				fmt.Fprintf(c.App.ErrWriter, "warning: %s: no engine is configured; using %s from PATH (%s)\n", n.Stack, pathEngine, pathEngine.Path)
-			}
-			continue
-		}
-		spec, _ := engines.ParseSpec(n.Engine.Name, n.Engine.Version)
-		n.Resolved, n.Error = resolved[spec], failed[spec]
 	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
