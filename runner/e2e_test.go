@@ -577,13 +577,9 @@ stacks:
 	}
 	writeFileT(t, filepath.Join(root, "flaky", "ok"), "")
 	p, _ := stacks.Load(root, configIn(root))
-	run := &stacks.Run{}
-	for _, ur := range first.Report.Units {
-		if ur.Status == StatusFailed || ur.Status == StatusSkipped {
-			for _, u := range p.UnitsIn(ur.Dir) {
-				run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + string(ur.Status)})
-			}
-		}
+	run, external, gone := ResumeRun(p, first.Report)
+	if len(external) != 0 || len(gone) != 0 {
+		t.Errorf("resume: gates %v, gone %v", external, gone)
 	}
 	res, err := Execute(context.Background(), p, run, Options{Command: CmdApply, AutoApprove: true, Environ: e.env, Console: &e.console, Parallelism: 2})
 	if err != nil {

@@ -379,31 +379,16 @@ func extractOut(args []string, cwd string) (rest []string, out string) {
 }
 
 // resumeRun re-runs what a report left failed, skipped, blocked or
-// cancelled; the units it left planned are gates the run waits for, open
-// once applied at their current digest (docs/behaviour.md#failure-and-skips).
+// cancelled (runner.ResumeRun); units the repository no longer has get a
+// warning.
 func resumeRun(c *cli.Context, s *session, path string) (*stacks.Run, []*stacks.Unit, error) {
 	rep, err := runner.ReadReport(path)
 	if err != nil {
 		return nil, nil, cli.Exit(err.Error(), 1)
 	}
-	byID := map[string]*stacks.Unit{}
-	for _, u := range s.project.Units {
-		byID[u.ID()] = u
-	}
-	run := &stacks.Run{}
-	var external []*stacks.Unit
-	for _, ur := range rep.Units {
-		u, ok := byID[ur.ID()]
-		if !ok {
-			fmt.Fprintf(c.App.ErrWriter, "warning: --resume: %s is no longer a unit of this repository\n", ur.Name())
-			continue
-		}
-		switch ur.Status {
-		case runner.StatusFailed, runner.StatusSkipped, runner.StatusBlocked, runner.StatusCancelled:
-			run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + string(ur.Status)})
-		case runner.StatusPlanned:
-			external = append(external, u)
-		}
+	run, external, gone := runner.ResumeRun(s.project, rep)
+	for _, name := range gone {
+		fmt.Fprintf(c.App.ErrWriter, "warning: --resume: %s is no longer a unit of this repository\n", name)
 	}
 	return run, external, nil
 }

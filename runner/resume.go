@@ -1,0 +1,30 @@
+package runner
+
+import "github.com/strata-iac/strata/stacks"
+
+// ResumeRun is the run of --resume REPORT (docs/behaviour.md#resume): the
+// units the report left failed, skipped, blocked or cancelled run again;
+// the units it left planned are gates outside the run, open once applied
+// at their current digest. gone names the report's units the repository
+// no longer has.
+func ResumeRun(p *stacks.Project, rep *Report) (run *stacks.Run, external []*stacks.Unit, gone []string) {
+	byID := make(map[string]*stacks.Unit, len(p.Units))
+	for _, u := range p.Units {
+		byID[u.ID()] = u
+	}
+	run = &stacks.Run{}
+	for _, ur := range rep.Units {
+		u, ok := byID[ur.ID()]
+		if !ok {
+			gone = append(gone, ur.Name())
+			continue
+		}
+		switch ur.Status {
+		case StatusFailed, StatusSkipped, StatusBlocked, StatusCancelled:
+			run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + string(ur.Status)})
+		case StatusPlanned:
+			external = append(external, u)
+		}
+	}
+	return run, external, gone
+}
