@@ -16,6 +16,11 @@ const (
 	StepValidate  = "validate"
 	StepRun       = "run"
 	StepShow      = "show"
+	StepEnv       = "env"
+	// The policy tools a step may run from PATH.
+	StepCheckov  = "checkov"
+	StepConftest = "conftest"
+	StepOPA      = "opa"
 	// StepState is recording the run state: a failure to write it fails
 	// the unit, since a later run would act on a record that is wrong.
 	StepState = "state"

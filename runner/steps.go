@@ -400,7 +400,7 @@ func (j *job) planStep(ctx context.Context, st stacks.Step, where string) {
 			return
 		}
 	}
-	if dir := j.r.opt.PlanJSON; dir != "" && j.failed(ctx, "show", j.writePlanJSON(ctx, dir)) {
+	if dir := j.r.opt.PlanJSON; dir != "" && j.failed(ctx, StepShow, j.writePlanJSON(ctx, dir)) {
 		return
 	}
 	rel, _ := filepath.Rel(j.r.sd.Path, j.ur.planFile)
@@ -627,8 +627,8 @@ func copyFile(src, dst string) error {
 // DIR/<dir>/<workspace>[#stack].json for policy tools (--plan-json).
 func (j *job) writePlanJSON(ctx context.Context, dir string) error {
 	u := j.ur.u
-	inv := Invocation{Step: "show", Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, ShowPlan: j.ur.planFile}
-	out := j.r.con.stepWriter(j.ur, "show")
+	inv := Invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, ShowPlan: j.ur.planFile}
+	out := j.r.con.stepWriter(j.ur, StepShow)
 	o, err := j.r.exec.Execute(ctx, u.ID(), inv, out, out.stderr())
 	out.Close()
 	if err != nil {

@@ -223,9 +223,9 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.Step
 			j.applyStep(ctx, st, where)
 		case StepRun:
 			j.runStep(ctx, st, where)
-		case "env":
+		case StepEnv:
 			j.envStep(ctx, st, where)
-		case "checkov", "conftest", "opa":
+		case StepCheckov, StepConftest, StepOPA:
 			j.toolStep(ctx, st, where)
 		default:
 			// oidc, gates, slack, drift_create_issue: Terrateam's own;
@@ -440,11 +440,11 @@ func (j *job) exec(ctx context.Context, name, where string, argv, env []string, 
 // to cmd's output, method source reads KEY=VALUE lines from it.
 func (j *job) envStep(ctx context.Context, st stacks.Step, where string) {
 	argv, env, tfVars, err := j.processStep(st, where)
-	if j.failed(ctx, "env", err) {
+	if j.failed(ctx, StepEnv, err) {
 		return
 	}
 	var stdout bytes.Buffer
-	if err := j.exec(ctx, "env", where, argv, j.processEnv(env, tfVars), false, false, &stdout); j.failed(ctx, "env", err) {
+	if err := j.exec(ctx, StepEnv, where, argv, j.processEnv(env, tfVars), false, false, &stdout); j.failed(ctx, StepEnv, err) {
 		return
 	}
 	set := map[string]string{}
@@ -496,7 +496,7 @@ func (j *job) toolStep(ctx context.Context, st stacks.Step, where string) {
 	if j.failed(ctx, tool, err) {
 		return
 	}
-	if len(args) == 0 && tool == "checkov" {
+	if len(args) == 0 && tool == StepCheckov {
 		args = []string{"-d", "."}
 	}
 	err = j.exec(ctx, tool, where, append([]string{path}, args...), j.processEnv(env, tfVars), true, st.IgnoreErrors.Value, nil)
