@@ -19,17 +19,17 @@ import (
 // (init and the phase's own), so no step reads the plan file: a run, env
 // or policy step keeps the two calls. An init step of the apply phase
 // with its own arguments keeps them too, since one call has one init.
-func engineStepsOnly(steps []stacks.Step, phase string) bool {
+func engineStepsOnly(steps []stacks.RunStep, phase string) bool {
 	n := 0
 	for _, st := range steps {
-		switch st.Type.Value {
+		switch st.Type {
 		case StepInit:
-			if phase == StepApply && (len(st.ExtraArgs) > 0 || st.Env != nil) {
+			if phase == StepApply && (len(st.ExtraArgs) > 0 || len(st.Env) > 0) {
 				return false
 			}
 		case phase:
 			n++
-			if phase == StepApply && (st.Env != nil || (st.Retry != nil && st.Retry.Enabled.Value)) {
+			if phase == StepApply && (len(st.Env) > 0 || st.Retry != nil) {
 				return false
 			}
 		case "oidc", "gate", "gates", "slack", "drift_create_issue":
@@ -54,7 +54,7 @@ func (j *job) planApply(ctx context.Context) {
 		return
 	}
 	for i, st := range steps {
-		switch st.Type.Value {
+		switch st.Type {
 		case StepInit:
 			j.initStep(ctx, st, fmt.Sprintf("plan step %d (init)", i+1))
 		case StepPlan:
@@ -67,7 +67,7 @@ func (j *job) planApply(ctx context.Context) {
 }
 
 // applyNow applies without a plan file, or plans as usual when it cannot.
-func (j *job) applyNow(ctx context.Context, st stacks.Step) {
+func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	where := "plan step (plan)"
 	ea, env, tfVars, err := j.engineStepArgs(CmdPlan, st, where)
 	if j.failed(ctx, StepPlan, err) {

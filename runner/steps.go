@@ -318,10 +318,10 @@ func (j *job) plan(ctx context.Context) {
 // reuses the saved plan: a reused plan's workflow (its run and env steps,
 // its init) already ran when it was made, and does not run again. The
 // plan is then shown, as a new one would be.
-func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.Step) bool {
-	st := stacks.Step{Type: stacks.String{Value: StepPlan, Set: true}}
+func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep) bool {
+	st := stacks.DefaultStep(StepPlan)
 	for _, s := range steps {
-		if s.Type.Value == StepPlan {
+		if s.Type == StepPlan {
 			st = s
 			break
 		}
@@ -357,7 +357,7 @@ func (j *job) targets() ([]string, error) {
 }
 
 // planStep runs workspace and plan with the step's extra_args and env.
-func (j *job) planStep(ctx context.Context, st stacks.Step, where string) {
+func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	ea, env, tfVars, err := j.engineStepArgs(CmdPlan, st, where)
 	if j.failed(ctx, StepPlan, err) {
 		return
@@ -442,7 +442,7 @@ func (j *job) apply(ctx context.Context) {
 // and the new one is applied only when nobody has to look at it first (or
 // it has no changes); with retry enabled, a failed apply re-plans and tries
 // again on the same terms.
-func (j *job) applyStep(ctx context.Context, st stacks.Step, where string) {
+func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 	env, _, err := j.stepEnv(st, where)
 	if j.failed(ctx, StepApply, err) {
 		return
@@ -451,16 +451,10 @@ func (j *job) applyStep(ctx context.Context, st stacks.Step, where string) {
 		return
 	}
 	tries, delay, backoff := 1, j.r.opt.RetryDelay, 1.5
-	if r := st.Retry; r != nil && r.Enabled.Value {
-		tries = 3
-		if r.Tries.Set && r.Tries.Value > 0 {
-			tries = r.Tries.Value
-		}
-		if r.InitialSleep.Set {
-			delay = time.Duration(r.InitialSleep.Value) * time.Second
-		}
-		if r.Backoff.Set && r.Backoff.Value >= 1 {
-			backoff = r.Backoff.Value
+	if r := st.Retry; r != nil {
+		tries, backoff = r.Tries, r.Backoff
+		if r.Delay != nil {
+			delay = *r.Delay
 		}
 	}
 	auto := j.r.opt.AutoApprove || j.ur.autoApply
@@ -490,7 +484,7 @@ func (j *job) applyStep(ctx context.Context, st stacks.Step, where string) {
 		}
 		// A stale or failed apply needs a new plan.
 		j.res.err, j.res.failedStep = nil, ""
-		j.planStep(ctx, stacks.Step{Type: stacks.String{Value: StepPlan, Set: true}}, where)
+		j.planStep(ctx, stacks.DefaultStep(StepPlan), where)
 		if j.res.err != nil {
 			return
 		}

@@ -21,26 +21,9 @@ import (
 // (docs/behaviour.md#workflows-and-steps): its plan: list in a plan job, its apply: list in an apply job,
 // [init, plan] and [init, apply] when there is none.
 
-func defaultSteps(types ...string) []stacks.Step {
-	out := make([]stacks.Step, len(types))
-	for i, t := range types {
-		out[i] = stacks.Step{Type: stacks.String{Value: t, Set: true}}
-	}
-	return out
-}
-
 // workflowSteps returns the unit's steps for one phase (plan or apply).
-func (r *runState) workflowSteps(ur *unitRun, phase string) []stacks.Step {
-	w := r.p.WorkflowFor(ur.u)
-	switch {
-	case phase == StepPlan && w != nil && w.Plan != nil:
-		return *w.Plan
-	case phase == StepApply && w != nil && w.Apply != nil:
-		return *w.Apply
-	case phase == StepPlan:
-		return defaultSteps(StepInit, StepPlan)
-	}
-	return defaultSteps(StepInit, StepApply)
+func (r *runState) workflowSteps(ur *unitRun, phase string) []stacks.RunStep {
+	return r.p.StepsFor(ur.u, phase)
 }
 
 // SubstitutionError names a variable no source defines.
@@ -96,10 +79,10 @@ func (j *job) subst(s, where string) (string, error) {
 	return substituteFor(s, where, j.ur.u, variableLookup(j.ur.u, j.envVars, j.r.opt.Environ, j.ur.env))
 }
 
-func (j *job) substAll(ss []stacks.String, where string) ([]string, error) {
+func (j *job) substAll(ss []string, where string) ([]string, error) {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		v, err := j.subst(s.Value, where)
+		v, err := j.subst(s, where)
 		if err != nil {
 			return nil, err
 		}
@@ -110,13 +93,10 @@ func (j *job) substAll(ss []stacks.String, where string) ([]string, error) {
 
 // stepEnv is a step's own env, substituted, split into what the engine's
 // environment takes and the TF_VAR_ values that go to the var file.
-func (j *job) stepEnv(st stacks.Step, where string) (env, tfVars map[string]string, err error) {
+func (j *job) stepEnv(st stacks.RunStep, where string) (env, tfVars map[string]string, err error) {
 	env, tfVars = map[string]string{}, map[string]string{}
-	if st.Env == nil {
-		return env, tfVars, nil
-	}
-	for _, e := range st.Env.Entries {
-		v, err := j.subst(e.Value.Value, where+".env."+e.Key)
+	for _, e := range st.Env {
+		v, err := j.subst(e.Value, where+".env."+e.Key)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -173,11 +153,11 @@ func (j *job) processEnv(stepEnv, stepTFVars map[string]string) []string {
 // substituted, as STRATA_ENVIRONMENT (and TERRATEAM_ENVIRONMENT) to every
 // step.
 func (j *job) workflowEnvironment() error {
-	w := j.r.p.WorkflowFor(j.ur.u)
-	if w == nil || !w.Environment.Set {
+	environment, ok := j.r.p.EnvironmentFor(j.ur.u)
+	if !ok {
 		return nil
 	}
-	v, err := j.subst(w.Environment.Value, "the workflow's environment")
+	v, err := j.subst(environment, "the workflow's environment")
 	if err != nil {
 		return err
 	}
@@ -191,17 +171,14 @@ func (j *job) workflowEnvironment() error {
 
 // runWorkflow runs a phase's steps in order. After a failure only steps
 // with run_on: failure or always run; the first failure is the unit's.
-func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.Step) {
+func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunStep) {
 	if j.failed(ctx, "setup", j.workflowEnvironment()) {
 		return
 	}
 	for i, st := range steps {
-		where := fmt.Sprintf("%s step %d (%s)", phase, i+1, st.Type.Value)
+		where := fmt.Sprintf("%s step %d (%s)", phase, i+1, st.Type)
 		failedBefore := j.res.err != nil
-		runOn := st.RunOn.Value
-		if runOn == "" {
-			runOn = "success"
-		}
+		runOn := st.RunOn
 		switch {
 		case runOn == "always":
 		case runOn == "failure" && failedBefore:
@@ -210,11 +187,11 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.Step
 			continue
 		}
 		if ctx.Err() != nil && !failedBefore {
-			j.failed(ctx, st.Type.Value, ctx.Err())
+			j.failed(ctx, st.Type, ctx.Err())
 			return
 		}
 		prev, prevStep := j.res.err, j.res.failedStep
-		switch st.Type.Value {
+		switch st.Type {
 		case StepInit:
 			j.initStep(ctx, st, where)
 		case StepPlan:
@@ -241,7 +218,7 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.Step
 }
 
 // initStep runs init with the step's extra_args and env.
-func (j *job) initStep(ctx context.Context, st stacks.Step, where string) {
+func (j *job) initStep(ctx context.Context, st stacks.RunStep, where string) {
 	args, env, _, err := j.engineStepArgs(CmdInit, st, where)
 	if j.failed(ctx, StepInit, err) {
 		return
@@ -251,7 +228,7 @@ func (j *job) initStep(ctx context.Context, st stacks.Step, where string) {
 
 // engineStepArgs reads a step's extra_args (merged with the command's
 // engine arguments) and env.
-func (j *job) engineStepArgs(command string, st stacks.Step, where string) (EngineArgs, map[string]string, map[string]string, error) {
+func (j *job) engineStepArgs(command string, st stacks.RunStep, where string) (EngineArgs, map[string]string, map[string]string, error) {
 	env, tfVars, err := j.stepEnv(st, where)
 	if err != nil {
 		return EngineArgs{}, nil, nil, err
@@ -273,25 +250,21 @@ func (j *job) engineStepArgs(command string, st stacks.Step, where string) (Engi
 
 // runStep runs a `run` step: cmd is argv (never a shell string), in the
 // unit's dir, in its own process group; an interrupt reaches it as SIGINT.
-func (j *job) runStep(ctx context.Context, st stacks.Step, where string) {
+func (j *job) runStep(ctx context.Context, st stacks.RunStep, where string) {
 	argv, env, tfVars, err := j.processStep(st, where)
 	if j.failed(ctx, StepRun, err) {
 		return
 	}
-	err = j.exec(ctx, StepRun, where, argv, j.processEnv(env, tfVars), st.CaptureOutput.Value, st.IgnoreErrors.Value, nil)
+	err = j.exec(ctx, StepRun, where, argv, j.processEnv(env, tfVars), st.CaptureOutput, st.IgnoreErrors, nil)
 	j.failed(ctx, StepRun, err)
 }
 
-func (j *job) processStep(st stacks.Step, where string) (argv []string, env, tfVars map[string]string, err error) {
+func (j *job) processStep(st stacks.RunStep, where string) (argv []string, env, tfVars map[string]string, err error) {
 	env, tfVars, err = j.stepEnv(st, where)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	raw := make([]string, len(st.Cmd))
-	for i, a := range st.Cmd {
-		raw[i] = a.Value
-	}
-	argv, name, ok := substituteCmd(raw, j.cmdLookup)
+	argv, name, ok := substituteCmd(st.Cmd, j.cmdLookup)
 	if !ok {
 		return nil, nil, nil, &SubstitutionError{Name: name, Stack: j.ur.u.Stack.Name, Where: where + ".cmd", InCmd: true}
 	}
@@ -438,7 +411,7 @@ func (j *job) exec(ctx context.Context, name, where string, argv, env []string, 
 
 // envStep sets variables for the later steps (docs/behaviour.md#workflows-and-steps): method exec sets name
 // to cmd's output, method source reads KEY=VALUE lines from it.
-func (j *job) envStep(ctx context.Context, st stacks.Step, where string) {
+func (j *job) envStep(ctx context.Context, st stacks.RunStep, where string) {
 	argv, env, tfVars, err := j.processStep(st, where)
 	if j.failed(ctx, StepEnv, err) {
 		return
@@ -448,7 +421,7 @@ func (j *job) envStep(ctx context.Context, st stacks.Step, where string) {
 		return
 	}
 	set := map[string]string{}
-	if st.Method.Value == "source" {
+	if st.Method == "source" {
 		sc := bufio.NewScanner(&stdout)
 		for sc.Scan() {
 			line := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(sc.Text()), "export "))
@@ -458,10 +431,10 @@ func (j *job) envStep(ctx context.Context, st stacks.Step, where string) {
 		}
 	} else {
 		v := stdout.String()
-		if st.TrimTrailingNewlines.Get(true) {
+		if st.TrimTrailingNewlines {
 			v = strings.TrimRight(v, "\r\n")
 		}
-		set[st.Name.Value] = v
+		set[st.Name] = v
 	}
 	if j.envVars == nil {
 		j.envVars = map[string]string{}
@@ -470,7 +443,7 @@ func (j *job) envStep(ctx context.Context, st stacks.Step, where string) {
 	for k, v := range set {
 		j.envVars[k] = v
 		names = append(names, k)
-		if st.Sensitive.Value {
+		if st.Sensitive {
 			j.ur.masker.Add(v)
 		}
 	}
@@ -480,8 +453,8 @@ func (j *job) envStep(ctx context.Context, st stacks.Step, where string) {
 
 // toolStep runs checkov, conftest or opa from PATH in the unit's dir with
 // the step's extra_args; a missing tool fails the unit.
-func (j *job) toolStep(ctx context.Context, st stacks.Step, where string) {
-	tool := st.Type.Value
+func (j *job) toolStep(ctx context.Context, st stacks.RunStep, where string) {
+	tool := st.Type
 	path, err := exec.LookPath(tool)
 	if err != nil {
 		j.failed(ctx, tool, fmt.Errorf("%s is not on PATH: install it or remove the %s step", tool, where))
@@ -499,17 +472,17 @@ func (j *job) toolStep(ctx context.Context, st stacks.Step, where string) {
 	if len(args) == 0 && tool == StepCheckov {
 		args = []string{"-d", "."}
 	}
-	err = j.exec(ctx, tool, where, append([]string{path}, args...), j.processEnv(env, tfVars), true, st.IgnoreErrors.Value, nil)
+	err = j.exec(ctx, tool, where, append([]string{path}, args...), j.processEnv(env, tfVars), true, st.IgnoreErrors, nil)
 	j.failed(ctx, tool, err)
 }
 
 // initSteps are the steps of the init command: the workflow's init steps
 // (their extra_args and env), else a plain init.
-func (r *runState) initSteps(ur *unitRun) []stacks.Step {
+func (r *runState) initSteps(ur *unitRun) []stacks.RunStep {
 	for _, st := range r.workflowSteps(ur, StepPlan) {
-		if st.Type.Value == StepInit {
-			return []stacks.Step{st}
+		if st.Type == StepInit {
+			return []stacks.RunStep{st}
 		}
 	}
-	return defaultSteps(StepInit)
+	return []stacks.RunStep{stacks.DefaultStep(StepInit)}
 }
