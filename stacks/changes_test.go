@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/testenv"
 )
 
@@ -84,9 +85,9 @@ func (f *gitFixture) commit(msg string) {
 	f.git("commit", "-q", "--allow-empty", "-m", msg)
 }
 
-// changes runs GitChanges in the work tree with env as the environment.
+// changes runs git.Changes in the work tree with env as the environment.
 func (f *gitFixture) changes(base string, env map[string]string) ([]FileChange, error) {
-	return GitChanges(context.Background(), f.work, ChangeOptions{Base: base, Env: func(k string) string { return env[k] }})
+	return git.Changes(context.Background(), f.work, git.ChangeOptions{Base: base, Env: func(k string) string { return env[k] }})
 }
 
 func renderChanges(cs []FileChange) []string {
@@ -446,7 +447,7 @@ func TestGitChangesShallowClone(t *testing.T) {
 	t.Run("base not fetched", func(t *testing.T) {
 		dir := filepath.Join(top, "pr")
 		gitRun(t, top, "clone", "-q", "--depth", "1", "--branch", "feature", url, dir)
-		_, err := GitChanges(context.Background(), dir, ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
+		_, err := git.Changes(context.Background(), dir, git.ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
 		if err == nil || !strings.Contains(err.Error(), "base origin/main (from $GITHUB_BASE_REF) is not in this clone; fetch it with git fetch --unshallow origin main") {
 			t.Errorf("err = %v", err)
 		}
@@ -455,13 +456,13 @@ func TestGitChangesShallowClone(t *testing.T) {
 		dir := filepath.Join(top, "pr2")
 		gitRun(t, top, "clone", "-q", "--depth", "1", "--branch", "feature", url, dir)
 		gitRun(t, dir, "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")
-		_, err := GitChanges(context.Background(), dir, ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
+		_, err := git.Changes(context.Background(), dir, git.ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
 		if err == nil || !strings.Contains(err.Error(), "no merge base of origin/main and HEAD: the clone is shallow; fetch history with git fetch --unshallow") {
 			t.Errorf("err = %v", err)
 		}
 		// Once history is fetched, the same clone works.
 		gitRun(t, dir, "fetch", "-q", "--unshallow", "origin", "main:refs/remotes/origin/main")
-		got, err := GitChanges(context.Background(), dir, ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
+		got, err := git.Changes(context.Background(), dir, git.ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -472,7 +473,7 @@ func TestGitChangesShallowClone(t *testing.T) {
 	t.Run("CI push build without HEAD^1", func(t *testing.T) {
 		dir := filepath.Join(top, "push")
 		gitRun(t, top, "clone", "-q", "--depth", "1", "--branch", "main", url, dir)
-		_, err := GitChanges(context.Background(), dir, ChangeOptions{Env: envOf(map[string]string{"CI": "true"})})
+		_, err := git.Changes(context.Background(), dir, git.ChangeOptions{Env: envOf(map[string]string{"CI": "true"})})
 		if err == nil || !strings.Contains(err.Error(), "HEAD^1 is not in this shallow clone; fetch it with git fetch --deepen=1") {
 			t.Errorf("err = %v", err)
 		}
@@ -488,23 +489,23 @@ func TestGitChangesWithoutBase(t *testing.T) {
 	testenv.WriteFile(t, filepath.Join(dir, "a", "main.tf"), "")
 	gitRun(t, dir, "add", "-A")
 	gitRun(t, dir, "commit", "-q", "-m", "a")
-	_, err := GitChanges(context.Background(), dir, ChangeOptions{Env: envOf(nil)})
+	_, err := git.Changes(context.Background(), dir, git.ChangeOptions{Env: envOf(nil)})
 	want := "--changed: no base to compare with: tried origin/HEAD, origin/main and origin/master (the repository has no remote origin); give one with --base REF"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}
-	got, err := GitChanges(context.Background(), dir, ChangeOptions{Base: "HEAD", Env: envOf(nil)})
+	got, err := git.Changes(context.Background(), dir, git.ChangeOptions{Base: "HEAD", Env: envOf(nil)})
 	if err != nil || len(got) != 0 {
 		t.Errorf("--base HEAD: %q, %v", renderChanges(got), err)
 	}
 
-	_, err = GitChanges(context.Background(), t.TempDir(), ChangeOptions{Env: envOf(nil)})
+	_, err = git.Changes(context.Background(), t.TempDir(), git.ChangeOptions{Env: envOf(nil)})
 	if err == nil || !strings.Contains(err.Error(), "--changed needs a git repository") {
 		t.Errorf("outside git: %v", err)
 	}
 	empty := t.TempDir()
 	gitRun(t, empty, "init", "-q")
-	_, err = GitChanges(context.Background(), empty, ChangeOptions{Env: envOf(nil)})
+	_, err = git.Changes(context.Background(), empty, git.ChangeOptions{Env: envOf(nil)})
 	if err == nil || !strings.Contains(err.Error(), "HEAD has no commit yet") {
 		t.Errorf("no commit: %v", err)
 	}
@@ -516,7 +517,7 @@ func TestGitChangesRootBelowTopLevel(t *testing.T) {
 	f := newGitFixture(t, map[string]string{"infra/app/main.tf": "", "docs/index.md": "", "infra/notes.md": ""})
 	f.write(map[string]string{"infra/app/main.tf": "# x\n", "docs/index.md": "x\n", "infra/app/extra.tf": "", "docs/new.md": ""})
 	f.commit("both")
-	got, err := GitChanges(context.Background(), filepath.Join(f.work, "infra"), ChangeOptions{Env: envOf(nil)})
+	got, err := git.Changes(context.Background(), filepath.Join(f.work, "infra"), git.ChangeOptions{Env: envOf(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,7 +684,7 @@ func BenchmarkChangedGit(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		changes, err := GitChanges(ctx, dir, ChangeOptions{Env: envOf(nil)})
+		changes, err := git.Changes(ctx, dir, git.ChangeOptions{Env: envOf(nil)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/spell"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -83,7 +84,7 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 	case c.IsSet("base") && !c.Bool("changed"):
 		return nil, nil, nil, cli.Exit("--base works with --changed", 1)
 	case c.Bool("changed"):
-		changes, err := stacks.GitChanges(c.Context, s.project.Root, stacks.ChangeOptions{Base: c.String("base"), Env: os.Getenv})
+		changes, err := git.Changes(c.Context, s.project.Root, git.ChangeOptions{Base: c.String("base"), Env: os.Getenv})
 		if err != nil {
 			return nil, nil, nil, cli.Exit(err.Error(), 1)
 		}
