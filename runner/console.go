@@ -54,7 +54,7 @@ type console struct {
 	sections int             // GitLab: sections opened, for unique names
 	// failures keeps, per unit and step, the last block of that step that
 	// has an Error diagnostic: a failed unit's annotation points at it.
-	failures map[*unitRun]map[string]string
+	failures map[*unit]map[string]string
 }
 
 func newConsole(w, errW io.Writer, terminal, dropIn bool) *console {
@@ -62,7 +62,7 @@ func newConsole(w, errW io.Writer, terminal, dropIn bool) *console {
 		errW = w
 	}
 	return &console{w: w, errW: errW, terminal: terminal, dropIn: dropIn, stillEvery: time.Minute, now: time.Now,
-		warned: map[string]bool{}, failures: map[*unitRun]map[string]string{}}
+		warned: map[string]bool{}, failures: map[*unit]map[string]string{}}
 }
 
 // ciKind is the CI service a run is in, which decides how a block is
@@ -108,7 +108,7 @@ func (c *console) note(s string) {
 // console's mu.
 type stepWriter struct {
 	c       *console
-	ur      *unitRun
+	ur      *unit
 	step    string
 	started time.Time
 	done    chan struct{}
@@ -151,7 +151,7 @@ func (sw *stepWriter) target() io.Writer {
 	return sw.c.w
 }
 
-func (c *console) stepWriter(ur *unitRun, step string) *stepWriter {
+func (c *console) stepWriter(ur *unit, step string) *stepWriter {
 	sw := &stepWriter{c: c, ur: ur, step: step, started: c.now(), done: make(chan struct{})}
 	if !c.terminal && !c.dropIn {
 		// The unit's environment is the run's plus its stack's variables.
@@ -539,7 +539,7 @@ func (m *Masker) maskLine(s string) string {
 // diagnostic of the step that failed, at its file and line (relative to
 // the repository) when the engine gave one; a plain one with the reason
 // when it gave none.
-func (c *console) annotate(ur *unitRun, rep *UnitReport, root, workspace string) {
+func (c *console) annotate(ur *unit, rep *UnitReport, root, workspace string) {
 	failedStep := ""
 	for i := len(rep.Steps) - 1; i >= 0; i-- {
 		if !rep.Steps[i].OK {

@@ -12,13 +12,13 @@ import (
 )
 
 // ciUnit is a unit whose environment says which CI it runs in.
-func ciUnit(dir string, env ...string) *unitRun {
+func ciUnit(dir string, env ...string) *unit {
 	m := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		m[k] = v
 	}
-	return &unitRun{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: dir, Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}},
+	return &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: dir, Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}},
 		env: m, masker: NewMasker()}
 }
 
@@ -108,7 +108,7 @@ func TestRepeatedWarningBoxOncePerRun(t *testing.T) {
 		t.Run(env, func(t *testing.T) {
 			var out bytes.Buffer
 			c := testConsole(&out, false, false)
-			var units []*unitRun
+			var units []*unit
 			for _, dir := range []string{"a", "b", "c"} {
 				ur := ciUnit(dir, env)
 				units = append(units, ur)

@@ -115,7 +115,7 @@ func (r *runState) readExternalProducer(ctx context.Context, ur *unitRun) {
 	if ur.engine == nil {
 		return
 	}
-	j := &job{r: r, ur: ur}
+	j := &job{r: r, ur: ur.unit}
 	j.readOutputs(ctx)
 	if j.res.producedErr == nil {
 		ur.produced = j.res.produced
@@ -233,7 +233,7 @@ func formatDuration(d time.Duration) string {
 func (r *runState) readProducersNow(ctx context.Context) {
 	for _, ur := range r.units {
 		if !ur.role.outside() && ur.engine != nil && r.isProducer(ur) {
-			j := &job{r: r, ur: ur}
+			j := &job{r: r, ur: ur.unit}
 			j.readOutputs(ctx)
 			ur.produced = j.res.produced
 			ur.steps = append(ur.steps, j.res.steps...)

@@ -52,7 +52,7 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 		if ur.unsupported {
 			return 1, fmt.Errorf("%s: engine %s is not supported", u.Name(), ur.choice.Name)
 		}
-		j := &job{r: r, ur: ur}
+		j := &job{r: r, ur: ur.unit}
 		if command == CmdOutput && !j.init(ctx, false, false, InitArgs{}, nil) {
 			// strata's output inits a unit that needs it, as its other
 			// commands do; terraform's output then prints as it would.
@@ -140,7 +140,7 @@ func (r *runState) passthroughVarFile(ctx context.Context, j *job) (string, func
 			r.readExternalProducer(ctx, ur)
 		}
 	}
-	vals, missing := r.inputValues(j.ur)
+	vals, missing := r.inputValues(r.byUnit[j.ur.u])
 	if missing != "" {
 		r.con.note("warning: " + missing)
 	}

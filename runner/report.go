@@ -190,7 +190,7 @@ func (r *runState) report(started time.Time) *Report {
 		rep.Units = append(rep.Units, ureport)
 		if ureport.Status == StatusFailed && ci == ciGitHub && !r.opt.DropIn {
 			ws, _ := lookupEnv(r.opt.Environ, "GITHUB_WORKSPACE")
-			r.con.annotate(ur, ureport, r.p.Root, ws)
+			r.con.annotate(ur.unit, ureport, r.p.Root, ws)
 		}
 		sr, ok := byStack[ureport.Stack]
 		if !ok {

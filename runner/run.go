@@ -370,7 +370,7 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	reported := map[string]bool{}
 	for i, ru := range members {
 		c := choices[i]
-		ur := &unitRun{u: ru.Unit, why: ru.Why, choice: c, status: statusPending, role: ru.role}
+		ur := &unitRun{unit: &unit{u: ru.Unit, choice: c}, why: ru.Why, status: statusPending, role: ru.role}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
 			// Its units fail as unsupported; the others run.
@@ -413,12 +413,16 @@ func (r *runState) link() {
 		r.byUnit[ur.u] = ur
 	}
 	for _, ur := range r.units {
+		ur.producer = r.isProducer(ur)
+	}
+	for _, ur := range r.units {
 		for _, ei := range r.g.In(ur.u) {
 			e := r.g.Edges[ei]
 			pred := r.byUnit[e.From]
 			plan := e.Kind == stacks.PlanEdge
 			if plan {
 				ur.planPreds = append(ur.planPreds, pred)
+				ur.planAfter = append(ur.planAfter, pred.u)
 			} else {
 				ur.applyPreds = append(ur.applyPreds, pred)
 			}

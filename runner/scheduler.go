@@ -45,19 +45,15 @@ const (
 	phaseDone
 )
 
-// unitRun is one unit's life in a command.
+// unitRun is the coordinator's node of one unit in a command: where it is
+// (phase, gates, status) and how it ended. Only the coordinator reads or
+// writes these fields; a job gets the unit's *unit and nothing else of
+// the node.
 type unitRun struct {
-	u           *stacks.Unit
+	*unit
 	why         string
-	choice      stacks.EngineChoice
-	engine      *engines.Engine
 	unsupported bool
-
-	dir, dataDir, planFile, varFile, tmpDir string
-	ownDataDir                              bool
-	env                                     map[string]string
-	masker                                  *Masker
-	autoApply                               bool
+	role        Role // a member of the run, or outside it: a gate or a producer
 
 	planPreds, applyPreds, succs []*unitRun
 	priority                     int
@@ -76,18 +72,37 @@ type unitRun struct {
 	changes  Changes
 	digest   string
 	steps    []StepReport
-	output   strings.Builder // engine output kept for the summary
-	outputs  map[string]any  // output command
-	inited   bool            // init ran or was found current in this command
-	initArgs InitArgs        // the init arguments of the unit's init step
-	userPlan bool            // planFile is the user's (apply FILE): never removed
-	cause    *unitRun        // skipped: the failed unit at the root
-	role     Role            // a member of the run, or outside it: a gate or a producer
+	outputs  map[string]any // output command
+	cause    *unitRun       // skipped: the failed unit at the root
 
 	produced   map[string]tfexec.OutputMeta // outputs read for consumers
-	inputVals  map[string]json.RawMessage   // input values, set before its plan
-	forceApply bool                         // a stale prerequisite: applied even without changes
 	preBlocked string                       // blocked before anything runs, with this reason
+}
+
+// unit is what a unit's jobs work with: its paths, environment, engine and
+// what its steps learn along the way. The coordinator fills it before the
+// unit's first job and hands it to one job at a time.
+type unit struct {
+	u      *stacks.Unit
+	choice stacks.EngineChoice
+	engine *engines.Engine
+
+	dir, dataDir, planFile, varFile, tmpDir string
+	ownDataDir                              bool
+	env                                     map[string]string
+	masker                                  *Masker
+	autoApply                               bool
+	forceApply                              bool // a stale prerequisite: applied even without changes
+	userPlan                                bool // planFile is the user's (apply FILE): never removed
+	// planAfter are the units this one plans after: a saved plan made
+	// before one of them was applied is not reused.
+	planAfter []*stacks.Unit
+	producer  bool // its outputs feed a unit of the run
+
+	inputVals map[string]json.RawMessage // input values, set before its plan
+	output    strings.Builder            // engine output kept for the summary
+	inited    bool                       // init ran or was found current in this command
+	initArgs  InitArgs                   // the init arguments of the unit's init step
 }
 
 // reasonKilled is the reason of a unit whose step was killed by a second
@@ -100,8 +115,11 @@ type gateEdge struct {
 	plan bool
 }
 
-// runState is one command's scheduler state. Only the coordinator
-// goroutine touches it; jobs get what they need and send results back.
+// runState is one command's state. What changes while it runs (the units'
+// nodes, the ready queue, approveAll, stopping) belongs to the coordinator
+// goroutine alone; a job reads only what is fixed before the first job
+// starts (options, project, graph, state dir, executor, console, whose
+// own parts lock) and works on its unit, and sends its result back.
 type runState struct {
 	p      *stacks.Project
 	g      *stacks.Graph
@@ -221,7 +239,7 @@ func (r *runState) schedule(ctx context.Context, w work) {
 				job := j
 				workers.Go(func() {
 					var res stepsResult
-					if rec := panics.Try(func() { res = w.job(ctx, job.ur, job.kind) }); rec != nil {
+					if rec := panics.Try(func() { res = w.job(ctx, job.ur.unit, job.kind) }); rec != nil {
 						res = stepsResult{err: fmt.Errorf("internal error: %v\n%s", rec.Value, rec.Stack), failedStep: "internal"}
 					}
 					results <- jobResult{ur: job.ur, kind: job.kind, res: res}
@@ -263,7 +281,7 @@ func (r *runState) schedule(ctx context.Context, w work) {
 // gate's unit or a producer), before anything starts. The coordinator
 // alone decides what runs when; tests give it jobs that run no engine.
 type work struct {
-	job     func(ctx context.Context, ur *unitRun, kind jobKind) stepsResult
+	job     func(ctx context.Context, u *unit, kind jobKind) stepsResult
 	outside func(ctx context.Context, ur *unitRun)
 }
 
@@ -290,7 +308,7 @@ type readyJob struct {
 func (r *runState) oneCallApply(ur *unitRun) bool {
 	return r.opt.Command == CmdApply && (r.opt.AutoApprove || r.approveAll) && ur.applyWaits == 0 &&
 		r.opt.PlanJSON == "" && r.opt.PlanOut == "" && r.opt.ApplyFile == "" && !ur.userPlan &&
-		engineStepsOnly(r.workflowSteps(ur, StepPlan), StepPlan) && engineStepsOnly(r.workflowSteps(ur, StepApply), StepApply)
+		engineStepsOnly(r.workflowSteps(ur.unit, StepPlan), StepPlan) && engineStepsOnly(r.workflowSteps(ur.unit, StepApply), StepApply)
 }
 
 // readyKind says which job of a unit can start now, if any.
@@ -376,7 +394,7 @@ func (r *runState) openExternal(ctx context.Context, ur *unitRun) {
 	if ur.engine == nil {
 		return
 	}
-	j := &job{r: r, ur: ur}
+	j := &job{r: r, ur: ur.unit}
 	if _, err := j.prepareInputs(); err != nil {
 		return
 	}

@@ -44,7 +44,7 @@ func (f *fakeJobs) work() work {
 	return work{job: f.job, outside: f.outside}
 }
 
-func (f *fakeJobs) job(ctx context.Context, ur *unitRun, kind jobKind) stepsResult {
+func (f *fakeJobs) job(ctx context.Context, ur *unit, kind jobKind) stepsResult {
 	name := ur.u.Name()
 	f.mu.Lock()
 	f.log = append(f.log, "start "+kindNames[kind]+" "+name)
@@ -143,7 +143,7 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 	}
 	r := &runState{p: p, g: g, opt: opt, sd: sd, con: newConsole(io.Discard, nil, false, false)}
 	for _, ru := range members {
-		ur := &unitRun{u: ru.Unit, why: ru.Why, status: statusPending, role: ru.role}
+		ur := &unitRun{unit: &unit{u: ru.Unit}, why: ru.Why, status: statusPending, role: ru.role}
 		ur.autoApply = ru.Stack.AutoApply
 		r.units = append(r.units, ur)
 		if err := r.setup(ur); err != nil {

@@ -39,7 +39,7 @@ type stepsResult struct {
 // job is the working state of one job of one unit.
 type job struct {
 	r   *runState
-	ur  *unitRun
+	ur  *unit
 	res stepsResult
 	// envVars are what env steps set, for the later steps.
 	envVars map[string]string
@@ -47,7 +47,7 @@ type job struct {
 
 // runJob runs one job of a unit: its steps in order, holding the unit's
 // dir lock while any of them runs.
-func (r *runState) runJob(ctx context.Context, ur *unitRun, kind jobKind) stepsResult {
+func (r *runState) runJob(ctx context.Context, ur *unit, kind jobKind) stepsResult {
 	j := &job{r: r, ur: ur}
 	lock, err := filelock.Acquire(ctx, r.sd.DirLockPath(ur.u.Dir), func() {
 		r.con.note(fmt.Sprintf("[%s] waiting for another strata working in %s", ur.u.Name(), ur.u.Dir))
@@ -75,7 +75,7 @@ func (r *runState) runJob(ctx context.Context, ur *unitRun, kind jobKind) stepsR
 	default:
 		j.plan(ctx)
 	}
-	if j.res.err == nil && r.isProducer(ur) && r.opt.Command != CmdDrift && !r.destroying() &&
+	if j.res.err == nil && ur.producer && r.opt.Command != CmdDrift && !r.destroying() &&
 		(kind == jobApply || j.res.applied || (!j.res.hasChanges && !ur.forceApply)) {
 		j.readOutputs(ctx)
 	}
@@ -421,8 +421,8 @@ func (j *job) reusePlan() bool {
 	if _, err := os.Stat(j.ur.planFile); err != nil {
 		return false
 	}
-	for _, p := range j.ur.planPreds {
-		ps, err := j.r.sd.ReadUnit(p.u)
+	for _, p := range j.ur.planAfter {
+		ps, err := j.r.sd.ReadUnit(p)
 		if err != nil || (ps.Apply != nil && ps.Apply.At.After(us.Plan.At)) {
 			return false
 		}

@@ -200,7 +200,7 @@ func TestMarkdownIsCutPerUnit(t *testing.T) {
 }
 
 func TestConsoleBlocksAndStatusLines(t *testing.T) {
-	ur := &unitRun{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "app", Workspace: "default"}}, masker: NewMasker("s3cret")}
+	ur := &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "app", Workspace: "default"}}, masker: NewMasker("s3cret")}
 	var out bytes.Buffer
 	c := newConsole(&out, nil, false, false)
 	c.stillEvery = 0
@@ -235,12 +235,12 @@ func TestApprovalWave(t *testing.T) {
 	// The approval wave: no/yes/all answers decide the units' fate. Here the
 	// coordinator's bookkeeping is checked without engines.
 	r := &runState{p: &stacks.Project{}, opt: Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerAll, nil }}}
-	a := &unitRun{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "a", Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}}, phase: phasePlanned}
+	a := &unitRun{unit: &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "a", Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}}}, phase: phasePlanned}
 	r.units = []*unitRun{a}
 	if !r.askWave() || !a.approved || !r.approveAll {
 		t.Errorf("all: approved %t approveAll %t", a.approved, r.approveAll)
 	}
-	b := &unitRun{u: a.u, phase: phasePlanned}
+	b := &unitRun{unit: &unit{u: a.u}, phase: phasePlanned}
 	r.units = []*unitRun{b}
 	r.opt.Approve = func([]*UnitReport) (Answer, error) { return AnswerNo, nil }
 	if !r.askWave() || b.approved || !b.denied {

@@ -22,7 +22,7 @@ import (
 // [init, plan] and [init, apply] when there is none.
 
 // workflowSteps returns the unit's steps for one phase (plan or apply).
-func (r *runState) workflowSteps(ur *unitRun, phase string) []stacks.RunStep {
+func (r *runState) workflowSteps(ur *unit, phase string) []stacks.RunStep {
 	return r.p.StepsFor(ur.u, phase)
 }
 
@@ -478,7 +478,7 @@ func (j *job) toolStep(ctx context.Context, st stacks.RunStep, where string) {
 
 // initSteps are the steps of the init command: the workflow's init steps
 // (their extra_args and env), else a plain init.
-func (r *runState) initSteps(ur *unitRun) []stacks.RunStep {
+func (r *runState) initSteps(ur *unit) []stacks.RunStep {
 	for _, st := range r.workflowSteps(ur, StepPlan) {
 		if st.Type == StepInit {
 			return []stacks.RunStep{st}
