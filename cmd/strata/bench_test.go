@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,4 +57,54 @@ func BenchmarkDropInPlan(b *testing.B) {
 	b.ReportMetric(float64(version)/n/1e6, "strata-start-ms")
 	b.ReportMetric(float64(strata)/float64(engine), "strata/terraform")
 	os.Remove(planFile)
+}
+
+// BenchmarkPlanVsXargs plans 20 independent initialised units with the
+// built strata at the repository root (--parallelism 4) against
+// `xargs -P4` running terraform plan in each dir, interleaved, and
+// reports the ratio: what orchestration costs over terraform alone.
+func BenchmarkPlanVsXargs(b *testing.B) {
+	if _, err := exec.LookPath("terraform"); err != nil {
+		b.Skip("terraform is not on PATH")
+	}
+	if _, err := exec.LookPath("xargs"); err != nil {
+		b.Skip("xargs is not on PATH")
+	}
+	env := testenv.Env(b)
+	files := map[string]string{"strata.yml": "version: \"1\"\nparallel_runs: 4\n"}
+	var dirs []string
+	for i := 0; i < 20; i++ {
+		d := fmt.Sprintf("u%02d", i)
+		dirs = append(dirs, d)
+		files[d+"/main.tf"] = "resource \"terraform_data\" \"a\" {\n  input = \"" + d + "\"\n}\n"
+	}
+	root := testenv.WriteRepo(b, files)
+	run := func(dir, name string, stdin string, args ...string) time.Duration {
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = dir, env
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.Stdin = strings.NewReader(stdin)
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("%s %v: %v\n%s", name, args, err, out.String())
+		}
+		return time.Since(start)
+	}
+	run(root, strataBin, "", "apply", "-auto-approve")
+	run(root, strataBin, "", "plan")
+	list := strings.Join(dirs, "\n") + "\n"
+	xargs := func() time.Duration {
+		return run(root, "xargs", list, "-P4", "-I{}", "sh", "-c", "cd {} && terraform plan -input=false -no-color -lock-timeout=0s -out=../{}.tfplan >/dev/null")
+	}
+	var engine, strata time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		engine += xargs()
+		b.StartTimer()
+		strata += run(root, strataBin, "", "plan")
+	}
+	b.ReportMetric(float64(strata)/float64(b.N)/1e6, "strata-ms")
+	b.ReportMetric(float64(engine)/float64(b.N)/1e6, "xargs-ms")
+	b.ReportMetric(float64(strata)/float64(engine), "strata/xargs")
 }
