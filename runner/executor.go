@@ -70,7 +70,10 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, o
 	if err := tf.SetEnv(inv.Env); err != nil {
 		return Outcome{}, fmt.Errorf("environment: %w", err)
 	}
-	if inv.Init != nil || inv.Validate || inv.ShowPlan != "" {
+	if inv.Call == nil {
+		return Outcome{}, errors.New("empty invocation")
+	}
+	if inv.Call.checksVersion() {
 		// terraform-exec checks the engine's version before these (and only
 		// these) commands and copies `version -json` to the step's output;
 		// asking first, with the output discarded, fills its cache. Plan,
@@ -87,50 +90,7 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, o
 		tf.SetStdout(io.Discard)
 		tf.SetStderr(io.Discard)
 	}()
-	var o Outcome
-	switch {
-	case inv.Init != nil && len(inv.Init.Extra) > 0:
-		_, err = x.runRaw(ctx, inv, rawArgs(inv), out, errOut)
-	case inv.Init != nil:
-		err = tf.Init(ctx, initOptions(*inv.Init)...)
-	case inv.Plan != nil && len(inv.Plan.Args.Extra) > 0:
-		o, err = x.rawPlan(ctx, inv, out, errOut)
-	case inv.Plan != nil:
-		o, err = x.plan(ctx, tf, inv.Plan, out)
-	case inv.ApplyPlan != "":
-		err = tf.Apply(ctx, tfexec.DirOrPlan(inv.ApplyPlan))
-	case inv.ApplyNow != nil:
-		o, err = x.applyNow(ctx, tf, inv.ApplyNow, out)
-	case inv.Workspace != "":
-		if inv.WorkspaceNew {
-			err = tf.WorkspaceNew(ctx, inv.Workspace)
-		} else {
-			err = tf.WorkspaceSelect(ctx, inv.Workspace)
-		}
-	case inv.Validate:
-		_, err = tf.Validate(ctx)
-	case inv.Output:
-		// terraform-exec copies the JSON to stdout; strata prints the
-		// outputs itself.
-		tf.SetStdout(io.Discard)
-		o.Outputs, err = tf.Output(ctx)
-	case inv.ShowPlan != "" && inv.ShowText:
-		// The text comes back whole, and is printed as the plan was.
-		tf.SetStdout(io.Discard)
-		var text string
-		if text, err = tf.ShowPlanFileRaw(ctx, inv.ShowPlan); err == nil {
-			_, err = io.WriteString(out, text)
-		}
-	case inv.ShowPlan != "":
-		tf.SetStdout(io.Discard)
-		plan, serr := tf.ShowPlanFile(ctx, inv.ShowPlan)
-		if err = serr; err == nil {
-			o.PlanJSON, err = json.Marshal(plan)
-		}
-	default:
-		err = errors.New("empty invocation")
-	}
-	return o, err
+	return inv.Call.run(ctx, x, tf, inv, out, errOut)
 }
 
 // planSummary is the engine's own count of a plan's changes, and
@@ -142,7 +102,7 @@ var (
 
 // applyNow applies without a plan file; the change counts come from the
 // apply's own summary line, and it has changes when any was made.
-func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p *PlanInvocation, out io.Writer) (Outcome, error) {
+func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p ApplyNowCall, out io.Writer) (Outcome, error) {
 	// apply prints its plan first: a failed apply still says what it was
 	// about to change.
 	planned := &lineScanner{w: out}
@@ -170,7 +130,7 @@ func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p *PlanIn
 	return o, nil
 }
 
-func (x *executor) plan(ctx context.Context, tf *tfexec.Terraform, p *PlanInvocation, out io.Writer) (Outcome, error) {
+func (x *executor) plan(ctx context.Context, tf *tfexec.Terraform, p PlanCall, out io.Writer) (Outcome, error) {
 	// The summary line is read from the plan's own output as it passes.
 	scan := &lineScanner{w: out}
 	tf.SetStdout(scan)
@@ -188,9 +148,9 @@ func (x *executor) plan(ctx context.Context, tf *tfexec.Terraform, p *PlanInvoca
 
 // rawPlan runs a plan that carries flags terraform-exec cannot express,
 // reading its detailed exit code as terraform-exec does.
-func (x *executor) rawPlan(ctx context.Context, inv Invocation, out, errOut io.Writer) (Outcome, error) {
+func (x *executor) rawPlan(ctx context.Context, inv Invocation, argv []string, out, errOut io.Writer) (Outcome, error) {
 	scan := &lineScanner{w: out}
-	code, err := x.runRaw(ctx, inv, rawArgs(inv), scan, errOut)
+	code, err := x.runRaw(ctx, inv, argv, scan, errOut)
 	if code == 2 && ctx.Err() == nil {
 		err = nil
 	}

@@ -100,7 +100,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	os.Remove(j.ur.planFile)
 	o, err := j.step(ctx, StepApply, func() Invocation {
 		return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
-			ApplyNow: &PlanInvocation{VarFile: varFile, Args: args}}
+			Call: ApplyNowCall{VarFile: varFile, Args: args}}
 	}, false)
 	result := StatusApplied
 	switch {

@@ -163,7 +163,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEn
 	}
 	o, err := j.step(ctx, StepInit, func() Invocation {
 		a := args
-		return Invocation{Step: StepInit, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(stepEnv), Init: &a}
+		return Invocation{Step: StepInit, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(stepEnv), Call: InitCall{Args: a}}
 	}, true)
 	if err != nil {
 		return o, err
@@ -201,7 +201,7 @@ func (j *job) fingerprint(args InitArgs) (string, error) {
 }
 
 func initArgText(a InitArgs) []string {
-	return Invocation{Init: &a}.Args()[1:]
+	return a.Flags()
 }
 
 // workspace selects the unit's workspace unless its data dir already has
@@ -212,12 +212,12 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 		return true
 	}
 	_, err := j.step(ctx, StepWorkspace, func() Invocation {
-		return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Workspace: ws}
+		return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: WorkspaceCall{Name: ws}}
 	}, true)
 	if err != nil && create && ctx.Err() == nil && strings.Contains(errorText(err), "doesn't exist") {
 		// The failed select stays in the report; the new workspace follows.
 		_, err = j.step(ctx, StepWorkspace, func() Invocation {
-			return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Workspace: ws, WorkspaceNew: true}
+			return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: WorkspaceCall{Name: ws, New: true}}
 		}, true)
 		if err == nil {
 			// The report shows the workspace step once, as it ended.
@@ -337,7 +337,7 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep) b
 		return false
 	}
 	_, err = j.step(ctx, StepShow, func() Invocation {
-		return Invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), ShowPlan: j.ur.planFile, ShowText: true}
+		return Invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: ShowCall{File: j.ur.planFile, Text: true}}
 	}, true)
 	j.failed(ctx, StepShow, err)
 	return true
@@ -385,7 +385,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	}
 	o, err := j.step(ctx, StepPlan, func() Invocation {
 		return Invocation{Step: StepPlan, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
-			Plan: &PlanInvocation{Out: j.ur.planFile, VarFile: varFile, Args: args}}
+			Call: PlanCall{Out: j.ur.planFile, VarFile: varFile, Args: args}}
 	}, true)
 	if j.failed(ctx, StepPlan, err) {
 		return
@@ -519,7 +519,7 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) error {
 		return err
 	}
 	_, err := j.step(ctx, StepApply, func() Invocation {
-		return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), ApplyPlan: j.ur.planFile}
+		return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: ApplyPlanCall{File: j.ur.planFile}}
 	}, false)
 	result := StatusApplied
 	if j.r.destroying() {
@@ -552,7 +552,7 @@ func (j *job) validate(ctx context.Context) {
 		return
 	}
 	_, err := j.step(ctx, StepValidate, func() Invocation {
-		return Invocation{Step: StepValidate, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Validate: true}
+		return Invocation{Step: StepValidate, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: ValidateCall{}}
 	}, true)
 	j.failed(ctx, StepValidate, err)
 }
@@ -575,7 +575,7 @@ func (j *job) engineOutputs(ctx context.Context, initArgs InitArgs) (map[string]
 		return nil, step, err
 	}
 	o, err := j.step(ctx, StepOutput, func() Invocation {
-		return Invocation{Step: StepOutput, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Output: true}
+		return Invocation{Step: StepOutput, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: OutputCall{}}
 	}, true)
 	if err != nil {
 		return nil, StepOutput, err
@@ -621,7 +621,7 @@ func copyFile(src, dst string) error {
 // DIR/<dir>/<workspace>[#stack].json for policy tools (--plan-json).
 func (j *job) writePlanJSON(ctx context.Context, dir string) error {
 	u := j.ur.u
-	inv := Invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, ShowPlan: j.ur.planFile}
+	inv := Invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Call: ShowCall{File: j.ur.planFile}}
 	out := j.r.con.stepWriter(j.ur, StepShow)
 	o, err := j.r.exec.Execute(ctx, u.ID(), inv, out, out.stderr())
 	out.Close()

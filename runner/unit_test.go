@@ -19,20 +19,22 @@ func TestInvocationArgs(t *testing.T) {
 		inv  Invocation
 		want string
 	}{
-		{Invocation{Init: &InitArgs{}}, "init"},
-		{Invocation{Init: &InitArgs{Upgrade: true, Backend: boolp(false), BackendConfig: []string{"key=a/b"}, PluginDir: []string{"/p"}}},
+		{Invocation{Call: InitCall{}}, "init"},
+		{Invocation{Call: InitCall{Args: InitArgs{Upgrade: true, Backend: boolp(false), BackendConfig: []string{"key=a/b"}, PluginDir: []string{"/p"}}}},
 			"init -upgrade -backend=false -backend-config=key=a/b -plugin-dir=/p"},
-		{Invocation{Plan: &PlanInvocation{Out: "/s/p.tfplan"}}, "plan -out=/s/p.tfplan"},
-		{Invocation{Plan: &PlanInvocation{Out: "/s/p.tfplan", VarFile: "/s/v.json", Args: PlanArgs{
+		{Invocation{Call: PlanCall{Out: "/s/p.tfplan"}}, "plan -out=/s/p.tfplan"},
+		{Invocation{Call: PlanCall{Out: "/s/p.tfplan", VarFile: "/s/v.json", Args: PlanArgs{
 			VarFiles: []string{"/u.tfvars"}, Vars: []string{"x=1"}, Targets: []string{"a.b"}, Refresh: boolp(false),
 			Destroy: true, LockTimeout: "5s", Parallelism: 3}}},
 			"plan -out=/s/p.tfplan -var-file=/s/v.json -var-file=/u.tfvars -var=x=1 -target=a.b -refresh=false -destroy -lock-timeout=5s -parallelism=3"},
-		{Invocation{ApplyPlan: "/s/p.tfplan"}, "apply /s/p.tfplan"},
-		{Invocation{Workspace: "prod"}, "workspace select prod"},
-		{Invocation{Workspace: "prod", WorkspaceNew: true}, "workspace new prod"},
-		{Invocation{Validate: true}, "validate"},
-		{Invocation{Output: true}, "output -json"},
-		{Invocation{ShowPlan: "/s/p.tfplan"}, "show -json /s/p.tfplan"},
+		{Invocation{Call: ApplyPlanCall{File: "/s/p.tfplan"}}, "apply /s/p.tfplan"},
+		{Invocation{Call: ApplyNowCall{VarFile: "/s/v.json", Args: PlanArgs{Targets: []string{"a.b"}}}}, "apply -auto-approve -var-file=/s/v.json -target=a.b"},
+		{Invocation{Call: WorkspaceCall{Name: "prod"}}, "workspace select prod"},
+		{Invocation{Call: WorkspaceCall{Name: "prod", New: true}}, "workspace new prod"},
+		{Invocation{Call: ValidateCall{}}, "validate"},
+		{Invocation{Call: OutputCall{}}, "output -json"},
+		{Invocation{Call: ShowCall{File: "/s/p.tfplan"}}, "show -json /s/p.tfplan"},
+		{Invocation{Call: ShowCall{File: "/s/p.tfplan", Text: true}}, "show /s/p.tfplan"},
 	}
 	for _, tc := range tests {
 		if got := strings.Join(tc.inv.Args(), " "); got != tc.want {
@@ -40,7 +42,7 @@ func TestInvocationArgs(t *testing.T) {
 		}
 	}
 	// The user's var files come after strata's, so they win (docs/behaviour.md#input-variables).
-	args := Invocation{Plan: &PlanInvocation{Out: "o", VarFile: "strata.json", Args: PlanArgs{VarFiles: []string{"mine.tfvars"}}}}.Args()
+	args := Invocation{Call: PlanCall{Out: "o", VarFile: "strata.json", Args: PlanArgs{VarFiles: []string{"mine.tfvars"}}}}.Args()
 	if !(indexOf(args, "-var-file=strata.json") < indexOf(args, "-var-file=mine.tfvars")) {
 		t.Errorf("var file order: %v", args)
 	}
