@@ -22,25 +22,25 @@ type engineCall interface {
 	// checksVersion reports whether terraform-exec asks the engine's
 	// version before this command.
 	checksVersion() bool
-	run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv Invocation, out, errOut io.Writer) (Outcome, error)
+	run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error)
 }
 
-// InitCall is `init`.
-type InitCall struct{ Args InitArgs }
+// initCall is `init`.
+type initCall struct{ Args InitArgs }
 
-func (c InitCall) Argv() []string    { return append([]string{"init"}, c.Args.Flags()...) }
-func (InitCall) checksVersion() bool { return true }
-func (c InitCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv Invocation, out, errOut io.Writer) (Outcome, error) {
+func (c initCall) Argv() []string    { return append([]string{"init"}, c.Args.Flags()...) }
+func (initCall) checksVersion() bool { return true }
+func (c initCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	if len(c.Args.Extra) > 0 {
 		_, err := x.runRaw(ctx, inv, c.rawArgs(), out, errOut)
-		return Outcome{}, err
+		return outcome{}, err
 	}
-	return Outcome{}, tf.Init(ctx, initOptions(c.Args)...)
+	return outcome{}, tf.Init(ctx, initOptions(c.Args)...)
 }
 
 // rawArgs is the argv terraform-exec would run, its fixed flags included,
 // with the flags it cannot express at the end.
-func (c InitCall) rawArgs() []string {
+func (c initCall) rawArgs() []string {
 	a := c.Args
 	backend, get := true, true
 	if a.Backend != nil {
@@ -65,30 +65,30 @@ func (c InitCall) rawArgs() []string {
 	return append(argv, a.Extra...)
 }
 
-// PlanCall is `plan -out`: always with -out, the unit's var file first,
+// planCall is `plan -out`: always with -out, the unit's var file first,
 // then the user's arguments.
-type PlanCall struct {
+type planCall struct {
 	Out     string
 	VarFile string // strata's var file, "" when there is none
 	Args    PlanArgs
 }
 
-func (c PlanCall) Argv() []string {
+func (c planCall) Argv() []string {
 	a := []string{"plan", "-out=" + c.Out}
 	if c.VarFile != "" {
 		a = append(a, "-var-file="+c.VarFile)
 	}
 	return append(a, c.Args.Flags()...)
 }
-func (PlanCall) checksVersion() bool { return false }
-func (c PlanCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv Invocation, out, errOut io.Writer) (Outcome, error) {
+func (planCall) checksVersion() bool { return false }
+func (c planCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	if len(c.Args.Extra) > 0 {
 		return x.rawPlan(ctx, inv, c.rawArgs(), out, errOut)
 	}
 	return x.plan(ctx, tf, c, out)
 }
 
-func (c PlanCall) rawArgs() []string {
+func (c planCall) rawArgs() []string {
 	argv := []string{"plan", "-no-color", "-input=false", "-detailed-exitcode", "-out=" + c.Out}
 	if c.VarFile != "" {
 		argv = append(argv, "-var-file="+c.VarFile)
@@ -96,92 +96,92 @@ func (c PlanCall) rawArgs() []string {
 	return append(argv, c.Args.Flags()...)
 }
 
-// ApplyPlanCall is `apply FILE`: a saved plan, no other argument.
-type ApplyPlanCall struct{ File string }
+// applyPlanCall is `apply FILE`: a saved plan, no other argument.
+type applyPlanCall struct{ File string }
 
-func (c ApplyPlanCall) Argv() []string    { return []string{"apply", c.File} }
-func (ApplyPlanCall) checksVersion() bool { return false }
-func (c ApplyPlanCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ Invocation, _, _ io.Writer) (Outcome, error) {
-	return Outcome{}, tf.Apply(ctx, tfexec.DirOrPlan(c.File))
+func (c applyPlanCall) Argv() []string    { return []string{"apply", c.File} }
+func (applyPlanCall) checksVersion() bool { return false }
+func (c applyPlanCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
+	return outcome{}, tf.Apply(ctx, tfexec.DirOrPlan(c.File))
 }
 
-// ApplyNowCall is `apply -auto-approve` without a plan file, with plan's
+// applyNowCall is `apply -auto-approve` without a plan file, with plan's
 // var file and arguments.
-type ApplyNowCall struct {
+type applyNowCall struct {
 	VarFile string
 	Args    PlanArgs
 }
 
-func (c ApplyNowCall) Argv() []string {
+func (c applyNowCall) Argv() []string {
 	a := []string{"apply", "-auto-approve"}
 	if c.VarFile != "" {
 		a = append(a, "-var-file="+c.VarFile)
 	}
 	return append(a, c.Args.Flags()...)
 }
-func (ApplyNowCall) checksVersion() bool { return false }
-func (c ApplyNowCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, _ Invocation, out, _ io.Writer) (Outcome, error) {
+func (applyNowCall) checksVersion() bool { return false }
+func (c applyNowCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, _ invocation, out, _ io.Writer) (outcome, error) {
 	return x.applyNow(ctx, tf, c, out)
 }
 
-// WorkspaceCall is `workspace select NAME`, or `workspace new NAME`.
-type WorkspaceCall struct {
+// workspaceCall is `workspace select NAME`, or `workspace new NAME`.
+type workspaceCall struct {
 	Name string
 	New  bool
 }
 
-func (c WorkspaceCall) Argv() []string {
+func (c workspaceCall) Argv() []string {
 	if c.New {
 		return []string{"workspace", "new", c.Name}
 	}
 	return []string{"workspace", "select", c.Name}
 }
-func (WorkspaceCall) checksVersion() bool { return false }
-func (c WorkspaceCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ Invocation, _, _ io.Writer) (Outcome, error) {
+func (workspaceCall) checksVersion() bool { return false }
+func (c workspaceCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
 	if c.New {
-		return Outcome{}, tf.WorkspaceNew(ctx, c.Name)
+		return outcome{}, tf.WorkspaceNew(ctx, c.Name)
 	}
-	return Outcome{}, tf.WorkspaceSelect(ctx, c.Name)
+	return outcome{}, tf.WorkspaceSelect(ctx, c.Name)
 }
 
-// ValidateCall is `validate`.
-type ValidateCall struct{}
+// validateCall is `validate`.
+type validateCall struct{}
 
-func (ValidateCall) Argv() []string      { return []string{"validate"} }
-func (ValidateCall) checksVersion() bool { return true }
-func (ValidateCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ Invocation, _, _ io.Writer) (Outcome, error) {
+func (validateCall) Argv() []string      { return []string{"validate"} }
+func (validateCall) checksVersion() bool { return true }
+func (validateCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
 	_, err := tf.Validate(ctx)
-	return Outcome{}, err
+	return outcome{}, err
 }
 
-// OutputCall is `output -json`.
-type OutputCall struct{}
+// outputCall is `output -json`.
+type outputCall struct{}
 
-func (OutputCall) Argv() []string      { return []string{"output", "-json"} }
-func (OutputCall) checksVersion() bool { return false }
-func (OutputCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ Invocation, _, _ io.Writer) (Outcome, error) {
+func (outputCall) Argv() []string      { return []string{"output", "-json"} }
+func (outputCall) checksVersion() bool { return false }
+func (outputCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
 	// terraform-exec copies the JSON to stdout; strata prints the outputs
 	// itself.
 	tf.SetStdout(io.Discard)
 	outs, err := tf.Output(ctx)
-	return Outcome{Outputs: outs}, err
+	return outcome{Outputs: outs}, err
 }
 
-// ShowCall is `show -json FILE` of a saved plan, or `show FILE` as people
+// showCall is `show -json FILE` of a saved plan, or `show FILE` as people
 // read it (Text).
-type ShowCall struct {
+type showCall struct {
 	File string
 	Text bool
 }
 
-func (c ShowCall) Argv() []string {
+func (c showCall) Argv() []string {
 	if c.Text {
 		return []string{"show", c.File}
 	}
 	return []string{"show", "-json", c.File}
 }
-func (ShowCall) checksVersion() bool { return true }
-func (c ShowCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ Invocation, out, _ io.Writer) (Outcome, error) {
+func (showCall) checksVersion() bool { return true }
+func (c showCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ invocation, out, _ io.Writer) (outcome, error) {
 	tf.SetStdout(io.Discard)
 	if c.Text {
 		// The text comes back whole, and is printed as the plan was.
@@ -189,12 +189,12 @@ func (c ShowCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ 
 		if err == nil {
 			_, err = io.WriteString(out, text)
 		}
-		return Outcome{}, err
+		return outcome{}, err
 	}
 	plan, err := tf.ShowPlanFile(ctx, c.File)
 	if err != nil {
-		return Outcome{}, err
+		return outcome{}, err
 	}
 	b, err := json.Marshal(plan)
-	return Outcome{PlanJSON: b}, err
+	return outcome{PlanJSON: b}, err
 }

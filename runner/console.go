@@ -513,7 +513,7 @@ func warningBox(lines []string) (string, bool) {
 
 // maskLine masks one line of output. A secret of several lines never
 // shows whole on one line, so each of its lines is masked by itself.
-func (m *Masker) maskLine(s string) string {
+func (m *masker) maskLine(s string) string {
 	if m == nil {
 		return s
 	}

@@ -19,7 +19,7 @@ func ciUnit(dir string, env ...string) *unit {
 		m[k] = v
 	}
 	return &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: dir, Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}},
-		env: m, masker: NewMasker()}
+		env: m, masker: newMasker()}
 }
 
 func testConsole(out *bytes.Buffer, terminal, dropIn bool) *console {
@@ -190,7 +190,7 @@ func TestStreamedSecretsMasked(t *testing.T) {
 	var out bytes.Buffer
 	c := testConsole(&out, false, false)
 	ur := ciUnit("a", "GITHUB_ACTIONS=true")
-	ur.masker = NewMasker("hunter2", "-----BEGIN KEY-----\nc2VjcmV0LWxpbmU=\n-----END KEY-----")
+	ur.masker = newMasker("hunter2", "-----BEGIN KEY-----\nc2VjcmV0LWxpbmU=\n-----END KEY-----")
 	sw := c.stepWriter(ur, StepPlan)
 	fmt.Fprintln(sw, "token hunter2")
 	fmt.Fprintln(sw, "  c2VjcmV0LWxpbmU=")

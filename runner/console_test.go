@@ -19,7 +19,7 @@ func TestStepWriterConcurrentStreams(t *testing.T) {
 			var out, errOut bytes.Buffer
 			c := newConsole(&out, &errOut, false, dropIn)
 			c.stillEvery = 0
-			ur := &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "net", Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}}, masker: NewMasker("hunter2")}
+			ur := &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "net", Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}}, masker: newMasker("hunter2")}
 			sw := c.stepWriter(ur, StepPlan)
 			var wg sync.WaitGroup
 			const n = 200

@@ -14,12 +14,12 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-// ProcessEnv returns strata's own environment as a map, with what
+// processEnvOf returns strata's own environment as a map, with what
 // terraform-exec refuses removed (TF_VAR_*, TF_LOG*, TF_WORKSPACE, …): it
 // sets those itself, and TF_VAR_ values reach the engine through the var
 // file (docs/behaviour.md#input-variables). A TF_CLI_ARGS* variable is an error: it would add arguments
 // to every engine call behind strata's back.
-func ProcessEnv(environ []string) (map[string]string, error) {
+func processEnvOf(environ []string) (map[string]string, error) {
 	env := make(map[string]string, len(environ))
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
@@ -60,9 +60,9 @@ func getenvIn(environ []string) func(string) string {
 	}
 }
 
-// TFVarsFromEnv returns the TF_VAR_ values of an environment, by variable
+// tfVarsFromEnv returns the TF_VAR_ values of an environment, by variable
 // name.
-func TFVarsFromEnv(environ []string) map[string]string {
+func tfVarsFromEnv(environ []string) map[string]string {
 	out := map[string]string{}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
@@ -186,16 +186,16 @@ func currentWorkspace(dataDir string) string {
 	return "default"
 }
 
-// Masker replaces secret values with *** in text.
-type Masker struct {
+// masker replaces secret values with *** in text.
+type masker struct {
 	mu      sync.Mutex // a unit's job adds values while its console masks
 	secrets []string
 }
 
-// NewMasker masks the given values (empty and one-character values are
+// newMasker masks the given values (empty and one-character values are
 // ignored: masking them would shred every line).
-func NewMasker(values ...string) *Masker {
-	m := &Masker{}
+func newMasker(values ...string) *masker {
+	m := &masker{}
 	for _, v := range values {
 		if len(v) > 1 {
 			m.secrets = append(m.secrets, v)
@@ -207,7 +207,7 @@ func NewMasker(values ...string) *Masker {
 }
 
 // Add masks one more value (an env step's sensitive output).
-func (m *Masker) Add(v string) {
+func (m *masker) Add(v string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(v) > 1 {
@@ -217,7 +217,7 @@ func (m *Masker) Add(v string) {
 }
 
 // Mask returns s with every secret replaced.
-func (m *Masker) Mask(s string) string {
+func (m *masker) Mask(s string) string {
 	if m == nil {
 		return s
 	}

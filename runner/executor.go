@@ -15,8 +15,8 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 )
 
-// Outcome is what an engine call reports beyond success.
-type Outcome struct {
+// outcome is what an engine call reports beyond success.
+type outcome struct {
 	// HasChanges and Changes come from a plan: its detailed exit code and
 	// its own summary line.
 	HasChanges bool
@@ -40,7 +40,7 @@ func newExecutor(killAfter time.Duration) *executor {
 	return &executor{killAfter: killAfter, tfs: map[string]*tfexec.Terraform{}}
 }
 
-func (x *executor) terraform(ctx context.Context, unitID string, inv Invocation) (*tfexec.Terraform, error) {
+func (x *executor) terraform(ctx context.Context, unitID string, inv invocation) (*tfexec.Terraform, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if tf, ok := x.tfs[unitID]; ok && tf.ExecPath() == inv.Engine && tf.WorkingDir() == inv.Dir {
@@ -62,16 +62,16 @@ func (x *executor) terraform(ctx context.Context, unitID string, inv Invocation)
 
 // Execute runs one invocation, with the engine's stdout written to out and
 // its stderr to errOut.
-func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, out, errOut io.Writer) (Outcome, error) {
+func (x *executor) Execute(ctx context.Context, unitID string, inv invocation, out, errOut io.Writer) (outcome, error) {
 	tf, err := x.terraform(ctx, unitID, inv)
 	if err != nil {
-		return Outcome{}, err
+		return outcome{}, err
 	}
 	if err := tf.SetEnv(inv.Env); err != nil {
-		return Outcome{}, fmt.Errorf("environment: %w", err)
+		return outcome{}, fmt.Errorf("environment: %w", err)
 	}
 	if inv.Call == nil {
-		return Outcome{}, errors.New("empty invocation")
+		return outcome{}, errors.New("empty invocation")
 	}
 	if inv.Call.checksVersion() {
 		// terraform-exec checks the engine's version before these (and only
@@ -81,7 +81,7 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv Invocation, o
 		tf.SetStdout(io.Discard)
 		tf.SetStderr(io.Discard)
 		if _, _, err := tf.Version(ctx, false); err != nil {
-			return Outcome{}, fmt.Errorf("%s version: %w", inv.Engine, err)
+			return outcome{}, fmt.Errorf("%s version: %w", inv.Engine, err)
 		}
 	}
 	tf.SetStdout(out)
@@ -102,7 +102,7 @@ var (
 
 // applyNow applies without a plan file; the change counts come from the
 // apply's own summary line, and it has changes when any was made.
-func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p ApplyNowCall, out io.Writer) (Outcome, error) {
+func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p applyNowCall, out io.Writer) (outcome, error) {
 	// apply prints its plan first: a failed apply still says what it was
 	// about to change.
 	planned := &lineScanner{w: out}
@@ -120,7 +120,7 @@ func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p ApplyNo
 		o.HasChanges = o.Changes != (Changes{})
 		return o, err
 	}
-	var o Outcome
+	var o outcome
 	if m := applySummary.FindStringSubmatch(scan.summary); m != nil {
 		o.Changes.Add, _ = strconv.Atoi(m[2])
 		o.Changes.Change, _ = strconv.Atoi(m[3])
@@ -130,7 +130,7 @@ func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p ApplyNo
 	return o, nil
 }
 
-func (x *executor) plan(ctx context.Context, tf *tfexec.Terraform, p PlanCall, out io.Writer) (Outcome, error) {
+func (x *executor) plan(ctx context.Context, tf *tfexec.Terraform, p planCall, out io.Writer) (outcome, error) {
 	// The summary line is read from the plan's own output as it passes.
 	scan := &lineScanner{w: out}
 	tf.SetStdout(scan)
@@ -141,29 +141,29 @@ func (x *executor) plan(ctx context.Context, tf *tfexec.Terraform, p PlanCall, o
 	opts = append(opts, planOptions(p.Args)...)
 	changed, err := tf.Plan(ctx, opts...)
 	if err != nil {
-		return Outcome{}, err
+		return outcome{}, err
 	}
 	return planOutcome(changed, scan.summary), nil
 }
 
 // rawPlan runs a plan that carries flags terraform-exec cannot express,
 // reading its detailed exit code as terraform-exec does.
-func (x *executor) rawPlan(ctx context.Context, inv Invocation, argv []string, out, errOut io.Writer) (Outcome, error) {
+func (x *executor) rawPlan(ctx context.Context, inv invocation, argv []string, out, errOut io.Writer) (outcome, error) {
 	scan := &lineScanner{w: out}
 	code, err := x.runRaw(ctx, inv, argv, scan, errOut)
 	if code == 2 && ctx.Err() == nil {
 		err = nil
 	}
 	if err != nil {
-		return Outcome{}, err
+		return outcome{}, err
 	}
 	return planOutcome(code == 2, scan.summary), nil
 }
 
 // planOutcome is a plan's result from its detailed exit code and its own
 // summary line.
-func planOutcome(changed bool, summary string) Outcome {
-	o := Outcome{HasChanges: changed}
+func planOutcome(changed bool, summary string) outcome {
+	o := outcome{HasChanges: changed}
 	if m := planSummary.FindStringSubmatch(summary); m != nil {
 		o.Changes.Add, _ = strconv.Atoi(m[2])
 		o.Changes.Change, _ = strconv.Atoi(m[3])

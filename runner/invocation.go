@@ -26,10 +26,10 @@ const (
 	StepState = "state"
 )
 
-// Invocation is one engine call, built apart from running it: the engine,
+// invocation is one engine call, built apart from running it: the engine,
 // the dir, the environment and the call (InitCall, PlanCall, …). Tests
 // inspect it; the executor runs it through terraform-exec.
-type Invocation struct {
+type invocation struct {
 	Step   string
 	Engine string // path of the engine binary
 	Dir    string // absolute working dir
@@ -39,7 +39,7 @@ type Invocation struct {
 
 // Args renders the argv terraform-exec runs for the invocation (without the
 // flags it always adds: -no-color, -input=false, …), for logs and tests.
-func (inv Invocation) Args() []string {
+func (inv invocation) Args() []string {
 	if inv.Call == nil {
 		return nil
 	}
@@ -47,7 +47,7 @@ func (inv Invocation) Args() []string {
 }
 
 // String renders the invocation as a command line for logs.
-func (inv Invocation) String() string {
+func (inv invocation) String() string {
 	return "terraform " + strings.Join(inv.Args(), " ")
 }
 

@@ -98,9 +98,9 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		return
 	}
 	os.Remove(j.ur.planFile)
-	o, err := j.step(ctx, StepApply, func() Invocation {
-		return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
-			Call: ApplyNowCall{VarFile: varFile, Args: args}}
+	o, err := j.step(ctx, StepApply, func() invocation {
+		return invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
+			Call: applyNowCall{VarFile: varFile, Args: args}}
 	}, false)
 	result := StatusApplied
 	switch {

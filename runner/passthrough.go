@@ -62,7 +62,7 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 			return 1, fmt.Errorf("%s: selecting workspace %s: %v", u.Name(), u.Workspace, firstLine(errorText(j.res.err)))
 		}
 		enginePath, workDir = ur.engine.Path, ur.dir
-		for k, v := range TFVarsFromEnv(po.Environ) {
+		for k, v := range tfVarsFromEnv(po.Environ) {
 			ur.env["TF_VAR_"+k] = v
 		}
 		for k, v := range stackTFVars(u) {

@@ -15,7 +15,7 @@ import (
 // environment with TF_IN_AUTOMATION set, its own process group, one
 // SIGINT when ctx ends (a SIGKILL after killAfter, when set), and a failure
 // carrying the engine's stderr. It returns the exit code.
-func (x *executor) runRaw(ctx context.Context, inv Invocation, argv []string, out, errOut io.Writer) (int, error) {
+func (x *executor) runRaw(ctx context.Context, inv invocation, argv []string, out, errOut io.Writer) (int, error) {
 	if ctx.Err() != nil {
 		return 1, ctx.Err()
 	}

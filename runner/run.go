@@ -163,7 +163,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	if opt.Console == nil {
 		opt.Console = io.Discard
 	}
-	base, err := ProcessEnv(opt.Environ)
+	base, err := processEnvOf(opt.Environ)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	}
 	r := &runState{
 		p: p, g: g, opt: opt, sd: sd, base: base,
-		tfVars: TFVarsFromEnv(opt.Environ),
+		tfVars: tfVarsFromEnv(opt.Environ),
 		exec:   newExecutor(opt.KillAfter),
 		con:    newConsole(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
 	}
@@ -488,7 +488,7 @@ func (r *runState) setup(ur *unitRun) error {
 			secrets = append(secrets, v.Value)
 		}
 	}
-	ur.masker = NewMasker(secrets...)
+	ur.masker = newMasker(secrets...)
 	if ur.engine == nil {
 		return nil
 	}

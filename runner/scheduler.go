@@ -90,7 +90,7 @@ type unit struct {
 	dir, dataDir, planFile, varFile, tmpDir string
 	ownDataDir                              bool
 	env                                     map[string]string
-	masker                                  *Masker
+	masker                                  *masker
 	autoApply                               bool
 	forceApply                              bool // a stale prerequisite: applied even without changes
 	userPlan                                bool // planFile is the user's (apply FILE): never removed

@@ -95,11 +95,11 @@ func (j *job) failed(ctx context.Context, step string, err error) bool {
 // step runs one engine call as a step of the report, with the console
 // block, the retries of transient failures and the one init of an "init
 // required" failure.
-func (j *job) step(ctx context.Context, name string, build func() Invocation, retry bool) (Outcome, error) {
+func (j *job) step(ctx context.Context, name string, build func() invocation, retry bool) (outcome, error) {
 	started := j.r.opt.Now()
 	delay := j.r.opt.RetryDelay
 	var (
-		o   Outcome
+		o   outcome
 		err error
 	)
 	for try := 1; ; try++ {
@@ -145,7 +145,7 @@ func (j *job) init(ctx context.Context, always, noBackend bool, args InitArgs, s
 	return !j.failed(ctx, StepInit, err)
 }
 
-func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEnv map[string]string) (Outcome, error) {
+func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEnv map[string]string) (outcome, error) {
 	if noBackend {
 		f := false
 		args.Backend = &f
@@ -156,14 +156,14 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEn
 		if err := os.MkdirAll(cache, 0o755); err == nil {
 			lock, err := filelock.Acquire(ctx, filepath.Join(cache, ".strata-init.lock"), nil)
 			if err != nil {
-				return Outcome{}, err
+				return outcome{}, err
 			}
 			defer lock.Release()
 		}
 	}
-	o, err := j.step(ctx, StepInit, func() Invocation {
+	o, err := j.step(ctx, StepInit, func() invocation {
 		a := args
-		return Invocation{Step: StepInit, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(stepEnv), Call: InitCall{Args: a}}
+		return invocation{Step: StepInit, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(stepEnv), Call: initCall{Args: a}}
 	}, true)
 	if err != nil {
 		return o, err
@@ -211,13 +211,13 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 	if !j.ur.u.CreateAndSelectWorkspace || currentWorkspace(j.ur.dataDir) == ws {
 		return true
 	}
-	_, err := j.step(ctx, StepWorkspace, func() Invocation {
-		return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: WorkspaceCall{Name: ws}}
+	_, err := j.step(ctx, StepWorkspace, func() invocation {
+		return invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: workspaceCall{Name: ws}}
 	}, true)
 	if err != nil && create && ctx.Err() == nil && strings.Contains(errorText(err), "doesn't exist") {
 		// The failed select stays in the report; the new workspace follows.
-		_, err = j.step(ctx, StepWorkspace, func() Invocation {
-			return Invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: WorkspaceCall{Name: ws, New: true}}
+		_, err = j.step(ctx, StepWorkspace, func() invocation {
+			return invocation{Step: StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: workspaceCall{Name: ws, New: true}}
 		}, true)
 		if err == nil {
 			// The report shows the workspace step once, as it ended.
@@ -336,8 +336,8 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep) b
 	if _, err := j.prepareInputsWith(ea, tfVars); err != nil || !j.reusePlan() {
 		return false
 	}
-	_, err = j.step(ctx, StepShow, func() Invocation {
-		return Invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: ShowCall{File: j.ur.planFile, Text: true}}
+	_, err = j.step(ctx, StepShow, func() invocation {
+		return invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: showCall{File: j.ur.planFile, Text: true}}
 	}, true)
 	j.failed(ctx, StepShow, err)
 	return true
@@ -383,9 +383,9 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	if err := os.MkdirAll(filepath.Dir(j.ur.planFile), 0o700); j.failed(ctx, "setup", err) {
 		return
 	}
-	o, err := j.step(ctx, StepPlan, func() Invocation {
-		return Invocation{Step: StepPlan, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
-			Call: PlanCall{Out: j.ur.planFile, VarFile: varFile, Args: args}}
+	o, err := j.step(ctx, StepPlan, func() invocation {
+		return invocation{Step: StepPlan, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
+			Call: planCall{Out: j.ur.planFile, VarFile: varFile, Args: args}}
 	}, true)
 	if j.failed(ctx, StepPlan, err) {
 		return
@@ -518,8 +518,8 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) error {
 		j.res.steps = append(j.res.steps, StepReport{Name: StepApply, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
 		return err
 	}
-	_, err := j.step(ctx, StepApply, func() Invocation {
-		return Invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: ApplyPlanCall{File: j.ur.planFile}}
+	_, err := j.step(ctx, StepApply, func() invocation {
+		return invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: applyPlanCall{File: j.ur.planFile}}
 	}, false)
 	result := StatusApplied
 	if j.r.destroying() {
@@ -551,8 +551,8 @@ func (j *job) validate(ctx context.Context) {
 	if !initialised && !j.init(ctx, true, true, j.r.opt.EngineArgs.Init, nil) {
 		return
 	}
-	_, err := j.step(ctx, StepValidate, func() Invocation {
-		return Invocation{Step: StepValidate, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: ValidateCall{}}
+	_, err := j.step(ctx, StepValidate, func() invocation {
+		return invocation{Step: StepValidate, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: validateCall{}}
 	}, true)
 	j.failed(ctx, StepValidate, err)
 }
@@ -574,8 +574,8 @@ func (j *job) engineOutputs(ctx context.Context, initArgs InitArgs) (map[string]
 		j.res.err, j.res.failedStep = nil, ""
 		return nil, step, err
 	}
-	o, err := j.step(ctx, StepOutput, func() Invocation {
-		return Invocation{Step: StepOutput, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: OutputCall{}}
+	o, err := j.step(ctx, StepOutput, func() invocation {
+		return invocation{Step: StepOutput, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: outputCall{}}
 	}, true)
 	if err != nil {
 		return nil, StepOutput, err
@@ -621,7 +621,7 @@ func copyFile(src, dst string) error {
 // DIR/<dir>/<workspace>[#stack].json for policy tools (--plan-json).
 func (j *job) writePlanJSON(ctx context.Context, dir string) error {
 	u := j.ur.u
-	inv := Invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Call: ShowCall{File: j.ur.planFile}}
+	inv := invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Call: showCall{File: j.ur.planFile}}
 	out := j.r.con.stepWriter(j.ur, StepShow)
 	o, err := j.r.exec.Execute(ctx, u.ID(), inv, out, out.stderr())
 	out.Close()

@@ -16,25 +16,25 @@ func boolp(b bool) *bool { return &b }
 
 func TestInvocationArgs(t *testing.T) {
 	tests := []struct {
-		inv  Invocation
+		inv  invocation
 		want string
 	}{
-		{Invocation{Call: InitCall{}}, "init"},
-		{Invocation{Call: InitCall{Args: InitArgs{Upgrade: true, Backend: boolp(false), BackendConfig: []string{"key=a/b"}, PluginDir: []string{"/p"}}}},
+		{invocation{Call: initCall{}}, "init"},
+		{invocation{Call: initCall{Args: InitArgs{Upgrade: true, Backend: boolp(false), BackendConfig: []string{"key=a/b"}, PluginDir: []string{"/p"}}}},
 			"init -upgrade -backend=false -backend-config=key=a/b -plugin-dir=/p"},
-		{Invocation{Call: PlanCall{Out: "/s/p.tfplan"}}, "plan -out=/s/p.tfplan"},
-		{Invocation{Call: PlanCall{Out: "/s/p.tfplan", VarFile: "/s/v.json", Args: PlanArgs{
+		{invocation{Call: planCall{Out: "/s/p.tfplan"}}, "plan -out=/s/p.tfplan"},
+		{invocation{Call: planCall{Out: "/s/p.tfplan", VarFile: "/s/v.json", Args: PlanArgs{
 			VarFiles: []string{"/u.tfvars"}, Vars: []string{"x=1"}, Targets: []string{"a.b"}, Refresh: boolp(false),
 			Destroy: true, LockTimeout: "5s", Parallelism: 3}}},
 			"plan -out=/s/p.tfplan -var-file=/s/v.json -var-file=/u.tfvars -var=x=1 -target=a.b -refresh=false -destroy -lock-timeout=5s -parallelism=3"},
-		{Invocation{Call: ApplyPlanCall{File: "/s/p.tfplan"}}, "apply /s/p.tfplan"},
-		{Invocation{Call: ApplyNowCall{VarFile: "/s/v.json", Args: PlanArgs{Targets: []string{"a.b"}}}}, "apply -auto-approve -var-file=/s/v.json -target=a.b"},
-		{Invocation{Call: WorkspaceCall{Name: "prod"}}, "workspace select prod"},
-		{Invocation{Call: WorkspaceCall{Name: "prod", New: true}}, "workspace new prod"},
-		{Invocation{Call: ValidateCall{}}, "validate"},
-		{Invocation{Call: OutputCall{}}, "output -json"},
-		{Invocation{Call: ShowCall{File: "/s/p.tfplan"}}, "show -json /s/p.tfplan"},
-		{Invocation{Call: ShowCall{File: "/s/p.tfplan", Text: true}}, "show /s/p.tfplan"},
+		{invocation{Call: applyPlanCall{File: "/s/p.tfplan"}}, "apply /s/p.tfplan"},
+		{invocation{Call: applyNowCall{VarFile: "/s/v.json", Args: PlanArgs{Targets: []string{"a.b"}}}}, "apply -auto-approve -var-file=/s/v.json -target=a.b"},
+		{invocation{Call: workspaceCall{Name: "prod"}}, "workspace select prod"},
+		{invocation{Call: workspaceCall{Name: "prod", New: true}}, "workspace new prod"},
+		{invocation{Call: validateCall{}}, "validate"},
+		{invocation{Call: outputCall{}}, "output -json"},
+		{invocation{Call: showCall{File: "/s/p.tfplan"}}, "show -json /s/p.tfplan"},
+		{invocation{Call: showCall{File: "/s/p.tfplan", Text: true}}, "show /s/p.tfplan"},
 	}
 	for _, tc := range tests {
 		if got := strings.Join(tc.inv.Args(), " "); got != tc.want {
@@ -42,7 +42,7 @@ func TestInvocationArgs(t *testing.T) {
 		}
 	}
 	// The user's var files come after strata's, so they win (docs/behaviour.md#input-variables).
-	args := Invocation{Call: PlanCall{Out: "o", VarFile: "strata.json", Args: PlanArgs{VarFiles: []string{"mine.tfvars"}}}}.Args()
+	args := invocation{Call: planCall{Out: "o", VarFile: "strata.json", Args: PlanArgs{VarFiles: []string{"mine.tfvars"}}}}.Args()
 	if !(indexOf(args, "-var-file=strata.json") < indexOf(args, "-var-file=mine.tfvars")) {
 		t.Errorf("var file order: %v", args)
 	}
@@ -58,7 +58,7 @@ func indexOf(ss []string, s string) int {
 }
 
 func TestProcessEnv(t *testing.T) {
-	env, err := ProcessEnv([]string{"PATH=/bin", "AWS_PROFILE=x", "TF_VAR_region=eu", "TF_LOG=debug", "TF_WORKSPACE=w", "TF_PLUGIN_CACHE_DIR=/c", "BROKEN"})
+	env, err := processEnvOf([]string{"PATH=/bin", "AWS_PROFILE=x", "TF_VAR_region=eu", "TF_LOG=debug", "TF_WORKSPACE=w", "TF_PLUGIN_CACHE_DIR=/c", "BROKEN"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,10 +66,10 @@ func TestProcessEnv(t *testing.T) {
 	if !reflect.DeepEqual(env, want) {
 		t.Errorf("ProcessEnv = %v, want %v", env, want)
 	}
-	if _, err := ProcessEnv([]string{"TF_CLI_ARGS_plan=-lock=false"}); err == nil || !strings.Contains(err.Error(), "TF_CLI_ARGS_plan is set") {
+	if _, err := processEnvOf([]string{"TF_CLI_ARGS_plan=-lock=false"}); err == nil || !strings.Contains(err.Error(), "TF_CLI_ARGS_plan is set") {
 		t.Errorf("TF_CLI_ARGS_*: %v", err)
 	}
-	if got := TFVarsFromEnv([]string{"TF_VAR_a=1", "TF_VAR_=x", "OTHER=2"}); !reflect.DeepEqual(got, map[string]string{"a": "1"}) {
+	if got := tfVarsFromEnv([]string{"TF_VAR_a=1", "TF_VAR_=x", "OTHER=2"}); !reflect.DeepEqual(got, map[string]string{"a": "1"}) {
 		t.Errorf("TFVarsFromEnv = %v", got)
 	}
 }
@@ -119,7 +119,7 @@ stacks:
 }
 
 func TestMasker(t *testing.T) {
-	m := NewMasker("hunter2", "x", "", "hunter2-long")
+	m := newMasker("hunter2", "x", "", "hunter2-long")
 	if got := m.Mask("a hunter2-long b hunter2 x"); got != "a *** b *** x" {
 		t.Errorf("Mask = %q", got)
 	}
@@ -202,7 +202,7 @@ func TestMarkdownIsCutPerUnit(t *testing.T) {
 }
 
 func TestConsoleBlocksAndStatusLines(t *testing.T) {
-	ur := &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "app", Workspace: "default"}}, masker: NewMasker("s3cret")}
+	ur := &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "app", Workspace: "default"}}, masker: newMasker("s3cret")}
 	var out bytes.Buffer
 	c := newConsole(&out, nil, false, false)
 	c.stillEvery = 0
