@@ -1,0 +1,301 @@
+// Package objstore is where strata keeps what many machines share: a
+// bucket of objects behind gocloud.dev/blob (file:// and mem:// today;
+// s3://, gs:// and azblob:// are the same calls). What decides something
+// is written atomically on the store itself: Create makes an object only
+// if none is there (first writer wins), and Update replaces one only if it
+// still holds what the writer read (compare and swap).
+package objstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/memblob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/strata-iac/strata/internal/filelock"
+	"github.com/strata-iac/strata/internal/safepath"
+)
+
+// Errors callers branch on.
+var (
+	ErrNotFound = errors.New("no such object")
+	ErrExists   = errors.New("the object already exists")
+	ErrChanged  = errors.New("the object changed since it was read")
+)
+
+// MaxObject bounds what Get reads: run state and results are small, and a
+// saved plan of a large root module is a few MiB.
+const MaxObject = 256 << 20
+
+// Version identifies one content of an object, as Update compares it.
+type Version string
+
+// Store is one bucket.
+type Store struct {
+	b *blob.Bucket
+	// dir is the directory of a file:// store: its creates and swaps are
+	// done on files directly, since fileblob's conditional write holds only
+	// within one process.
+	dir string
+	// mu orders swaps of a mem:// store, which lives in one process.
+	mu sync.Mutex
+}
+
+// Open opens the store at url: file:///abs/dir (or a plain directory
+// path, created if needed) or mem://.
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" {
+		return openDir(rawURL)
+	}
+	switch u.Scheme {
+	case "file":
+		return openDir(u.Path)
+	case "mem":
+		return &Store{b: memblob.OpenBucket(nil)}, nil
+	}
+	return nil, fmt.Errorf("state URL %s: the scheme %q is not supported yet (file:// and mem:// are)", rawURL, u.Scheme)
+}
+
+func openDir(dir string) (*Store, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	b, err := fileblob.OpenBucket(dir, &fileblob.Options{NoTempDir: true, Metadata: fileblob.MetadataDontWrite, DirFileMode: 0o700})
+	if err != nil {
+		return nil, err
+	}
+	return &Store{b: b, dir: dir}, nil
+}
+
+// Close releases the bucket.
+func (s *Store) Close() error { return s.b.Close() }
+
+// checkKey keeps keys to path segments of plain characters, so a key is
+// the same object on every kind of bucket and stays inside a directory.
+func checkKey(key string) error {
+	if key == "" {
+		return fmt.Errorf("object key: empty")
+	}
+	for _, seg := range strings.Split(key, "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.HasPrefix(seg, ".strata-") {
+			return fmt.Errorf("object key %q: expected /-separated names", key)
+		}
+		for _, c := range seg {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.@#=+", c)) {
+				return fmt.Errorf("object key %q: %q is not allowed; expected letters, digits and - _ . @ # = +", key, c)
+			}
+		}
+	}
+	return nil
+}
+
+func versionOf(data []byte) Version {
+	sum := sha256.Sum256(data)
+	return Version(hex.EncodeToString(sum[:]))
+}
+
+// Get reads an object and its version.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, Version, error) {
+	if err := checkKey(key); err != nil {
+		return nil, "", err
+	}
+	r, err := s.b.NewReader(ctx, key, nil)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, "", fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, MaxObject+1))
+	if err != nil {
+		return nil, "", err
+	}
+	if len(data) > MaxObject {
+		return nil, "", fmt.Errorf("%s: over %d bytes", key, MaxObject)
+	}
+	return data, versionOf(data), nil
+}
+
+// Put writes an object whatever is there (a saved plan, keyed by its
+// content, needs no more).
+func (s *Store) Put(ctx context.Context, key string, data []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	return s.b.WriteAll(ctx, key, data, nil)
+}
+
+// Create writes an object only if there is none: of many writers, exactly
+// one succeeds and the others get ErrExists.
+func (s *Store) Create(ctx context.Context, key string, data []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if s.dir != "" {
+		return s.createFile(key, data)
+	}
+	err := s.b.WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true})
+	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+		return fmt.Errorf("%s: %w", key, ErrExists)
+	}
+	return err
+}
+
+// createFile writes the content to a temp file and links it into place: a
+// link fails when the name exists, for every process at once.
+func (s *Store) createFile(key string, data []byte) error {
+	path, tmp, err := s.temp(key, data)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s: %w", key, ErrExists)
+		}
+		return err
+	}
+	return nil
+}
+
+// temp writes data to a synced temp file beside key's file.
+func (s *Store) temp(key string, data []byte) (path, tmp string, err error) {
+	path, err = safepath.Join(s.dir, key)
+	if err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", "", err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".strata-tmp-*")
+	if err != nil {
+		return "", "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", "", err
+	}
+	return path, f.Name(), nil
+}
+
+// Update replaces an object only if it still has version prev (prev ""
+// means: only if there is none); otherwise ErrChanged, and the caller reads
+// again and retries.
+func (s *Store) Update(ctx context.Context, key string, data []byte, prev Version) error {
+	if prev == "" {
+		err := s.Create(ctx, key, data)
+		if errors.Is(err, ErrExists) {
+			return fmt.Errorf("%s: %w", key, ErrChanged)
+		}
+		return err
+	}
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if s.dir != "" {
+		return s.updateFile(ctx, key, data, prev)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, cur, err := s.Get(ctx, key)
+	if errors.Is(err, ErrNotFound) || (err == nil && cur != prev) {
+		return fmt.Errorf("%s: %w", key, ErrChanged)
+	}
+	if err != nil {
+		return err
+	}
+	return s.b.WriteAll(ctx, key, data, nil)
+}
+
+// updateFile swaps a file's content under an OS lock every process
+// respects, then renames the new content into place.
+func (s *Store) updateFile(ctx context.Context, key string, data []byte, prev Version) error {
+	lockPath, err := safepath.Join(s.dir, ".strata-locks", strings.ReplaceAll(key, "/", "%"))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
+		return err
+	}
+	l, err := filelock.Acquire(ctx, lockPath, nil)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	path, err := safepath.Join(s.dir, key)
+	if err != nil {
+		return err
+	}
+	cur, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && versionOf(cur) != prev) {
+		return fmt.Errorf("%s: %w", key, ErrChanged)
+	}
+	if err != nil {
+		return err
+	}
+	_, tmp, err := s.temp(key, data)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// Delete removes an object; one already gone is no error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	err := s.b.Delete(ctx, key)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil
+	}
+	return err
+}
+
+// List returns the keys under prefix, sorted.
+func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	it := s.b.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if checkKey(obj.Key) == nil {
+			keys = append(keys, obj.Key)
+		}
+	}
+	return keys, nil
+}
