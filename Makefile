@@ -24,11 +24,16 @@ demo: build
 # Tools the tests run, installed from the Go module proxy into bin/tools.
 TOOLS      := $(CURDIR)/bin/tools
 ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+# An S3 server on a POSIX directory, for the object store's tests on loopback.
+VERSITYGW  := github.com/versity/versitygw/cmd/versitygw@v1.8.0
 
-tools: $(TOOLS)/actionlint
+tools: $(TOOLS)/actionlint $(TOOLS)/versitygw
 
 $(TOOLS)/actionlint:
 	GOBIN=$(TOOLS) GOFLAGS= $(GO) install $(ACTIONLINT)
+
+$(TOOLS)/versitygw:
+	GOBIN=$(TOOLS) GOFLAGS= $(GO) install $(VERSITYGW)
 
 test: vet tools
 	PATH="$(TOOLS):$$PATH" STRATA_TEST_TOOLS=1 $(GO) test $(TESTFLAGS) $(PKGS)

@@ -1,6 +1,6 @@
 // Package objstore is where strata keeps what many machines share: a
-// bucket of objects behind gocloud.dev/blob (file:// and mem:// today;
-// s3://, gs:// and azblob:// are the same calls). What decides something
+// bucket of objects behind gocloud.dev/blob (file://, mem:// and s3://,
+// with endpoint= for S3-compatible servers). What decides something
 // is written atomically on the store itself: Create makes an object only
 // if none is there (first writer wins), and Update replaces one only if it
 // still holds what the writer read (compare and swap).
@@ -19,9 +19,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
+	"gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
 
 	"github.com/strata-iac/strata/internal/filelock"
@@ -49,6 +52,9 @@ type Store struct {
 	// done on files directly, since fileblob's conditional write holds only
 	// within one process.
 	dir string
+	// s3: versions are the server's ETags, and a swap is a write
+	// conditional on it (If-Match), decided by the server.
+	s3 bool
 	// mu orders swaps of a mem:// store, which lives in one process.
 	mu sync.Mutex
 }
@@ -65,8 +71,14 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		return openDir(u.Path)
 	case "mem":
 		return &Store{b: memblob.OpenBucket(nil)}, nil
+	case s3blob.Scheme:
+		b, err := blob.OpenBucket(ctx, rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("state URL %s: %w", rawURL, err)
+		}
+		return &Store{b: b, s3: true}, nil
 	}
-	return nil, fmt.Errorf("state URL %s: the scheme %q is not supported yet (file:// and mem:// are)", rawURL, u.Scheme)
+	return nil, fmt.Errorf("state URL %s: the scheme %q is not supported (file://, mem:// and s3:// are)", rawURL, u.Scheme)
 }
 
 func openDir(dir string) (*Store, error) {
@@ -130,6 +142,13 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, Version, error) {
 	}
 	if len(data) > MaxObject {
 		return nil, "", fmt.Errorf("%s: over %d bytes", key, MaxObject)
+	}
+	if s.s3 {
+		var out s3.GetObjectOutput
+		if !r.As(&out) || out.ETag == nil {
+			return nil, "", fmt.Errorf("%s: the server gave no ETag", key)
+		}
+		return data, Version(*out.ETag), nil
 	}
 	return data, versionOf(data), nil
 }
@@ -219,6 +238,21 @@ func (s *Store) Update(ctx context.Context, key string, data []byte, prev Versio
 	}
 	if s.dir != "" {
 		return s.updateFile(ctx, key, data, prev)
+	}
+	if s.s3 {
+		err := s.b.WriteAll(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
+			var req *transfermanager.UploadObjectInput
+			if !as(&req) {
+				return errors.New("the S3 driver does not take conditions")
+			}
+			etag := string(prev)
+			req.IfMatch = &etag
+			return nil
+		}})
+		if code := gcerrors.Code(err); code == gcerrors.FailedPrecondition || code == gcerrors.NotFound {
+			return fmt.Errorf("%s: %w", key, ErrChanged)
+		}
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
