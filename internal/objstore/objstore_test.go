@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -248,4 +249,74 @@ func s3Server(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestFileCreateAcrossProcesses: writers in 8 processes create one object
+// of a file:// store, 20 rounds: exactly one wins each round, as the
+// store's create is decided by the file system, not by one process.
+func TestFileCreateAcrossProcesses(t *testing.T) {
+	if os.Getenv("OBJSTORE_CHILD") != "" {
+		return
+	}
+	dir := t.TempDir()
+	const procs, rounds = 8, 20
+	cmds := make([]*exec.Cmd, procs)
+	outs := make([]*os.File, procs)
+	for i := range cmds {
+		f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = f
+		cmds[i] = exec.Command(os.Args[0], "-test.run=^TestFileCreateChild$")
+		cmds[i].Env = append(os.Environ(), "OBJSTORE_CHILD="+dir, "OBJSTORE_ROUNDS="+strconv.Itoa(rounds), "OBJSTORE_ID="+strconv.Itoa(i))
+		cmds[i].Stdout = f
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wins := make([]int, rounds)
+	for _, f := range outs {
+		b, _ := os.ReadFile(f.Name())
+		for _, line := range strings.Fields(string(b)) {
+			if r, ok := strings.CutPrefix(line, "won:"); ok {
+				n, _ := strconv.Atoi(r)
+				wins[n]++
+			}
+		}
+	}
+	for r, w := range wins {
+		if w != 1 {
+			t.Errorf("round %d: %d winners", r, w)
+		}
+	}
+}
+
+// TestFileCreateChild is one writer process of
+// TestFileCreateAcrossProcesses.
+func TestFileCreateChild(t *testing.T) {
+	dir := os.Getenv("OBJSTORE_CHILD")
+	if dir == "" {
+		t.Skip("a child of TestFileCreateAcrossProcesses")
+	}
+	s, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rounds, _ := strconv.Atoi(os.Getenv("OBJSTORE_ROUNDS"))
+	for r := 0; r < rounds; r++ {
+		err := s.Create(context.Background(), fmt.Sprintf("results/%d", r), []byte(os.Getenv("OBJSTORE_ID")))
+		switch {
+		case err == nil:
+			fmt.Printf("won:%d\n", r)
+		case !errors.Is(err, ErrExists):
+			t.Fatal(err)
+		}
+	}
 }
