@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Times strata, Terramate and Terragrunt on one generated 40-unit DAG:
+# apply from no state, then plan with nothing to change, interleaved
+# (strata, terramate, terragrunt, strata, ...), ROUNDS times each.
+#
+#   bench/peers/run.sh [ROUNDS]        # default 5
+#
+# Binaries: STRATA_BIN (default: built from this checkout), TERRAMATE_BIN and
+# TERRAGRUNT_BIN (default: from PATH); a peer that is not found is skipped.
+# terraform comes from PATH. WORK (default: a new temporary directory) holds
+# the trees, the logs, results.tsv and summary.md.
+#
+# Not part of `make test` and not run by CI: it takes minutes and needs the
+# peers, which are not the project's dependencies.
+set -euo pipefail
+
+ROUNDS="${1:-5}"
+PAR=4
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+WORK="${WORK:-$(mktemp -d -t strata-peers.XXXXXX)}"
+mkdir -p "$WORK"
+echo "work dir: $WORK"
+
+TERRAFORM="$(command -v terraform)" || { echo "terraform is not on PATH" >&2; exit 1; }
+if [[ -z "${STRATA_BIN:-}" ]]; then
+  STRATA_BIN="$WORK/bin/strata"
+  (cd "$REPO" && go build -o "$STRATA_BIN" ./cmd/strata)
+fi
+TERRAMATE_BIN="${TERRAMATE_BIN:-$(command -v terramate || true)}"
+TERRAGRUNT_BIN="${TERRAGRUNT_BIN:-$(command -v terragrunt || true)}"
+
+tools=(strata)
+[[ -x "$TERRAMATE_BIN" ]] && tools+=(terramate) || echo "terramate not found: skipped (set TERRAMATE_BIN)"
+[[ -x "$TERRAGRUNT_BIN" ]] && tools+=(terragrunt) || echo "terragrunt not found: skipped (set TERRAGRUNT_BIN)"
+# terragrunt-noinit: terragrunt with --no-auto-init. Terragrunt runs init
+# before plan or apply when a unit has no provider dir or no lock file,
+# which is always so here (terraform_data is built in), so by default it
+# starts terraform twice per unit; this variant shows the cost of that.
+# TG_NOINIT=0 leaves it out.
+[[ -x "$TERRAGRUNT_BIN" && "${TG_NOINIT:-1}" != 0 ]] && tools+=(terragrunt-noinit)
+
+# One environment for every tool: nothing from the caller's but PATH, an
+# empty home and terraform CLI config, no update checks, terraform from PATH.
+HOMEDIR="$WORK/home"
+mkdir -p "$HOMEDIR"
+: >"$HOMEDIR/terraformrc"
+printf 'disable_checkpoint = true\n' >"$HOMEDIR/terramaterc"
+ENV=(env -i
+  "PATH=$PATH" "HOME=$HOMEDIR" "TF_CLI_CONFIG_FILE=$HOMEDIR/terraformrc"
+  CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
+  "STRATA_CACHE_DIR=$HOMEDIR/strata-cache"
+  "TM_CLI_CONFIG_FILE=$HOMEDIR/terramaterc"
+  "TG_TF_PATH=terraform")
+
+# cmd TOOL COMMAND: sets CMD to the argv of the tool's init, apply or plan.
+cmd() {
+  case "$1:$2" in
+    strata:init) CMD=("$STRATA_BIN" init --parallelism "$PAR") ;;
+    strata:apply) CMD=("$STRATA_BIN" apply -auto-approve --parallelism "$PAR") ;;
+    strata:plan) CMD=("$STRATA_BIN" plan --parallelism "$PAR") ;;
+    terramate:init) CMD=("$TERRAMATE_BIN" run --parallel "$PAR" -- terraform init -input=false) ;;
+    terramate:apply) CMD=("$TERRAMATE_BIN" run --parallel "$PAR" -- terraform apply -auto-approve -input=false) ;;
+    terramate:plan) CMD=("$TERRAMATE_BIN" run --parallel "$PAR" -- terraform plan -input=false) ;;
+    terragrunt:init) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$PAR" --non-interactive -- init -input=false) ;;
+    terragrunt:apply) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$PAR" --non-interactive -- apply -auto-approve -input=false) ;;
+    terragrunt:plan) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$PAR" --non-interactive -- plan -input=false) ;;
+    terragrunt-noinit:init) cmd terragrunt init ;;
+    terragrunt-noinit:apply) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$PAR" --non-interactive --no-auto-init -- apply -auto-approve -input=false) ;;
+    terragrunt-noinit:plan) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$PAR" --non-interactive --no-auto-init -- plan -input=false) ;;
+  esac
+}
+
+# run TOOL COMMAND DIR LOG [PATH]: runs the command in DIR, output to LOG;
+# stops the script when the tool fails.
+run() {
+  local tool=$1 c=$2 dir=$3 log=$4 path=${5:-$PATH}
+  cmd "$tool" "$c"
+  if ! (cd "$dir" && "${ENV[@]}" "PATH=$path" "${CMD[@]}" >"$log" 2>&1 </dev/null); then
+    echo "$tool $c failed in $dir; see $log" >&2
+    tail -20 "$log" >&2
+    exit 1
+  fi
+}
+
+# timed TOOL COMMAND DIR LOG: as run, under /usr/bin/time, which writes
+# "wall user sys" (seconds) to LOG.time.
+timed() {
+  local tool=$1 c=$2 dir=$3 log=$4
+  cmd "$tool" "$c"
+  if ! (cd "$dir" && /usr/bin/time -f '%e %U %S' -o "$log.time" "${ENV[@]}" "${CMD[@]}" >"$log" 2>&1 </dev/null); then
+    echo "$tool $c failed in $dir; see $log" >&2
+    tail -20 "$log" >&2
+    exit 1
+  fi
+}
+
+# applied DIR: every unit of DIR has its resource in its state (Terragrunt
+# keeps it under the unit's .terragrunt-cache).
+applied() {
+  local n
+  n=$(find "$1" -name terraform.tfstate -exec grep -l '"type": "terraform_data"' {} + | wc -l)
+  [[ $n -eq 40 ]] || { echo "$1: $n of 40 units applied" >&2; exit 1; }
+}
+
+# 1. The DAG, written once per tool.
+rm -rf "$WORK/src"
+(cd "$HERE" && GOFLAGS= go run gen.go -out "$WORK/src") | tee "$WORK/dag.txt"
+
+# 2. Per tool, two templates: init (initialised by the tool's own init, no
+#    state) and applied (the init template applied once by the tool, which
+#    also warms the page cache). Every timed apply runs on a fresh copy of
+#    the init template, every timed plan on a fresh copy of the applied one.
+for t in "${tools[@]}"; do
+  rm -rf "$WORK/$t-init" "$WORK/$t-applied"
+  cp -a "$WORK/src/${t%-noinit}" "$WORK/$t-init"
+  run "$t" init "$WORK/$t-init" "$WORK/$t-init.log"
+  cp -a "$WORK/$t-init" "$WORK/$t-applied"
+  run "$t" apply "$WORK/$t-applied" "$WORK/$t-applied.log"
+  applied "$WORK/$t-applied"
+  echo "$t: initialised and applied once (untimed)"
+done
+
+# 3. Timed rounds, interleaved.
+printf 'tool\tcommand\tround\twall_s\tuser_s\tsys_s\tload1\n' >"$WORK/results.tsv"
+mkdir -p "$WORK/runs" "$WORK/logs"
+for r in $(seq 1 "$ROUNDS"); do
+  for c in apply plan; do
+    for t in "${tools[@]}"; do
+      dir="$WORK/runs/$t-$c-$r"
+      rm -rf "$dir"
+      if [[ $c == apply ]]; then cp -a "$WORK/$t-init" "$dir"; else cp -a "$WORK/$t-applied" "$dir"; fi
+      sync
+      log="$WORK/logs/$t-$c-$r.log"
+      read -r load _ </proc/loadavg
+      timed "$t" "$c" "$dir" "$log"
+      read -r wall user sys <"$log.time"
+      [[ $c == apply ]] && applied "$dir"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$c" "$r" "$wall" "$user" "$sys" "$load" | tee -a "$WORK/results.tsv"
+      rm -rf "$dir"
+    done
+  done
+done
+
+# 4. How often each tool starts terraform, by subcommand, in one apply and
+#    one plan (untimed): a shim ahead of terraform on PATH logs each start.
+mkdir -p "$WORK/shim"
+cat >"$WORK/shim/terraform" <<EOF
+#!/bin/sh
+echo "\${1:-none}" >>"$WORK/shim/calls"
+exec "$TERRAFORM" "\$@"
+EOF
+chmod +x "$WORK/shim/terraform"
+printf 'tool\tcommand\tterraform starts by subcommand (40 units)\n' >"$WORK/starts.tsv"
+for c in apply plan; do
+  for t in "${tools[@]}"; do
+    dir="$WORK/runs/$t-$c-shim"
+    rm -rf "$dir" "$WORK/shim/calls"
+    if [[ $c == apply ]]; then cp -a "$WORK/$t-init" "$dir"; else cp -a "$WORK/$t-applied" "$dir"; fi
+    run "$t" "$c" "$dir" "$WORK/logs/$t-$c-shim.log" "$WORK/shim:$PATH"
+    counts=$(sort "$WORK/shim/calls" | uniq -c | awk '{printf "%s%s=%s", sep, $2, $1; sep=" "}')
+    printf '%s\t%s\t%s\n' "$t" "$c" "$counts" | tee -a "$WORK/starts.tsv"
+    rm -rf "$dir"
+  done
+done
+
+# 5. Medians and ratios.
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
+{
+  echo "# strata against its peers: $ROUNDS rounds, parallelism $PAR, $(nproc) cores"
+  echo
+  cat "$WORK/dag.txt"
+  echo
+  echo "median load average (1 min) at the start of the timed runs: $(tail -n +2 "$WORK/results.tsv" | cut -f7 | median)"
+  echo
+  echo "| command | tool | median wall s | wall min-max s | median CPU s (user+sys) | strata/tool wall | strata/tool CPU |"
+  echo "|---|---|---|---|---|---|---|"
+  for c in apply plan; do
+    sw=$(awk -F'\t' -v c=$c '$1=="strata" && $2==c {print $4}' "$WORK/results.tsv" | median)
+    sc=$(awk -F'\t' -v c=$c '$1=="strata" && $2==c {print $5+$6}' "$WORK/results.tsv" | median)
+    for t in "${tools[@]}"; do
+      w=$(awk -F'\t' -v c=$c -v t=$t '$1==t && $2==c {print $4}' "$WORK/results.tsv" | median)
+      u=$(awk -F'\t' -v c=$c -v t=$t '$1==t && $2==c {print $5+$6}' "$WORK/results.tsv" | median)
+      mm=$(awk -F'\t' -v c=$c -v t=$t '$1==t && $2==c {print $4}' "$WORK/results.tsv" | sort -g | sed -n '1p;$p' | paste -sd-)
+      rw=$(awk -v a="$sw" -v b="$w" 'BEGIN {printf "%.2f", a/b}')
+      rc=$(awk -v a="$sc" -v b="$u" 'BEGIN {printf "%.2f", a/b}')
+      echo "| $c | $t | $w | $mm | $u | $rw | $rc |"
+    done
+  done
+  echo
+  echo "terraform starts per run (40 units):"
+  echo
+  tail -n +2 "$WORK/starts.tsv" | awk -F'\t' '{print "- " $1 " " $2 ": " $3}'
+} >"$WORK/summary.md"
+cat "$WORK/summary.md"
