@@ -69,29 +69,19 @@ func (j *job) planApply(ctx context.Context) {
 // applyNow applies without a plan file, or plans as usual when it cannot.
 func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	where := "plan step (plan)"
-	ea, env, tfVars, err := j.engineStepArgs(CmdPlan, st, where)
-	if j.failed(ctx, StepPlan, err) {
+	pc, ok := j.preparePlanCall(ctx, st, where)
+	if !ok {
 		return
 	}
-	if len(ea.Plan.Extra) > 0 || ea.Plan.Destroy || ea.Plan.RefreshOnly {
+	defer pc.done()
+	if len(pc.args.Extra) > 0 || pc.args.Destroy || pc.args.RefreshOnly {
+		// Flags one apply cannot take (a destroy or refresh-only plan, one
+		// terraform-exec cannot express) keep the usual plan; what was
+		// computed for it is not computed again.
 		j.planStep(ctx, st, where)
 		return
 	}
-	varContent, err := j.prepareInputsWith(ea, tfVars)
-	if j.failed(ctx, "setup", err) {
-		return
-	}
-	if !j.workspace(ctx, true) {
-		return
-	}
-	varFile, removeVarFile, err := j.writeVarFile(varContent)
-	if j.failed(ctx, "setup", err) {
-		return
-	}
-	defer removeVarFile()
-	args := ea.Plan
-	targets, _ := j.targets()
-	args.Targets = append(append([]string(nil), args.Targets...), targets...)
+	env, varFile, args := pc.env, pc.varFile, pc.args
 	// A plan saved earlier is not what gets applied: its record goes first,
 	// as any apply's does.
 	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) { s.Plan = nil }); j.failed(ctx, StepState, err) {

@@ -43,6 +43,8 @@ type job struct {
 	res stepsResult
 	// envVars are what env steps set, for the later steps.
 	envVars map[string]string
+	// digestKey is what the job's digest (res.digest) was computed from.
+	digestKey string
 }
 
 // runJob runs one job of a unit: its steps in order, holding the unit's
@@ -273,12 +275,22 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 		return nil, err
 	}
 	args := append(append([]string(nil), ea.Text...), targetArgs(targets)...)
+	// The files do not change while a job runs: a digest of the same
+	// inputs (the reuse check, then the plan it falls back to) is read,
+	// not hashed again.
+	key := string(digestContent) + "\x00" + strings.Join(args, "\x00")
+	if j.digestKey == key && j.res.digest != "" {
+		return content, nil
+	}
 	j.res.digest, err = contenthash.Digest(contenthash.DigestInput{
 		Root: j.r.p.Root, Dir: u.Dir, ModuleDirs: j.r.p.LocalModules(u.Dir), OtherRoots: j.r.otherRoots(u.Dir),
 		FilePatterns: u.FilePatterns(), Engine: j.ur.engine.Name, EngineVersion: j.ur.engine.Version.String(),
 		Workspace: u.Workspace, Stack: u.Stack.Name, Variables: variableMap(u),
 		EngineArgs: args, VarFile: digestContent,
 	})
+	if err == nil {
+		j.digestKey = key
+	}
 	return content, err
 }
 
@@ -358,28 +370,12 @@ func (j *job) targets() ([]string, error) {
 
 // planStep runs workspace and plan with the step's extra_args and env.
 func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
-	ea, env, tfVars, err := j.engineStepArgs(CmdPlan, st, where)
-	if j.failed(ctx, StepPlan, err) {
+	pc, ok := j.preparePlanCall(ctx, st, where)
+	if !ok {
 		return
 	}
-	varContent, err := j.prepareInputsWith(ea, tfVars)
-	if j.failed(ctx, "setup", err) {
-		return
-	}
-	varFile, removeVarFile, err := j.writeVarFile(varContent)
-	if j.failed(ctx, "setup", err) {
-		return
-	}
-	defer removeVarFile()
-	if !j.workspace(ctx, true) {
-		return
-	}
-	args := ea.Plan
-	targets, _ := j.targets()
-	args.Targets = append(append([]string(nil), args.Targets...), targets...)
-	if j.r.opt.Command == CmdDestroy {
-		args.Destroy = true
-	}
+	defer pc.done()
+	env, varFile, args := pc.env, pc.varFile, pc.args
 	if err := os.MkdirAll(filepath.Dir(j.ur.planFile), 0o700); j.failed(ctx, "setup", err) {
 		return
 	}
@@ -409,6 +405,41 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 			Destroy: args.Destroy, At: j.r.opt.Now().UTC()}
 	})
 	j.failed(ctx, StepState, err)
+}
+
+// planInputs are what a plan (or an apply without a plan file) is called
+// with: the step's environment, the var file written for the call, and
+// plan's arguments with the stack's targets.
+type planInputs struct {
+	env     map[string]string
+	varFile string
+	args    PlanArgs
+	done    func() // removes the var file
+}
+
+// preparePlanCall reads a plan step's arguments and env, computes the var
+// file and the content digest, selects the workspace and writes the var
+// file; ok is false when the job failed on the way.
+func (j *job) preparePlanCall(ctx context.Context, st stacks.RunStep, where string) (planInputs, bool) {
+	ea, env, tfVars, err := j.engineStepArgs(CmdPlan, st, where)
+	if j.failed(ctx, StepPlan, err) {
+		return planInputs{}, false
+	}
+	varContent, err := j.prepareInputsWith(ea, tfVars)
+	if j.failed(ctx, "setup", err) || !j.workspace(ctx, true) {
+		return planInputs{}, false
+	}
+	varFile, removeVarFile, err := j.writeVarFile(varContent)
+	if j.failed(ctx, "setup", err) {
+		return planInputs{}, false
+	}
+	args := ea.Plan
+	targets, _ := j.targets()
+	args.Targets = append(append([]string(nil), args.Targets...), targets...)
+	if j.r.opt.Command == CmdDestroy {
+		args.Destroy = true
+	}
+	return planInputs{env: env, varFile: varFile, args: args, done: removeVarFile}, true
 }
 
 // reusePlan takes the saved plan when its digest is the current one and no
