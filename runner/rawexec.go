@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"time"
 )
 
 // runRaw runs the engine directly, as terraform-exec does: the step's
@@ -28,23 +26,7 @@ func (x *executor) runRaw(ctx context.Context, inv invocation, argv []string, ou
 	if err := cmd.Start(); err != nil {
 		return 1, err
 	}
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			cmd.Process.Signal(os.Interrupt)
-			if x.killAfter > 0 {
-				select {
-				case <-done:
-				case <-time.After(x.killAfter):
-					cmd.Process.Kill()
-				}
-			}
-		case <-done:
-		}
-	}()
-	err := cmd.Wait()
-	close(done)
+	err := waitInterruptible(ctx, cmd, interruptProcess, x.killAfter)
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
 		code := exitErr.ExitCode()

@@ -10,7 +10,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/subst"
@@ -374,24 +373,8 @@ func (j *job) exec(ctx context.Context, name, where string, argv, env []string, 
 	if err == nil {
 		j.r.procs.add(cmd)
 		defer j.r.procs.remove(cmd)
-		done := make(chan struct{})
-		go func() {
-			select {
-			case <-ctx.Done():
-				// The step's process group gets one SIGINT, as engines do.
-				interruptGroup(cmd)
-				if j.r.opt.KillAfter > 0 {
-					select {
-					case <-done:
-					case <-time.After(j.r.opt.KillAfter):
-						killGroup(cmd)
-					}
-				}
-			case <-done:
-			}
-		}()
-		err = cmd.Wait()
-		close(done)
+		// The step's process group gets one SIGINT, as engines do.
+		err = waitInterruptible(ctx, cmd, interruptGroup, j.r.opt.KillAfter)
 	}
 	out.Close()
 	if err != nil {
