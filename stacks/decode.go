@@ -348,12 +348,7 @@ func genericKey(key string) string {
 
 // suggest proposes the nearest known key for a misspelt one.
 func suggest(k string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := spell.Distance(k, n); d < bestD && d*3 <= len(k) {
-			best, bestD = n, d
-		}
-	}
+	best := spell.Nearest(k, names, min(3, len(k)/3+1))
 	if best == "" {
 		return ""
 	}

@@ -47,16 +47,8 @@ func (s *speller) nearest(w string) string {
 	if len(s.memo) >= maxSuggestions {
 		return ""
 	}
-	best, bestD := "", 3
 	core := len(w) - strings.Index(w, ":") - 1
-	for _, v := range s.vocabulary {
-		if diff := len(v) - len(w); diff >= bestD || -diff >= bestD {
-			continue
-		}
-		if d := spell.Distance(w, v); d < bestD && d*3 <= core && v != w {
-			best, bestD = v, d
-		}
-	}
+	best := spell.Nearest(w, s.vocabulary, min(3, core/3+1))
 	s.memo[w] = best
 	return best
 }

@@ -158,22 +158,14 @@ var engineCommands = map[string]bool{
 // nearestCommand is the strata or engine command a mistyped one is
 // closest to, when it is one or two edits away.
 func nearestCommand(name string) string {
-	best, bestDist := "", 3
 	names := make([]string, 0, len(strataCommands)+len(engineCommands))
-	for n := range strataCommands {
-		names = append(names, n)
-	}
-	for n := range engineCommands {
-		names = append(names, n)
+	for _, set := range []map[string]bool{strataCommands, engineCommands} {
+		for n := range set {
+			if len(n) >= 3 { // not the aliases h, C, …
+				names = append(names, n)
+			}
+		}
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		if len(n) < 3 {
-			continue
-		}
-		if d := spell.Distance(name, n); d < bestDist {
-			best, bestDist = n, d
-		}
-	}
-	return best
+	return spell.Nearest(name, names, 3)
 }

@@ -139,16 +139,11 @@ func noMatch(s *session, sel stacks.Selection) string {
 // closestDir is the unit dir nearest to d by edit distance, when it is
 // near enough to be a typo.
 func closestDir(p *stacks.Project, d string) string {
-	best, bestDist := "", len(d)/3+1
-	seen := map[string]bool{}
+	var dirs []string
 	for _, u := range p.Units {
-		if seen[u.Dir] {
-			continue
-		}
-		seen[u.Dir] = true
-		if dist := spell.Distance(d, u.Dir); dist < bestDist {
-			best, bestDist = u.Dir, dist
+		if len(dirs) == 0 || dirs[len(dirs)-1] != u.Dir {
+			dirs = append(dirs, u.Dir)
 		}
 	}
-	return best
+	return spell.Nearest(d, dirs, len(d)/3+1)
 }

@@ -24,3 +24,20 @@ func Distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Nearest returns the candidate nearest to word by Distance, if it is
+// under limit edits and not word itself; ties go to the first candidate.
+// A candidate whose length alone puts it at limit or beyond is not
+// measured.
+func Nearest(word string, candidates []string, limit int) string {
+	best := ""
+	for _, c := range candidates {
+		if diff := len(c) - len(word); diff >= limit || -diff >= limit || c == word {
+			continue
+		}
+		if d := Distance(word, c); d < limit {
+			best, limit = c, d
+		}
+	}
+	return best
+}

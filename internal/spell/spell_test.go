@@ -15,3 +15,24 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	cands := []string{"apply", "plan", "prod/network", "plan"}
+	for _, tc := range []struct {
+		word  string
+		limit int
+		want  string
+	}{
+		{"plna", 3, "plan"},
+		{"aplly", 3, "apply"},
+		{"plan", 3, ""}, // itself is no suggestion
+		{"prod/netwrok", 5, "prod/network"},
+		{"xyz", 3, ""},
+		{"pla", 1, ""},
+		{"pla", 2, "plan"},
+	} {
+		if got := Nearest(tc.word, cands, tc.limit); got != tc.want {
+			t.Errorf("Nearest(%q, %d) = %q, want %q", tc.word, tc.limit, got, tc.want)
+		}
+	}
+}
