@@ -87,17 +87,23 @@ type StackReport struct {
 
 // UnitReport is one unit's outcome.
 type UnitReport struct {
-	Dir       string                 `json:"dir"`
-	Workspace string                 `json:"workspace"`
-	Stack     string                 `json:"stack"`
-	StackPath []string               `json:"stack_path"`
-	Engine    EngineReport           `json:"engine"`
-	Why       string                 `json:"why"`
-	Status    Status                 `json:"status"`
-	Changes   Changes                `json:"changes"`
-	Reason    string                 `json:"reason"`
-	Inputs    map[string]InputReport `json:"inputs"`
-	Steps     []StepReport           `json:"steps"`
+	Dir       string       `json:"dir"`
+	Workspace string       `json:"workspace"`
+	Stack     string       `json:"stack"`
+	StackPath []string     `json:"stack_path"`
+	Engine    EngineReport `json:"engine"`
+	Why       string       `json:"why"`
+	Status    Status       `json:"status"`
+	Changes   Changes      `json:"changes"`
+	Reason    string       `json:"reason"`
+	// Digest is the content digest of the unit's last plan or apply in
+	// this command (docs/behaviour.md#run-state).
+	Digest string `json:"digest,omitempty"`
+	// Cause names the failed unit at the root of a skipped one, or of a
+	// planned one whose apply a failure held.
+	Cause  string                 `json:"cause,omitempty"`
+	Inputs map[string]InputReport `json:"inputs"`
+	Steps  []StepReport           `json:"steps"`
 	// Outputs are the unit's outputs (output command only).
 	Outputs map[string]any `json:"outputs,omitempty"`
 	// Shared is true when the dirspace is in several stacks.
@@ -153,7 +159,7 @@ func (r *runState) unitReport(ur *unitRun) *UnitReport {
 	rep := &UnitReport{
 		Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path,
 		Engine: EngineReport{Name: ur.choice.Name, Version: ur.choice.Version},
-		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason,
+		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
 		Log: ur.output.String(),
 	}
@@ -163,6 +169,9 @@ func (r *runState) unitReport(ur *unitRun) *UnitReport {
 	if rep.Steps == nil {
 		rep.Steps = []StepReport{}
 	}
+	if ur.cause != nil {
+		rep.Cause = ur.cause.rootName()
+	}
 	if rep.Status == statusPending {
 		rep.Status = StatusCancelled
 	}
@@ -171,9 +180,6 @@ func (r *runState) unitReport(ur *unitRun) *UnitReport {
 
 // report assembles the report and its exit code (docs/behaviour.md#commands).
 func (r *runState) report(started time.Time) *Report {
-	rep := &Report{Version: 1, Command: r.opt.Command, StartedAt: started.UTC(), FinishedAt: r.opt.Now().UTC()}
-	byStack := map[string]*StackReport{}
-	var order []string
 	place := map[*stacks.Unit]int{}
 	if r.g != nil {
 		for i, u := range r.g.Order() {
@@ -181,17 +187,40 @@ func (r *runState) report(started time.Time) *Report {
 		}
 	}
 	ci := ciOf(getenvIn(r.opt.Environ))
+	var units []*UnitReport
 	for _, ur := range r.units {
 		if ur.role.outside() {
 			continue
 		}
 		ureport := r.unitReport(ur)
 		ureport.order = place[ur.u]
-		rep.Units = append(rep.Units, ureport)
+		units = append(units, ureport)
 		if ureport.Status == StatusFailed && ci == ciGitHub && !r.opt.DropIn {
 			ws, _ := lookupEnv(r.opt.Environ, "GITHUB_WORKSPACE")
 			r.con.annotate(ur.unit, ureport, r.p.Root, ws)
 		}
+	}
+	rep := assemble(r.opt.Command, started, r.opt.Now(), units, r.detailed())
+	rep.CI = CIFromEnv(r.opt.Environ)
+	return rep
+}
+
+// NewReport assembles the report of a command from its units' reports,
+// given in the order things happen (a CI run's report, docs/ci.md):
+// each stack's status and the exit code are worked out as for a run on
+// one machine. detailed is plan's -detailed-exitcode (always so for drift).
+func NewReport(command string, started, finished time.Time, units []*UnitReport, detailed bool) *Report {
+	for i, u := range units {
+		u.order = i
+	}
+	return assemble(command, started, finished, units, detailed || command == CmdDrift)
+}
+
+func assemble(command string, started, finished time.Time, units []*UnitReport, detailed bool) *Report {
+	rep := &Report{Version: 1, Command: command, StartedAt: started.UTC(), FinishedAt: finished.UTC(), Units: units}
+	byStack := map[string]*StackReport{}
+	var order []string
+	for _, ureport := range units {
 		sr, ok := byStack[ureport.Stack]
 		if !ok {
 			sr = &StackReport{Name: ureport.Stack, Path: ureport.StackPath, Status: ureport.Status}
@@ -212,9 +241,8 @@ func (r *runState) report(started time.Time) *Report {
 	if rep.Stacks == nil {
 		rep.Stacks = []StackReport{}
 	}
-	rep.ExitCode = exitCode(rep, r.opt.Command, r.detailed())
+	rep.ExitCode = exitCode(rep, command, detailed)
 	rep.OK = rep.ExitCode == 0 || rep.ExitCode == 2
-	rep.CI = CIFromEnv(r.opt.Environ)
 	return rep
 }
 

@@ -19,10 +19,14 @@ const (
 	// RoleProducer is outside the run; its outputs feed a unit of the run
 	// and are read as they stand.
 	RoleProducer
+	// RoleSettled is a unit of the same run that another job of a CI run
+	// has already settled (an earlier wave, docs/ci.md): it never runs
+	// here, and holds its gates as its recorded status says.
+	RoleSettled
 )
 
 // outside reports whether the role never runs.
-func (r Role) outside() bool { return r == RoleGate || r == RoleProducer }
+func (r Role) outside() bool { return r == RoleGate || r == RoleProducer || r == RoleSettled }
 
 // member is a unit of a command with its role.
 type member struct {

@@ -96,6 +96,25 @@ type Options struct {
 	External []*stacks.Unit
 	// PlanJSON writes `show -json` of every saved plan under this dir.
 	PlanJSON string
+	// Settled are units of the same CI run settled by earlier jobs,
+	// with how each ended (docs/ci.md). They join the graph and never
+	// run: one that applied, had no changes or succeeded opens its gates
+	// (and feeds its outputs to consumers); one that failed or was
+	// skipped skips its dependents, naming the root cause; any other
+	// holds them, as in a run on one machine.
+	Settled []Settled
+	// UnitDone is called by the scheduler as each unit of the run ends,
+	// with its final report, before the command ends; CI jobs record
+	// results there, so a job that dies keeps what it finished.
+	UnitDone func(*stacks.Unit, *UnitReport)
+}
+
+// Settled is a unit settled by another job of a CI run.
+type Settled struct {
+	Unit   *stacks.Unit
+	Status Status
+	// Cause names the failed unit at the root of a skipped one.
+	Cause string
 }
 
 // Result is a finished command.
@@ -196,10 +215,20 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	for _, ru := range addPre {
 		add(ru, RolePrerequisite)
 	}
+	for _, st := range opt.Settled {
+		add(stacks.RunUnit{Unit: st.Unit, Why: "settled by an earlier job"}, RoleSettled)
+	}
 	for _, u := range opt.External {
 		add(stacks.RunUnit{Unit: u, Why: "outside the run"}, RoleGate)
 	}
-	for _, u := range producersOf(p, members) {
+	// A settled unit's inputs were read by the job that settled it.
+	unsettled := make([]member, 0, len(members))
+	for _, m := range members {
+		if m.role != RoleSettled {
+			unsettled = append(unsettled, m)
+		}
+	}
+	for _, u := range producersOf(p, unsettled) {
 		add(stacks.RunUnit{Unit: u, Why: "producer"}, RoleProducer)
 	}
 	units := make([]*stacks.Unit, len(members))
@@ -221,9 +250,16 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	if err := r.prepare(ctx, members); err != nil {
 		return nil, err
 	}
+	settled := make(map[*stacks.Unit]Settled, len(opt.Settled))
+	for _, st := range opt.Settled {
+		settled[st.Unit] = st
+	}
 	for _, ur := range r.units {
 		ur.forceApply = force[ur.u]
 		ur.preBlocked = preBlocked[ur.u]
+		if st, ok := settled[ur.u]; ok && ur.role == RoleSettled {
+			ur.status, ur.rootCause = st.Status, st.Cause
+		}
 	}
 	if opt.Command == CmdDrift || r.destroying() {
 		// drift compares with the producers' current state; destroy runs

@@ -74,6 +74,9 @@ type unitRun struct {
 	steps    []StepReport
 	outputs  map[string]any // output command
 	cause    *unitRun       // skipped: the failed unit at the root
+	// rootCause names the failed unit at the root of a settled unit that
+	// was skipped by another job (RoleSettled); the unit itself otherwise.
+	rootCause string
 
 	produced   map[string]tfexec.OutputMeta // outputs read for consumers
 	preBlocked string                       // blocked before anything runs, with this reason
@@ -168,16 +171,25 @@ type jobResult struct {
 // jobs, so a full pool never deadlocks, and a panicking job fails its unit
 // with the stack trace in the log.
 func (r *runState) schedule(ctx context.Context, w work) {
+	var dead []*unitRun
 	for _, ur := range r.units {
 		switch {
 		case ur.role.outside():
 			w.outside(ctx, ur)
+			if ur.role == RoleSettled && (ur.status == StatusFailed || ur.status == StatusSkipped) {
+				dead = append(dead, ur)
+			}
 		case ur.preBlocked != "":
 			r.finish(ur, StatusBlocked, ur.preBlocked)
 		case ur.unsupported:
 			r.finish(ur, StatusFailed, fmt.Sprintf("engine %s is not supported", ur.choice.Name))
 			r.skipDependents(ur, ur)
 		}
+	}
+	for _, ur := range dead {
+		// Settled by another job: its dependents here are skipped as if
+		// it had failed in this run.
+		r.skipDependents(ur, ur)
 	}
 	// Gates counted once; from here each opening unit opens its
 	// dependents' gates, so finding ready work never scans every unit.
@@ -288,9 +300,12 @@ type work struct {
 // engineWork is the work of a real run: engine steps.
 func (r *runState) engineWork() work {
 	return work{job: r.runJob, outside: func(ctx context.Context, ur *unitRun) {
-		if ur.role == RoleProducer {
+		switch ur.role {
+		case RoleProducer:
 			r.readExternalProducer(ctx, ur)
-		} else {
+		case RoleSettled:
+			r.settle(ctx, ur)
+		default:
 			r.openExternal(ctx, ur)
 		}
 	}}
@@ -405,6 +420,27 @@ func (r *runState) openExternal(ctx context.Context, ur *unitRun) {
 	if us.Apply != nil && us.Apply.Result == StatusApplied && us.Apply.Digest == j.res.digest {
 		ur.opened = true
 	}
+}
+
+// settle takes a unit another job of the run settled as that job left
+// it: it opens its gates when it applied, had no changes or succeeded,
+// with its outputs read for the units that consume them.
+func (r *runState) settle(ctx context.Context, ur *unitRun) {
+	ur.phase = phaseDone
+	switch ur.status {
+	case StatusApplied, StatusDestroyed, StatusNoChanges, StatusSucceeded:
+	default:
+		return
+	}
+	if ur.producer && ur.engine != nil && !r.destroying() {
+		j := &job{r: r, ur: ur.unit}
+		j.readOutputs(ctx)
+		if j.res.producedErr != nil {
+			return
+		}
+		ur.produced = j.res.produced
+	}
+	ur.opened = true
 }
 
 // complete records a finished job and moves the unit on.
@@ -580,7 +616,7 @@ func (r *runState) heldPlanned(ur, cause *unitRun) {
 	ur.cause = cause
 	reason := ""
 	if ur.autoApply && !r.opt.NoAutoApply && r.opt.Command == CmdPlan {
-		reason = "auto_apply waits for " + cause.u.Name() + ", which failed"
+		reason = "auto_apply waits for " + cause.rootName() + ", which failed"
 	}
 	r.finish(ur, StatusPlanned, reason)
 	r.skipDependents(ur, cause)
@@ -588,8 +624,17 @@ func (r *runState) heldPlanned(ur, cause *unitRun) {
 
 func (r *runState) skip(ur, cause *unitRun) {
 	ur.cause = cause
-	r.finish(ur, StatusSkipped, cause.u.Name()+" failed")
+	r.finish(ur, StatusSkipped, cause.rootName()+" failed")
 	r.skipDependents(ur, cause)
+}
+
+// rootName names a failed unit at the root of skips: the unit, or for one
+// another job settled as skipped, the root that job named.
+func (ur *unitRun) rootName() string {
+	if ur.rootCause != "" {
+		return ur.rootCause
+	}
+	return ur.u.Name()
 }
 
 // deadCause returns the failed unit at the root of a predecessor that will
@@ -615,6 +660,9 @@ func (r *runState) finish(ur *unitRun, status Status, reason string) {
 	ur.phase = phaseDone
 	ur.status = status
 	ur.reason = reason
+	if r.opt.UnitDone != nil && !ur.role.outside() {
+		r.opt.UnitDone(ur.u, r.unitReport(ur))
+	}
 }
 
 // finalize settles every unit still waiting: a unit waiting for its plan

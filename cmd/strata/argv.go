@@ -26,6 +26,8 @@ var strataValueFlags = map[string]bool{
 	"stack": true, "query": true, "dir": true, "workspace": true,
 	"format": true, "plan-json": true, "base": true,
 	"dest-branch": true, "source-branch": true,
+	"state": true, "run": true, "shards": true, "wave": true, "shard": true,
+	"pr": true, "link": true, "max-waves": true, "waves": true,
 }
 
 // strataBoolFlags are strata's flags that take no value.
@@ -35,6 +37,7 @@ var strataBoolFlags = map[string]bool{
 	"no-auto-apply": true, "show-sensitive": true, "destroy": true,
 	"auto-approve": true, "detailed-exitcode": true, "transitive": true,
 	"help": true, "h": true, "generate-bash-completion": true,
+	"github-output": true,
 }
 
 // strataSingleDashFlags are strata's flags in their single-dash spelling:
@@ -54,6 +57,7 @@ var strataCommands = map[string]bool{
 	"output": true, "validate": true,
 	"stacks": true, "ls": true, "graph": true, "check": true, "engines": true,
 	"version": true, "help": true, "h": true, "completion": true,
+	"ci": true,
 }
 
 // enginePositionalCommands are strata commands whose positional arguments
@@ -61,8 +65,9 @@ var strataCommands = map[string]bool{
 var enginePositionalCommands = map[string]bool{"output": true, "validate": true}
 
 // commandGroups are commands whose first positional argument names a
-// subcommand (`strata engines install`).
-var commandGroups = map[string]bool{"engines": true}
+// subcommand (`strata engines install`); a subcommand may be a group in
+// turn (`strata ci emit github`).
+var commandGroups = map[string]bool{"engines": true, "ci": true, "ci emit": true}
 
 // splitArgv splits os.Args-style args into strata's command line, for
 // urfave/cli to parse, and the engine arguments, for runner.ParseEngineArgs.
@@ -100,6 +105,7 @@ func splitArgv(args []string) (strata, engine []string, err error) {
 	strata = append(strata, command)
 	own := strataCommands[command]
 	group := commandGroups[command]
+	groupPath := command
 	var positionals []string
 	dangling := ""
 	for i++; i < len(args); i++ {
@@ -112,7 +118,8 @@ func splitArgv(args []string) (strata, engine []string, err error) {
 			switch {
 			case group:
 				strata = append(strata, a)
-				group = false
+				groupPath += " " + a
+				group = commandGroups[groupPath]
 			case !own || enginePositionalCommands[command]:
 				engine = append(engine, a)
 			default:

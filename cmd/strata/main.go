@@ -112,6 +112,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			graphCommand(),
 			enginesCommand(),
 			versionCommand(),
+			ciCommand(),
 		},
 	}
 	app.Commands = append(app.Commands, runCommands()...)

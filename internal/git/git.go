@@ -289,3 +289,13 @@ func underPrefix(p, prefix string) (string, bool) {
 	}
 	return p[len(prefix)+1:], true
 }
+
+// Head returns the commit checked out in the repository at dir; an error
+// where there is none (not a repository, no commit yet).
+func Head(ctx context.Context, dir string) (string, error) {
+	id, ok := gitRepo{ctx: ctx, dir: dir}.commit("HEAD")
+	if !ok {
+		return "", errors.New("no commit checked out")
+	}
+	return id, nil
+}

@@ -1,0 +1,71 @@
+package ci
+
+import (
+	"context"
+	"sort"
+
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/runner"
+)
+
+// reasonNoResult is the reason of a unit no job recorded.
+const reasonNoResult = "no job recorded a result (its job did not run or did not finish)"
+
+// BuildReport assembles the report of a whole run from its manifest and
+// the results its jobs recorded, in wave order: the report, summary and
+// exit code a run on one machine would give. A unit no job recorded is
+// cancelled.
+func BuildReport(ctx context.Context, st *objstore.Store, run string) (*runner.Report, *Manifest, error) {
+	m, results, err := loadRun(ctx, st, run)
+	if err != nil {
+		return nil, nil, err
+	}
+	units := make([]*runner.UnitReport, 0, len(m.Units))
+	finished := m.Created
+	order := append([]ManifestUnit(nil), m.Units...)
+	sort.SliceStable(order, func(i, j int) bool { return order[i].Wave < order[j].Wave })
+	for _, mu := range order {
+		r := results[mu.ID]
+		if r == nil {
+			units = append(units, &runner.UnitReport{
+				Dir: mu.Dir, Workspace: mu.Workspace, Stack: mu.Stack, StackPath: []string{mu.Stack},
+				Why: mu.Why, Status: runner.StatusCancelled, Reason: reasonNoResult,
+				Inputs: map[string]runner.InputReport{}, Steps: []runner.StepReport{},
+			})
+			continue
+		}
+		r.Unit.Log = r.Log
+		units = append(units, r.Unit)
+		if _, end := r.span(); end.After(finished) {
+			finished = end
+		}
+	}
+	detailed := false
+	for _, a := range m.Options.EngineArgs {
+		if a == "-detailed-exitcode" {
+			detailed = true
+		}
+	}
+	rep := runner.NewReport(m.Command, m.Created, finished, units, detailed)
+	rep.CI = nil
+	return rep, m, nil
+}
+
+// loadRun reads a run's manifest and every result recorded, by unit ID.
+func loadRun(ctx context.Context, st *objstore.Store, run string) (*Manifest, map[string]*Result, error) {
+	m, err := LoadManifest(ctx, st, run)
+	if err != nil {
+		return nil, nil, err
+	}
+	results := make(map[string]*Result, len(m.Units))
+	for _, mu := range m.Units {
+		r, err := loadResult(ctx, st, m.Run, mu.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if r != nil && r.Unit != nil {
+			results[mu.ID] = r
+		}
+	}
+	return m, results, nil
+}

@@ -1,0 +1,133 @@
+package ci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/strata-iac/strata/internal/objstore"
+)
+
+// Lock is a pull request's hold on a dirspace (docs/ci.md#pull-requests):
+// taken by its plan, released by `ci unlock` when it is merged or closed.
+type Lock struct {
+	Unit string    `json:"unit"`
+	PR   int       `json:"pr"`
+	Run  string    `json:"run"`
+	Link string    `json:"link,omitempty"`
+	At   time.Time `json:"at"`
+}
+
+// LockedError lists the dirspaces another pull request holds.
+type LockedError struct {
+	PR    int
+	Held  []Lock
+	Total int
+}
+
+func (e *LockedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of the run's %d units are locked by other pull requests; PR #%d cannot take them until those are merged or closed (strata ci unlock --pr N):", len(e.Held), e.Total, e.PR)
+	for _, l := range e.Held {
+		fmt.Fprintf(&b, "\n  %s: PR #%d, run %s", l.Unit, l.PR, l.Run)
+		if l.Link != "" {
+			fmt.Fprintf(&b, " (%s)", l.Link)
+		}
+	}
+	return b.String()
+}
+
+// lockForPR takes the run's PR lock on every unit of the run: a lock is
+// created only where there is none (the bucket decides between racing
+// writers), and one the same PR holds is its own. When another PR holds
+// any, the locks taken here are released again and nothing runs.
+func lockForPR(ctx context.Context, st *objstore.Store, m *Manifest) error {
+	var taken []string
+	var held []Lock
+	for _, u := range m.Units {
+		key := prLockKey(keyOfID(u.ID))
+		err := putJSON(ctx, st, key, Lock{Unit: u.ID, PR: m.PR, Run: m.Run, Link: m.Link, At: m.Created}, true)
+		if err == nil {
+			taken = append(taken, key)
+			continue
+		}
+		if !errors.Is(err, objstore.ErrExists) {
+			release(ctx, st, taken)
+			return fmt.Errorf("locking %s for PR #%d: %w", u.ID, m.PR, err)
+		}
+		var l Lock
+		if _, err := getJSON(ctx, st, key, &l); err != nil {
+			if errors.Is(err, objstore.ErrNotFound) {
+				// Released between the two calls: take it now.
+				if err := putJSON(ctx, st, key, Lock{Unit: u.ID, PR: m.PR, Run: m.Run, Link: m.Link, At: m.Created}, true); err == nil {
+					taken = append(taken, key)
+					continue
+				}
+				l = Lock{Unit: u.ID, Run: "(just taken by another run)"}
+			} else {
+				release(ctx, st, taken)
+				return fmt.Errorf("reading the lock on %s: %w", u.ID, err)
+			}
+		}
+		if l.PR != m.PR {
+			held = append(held, l)
+		}
+	}
+	if len(held) > 0 {
+		release(ctx, st, taken)
+		sort.Slice(held, func(i, j int) bool { return held[i].Unit < held[j].Unit })
+		return &LockedError{PR: m.PR, Held: held, Total: len(m.Units)}
+	}
+	return nil
+}
+
+func release(ctx context.Context, st *objstore.Store, keys []string) {
+	for _, k := range keys {
+		st.Delete(ctx, k)
+	}
+}
+
+// Unlock releases every lock a pull request holds and returns them.
+func Unlock(ctx context.Context, st *objstore.Store, pr int) ([]Lock, error) {
+	keys, err := st.List(ctx, prLocksPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("listing locks: %w", err)
+	}
+	var freed []Lock
+	for _, k := range keys {
+		var l Lock
+		if _, err := getJSON(ctx, st, k, &l); err != nil {
+			if errors.Is(err, objstore.ErrNotFound) {
+				continue
+			}
+			return freed, err
+		}
+		if l.PR != pr {
+			continue
+		}
+		if err := st.Delete(ctx, k); err != nil {
+			return freed, fmt.Errorf("releasing the lock on %s: %w", l.Unit, err)
+		}
+		freed = append(freed, l)
+	}
+	return freed, nil
+}
+
+// Locks lists the locks held, by unit.
+func Locks(ctx context.Context, st *objstore.Store) ([]Lock, error) {
+	keys, err := st.List(ctx, prLocksPrefix())
+	if err != nil {
+		return nil, err
+	}
+	var out []Lock
+	for _, k := range keys {
+		var l Lock
+		if _, err := getJSON(ctx, st, k, &l); err == nil {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,89 @@
+// Package ci runs one strata command as many CI jobs that share a bucket
+// (docs/ci.md): `ci start` plans the run once into a manifest of waves and
+// shards, each `ci run` job runs its slice with the one-machine runner and
+// records every unit's result, and `ci finish` writes the report of the
+// whole run. Run state, saved plans, results and locks live in the bucket
+// (internal/objstore), so no job needs another's disk.
+package ci
+
+import (
+	"time"
+)
+
+// ManifestVersion is the layout of a manifest this strata writes.
+const ManifestVersion = 1
+
+// Manifest is a run planned by `ci start`: what runs, in which wave and
+// shard, and with which options. It is written once, under
+// runs/<id>/manifest.json, and never changed.
+type Manifest struct {
+	Version int       `json:"version"`
+	Run     string    `json:"run"`
+	Command string    `json:"command"`
+	Created time.Time `json:"created"`
+	// Commit is the commit the run was planned on, when known.
+	Commit string `json:"commit,omitempty"`
+	// PR is the pull request a plan run locks its dirspaces for (0: none).
+	PR int `json:"pr,omitempty"`
+	// Link is where the run can be seen (the CI run's URL), for lock
+	// holders and comments.
+	Link    string     `json:"link,omitempty"`
+	Options RunOptions `json:"options"`
+	// Shards is the most shards any wave is spread over.
+	Shards int            `json:"shards"`
+	Units  []ManifestUnit `json:"units"`
+	// Gates are the IDs of units outside the run that its units wait for
+	// (under --changed, the modified units the selection left out): they
+	// open only when their run state shows them applied.
+	Gates []string `json:"gates,omitempty"`
+	Waves []Wave   `json:"waves"`
+}
+
+// RunOptions are the options of the command every job runs.
+type RunOptions struct {
+	AutoApprove bool `json:"auto_approve,omitempty"`
+	NoAutoApply bool `json:"no_auto_apply,omitempty"`
+	// Parallelism is the workers of each job (0: the config's, else 4).
+	Parallelism int `json:"parallelism,omitempty"`
+	// EngineArgs are the arguments after --, as given to ci start.
+	EngineArgs []string `json:"engine_args,omitempty"`
+}
+
+// ManifestUnit is one unit of the run.
+type ManifestUnit struct {
+	// ID is dir@workspace#stack.
+	ID        string `json:"id"`
+	Dir       string `json:"dir"`
+	Workspace string `json:"workspace"`
+	Stack     string `json:"stack"`
+	// Why the unit is in the run (selection, propagation, prerequisite).
+	Why string `json:"why"`
+	// Engine is the engine and version the unit resolved to at start.
+	Engine string `json:"engine"`
+	Wave   int    `json:"wave"`
+	Shard  int    `json:"shard"`
+	// After are the IDs of the units of the run this one waits for over
+	// this command's edges (plan_after, apply_after, inputs): each is in
+	// an earlier wave.
+	After []string `json:"after,omitempty"`
+	// Digest is the unit's content digest at start where it does not
+	// depend on another unit of the run's outputs.
+	Digest string `json:"digest,omitempty"`
+}
+
+// Wave is one wave: the shards that have units in it, in order.
+type Wave struct {
+	Wave   int   `json:"wave"`
+	Shards []int `json:"shards"`
+}
+
+// Slice returns the units of one wave and shard, in manifest order.
+func (m *Manifest) Slice(wave, shard int) []ManifestUnit {
+	var out []ManifestUnit
+	for _, u := range m.Units {
+		if u.Wave == wave && u.Shard == shard {
+			out = append(out, u)
+		}
+	}
+	return out
+}

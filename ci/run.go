@@ -1,0 +1,215 @@
+package ci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// SliceOptions shape `ci run`.
+type SliceOptions struct {
+	Run           string
+	Wave, Shard   int
+	Console       io.Writer
+	ErrConsole    io.Writer
+	Environ       []string
+	Installer     *engines.Installer
+	Kill          <-chan struct{}
+	KillAfter     time.Duration
+	NoPluginCache bool
+	// StateDir is the job's local state dir (default
+	// <root>/.strata/ci/<run>/<wave>-<shard>): the bucket holds the run
+	// state; this dir holds what the engine reads and writes on disk.
+	StateDir string
+	// Job names this job in what it records (host, pid, CI job).
+	Job string
+}
+
+// SliceResult is what a job did.
+type SliceResult struct {
+	// Ran are the units this job ran; Done the units of its slice that an
+	// earlier attempt had already recorded.
+	Ran, Done int
+	Report    *runner.Report
+}
+
+// RunSlice runs one wave's shard of a run (docs/ci.md#one-run-many-jobs)
+// with the one-machine runner: the units of earlier waves that its units
+// wait for are settled by their recorded results, so gates, skips and
+// auto_apply behave as on one machine; each unit's result is recorded in
+// the bucket as it ends, once. Unit failures are in the results; an error
+// means strata itself could not do its part.
+func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o SliceOptions) (*SliceResult, error) {
+	m, err := LoadManifest(ctx, st, o.Run)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*stacks.Unit, len(p.Units))
+	for _, u := range p.Units {
+		byID[u.ID()] = u
+	}
+	unitOf := func(id string) (*stacks.Unit, error) {
+		u := byID[id]
+		if u == nil {
+			return nil, fmt.Errorf("run %s has unit %s, which this checkout does not have; expected the commit the run started on (%s)", m.Run, id, orUnknown(m.Commit))
+		}
+		return u, nil
+	}
+	res := &SliceResult{}
+	run := &stacks.Run{}
+	settled := map[string]bool{}
+	var settle []runner.Settled
+	for _, mu := range m.Slice(o.Wave, o.Shard) {
+		u, err := unitOf(mu.ID)
+		if err != nil {
+			return nil, err
+		}
+		prev, err := loadResult(ctx, st, m.Run, mu.ID)
+		if err != nil {
+			return nil, err
+		}
+		if prev != nil {
+			res.Done++
+			continue
+		}
+		run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: mu.Why})
+		for _, id := range mu.After {
+			if settled[id] {
+				continue
+			}
+			settled[id] = true
+			pu, err := unitOf(id)
+			if err != nil {
+				return nil, err
+			}
+			pr, err := loadResult(ctx, st, m.Run, id)
+			if err != nil {
+				return nil, err
+			}
+			s := runner.Settled{Unit: pu, Status: runner.StatusCancelled}
+			if pr != nil {
+				s.Status, s.Cause = pr.Unit.Status, pr.Unit.Cause
+				if s.Cause == "" && s.Status == runner.StatusSkipped {
+					s.Cause = pu.Name()
+				}
+			}
+			settle = append(settle, s)
+		}
+	}
+	if len(run.Units) == 0 {
+		return res, nil
+	}
+	sdPath := o.StateDir
+	if sdPath == "" {
+		sdPath = filepath.Join(p.Root, ".strata", "ci", escapeSegment(m.Run), fmt.Sprintf("%d-%d", o.Wave, o.Shard))
+	}
+	sd, err := runner.OpenStateDir(sdPath)
+	if err != nil {
+		return nil, fmt.Errorf("opening the job's state dir: %w", err)
+	}
+	mir := newMirror(st, sd, o.Job)
+	var gates []*stacks.Unit
+	for _, id := range m.Gates {
+		u, err := unitOf(id)
+		if err != nil {
+			return nil, err
+		}
+		gates = append(gates, u)
+	}
+	for _, ru := range run.Units {
+		if err := mir.pull(ctx, ru.Unit); err != nil {
+			return nil, err
+		}
+	}
+	for _, u := range gates {
+		if err := mir.pull(ctx, u); err != nil {
+			return nil, err
+		}
+	}
+	ea, err := runner.ParseEngineArgs(m.Command, m.Options.EngineArgs, p.Root)
+	if err != nil {
+		return nil, fmt.Errorf("the run's engine arguments: %w", err)
+	}
+	parallelism := m.Options.Parallelism
+	if parallelism == 0 {
+		parallelism = p.Config.ParallelRuns.Value
+	}
+	var (
+		mu      sync.Mutex
+		errs    []error
+		written = map[*stacks.Unit]bool{}
+	)
+	record := func(u *stacks.Unit, ur *runner.UnitReport) {
+		applied, err := mir.push(ctx, u, m.Run)
+		if err == nil {
+			r := &Result{Unit: ur, Log: ur.Log, Wave: o.Wave, Shard: o.Shard, Job: o.Job}
+			if applied != nil {
+				r.Applied = applied.Digest
+			}
+			err = putJSON(ctx, st, resultKey(m.Run, keyOf(u)), r, true)
+			if errors.Is(err, objstore.ErrExists) {
+				// Another attempt of this job recorded it first.
+				err = nil
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		written[u] = true
+		if err != nil {
+			errs = append(errs, fmt.Errorf("recording the result of %s: %w", u.Name(), err))
+		}
+	}
+	out, err := runner.Execute(ctx, p, run, runner.Options{
+		Command: m.Command, Parallelism: parallelism, EngineArgs: ea,
+		AutoApprove: m.Options.AutoApprove, NoAutoApply: m.Options.NoAutoApply,
+		StateDir: sdPath, Console: o.Console, ErrConsole: o.ErrConsole,
+		Environ: o.Environ, Installer: o.Installer, Kill: o.Kill, KillAfter: o.KillAfter, NoPluginCache: o.NoPluginCache,
+		External: gates, Settled: settle, UnitDone: record,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A unit the scheduler ended without calling back (none should) is
+	// recorded from the report.
+	for _, ur := range out.Report.Units {
+		if u := byID[ur.ID()]; u != nil && run.Has(u) && !written[u] {
+			record(u, ur)
+		}
+	}
+	res.Ran, res.Report = len(run.Units), out.Report
+	if len(errs) > 0 {
+		return res, errors.Join(errs...)
+	}
+	return res, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "not recorded"
+	}
+	return s
+}
+
+// JobName names this process in records: the CI job when the service
+// says, else the host and pid.
+func JobName(getenv func(string) string) string {
+	host, _ := os.Hostname()
+	name := fmt.Sprintf("%s/%d", host, os.Getpid())
+	switch {
+	case getenv("GITHUB_RUN_ID") != "":
+		name = fmt.Sprintf("github %s/%s attempt %s (%s)", getenv("GITHUB_RUN_ID"), getenv("GITHUB_JOB"), getenv("GITHUB_RUN_ATTEMPT"), name)
+	case getenv("CI_JOB_ID") != "":
+		name = fmt.Sprintf("gitlab job %s (%s)", getenv("CI_JOB_ID"), name)
+	}
+	return name
+}

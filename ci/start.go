@@ -1,0 +1,198 @@
+package ci
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// StartOptions shape `ci start`.
+type StartOptions struct {
+	Command string
+	// Run is the run's ID; a new one is made when empty. A start retried
+	// with the same ID and the same units finds its manifest and goes on.
+	Run    string
+	Shards int
+	// Destroy orders the graph as destroy does (destroy, or plan -destroy).
+	Destroy bool
+	Options RunOptions
+	// Gates are units outside the run that its units wait for (under
+	// --changed, the modified units the selection left out).
+	Gates  []*stacks.Unit
+	PR     int
+	Link   string
+	Commit string
+	// Environ resolves ${var} engine versions (os.Environ() by the CLI).
+	Environ []string
+	Now     func() time.Time
+}
+
+// MaxShards is the most shards a wave is spread over: a GitHub Actions
+// matrix holds at most 256 jobs.
+const MaxShards = 256
+
+// Start plans a run once (docs/ci.md#one-run-many-jobs): each unit's wave
+// is the length of its longest chain of predecessors over the command's
+// edges, so every predecessor is in an earlier wave; the units of a wave
+// are spread over at most Shards shards, the longest remaining chains
+// first, each to the shard with the fewest units so far. A plan or apply
+// for a pull request first takes the PR's locks on every dirspace of the
+// run. The manifest is written once.
+func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stacks.Run, opt StartOptions) (*Manifest, error) {
+	if opt.Shards < 1 || opt.Shards > MaxShards {
+		return nil, fmt.Errorf("--shards %d: expected 1 to %d", opt.Shards, MaxShards)
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Run == "" {
+		opt.Run = NewRunID(opt.Now())
+	}
+	units := make([]*stacks.Unit, len(run.Units))
+	why := make(map[*stacks.Unit]string, len(run.Units))
+	for i, ru := range run.Units {
+		units[i] = ru.Unit
+		why[ru.Unit] = ru.Why
+	}
+	g, err := p.Graph(units, stacks.GraphOptions{Destroy: opt.Destroy})
+	if err != nil {
+		return nil, err
+	}
+	m := &Manifest{
+		Version: ManifestVersion, Run: opt.Run, Command: opt.Command, Created: opt.Now().UTC(),
+		Commit: opt.Commit, PR: opt.PR, Link: opt.Link, Options: opt.Options, Shards: opt.Shards,
+	}
+	for _, u := range opt.Gates {
+		m.Gates = append(m.Gates, u.ID())
+	}
+	sort.Strings(m.Gates)
+	place := assignShards(g, opt.Shards)
+	for _, u := range g.Units {
+		c, err := runner.EngineChoice(p, u, opt.Environ)
+		if err != nil {
+			return nil, err
+		}
+		mu := ManifestUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Why: why[u],
+			Engine: c.Name + " " + c.Version, Wave: g.Layer[u], Shard: place[u]}
+		for _, ei := range g.In(u) {
+			mu.After = append(mu.After, g.Edges[ei].From.ID())
+		}
+		sort.Strings(mu.After)
+		m.Units = append(m.Units, mu)
+	}
+	m.Waves = wavesOf(m.Units)
+	if opt.PR != 0 {
+		if err := lockForPR(ctx, st, m); err != nil {
+			return nil, err
+		}
+	}
+	if err := putJSON(ctx, st, manifestKey(m.Run), m, true); err != nil {
+		if !errors.Is(err, objstore.ErrExists) {
+			return nil, fmt.Errorf("writing the manifest of run %s: %w", m.Run, err)
+		}
+		prev, lerr := LoadManifest(ctx, st, m.Run)
+		if lerr != nil {
+			return nil, lerr
+		}
+		if !sameRun(prev, m) {
+			return nil, fmt.Errorf("run %s already exists with other units or another command; expected a new run ID", m.Run)
+		}
+		return prev, nil
+	}
+	return m, nil
+}
+
+// NewRunID is a run ID that sorts by time: 20261123T101500Z-9f2c4e1a.
+func NewRunID(now time.Time) string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
+}
+
+// assignShards spreads each layer's units over at most n shards: the unit
+// with the longest chain still ahead of it goes first, to the shard with
+// the fewest units so far (ties to the lower shard), so the shards of a
+// wave finish together and the critical path is never queued behind
+// shorter work.
+func assignShards(g *stacks.Graph, n int) map[*stacks.Unit]int {
+	ahead := make(map[*stacks.Unit]int, len(g.Units))
+	order := g.Order()
+	for i := len(order) - 1; i >= 0; i-- {
+		u := order[i]
+		best := 0
+		for _, ei := range g.Out(u) {
+			if a := ahead[g.Edges[ei].To]; a > best {
+				best = a
+			}
+		}
+		ahead[u] = best + 1
+	}
+	byLayer := map[int][]*stacks.Unit{}
+	for _, u := range g.Units {
+		byLayer[g.Layer[u]] = append(byLayer[g.Layer[u]], u)
+	}
+	place := make(map[*stacks.Unit]int, len(g.Units))
+	for _, us := range byLayer {
+		sort.SliceStable(us, func(i, j int) bool {
+			if ahead[us[i]] != ahead[us[j]] {
+				return ahead[us[i]] > ahead[us[j]]
+			}
+			return us[i].ID() < us[j].ID()
+		})
+		load := make([]int, min(n, len(us)))
+		for _, u := range us {
+			best := 0
+			for s := range load {
+				if load[s] < load[best] {
+					best = s
+				}
+			}
+			load[best]++
+			place[u] = best
+		}
+	}
+	return place
+}
+
+// wavesOf lists each wave with the shards that have units in it.
+func wavesOf(units []ManifestUnit) []Wave {
+	shards := map[int]map[int]bool{}
+	top := -1
+	for _, u := range units {
+		if shards[u.Wave] == nil {
+			shards[u.Wave] = map[int]bool{}
+		}
+		shards[u.Wave][u.Shard] = true
+		top = max(top, u.Wave)
+	}
+	waves := make([]Wave, top+1)
+	for w := range waves {
+		waves[w].Wave = w
+		waves[w].Shards = []int{}
+		for s := range shards[w] {
+			waves[w].Shards = append(waves[w].Shards, s)
+		}
+		sort.Ints(waves[w].Shards)
+	}
+	return waves
+}
+
+func sameRun(a, b *Manifest) bool {
+	if a.Command != b.Command || len(a.Units) != len(b.Units) {
+		return false
+	}
+	for i := range a.Units {
+		if a.Units[i].ID != b.Units[i].ID {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,276 @@
+package ci
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// Result is what a job records of one unit of a run, once: the first job
+// to record a unit wins, and a retried job finds the record and moves on.
+type Result struct {
+	Unit *runner.UnitReport `json:"unit"`
+	// Log is the unit's engine output for the summary, masked.
+	Log   string `json:"log,omitempty"`
+	Wave  int    `json:"wave"`
+	Shard int    `json:"shard"`
+	// Job names the process that recorded it (host, pid, CI job).
+	Job string `json:"job"`
+	// Applied is the digest of the apply the unit made in this run, as its
+	// run state recorded it ("" when it applied nothing).
+	Applied string `json:"applied,omitempty"`
+}
+
+// started and finished are the span of the unit's steps (zero when none ran).
+func (r *Result) span() (started, finished time.Time) {
+	for _, s := range r.Unit.Steps {
+		if started.IsZero() || s.StartedAt.Before(started) {
+			started = s.StartedAt
+		}
+		if s.FinishedAt.After(finished) {
+			finished = s.FinishedAt
+		}
+	}
+	return started, finished
+}
+
+// ApplyRecord is one apply a job saw a unit make in a run, kept under
+// runs/<id>/applies/: the invariant checker counts them.
+type ApplyRecord struct {
+	Digest string    `json:"digest"`
+	At     time.Time `json:"at"`
+	Job    string    `json:"job"`
+}
+
+func putJSON(ctx context.Context, st *objstore.Store, key string, v any, create bool) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if create {
+		return st.Create(ctx, key, append(b, '\n'))
+	}
+	return st.Put(ctx, key, append(b, '\n'))
+}
+
+func getJSON(ctx context.Context, st *objstore.Store, key string, v any) (objstore.Version, error) {
+	b, ver, err := st.Get(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return "", fmt.Errorf("%s in the state bucket is not what strata wrote: %w", key, err)
+	}
+	return ver, nil
+}
+
+// LoadManifest reads a run's manifest.
+func LoadManifest(ctx context.Context, st *objstore.Store, run string) (*Manifest, error) {
+	m := &Manifest{}
+	if _, err := getJSON(ctx, st, manifestKey(run), m); err != nil {
+		if errors.Is(err, objstore.ErrNotFound) {
+			return nil, fmt.Errorf("run %s: no such run in the state bucket (ci start makes one)", run)
+		}
+		return nil, fmt.Errorf("reading the manifest of run %s: %w", run, err)
+	}
+	if m.Version != ManifestVersion {
+		return nil, fmt.Errorf("run %s: manifest version %d; this strata reads version %d", run, m.Version, ManifestVersion)
+	}
+	return m, nil
+}
+
+// loadResult reads one unit's result; nil when none is recorded.
+func loadResult(ctx context.Context, st *objstore.Store, run, id string) (*Result, error) {
+	res := &Result{}
+	if _, err := getJSON(ctx, st, resultKey(run, keyOfID(id)), res); err != nil {
+		if errors.Is(err, objstore.ErrNotFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// keyOfID is unitKey of a unit ID (dir@workspace#stack).
+func keyOfID(id string) string {
+	dir, ws, stack := splitID(id)
+	return unitKey(dir, ws, stack)
+}
+
+// splitID splits dir@workspace#stack; a dir may hold '@' and '#', a
+// workspace and a stack name neither (docs/behaviour.md#names).
+func splitID(id string) (dir, workspace, stack string) {
+	hash := lastIndex(id, '#')
+	at := lastIndex(id[:max(hash, 0)], '@')
+	if hash < 0 || at < 0 {
+		return id, "", ""
+	}
+	return id[:at], id[at+1 : hash], id[hash+1:]
+}
+
+func lastIndex(s string, c byte) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// mirror keeps the run state of a job's units in step with the bucket
+// (docs/ci.md#run-state-in-the-bucket): before the command it writes each
+// unit's record and saved plan from the bucket into the job's local state
+// dir; as each unit ends, it writes them back, the record by
+// compare-and-swap. The init record stays local: an init belongs to a
+// machine.
+type mirror struct {
+	st  *objstore.Store
+	sd  *runner.StateDir
+	job string
+
+	mu       sync.Mutex
+	versions map[*stacks.Unit]objstore.Version
+	before   map[*stacks.Unit]*runner.ApplyRecord
+}
+
+func newMirror(st *objstore.Store, sd *runner.StateDir, job string) *mirror {
+	return &mirror{st: st, sd: sd, job: job, versions: map[*stacks.Unit]objstore.Version{}, before: map[*stacks.Unit]*runner.ApplyRecord{}}
+}
+
+func keyOf(u *stacks.Unit) string { return unitKey(u.Dir, u.Workspace, u.Stack.Name) }
+
+// pull writes a unit's record and saved plan from the bucket into the
+// local state dir. A plan is taken by the unit and the digest its record
+// names, whatever the local disk holds; a record naming a plan the bucket
+// does not have keeps no plan.
+func (m *mirror) pull(ctx context.Context, u *stacks.Unit) error {
+	uk := keyOf(u)
+	remote := &runner.UnitState{}
+	ver, err := getJSON(ctx, m.st, unitStateKey(uk), remote)
+	switch {
+	case errors.Is(err, objstore.ErrNotFound):
+		remote, ver = &runner.UnitState{}, ""
+	case err != nil:
+		return fmt.Errorf("reading the run state of %s from the bucket: %w", u.Name(), err)
+	}
+	planFile, err := m.sd.PlanFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared)
+	if err != nil {
+		return err
+	}
+	os.Remove(planFile)
+	if remote.Plan != nil {
+		b, _, err := m.st.Get(ctx, planKey(uk, remote.Plan.Digest))
+		switch {
+		case errors.Is(err, objstore.ErrNotFound):
+			remote.Plan = nil
+		case err != nil:
+			return fmt.Errorf("reading the saved plan of %s from the bucket: %w", u.Name(), err)
+		default:
+			if err := os.MkdirAll(filepath.Dir(planFile), 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(planFile, b, 0o600); err != nil {
+				return fmt.Errorf("writing the saved plan of %s: %w", u.Name(), err)
+			}
+		}
+	}
+	err = m.sd.UpdateUnit(u, func(local *runner.UnitState) {
+		init := local.Init
+		*local = *remote
+		local.Init = init
+	})
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.versions[u], m.before[u] = ver, remote.Apply
+	m.mu.Unlock()
+	return nil
+}
+
+// push writes a unit's record back to the bucket, and its saved plan
+// under its digest. When another writer changed the record since pull,
+// the two are merged, the later plan and the later apply winning, and
+// swapped again. It returns the apply the unit made since pull, if any.
+func (m *mirror) push(ctx context.Context, u *stacks.Unit, run string) (*runner.ApplyRecord, error) {
+	uk := keyOf(u)
+	local, err := m.sd.ReadUnit(u)
+	if err != nil {
+		return nil, err
+	}
+	local.Init = nil
+	if local.Plan != nil {
+		planFile, err := m.sd.PlanFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared)
+		if err != nil {
+			return nil, err
+		}
+		b, err := os.ReadFile(planFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the saved plan of %s: %w", u.Name(), err)
+		}
+		// Keyed by content digest: a plan already there is this one.
+		if err := m.st.Create(ctx, planKey(uk, local.Plan.Digest), b); err != nil && !errors.Is(err, objstore.ErrExists) {
+			return nil, fmt.Errorf("storing the saved plan of %s: %w", u.Name(), err)
+		}
+	}
+	m.mu.Lock()
+	ver, before := m.versions[u], m.before[u]
+	m.mu.Unlock()
+	rec := local
+	for tries := 0; ; tries++ {
+		b, err := json.MarshalIndent(rec, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		err = m.st.Update(ctx, unitStateKey(uk), append(b, '\n'), ver)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, objstore.ErrChanged) || tries == 20 {
+			return nil, fmt.Errorf("storing the run state of %s: %w", u.Name(), err)
+		}
+		remote := &runner.UnitState{}
+		ver, err = getJSON(ctx, m.st, unitStateKey(uk), remote)
+		if errors.Is(err, objstore.ErrNotFound) {
+			remote, ver = &runner.UnitState{}, ""
+		} else if err != nil {
+			return nil, err
+		}
+		rec = merge(local, remote)
+	}
+	var applied *runner.ApplyRecord
+	if a := local.Apply; a != nil && (before == nil || a.At.After(before.At)) {
+		applied = a
+		at := a.At.UTC().Format("20060102T150405.000000000Z")
+		if err := putJSON(ctx, m.st, applyKey(run, uk, at), ApplyRecord{Digest: a.Digest, At: a.At, Job: m.job}, true); err != nil && !errors.Is(err, objstore.ErrExists) {
+			return nil, fmt.Errorf("recording the apply of %s: %w", u.Name(), err)
+		}
+	}
+	return applied, nil
+}
+
+// merge joins this job's record of a unit with one another writer stored
+// meanwhile: the later apply and the later plan win, and a plan made
+// before the winning apply is gone (an apply consumes its plan).
+func merge(local, remote *runner.UnitState) *runner.UnitState {
+	out := &runner.UnitState{Apply: remote.Apply, Plan: remote.Plan}
+	if local.Apply != nil && (out.Apply == nil || local.Apply.At.After(out.Apply.At)) {
+		out.Apply = local.Apply
+	}
+	if local.Plan != nil && (out.Plan == nil || local.Plan.At.After(out.Plan.At)) {
+		out.Plan = local.Plan
+	}
+	if out.Plan != nil && out.Apply != nil && !out.Plan.At.After(out.Apply.At) {
+		out.Plan = nil
+	}
+	return out
+}

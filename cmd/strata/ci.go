@@ -1,0 +1,299 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/sethvargo/go-githubactions"
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-iac/strata/ci"
+	"github.com/strata-iac/strata/internal/git"
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/runner"
+)
+
+// ciCommand is `strata ci`: one run sharded over many CI jobs that share
+// a bucket (docs/ci.md).
+func ciCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "ci",
+		Usage: "run one command as many CI jobs sharing a state bucket",
+		Description: "ci start plans the run into waves and shards; each ci run job runs one\n" +
+			"wave's shard; ci finish writes the report of the whole run.",
+		Subcommands: []*cli.Command{ciStartCommand(), ciRunCommand(), ciFinishCommand(), ciUnlockCommand(), ciCheckCommand()},
+	}
+}
+
+func stateFlag() cli.Flag {
+	return &cli.StringFlag{Name: "state", Usage: "the state bucket `URL`: s3://bucket?endpoint=…, file:///dir or mem://", EnvVars: []string{"STRATA_STATE_URL"}, Required: true}
+}
+
+func runIDFlag(required bool) cli.Flag {
+	return &cli.StringFlag{Name: "run", Usage: "the run `ID` ci start printed", EnvVars: []string{"STRATA_RUN"}, Required: required}
+}
+
+// openState opens the state bucket of --state.
+func openState(c *cli.Context) (*objstore.Store, error) {
+	st, err := objstore.Open(c.Context, c.String("state"))
+	if err != nil {
+		return nil, cli.Exit(err.Error(), 1)
+	}
+	return st, nil
+}
+
+var ciCommands = []string{runner.CmdInit, runner.CmdPlan, runner.CmdApply, runner.CmdDestroy, runner.CmdDrift, runner.CmdValidate}
+
+func ciStartCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "start",
+		Usage:     "plan a run once: its units, waves and shards, written to the bucket",
+		ArgsUsage: "COMMAND [selection flags] [-- engine args]",
+		Flags: append(selectionFlags(),
+			stateFlag(),
+			runIDFlag(false),
+			&cli.IntFlag{Name: "shards", Value: 1, Usage: "spread each wave over at most `M` jobs (1 to 256)", EnvVars: []string{"STRATA_SHARDS"}},
+			&cli.IntFlag{Name: "pr", Usage: "lock every dirspace of the run for pull request `N`", EnvVars: []string{"STRATA_PR"}},
+			&cli.StringFlag{Name: "link", Usage: "`URL` of the CI run, shown to whoever finds a lock (default: from the CI service)"},
+			&cli.BoolFlag{Name: "auto-approve", Usage: "apply and destroy: apply without asking (required: nobody is asked in CI)"},
+			&cli.BoolFlag{Name: "no-auto-apply", Usage: "plan: do not apply auto_apply stacks"},
+			&cli.IntFlag{Name: "parallelism", Aliases: []string{"j"}, Usage: "each job runs at most `N` units at once (default: config parallel_runs, else 4)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the run and its waves as JSON"},
+			&cli.IntFlag{Name: "max-waves", Usage: "fail if the run needs more than `K` waves (the waves of an emitted workflow)"},
+			&cli.BoolFlag{Name: "github-output", Usage: "set the GitHub Actions step outputs run, waves, has_work_i and shards_i (i < --max-waves)"},
+		),
+		Action: ciStart,
+	}
+}
+
+func ciStart(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cli.Exit("strata ci start takes one command: "+fmt.Sprint(ciCommands), 1)
+	}
+	command := c.Args().First()
+	known := false
+	for _, k := range ciCommands {
+		known = known || k == command
+	}
+	if !known {
+		return cli.Exit(fmt.Sprintf("strata ci start %s: expected one of %v", command, ciCommands), 1)
+	}
+	if (command == runner.CmdApply || command == runner.CmdDestroy) && !c.Bool("auto-approve") {
+		return cli.Exit(fmt.Sprintf("strata ci start %s needs --auto-approve: nobody can be asked in CI (review the plan of a pull request instead)", command), 1)
+	}
+	s, err := openProject(c)
+	if err != nil {
+		return err
+	}
+	rawEngine := engineArgsOf(c)
+	ea, err := runner.ParseEngineArgs(command, rawEngine, s.project.Root)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	run, gates, err := selectRunAndGates(c, s, "")
+	if err != nil {
+		return err
+	}
+	st, err := openState(c)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	link := c.String("link")
+	commit := ""
+	if rep := runner.CIFromEnv(os.Environ()); rep != nil {
+		commit = rep.Commit
+		if link == "" {
+			link = rep.RunURL
+		}
+	}
+	if commit == "" {
+		commit, _ = git.Head(c.Context, s.project.Root)
+	}
+	m, err := ci.Start(c.Context, st, s.project, run, ci.StartOptions{
+		Command: command, Run: c.String("run"), Shards: c.Int("shards"),
+		Destroy: command == runner.CmdDestroy || ea.Plan.Destroy,
+		Options: ci.RunOptions{AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"), Parallelism: c.Int("parallelism"), EngineArgs: rawEngine},
+		Gates:   gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
+	})
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	if k := c.Int("max-waves"); k > 0 && len(m.Waves) > k {
+		return cli.Exit(fmt.Sprintf("run %s needs %d waves; the workflow has %d: run strata ci emit again and commit what it writes", m.Run, len(m.Waves), k), 1)
+	}
+	if c.Bool("github-output") {
+		if err := githubOutputs(m, c.Int("max-waves")); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		return enc.Encode(struct {
+			Run   string    `json:"run"`
+			Waves []ci.Wave `json:"waves"`
+		}{m.Run, m.Waves})
+	}
+	fmt.Fprintf(c.App.Writer, "run %s: %s, %d waves, at most %d shards\n", m.Run, countOf(len(m.Units), "unit"), len(m.Waves), m.Shards)
+	for _, w := range m.Waves {
+		fmt.Fprintf(c.App.Writer, "  wave %d: shards %v\n", w.Wave, w.Shards)
+	}
+	return nil
+}
+
+// githubOutputs sets the step outputs the emitted workflow reads: run,
+// waves, and for each of its k waves has_work_i and shards_i (a JSON list
+// for the matrix, [] for a wave with nothing to do).
+func githubOutputs(m *ci.Manifest, k int) error {
+	if os.Getenv("GITHUB_OUTPUT") == "" {
+		return errors.New("--github-output: GITHUB_OUTPUT is not set (not in GitHub Actions)")
+	}
+	a := githubactions.New()
+	a.SetOutput("run", m.Run)
+	a.SetOutput("waves", strconv.Itoa(len(m.Waves)))
+	for i := 0; i < max(k, len(m.Waves)); i++ {
+		shards := []int{}
+		if i < len(m.Waves) {
+			shards = m.Waves[i].Shards
+		}
+		b, _ := json.Marshal(shards)
+		a.SetOutput(fmt.Sprintf("shards_%d", i), string(b))
+		a.SetOutput(fmt.Sprintf("has_work_%d", i), strconv.FormatBool(len(shards) > 0))
+	}
+	return nil
+}
+
+func ciRunCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "run one wave's shard of a run; exits 0 unless strata itself fails (unit failures are in the run)",
+		Flags: []cli.Flag{
+			stateFlag(), runIDFlag(true),
+			&cli.IntFlag{Name: "wave", Usage: "the `W`ave to run", Required: true},
+			&cli.IntFlag{Name: "shard", Usage: "the shard `N` of the wave", Required: true},
+			&cli.PathFlag{Name: "state-dir", Usage: "the job's local state `DIR` (default .strata/ci/RUN/W-N at the root)"},
+			&cli.DurationFlag{Name: "kill-after", Usage: "SIGKILL an interrupted engine after `D` (default: never)", EnvVars: []string{"STRATA_KILL_AFTER"}},
+			&cli.BoolFlag{Name: "no-plugin-cache", Usage: "do not use strata's provider plugin cache", EnvVars: []string{"STRATA_NO_PLUGIN_CACHE"}},
+		},
+		Action: func(c *cli.Context) error {
+			s, err := openProject(c)
+			if err != nil {
+				return err
+			}
+			st, err := openState(c)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			ctx, kill, signalled := interruptible(c.Context, c.App.ErrWriter)
+			res, err := ci.RunSlice(ctx, st, s.project, ci.SliceOptions{
+				Run: c.String("run"), Wave: c.Int("wave"), Shard: c.Int("shard"),
+				Console: c.App.Writer, ErrConsole: c.App.ErrWriter, Environ: os.Environ(),
+				Kill: kill, KillAfter: c.Duration("kill-after"), NoPluginCache: c.Bool("no-plugin-cache"),
+				StateDir: c.Path("state-dir"), Job: ci.JobName(os.Getenv),
+			})
+			if err != nil {
+				return cli.Exit(err.Error(), 1)
+			}
+			if sig := signalled(); sig != 0 {
+				return &exitError{code: sig}
+			}
+			if res.Report != nil {
+				fmt.Fprintln(c.App.Writer)
+				res.Report.WriteTable(c.App.Writer)
+			}
+			if res.Done > 0 {
+				fmt.Fprintf(c.App.Writer, "%s of this shard already recorded by an earlier attempt\n", countOf(res.Done, "unit"))
+			}
+			return nil
+		},
+	}
+}
+
+func ciFinishCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "finish",
+		Usage: "write the report and summary of a whole run; exit as a run on one machine would",
+		Flags: []cli.Flag{
+			stateFlag(), runIDFlag(true),
+			&cli.PathFlag{Name: "report", Usage: "write the JSON report to `FILE`", EnvVars: []string{"STRATA_REPORT"}},
+			&cli.PathFlag{Name: "summary", Usage: "write the Markdown summary to `FILE` (also to $GITHUB_STEP_SUMMARY when set)", EnvVars: []string{"STRATA_SUMMARY"}},
+		},
+		Action: func(c *cli.Context) error {
+			st, err := openState(c)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rep, _, err := ci.BuildReport(c.Context, st, c.String("run"))
+			if err != nil {
+				return cli.Exit(err.Error(), 1)
+			}
+			rep.CI = runner.CIFromEnv(os.Environ())
+			writeReport(c, rep)
+			writeSummary(c, rep)
+			rep.WriteTable(c.App.Writer)
+			if rep.ExitCode != 0 {
+				return &exitError{code: rep.ExitCode}
+			}
+			return nil
+		},
+	}
+}
+
+func ciUnlockCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "unlock",
+		Usage: "release every dirspace a pull request locked (on merge or close)",
+		Flags: []cli.Flag{
+			stateFlag(),
+			&cli.IntFlag{Name: "pr", Usage: "the pull request `N`", Required: true, EnvVars: []string{"STRATA_PR"}},
+		},
+		Action: func(c *cli.Context) error {
+			st, err := openState(c)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			freed, err := ci.Unlock(c.Context, st, c.Int("pr"))
+			for _, l := range freed {
+				fmt.Fprintf(c.App.Writer, "unlocked %s\n", l.Unit)
+			}
+			if err != nil {
+				return cli.Exit(err.Error(), 1)
+			}
+			fmt.Fprintf(c.App.Writer, "PR #%d: %s unlocked\n", c.Int("pr"), countOf(len(freed), "dirspace"))
+			return nil
+		},
+	}
+}
+
+func ciCheckCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "check",
+		Usage: "verify a finished run: order, one apply each, skips, applied digests",
+		Flags: []cli.Flag{stateFlag(), runIDFlag(true)},
+		Action: func(c *cli.Context) error {
+			st, err := openState(c)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			bad, err := ci.Check(c.Context, st, c.String("run"))
+			if err != nil {
+				return cli.Exit(err.Error(), 1)
+			}
+			for _, b := range bad {
+				fmt.Fprintln(c.App.Writer, b)
+			}
+			if len(bad) > 0 {
+				return cli.Exit(fmt.Sprintf("run %s: %d violations", c.String("run"), len(bad)), 1)
+			}
+			fmt.Fprintf(c.App.Writer, "run %s: every invariant holds\n", c.String("run"))
+			return nil
+		},
+	}
+}
