@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,11 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"gocloud.dev/blob"
+	"github.com/strata-iac/strata/internal/testenv"
 )
 
 // stores opens one store of each kind this package supports: s3 on a
@@ -27,7 +22,7 @@ func stores(t *testing.T) map[string]*Store {
 	ctx := context.Background()
 	out := map[string]*Store{}
 	urls := map[string]string{"file": "file://" + t.TempDir(), "mem": "mem://"}
-	if u := s3Server(t); u != "" {
+	if u := testenv.S3Server(t); u != "" {
 		urls["s3"] = u
 	}
 	for name, u := range urls {
@@ -192,63 +187,6 @@ func TestFileStoreLeavesNoTemp(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "a", "b")); string(b) != "3" {
 		t.Errorf("a/b = %q", b)
 	}
-}
-
-// s3Server starts versitygw (an S3 server on a POSIX directory) on a
-// loopback port, makes a bucket, and returns its state URL; "" when
-// versitygw is not on PATH (make test installs it, and then it must be).
-func s3Server(t *testing.T) string {
-	t.Helper()
-	gw, err := exec.LookPath("versitygw")
-	if err != nil {
-		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
-			t.Fatal("versitygw is not on PATH; make test installs it into bin/tools")
-		}
-		t.Log("versitygw is not on PATH: no S3 test (make test installs it)")
-		return ""
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	root := t.TempDir()
-	cmd := exec.Command(gw, "--port", addr, "posix", root)
-	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY=strata-test", "ROOT_SECRET_KEY=strata-test-secret")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	// Up when it answers; bounded, on loopback only.
-	for i := 0; ; i++ {
-		resp, err := http.Get("http://" + addr + "/")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i == 100 {
-			t.Fatalf("versitygw did not start: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Setenv("AWS_ACCESS_KEY_ID", "strata-test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "strata-test-secret")
-	t.Setenv("AWS_REGION", "us-east-1")
-	u := "s3://strata-state?endpoint=http://" + addr + "&use_path_style=true&disable_https=true&region=us-east-1"
-	b, err := blob.OpenBucket(context.Background(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	var client *s3.Client
-	if !b.As(&client) {
-		t.Fatal("no S3 client")
-	}
-	if _, err := client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("strata-state")}); err != nil {
-		t.Fatal(err)
-	}
-	return u
 }
 
 // TestFileCreateAcrossProcesses: writers in 8 processes create one object

@@ -4,10 +4,19 @@
 package testenv
 
 import (
+	"context"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/s3blob"
 )
 
 // WriteRepo writes files (path relative to the repo -> content) into a new
@@ -62,4 +71,61 @@ func Env(t testing.TB, extra ...string) []string {
 		"CHECKPOINT_DISABLE=1",
 	}
 	return append(env, extra...)
+}
+
+// S3Server starts versitygw (an S3 server on a POSIX directory) on a
+// loopback port, makes a bucket, and returns its state URL; "" when
+// versitygw is not on PATH (make test installs it, and then it must be).
+func S3Server(t *testing.T) string {
+	t.Helper()
+	gw, err := exec.LookPath("versitygw")
+	if err != nil {
+		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
+			t.Fatal("versitygw is not on PATH; make test installs it into bin/tools")
+		}
+		t.Log("versitygw is not on PATH: no S3 test (make test installs it)")
+		return ""
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	root := t.TempDir()
+	cmd := exec.Command(gw, "--port", addr, "posix", root)
+	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY=strata-test", "ROOT_SECRET_KEY=strata-test-secret")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// Up when it answers; bounded, on loopback only.
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + addr + "/")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if i == 100 {
+			t.Fatalf("versitygw did not start: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "strata-test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "strata-test-secret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	u := "s3://strata-state?endpoint=http://" + addr + "&use_path_style=true&disable_https=true&region=us-east-1"
+	b, err := blob.OpenBucket(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var client *s3.Client
+	if !b.As(&client) {
+		t.Fatal("no S3 client")
+	}
+	if _, err := client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("strata-state")}); err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -1,0 +1,249 @@
+package ci
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// bucketURLs are the stores a sharded run is tested on: a file:// dir,
+// and a real S3 server on loopback when versitygw is there (make test
+// installs it, and then it must be).
+func bucketURLs(t *testing.T) map[string]string {
+	urls := map[string]string{"file": "file://" + t.TempDir()}
+	if u := testenv.S3Server(t); u != "" {
+		urls["s3"] = u
+	}
+	return urls
+}
+
+func openStore(t *testing.T, url string) *objstore.Store {
+	t.Helper()
+	st, err := objstore.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// shardedRun runs every job of a run as CI would: the shards of a wave
+// at once, the waves in turn, each job with a state dir of its own.
+func shardedRun(t *testing.T, st *objstore.Store, root string, m *Manifest, env []string) {
+	t.Helper()
+	for _, w := range m.Waves {
+		var wg sync.WaitGroup
+		errs := make([]error, len(w.Shards))
+		logs := make([]bytes.Buffer, len(w.Shards))
+		for i, shard := range w.Shards {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Each job loads the repository itself, as a CI job does.
+				p, err := stacks.Load(root, filepath.Join(root, "strata.yml"))
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				_, errs[i] = RunSlice(context.Background(), st, p, SliceOptions{
+					Run: m.Run, Wave: w.Wave, Shard: shard, Console: &logs[i], Environ: env,
+					StateDir: filepath.Join(t.TempDir(), "job"), Job: fmt.Sprintf("test wave %d shard %d", w.Wave, shard),
+				})
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("wave %d shard %d: %v\n%s", w.Wave, w.Shards[i], err, logs[i].String())
+			}
+		}
+	}
+}
+
+func statusesOf(rep *runner.Report) map[string]string {
+	out := map[string]string{}
+	for _, u := range rep.Units {
+		s := string(u.Status)
+		if u.Cause != "" {
+			s += " (" + u.Cause + ")"
+		}
+		out[u.Dir] = s
+	}
+	return out
+}
+
+func checkRun(t *testing.T, st *objstore.Store, run string) {
+	t.Helper()
+	bad, err := Check(context.Background(), st, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bad {
+		t.Error("invariant: " + b)
+	}
+}
+
+// TestShardedApply applies a 3-layer DAG of 9 units as 2 shards a wave,
+// on a file:// bucket and on S3: every unit applied once, in order, the
+// report and exit code those of one machine; a retried job finds its
+// units recorded and applies nothing again.
+func TestShardedApply(t *testing.T) {
+	testenv.NeedTerraform(t)
+	for name, url := range bucketURLs(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			root := layeredRepo(t, 3, 3)
+			env := testenv.Env(t)
+			st := openStore(t, url)
+			p := loadRepo(t, root)
+			m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 2, Options: RunOptions{AutoApprove: true, Parallelism: 2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(m.Waves) != 3 || len(m.Waves[0].Shards) != 2 {
+				t.Fatalf("waves: %+v", m.Waves)
+			}
+			shardedRun(t, st, root, m, env)
+			rep, _, err := BuildReport(ctx, st, m.Run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.ExitCode != 0 || len(rep.Units) != 9 {
+				t.Fatalf("exit %d, %d units: %v", rep.ExitCode, len(rep.Units), statusesOf(rep))
+			}
+			for dir, s := range statusesOf(rep) {
+				if s != string(runner.StatusApplied) {
+					t.Errorf("%s: %s", dir, s)
+				}
+			}
+			checkRun(t, st, m.Run)
+
+			// A retried job: its units are recorded, nothing runs again.
+			p = loadRepo(t, root)
+			res, err := RunSlice(ctx, st, p, SliceOptions{Run: m.Run, Wave: 1, Shard: 0, Environ: env, StateDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Ran != 0 || res.Done == 0 {
+				t.Errorf("retried job ran %d units, found %d done", res.Ran, res.Done)
+			}
+			checkRun(t, st, m.Run)
+
+			// A second run finds nothing to change, from the bucket's state.
+			m2, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			shardedRun(t, st, root, m2, env)
+			rep2, _, _ := BuildReport(ctx, st, m2.Run)
+			for dir, s := range statusesOf(rep2) {
+				if s != string(runner.StatusNoChanges) {
+					t.Errorf("second run: %s: %s", dir, s)
+				}
+			}
+		})
+	}
+}
+
+// TestShardedFailure: a unit that fails in wave 1 skips exactly the
+// units of later waves that wait for it, each naming it as the root
+// cause; the others apply; the run exits 1.
+func TestShardedFailure(t *testing.T) {
+	testenv.NeedTerraform(t)
+	ctx := context.Background()
+	root := layeredRepo(t, 3, 3, "l1/c0")
+	st := openStore(t, "file://"+t.TempDir())
+	p := loadRepo(t, root)
+	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 3, Options: RunOptions{AutoApprove: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shardedRun(t, st, root, m, testenv.Env(t))
+	rep, _, err := BuildReport(ctx, st, m.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := statusesOf(rep)
+	want := map[string]string{
+		"l0/c0": "applied", "l0/c1": "applied", "l0/c2": "applied",
+		"l1/c0": "failed", "l1/c1": "applied", "l1/c2": "applied",
+		// l2/c<j> waits for l1/c<j> and l1/c<j+1>.
+		"l2/c0": "skipped (l1/c0@default)", "l2/c1": "applied", "l2/c2": "skipped (l1/c0@default)",
+	}
+	for dir, w := range want {
+		if got[dir] != w {
+			t.Errorf("%s: %s, want %s", dir, got[dir], w)
+		}
+	}
+	if rep.ExitCode != 1 || rep.OK {
+		t.Errorf("exit %d ok %v", rep.ExitCode, rep.OK)
+	}
+	checkRun(t, st, m.Run)
+}
+
+// TestPullRequestFlow: a PR's plan locks its dirspaces, another PR is
+// told who holds them, the apply after merge applies exactly the plans
+// the PR reviewed (same digests), and unlock frees the dirspaces.
+func TestPullRequestFlow(t *testing.T) {
+	testenv.NeedTerraform(t)
+	ctx := context.Background()
+	root := layeredRepo(t, 2, 2)
+	env := testenv.Env(t)
+	st := openStore(t, "file://"+t.TempDir())
+	p := loadRepo(t, root)
+
+	plan, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 2, PR: 11, Link: "https://ci.example/11"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shardedRun(t, st, root, plan, env)
+	planRep, _, _ := BuildReport(ctx, st, plan.Run)
+	planned := map[string]string{}
+	for _, u := range planRep.Units {
+		planned[u.Dir] = u.Digest
+	}
+	// Layer 1 plans after layer 0 is applied: on the PR only layer 0 plans.
+	if got := statusesOf(planRep); got["l0/c0"] != "planned" || got["l1/c0"] != "blocked" {
+		t.Fatalf("plan: %v", got)
+	}
+
+	_, err = Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 12})
+	var locked *LockedError
+	if !errors.As(err, &locked) || len(locked.Held) != 4 || locked.Held[0].PR != 11 || locked.Held[0].Link != "https://ci.example/11" {
+		t.Fatalf("second PR: %v", err)
+	}
+
+	apply, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 2, PR: 11, Options: RunOptions{AutoApprove: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shardedRun(t, st, root, apply, env)
+	_, results, err := loadRun(ctx, st, apply.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"l0/c0", "l0/c1"} {
+		r := results[dir+"@default#l0c"+dir[len(dir)-1:]]
+		if r == nil || r.Unit.Status != runner.StatusApplied || r.Applied != planned[dir] {
+			t.Errorf("%s: applied %+v, the PR planned %s", dir, r, planned[dir])
+		}
+	}
+	checkRun(t, st, apply.Run)
+
+	freed, err := Unlock(ctx, st, 11)
+	if err != nil || len(freed) != 4 {
+		t.Fatalf("unlock: %d, %v", len(freed), err)
+	}
+	if _, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 12}); err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+}
