@@ -378,3 +378,73 @@ func TestSchedulerWorkerBound(t *testing.T) {
 		t.Errorf("max %d at once, %d log entries", f.maxRunning, len(f.log))
 	}
 }
+
+// TestSchedulerSettled: units an earlier job of a CI run settled hold
+// their gates as that job left them: applied opens them, failed or
+// skipped skips the units waiting (naming the root cause), anything else
+// holds them, exactly as if the unit had ended so in this run.
+func TestSchedulerSettled(t *testing.T) {
+	tests := []struct {
+		name    string
+		command string
+		status  Status
+		cause   string
+		want    map[string]string
+	}{
+		{"applied", CmdApply, StatusApplied, "", map[string]string{
+			"b@default": "applied", "c@default": "applied", "d@default": "applied", "e@default": "applied"}},
+		{"no changes", CmdApply, StatusNoChanges, "", map[string]string{
+			"b@default": "applied", "c@default": "applied", "d@default": "applied", "e@default": "applied"}},
+		{"failed", CmdApply, StatusFailed, "", map[string]string{
+			"b@default": "skipped (a@default failed)", "c@default": "skipped (a@default failed)", "d@default": "skipped (a@default failed)", "e@default": "applied"}},
+		{"skipped", CmdApply, StatusSkipped, "z@default", map[string]string{
+			"b@default": "skipped (z@default failed)", "c@default": "skipped (z@default failed)", "d@default": "skipped (z@default failed)", "e@default": "applied"}},
+		{"planned", CmdApply, StatusPlanned, "", map[string]string{
+			"b@default": "blocked (waits for a@default to be applied)", "c@default": "planned (waits for a@default to be applied)",
+			"d@default": "blocked (waits for b@default to be applied)", "e@default": "applied"}},
+		{"failed, plan", CmdPlan, StatusFailed, "", map[string]string{
+			// In plan an apply edge holds only the apply: c still plans.
+			"b@default": "skipped (a@default failed)", "c@default": "planned", "d@default": "skipped (a@default failed)", "e@default": "planned"}},
+		{"cancelled, plan", CmdPlan, StatusCancelled, "", map[string]string{
+			"b@default": "blocked (waits for a@default to be applied)", "c@default": "planned",
+			"d@default": "blocked (waits for b@default to be applied)", "e@default": "planned"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := schedulerRun(t, layers, []string{"a", "b", "c", "d", "e"}, Options{Command: tt.command, AutoApprove: true}, "a")
+			for _, ur := range r.units {
+				if ur.u.Dir == "a" {
+					ur.role, ur.status, ur.rootCause = RoleSettled, tt.status, tt.cause
+				}
+			}
+			done := map[string]string{}
+			r.opt.UnitDone = func(u *stacks.Unit, rep *UnitReport) {
+				if _, twice := done[u.Name()]; twice {
+					t.Errorf("%s ended twice", u.Name())
+				}
+				done[u.Name()] = string(rep.Status)
+			}
+			f := newFakeJobs()
+			w := f.work()
+			w.outside = func(ctx context.Context, ur *unitRun) { r.settle(ctx, ur) }
+			r.schedule(context.Background(), w)
+			got := statusesOf(r)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got  %v\nwant %v", got, tt.want)
+			}
+			// Every unit of the run is reported once, as it ends, with its
+			// final status; the settled unit is not.
+			for name, s := range got {
+				if !strings.HasPrefix(s, done[name]) || done[name] == "" {
+					t.Errorf("%s: UnitDone saw %q, the run ended %q", name, done[name], s)
+				}
+			}
+			if _, ok := done["a@default"]; ok {
+				t.Error("UnitDone called for the settled unit")
+			}
+			if f.index("start plan a@default") >= 0 || f.index("start plan+apply a@default") >= 0 {
+				t.Error("a settled unit ran")
+			}
+		})
+	}
+}

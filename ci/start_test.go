@@ -1,0 +1,161 @@
+package ci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/runner"
+)
+
+// TestWavesAndShards: every unit's predecessors are in earlier waves, a
+// unit's wave is its longest chain, no wave uses more than the shards
+// asked for, and the shards of a wave differ by at most one unit.
+func TestWavesAndShards(t *testing.T) {
+	tests := []struct {
+		layers, width, shards int
+		wantShards            int // shards per wave
+	}{
+		{1, 1, 4, 1},
+		{3, 3, 2, 2},
+		{4, 10, 3, 3},
+		{2, 5, 8, 5},
+		{5, 7, 7, 7},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%dx%d/%d", tt.layers, tt.width, tt.shards), func(t *testing.T) {
+			p := loadRepo(t, layeredRepo(t, tt.layers, tt.width))
+			st, _ := objstore.Open(context.Background(), "mem://")
+			m, err := Start(context.Background(), st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: tt.shards})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(m.Waves) != tt.layers {
+				t.Fatalf("%d waves, want %d", len(m.Waves), tt.layers)
+			}
+			wave := map[string]int{}
+			for _, u := range m.Units {
+				wave[u.ID] = u.Wave
+			}
+			load := map[[2]int]int{}
+			for _, u := range m.Units {
+				var layer int
+				fmt.Sscanf(u.Dir, "l%d/", &layer)
+				if u.Wave != layer {
+					t.Errorf("%s: wave %d, want %d", u.ID, u.Wave, layer)
+				}
+				for _, a := range u.After {
+					if wave[a] >= u.Wave {
+						t.Errorf("%s (wave %d) waits for %s (wave %d)", u.ID, u.Wave, a, wave[a])
+					}
+				}
+				if u.Shard < 0 || u.Shard >= tt.shards {
+					t.Errorf("%s: shard %d", u.ID, u.Shard)
+				}
+				load[[2]int{u.Wave, u.Shard}]++
+			}
+			for _, w := range m.Waves {
+				if len(w.Shards) != tt.wantShards {
+					t.Errorf("wave %d: shards %v, want %d", w.Wave, w.Shards, tt.wantShards)
+				}
+				lo, hi := 1<<30, 0
+				for _, s := range w.Shards {
+					lo, hi = min(lo, load[[2]int{w.Wave, s}]), max(hi, load[[2]int{w.Wave, s}])
+				}
+				if hi-lo > 1 {
+					t.Errorf("wave %d: shards hold %d to %d units", w.Wave, lo, hi)
+				}
+			}
+		})
+	}
+}
+
+// TestStartIsIdempotent: a start retried with the same run ID finds its
+// manifest; one with other units is refused.
+func TestStartIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	p := loadRepo(t, layeredRepo(t, 2, 2))
+	st, _ := objstore.Open(ctx, "mem://")
+	opt := StartOptions{Command: runner.CmdPlan, Shards: 2, Run: "r1", Now: func() time.Time { return time.Unix(0, 0) }}
+	m1, err := Start(ctx, st, p, selectAll(t, p), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Start(ctx, st, p, selectAll(t, p), opt)
+	if err != nil || m2.Run != m1.Run || len(m2.Units) != len(m1.Units) {
+		t.Fatalf("retried start: %v", err)
+	}
+	opt.Command = runner.CmdApply
+	if _, err := Start(ctx, st, p, selectAll(t, p), opt); err == nil {
+		t.Fatal("a start with another command took run r1")
+	}
+	for _, n := range []int{0, MaxShards + 1} {
+		opt.Shards = n
+		if _, err := Start(ctx, st, p, selectAll(t, p), opt); err == nil {
+			t.Errorf("--shards %d accepted", n)
+		}
+	}
+}
+
+// TestLockRace: 16 pull requests plan the same dirspace at once, 100
+// rounds, on every kind of bucket: exactly one takes the lock each round,
+// and every other is told it is held.
+func TestLockRace(t *testing.T) {
+	urls := map[string]string{"mem": "mem://", "file": "file://" + t.TempDir()}
+	for k, v := range bucketURLs(t) {
+		urls[k] = v
+	}
+	rounds := 100
+	if testing.Short() {
+		rounds = 10
+	}
+	for name, url := range urls {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st := openStore(t, url)
+			for round := 0; round < rounds; round++ {
+				var wg sync.WaitGroup
+				won := make([]bool, 16)
+				errs := make([]error, 16)
+				for w := 0; w < 16; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						m := &Manifest{Run: fmt.Sprintf("r%d-%d", round, w), PR: 100*round + w + 1, Units: []ManifestUnit{{ID: "net@default#net"}}}
+						err := lockForPR(ctx, st, m)
+						var locked *LockedError
+						switch {
+						case err == nil:
+							won[w] = true
+						case errors.As(err, &locked):
+						default:
+							errs[w] = err
+						}
+					}()
+				}
+				wg.Wait()
+				winners := 0
+				winner := 0
+				for w := range won {
+					if errs[w] != nil {
+						t.Fatalf("round %d: %v", round, errs[w])
+					}
+					if won[w] {
+						winners++
+						winner = 100*round + w + 1
+					}
+				}
+				if winners != 1 {
+					t.Fatalf("round %d: %d winners", round, winners)
+				}
+				if freed, err := Unlock(ctx, st, winner); err != nil || len(freed) != 1 {
+					t.Fatalf("round %d: unlock freed %d: %v", round, len(freed), err)
+				}
+			}
+		})
+	}
+}
