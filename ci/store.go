@@ -200,7 +200,8 @@ func (m *mirror) pull(ctx context.Context, u *stacks.Unit) error {
 // push writes a unit's record back to the bucket, and its saved plan
 // under its digest. When another writer changed the record since pull,
 // the two are merged, the later plan and the later apply winning, and
-// swapped again. It returns the apply the unit made since pull, if any.
+// swapped again. It returns the apply the unit made since pull, if any,
+// and records it under the run (a CI run; run "" records nothing).
 func (m *mirror) push(ctx context.Context, u *stacks.Unit, run string) (*runner.ApplyRecord, error) {
 	uk := keyOf(u)
 	local, err := m.sd.ReadUnit(u)
@@ -248,7 +249,7 @@ func (m *mirror) push(ctx context.Context, u *stacks.Unit, run string) (*runner.
 		rec = merge(local, remote)
 	}
 	var applied *runner.ApplyRecord
-	if a := local.Apply; a != nil && (before == nil || a.At.After(before.At)) {
+	if a := local.Apply; a != nil && (before == nil || a.At.After(before.At)) && run != "" {
 		applied = a
 		at := a.At.UTC().Format("20060102T150405.000000000Z")
 		if err := putJSON(ctx, m.st, applyKey(run, uk, at), ApplyRecord{Digest: a.Digest, At: a.At, Job: m.job}, true); err != nil && !errors.Is(err, objstore.ErrExists) {
@@ -273,4 +274,40 @@ func merge(local, remote *runner.UnitState) *runner.UnitState {
 		out.Plan = nil
 	}
 	return out
+}
+
+// Attach keeps a run on one machine (`strata apply --state URL`) in step
+// with the state bucket (docs/ci.md#run-state-in-the-bucket): the run
+// state and saved plans of units are written from the bucket into the
+// local state dir now, and each unit's are written back as it ends,
+// through the returned callback (runner.Options.UnitDone). errs returns
+// what could not be written back.
+func Attach(ctx context.Context, st *objstore.Store, stateDir string, units []*stacks.Unit, job string) (done func(*stacks.Unit, *runner.UnitReport), errs func() error, err error) {
+	sd, err := runner.OpenStateDir(stateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	mir := newMirror(st, sd, job)
+	for _, u := range units {
+		if err := mir.pull(ctx, u); err != nil {
+			return nil, nil, err
+		}
+	}
+	var (
+		mu    sync.Mutex
+		found []error
+	)
+	done = func(u *stacks.Unit, _ *runner.UnitReport) {
+		if _, err := mir.push(ctx, u, ""); err != nil {
+			mu.Lock()
+			found = append(found, err)
+			mu.Unlock()
+		}
+	}
+	errs = func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return errors.Join(found...)
+	}
+	return done, errs, nil
 }

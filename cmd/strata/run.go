@@ -18,7 +18,9 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/internal/atomicfile"
+	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -34,6 +36,7 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "auto-approve", Usage: "apply without asking (written -auto-approve, as terraform does)"},
 		&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: exit 2 when some unit has changes (written -detailed-exitcode)"},
 		&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR` (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
+		&cli.StringFlag{Name: "state", Usage: "keep run state and saved plans in the bucket at `URL` too (s3://…, file:///dir), shared with other machines", EnvVars: []string{"STRATA_STATE_URL"}},
 		&cli.DurationFlag{Name: "lock-timeout", Usage: "wait up to `D` for the repository apply lock", EnvVars: []string{"STRATA_LOCK_TIMEOUT"}},
 		&cli.PathFlag{Name: "resume", Usage: "re-run the units `REPORT` left failed, skipped, blocked or cancelled"},
 		&cli.DurationFlag{Name: "kill-after", Usage: "SIGKILL an interrupted engine after `D` (default: never)", EnvVars: []string{"STRATA_KILL_AFTER"}},
@@ -170,12 +173,37 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if opt.Terminal {
 		opt.Approve = terminalApprover(c.App.Writer, os.Stdin)
 	}
+	stateErrs := func() error { return nil }
+	if url := c.String("state"); url != "" {
+		st, err := objstore.Open(ctx, url)
+		if err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+		defer st.Close()
+		sd := opt.StateDir
+		if sd == "" {
+			sd = filepath.Join(s.project.Root, ".strata")
+		}
+		units := append([]*stacks.Unit(nil), external...)
+		for _, ru := range run.Units {
+			units = append(units, ru.Unit)
+		}
+		if opt.UnitDone, stateErrs, err = ci.Attach(ctx, st, sd, units, ci.JobName(os.Getenv)); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+	}
 	res, err := runner.Execute(ctx, s.project, run, opt)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	rep := res.Report
 	code := res.ExitCode
+	if err := stateErrs(); err != nil {
+		// The bucket missed some of the run's state: never silently.
+		fmt.Fprintf(c.App.ErrWriter, "strata: %v\n", err)
+		code = 1
+		rep.ExitCode, rep.OK = code, false
+	}
 	if sig := signalled(); sig != 0 {
 		code = sig
 		rep.ExitCode, rep.OK = code, false

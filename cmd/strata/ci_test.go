@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const chainRepo = `dirs:
+  net: {tags: [net]}
+  app1: {tags: [app]}
+  app2: {tags: [app]}
+stacks:
+  names:
+    net: {tag_query: net}
+    app:
+      tag_query: app
+      rules: {plan_after: [net]}
+`
+
+func chainFiles() map[string]string {
+	files := map[string]string{"strata.yml": chainRepo}
+	for _, d := range []string{"net", "app1", "app2"} {
+		files[d+"/main.tf"] = "resource \"terraform_data\" \"x\" {\n  input = \"" + d + "\"\n}\n"
+	}
+	return files
+}
+
+// TestStateURL: with --state, a plan made on one machine is applied on
+// another: the second has no .strata of its own, and finds the plan and
+// its record in the bucket.
+func TestStateURL(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, chainFiles())
+	env := hermeticEnv(t)
+	bucket := "file://" + t.TempDir()
+	if r := runBin(t, root, env, "plan", "--dir", "net", "--state", bucket); r.code != 0 {
+		t.Fatalf("plan: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := os.RemoveAll(filepath.Join(root, ".strata")); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, root, append(env, "STRATA_STATE_URL="+bucket), "apply", "-auto-approve", "--dir", "net")
+	if r.code != 0 || !strings.Contains(r.stdout, "[net@default] reusing the plan saved at") {
+		t.Fatalf("apply: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestCICommands runs a sharded apply as CI does, each job a process of
+// its own: ci start (JSON and GitHub outputs), the shards of each wave at
+// once, ci finish (report, exit code), ci check; then two pull requests
+// planning the same dirspaces, and unlock.
+func TestCICommands(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, chainFiles())
+	env := hermeticEnv(t)
+	bucket := "file://" + t.TempDir()
+	ghOut := filepath.Join(t.TempDir(), "github_output")
+	start := runBin(t, root, append(env, "GITHUB_OUTPUT="+ghOut), "ci", "start", "apply", "--auto-approve", "--state", bucket, "--shards", "2", "--json", "--max-waves", "3", "--github-output")
+	if start.code != 0 {
+		t.Fatalf("start: %d\n%s%s", start.code, start.stdout, start.stderr)
+	}
+	var plan struct {
+		Run   string `json:"run"`
+		Waves []struct {
+			Wave   int   `json:"wave"`
+			Shards []int `json:"shards"`
+		} `json:"waves"`
+	}
+	if err := json.Unmarshal([]byte(start.stdout), &plan); err != nil {
+		t.Fatalf("%v: %s", err, start.stdout)
+	}
+	if len(plan.Waves) != 2 || len(plan.Waves[0].Shards) != 1 || len(plan.Waves[1].Shards) != 2 {
+		t.Fatalf("waves: %s", start.stdout)
+	}
+	outputs, _ := os.ReadFile(ghOut)
+	for _, want := range []string{"run<<", plan.Run, "has_work_0<<", "has_work_2<<", "shards_1<<", "[0,1]", "false"} {
+		if !strings.Contains(string(outputs), want) {
+			t.Errorf("GitHub outputs lack %q:\n%s", want, outputs)
+		}
+	}
+	for _, w := range plan.Waves {
+		var wg sync.WaitGroup
+		for _, s := range w.Shards {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := runBin(t, root, env, "ci", "run", "--state", bucket, "--run", plan.Run, "--wave", itoa(w.Wave), "--shard", itoa(s))
+				if r.code != 0 {
+					t.Errorf("wave %d shard %d: %d\n%s%s", w.Wave, s, r.code, r.stdout, r.stderr)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	report := filepath.Join(t.TempDir(), "report.json")
+	if r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", report); r.code != 0 {
+		t.Fatalf("finish: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, u := range readReport(t, report).Units {
+		if u.Status != "applied" {
+			t.Errorf("%s: %s", u.Name(), u.Status)
+		}
+	}
+	if r := runBin(t, root, env, "ci", "check", "--state", bucket, "--run", plan.Run); r.code != 0 {
+		t.Errorf("check: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	if r := runBin(t, root, env, "ci", "start", "plan", "--state", bucket, "--pr", "3", "--link", "https://ci.example/3"); r.code != 0 {
+		t.Fatalf("PR 3: %d\n%s", r.code, r.stderr)
+	}
+	r := runBin(t, root, env, "ci", "start", "plan", "--state", bucket, "--pr", "4", "--dir", "app1")
+	if r.code != 1 || !strings.Contains(r.stderr, "app1@default#app: PR #3") || !strings.Contains(r.stderr, "https://ci.example/3") {
+		t.Errorf("PR 4: %d\n%s", r.code, r.stderr)
+	}
+	if r := runBin(t, root, env, "ci", "unlock", "--state", bucket, "--pr", "3"); r.code != 0 || !strings.Contains(r.stdout, "3 dirspaces unlocked") {
+		t.Errorf("unlock: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, root, env, "ci", "start", "plan", "--state", bucket, "--pr", "4", "--dir", "app1"); r.code != 0 {
+		t.Errorf("PR 4 after unlock: %d\n%s", r.code, r.stderr)
+	}
+	if r := runBin(t, root, env, "ci", "start", "apply", "--state", bucket); r.code != 1 || !strings.Contains(r.stderr, "needs --auto-approve") {
+		t.Errorf("apply without --auto-approve: %d\n%s", r.code, r.stderr)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
