@@ -26,14 +26,22 @@ TOOLS      := $(CURDIR)/bin/tools
 ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 # An S3 server on a POSIX directory, for the object store's tests on loopback.
 VERSITYGW  := github.com/versity/versitygw/cmd/versitygw@v1.8.0
+# Runs a GitLab pipeline on this machine, for the GitLab test of ci; from
+# npm. Child pipelines (trigger: include: artifact) came in 4.66; 4.74 and
+# later need node 22.
+GITLAB_CI_LOCAL := gitlab-ci-local@4.73.0
 
-tools: $(TOOLS)/actionlint $(TOOLS)/versitygw
+tools: $(TOOLS)/actionlint $(TOOLS)/versitygw $(TOOLS)/gitlab-ci-local
 
 $(TOOLS)/actionlint:
 	GOBIN=$(TOOLS) GOFLAGS= $(GO) install $(ACTIONLINT)
 
 $(TOOLS)/versitygw:
 	GOBIN=$(TOOLS) GOFLAGS= $(GO) install $(VERSITYGW)
+
+$(TOOLS)/gitlab-ci-local:
+	npm install --prefix $(TOOLS)/npm --no-audit --no-fund --no-save $(GITLAB_CI_LOCAL)
+	ln -sf npm/node_modules/.bin/gitlab-ci-local $@
 
 test: vet tools
 	PATH="$(TOOLS):$$PATH" STRATA_TEST_TOOLS=1 $(GO) test $(TESTFLAGS) $(PKGS)

@@ -1,0 +1,428 @@
+package ci
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// childJob is a job of an emitted child pipeline, as GitLab reads it.
+type childJob struct {
+	Needs  []string `yaml:"needs"`
+	When   string   `yaml:"when"`
+	Script []string `yaml:"script"`
+}
+
+// parseChild reads an emitted child pipeline: its jobs by name, and the
+// run and image it names.
+func parseChild(t *testing.T, b []byte) (jobs map[string]childJob, run, image string) {
+	t.Helper()
+	var doc map[string]yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	jobs = map[string]childJob{}
+	for name, n := range doc {
+		switch name {
+		case "default":
+			var d struct {
+				Image struct {
+					Name string `yaml:"name"`
+				} `yaml:"image"`
+			}
+			if err := n.Decode(&d); err != nil {
+				t.Fatal(err)
+			}
+			image = d.Image.Name
+		case "variables":
+			var v map[string]string
+			if err := n.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+			run = v["STRATA_RUN"]
+		default:
+			var j childJob
+			if err := n.Decode(&j); err != nil {
+				t.Fatalf("job %s: %v", name, err)
+			}
+			jobs[name] = j
+		}
+	}
+	return jobs, run, image
+}
+
+// reach is the shard jobs a job waits for, through join jobs.
+func reach(jobs map[string]childJob, name string) []string {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(n string) {
+		for _, need := range jobs[n].Needs {
+			if seen[need] {
+				continue
+			}
+			seen[need] = true
+			walk(need)
+		}
+	}
+	walk(name)
+	var out []string
+	for n := range seen {
+		if strings.HasPrefix(n, "wave-") {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestEmitGitLabChild(t *testing.T) {
+	unit := func(id string, wave, shard int, after ...string) ManifestUnit {
+		return ManifestUnit{ID: id, Wave: wave, Shard: shard, After: after}
+	}
+	// wide is wave 0 of n shards, one unit each, and one unit in wave 1
+	// waiting for all of them.
+	wide := func(n int) []ManifestUnit {
+		var ids []string
+		var out []ManifestUnit
+		for i := 0; i < n; i++ {
+			id := fmt.Sprintf("u%04d@default#s", i)
+			ids = append(ids, id)
+			out = append(out, unit(id, 0, i))
+		}
+		return append(out, unit("last@default#s", 1, 0, ids...))
+	}
+	shardsOf := func(n int) []string {
+		var out []string
+		for i := 0; i < n; i++ {
+			out = append(out, fmt.Sprintf("wave-0-shard-%d", i))
+		}
+		sort.Strings(out)
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		units []ManifestUnit
+		// needs are the shard jobs each job waits for, through joins.
+		needs map[string][]string
+		joins int
+	}{
+		{
+			name: "a DAG, not stages",
+			units: []ManifestUnit{
+				unit("net@default#a", 0, 0), unit("dns@default#a", 0, 1),
+				unit("db@default#a", 1, 0, "net@default#a"),
+				unit("cdn@default#a", 1, 1, "dns@default#a", "net@default#a"),
+				// Two units of one job waiting for one job: needed once.
+				unit("app@default#a", 2, 0, "db@default#a"), unit("web@default#a", 2, 0, "db@default#a"),
+				// Waits for wave 0 only, though it is in wave 2.
+				unit("mail@default#a", 2, 1, "cdn@default#a"),
+			},
+			needs: map[string][]string{
+				"wave-0-shard-0": nil,
+				"wave-0-shard-1": nil,
+				"wave-1-shard-0": {"wave-0-shard-0"},
+				"wave-1-shard-1": {"wave-0-shard-0", "wave-0-shard-1"},
+				"wave-2-shard-0": {"wave-0-shard-0", "wave-1-shard-0"},
+				"wave-2-shard-1": {"wave-0-shard-0", "wave-0-shard-1", "wave-1-shard-1"},
+			},
+		},
+		{
+			// The finish's 51 needs: 2 joins.
+			name:  "50 needs: no join",
+			units: wide(50),
+			needs: map[string][]string{"wave-1-shard-0": shardsOf(50)},
+			joins: 2,
+		},
+		{
+			// 120 needs: 3 joins of 40; the finish's 121: 3 more.
+			name:  "over 50 needs: join jobs",
+			units: wide(120),
+			needs: map[string][]string{"wave-1-shard-0": shardsOf(120)},
+			joins: 6,
+		},
+		{
+			// 2,600 needs: 52 joins, then 2 more; the finish's 2,601: 53,
+			// then 2.
+			name:  "joins of joins",
+			units: wide(2600),
+			needs: map[string][]string{"wave-1-shard-0": shardsOf(2600)},
+			joins: 52 + 2 + 53 + 2,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &Manifest{Run: "20261123T101500Z-9f2c4e1a", Units: tc.units}
+			b, err := EmitGitLabChild(m, DefaultGitLabOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs, run, image := parseChild(t, b)
+			if run != m.Run || image != DefaultImage {
+				t.Errorf("run %q, image %q", run, image)
+			}
+			joins := 0
+			var shardJobs []string
+			for name, j := range jobs {
+				if len(j.Needs) > GitLabMaxNeeds {
+					t.Errorf("%s needs %d jobs", name, len(j.Needs))
+				}
+				if j.When != "always" {
+					t.Errorf("%s: when %q", name, j.When)
+				}
+				for _, n := range j.Needs {
+					if _, ok := jobs[n]; !ok {
+						t.Errorf("%s needs %s, which is not a job", name, n)
+					}
+				}
+				switch {
+				case strings.HasPrefix(name, "join-"):
+					joins++
+					if !reflect.DeepEqual(j.Script, []string{"true"}) {
+						t.Errorf("%s: script %q", name, j.Script)
+					}
+				case strings.HasPrefix(name, "wave-"):
+					shardJobs = append(shardJobs, name)
+				}
+			}
+			if joins != tc.joins {
+				t.Errorf("%d join jobs, want %d", joins, tc.joins)
+			}
+			for name, want := range tc.needs {
+				if got := reach(jobs, name); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s waits for %v, want %v", name, got, want)
+				}
+			}
+			sort.Strings(shardJobs)
+			if got := reach(jobs, "finish"); !reflect.DeepEqual(got, shardJobs) {
+				t.Errorf("finish waits for %d of %d jobs", len(got), len(shardJobs))
+			}
+			wave, shard := 0, 0
+			for name, j := range jobs {
+				if _, err := fmt.Sscanf(name, "wave-%d-shard-%d", &wave, &shard); err == nil {
+					want := fmt.Sprintf(`strata ci run --run "$STRATA_RUN" --wave %d --shard %d`, wave, shard)
+					if !reflect.DeepEqual(j.Script, []string{want}) {
+						t.Errorf("%s: script %q", name, j.Script)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestEmitGitLabChildIsDeterministic: the units' order in the manifest
+// does not change a byte.
+func TestEmitGitLabChildIsDeterministic(t *testing.T) {
+	var units []ManifestUnit
+	for i := 0; i < 300; i++ {
+		u := ManifestUnit{ID: fmt.Sprintf("u%03d", i), Wave: i % 3, Shard: i % 7}
+		if u.Wave > 0 {
+			for j := 0; j < i; j += 5 {
+				if j%3 < u.Wave {
+					u.After = append(u.After, fmt.Sprintf("u%03d", j))
+				}
+			}
+		}
+		units = append(units, u)
+	}
+	first, err := EmitGitLabChild(&Manifest{Run: "r", Units: units}, DefaultGitLabOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(units) - 1; i > 0; i-- {
+		j := (i * 7919) % (i + 1)
+		units[i], units[j] = units[j], units[i]
+	}
+	again, err := EmitGitLabChild(&Manifest{Run: "r", Units: units}, DefaultGitLabOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first, again) {
+		t.Error("the output depends on the order of the manifest's units")
+	}
+}
+
+func TestEmitGitLabChildRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		m     *Manifest
+		image string
+		want  string
+	}{
+		{"unknown unit", &Manifest{Run: "r", Units: []ManifestUnit{{ID: "a", Wave: 1, After: []string{"gone"}}}}, DefaultImage, "waits for gone, which is not in the run"},
+		{"same wave", &Manifest{Run: "r", Units: []ManifestUnit{{ID: "a"}, {ID: "b", After: []string{"a"}}}}, DefaultImage, "expected an earlier wave"},
+		{"run ID a shell would read", &Manifest{Run: "r$(id)"}, DefaultImage, `run ID "r$(id)"`},
+		{"no image", &Manifest{Run: "r"}, " ", "no image"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := EmitGitLabChild(tc.m, GitLabOptions{Shards: 1, Image: tc.image})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestEmitGitLabQuotes: a value from the user reads back as itself.
+func TestEmitGitLabQuotes(t *testing.T) {
+	image := "registry.example/strata:1.0\"\n  script: [\"id\"] # x: y"
+	b, err := EmitGitLabChild(&Manifest{Run: "r", Units: []ManifestUnit{{ID: "a"}}}, GitLabOptions{Shards: 1, Image: image})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, _, got := parseChild(t, b)
+	if got != image || len(jobs) != 2 {
+		t.Errorf("image %q, %d jobs\n%s", got, len(jobs), b)
+	}
+	b, err = EmitGitLabParent(GitLabOptions{Shards: 3, Image: image})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parent struct {
+		Variables map[string]string `yaml:"variables"`
+	}
+	if err := yaml.Unmarshal(b, &parent); err != nil {
+		t.Fatal(err)
+	}
+	if parent.Variables["STRATA_IMAGE"] != image || parent.Variables["STRATA_SHARDS"] != "3" {
+		t.Errorf("variables %q", parent.Variables)
+	}
+}
+
+func TestEmitGitHub(t *testing.T) {
+	b, err := EmitGitHub(GitHubOptions{Waves: 3, Shards: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		On struct {
+			WorkflowCall struct {
+				Inputs map[string]struct {
+					Default any `yaml:"default"`
+				} `yaml:"inputs"`
+			} `yaml:"workflow_call"`
+		} `yaml:"on"`
+		Jobs map[string]struct {
+			Needs    []string `yaml:"needs"`
+			If       string   `yaml:"if"`
+			Strategy struct {
+				FailFast bool              `yaml:"fail-fast"`
+				Matrix   map[string]string `yaml:"matrix"`
+			} `yaml:"strategy"`
+			Outputs map[string]string `yaml:"outputs"`
+			Steps   []struct {
+				Run string `yaml:"run"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(b, &wf); err != nil {
+		t.Fatal(err)
+	}
+	if len(wf.Jobs) != 5 {
+		t.Errorf("%d jobs, want start, wave_0..2, finish", len(wf.Jobs))
+	}
+	if d := wf.On.WorkflowCall.Inputs["shards"].Default; d != 16 {
+		t.Errorf("shards default %v", d)
+	}
+	start := wf.Jobs["start"]
+	if !strings.Contains(start.Steps[len(start.Steps)-1].Run, "--max-waves 3 --github-output") {
+		t.Errorf("start: %s", start.Steps[len(start.Steps)-1].Run)
+	}
+	for w := 0; w < 3; w++ {
+		job := wf.Jobs[fmt.Sprintf("wave_%d", w)]
+		wantNeeds := []string{"start"}
+		if w > 0 {
+			wantNeeds = append(wantNeeds, fmt.Sprintf("wave_%d", w-1))
+		}
+		if !reflect.DeepEqual(job.Needs, wantNeeds) {
+			t.Errorf("wave %d needs %v", w, job.Needs)
+		}
+		if want := fmt.Sprintf("${{ !cancelled() && needs.start.outputs.has_work_%d == 'true' }}", w); job.If != want {
+			t.Errorf("wave %d: if %s", w, job.If)
+		}
+		if want := fmt.Sprintf("${{ fromJSON(needs.start.outputs.shards_%d) }}", w); job.Strategy.Matrix["shard"] != want || job.Strategy.FailFast {
+			t.Errorf("wave %d: strategy %+v", w, job.Strategy)
+		}
+		if start.Outputs[fmt.Sprintf("has_work_%d", w)] == "" || start.Outputs[fmt.Sprintf("shards_%d", w)] == "" {
+			t.Errorf("start has no outputs for wave %d", w)
+		}
+		if run := job.Steps[len(job.Steps)-1].Run; !strings.Contains(run, fmt.Sprintf("--wave %d --shard \"$STRATA_SHARD\"", w)) {
+			t.Errorf("wave %d runs %s", w, run)
+		}
+	}
+	finish := wf.Jobs["finish"]
+	if !reflect.DeepEqual(finish.Needs, []string{"start", "wave_0", "wave_1", "wave_2"}) || finish.If != "${{ always() && needs.start.result == 'success' }}" {
+		t.Errorf("finish: needs %v, if %s", finish.Needs, finish.If)
+	}
+	// No input reaches a script but through the environment.
+	for name, job := range wf.Jobs {
+		for _, s := range job.Steps {
+			if strings.Contains(s.Run, "${{") {
+				t.Errorf("%s: an expression in a script:\n%s", name, s.Run)
+			}
+		}
+	}
+	for _, opt := range []GitHubOptions{{Waves: 0, Shards: 8}, {Waves: 8, Shards: 257}, {Waves: 8, Shards: 0}} {
+		if _, err := EmitGitHub(opt); err == nil {
+			t.Errorf("%+v: no error", opt)
+		}
+	}
+}
+
+// TestGitHubWorkflowActionlint checks the emitted workflow, and the
+// example workflow that calls it, with actionlint. make test installs
+// actionlint; elsewhere the test needs it on PATH.
+func TestGitHubWorkflowActionlint(t *testing.T) {
+	lint := needTool(t, "actionlint")
+	workflow, err := EmitGitHub(GitHubOptions{Waves: 4, Shards: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller, err := os.ReadFile(filepath.Join("..", "docs", "examples", "ci", "github-caller.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	for name, content := range map[string][]byte{
+		".git/HEAD":                    []byte("ref: refs/heads/main\n"),
+		".github/workflows/strata.yml": workflow,
+		".github/workflows/caller.yml": caller,
+	} {
+		writeTestFile(t, filepath.Join(repo, name), content)
+	}
+	cmd := exec.Command(lint, "-no-color")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("actionlint: %v\n%s", err, out)
+	}
+}
+
+// needTool finds a test tool on PATH; without it the test is skipped,
+// unless STRATA_TEST_TOOLS=1 (make test, which installs the tools).
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
+			t.Fatalf("%s is not on PATH; make tools installs it into bin/tools", name)
+		}
+		t.Skipf("%s is not on PATH (make tools installs it into bin/tools)", name)
+	}
+	return p
+}
+
+func writeTestFile(t *testing.T, path string, content []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
