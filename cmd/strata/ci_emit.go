@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-iac/strata/ci"
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// ciEmitCommand is `strata ci emit`: the CI files that run `strata ci`
+// (README, Running in CI).
+func ciEmitCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "emit",
+		Usage: "write the CI files that run strata ci: a GitHub Actions workflow or GitLab pipelines",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "github",
+				Usage: "write the reusable GitHub Actions workflow (commit it as .github/workflows/strata.yml)",
+				Description: "The workflow has a job per wave up to --waves: by default the waves of the\n" +
+					"repository's whole apply graph. A run that needs more fails at ci start,\n" +
+					"saying to emit the workflow again.",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "waves", Usage: "wave jobs in the workflow: the most waves a run can have (default: the waves of the repository's apply graph)"},
+					&cli.IntFlag{Name: "shards", Value: ci.DefaultShards, Usage: fmt.Sprintf("the default of the workflow's shards input (1 to %d)", ci.MaxShards)},
+				},
+				Action: func(c *cli.Context) error {
+					opt := ci.DefaultGitHubOptions()
+					opt.Shards = c.Int("shards")
+					if c.IsSet("waves") {
+						opt.Waves = c.Int("waves")
+					} else {
+						s, err := openProject(c)
+						if err != nil {
+							return err
+						}
+						if opt.Waves, err = repositoryWaves(s.project); err != nil {
+							return cli.Exit(err.Error()+" (give --waves K)", 1)
+						}
+					}
+					b, err := ci.EmitGitHub(opt)
+					if err != nil {
+						return cli.Exit(err.Error(), 1)
+					}
+					_, err = c.App.Writer.Write(b)
+					return err
+				},
+			},
+			{
+				Name:  "gitlab",
+				Usage: "write .gitlab-ci.yml; with --run, the child pipeline of that run",
+				Description: "Without --run: the static pipeline to commit as .gitlab-ci.yml. Its start job\n" +
+					"runs strata ci start, then strata ci emit gitlab --run ID, which reads the run's\n" +
+					"manifest from the bucket and writes the child pipeline: one job per wave and\n" +
+					"shard, each needing the jobs its units wait for.",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "shards", Value: ci.DefaultShards, Usage: fmt.Sprintf("the default of STRATA_SHARDS (1 to %d)", ci.MaxShards)},
+					&cli.StringFlag{Name: "image", Value: ci.DefaultImage, Usage: "the jobs' `IMAGE`: strata and a shell", EnvVars: []string{"STRATA_IMAGE"}},
+					&cli.StringFlag{Name: "run", Usage: "write the child pipeline of run `ID`"},
+					&cli.StringFlag{Name: "state", Usage: "with --run: the state bucket `URL`", EnvVars: []string{"STRATA_STATE_URL"}},
+				},
+				Action: func(c *cli.Context) error {
+					opt := ci.DefaultGitLabOptions()
+					opt.Shards, opt.Image = c.Int("shards"), c.String("image")
+					b, err := emitGitLab(c, opt)
+					if err != nil {
+						return cli.Exit(err.Error(), 1)
+					}
+					_, err = c.App.Writer.Write(b)
+					return err
+				},
+			},
+		},
+	}
+}
+
+// emitGitLab is the parent pipeline, or with --run the child pipeline of
+// that run.
+func emitGitLab(c *cli.Context, opt ci.GitLabOptions) ([]byte, error) {
+	run := c.String("run")
+	if run == "" {
+		return ci.EmitGitLabParent(opt)
+	}
+	if c.String("state") == "" {
+		return nil, fmt.Errorf("--run needs the state bucket: --state URL or STRATA_STATE_URL")
+	}
+	st, err := objstore.Open(c.Context, c.String("state"))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	m, err := ci.LoadManifest(c.Context, st, run)
+	if err != nil {
+		return nil, err
+	}
+	return ci.EmitGitLabChild(m, opt)
+}
+
+// repositoryWaves is the number of waves of a run of every unit of the
+// repository: its apply graph's longest chain, at least 1. No selection
+// makes more.
+func repositoryWaves(p *stacks.Project) (int, error) {
+	run, err := p.Select(stacks.Selection{Cwd: ".", All: true})
+	if err != nil {
+		return 0, err
+	}
+	g, err := p.Graph(run.List(), stacks.GraphOptions{})
+	if err != nil {
+		return 0, err
+	}
+	waves := 1
+	for _, l := range g.Layer {
+		waves = max(waves, l+1)
+	}
+	return waves, nil
+}
