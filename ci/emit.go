@@ -355,7 +355,8 @@ exit "$code"
 // EmitGitLabParent writes the static .gitlab-ci.yml: strata-start plans
 // the run and writes the child pipeline as an artifact, and strata-run
 // runs it and fails when it fails. Merge requests plan; the default
-// branch applies.
+// branch applies. It takes no pull request locks: GitLab starts no
+// pipeline when a merge request is merged or closed, to release them.
 func EmitGitLabParent(opt GitLabOptions) ([]byte, error) {
 	if err := opt.check(); err != nil {
 		return nil, err
@@ -380,7 +381,6 @@ func EmitGitLabParent(opt GitLabOptions) ([]byte, error) {
 			`set -- --run "$STRATA_RUN" --shards "$STRATA_SHARDS" --json`,
 			`if [ -n "$STRATA_QUERY" ]; then set -- "$@" --query "$STRATA_QUERY"; fi`,
 			`if [ "$STRATA_AUTO_APPROVE" = true ]; then set -- "$@" --auto-approve; fi`,
-			`if [ -n "${CI_MERGE_REQUEST_IID:-}" ]; then set -- "$@" --pr "$CI_MERGE_REQUEST_IID"; fi`,
 			`if [ -n "${CI_PIPELINE_URL:-}" ]; then set -- "$@" --link "$CI_PIPELINE_URL"; fi`,
 			`strata ci start "$STRATA_COMMAND" "$@" $STRATA_ARGS > strata-start.json`,
 			`strata ci emit gitlab --run "$STRATA_RUN" > strata-child.yml`,
