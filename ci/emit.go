@@ -377,6 +377,9 @@ func EmitGitLabParent(opt GitLabOptions) ([]byte, error) {
 		"variables", yMap("GIT_DEPTH", yStr("0")),
 		"script", yStrs(
 			`set -f`,
+			// --changed compares with the target branch, which a merge
+			// request pipeline does not fetch.
+			`if [ -n "${CI_MERGE_REQUEST_TARGET_BRANCH_NAME:-}" ]; then git fetch --quiet origin "$CI_MERGE_REQUEST_TARGET_BRANCH_NAME"; fi`,
 			`export STRATA_RUN="gitlab-$CI_PIPELINE_ID-$CI_JOB_ID"`,
 			`set -- --run "$STRATA_RUN" --shards "$STRATA_SHARDS" --json`,
 			`if [ -n "$STRATA_QUERY" ]; then set -- "$@" --query "$STRATA_QUERY"; fi`,
