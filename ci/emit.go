@@ -477,21 +477,29 @@ func EmitGitLabChild(m *Manifest, opt GitLabOptions) ([]byte, error) {
 			}
 		}
 	}
-	slots := make([]slot, 0, len(units))
-	for s := range units {
-		slots = append(slots, s)
-	}
-	sort.Slice(slots, func(i, j int) bool {
-		if slots[i].wave != slots[j].wave {
-			return slots[i].wave < slots[j].wave
+	// Jobs and needs in wave, then shard order.
+	sorted := func(set map[slot]bool) []slot {
+		out := make([]slot, 0, len(set))
+		for s := range set {
+			out = append(out, s)
 		}
-		return slots[i].shard < slots[j].shard
-	})
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].wave != out[j].wave {
+				return out[i].wave < out[j].wave
+			}
+			return out[i].shard < out[j].shard
+		})
+		return out
+	}
+	jobSet := make(map[slot]bool, len(units))
+	for s := range units {
+		jobSet[s] = true
+	}
 
 	c := &childJobs{joins: map[string]string{}}
 	var all []string
-	for _, s := range slots {
-		needSet := map[string]bool{}
+	for _, s := range sorted(jobSet) {
+		needSet := map[slot]bool{}
 		for _, u := range units[s] {
 			for _, id := range u.After {
 				from, ok := where[id]
@@ -501,10 +509,14 @@ func EmitGitLabChild(m *Manifest, opt GitLabOptions) ([]byte, error) {
 				if from.wave >= s.wave {
 					return nil, fmt.Errorf("run %s: unit %s (wave %d) waits for %s of wave %d; expected an earlier wave", m.Run, u.ID, s.wave, id, from.wave)
 				}
-				needSet[name(from)] = true
+				needSet[from] = true
 			}
 		}
-		needs := c.within(sortedNames(needSet))
+		var needs []string
+		for _, n := range sorted(needSet) {
+			needs = append(needs, name(n))
+		}
+		needs = c.within(needs)
 		script := fmt.Sprintf(`strata ci run --run "$STRATA_RUN" --wave %d --shard %d`, s.wave, s.shard)
 		c.add(name(s), yMap(
 			"needs", yNeeds(needs),
@@ -593,15 +605,6 @@ func plainRunID(id string) bool {
 		}
 	}
 	return true
-}
-
-func sortedNames(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // yNeeds is a needs list; [] says "start at once", not "after the
