@@ -123,7 +123,7 @@ func EmitGitHub(opt GitHubOptions) ([]byte, error) {
 		"state bucket: `start` plans the run, each wave job runs one wave's shards",
 		"in parallel, `finish` writes the report and comments on the pull request.",
 		"Call it with `uses: ./.github/workflows/strata.yml` (README, Running in CI).",
-		fmt.Sprintf("It has %d wave jobs; a run that needs more fails at start: run", opt.Waves),
+		fmt.Sprintf("It has %s; a run that needs more fails at start: run", nounCount(opt.Waves, "wave job")),
 		"`strata ci emit github` again and commit what it writes.",
 	}, "\n")
 	return yMarshal(doc)

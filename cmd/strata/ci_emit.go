@@ -24,8 +24,8 @@ func ciEmitCommand() *cli.Command {
 					"repository's whole apply graph. A run that needs more fails at ci start,\n" +
 					"saying to emit the workflow again.",
 				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "waves", Usage: "wave jobs in the workflow: the most waves a run can have (default: the waves of the repository's apply graph)"},
-					&cli.IntFlag{Name: "shards", Value: ci.DefaultShards, Usage: fmt.Sprintf("the default of the workflow's shards input (1 to %d)", ci.MaxShards)},
+					&cli.IntFlag{Name: "waves", Usage: "`K` wave jobs: the most waves a run can have", DefaultText: "the waves of the repository's apply graph"},
+					&cli.IntFlag{Name: "shards", Value: ci.DefaultShards, Usage: fmt.Sprintf("at most `M` jobs per wave: the default of the workflow's shards input (1 to %d)", ci.MaxShards)},
 				},
 				Action: func(c *cli.Context) error {
 					opt := ci.DefaultGitHubOptions()
@@ -57,7 +57,7 @@ func ciEmitCommand() *cli.Command {
 					"manifest from the bucket and writes the child pipeline: one job per wave and\n" +
 					"shard, each needing the jobs its units wait for.",
 				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "shards", Value: ci.DefaultShards, Usage: fmt.Sprintf("the default of STRATA_SHARDS (1 to %d)", ci.MaxShards)},
+					&cli.IntFlag{Name: "shards", Value: ci.DefaultShards, Usage: fmt.Sprintf("at most `M` jobs per wave: the default of STRATA_SHARDS (1 to %d)", ci.MaxShards)},
 					&cli.StringFlag{Name: "image", Value: ci.DefaultImage, Usage: "the jobs' `IMAGE`: strata and a shell", EnvVars: []string{"STRATA_IMAGE"}},
 					&cli.StringFlag{Name: "run", Usage: "write the child pipeline of run `ID`"},
 					&cli.StringFlag{Name: "state", Usage: "with --run: the state bucket `URL`", EnvVars: []string{"STRATA_STATE_URL"}},
