@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# One sharded CI run at scale, as local processes: a generated repository
+# of LAYERS×WIDTH terraform_data units (default 20×100 = 2,000), applied
+# through `strata ci start`, `ci run` (SHARDS jobs a wave, at once) and
+# `ci finish` against an S3 server on loopback (versitygw, from PATH or
+# bin/tools), then `ci check`. It prints:
+#   - strata's own CPU time a unit: every strata process's task-clock
+#     without its children (perf stat --no-inherit), summed, over the units;
+#   - strata's wall time a unit not spent in terraform: each job's wall
+#     time less the engine steps of its units (each job runs one unit at a
+#     time, -j1, so the two add up), summed over jobs, over the units.
+#
+#   bench/ci/run.sh [LAYERS] [WIDTH] [SHARDS]
+#
+# Not part of `make test`: it takes minutes.
+set -euo pipefail
+
+LAYERS="${1:-20}"
+WIDTH="${2:-100}"
+SHARDS="${3:-8}"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+WORK="${WORK:-$(mktemp -d -t strata-ci-bench.XXXXXX)}"
+mkdir -p "$WORK/logs" "$WORK/perf"
+echo "work dir: $WORK"
+export PATH="$REPO/bin/tools:$PATH"
+command -v versitygw >/dev/null || { echo "versitygw is not on PATH (make tools)" >&2; exit 1; }
+command -v perf >/dev/null || { echo "perf is not on PATH (Debian: linux-perf)" >&2; exit 1; }
+
+STRATA="$WORK/strata"
+(cd "$REPO" && go build -o "$STRATA" ./cmd/strata)
+(cd "$REPO" && go run bench/ci/gen.go -dir "$WORK/repo" -layers "$LAYERS" -width "$WIDTH")
+(cd "$WORK/repo" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm gen)
+
+PORT=$((20000 + RANDOM % 20000))
+mkdir -p "$WORK/s3"
+ROOT_ACCESS_KEY=bench ROOT_SECRET_KEY=bench-secret versitygw --port "127.0.0.1:$PORT" posix "$WORK/s3" >"$WORK/logs/versitygw.log" 2>&1 &
+GW=$!
+trap 'kill $GW 2>/dev/null || true' EXIT
+export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret AWS_REGION=us-east-1
+STATE="s3://strata-bench?endpoint=http://127.0.0.1:$PORT&use_path_style=true&disable_https=true&region=us-east-1"
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 0.1; done
+(cd "$REPO" && go run bench/ci/gen.go -bucket "$STATE")
+
+: >"$WORK/home.tfrc"
+export HOME="$WORK" TF_CLI_CONFIG_FILE="$WORK/home.tfrc" CHECKPOINT_DISABLE=1 STRATA_CACHE_DIR="$WORK/cache"
+cd "$WORK/repo"
+
+# perf stat of one strata process, its own CPU only.
+timed() { local out="$1"; shift; perf stat --no-inherit -x, -e task-clock -o "$WORK/perf/$out" "$@"; }
+now() { date +%s.%N; }
+
+T0=$(now)
+timed start "$STRATA" ci start apply --auto-approve --state "$STATE" --shards "$SHARDS" -j 1 --json >"$WORK/start.json"
+RUN=$(jq -r .run "$WORK/start.json")
+WAVES=$(jq '.waves | length' "$WORK/start.json")
+echo "run $RUN: $WAVES waves"
+: >"$WORK/jobs.tsv"
+for w in $(jq -r '.waves[].wave' "$WORK/start.json"); do
+  pids=()
+  for s in $(jq -r ".waves[$w].shards[]" "$WORK/start.json"); do
+    (
+      a=$(now)
+      timed "run-$w-$s" "$STRATA" ci run --state "$STATE" --run "$RUN" --wave "$w" --shard "$s" >"$WORK/logs/run-$w-$s.log" 2>&1
+      b=$(now)
+      printf '%s\t%s\t%s\n' "$w" "$s" "$(echo "$b - $a" | bc)" >>"$WORK/jobs.tsv"
+    ) &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+done
+timed finish "$STRATA" ci finish --state "$STATE" --run "$RUN" --report "$WORK/report.json" >"$WORK/logs/finish.log" || true
+T1=$(now)
+"$STRATA" ci check --state "$STATE" --run "$RUN"
+
+UNITS=$(jq '.units | length' "$WORK/report.json")
+APPLIED=$(jq '[.units[] | select(.status == "applied")] | length' "$WORK/report.json")
+python3 - "$WORK" "$UNITS" <<'PY'
+import json, sys, glob, datetime
+work, units = sys.argv[1], int(sys.argv[2])
+def t(s):
+    s = s.rstrip('Z')
+    if '.' in s:
+        a, b = s.split('.'); s = a + '.' + (b + '000000')[:6]
+    else:
+        s += '.000000'
+    return datetime.datetime.strptime(s, '%Y-%m-%dT%H:%M:%S.%f')
+rep = json.load(open(work + '/report.json'))
+engine = sum((t(st['finished_at']) - t(st['started_at'])).total_seconds() for u in rep['units'] for st in u['steps'])
+jobs = sum(float(l.split('\t')[2]) for l in open(work + '/jobs.tsv') if l.strip())
+cpu = 0.0
+for f in glob.glob(work + '/perf/*'):
+    for line in open(f):
+        parts = line.split(',')
+        if len(parts) > 2 and parts[2] == 'task-clock':
+            cpu += float(parts[0]) / 1000
+print(f"units {units}, jobs {len(open(work + '/jobs.tsv').readlines())}")
+print(f"engine steps: {engine:.1f} s in all, {engine / units * 1000:.1f} ms a unit")
+print(f"job wall time: {jobs:.1f} s in all; not in the engine: {(jobs - engine) / units * 1000:.1f} ms a unit")
+print(f"strata's own CPU (start, every job, finish): {cpu:.1f} s, {cpu / units * 1000:.1f} ms a unit")
+PY
+echo "applied: $APPLIED of $UNITS; whole run: $(echo "$T1 - $T0" | bc) s"
