@@ -27,7 +27,7 @@ var strataValueFlags = map[string]bool{
 	"format": true, "plan-json": true, "base": true,
 	"dest-branch": true, "source-branch": true,
 	"state": true, "run": true, "shards": true, "wave": true, "shard": true,
-	"pr": true, "link": true, "max-waves": true, "waves": true,
+	"pr": true, "link": true, "max-waves": true, "waves": true, "image": true,
 }
 
 // strataBoolFlags are strata's flags that take no value.

@@ -24,7 +24,7 @@ func ciCommand() *cli.Command {
 		Usage: "run one command as many CI jobs sharing a state bucket",
 		Description: "ci start plans the run into waves and shards; each ci run job runs one\n" +
 			"wave's shard; ci finish writes the report of the whole run.",
-		Subcommands: []*cli.Command{ciStartCommand(), ciRunCommand(), ciFinishCommand(), ciUnlockCommand(), ciCheckCommand()},
+		Subcommands: []*cli.Command{ciStartCommand(), ciRunCommand(), ciFinishCommand(), ciCheckCommand(), ciUnlockCommand(), ciCommentCommand(), ciEmitCommand()},
 	}
 }
 
