@@ -57,15 +57,13 @@ func loadRun(ctx context.Context, st *objstore.Store, run string) (*Manifest, ma
 	if err != nil {
 		return nil, nil, err
 	}
-	results := make(map[string]*Result, len(m.Units))
-	for _, mu := range m.Units {
-		r, err := loadResult(ctx, st, m.Run, mu.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		if r != nil && r.Unit != nil {
-			results[mu.ID] = r
-		}
+	ids := make([]string, len(m.Units))
+	for i, mu := range m.Units {
+		ids[i] = mu.ID
+	}
+	results, err := loadResults(ctx, st, m.Run, ids)
+	if err != nil {
+		return nil, nil, err
 	}
 	return m, results, nil
 }

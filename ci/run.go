@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sourcegraph/conc/pool"
+
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
@@ -67,18 +69,31 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 	}
 	res := &SliceResult{}
 	run := &stacks.Run{}
+	slice := m.Slice(o.Wave, o.Shard)
+	// Every result this job reads, fetched at once: its own units' (an
+	// earlier attempt may have recorded them) and their predecessors'.
+	var ids []string
+	seen := map[string]bool{}
+	for _, mu := range slice {
+		for _, id := range append([]string{mu.ID}, mu.After...) {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	results, err := loadResults(ctx, st, m.Run, ids)
+	if err != nil {
+		return nil, err
+	}
 	settled := map[string]bool{}
 	var settle []runner.Settled
-	for _, mu := range m.Slice(o.Wave, o.Shard) {
+	for _, mu := range slice {
 		u, err := unitOf(mu.ID)
 		if err != nil {
 			return nil, err
 		}
-		prev, err := loadResult(ctx, st, m.Run, mu.ID)
-		if err != nil {
-			return nil, err
-		}
-		if prev != nil {
+		if results[mu.ID] != nil {
 			res.Done++
 			continue
 		}
@@ -92,12 +107,8 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 			if err != nil {
 				return nil, err
 			}
-			pr, err := loadResult(ctx, st, m.Run, id)
-			if err != nil {
-				return nil, err
-			}
 			s := runner.Settled{Unit: pu, Status: runner.StatusCancelled}
-			if pr != nil {
+			if pr := results[id]; pr != nil {
 				s.Status, s.Cause = pr.Unit.Status, pr.Unit.Cause
 				if s.Cause == "" && s.Status == runner.StatusSkipped {
 					s.Cause = pu.Name()
@@ -126,15 +137,15 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 		}
 		gates = append(gates, u)
 	}
+	pulls := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
 	for _, ru := range run.Units {
-		if err := mir.pull(ctx, ru.Unit); err != nil {
-			return nil, err
-		}
+		pulls.Go(func(ctx context.Context) error { return mir.pull(ctx, ru.Unit) })
 	}
 	for _, u := range gates {
-		if err := mir.pull(ctx, u); err != nil {
-			return nil, err
-		}
+		pulls.Go(func(ctx context.Context) error { return mir.pull(ctx, u) })
+	}
+	if err := pulls.Wait(); err != nil {
+		return nil, err
 	}
 	ea, err := runner.ParseEngineArgs(m.Command, m.Options.EngineArgs, p.Root)
 	if err != nil {

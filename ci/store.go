@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sourcegraph/conc/pool"
+
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
@@ -98,6 +100,33 @@ func loadResult(ctx context.Context, st *objstore.Store, run, id string) (*Resul
 		return nil, err
 	}
 	return res, nil
+}
+
+// fetchers bounds the requests a job has in flight to the bucket.
+const fetchers = 16
+
+// loadResults reads the results of units, fetched at once; a unit with
+// none recorded is absent from the map.
+func loadResults(ctx context.Context, st *objstore.Store, run string, ids []string) (map[string]*Result, error) {
+	out := make([]*Result, len(ids))
+	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
+	for i, id := range ids {
+		p.Go(func(ctx context.Context) error {
+			r, err := loadResult(ctx, st, run, id)
+			out[i] = r
+			return err
+		})
+	}
+	if err := p.Wait(); err != nil {
+		return nil, err
+	}
+	m := make(map[string]*Result, len(ids))
+	for i, id := range ids {
+		if out[i] != nil && out[i].Unit != nil {
+			m[id] = out[i]
+		}
+	}
+	return m, nil
 }
 
 // keyOfID is unitKey of a unit ID (dir@workspace#stack).
