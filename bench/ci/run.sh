@@ -7,10 +7,14 @@
 #   - strata's own CPU time a unit: every strata process's task-clock
 #     without its children (perf stat --no-inherit), summed, over the units;
 #   - strata's wall time a unit not spent in terraform: each job's wall
-#     time less the engine steps of its units (each job runs one unit at a
-#     time, -j1, so the two add up), summed over jobs, over the units.
+#     time less the engine steps of its units and less terraform-exec's
+#     `terraform version -json` probe before each unit's init (timed here),
+#     summed over jobs, over the units. Each job runs one unit at a time
+#     (-j1), so the parts add up; with SEQ=1 the shards of a wave run one
+#     after another, so no job waits for a CPU another holds (2 cores here,
+#     8 jobs a wave otherwise).
 #
-#   bench/ci/run.sh [LAYERS] [WIDTH] [SHARDS]
+#   [SEQ=1] bench/ci/run.sh [LAYERS] [WIDTH] [SHARDS]
 #
 # Not part of `make test`: it takes minutes.
 set -euo pipefail
@@ -66,18 +70,24 @@ for w in $(jq -r '.waves[].wave' "$WORK/start.json"); do
       printf '%s\t%s\t%s\n' "$w" "$s" "$(echo "$b - $a" | bc)" >>"$WORK/jobs.tsv"
     ) &
     pids+=($!)
+    if [[ "${SEQ:-0}" == 1 ]]; then wait "${pids[@]}"; pids=(); fi
   done
-  wait "${pids[@]}"
+  [[ ${#pids[@]} -gt 0 ]] && wait "${pids[@]}"
 done
 timed finish "$STRATA" ci finish --state "$STATE" --run "$RUN" --report "$WORK/report.json" >"$WORK/logs/finish.log" || true
 T1=$(now)
 "$STRATA" ci check --state "$STATE" --run "$RUN"
 
+# The version probe terraform-exec runs before each unit's init.
+PROBE=$(python3 -c 'import subprocess,time
+t=time.time()
+for _ in range(20): subprocess.run(["terraform","version","-json"],stdout=subprocess.DEVNULL)
+print((time.time()-t)/20)')
 UNITS=$(jq '.units | length' "$WORK/report.json")
 APPLIED=$(jq '[.units[] | select(.status == "applied")] | length' "$WORK/report.json")
-python3 - "$WORK" "$UNITS" <<'PY'
+python3 - "$WORK" "$UNITS" "$PROBE" <<'PY'
 import json, sys, glob, datetime
-work, units = sys.argv[1], int(sys.argv[2])
+work, units, probe = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 def t(s):
     s = s.rstrip('Z')
     if '.' in s:
@@ -96,7 +106,8 @@ for f in glob.glob(work + '/perf/*'):
             cpu += float(parts[0]) / 1000
 print(f"units {units}, jobs {len(open(work + '/jobs.tsv').readlines())}")
 print(f"engine steps: {engine:.1f} s in all, {engine / units * 1000:.1f} ms a unit")
-print(f"job wall time: {jobs:.1f} s in all; not in the engine: {(jobs - engine) / units * 1000:.1f} ms a unit")
+print(f"job wall time: {jobs:.1f} s in all; not in engine steps: {(jobs - engine) / units * 1000:.1f} ms a unit")
+print(f"terraform version probe: {probe * 1000:.1f} ms; not in terraform at all: {(jobs - engine - probe * units) / units * 1000:.1f} ms a unit")
 print(f"strata's own CPU (start, every job, finish): {cpu:.1f} s, {cpu / units * 1000:.1f} ms a unit")
 PY
 echo "applied: $APPLIED of $UNITS; whole run: $(echo "$T1 - $T0" | bc) s"
