@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/testenv"
@@ -247,3 +248,64 @@ func TestPullRequestFlow(t *testing.T) {
 		t.Fatalf("after unlock: %v", err)
 	}
 }
+
+// TestInterruptedJobIsRetried: a job interrupted while a unit applies
+// records the units it finished and none for the one it cancelled; the
+// retried job runs only that one.
+func TestInterruptedJobIsRetried(t *testing.T) {
+	testenv.NeedTerraform(t)
+	root := testenv.WriteRepo(t, map[string]string{
+		"strata.yml":   "dirs:\n  fast: {tags: [w]}\n  slow: {tags: [w]}\nstacks:\n  names:\n    w: {tag_query: w}\n",
+		"fast/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+		"slow/main.tf": "resource \"terraform_data\" \"x\" {\n  provisioner \"local-exec\" {\n    command = \"sleep 3\"\n  }\n}\n",
+	})
+	env := testenv.Env(t)
+	st := openStore(t, "file://"+t.TempDir())
+	p := loadRepo(t, root)
+	m, err := Start(context.Background(), st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: RunOptions{AutoApprove: true, Parallelism: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var log bytes.Buffer
+	go func() {
+		_, err := RunSlice(ctx, st, p, SliceOptions{Run: m.Run, Console: &log, Environ: env, StateDir: t.TempDir()})
+		done <- err
+	}()
+	// Interrupt once fast is recorded and slow's provisioner runs.
+	for i := 0; ; i++ {
+		r, err := loadResult(context.Background(), st, m.Run, "fast@default#w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r != nil {
+			break
+		}
+		if i == 600 {
+			t.Fatal("fast never recorded")
+		}
+		sleep()
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("interrupted job: %v\n%s", err, log.String())
+	}
+	if r, _ := loadResult(context.Background(), st, m.Run, "slow@default#w"); r != nil {
+		t.Fatalf("the cancelled unit has a result: %s %s", r.Unit.Status, r.Unit.Reason)
+	}
+	res, err := RunSlice(context.Background(), st, loadRepo(t, root), SliceOptions{Run: m.Run, Environ: env, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ran != 1 || res.Done != 1 {
+		t.Errorf("retry ran %d, found %d done", res.Ran, res.Done)
+	}
+	rep, _, _ := BuildReport(context.Background(), st, m.Run)
+	if got := statusesOf(rep); got["slow"] != "applied" || got["fast"] != "applied" {
+		t.Errorf("after the retry: %v", got)
+	}
+	checkRun(t, st, m.Run)
+}
+
+func sleep() { time.Sleep(50 * time.Millisecond) }

@@ -160,14 +160,17 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 		errs    []error
 		written = map[*stacks.Unit]bool{}
 	)
+	// What a unit did is recorded even as the job is interrupted; a unit
+	// the interrupt cancelled gets no result, so a retried job runs it.
+	rctx := context.WithoutCancel(ctx)
 	record := func(u *stacks.Unit, ur *runner.UnitReport) {
-		applied, err := mir.push(ctx, u, m.Run)
-		if err == nil {
+		applied, err := mir.push(rctx, u, m.Run)
+		if err == nil && ur.Status != runner.StatusCancelled {
 			r := &Result{Unit: ur, Log: ur.Log, Wave: o.Wave, Shard: o.Shard, Job: o.Job}
 			if applied != nil {
 				r.Applied = applied.Digest
 			}
-			err = putJSON(ctx, st, resultKey(m.Run, keyOf(u)), r, true)
+			err = putJSON(rctx, st, resultKey(m.Run, keyOf(u)), r, true)
 			if errors.Is(err, objstore.ErrExists) {
 				// Another attempt of this job recorded it first.
 				err = nil

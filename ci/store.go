@@ -45,8 +45,9 @@ func (r *Result) span() (started, finished time.Time) {
 	return started, finished
 }
 
-// ApplyRecord is one apply a job saw a unit make in a run, kept under
-// runs/<id>/applies/: the invariant checker counts them.
+// ApplyRecord is one successful apply a job saw a unit make in a run,
+// kept under runs/<id>/applies/: the invariant checker counts them. An
+// apply that failed or was interrupted is not one: a retry may apply.
 type ApplyRecord struct {
 	Digest string    `json:"digest"`
 	At     time.Time `json:"at"`
@@ -278,7 +279,8 @@ func (m *mirror) push(ctx context.Context, u *stacks.Unit, run string) (*runner.
 		rec = merge(local, remote)
 	}
 	var applied *runner.ApplyRecord
-	if a := local.Apply; a != nil && (before == nil || a.At.After(before.At)) && run != "" {
+	if a := local.Apply; a != nil && (before == nil || a.At.After(before.At)) && run != "" &&
+		(a.Result == runner.StatusApplied || a.Result == runner.StatusDestroyed) {
 		applied = a
 		at := a.At.UTC().Format("20060102T150405.000000000Z")
 		if err := putJSON(ctx, m.st, applyKey(run, uk, at), ApplyRecord{Digest: a.Digest, At: a.At, Job: m.job}, true); err != nil && !errors.Is(err, objstore.ErrExists) {
