@@ -1,0 +1,230 @@
+package ci
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/runner"
+)
+
+// Tests of the strata command as CI runs it: the emitted files as the
+// commands write them, and a GitLab pipeline run by gitlab-ci-local.
+
+var updateExamples = flag.Bool("update-examples", false, "rewrite docs/examples/ci from the strata ci emit commands")
+
+// buildStrata builds the strata command into a temp dir.
+func buildStrata(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "strata")
+	cmd := exec.Command("go", "build", "-o", bin, "../cmd/strata")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// copyFixture copies a fixture into a temp dir, without what a run
+// leaves behind.
+func copyFixture(t *testing.T, name string) string {
+	t.Helper()
+	src := filepath.Join("..", "fixtures", name)
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			if info.Name() == ".terraform" || info.Name() == ".strata" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(target, 0o755)
+		}
+		if strings.HasSuffix(p, ".tfstate") || strings.HasSuffix(p, ".tfstate.backup") || info.Name() == ".terraform.lock.hcl" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestGitLabPipeline runs the .gitlab-ci.yml that strata ci emit gitlab
+// writes with gitlab-ci-local (shell executor) on a git repository of
+// fixtures/nested, with real terraform and a file:// bucket: the start
+// job plans the run and writes the child pipeline, whose jobs apply every
+// unit, each after the units it waits for, and whose finish job writes
+// the report. make test installs gitlab-ci-local; elsewhere the test
+// needs it on PATH. gitlab-ci-local needs rsync, from the system.
+func TestGitLabPipeline(t *testing.T) {
+	glci := needTool(t, "gitlab-ci-local")
+	if _, err := exec.LookPath("rsync"); err != nil {
+		// A system package, which make tools does not install.
+		t.Skip("gitlab-ci-local needs rsync, which is not on PATH")
+	}
+	testenv.NeedTerraform(t)
+	strata := buildStrata(t)
+	repo := copyFixture(t, "nested")
+	stateDir := t.TempDir()
+	env := testenv.Env(t,
+		"PATH="+filepath.Dir(strata)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"GIT_AUTHOR_NAME=strata", "GIT_AUTHOR_EMAIL=strata@example.com",
+		"GIT_COMMITTER_NAME=strata", "GIT_COMMITTER_EMAIL=strata@example.com",
+	)
+	run := func(name string, args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir, cmd.Env = repo, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	pipeline := run(strata, "ci", "emit", "gitlab", "--shards", "2")
+	writeTestFile(t, filepath.Join(repo, ".gitlab-ci.yml"), []byte(pipeline))
+	run("git", "init", "-q", "-b", "main")
+	run("git", "add", "-A")
+	run("git", "commit", "-q", "-m", "nested")
+	run("git", "remote", "add", "origin", "https://gitlab.example/group/project.git")
+	// The project's CI/CD variables, which child pipelines see too. A
+	// pipeline of the default branch applies.
+	writeTestFile(t, filepath.Join(repo, ".gitlab-ci-local-variables.yml"), []byte(
+		"STRATA_STATE_URL: \"file://"+stateDir+"\"\nSTRATA_ARGS: \"--all\"\nSTRATA_SHARDS: \"2\"\n"))
+	// gitlab-ci-local's child pipelines are experimental: its exit code
+	// does not follow a failed child job; the report says what ran.
+	out := run(glci, "--force-shell-executor")
+
+	var started struct {
+		Run string `json:"run"`
+	}
+	b, err := os.ReadFile(filepath.Join(repo, "strata-start.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if err := json.Unmarshal(b, &started); err != nil || started.Run == "" {
+		t.Fatalf("strata-start.json: %v %s", err, b)
+	}
+	ctx := context.Background()
+	st, err := objstore.Open(ctx, "file://"+stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rep, m, err := BuildReport(ctx, st, started.Run)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if m.Command != runner.CmdApply || len(m.Units) != 7 {
+		t.Errorf("run %s: %s of %d units", m.Run, m.Command, len(m.Units))
+	}
+	byID := map[string]*runner.UnitReport{}
+	for _, u := range rep.Units {
+		byID[u.ID()] = u
+		if u.Status != runner.StatusApplied {
+			t.Errorf("%s: %s (%s)", u.ID(), u.Status, u.Reason)
+		}
+	}
+	if rep.ExitCode != 0 || len(rep.Units) != 7 {
+		t.Errorf("exit code %d, %d units\n%s", rep.ExitCode, len(rep.Units), out)
+	}
+	// Each unit's job ran after the jobs of the units it waits for.
+	for _, mu := range m.Units {
+		u := byID[mu.ID]
+		if u == nil || len(u.Steps) == 0 {
+			continue
+		}
+		for _, id := range mu.After {
+			before := byID[id]
+			if before == nil || len(before.Steps) == 0 {
+				t.Errorf("%s waits for %s, which did not run", mu.ID, id)
+				continue
+			}
+			if end, start := before.Steps[len(before.Steps)-1].FinishedAt, u.Steps[0].StartedAt; start.Before(end) {
+				t.Errorf("%s started at %s, before %s finished at %s", mu.ID, start, id, end)
+			}
+		}
+	}
+	// The pull request comment of the run.
+	comment := run(strata, "ci", "comment", "--state", "file://"+stateDir, "--run", started.Run, "--link", "https://gitlab.example/group/project/-/pipelines/1")
+	for _, want := range []string{CommentMarker + "\n### strata apply: 7 applied\n", "[Full summary](https://gitlab.example/group/project/-/pipelines/1)"} {
+		if !strings.Contains(comment, want) {
+			t.Errorf("strata ci comment: no %q in\n%s", want, comment)
+		}
+	}
+	// The finish job's report is the same run's.
+	written, err := runner.ReadReport(filepath.Join(repo, "strata-report.json"))
+	if err != nil {
+		t.Fatalf("the finish job wrote no report: %v\n%s", err, out)
+	}
+	if written.ExitCode != 0 || len(written.Units) != 7 {
+		t.Errorf("strata-report.json: exit code %d, %d units", written.ExitCode, len(written.Units))
+	}
+}
+
+// TestEmitExamples: docs/examples/ci holds what the strata ci emit
+// commands write for fixtures/nested (go test ./ci -run TestEmitExamples
+// -update-examples rewrites them).
+func TestEmitExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds strata")
+	}
+	strata := buildStrata(t)
+	fixture, err := filepath.Abs(filepath.Join("..", "fixtures", "nested"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := "file://" + t.TempDir()
+	env := append(os.Environ(), "STRATA_STATE_URL="+state)
+	run := func(args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command(strata, args...)
+		cmd.Dir, cmd.Env = fixture, env
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("strata %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		return out
+	}
+	run("ci", "start", "apply", "--auto-approve", "--all", "--shards", "2", "--run", "example", "--json")
+	examples := map[string][]byte{
+		"strata.yml":    run("ci", "emit", "github"),
+		"gitlab-ci.yml": run("ci", "emit", "gitlab"),
+		"child.yml":     run("ci", "emit", "gitlab", "--run", "example"),
+	}
+	for name, got := range examples {
+		path := filepath.Join("..", "docs", "examples", "ci", name)
+		if *updateExamples {
+			writeTestFile(t, path, got)
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is not what strata ci emit writes; go test ./ci -run TestEmitExamples -update-examples rewrites it", path)
+		}
+	}
+}
