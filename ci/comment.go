@@ -141,7 +141,7 @@ func (v *commentView) render(cut commentCut) string {
 	var b strings.Builder
 	rep := v.rep
 	b.WriteString(CommentMarker + "\n")
-	fmt.Fprintf(&b, "### strata %s: %s\n\n", htmlText(rep.Command), reportVerdict(rep))
+	fmt.Fprintf(&b, "### strata %s: %s\n\n", htmlText(rep.Command), rep.Verdict())
 	if line := reportContext(rep); line != "" {
 		b.WriteString(line + "\n\n")
 	}
@@ -292,44 +292,6 @@ func cutText(s string, limit int, tail bool) (string, bool) {
 		end--
 	}
 	return s[:end] + fmt.Sprintf("\n… %s cut", nounCount(len(s)-end, "byte")), true
-}
-
-// verdictWords is how the verdict counts units (as the summary does).
-var verdictWords = []struct {
-	status runner.Status
-	words  string
-}{
-	{runner.StatusApplied, "applied"},
-	{runner.StatusDestroyed, "destroyed"},
-	{runner.StatusPlanned, "to change"},
-	{runner.StatusSucceeded, "succeeded"},
-	{runner.StatusBlocked, "blocked"},
-	{runner.StatusFailed, "failed"},
-	{runner.StatusSkipped, "skipped"},
-	{runner.StatusCancelled, "cancelled"},
-}
-
-func reportVerdict(rep *runner.Report) string {
-	if rep.Error != "" {
-		return "stopped"
-	}
-	if len(rep.Units) == 0 {
-		return "no units"
-	}
-	n := map[runner.Status]int{}
-	for _, u := range rep.Units {
-		n[u.Status]++
-	}
-	var parts []string
-	for _, w := range verdictWords {
-		if n[w.status] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n[w.status], w.words))
-		}
-	}
-	if len(parts) == 0 {
-		return "no changes"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // reportContext is the change totals over the units whose changes are

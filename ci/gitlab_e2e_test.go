@@ -33,39 +33,6 @@ func buildStrata(t *testing.T) string {
 	return bin
 }
 
-// copyFixture copies a fixture into a temp dir, without what a run
-// leaves behind.
-func copyFixture(t *testing.T, name string) string {
-	t.Helper()
-	src := filepath.Join("..", "fixtures", name)
-	dst := t.TempDir()
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			if info.Name() == ".terraform" || info.Name() == ".strata" {
-				return filepath.SkipDir
-			}
-			return os.MkdirAll(target, 0o755)
-		}
-		if strings.HasSuffix(p, ".tfstate") || strings.HasSuffix(p, ".tfstate.backup") || info.Name() == ".terraform.lock.hcl" {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // TestGitLabPipeline runs the .gitlab-ci.yml that strata ci emit gitlab
 // writes with gitlab-ci-local (shell executor) on a git repository of
 // fixtures/nested, with real terraform and a file:// bucket: the start
@@ -81,7 +48,7 @@ func TestGitLabPipeline(t *testing.T) {
 	}
 	testenv.NeedTerraform(t)
 	strata := buildStrata(t)
-	repo := copyFixture(t, "nested")
+	repo := testenv.CopyTree(t, filepath.Join("..", "fixtures", "nested"))
 	stateDir := t.TempDir()
 	env := testenv.Env(t,
 		"PATH="+filepath.Dir(strata)+string(os.PathListSeparator)+os.Getenv("PATH"),

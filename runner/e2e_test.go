@@ -20,36 +20,7 @@ import (
 // using only terraform_data, local-exec and the local backend. Each test
 // has its own repository, cache dir and CLI config file.
 
-// copyTree copies a fixture into a temp dir.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			if info.Name() == ".terraform" || info.Name() == ".strata" {
-				return filepath.SkipDir
-			}
-			return os.MkdirAll(target, 0o755)
-		}
-		if strings.HasSuffix(p, ".tfstate") || strings.HasSuffix(p, ".tfstate.backup") || info.Name() == ".terraform.lock.hcl" {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
+func copyTree(t *testing.T, src string) string { return testenv.CopyTree(t, src) }
 
 type e2e struct {
 	t       *testing.T

@@ -366,7 +366,7 @@ func (rep *Report) Markdown() string {
 	sort.SliceStable(stacks, func(i, j int) bool { return first[stacks[i].Name] < first[stacks[j].Name] })
 	render := func(logLimit int) string {
 		var b strings.Builder
-		fmt.Fprintf(&b, "## strata %s: %s\n\n", rep.Command, rep.verdict())
+		fmt.Fprintf(&b, "## strata %s: %s\n\n", rep.Command, rep.Verdict())
 		if line := rep.contextLine(); line != "" {
 			b.WriteString(line + "\n\n")
 		}
@@ -429,10 +429,10 @@ var verdictOrder = []struct {
 	{StatusCancelled, "cancelled"},
 }
 
-// verdict is the summary's first line: how many units change, changed or
+// Verdict is the summary's first line: how many units change, changed or
 // did not get there, e.g. "3 to change, 1 blocked, 2 failed"; "no changes"
 // when every unit has none.
-func (rep *Report) verdict() string {
+func (rep *Report) Verdict() string {
 	if rep.Error != "" {
 		return "stopped"
 	}

@@ -29,7 +29,7 @@ func TestVerdict(t *testing.T) {
 		{&Report{Error: "the apply lock is held"}, "stopped"},
 	}
 	for _, tc := range tests {
-		if got := tc.rep.verdict(); got != tc.want {
+		if got := tc.rep.Verdict(); got != tc.want {
 			t.Errorf("verdict = %q, want %q", got, tc.want)
 		}
 	}

@@ -45,6 +45,18 @@ func openState(c *cli.Context) (*objstore.Store, error) {
 	return st, nil
 }
 
+// withState runs a ci command's action with the bucket of --state open.
+func withState(action func(*cli.Context, *objstore.Store) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		st, err := openState(c)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		return action(c, st)
+	}
+}
+
 var ciCommands = []string{runner.CmdInit, runner.CmdPlan, runner.CmdApply, runner.CmdDestroy, runner.CmdDrift, runner.CmdValidate}
 
 func ciStartCommand() *cli.Command {
@@ -222,12 +234,7 @@ func ciFinishCommand() *cli.Command {
 			&cli.PathFlag{Name: "report", Usage: "write the JSON report to `FILE`", EnvVars: []string{"STRATA_REPORT"}},
 			&cli.PathFlag{Name: "summary", Usage: "write the Markdown summary to `FILE` (also to $GITHUB_STEP_SUMMARY when set)", EnvVars: []string{"STRATA_SUMMARY"}},
 		},
-		Action: func(c *cli.Context) error {
-			st, err := openState(c)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+		Action: withState(func(c *cli.Context, st *objstore.Store) error {
 			rep, _, err := ci.BuildReport(c.Context, st, c.String("run"))
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
@@ -240,7 +247,7 @@ func ciFinishCommand() *cli.Command {
 				return &exitError{code: rep.ExitCode}
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -252,12 +259,7 @@ func ciUnlockCommand() *cli.Command {
 			stateFlag(),
 			&cli.IntFlag{Name: "pr", Usage: "the pull request `N`", Required: true, EnvVars: []string{"STRATA_PR"}},
 		},
-		Action: func(c *cli.Context) error {
-			st, err := openState(c)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+		Action: withState(func(c *cli.Context, st *objstore.Store) error {
 			freed, err := ci.Unlock(c.Context, st, c.Int("pr"))
 			for _, l := range freed {
 				fmt.Fprintf(c.App.Writer, "unlocked %s\n", l.Unit)
@@ -267,7 +269,7 @@ func ciUnlockCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.Writer, "PR #%d: %s unlocked\n", c.Int("pr"), countOf(len(freed), "dirspace"))
 			return nil
-		},
+		}),
 	}
 }
 
@@ -276,12 +278,7 @@ func ciCheckCommand() *cli.Command {
 		Name:  "check",
 		Usage: "verify a finished run: order, one apply each, skips, applied digests",
 		Flags: []cli.Flag{stateFlag(), runIDFlag(true)},
-		Action: func(c *cli.Context) error {
-			st, err := openState(c)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+		Action: withState(func(c *cli.Context, st *objstore.Store) error {
 			bad, err := ci.Check(c.Context, st, c.String("run"))
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
@@ -294,6 +291,6 @@ func ciCheckCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.Writer, "run %s: every invariant holds\n", c.String("run"))
 			return nil
-		},
+		}),
 	}
 }

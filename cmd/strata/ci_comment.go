@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/ci"
+	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
 )
 
@@ -22,12 +23,7 @@ func ciCommentCommand() *cli.Command {
 			stateFlag(), runIDFlag(true),
 			&cli.StringFlag{Name: "link", Usage: "`URL` of the full summary (default: the run's link, else the CI run)"},
 		},
-		Action: func(c *cli.Context) error {
-			st, err := openState(c)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+		Action: withState(func(c *cli.Context, st *objstore.Store) error {
 			rep, m, err := ci.BuildReport(c.Context, st, c.String("run"))
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
@@ -39,6 +35,6 @@ func ciCommentCommand() *cli.Command {
 			}
 			fmt.Fprint(c.App.Writer, ci.Comment(rep, link))
 			return nil
-		},
+		}),
 	}
 }

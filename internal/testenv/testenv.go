@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,4 +129,36 @@ func S3Server(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// CopyTree copies a fixture into a new temp dir, without what a run
+// leaves behind (.terraform, .strata, state files, lock files).
+func CopyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			if info.Name() == ".terraform" || info.Name() == ".strata" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(target, 0o755)
+		}
+		if strings.HasSuffix(p, ".tfstate") || strings.HasSuffix(p, ".tfstate.backup") || info.Name() == ".terraform.lock.hcl" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
