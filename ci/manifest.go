@@ -58,7 +58,8 @@ type ManifestUnit struct {
 	Stack     string `json:"stack"`
 	// Why the unit is in the run (selection, propagation, prerequisite).
 	Why string `json:"why"`
-	// Engine is the engine and version the unit resolved to at start.
+	// Engine is the engine the unit chose at start, with its version
+	// constraint, or "(from PATH)" when nothing names one.
 	Engine string `json:"engine"`
 	Wave   int    `json:"wave"`
 	Shard  int    `json:"shard"`

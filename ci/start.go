@@ -80,8 +80,12 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 		if err != nil {
 			return nil, err
 		}
+		engine := c.Name + " " + c.Version
+		if c.OnPath() || c.Version == "" {
+			engine = c.Name + " (from PATH)"
+		}
 		mu := ManifestUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Why: why[u],
-			Engine: c.Name + " " + c.Version, Wave: g.Layer[u], Shard: place[u]}
+			Engine: engine, Wave: g.Layer[u], Shard: place[u]}
 		for _, ei := range g.In(u) {
 			mu.After = append(mu.After, g.Edges[ei].From.ID())
 		}

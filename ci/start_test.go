@@ -53,6 +53,9 @@ func TestWavesAndShards(t *testing.T) {
 						t.Errorf("%s (wave %d) waits for %s (wave %d)", u.ID, u.Wave, a, wave[a])
 					}
 				}
+				if u.Engine != "terraform (from PATH)" {
+					t.Errorf("%s: engine %q", u.ID, u.Engine)
+				}
 				if u.Shard < 0 || u.Shard >= tt.shards {
 					t.Errorf("%s: shard %d", u.ID, u.Shard)
 				}
