@@ -28,8 +28,11 @@ const (
 // outside reports whether the role never runs.
 func (r Role) outside() bool { return r == RoleGate || r == RoleProducer || r == RoleSettled }
 
-// member is a unit of a command with its role.
+// member is a unit of a command with its role; a settled one also with
+// the status and root cause its job recorded.
 type member struct {
 	stacks.RunUnit
-	role Role
+	role      Role
+	status    Status
+	rootCause string
 }

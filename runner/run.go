@@ -203,11 +203,13 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	}
 	members := make([]member, 0, len(run.Units)+len(addPre))
 	in := map[*stacks.Unit]bool{}
-	add := func(ru stacks.RunUnit, role Role) {
-		if !in[ru.Unit] {
-			in[ru.Unit] = true
-			members = append(members, member{ru, role})
+	add := func(ru stacks.RunUnit, role Role) *member {
+		if in[ru.Unit] {
+			return nil
 		}
+		in[ru.Unit] = true
+		members = append(members, member{RunUnit: ru, role: role, status: statusPending})
+		return &members[len(members)-1]
 	}
 	for _, ru := range run.Units {
 		add(ru, RoleMember)
@@ -216,7 +218,9 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		add(ru, RolePrerequisite)
 	}
 	for _, st := range opt.Settled {
-		add(stacks.RunUnit{Unit: st.Unit, Why: "settled by an earlier job"}, RoleSettled)
+		if m := add(stacks.RunUnit{Unit: st.Unit, Why: "settled by an earlier job"}, RoleSettled); m != nil {
+			m.status, m.rootCause = st.Status, st.Cause
+		}
 	}
 	for _, u := range opt.External {
 		add(stacks.RunUnit{Unit: u, Why: "outside the run"}, RoleGate)
@@ -250,16 +254,9 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	if err := r.prepare(ctx, members); err != nil {
 		return nil, err
 	}
-	settled := make(map[*stacks.Unit]Settled, len(opt.Settled))
-	for _, st := range opt.Settled {
-		settled[st.Unit] = st
-	}
 	for _, ur := range r.units {
 		ur.forceApply = force[ur.u]
 		ur.preBlocked = preBlocked[ur.u]
-		if st, ok := settled[ur.u]; ok && ur.role == RoleSettled {
-			ur.status, ur.rootCause = st.Status, st.Cause
-		}
 	}
 	if opt.Command == CmdDrift || r.destroying() {
 		// drift compares with the producers' current state; destroy runs
@@ -406,7 +403,7 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	reported := map[string]bool{}
 	for i, ru := range members {
 		c := choices[i]
-		ur := &unitRun{unit: &unit{u: ru.Unit, choice: c}, why: ru.Why, status: statusPending, role: ru.role}
+		ur := &unitRun{unit: &unit{u: ru.Unit, choice: c}, why: ru.Why, status: ru.status, rootCause: ru.rootCause, role: ru.role}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
 			// Its units fail as unsupported; the others run.

@@ -126,7 +126,7 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 		if contains(external, ru.Dir) {
 			role = RoleGate
 		}
-		members = append(members, member{ru, role})
+		members = append(members, member{RunUnit: ru, role: role})
 		units = append(units, ru.Unit)
 	}
 	g, err := p.Graph(units, stacks.GraphOptions{Destroy: opt.Command == CmdDestroy})
