@@ -209,7 +209,7 @@ func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) b
 	fmt.Fprintf(b, "<details%s><summary>%s</summary>\n\n", open, stackLine(s))
 	b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")
 	for _, u := range s.units {
-		fmt.Fprintf(b, "| <code>%s</code> | %s | %s | %s |\n", tableCell(u.Name()), tableCell(string(u.Status)), changesText(u), tableCell(u.Reason))
+		fmt.Fprintf(b, "| <code>%s</code> | %s | %s | %s |\n", tableCell(u.Name()), tableCell(string(u.Status)), u.ChangesText(), tableCell(u.Reason))
 	}
 	b.WriteString("\n")
 	cut := false
@@ -236,7 +236,7 @@ func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) b
 // changes of those whose changes are known.
 func stackLine(s commentStack) string {
 	line := fmt.Sprintf("<b>%s</b> — %s · %s", htmlText(s.path), htmlText(string(s.status)), nounCount(len(s.units), "unit"))
-	if total, ok := totalChanges(s.units); ok {
+	if total, ok := runner.TotalChanges(s.units); ok {
 		line += " · " + total.String()
 	}
 	return line
@@ -256,7 +256,7 @@ func unitOutputs(u *runner.UnitReport) []unitOutput {
 	}
 	if t := trimBlank(u.Log); t != "" && u.Status != runner.StatusNoChanges {
 		title := string(u.Status)
-		if c, ok := knownChanges(u); ok {
+		if c, ok := u.PlanChanges(); ok {
 			title += ", " + c.String()
 		}
 		out = append(out, unitOutput{title, t})
@@ -299,7 +299,7 @@ func cutText(s string, limit int, tail bool) (string, bool) {
 func reportContext(rep *runner.Report) string {
 	var parts []string
 	if len(rep.Units) > 0 {
-		total, _ := totalChanges(rep.Units)
+		total, _ := runner.TotalChanges(rep.Units)
 		parts = append(parts, fmt.Sprintf("**%s** in %s", total, nounCount(len(rep.Units), "unit")))
 	}
 	if ci := rep.CI; ci != nil {
@@ -322,48 +322,6 @@ func reportContext(rep *runner.Report) string {
 		}
 	}
 	return strings.Join(parts, " · ")
-}
-
-func totalChanges(units []*runner.UnitReport) (runner.Changes, bool) {
-	var total runner.Changes
-	known := false
-	for _, u := range units {
-		if c, ok := knownChanges(u); ok {
-			total.Add += c.Add
-			total.Change += c.Change
-			total.Destroy += c.Destroy
-			known = true
-		}
-	}
-	return total, known
-}
-
-// knownChanges are a unit's changes when it planned: not when it never
-// got to a plan (blocked, skipped, cancelled, failed before it), nor in a
-// command that does not plan.
-func knownChanges(u *runner.UnitReport) (runner.Changes, bool) {
-	switch u.Status {
-	case runner.StatusPlanned, runner.StatusApplied, runner.StatusDestroyed, runner.StatusNoChanges:
-		return u.Changes, true
-	case runner.StatusSucceeded:
-		return runner.Changes{}, false
-	}
-	if u.Changes != (runner.Changes{}) {
-		return u.Changes, true
-	}
-	for _, st := range u.Steps {
-		if st.Name == runner.StepPlan && st.OK {
-			return u.Changes, true
-		}
-	}
-	return runner.Changes{}, false
-}
-
-func changesText(u *runner.UnitReport) string {
-	if c, ok := knownChanges(u); ok {
-		return c.String()
-	}
-	return "-"
 }
 
 // htmlText is a name or message as HTML text: it can open no tag, comment or

@@ -377,7 +377,7 @@ func (rep *Report) Markdown() string {
 			fmt.Fprintf(&b, "### %s — %s\n\n", strings.Join(s.Path, " / "), s.Status)
 			b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")
 			for _, u := range byStack[s.Name] {
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", u.Name(), u.Status, u.changesText(), strings.ReplaceAll(u.Reason, "|", `\|`))
+				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", u.Name(), u.Status, u.ChangesText(), strings.ReplaceAll(u.Reason, "|", `\|`))
 			}
 			b.WriteString("\n")
 			for _, u := range byStack[s.Name] {
@@ -395,7 +395,7 @@ func (rep *Report) Markdown() string {
 					log = log[:logLimit] + fmt.Sprintf("\n… cut: %s more (the summary is limited to 1 MiB)", count(more, "byte"))
 				}
 				summary := u.Name() + ": " + string(u.Status)
-				if c, ok := u.planChanges(); ok {
+				if c, ok := u.PlanChanges(); ok {
 					summary += ", " + c.String()
 				}
 				fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n```\n%s\n```\n\n</details>\n\n", summary, fence(log))
@@ -461,14 +461,7 @@ func (rep *Report) Verdict() string {
 func (rep *Report) contextLine() string {
 	var parts []string
 	if len(rep.Units) > 0 {
-		var total Changes
-		for _, u := range rep.Units {
-			if c, ok := u.planChanges(); ok {
-				total.Add += c.Add
-				total.Change += c.Change
-				total.Destroy += c.Destroy
-			}
-		}
+		total, _ := TotalChanges(rep.Units)
 		parts = append(parts, fmt.Sprintf("**%s** in %s", total, count(len(rep.Units), "unit")))
 	}
 	if ci := rep.CI; ci != nil {
@@ -493,12 +486,12 @@ func (rep *Report) contextLine() string {
 	return strings.Join(parts, " · ")
 }
 
-// planChanges are the changes the unit's plan counts, and whether it has
+// PlanChanges are the changes the unit's plan counts, and whether it has
 // one: not when it never planned (blocked, skipped or cancelled before its
 // plan, failed before or in it) nor in commands that do not plan. A unit
 // that planned and failed applying in one engine call has no plan step of
 // its own; the plan summary in its log says what it planned.
-func (u *UnitReport) planChanges() (Changes, bool) {
+func (u *UnitReport) PlanChanges() (Changes, bool) {
 	switch u.Status {
 	case StatusPlanned, StatusApplied, StatusDestroyed, StatusNoChanges:
 		return u.Changes, true
@@ -523,9 +516,25 @@ func (u *UnitReport) planChanges() (Changes, bool) {
 	return Changes{}, false
 }
 
-// changesText is the unit's changes column: "-" when they are not known.
-func (u *UnitReport) changesText() string {
-	c, ok := u.planChanges()
+// TotalChanges sums the changes of the units whose changes are known
+// (PlanChanges), and reports whether any is.
+func TotalChanges(units []*UnitReport) (Changes, bool) {
+	var total Changes
+	known := false
+	for _, u := range units {
+		if c, ok := u.PlanChanges(); ok {
+			total.Add += c.Add
+			total.Change += c.Change
+			total.Destroy += c.Destroy
+			known = true
+		}
+	}
+	return total, known
+}
+
+// ChangesText is the unit's changes column: "-" when they are not known.
+func (u *UnitReport) ChangesText() string {
+	c, ok := u.PlanChanges()
 	if !ok {
 		return "-"
 	}

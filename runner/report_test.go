@@ -60,7 +60,7 @@ func TestChangesColumn(t *testing.T) {
 		{UnitReport{Status: StatusSucceeded}, "-"},
 	}
 	for _, tc := range tests {
-		if got := tc.u.changesText(); got != tc.want {
+		if got := tc.u.ChangesText(); got != tc.want {
 			t.Errorf("%s %v: changes %q, want %q", tc.u.Status, tc.u.Changes, got, tc.want)
 		}
 	}
