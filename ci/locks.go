@@ -49,31 +49,15 @@ func lockForPR(ctx context.Context, st *objstore.Store, m *Manifest) error {
 	var held []Lock
 	for _, u := range m.Units {
 		key := prLockKey(keyOfID(u.ID))
-		err := putJSON(ctx, st, key, Lock{Unit: u.ID, PR: m.PR, Run: m.Run, Link: m.Link, At: m.Created}, true)
-		if err == nil {
-			taken = append(taken, key)
-			continue
-		}
-		if !errors.Is(err, objstore.ErrExists) {
+		holder, err := takeLock(ctx, st, key, Lock{Unit: u.ID, PR: m.PR, Run: m.Run, Link: m.Link, At: m.Created})
+		switch {
+		case err != nil:
 			release(ctx, st, taken)
 			return fmt.Errorf("locking %s for PR #%d: %w", u.ID, m.PR, err)
-		}
-		var l Lock
-		if _, err := getJSON(ctx, st, key, &l); err != nil {
-			if errors.Is(err, objstore.ErrNotFound) {
-				// Released between the two calls: take it now.
-				if err := putJSON(ctx, st, key, Lock{Unit: u.ID, PR: m.PR, Run: m.Run, Link: m.Link, At: m.Created}, true); err == nil {
-					taken = append(taken, key)
-					continue
-				}
-				l = Lock{Unit: u.ID, Run: "(just taken by another run)"}
-			} else {
-				release(ctx, st, taken)
-				return fmt.Errorf("reading the lock on %s: %w", u.ID, err)
-			}
-		}
-		if l.PR != m.PR {
-			held = append(held, l)
+		case holder == nil:
+			taken = append(taken, key)
+		case holder.PR != m.PR:
+			held = append(held, *holder)
 		}
 	}
 	if len(held) > 0 {
@@ -82,6 +66,21 @@ func lockForPR(ctx context.Context, st *objstore.Store, m *Manifest) error {
 		return &LockedError{PR: m.PR, Held: held, Total: len(m.Units)}
 	}
 	return nil
+}
+
+// takeLock creates a lock, or returns the lock that holds the key. A
+// lock released between the create and the read is created again.
+func takeLock(ctx context.Context, st *objstore.Store, key string, l Lock) (*Lock, error) {
+	for {
+		err := putJSON(ctx, st, key, l, true)
+		if err == nil || !errors.Is(err, objstore.ErrExists) {
+			return nil, err
+		}
+		holder := &Lock{}
+		if _, err := getJSON(ctx, st, key, holder); !errors.Is(err, objstore.ErrNotFound) {
+			return holder, err
+		}
+	}
 }
 
 func release(ctx context.Context, st *objstore.Store, keys []string) {

@@ -7,10 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
-
-	"github.com/sourcegraph/conc/pool"
 
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/objstore"
@@ -137,14 +134,11 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 		}
 		gates = append(gates, u)
 	}
-	pulls := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
+	pulls := make([]*stacks.Unit, 0, len(run.Units)+len(gates))
 	for _, ru := range run.Units {
-		pulls.Go(func(ctx context.Context) error { return mir.pull(ctx, ru.Unit) })
+		pulls = append(pulls, ru.Unit)
 	}
-	for _, u := range gates {
-		pulls.Go(func(ctx context.Context) error { return mir.pull(ctx, u) })
-	}
-	if err := pulls.Wait(); err != nil {
+	if err := mir.pullAll(ctx, append(pulls, gates...)); err != nil {
 		return nil, err
 	}
 	ea, err := runner.ParseEngineArgs(m.Command, m.Options.EngineArgs, p.Root)
@@ -155,33 +149,29 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 	if parallelism == 0 {
 		parallelism = p.Config.ParallelRuns.Value
 	}
-	var (
-		mu      sync.Mutex
-		errs    []error
-		written = map[*stacks.Unit]bool{}
-	)
 	// What a unit did is recorded even as the job is interrupted; a unit
 	// the interrupt cancelled gets no result, so a retried job runs it.
-	rctx := context.WithoutCancel(ctx)
+	w, wctx := newWriter(), context.WithoutCancel(ctx)
 	record := func(u *stacks.Unit, ur *runner.UnitReport) {
-		applied, err := mir.push(rctx, u, m.Run)
-		if err == nil && ur.Status != runner.StatusCancelled {
+		w.Go(func() error {
+			applied, err := mir.push(wctx, u, m.Run)
+			if err != nil || ur.Status == runner.StatusCancelled {
+				return err
+			}
 			r := &Result{Unit: ur, Log: ur.Log, Wave: o.Wave, Shard: o.Shard, Job: o.Job}
 			if applied != nil {
 				r.Applied = applied.Digest
 			}
-			err = putJSON(rctx, st, resultKey(m.Run, keyOf(u)), r, true)
+			err = putJSON(wctx, st, resultKey(m.Run, keyOf(u)), r, true)
 			if errors.Is(err, objstore.ErrExists) {
 				// Another attempt of this job recorded it first.
-				err = nil
+				return nil
 			}
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		written[u] = true
-		if err != nil {
-			errs = append(errs, fmt.Errorf("recording the result of %s: %w", u.Name(), err))
-		}
+			if err != nil {
+				return fmt.Errorf("recording the result of %s: %w", u.Name(), err)
+			}
+			return nil
+		})
 	}
 	out, err := runner.Execute(ctx, p, run, runner.Options{
 		Command: m.Command, Parallelism: parallelism, EngineArgs: ea,
@@ -190,21 +180,12 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 		Environ: o.Environ, Installer: o.Installer, Kill: o.Kill, KillAfter: o.KillAfter, NoPluginCache: o.NoPluginCache,
 		External: gates, Settled: settle, UnitDone: record,
 	})
+	werr := w.wait()
 	if err != nil {
 		return nil, err
 	}
-	// A unit the scheduler ended without calling back (none should) is
-	// recorded from the report.
-	for _, ur := range out.Report.Units {
-		if u := byID[ur.ID()]; u != nil && run.Has(u) && !written[u] {
-			record(u, ur)
-		}
-	}
 	res.Ran, res.Report = len(run.Units), out.Report
-	if len(errs) > 0 {
-		return res, errors.Join(errs...)
-	}
-	return res, nil
+	return res, werr
 }
 
 func orUnknown(s string) string {

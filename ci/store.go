@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,21 +140,15 @@ func keyOfID(id string) string {
 // splitID splits dir@workspace#stack; a dir may hold '@' and '#', a
 // workspace and a stack name neither (docs/behaviour.md#names).
 func splitID(id string) (dir, workspace, stack string) {
-	hash := lastIndex(id, '#')
-	at := lastIndex(id[:max(hash, 0)], '@')
-	if hash < 0 || at < 0 {
+	hash := strings.LastIndexByte(id, '#')
+	if hash < 0 {
+		return id, "", ""
+	}
+	at := strings.LastIndexByte(id[:hash], '@')
+	if at < 0 {
 		return id, "", ""
 	}
 	return id[:at], id[at+1 : hash], id[hash+1:]
-}
-
-func lastIndex(s string, c byte) int {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // mirror keeps the run state of a job's units in step with the bucket
@@ -307,38 +302,52 @@ func merge(local, remote *runner.UnitState) *runner.UnitState {
 	return out
 }
 
+// pullAll pulls units at once, at most fetchers requests in flight.
+func (m *mirror) pullAll(ctx context.Context, units []*stacks.Unit) error {
+	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
+	for _, u := range units {
+		p.Go(func(ctx context.Context) error { return m.pull(ctx, u) })
+	}
+	return p.Wait()
+}
+
+// writer writes what units did back to the bucket as they end, off the
+// scheduler's goroutine (a slow bucket must not hold up the next unit),
+// at most fetchers at once; wait returns once every write is done, with
+// what could not be written. A write goes on when the command is
+// interrupted: what a unit did is never dropped.
+type writer struct {
+	p *pool.ErrorPool
+}
+
+func newWriter() *writer {
+	return &writer{p: pool.New().WithErrors().WithMaxGoroutines(fetchers)}
+}
+
+func (w *writer) Go(f func() error) { w.p.Go(f) }
+func (w *writer) wait() error       { return w.p.Wait() }
+
 // Attach keeps a run on one machine (`strata apply --state URL`) in step
 // with the state bucket (docs/ci.md#run-state-in-the-bucket): the run
 // state and saved plans of units are written from the bucket into the
 // local state dir now, and each unit's are written back as it ends,
-// through the returned callback (runner.Options.UnitDone). errs returns
-// what could not be written back.
-func Attach(ctx context.Context, st *objstore.Store, stateDir string, units []*stacks.Unit, job string) (done func(*stacks.Unit, *runner.UnitReport), errs func() error, err error) {
+// through the returned callback (runner.Options.UnitDone). wait returns
+// once everything is written back, with what could not be.
+func Attach(ctx context.Context, st *objstore.Store, stateDir string, units []*stacks.Unit, job string) (done func(*stacks.Unit, *runner.UnitReport), wait func() error, err error) {
 	sd, err := runner.OpenStateDir(stateDir)
 	if err != nil {
 		return nil, nil, err
 	}
 	mir := newMirror(st, sd, job)
-	for _, u := range units {
-		if err := mir.pull(ctx, u); err != nil {
-			return nil, nil, err
-		}
+	if err := mir.pullAll(ctx, units); err != nil {
+		return nil, nil, err
 	}
-	var (
-		mu    sync.Mutex
-		found []error
-	)
+	w, wctx := newWriter(), context.WithoutCancel(ctx)
 	done = func(u *stacks.Unit, _ *runner.UnitReport) {
-		if _, err := mir.push(ctx, u, ""); err != nil {
-			mu.Lock()
-			found = append(found, err)
-			mu.Unlock()
-		}
+		w.Go(func() error {
+			_, err := mir.push(wctx, u, "")
+			return err
+		})
 	}
-	errs = func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		return errors.Join(found...)
-	}
-	return done, errs, nil
+	return done, w.wait, nil
 }
