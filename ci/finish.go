@@ -40,13 +40,7 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*runner.R
 			finished = end
 		}
 	}
-	detailed := false
-	for _, a := range m.Options.EngineArgs {
-		if a == "-detailed-exitcode" {
-			detailed = true
-		}
-	}
-	rep := runner.NewReport(m.Command, m.Created, finished, units, detailed)
+	rep := runner.NewReport(m.Command, m.Created, finished, units, m.Options.DetailedExitCode)
 	rep.CI = nil
 	return rep, m, nil
 }

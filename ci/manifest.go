@@ -43,6 +43,9 @@ type Manifest struct {
 type RunOptions struct {
 	AutoApprove bool `json:"auto_approve,omitempty"`
 	NoAutoApply bool `json:"no_auto_apply,omitempty"`
+	// DetailedExitCode is plan's -detailed-exitcode: ci finish exits 2
+	// when some unit has changes.
+	DetailedExitCode bool `json:"detailed_exitcode,omitempty"`
 	// Parallelism is the workers of each job (0: the config's, else 4).
 	Parallelism int `json:"parallelism,omitempty"`
 	// EngineArgs are the arguments after --, as given to ci start.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/sethvargo/go-githubactions"
@@ -72,6 +73,7 @@ func ciStartCommand() *cli.Command {
 			&cli.StringFlag{Name: "link", Usage: "`URL` of the CI run, shown to whoever finds a lock (default: from the CI service)"},
 			&cli.BoolFlag{Name: "auto-approve", Usage: "apply and destroy: apply without asking (required: nobody is asked in CI)"},
 			&cli.BoolFlag{Name: "no-auto-apply", Usage: "plan: do not apply auto_apply stacks"},
+			&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: ci finish exits 2 when some unit has changes (written -detailed-exitcode)"},
 			&cli.IntFlag{Name: "parallelism", Aliases: []string{"j"}, Usage: "each job runs at most `N` units at once (default: config parallel_runs, else 4)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the run and its waves as JSON"},
 			&cli.IntFlag{Name: "max-waves", Usage: "fail if the run needs more than `K` waves (the waves of an emitted workflow)"},
@@ -86,11 +88,7 @@ func ciStart(c *cli.Context) error {
 		return cli.Exit("strata ci start takes one command: "+fmt.Sprint(ciCommands), 1)
 	}
 	command := c.Args().First()
-	known := false
-	for _, k := range ciCommands {
-		known = known || k == command
-	}
-	if !known {
+	if !slices.Contains(ciCommands, command) {
 		return cli.Exit(fmt.Sprintf("strata ci start %s: expected one of %v", command, ciCommands), 1)
 	}
 	if (command == runner.CmdApply || command == runner.CmdDestroy) && !c.Bool("auto-approve") {
@@ -128,8 +126,11 @@ func ciStart(c *cli.Context) error {
 	m, err := ci.Start(c.Context, st, s.project, run, ci.StartOptions{
 		Command: command, Run: c.String("run"), Shards: c.Int("shards"),
 		Destroy: command == runner.CmdDestroy || ea.Plan.Destroy,
-		Options: ci.RunOptions{AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"), Parallelism: c.Int("parallelism"), EngineArgs: rawEngine},
-		Gates:   gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
+		Options: ci.RunOptions{
+			AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"), DetailedExitCode: c.Bool("detailed-exitcode"),
+			Parallelism: c.Int("parallelism"), EngineArgs: rawEngine,
+		},
+		Gates: gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
@@ -229,11 +230,7 @@ func ciFinishCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "finish",
 		Usage: "write the report and summary of a whole run; exit as a run on one machine would",
-		Flags: []cli.Flag{
-			stateFlag(), runIDFlag(true),
-			&cli.PathFlag{Name: "report", Usage: "write the JSON report to `FILE`", EnvVars: []string{"STRATA_REPORT"}},
-			&cli.PathFlag{Name: "summary", Usage: "write the Markdown summary to `FILE` (also to $GITHUB_STEP_SUMMARY when set)", EnvVars: []string{"STRATA_SUMMARY"}},
-		},
+		Flags: append([]cli.Flag{stateFlag(), runIDFlag(true)}, reportFlags()...),
 		Action: withState(func(c *cli.Context, st *objstore.Store) error {
 			rep, _, err := ci.BuildReport(c.Context, st, c.String("run"))
 			if err != nil {

@@ -27,10 +27,8 @@ import (
 
 // runFlags are the flags of every orchestrating command (docs/behaviour.md#commands).
 func runFlags() []cli.Flag {
-	return append(selectionFlags(),
+	return append(append(selectionFlags(), reportFlags()...),
 		&cli.IntFlag{Name: "parallelism", Aliases: []string{"j"}, Usage: "run at most `N` units at once (default: config parallel_runs, else 4)", EnvVars: []string{"STRATA_PARALLELISM"}},
-		&cli.PathFlag{Name: "report", Usage: "write the JSON report to `FILE`", EnvVars: []string{"STRATA_REPORT"}},
-		&cli.PathFlag{Name: "summary", Usage: "write the Markdown summary to `FILE` (also to $GITHUB_STEP_SUMMARY when set)", EnvVars: []string{"STRATA_SUMMARY"}},
 		&cli.BoolFlag{Name: "fail-fast", Usage: "start nothing new after the first failure", EnvVars: []string{"STRATA_FAIL_FAST"}},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour (the engine's output is never coloured)", EnvVars: []string{"STRATA_NO_COLOR"}},
 		&cli.BoolFlag{Name: "auto-approve", Usage: "apply without asking (written -auto-approve, as terraform does)"},
@@ -44,6 +42,15 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-auto-apply", Usage: "plan: do not apply auto_apply stacks", EnvVars: []string{"STRATA_NO_AUTO_APPLY"}},
 		&cli.PathFlag{Name: "plan-json", Usage: "plan, apply, drift: write show -json of every saved plan under `DIR`", EnvVars: []string{"STRATA_PLAN_JSON"}},
 	)
+}
+
+// reportFlags write a command's report and summary (writeReport,
+// writeSummary).
+func reportFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.PathFlag{Name: "report", Usage: "write the JSON report to `FILE`", EnvVars: []string{"STRATA_REPORT"}},
+		&cli.PathFlag{Name: "summary", Usage: "write the Markdown summary to `FILE` (also to $GITHUB_STEP_SUMMARY when set)", EnvVars: []string{"STRATA_SUMMARY"}},
+	}
 }
 
 // runCommand builds one engine command: init, plan, apply, destroy,
@@ -173,7 +180,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if opt.Terminal {
 		opt.Approve = terminalApprover(c.App.Writer, os.Stdin)
 	}
-	stateErrs := func() error { return nil }
+	stateWritten := func() error { return nil }
 	if url := c.String("state"); url != "" {
 		st, err := objstore.Open(ctx, url)
 		if err != nil {
@@ -188,17 +195,18 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		for _, ru := range run.Units {
 			units = append(units, ru.Unit)
 		}
-		if opt.UnitDone, stateErrs, err = ci.Attach(ctx, st, sd, units, ci.JobName(os.Getenv)); err != nil {
+		if opt.UnitDone, stateWritten, err = ci.Attach(ctx, st, sd, units, ci.JobName(os.Getenv)); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
 	res, err := runner.Execute(ctx, s.project, run, opt)
+	werr := stateWritten()
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	rep := res.Report
 	code := res.ExitCode
-	if err := stateErrs(); err != nil {
+	if err := werr; err != nil {
 		// The bucket missed some of the run's state: never silently.
 		fmt.Fprintf(c.App.ErrWriter, "strata: %v\n", err)
 		code = 1
