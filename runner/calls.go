@@ -144,13 +144,18 @@ func (c workspaceCall) run(ctx context.Context, _ *executor, tf *tfexec.Terrafor
 	return outcome{}, tf.WorkspaceSelect(ctx, c.Name)
 }
 
-// validateCall is `validate`.
-type validateCall struct{}
+// validateCall is `validate` with the user's arguments (`-json`). It runs
+// as terraform validate itself does (runRaw): terraform-exec's Validate
+// always adds -json and reports an invalid configuration as success
+// (validate -json exits 1 for both an invalid configuration and a
+// failure, so it leaves the verdict in the JSON), and what it prints is
+// not what terraform validate prints.
+type validateCall struct{ Args []string }
 
-func (validateCall) Argv() []string      { return []string{"validate"} }
-func (validateCall) checksVersion() bool { return true }
-func (validateCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
-	_, err := tf.Validate(ctx)
+func (c validateCall) Argv() []string    { return append([]string{"validate"}, c.Args...) }
+func (validateCall) checksVersion() bool { return false }
+func (c validateCall) run(ctx context.Context, x *executor, _ *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+	_, err := x.runRaw(ctx, inv, append([]string{"validate", "-no-color"}, c.Args...), out, errOut)
 	return outcome{}, err
 }
 

@@ -583,7 +583,7 @@ func (j *job) validate(ctx context.Context) {
 		return
 	}
 	_, err := j.step(ctx, StepValidate, func() invocation {
-		return invocation{Step: StepValidate, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: validateCall{}}
+		return invocation{Step: StepValidate, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: validateCall{Args: j.r.opt.EngineArgs.Command}}
 	}, true)
 	j.failed(ctx, StepValidate, err)
 }

@@ -260,3 +260,53 @@ func TestDevNullIsNoTerminal(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 }
+
+// TestValidate: an invalid configuration fails validate, at the root and
+// in its dir, with terraform's own diagnostics and exit code; in a unit's
+// dir validate and validate -json print what terraform prints (without
+// colour, as every engine call).
+func TestValidate(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, map[string]string{
+		"strata.yml":   "dirs:\n  good: {tags: [good]}\n  bad: {tags: [bad]}\nstacks:\n  names:\n    good: {tag_query: good}\n    bad: {tag_query: bad}\n",
+		"good/main.tf": "module \"label\" {\n  source = \"../mod\"\n}\n\noutput \"name\" {\n  value = module.label.name\n}\n",
+		"mod/main.tf":  "output \"name\" {\n  value = \"x\"\n}\n",
+		"bad/main.tf":  "resource \"terraform_data\" \"x\" {\n  bogus = 1\n}\n",
+	})
+	env := hermeticEnv(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	r := runBin(t, root, env, "validate", "--report", report)
+	if r.code != 1 {
+		t.Fatalf("validate at the root: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, u := range readReport(t, report).Units {
+		want := map[string]string{"good": "succeeded", "bad": "failed: validate failed: Unsupported argument"}[u.Dir]
+		got := string(u.Status)
+		if u.Reason != "" {
+			got += ": " + u.Reason
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", u.Dir, got, want)
+		}
+	}
+	bad := filepath.Join(root, "bad")
+	cmd := exec.Command("terraform", "validate", "-no-color")
+	cmd.Dir, cmd.Env = bad, env
+	var tfErr bytes.Buffer
+	cmd.Stderr = &tfErr
+	if err := cmd.Run(); err == nil {
+		t.Fatal("terraform validate passed an invalid configuration")
+	}
+	r = runBin(t, bad, env, "validate")
+	if r.code != 1 || !strings.HasSuffix(r.stderr, tfErr.String()) {
+		t.Errorf("validate in bad: exit %d\n got %q\nwant %q", r.code, r.stderr, tfErr.String())
+	}
+	good := filepath.Join(root, "good")
+	for _, args := range [][]string{{"validate"}, {"validate", "-json"}} {
+		want := terraformOut(t, good, env, append(args, "-no-color")...)
+		r := runBin(t, good, env, args...)
+		if r.code != 0 || r.stdout != want {
+			t.Errorf("strata %s: exit %d\n got %q\nwant %q\n%s", strings.Join(args, " "), r.code, r.stdout, want, r.stderr)
+		}
+	}
+}
