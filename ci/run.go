@@ -106,10 +106,8 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 			}
 			s := runner.Settled{Unit: pu, Status: runner.StatusCancelled}
 			if pr := results[id]; pr != nil {
+				// A skipped unit's result names its root cause.
 				s.Status, s.Cause = pr.Unit.Status, pr.Unit.Cause
-				if s.Cause == "" && s.Status == runner.StatusSkipped {
-					s.Cause = pu.Name()
-				}
 			}
 			settle = append(settle, s)
 		}
