@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/terraform-exec/tfexec"
 )
 
@@ -26,20 +27,39 @@ type engineCall interface {
 }
 
 // initCall is `init`.
-type initCall struct{ Args InitArgs }
+type initCall struct {
+	Args InitArgs
+	// Version is the engine's, as strata resolved it (nil if unknown).
+	Version *version.Version
+}
 
-func (c initCall) Argv() []string    { return append([]string{"init"}, c.Args.Flags()...) }
-func (initCall) checksVersion() bool { return true }
+// lockFlagsGone is the version whose init no longer takes -lock and
+// -lock-timeout: the one thing terraform-exec asks the version for.
+var lockFlagsGone = version.Must(version.NewVersion("0.15.0"))
+
+func (c initCall) Argv() []string { return append([]string{"init"}, c.Args.Flags()...) }
+
+// checksVersion: terraform-exec's Init starts the engine once more, for
+// `version -json`, in every new working dir (its version cache is per
+// dir), only to decide whether to pass -lock flags. When strata knows the
+// engine's version, init runs the argv terraform-exec would build for it
+// (rawArgs) and that extra start, the costliest part of a new unit's init
+// after init itself, is saved.
+func (c initCall) checksVersion() bool {
+	return c.Version == nil || c.Version.LessThan(lockFlagsGone)
+}
+
 func (c initCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
-	if len(c.Args.Extra) > 0 {
+	if len(c.Args.Extra) > 0 || !c.checksVersion() {
 		_, err := x.runRaw(ctx, inv, c.rawArgs(), out, errOut)
 		return outcome{}, err
 	}
 	return outcome{}, tf.Init(ctx, initOptions(c.Args)...)
 }
 
-// rawArgs is the argv terraform-exec would run, its fixed flags included,
-// with the flags it cannot express at the end.
+// rawArgs is the argv terraform-exec's Init runs for an engine from 0.15
+// on, its fixed flags included and in its order, with the flags it cannot
+// express at the end.
 func (c initCall) rawArgs() []string {
 	a := c.Args
 	backend, get := true, true
@@ -50,11 +70,11 @@ func (c initCall) rawArgs() []string {
 		get = *a.Get
 	}
 	argv := []string{"init", "-no-color", "-input=false", "-backend=" + strconv.FormatBool(backend), "-get=" + strconv.FormatBool(get), "-upgrade=" + strconv.FormatBool(a.Upgrade)}
-	if a.Reconfigure {
-		argv = append(argv, "-reconfigure")
-	}
 	if a.ForceCopy {
 		argv = append(argv, "-force-copy")
+	}
+	if a.Reconfigure {
+		argv = append(argv, "-reconfigure")
 	}
 	for _, b := range a.BackendConfig {
 		argv = append(argv, "-backend-config="+b)

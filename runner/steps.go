@@ -165,7 +165,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEn
 	}
 	o, err := j.step(ctx, StepInit, func() invocation {
 		a := args
-		return invocation{Step: StepInit, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(stepEnv), Call: initCall{Args: a}}
+		return invocation{Step: StepInit, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(stepEnv), Call: initCall{Args: a, Version: j.ur.engine.Version}}
 	}, true)
 	if err != nil {
 		return o, err

@@ -1,0 +1,68 @@
+package runner
+
+import (
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// TestEngineStartsPerUnit: planning new units starts the engine once for
+// init and once for plan per unit, and asks its version once for the
+// whole run (terraform-exec's Init would ask it again in every new dir).
+// The real terraform runs behind a shim on PATH that logs each start.
+func TestEngineStartsPerUnit(t *testing.T) {
+	needTerraform(t)
+	real, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim := t.TempDir()
+	log := filepath.Join(t.TempDir(), "starts")
+	script := "#!/bin/sh\necho \"$*\" \"$PWD\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(shim, "terraform"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := writeRepo(t, map[string]string{
+		"strata.yml":  "version: \"1\"\n",
+		"a/main.tf":   "resource \"terraform_data\" \"x\" {}\n",
+		"b/main.tf":   "resource \"terraform_data\" \"x\" {}\n",
+		"c/main.tf":   "resource \"terraform_data\" \"x\" {}\n",
+		"d/README.md": "not a module\n",
+	})
+	e := newE2E(t, root)
+	in, err := engines.NewInstallerFromLookup(getenvIn(e.env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.SearchPath = []string{shim}
+	res := e.run(CmdPlan, Options{Installer: in}, stacks.Selection{})
+	for _, name := range []string{"a@default", "b@default", "c@default"} {
+		if u := unitByName(t, res.Report, name); u.Status != StatusPlanned {
+			t.Fatalf("%s: %s (%s)\n%s", name, u.Status, u.Reason, e.console.String())
+		}
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Engine identity asks `version -json` once for the run (and, as the
+	// shim has no Go build information, plain `version` for the name).
+	starts := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		cmd, _, _ := strings.Cut(line, " /")
+		if !strings.HasPrefix(cmd, "version") {
+			cmd, _, _ = strings.Cut(cmd, " ")
+		}
+		starts[cmd]++
+	}
+	want := map[string]int{"init": 3, "plan": 3, "version -json": 1, "version": 1}
+	if !maps.Equal(starts, want) {
+		t.Errorf("engine starts = %v, want %v:\n%s", starts, want, data)
+	}
+}
