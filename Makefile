@@ -10,8 +10,11 @@ TESTFLAGS ?= -race -p 2 -count=1 -timeout 25m
 
 all: build
 
+# As the release is built (.goreleaser.yaml): static, and without
+# urfave/cli's Markdown and man page generator, whose initialisation every
+# command would pay for at start.
 build:
-	$(GO) build -o $(BIN) ./cmd/strata
+	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -o $(BIN) ./cmd/strata
 
 # Build strata and run it on a copy of the nested-stacks fixture: check,
 # stacks, the graph, then plan, apply and a second plan with nothing to do.

@@ -26,8 +26,7 @@ var updateExamples = flag.Bool("update-examples", false, "rewrite docs/examples/
 func buildStrata(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "strata")
-	cmd := exec.Command("go", "build", "-o", bin, "../cmd/strata")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := testenv.BuildStrata("../cmd/strata", bin); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

@@ -32,7 +32,7 @@ command -v versitygw >/dev/null || { echo "versitygw is not on PATH (make tools)
 command -v perf >/dev/null || { echo "perf is not on PATH (Debian: linux-perf)" >&2; exit 1; }
 
 STRATA="$WORK/strata"
-(cd "$REPO" && go build -o "$STRATA" ./cmd/strata)
+make -s -C "$REPO" build BIN="$STRATA"
 (cd "$REPO" && go run bench/ci/gen.go -dir "$WORK/repo" -layers "$LAYERS" -width "$WIDTH")
 (cd "$WORK/repo" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm gen)
 

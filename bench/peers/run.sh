@@ -25,7 +25,7 @@ echo "work dir: $WORK"
 TERRAFORM="$(command -v terraform)" || { echo "terraform is not on PATH" >&2; exit 1; }
 if [[ -z "${STRATA_BIN:-}" ]]; then
   STRATA_BIN="$WORK/bin/strata"
-  (cd "$REPO" && go build -o "$STRATA_BIN" ./cmd/strata)
+  make -s -C "$REPO" build BIN="$STRATA_BIN"
 fi
 TERRAMATE_BIN="${TERRAMATE_BIN:-$(command -v terramate || true)}"
 TERRAGRUNT_BIN="${TERRAGRUNT_BIN:-$(command -v terragrunt || true)}"

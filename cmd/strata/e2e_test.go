@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		strataBin = filepath.Join(dir, "strata")
-		out, err := exec.Command("go", "build", "-o", strataBin, ".").CombinedOutput()
+		out, err := testenv.BuildStrata(".", strataBin)
 		if err != nil {
 			os.Stderr.Write(out)
 			return 1
