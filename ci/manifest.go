@@ -70,9 +70,6 @@ type ManifestUnit struct {
 	// this command's edges (plan_after, apply_after, inputs): each is in
 	// an earlier wave.
 	After []string `json:"after,omitempty"`
-	// Digest is the unit's content digest at start where it does not
-	// depend on another unit of the run's outputs.
-	Digest string `json:"digest,omitempty"`
 }
 
 // Wave is one wave: the shards that have units in it, in order.

@@ -32,6 +32,10 @@ type SliceOptions struct {
 	StateDir string
 	// Job names this job in what it records (host, pid, CI job).
 	Job string
+	// Commit is the commit this job has checked out, when known: a job on
+	// another commit than the run started on is refused before it runs
+	// anything, as what it would plan or apply is not what the run is.
+	Commit string
 }
 
 // SliceResult is what a job did.
@@ -52,6 +56,9 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 	m, err := LoadManifest(ctx, st, o.Run)
 	if err != nil {
 		return nil, err
+	}
+	if m.Commit != "" && o.Commit != "" && m.Commit != o.Commit {
+		return nil, fmt.Errorf("run %s started on commit %s; this job has %s checked out: check out the run's commit", m.Run, m.Commit, o.Commit)
 	}
 	byID := make(map[string]*stacks.Unit, len(p.Units))
 	for _, u := range p.Units {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,16 +114,10 @@ func ciStart(c *cli.Context) error {
 	}
 	defer st.Close()
 	link := c.String("link")
-	commit := ""
-	if rep := runner.CIFromEnv(os.Environ()); rep != nil {
-		commit = rep.Commit
-		if link == "" {
-			link = rep.RunURL
-		}
+	if rep := runner.CIFromEnv(os.Environ()); rep != nil && link == "" {
+		link = rep.RunURL
 	}
-	if commit == "" {
-		commit, _ = git.Head(c.Context, s.project.Root)
-	}
+	commit := checkoutCommit(c.Context, s.project.Root)
 	m, err := ci.Start(c.Context, st, s.project, run, ci.StartOptions{
 		Command: command, Run: c.String("run"), Shards: c.Int("shards"),
 		Destroy: command == runner.CmdDestroy || ea.Plan.Destroy,
@@ -207,6 +202,7 @@ func ciRunCommand() *cli.Command {
 				Console: c.App.Writer, ErrConsole: c.App.ErrWriter, Environ: os.Environ(),
 				Kill: kill, KillAfter: c.Duration("kill-after"), NoPluginCache: c.Bool("no-plugin-cache"),
 				StateDir: c.Path("state-dir"), Job: ci.JobName(os.Getenv),
+				Commit: checkoutCommit(ctx, s.project.Root),
 			})
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
@@ -290,4 +286,14 @@ func ciCheckCommand() *cli.Command {
 			return nil
 		}),
 	}
+}
+
+// checkoutCommit is the commit a job works on: the CI's own (the commit
+// the pipeline runs for), else the checkout's HEAD; "" when neither says.
+func checkoutCommit(ctx context.Context, root string) string {
+	if rep := runner.CIFromEnv(os.Environ()); rep != nil && rep.Commit != "" {
+		return rep.Commit
+	}
+	commit, _ := git.Head(ctx, root)
+	return commit
 }
