@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/strata-iac/strata/internal/atomicfile"
@@ -25,6 +26,9 @@ type StateDir struct {
 	// Warn receives what the user must hear about the state dir itself,
 	// such as a corrupt journal moved aside.
 	Warn func(string)
+	// stateFiles caches each unit's journal path, checked once: a unit's
+	// record is read and written several times a run.
+	stateFiles sync.Map // *stacks.Unit → string
 }
 
 // OpenStateDir creates the state directory if needed, with a .gitignore of
@@ -145,7 +149,14 @@ func (c Changes) String() string {
 
 // unitStateFile is a unit's journal file: state/<dir>/<workspace>#<stack>.json.
 func (s *StateDir) unitStateFile(u *stacks.Unit) (string, error) {
-	return s.under("state", []string{u.Dir, u.Workspace + "#" + u.Stack.Name}, ".json")
+	if p, ok := s.stateFiles.Load(u); ok {
+		return p.(string), nil
+	}
+	p, err := s.under("state", []string{u.Dir, u.Workspace + "#" + u.Stack.Name}, ".json")
+	if err == nil {
+		s.stateFiles.Store(u, p)
+	}
+	return p, err
 }
 
 // ReadUnit reads a unit's record; a unit never recorded has an empty one.
