@@ -29,12 +29,20 @@ TOOLS      := $(CURDIR)/bin/tools
 ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 # An S3 server on a POSIX directory, for the object store's tests on loopback.
 VERSITYGW  := github.com/versity/versitygw/cmd/versitygw@v1.8.0
+# A Google Cloud Storage server in memory, for the object store's gs://
+# tests on loopback.
+FAKE_GCS   := github.com/fsouza/fake-gcs-server@v1.56.1
 # Runs a GitLab pipeline on this machine, for the GitLab test of ci; from
 # npm. Child pipelines (trigger: include: artifact) came in 4.66; 4.74 and
 # later need node 22.
 GITLAB_CI_LOCAL := gitlab-ci-local@4.73.0
+# Azure's storage emulator, for the object store's azblob:// tests on
+# loopback; from npm, in a prefix of its own: an npm install --no-save
+# removes from its prefix what it did not install itself. 3.36 and later
+# need node 21.
+AZURITE    := azurite@3.35.0
 
-tools: $(TOOLS)/actionlint $(TOOLS)/versitygw $(TOOLS)/gitlab-ci-local
+tools: $(TOOLS)/actionlint $(TOOLS)/versitygw $(TOOLS)/fake-gcs-server $(TOOLS)/gitlab-ci-local $(TOOLS)/azurite-blob
 
 $(TOOLS)/actionlint:
 	GOBIN=$(TOOLS) GOFLAGS= $(GO) install $(ACTIONLINT)
@@ -42,9 +50,16 @@ $(TOOLS)/actionlint:
 $(TOOLS)/versitygw:
 	GOBIN=$(TOOLS) GOFLAGS= $(GO) install $(VERSITYGW)
 
+$(TOOLS)/fake-gcs-server:
+	GOBIN=$(TOOLS) GOFLAGS= $(GO) install $(FAKE_GCS)
+
 $(TOOLS)/gitlab-ci-local:
 	npm install --prefix $(TOOLS)/npm --no-audit --no-fund --no-save $(GITLAB_CI_LOCAL)
 	ln -sf npm/node_modules/.bin/gitlab-ci-local $@
+
+$(TOOLS)/azurite-blob:
+	npm install --prefix $(TOOLS)/azurite --no-audit --no-fund --no-save $(AZURITE)
+	ln -sf azurite/node_modules/.bin/azurite-blob $@
 
 test: vet tools
 	PATH="$(TOOLS):$$PATH" STRATA_TEST_TOOLS=1 $(GO) test $(TESTFLAGS) $(PKGS)

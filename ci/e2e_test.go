@@ -17,12 +17,19 @@ import (
 )
 
 // bucketURLs are the stores a sharded run is tested on: a file:// dir,
-// and a real S3 server on loopback when versitygw is there (make test
-// installs it, and then it must be).
+// and S3, GCS and Azure servers on loopback when versitygw,
+// fake-gcs-server and Azurite are there (make test installs them, and
+// then they must be).
 func bucketURLs(t *testing.T) map[string]string {
 	urls := map[string]string{"file": "file://" + t.TempDir()}
 	if u := testenv.S3Server(t); u != "" {
 		urls["s3"] = u
+	}
+	if u := testenv.GCSServer(t); u != "" {
+		urls["gs"] = u
+	}
+	if u := testenv.AzureServer(t); u != "" {
+		urls["azblob"] = u
 	}
 	return urls
 }
@@ -94,9 +101,9 @@ func checkRun(t *testing.T, st *objstore.Store, run string) {
 }
 
 // TestShardedApply applies a 3-layer DAG of 9 units as 2 shards a wave,
-// on a file:// bucket and on S3: every unit applied once, in order, the
-// report and exit code those of one machine; a retried job finds its
-// units recorded and applies nothing again.
+// on a file:// bucket and on S3, GCS and Azure servers: every unit
+// applied once, in order, the report and exit code those of one machine;
+// a retried job finds its units recorded and applies nothing again.
 func TestShardedApply(t *testing.T) {
 	testenv.NeedTerraform(t)
 	for name, url := range bucketURLs(t) {

@@ -1,12 +1,14 @@
 // Package objstore is where strata keeps what many machines share: a
-// bucket of objects behind gocloud.dev/blob (file://, mem:// and s3://,
-// with endpoint= for S3-compatible servers). What decides something
-// is written atomically on the store itself: Create makes an object only
-// if none is there (first writer wins), and Update replaces one only if it
-// still holds what the writer read (compare and swap).
+// bucket of objects behind gocloud.dev/blob (file://, mem://, s3:// with
+// endpoint= for S3-compatible servers, gs:// for Google Cloud Storage and
+// azblob:// for Azure Blob Storage). What decides something is written
+// atomically on the store itself: Create makes an object only if none is
+// there (first writer wins), and Update replaces one only if it still
+// holds what the writer read (compare and swap).
 package objstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,13 +18,20 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
+	"cloud.google.com/go/storage"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
+	"gocloud.dev/blob/azureblob"
 	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/blob/memblob"
 	"gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
@@ -45,40 +54,63 @@ const MaxObject = 256 << 20
 // Version identifies one content of an object, as Update compares it.
 type Version string
 
+// kind is what decides a Store's swaps.
+type kind int
+
+const (
+	// kindLocal: a file:// or mem:// store; versions are content digests,
+	// and the store compares them under a lock of its own.
+	kindLocal kind = iota
+	// kindS3: versions are the server's ETags, and a swap is a write
+	// conditional on one (If-Match), decided by the server.
+	kindS3
+	// kindGCS: versions are object generations, and a swap is a write
+	// conditional on one (ifGenerationMatch), decided by the server.
+	kindGCS
+	// kindAzure: versions are the server's ETags, and a swap is a write
+	// conditional on one (If-Match), decided by the server.
+	kindAzure
+)
+
 // Store is one bucket.
 type Store struct {
 	b *blob.Bucket
 	// dir is the directory of a file:// store: its creates and swaps are
 	// done on files directly, since fileblob's conditional write holds only
 	// within one process.
-	dir string
-	// s3: versions are the server's ETags, and a swap is a write
-	// conditional on it (If-Match), decided by the server.
-	s3 bool
+	dir  string
+	kind kind
 	// mu orders swaps of a mem:// store, which lives in one process.
 	mu sync.Mutex
 }
 
 // Open opens the store at url: file:///abs/dir (or a plain directory
-// path, created if needed) or mem://.
+// path, created if needed), mem://, s3://, gs:// or azblob://.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {
 		return openDir(rawURL)
 	}
+	var k kind
 	switch u.Scheme {
 	case "file":
 		return openDir(u.Path)
 	case "mem":
 		return &Store{b: memblob.OpenBucket(nil)}, nil
 	case s3blob.Scheme:
-		b, err := blob.OpenBucket(ctx, rawURL)
-		if err != nil {
-			return nil, fmt.Errorf("state URL %s: %w", rawURL, err)
-		}
-		return &Store{b: b, s3: true}, nil
+		k = kindS3
+	case gcsblob.Scheme:
+		k = kindGCS
+	case azureblob.Scheme:
+		k = kindAzure
+	default:
+		return nil, fmt.Errorf("state URL %s: the scheme %q is not supported (file://, mem://, s3://, gs:// and azblob:// are)", rawURL, u.Scheme)
 	}
-	return nil, fmt.Errorf("state URL %s: the scheme %q is not supported (file://, mem:// and s3:// are)", rawURL, u.Scheme)
+	b, err := blob.OpenBucket(ctx, rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("state URL %s: %w", rawURL, err)
+	}
+	return &Store{b: b, kind: k}, nil
 }
 
 func openDir(dir string) (*Store, error) {
@@ -143,8 +175,21 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, Version, error) {
 	if len(data) > MaxObject {
 		return nil, "", fmt.Errorf("%s: over %d bytes", key, MaxObject)
 	}
-	if s.s3 {
+	switch s.kind {
+	case kindS3:
 		var out s3.GetObjectOutput
+		if !r.As(&out) || out.ETag == nil {
+			return nil, "", fmt.Errorf("%s: the server gave no ETag", key)
+		}
+		return data, Version(*out.ETag), nil
+	case kindGCS:
+		var sr *storage.Reader
+		if !r.As(&sr) || sr.Attrs.Generation == 0 {
+			return nil, "", fmt.Errorf("%s: the server gave no generation", key)
+		}
+		return data, Version(strconv.FormatInt(sr.Attrs.Generation, 10)), nil
+	case kindAzure:
+		var out azblobblob.DownloadStreamResponse
 		if !r.As(&out) || out.ETag == nil {
 			return nil, "", fmt.Errorf("%s: the server gave no ETag", key)
 		}
@@ -159,7 +204,24 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	return s.b.WriteAll(ctx, key, data, nil)
+	return s.write(ctx, key, data, nil)
+}
+
+// write writes an object with opts. On Azure it goes through Upload,
+// which hands the driver the whole content at once: the driver's streaming
+// writer (WriteAll's path) in gocloud.dev v0.47.0 closes a pipe it has
+// already set to nil when the server refuses the write, and panics, so a
+// failed condition there would crash instead of returning an error.
+func (s *Store) write(ctx context.Context, key string, data []byte, opts *blob.WriterOptions) error {
+	if s.kind == kindAzure {
+		var o blob.WriterOptions
+		if opts != nil {
+			o = *opts
+		}
+		o.ContentType = "application/octet-stream"
+		return s.b.Upload(ctx, key, bytes.NewReader(data), &o)
+	}
+	return s.b.WriteAll(ctx, key, data, opts)
 }
 
 // Create writes an object only if there is none: of many writers, exactly
@@ -171,7 +233,7 @@ func (s *Store) Create(ctx context.Context, key string, data []byte) error {
 	if s.dir != "" {
 		return s.createFile(key, data)
 	}
-	err := s.b.WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true})
+	err := s.write(ctx, key, data, &blob.WriterOptions{IfNotExist: true})
 	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
 		return fmt.Errorf("%s: %w", key, ErrExists)
 	}
@@ -239,16 +301,12 @@ func (s *Store) Update(ctx context.Context, key string, data []byte, prev Versio
 	if s.dir != "" {
 		return s.updateFile(ctx, key, data, prev)
 	}
-	if s.s3 {
-		err := s.b.WriteAll(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
-			var req *transfermanager.UploadObjectInput
-			if !as(&req) {
-				return errors.New("the S3 driver does not take conditions")
-			}
-			etag := string(prev)
-			req.IfMatch = &etag
-			return nil
-		}})
+	if s.kind != kindLocal {
+		cond, err := s.ifVersion(prev)
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		err = s.write(ctx, key, data, &blob.WriterOptions{BeforeWrite: cond})
 		if code := gcerrors.Code(err); code == gcerrors.FailedPrecondition || code == gcerrors.NotFound {
 			return fmt.Errorf("%s: %w", key, ErrChanged)
 		}
@@ -264,6 +322,49 @@ func (s *Store) Update(ctx context.Context, key string, data []byte, prev Versio
 		return err
 	}
 	return s.b.WriteAll(ctx, key, data, nil)
+}
+
+// ifVersion returns what makes a write to a server's bucket conditional
+// on the object still being at version prev, for WriterOptions.BeforeWrite.
+func (s *Store) ifVersion(prev Version) (func(as func(any) bool) error, error) {
+	switch s.kind {
+	case kindS3:
+		return func(as func(any) bool) error {
+			var req *transfermanager.UploadObjectInput
+			if !as(&req) {
+				return errors.New("the S3 driver does not take conditions")
+			}
+			etag := string(prev)
+			req.IfMatch = &etag
+			return nil
+		}, nil
+	case kindGCS:
+		gen, err := strconv.ParseInt(string(prev), 10, 64)
+		if err != nil || gen <= 0 {
+			return nil, fmt.Errorf("version %q is not a GCS generation", prev)
+		}
+		return func(as func(any) bool) error {
+			var obj **storage.ObjectHandle
+			if !as(&obj) {
+				return errors.New("the GCS driver does not take conditions")
+			}
+			*obj = (*obj).If(storage.Conditions{GenerationMatch: gen})
+			return nil
+		}, nil
+	case kindAzure:
+		return func(as func(any) bool) error {
+			var opts *azblob.UploadStreamOptions
+			if !as(&opts) {
+				return errors.New("the Azure driver does not take conditions")
+			}
+			etag := azcore.ETag(prev)
+			opts.AccessConditions = &azblob.AccessConditions{
+				ModifiedAccessConditions: &azblobblob.ModifiedAccessConditions{IfMatch: &etag},
+			}
+			return nil
+		}, nil
+	}
+	return nil, fmt.Errorf("no server-side swap for this store")
 }
 
 // updateFile swaps a file's content under an OS lock every process

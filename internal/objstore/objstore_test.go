@@ -15,8 +15,9 @@ import (
 	"github.com/strata-iac/strata/internal/testenv"
 )
 
-// stores opens one store of each kind this package supports: s3 on a
-// real S3 server (versitygw) started on loopback for the test.
+// stores opens one store of each kind this package supports: s3, gs and
+// azblob on servers started on loopback for the test (versitygw,
+// fake-gcs-server and Azurite).
 func stores(t *testing.T) map[string]*Store {
 	t.Helper()
 	ctx := context.Background()
@@ -24,6 +25,12 @@ func stores(t *testing.T) map[string]*Store {
 	urls := map[string]string{"file": "file://" + t.TempDir(), "mem": "mem://"}
 	if u := testenv.S3Server(t); u != "" {
 		urls["s3"] = u
+	}
+	if u := testenv.GCSServer(t); u != "" {
+		urls["gs"] = u
+	}
+	if u := testenv.AzureServer(t); u != "" {
+		urls["azblob"] = u
 	}
 	for name, u := range urls {
 		s, err := Open(ctx, u)
@@ -77,6 +84,9 @@ func TestStore(t *testing.T) {
 			}
 			if err := s.Delete(ctx, "plans/p"); err != nil {
 				t.Errorf("Delete of nothing: %v", err)
+			}
+			if err := s.Update(ctx, "plans/p", []byte("g"), v); !errors.Is(err, ErrChanged) {
+				t.Errorf("Update of what was deleted: %v", err)
 			}
 			for _, bad := range []string{"", "../x", "a//b", "a/./b", "/a", "a b", ".strata-locks/x"} {
 				if err := s.Put(ctx, bad, nil); err == nil {

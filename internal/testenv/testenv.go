@@ -14,9 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/storage"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/azureblob"
+	_ "gocloud.dev/blob/gcsblob"
 	_ "gocloud.dev/blob/s3blob"
 )
 
@@ -74,44 +78,67 @@ func Env(t testing.TB, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// S3Server starts versitygw (an S3 server on a POSIX directory) on a
-// loopback port, makes a bucket, and returns its state URL; "" when
-// versitygw is not on PATH (make test installs it, and then it must be).
-func S3Server(t *testing.T) string {
+// tool finds a server the tests start on PATH; "" when it is not there,
+// unless STRATA_TEST_TOOLS=1 (make test installs it, and then it must be).
+func tool(t *testing.T, name, what string) string {
 	t.Helper()
-	gw, err := exec.LookPath("versitygw")
+	path, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
-			t.Fatal("versitygw is not on PATH; make test installs it into bin/tools")
+			t.Fatalf("%s is not on PATH; make test installs it into bin/tools", name)
 		}
-		t.Log("versitygw is not on PATH: no S3 test (make test installs it)")
+		t.Logf("%s is not on PATH: no %s test (make test installs it)", name, what)
 		return ""
 	}
+	return path
+}
+
+// freeAddr returns a loopback address no one listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	l.Close()
-	root := t.TempDir()
-	cmd := exec.Command(gw, "--port", addr, "posix", root)
-	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY=strata-test", "ROOT_SECRET_KEY=strata-test-secret")
+	return addr
+}
+
+// serve starts a server and waits until it answers an HTTP request on
+// addr (bounded, on loopback only); the test's cleanup stops it.
+func serve(t *testing.T, cmd *exec.Cmd, addr string) {
+	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	// Up when it answers; bounded, on loopback only.
 	for i := 0; ; i++ {
 		resp, err := http.Get("http://" + addr + "/")
 		if err == nil {
 			resp.Body.Close()
-			break
+			return
 		}
-		if i == 100 {
-			t.Fatalf("versitygw did not start: %v", err)
+		if i == 200 {
+			t.Fatalf("%s did not start: %v", filepath.Base(cmd.Path), err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// S3Server starts versitygw (an S3 server on a POSIX directory) on a
+// loopback port, makes a bucket, and returns its state URL; "" when
+// versitygw is not on PATH (make test installs it, and then it must be).
+func S3Server(t *testing.T) string {
+	t.Helper()
+	gw := tool(t, "versitygw", "S3")
+	if gw == "" {
+		return ""
+	}
+	addr := freeAddr(t)
+	cmd := exec.Command(gw, "--port", addr, "posix", t.TempDir())
+	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY=strata-test", "ROOT_SECRET_KEY=strata-test-secret")
+	serve(t, cmd, addr)
 	t.Setenv("AWS_ACCESS_KEY_ID", "strata-test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "strata-test-secret")
 	t.Setenv("AWS_REGION", "us-east-1")
@@ -126,6 +153,81 @@ func S3Server(t *testing.T) string {
 		t.Fatal("no S3 client")
 	}
 	if _, err := client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("strata-state")}); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// GCSServer starts fake-gcs-server (a Google Cloud Storage server in
+// memory) on a loopback port, makes a bucket, and returns its state URL;
+// "" when fake-gcs-server is not on PATH (make test installs it, and then
+// it must be). The gs:// driver goes to the server named by
+// STORAGE_EMULATOR_HOST, without credentials.
+func GCSServer(t *testing.T) string {
+	t.Helper()
+	srv := tool(t, "fake-gcs-server", "GCS")
+	if srv == "" {
+		return ""
+	}
+	addr := freeAddr(t)
+	host, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(srv, "-scheme", "http", "-host", host, "-port", port, "-backend", "memory",
+		"-public-host", addr, "-external-url", "http://"+addr, "-log-level", "error")
+	serve(t, cmd, addr)
+	t.Setenv("STORAGE_EMULATOR_HOST", addr)
+	u := "gs://strata-state"
+	b, err := blob.OpenBucket(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var client *storage.Client
+	if !b.As(&client) {
+		t.Fatal("no GCS client")
+	}
+	if err := client.Bucket("strata-state").Create(context.Background(), "strata-test", nil); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// Azurite's well-known development account.
+const (
+	azuriteAccount = "devstoreaccount1"
+	azuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+// AzureServer starts Azurite's blob service (in memory) on a loopback
+// port, makes a container, and returns its state URL; "" when azurite-blob
+// is not on PATH (make test installs it, and then it must be).
+func AzureServer(t *testing.T) string {
+	t.Helper()
+	srv := tool(t, "azurite-blob", "Azure")
+	if srv == "" {
+		return ""
+	}
+	addr := freeAddr(t)
+	host, port, _ := net.SplitHostPort(addr)
+	dir := t.TempDir()
+	// --location and --inMemoryPersistence exclude each other: the temp
+	// dir is only its working directory.
+	cmd := exec.Command(srv, "--blobHost", host, "--blobPort", port,
+		"--inMemoryPersistence", "--skipApiVersionCheck", "--disableTelemetry", "--silent")
+	cmd.Dir = dir
+	serve(t, cmd, addr)
+	t.Setenv("AZURE_STORAGE_ACCOUNT", azuriteAccount)
+	t.Setenv("AZURE_STORAGE_KEY", azuriteKey)
+	u := "azblob://strata-state?protocol=http&domain=" + addr
+	b, err := blob.OpenBucket(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var client *container.Client
+	if !b.As(&client) {
+		t.Fatal("no Azure container client")
+	}
+	if _, err := client.Create(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	return u
