@@ -144,7 +144,7 @@ func githubInputs(opt GitHubOptions) *yaml.Node {
 		"args", input("string", "More arguments of strata ci start, split on whitespace and never evaluated by a shell: selection flags (--changed, --dir D, --stack S) and, after --, the engine's arguments", yStr("")),
 		"query", input("string", "A tag query selecting the units (--query); it may hold spaces", yStr("")),
 		"auto-approve", input("boolean", "Apply without asking (apply and destroy need it: no job has a terminal)", yBool(false)),
-		"state-url", input("string", "The state bucket: s3://bucket?region=R or s3://bucket?endpoint=URL", nil),
+		"state-url", input("string", "The state bucket: s3://bucket?region=R (or ?endpoint=URL), gs://bucket or azblob://container", nil),
 		"shards", input("number", fmt.Sprintf("The most jobs a wave is spread over (1 to %d)", MaxShards), yInt(opt.Shards)),
 		"strata-version", input("string", "The strata version every job installs with go install (a tag such as v1.2.3, or latest)", yStr("latest")),
 		"go-version", input("string", "The Go version that installs strata", yStr("stable")),
@@ -161,7 +161,8 @@ func githubSecrets() *yaml.Node {
 		"AWS_ACCESS_KEY_ID", secret("The state bucket's credentials (s3://); also seen by the engines"),
 		"AWS_SECRET_ACCESS_KEY", secret("The state bucket's credentials (s3://); also seen by the engines"),
 		"AWS_SESSION_TOKEN", secret("The state bucket's credentials (s3://); also seen by the engines"),
-		"STRATA_ENV", secret("Lines NAME=VALUE added to every job's environment, each value masked: the backends' and providers' credentials"),
+		"GOOGLE_CREDENTIALS", secret("A Google service account key (JSON) for a gs:// state bucket, written to a file GOOGLE_APPLICATION_CREDENTIALS names; also seen by the engines"),
+		"STRATA_ENV", secret("Lines NAME=VALUE added to every job's environment, each value masked: the backends' and providers' credentials (AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY for an azblob:// state bucket)"),
 	)
 }
 
@@ -198,6 +199,11 @@ func githubSetupSteps(fetchDepth int) []*yaml.Node {
 			"env", yMap("STRATA_ENV", yStr("${{ secrets.STRATA_ENV }}")),
 			"run", yStr(githubEnvScript),
 		),
+		yMap(
+			"name", yStr("Google credentials from the GOOGLE_CREDENTIALS secret"),
+			"env", yMap("GOOGLE_CREDENTIALS", yStr("${{ secrets.GOOGLE_CREDENTIALS }}")),
+			"run", yStr(githubGoogleScript),
+		),
 	}
 }
 
@@ -214,6 +220,16 @@ const githubEnvScript = `while IFS= read -r line; do
   if [ -n "$value" ]; then echo "::add-mask::$value"; fi
   printf '%s=%s\n' "$name" "$value" >> "$GITHUB_ENV"
 done <<< "$STRATA_ENV"
+`
+
+// githubGoogleScript writes the GOOGLE_CREDENTIALS secret, when set, to a
+// file only the job can read and points Application Default Credentials
+// (gs:// buckets, the google provider and backend) at it.
+const githubGoogleScript = `if [ -n "$GOOGLE_CREDENTIALS" ]; then
+  file="$RUNNER_TEMP/google-credentials.json"
+  (umask 077 && printf '%s' "$GOOGLE_CREDENTIALS" > "$file")
+  echo "GOOGLE_APPLICATION_CREDENTIALS=$file" >> "$GITHUB_ENV"
+fi
 `
 
 func githubStartJob(opt GitHubOptions) *yaml.Node {
@@ -416,8 +432,9 @@ func EmitGitLabParent(opt GitLabOptions) ([]byte, error) {
 		"and writes them as a child pipeline, which strata-run runs: one job per wave",
 		"and shard, each needing the jobs its units wait for, then strata's report.",
 		"Merge requests plan what they change; the default branch applies it.",
-		"Set STRATA_STATE_URL (s3://bucket?region=R) and the bucket's and the",
-		"engines' credentials as CI/CD variables (README, Running in CI).",
+		"Set STRATA_STATE_URL (s3://bucket?region=R, gs://bucket or azblob://container)",
+		"and the bucket's and the engines' credentials as CI/CD variables (for gs://,",
+		"GOOGLE_APPLICATION_CREDENTIALS as a file variable; README, Running in CI).",
 	}, "\n")
 	return yMarshal(doc)
 }

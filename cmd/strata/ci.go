@@ -31,7 +31,7 @@ func ciCommand() *cli.Command {
 }
 
 func stateFlag() cli.Flag {
-	return &cli.StringFlag{Name: "state", Usage: "the state bucket `URL`: s3://bucket?endpoint=…, file:///dir or mem://", EnvVars: []string{"STRATA_STATE_URL"}, Required: true}
+	return &cli.StringFlag{Name: "state", Usage: "the state bucket `URL`: s3://bucket (?region=…, ?endpoint=…), gs://bucket, azblob://container, file:///dir or mem://", EnvVars: []string{"STRATA_STATE_URL"}, Required: true}
 }
 
 func runIDFlag(required bool) cli.Flag {

@@ -34,7 +34,7 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "auto-approve", Usage: "apply without asking (written -auto-approve, as terraform does)"},
 		&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: exit 2 when some unit has changes (written -detailed-exitcode)"},
 		&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR` (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
-		&cli.StringFlag{Name: "state", Usage: "keep run state and saved plans in the bucket at `URL` too (s3://…, file:///dir), shared with other machines", EnvVars: []string{"STRATA_STATE_URL"}},
+		&cli.StringFlag{Name: "state", Usage: "keep run state and saved plans in the bucket at `URL` too (s3://…, gs://…, azblob://…, file:///dir), shared with other machines", EnvVars: []string{"STRATA_STATE_URL"}},
 		&cli.DurationFlag{Name: "lock-timeout", Usage: "wait up to `D` for the repository apply lock", EnvVars: []string{"STRATA_LOCK_TIMEOUT"}},
 		&cli.PathFlag{Name: "resume", Usage: "re-run the units `REPORT` left failed, skipped, blocked or cancelled"},
 		&cli.DurationFlag{Name: "kill-after", Usage: "SIGKILL an interrupted engine after `D` (default: never)", EnvVars: []string{"STRATA_KILL_AFTER"}},
