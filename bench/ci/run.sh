@@ -4,15 +4,16 @@
 # through `strata ci start`, `ci run` (SHARDS jobs a wave, at once) and
 # `ci finish` against an S3 server on loopback (versitygw, from PATH or
 # bin/tools), then `ci check`. It prints:
-#   - strata's own CPU time a unit: every strata process's task-clock
-#     without its children (perf stat --no-inherit), summed, over the units;
+#   - strata's own CPU time a unit: the CPU every strata process spent in
+#     its own threads, not its children's, summed, over the units. It is
+#     sampled (perf record, one sample per 0.1 ms of CPU, children
+#     included) and counted by command name: perf stat --no-inherit would
+#     leave out every thread but the first, and Go runs on several;
 #   - strata's wall time a unit not spent in terraform: each job's wall
-#     time less the engine steps of its units and less terraform-exec's
-#     `terraform version -json` probe before each unit's init (timed here),
-#     summed over jobs, over the units. Each job runs one unit at a time
-#     (-j1), so the parts add up; with SEQ=1 the shards of a wave run one
-#     after another, so no job waits for a CPU another holds (2 cores here,
-#     8 jobs a wave otherwise).
+#     time less the engine steps of its units, summed over jobs, over the
+#     units. Each job runs one unit at a time (-j1), so the parts add up;
+#     with SEQ=1 the shards of a wave run one after another, so no job waits
+#     for a CPU another holds (2 cores here, 8 jobs a wave otherwise).
 #
 #   [SEQ=1] bench/ci/run.sh [LAYERS] [WIDTH] [SHARDS]
 #
@@ -50,8 +51,8 @@ for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break;
 export HOME="$WORK" TF_CLI_CONFIG_FILE="$WORK/home.tfrc" CHECKPOINT_DISABLE=1 STRATA_CACHE_DIR="$WORK/cache"
 cd "$WORK/repo"
 
-# perf stat of one strata process, its own CPU only.
-timed() { local out="$1"; shift; perf stat --no-inherit -x, -e task-clock -o "$WORK/perf/$out" "$@"; }
+# One strata process, its CPU and its children's sampled by command name.
+timed() { local out="$1"; shift; perf record -q -e task-clock -c 100000 -o "$WORK/perf/$out.data" "$@"; }
 now() { date +%s.%N; }
 
 T0=$(now)
@@ -78,16 +79,14 @@ timed finish "$STRATA" ci finish --state "$STATE" --run "$RUN" --report "$WORK/r
 T1=$(now)
 "$STRATA" ci check --state "$STATE" --run "$RUN"
 
-# The version probe terraform-exec runs before each unit's init.
-PROBE=$(python3 -c 'import subprocess,time
-t=time.time()
-for _ in range(20): subprocess.run(["terraform","version","-json"],stdout=subprocess.DEVNULL)
-print((time.time()-t)/20)')
+# strata's own samples (0.1 ms of CPU each), every process.
+CPU_MS=$(for f in "$WORK"/perf/*.data; do perf report -i "$f" --stdio --sort comm -F sample,comm 2>/dev/null; done |
+  awk '$2 == "strata" {n += $1} END {printf "%.1f", n / 10}')
 UNITS=$(jq '.units | length' "$WORK/report.json")
 APPLIED=$(jq '[.units[] | select(.status == "applied")] | length' "$WORK/report.json")
-python3 - "$WORK" "$UNITS" "$PROBE" <<'PY'
-import json, sys, glob, datetime
-work, units, probe = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+python3 - "$WORK" "$UNITS" "$CPU_MS" <<'PY'
+import json, sys, datetime
+work, units, cpu = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]) / 1000
 def t(s):
     s = s.rstrip('Z')
     if '.' in s:
@@ -98,16 +97,9 @@ def t(s):
 rep = json.load(open(work + '/report.json'))
 engine = sum((t(st['finished_at']) - t(st['started_at'])).total_seconds() for u in rep['units'] for st in u['steps'])
 jobs = sum(float(l.split('\t')[2]) for l in open(work + '/jobs.tsv') if l.strip())
-cpu = 0.0
-for f in glob.glob(work + '/perf/*'):
-    for line in open(f):
-        parts = line.split(',')
-        if len(parts) > 2 and parts[2] == 'task-clock':
-            cpu += float(parts[0]) / 1000
 print(f"units {units}, jobs {len(open(work + '/jobs.tsv').readlines())}")
 print(f"engine steps: {engine:.1f} s in all, {engine / units * 1000:.1f} ms a unit")
 print(f"job wall time: {jobs:.1f} s in all; not in engine steps: {(jobs - engine) / units * 1000:.1f} ms a unit")
-print(f"terraform version probe: {probe * 1000:.1f} ms; not in terraform at all: {(jobs - engine - probe * units) / units * 1000:.1f} ms a unit")
 print(f"strata's own CPU (start, every job, finish): {cpu:.1f} s, {cpu / units * 1000:.1f} ms a unit")
 PY
 echo "applied: $APPLIED of $UNITS; whole run: $(echo "$T1 - $T0" | bc) s"
