@@ -227,10 +227,19 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 			}
 		}
 	}
+	// A dir the scan found was reached through directories, never a
+	// symbolic link, so it is one and lies inside the repository; only the
+	// others are checked on disk.
+	scanned := make(map[string]bool, len(sds))
+	for _, sd := range sds {
+		scanned[sd.dir] = true
+	}
 	resolvesInside := p.resolvesInside(c)
 	var spellDirs *speller
 	for dir, e := range exact {
 		switch {
+		case scanned[dir]:
+			roots[dir] = true
 		case !isDir(filepath.Join(p.Root, filepath.FromSlash(dir))):
 			if spellDirs == nil {
 				spellDirs = dirSpeller(sds)
