@@ -199,13 +199,22 @@ func (s *StateDir) warn(msg string) {
 
 // UpdateUnit changes a unit's record. Engine steps of a unit hold its dir
 // lock, across processes, so one writer changes a unit at a time; the
-// write is atomic.
+// write is atomic. A change that leaves the record as it was writes
+// nothing (clearing a plan that was never recorded, say): each write is a
+// new file synced to disk.
 func (s *StateDir) UpdateUnit(u *stacks.Unit, change func(*UnitState)) error {
 	us, err := s.ReadUnit(u)
 	if err != nil {
 		return err
 	}
+	before, err := json.Marshal(us)
+	if err != nil {
+		return err
+	}
 	change(us)
+	if after, err := json.Marshal(us); err == nil && bytes.Equal(before, after) {
+		return nil
+	}
 	b, err := json.MarshalIndent(us, "", "  ")
 	if err != nil {
 		return err

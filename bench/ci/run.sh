@@ -4,18 +4,20 @@
 # through `strata ci start`, `ci run` (SHARDS jobs a wave, at once) and
 # `ci finish` against an S3 server on loopback (versitygw, from PATH or
 # bin/tools), then `ci check`. It prints:
-#   - strata's own CPU time a unit: the CPU every strata process spent in
-#     its own threads, not its children's, summed, over the units. It is
-#     sampled (perf record, one sample per 0.1 ms of CPU, children
-#     included) and counted by command name: perf stat --no-inherit would
-#     leave out every thread but the first, and Go runs on several;
 #   - strata's wall time a unit not spent in terraform: each job's wall
 #     time less the engine steps of its units, summed over jobs, over the
 #     units. Each job runs one unit at a time (-j1), so the parts add up;
 #     with SEQ=1 the shards of a wave run one after another, so no job waits
-#     for a CPU another holds (2 cores here, 8 jobs a wave otherwise).
+#     for a CPU another holds (2 cores here, 8 jobs a wave otherwise);
+#   - with CPU=1 instead, strata's own CPU time a unit: the CPU every strata
+#     process spent in its own threads, not its children's, summed, over
+#     the units. It is sampled (perf record, one sample per 0.1 ms of CPU,
+#     children included) and counted by command name: perf stat
+#     --no-inherit would leave out every thread but the first, and Go runs
+#     on several. perf record adds about a second of its own to each job's
+#     wall time, so a CPU=1 run's wall figures are not strata's.
 #
-#   [SEQ=1] bench/ci/run.sh [LAYERS] [WIDTH] [SHARDS]
+#   [SEQ=1] [CPU=1] bench/ci/run.sh [LAYERS] [WIDTH] [SHARDS]
 #
 # Not part of `make test`: it takes minutes.
 set -euo pipefail
@@ -30,7 +32,7 @@ mkdir -p "$WORK/logs" "$WORK/perf"
 echo "work dir: $WORK"
 export PATH="$REPO/bin/tools:$PATH"
 command -v versitygw >/dev/null || { echo "versitygw is not on PATH (make tools)" >&2; exit 1; }
-command -v perf >/dev/null || { echo "perf is not on PATH (Debian: linux-perf)" >&2; exit 1; }
+[[ "${CPU:-0}" != 1 ]] || command -v perf >/dev/null || { echo "perf is not on PATH (Debian: linux-perf)" >&2; exit 1; }
 
 STRATA="$WORK/strata"
 make -s -C "$REPO" build BIN="$STRATA"
@@ -51,8 +53,12 @@ for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break;
 export HOME="$WORK" TF_CLI_CONFIG_FILE="$WORK/home.tfrc" CHECKPOINT_DISABLE=1 STRATA_CACHE_DIR="$WORK/cache"
 cd "$WORK/repo"
 
-# One strata process, its CPU and its children's sampled by command name.
-timed() { local out="$1"; shift; perf record -q -e task-clock -c 100000 -o "$WORK/perf/$out.data" "$@"; }
+# One strata process; with CPU=1 its CPU and its children's are sampled,
+# by command name.
+timed() {
+  local out="$1"; shift
+  if [[ "${CPU:-0}" == 1 ]]; then perf record -q -B -N -e task-clock -c 100000 -o "$WORK/perf/$out.data" "$@"; else "$@"; fi
+}
 now() { date +%s.%N; }
 
 T0=$(now)
@@ -79,9 +85,12 @@ timed finish "$STRATA" ci finish --state "$STATE" --run "$RUN" --report "$WORK/r
 T1=$(now)
 "$STRATA" ci check --state "$STATE" --run "$RUN"
 
-# strata's own samples (0.1 ms of CPU each), every process.
-CPU_MS=$(for f in "$WORK"/perf/*.data; do perf report -i "$f" --stdio --sort comm -F sample,comm 2>/dev/null; done |
-  awk '$2 == "strata" {n += $1} END {printf "%.1f", n / 10}')
+# strata's own samples (0.1 ms of CPU each), every process; -1 without CPU=1.
+CPU_MS=-1
+if [[ "${CPU:-0}" == 1 ]]; then
+  CPU_MS=$(for f in "$WORK"/perf/*.data; do perf report -i "$f" --stdio --sort comm -F sample,comm 2>/dev/null; done |
+    awk '$2 == "strata" {n += $1} END {printf "%.1f", n / 10}')
+fi
 UNITS=$(jq '.units | length' "$WORK/report.json")
 APPLIED=$(jq '[.units[] | select(.status == "applied")] | length' "$WORK/report.json")
 python3 - "$WORK" "$UNITS" "$CPU_MS" <<'PY'
@@ -99,7 +108,9 @@ engine = sum((t(st['finished_at']) - t(st['started_at'])).total_seconds() for u 
 jobs = sum(float(l.split('\t')[2]) for l in open(work + '/jobs.tsv') if l.strip())
 print(f"units {units}, jobs {len(open(work + '/jobs.tsv').readlines())}")
 print(f"engine steps: {engine:.1f} s in all, {engine / units * 1000:.1f} ms a unit")
-print(f"job wall time: {jobs:.1f} s in all; not in engine steps: {(jobs - engine) / units * 1000:.1f} ms a unit")
-print(f"strata's own CPU (start, every job, finish): {cpu:.1f} s, {cpu / units * 1000:.1f} ms a unit")
+if cpu < 0:
+    print(f"job wall time: {jobs:.1f} s in all; not in engine steps: {(jobs - engine) / units * 1000:.1f} ms a unit")
+else:
+    print(f"strata's own CPU (start, every job, finish): {cpu:.1f} s, {cpu / units * 1000:.1f} ms a unit")
 PY
 echo "applied: $APPLIED of $UNITS; whole run: $(echo "$T1 - $T0" | bc) s"
