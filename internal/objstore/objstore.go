@@ -35,6 +35,7 @@ import (
 	"gocloud.dev/blob/memblob"
 	"gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
+	"gocloud.dev/gcp"
 
 	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/internal/safepath"
@@ -101,6 +102,9 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		k = kindS3
 	case gcsblob.Scheme:
 		k = kindGCS
+		if err := googleCredentials(ctx); err != nil {
+			return nil, fmt.Errorf("state URL %s: %w", rawURL, err)
+		}
 	case azureblob.Scheme:
 		k = kindAzure
 	default:
@@ -433,4 +437,19 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 		}
 	}
 	return keys, nil
+}
+
+// googleCredentials checks that Application Default Credentials can be
+// found before gs:// is opened: without them gocloud's opener prints a
+// warning to stdout (where strata's --json output goes) and goes on with
+// empty credentials, whose first request fails with a key parse error.
+// A local emulator (STORAGE_EMULATOR_HOST) needs none.
+func googleCredentials(ctx context.Context) error {
+	if os.Getenv("STORAGE_EMULATOR_HOST") != "" || os.Getenv("STORAGE_EMULATOR_HOST_GRPC") != "" {
+		return nil
+	}
+	if _, err := gcp.DefaultCredentials(ctx); err != nil {
+		return fmt.Errorf("no Google credentials (%w); expected Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS naming a key file, `gcloud auth application-default login`, or a workload's service account", err)
+	}
+	return nil
 }

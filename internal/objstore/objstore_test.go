@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -266,5 +267,30 @@ func TestFileCreateChild(t *testing.T) {
 		case !errors.Is(err, ErrExists):
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestGoogleCredentialsMissing: gs:// without credentials is refused when
+// opened, with what is expected, and nothing is printed on stdout, where
+// strata's JSON output goes.
+func TestGoogleCredentialsMissing(t *testing.T) {
+	t.Setenv("STORAGE_EMULATOR_HOST", "")
+	t.Setenv("STORAGE_EMULATOR_HOST_GRPC", "")
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "missing.json"))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	_, openErr := Open(context.Background(), "gs://strata-state")
+	os.Stdout = stdout
+	w.Close()
+	printed, _ := io.ReadAll(r)
+	if openErr == nil || !strings.Contains(openErr.Error(), "no Google credentials") || !strings.Contains(openErr.Error(), "expected Application Default Credentials") {
+		t.Errorf("Open without credentials: %v", openErr)
+	}
+	if len(printed) > 0 {
+		t.Errorf("printed on stdout: %q", printed)
 	}
 }
