@@ -142,7 +142,7 @@ func (v *commentView) render(cut commentCut) string {
 	rep := v.rep
 	b.WriteString(CommentMarker + "\n")
 	fmt.Fprintf(&b, "### strata %s: %s\n\n", htmlText(rep.Command), rep.Verdict())
-	if line := reportContext(rep); line != "" {
+	if line := rep.ContextLine(func(s string) string { return "<code>" + htmlText(s) + "</code>" }, mdLink); line != "" {
 		b.WriteString(line + "\n\n")
 	}
 	if rep.Error != "" {
@@ -170,8 +170,8 @@ func (v *commentView) render(cut commentCut) string {
 		cutLogs = v.writeStack(&b, s, cut.logs) || cutLogs
 	}
 	if listed < len(v.stacks) {
-		fmt.Fprintf(&b, "- … and %s more\n", nounCount(len(v.stacks)-listed, "stack"))
-		left = append(left, fmt.Sprintf("%s not listed", nounCount(len(v.stacks)-listed, "stack")))
+		fmt.Fprintf(&b, "- … and %s more\n", runner.CountOf(len(v.stacks)-listed, "stack"))
+		left = append(left, fmt.Sprintf("%s not listed", runner.CountOf(len(v.stacks)-listed, "stack")))
 	}
 	if folded > 0 {
 		b.WriteString("\n")
@@ -183,7 +183,7 @@ func (v *commentView) render(cut commentCut) string {
 		left = append([]string{"every stack is one line"}, left...)
 	}
 	if cutLogs {
-		what := fmt.Sprintf("plan outputs cut to %s each", nounCount(cut.logs, "byte"))
+		what := fmt.Sprintf("plan outputs cut to %s each", runner.CountOf(cut.logs, "byte"))
 		if cut.logs == 0 {
 			what = "plan outputs left out"
 		}
@@ -235,7 +235,7 @@ func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) b
 // stackLine is a stack in one line: its path, status, units and the
 // changes of those whose changes are known.
 func stackLine(s commentStack) string {
-	line := fmt.Sprintf("<b>%s</b> — %s · %s", htmlText(s.path), htmlText(string(s.status)), nounCount(len(s.units), "unit"))
+	line := fmt.Sprintf("<b>%s</b> — %s · %s", htmlText(s.path), htmlText(string(s.status)), runner.CountOf(len(s.units), "unit"))
 	if total, ok := runner.TotalChanges(s.units); ok {
 		line += " · " + total.String()
 	}
@@ -285,43 +285,13 @@ func cutText(s string, limit int, tail bool) (string, bool) {
 		for start < len(s) && !utf8.RuneStart(s[start]) {
 			start++
 		}
-		return fmt.Sprintf("… %s cut\n", nounCount(start, "byte")) + s[start:], true
+		return fmt.Sprintf("… %s cut\n", runner.CountOf(start, "byte")) + s[start:], true
 	}
 	end := limit
 	for end > 0 && !utf8.RuneStart(s[end]) {
 		end--
 	}
-	return s[:end] + fmt.Sprintf("\n… %s cut", nounCount(len(s)-end, "byte")), true
-}
-
-// reportContext is the change totals over the units whose changes are
-// known, the number of units, and the commit and CI run when CI says.
-func reportContext(rep *runner.Report) string {
-	var parts []string
-	if len(rep.Units) > 0 {
-		total, _ := runner.TotalChanges(rep.Units)
-		parts = append(parts, fmt.Sprintf("**%s** in %s", total, nounCount(len(rep.Units), "unit")))
-	}
-	if ci := rep.CI; ci != nil {
-		if ci.Commit != "" {
-			short := ci.Commit
-			if len(short) > 12 {
-				short = short[:12]
-			}
-			if ci.CommitURL != "" {
-				parts = append(parts, fmt.Sprintf("commit %s", mdLink("<code>"+htmlText(short)+"</code>", ci.CommitURL)))
-			} else {
-				parts = append(parts, fmt.Sprintf("commit <code>%s</code>", htmlText(short)))
-			}
-		}
-		if ci.Base != "" {
-			parts = append(parts, fmt.Sprintf("base <code>%s</code>", htmlText(ci.Base)))
-		}
-		if ci.RunURL != "" {
-			parts = append(parts, mdLink("CI run", ci.RunURL))
-		}
-	}
-	return strings.Join(parts, " · ")
+	return s[:end] + fmt.Sprintf("\n… %s cut", runner.CountOf(len(s)-end, "byte")), true
 }
 
 // htmlText is a name or message as HTML text: it can open no tag, comment or
@@ -345,12 +315,4 @@ func mdLink(label, raw string) string {
 		return label + " (<code>" + htmlText(raw) + "</code>)"
 	}
 	return "[" + label + "](" + strings.NewReplacer("(", "%28", ")", "%29", " ", "%20", "<", "%3C", ">", "%3E").Replace(u.String()) + ")"
-}
-
-// nounCount is "1 unit", "2 units".
-func nounCount(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

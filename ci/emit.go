@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-iac/strata/runner"
 )
 
 // The CI files strata writes (docs/ci.md, README "Running in CI"): a
@@ -123,7 +125,7 @@ func EmitGitHub(opt GitHubOptions) ([]byte, error) {
 		"state bucket: `start` plans the run, each wave job runs one wave's shards",
 		"in parallel, `finish` writes the report and comments on the pull request.",
 		"Call it with `uses: ./.github/workflows/strata.yml` (README, Running in CI).",
-		fmt.Sprintf("It has %s; a run that needs more fails at start: run", nounCount(opt.Waves, "wave job")),
+		fmt.Sprintf("It has %s; a run that needs more fails at start: run", runner.CountOf(opt.Waves, "wave job")),
 		"`strata ci emit github` again and commit what it writes.",
 	}, "\n")
 	return yMarshal(doc)

@@ -392,7 +392,7 @@ func (rep *Report) Markdown() string {
 				}
 				if logLimit >= 0 && len(log) > logLimit {
 					more := len(u.Log) - logLimit
-					log = log[:logLimit] + fmt.Sprintf("\n… cut: %s more (the summary is limited to 1 MiB)", count(more, "byte"))
+					log = log[:logLimit] + fmt.Sprintf("\n… cut: %s more (the summary is limited to 1 MiB)", CountOf(more, "byte"))
 				}
 				summary := u.Name() + ": " + string(u.Status)
 				if c, ok := u.PlanChanges(); ok {
@@ -455,14 +455,21 @@ func (rep *Report) Verdict() string {
 	return strings.Join(parts, ", ")
 }
 
-// contextLine is the line under the verdict: the change totals over the
-// units whose changes are known, how many units, and the commit, base and
-// CI run when CI says.
+// contextLine is the line under the verdict, in the summary's Markdown.
 func (rep *Report) contextLine() string {
+	return rep.ContextLine(func(s string) string { return "`" + s + "`" },
+		func(text, url string) string { return "[" + text + "](" + url + ")" })
+}
+
+// ContextLine is the line under a report's verdict: the change totals over
+// the units whose changes are known, how many units, and the commit, base
+// and CI run when CI says. code renders a commit or branch name and link a
+// link, as the document the line goes in needs.
+func (rep *Report) ContextLine(code func(string) string, link func(text, url string) string) string {
 	var parts []string
 	if len(rep.Units) > 0 {
 		total, _ := TotalChanges(rep.Units)
-		parts = append(parts, fmt.Sprintf("**%s** in %s", total, count(len(rep.Units), "unit")))
+		parts = append(parts, fmt.Sprintf("**%s** in %s", total, CountOf(len(rep.Units), "unit")))
 	}
 	if ci := rep.CI; ci != nil {
 		if ci.Commit != "" {
@@ -471,16 +478,16 @@ func (rep *Report) contextLine() string {
 				short = short[:12]
 			}
 			if ci.CommitURL != "" {
-				parts = append(parts, fmt.Sprintf("commit [`%s`](%s)", short, ci.CommitURL))
+				parts = append(parts, "commit "+link(code(short), ci.CommitURL))
 			} else {
-				parts = append(parts, fmt.Sprintf("commit `%s`", short))
+				parts = append(parts, "commit "+code(short))
 			}
 		}
 		if ci.Base != "" {
-			parts = append(parts, fmt.Sprintf("base `%s`", ci.Base))
+			parts = append(parts, "base "+code(ci.Base))
 		}
 		if ci.RunURL != "" {
-			parts = append(parts, fmt.Sprintf("[CI run](%s)", ci.RunURL))
+			parts = append(parts, link("CI run", ci.RunURL))
 		}
 	}
 	return strings.Join(parts, " · ")
@@ -546,8 +553,8 @@ func (u *UnitReport) ChangesText() string {
 // changes, and is still shown.
 func (u *UnitReport) unchanged() bool { return u.Status == StatusNoChanges }
 
-// count is "1 unit", "2 units".
-func count(n int, noun string) string {
+// CountOf is n nouns, in words: "1 unit", "3 units".
+func CountOf(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

@@ -279,7 +279,7 @@ func (r *runState) useSavedPlan(file string) error {
 		}
 	}
 	if len(own) != 1 {
-		return &UsageError{fmt.Sprintf("apply %s applies a saved plan in one unit's dir; this run has %s", file, count(len(own), "unit"))}
+		return &UsageError{fmt.Sprintf("apply %s applies a saved plan in one unit's dir; this run has %s", file, CountOf(len(own), "unit"))}
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
@@ -317,7 +317,7 @@ func (r *runState) header() {
 	}
 	sort.Strings(order)
 	var b strings.Builder
-	fmt.Fprintf(&b, "strata %s: %s in %s\n", r.opt.Command, count(n, "unit"), count(len(order), "stack"))
+	fmt.Fprintf(&b, "strata %s: %s in %s\n", r.opt.Command, CountOf(n, "unit"), CountOf(len(order), "stack"))
 	for _, key := range order {
 		fmt.Fprintf(&b, "  %s\n", key)
 		for _, ur := range byStack[key] {

@@ -4,15 +4,9 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
-)
 
-// countOf is "1 unit", "2 units".
-func countOf(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+	"github.com/strata-iac/strata/runner"
+)
 
 func checkCommand() *cli.Command {
 	return &cli.Command{
@@ -46,10 +40,10 @@ func checkCommand() *cli.Command {
 				}
 			}
 			if onPath > 0 {
-				fmt.Fprintf(c.App.ErrWriter, "warning: no engine is configured for %s; they run the terraform on PATH (set engine: {name: terraform, version: ...} to pin one)\n", countOf(onPath, "unit"))
+				fmt.Fprintf(c.App.ErrWriter, "warning: no engine is configured for %s; they run the terraform on PATH (set engine: {name: terraform, version: ...} to pin one)\n", runner.CountOf(onPath, "unit"))
 			}
 			fmt.Fprintf(c.App.Writer, "ok: %s: %s, %s (%d leaf), %s, %s\n",
-				cfg, countOf(len(p.Dirspaces), "dirspace"), countOf(len(p.Stacks), "stack"), leaves, countOf(len(p.Units), "unit"), countOf(len(p.Diagnostics.Warnings()), "warning"))
+				cfg, runner.CountOf(len(p.Dirspaces), "dirspace"), runner.CountOf(len(p.Stacks), "stack"), leaves, runner.CountOf(len(p.Units), "unit"), runner.CountOf(len(p.Diagnostics.Warnings()), "warning"))
 			return nil
 		},
 	}

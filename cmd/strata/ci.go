@@ -145,7 +145,7 @@ func ciStart(c *cli.Context) error {
 			Waves []ci.Wave `json:"waves"`
 		}{m.Run, m.Waves})
 	}
-	fmt.Fprintf(c.App.Writer, "run %s: %s, %d waves, at most %d shards\n", m.Run, countOf(len(m.Units), "unit"), len(m.Waves), m.Shards)
+	fmt.Fprintf(c.App.Writer, "run %s: %s, %d waves, at most %d shards\n", m.Run, runner.CountOf(len(m.Units), "unit"), len(m.Waves), m.Shards)
 	for _, w := range m.Waves {
 		fmt.Fprintf(c.App.Writer, "  wave %d: shards %v\n", w.Wave, w.Shards)
 	}
@@ -215,7 +215,7 @@ func ciRunCommand() *cli.Command {
 				res.Report.WriteTable(c.App.Writer)
 			}
 			if res.Done > 0 {
-				fmt.Fprintf(c.App.Writer, "%s of this shard already recorded by an earlier attempt\n", countOf(res.Done, "unit"))
+				fmt.Fprintf(c.App.Writer, "%s of this shard already recorded by an earlier attempt\n", runner.CountOf(res.Done, "unit"))
 			}
 			return nil
 		},
@@ -260,7 +260,7 @@ func ciUnlockCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
 			}
-			fmt.Fprintf(c.App.Writer, "PR #%d: %s unlocked\n", c.Int("pr"), countOf(len(freed), "dirspace"))
+			fmt.Fprintf(c.App.Writer, "PR #%d: %s unlocked\n", c.Int("pr"), runner.CountOf(len(freed), "dirspace"))
 			return nil
 		}),
 	}

@@ -154,7 +154,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		if applyFile != "" {
 			what = "apply FILE"
 		}
-		return cli.Exit(fmt.Sprintf("%s works in one unit's dir (drop-in); this run has %s", what, countOf(len(run.Units), "unit")), 1)
+		return cli.Exit(fmt.Sprintf("%s works in one unit's dir (drop-in); this run has %s", what, runner.CountOf(len(run.Units), "unit")), 1)
 	}
 	parallelism := c.Int("parallelism")
 	if parallelism == 0 {
@@ -280,7 +280,7 @@ func terminalApprover(w io.Writer, in io.Reader) func([]*runner.UnitReport) (run
 			fmt.Fprintf(w, "  %-40s %s  %s\n", u.Name(), strings.Join(u.StackPath, "/"), u.Changes)
 		}
 		for {
-			fmt.Fprintf(w, "Apply %s? [yes/all/no] ", countOf(len(units), "unit"))
+			fmt.Fprintf(w, "Apply %s? [yes/all/no] ", runner.CountOf(len(units), "unit"))
 			line, err := r.ReadString('\n')
 			switch strings.TrimSpace(strings.ToLower(line)) {
 			case "yes", "y":
