@@ -16,24 +16,6 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-// bucketURLs are the stores a sharded run is tested on: a file:// dir,
-// and S3, GCS and Azure servers on loopback when versitygw,
-// fake-gcs-server and Azurite are there (make test installs them, and
-// then they must be).
-func bucketURLs(t *testing.T) map[string]string {
-	urls := map[string]string{"file": "file://" + t.TempDir()}
-	if u := testenv.S3Server(t); u != "" {
-		urls["s3"] = u
-	}
-	if u := testenv.GCSServer(t); u != "" {
-		urls["gs"] = u
-	}
-	if u := testenv.AzureServer(t); u != "" {
-		urls["azblob"] = u
-	}
-	return urls
-}
-
 func openStore(t *testing.T, url string) *objstore.Store {
 	t.Helper()
 	st, err := objstore.Open(context.Background(), url)
@@ -106,7 +88,7 @@ func checkRun(t *testing.T, st *objstore.Store, run string) {
 // a retried job finds its units recorded and applies nothing again.
 func TestShardedApply(t *testing.T) {
 	testenv.NeedTerraform(t)
-	for name, url := range bucketURLs(t) {
+	for name, url := range testenv.BucketURLs(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			root := layeredRepo(t, 3, 3)

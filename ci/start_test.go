@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/runner"
 )
 
@@ -109,7 +110,7 @@ func TestStartIsIdempotent(t *testing.T) {
 // and every other is told it is held.
 func TestLockRace(t *testing.T) {
 	urls := map[string]string{"mem": "mem://", "file": "file://" + t.TempDir()}
-	for k, v := range bucketURLs(t) {
+	for k, v := range testenv.BucketURLs(t) {
 		urls[k] = v
 	}
 	rounds := 100

@@ -23,16 +23,8 @@ func stores(t *testing.T) map[string]*Store {
 	t.Helper()
 	ctx := context.Background()
 	out := map[string]*Store{}
-	urls := map[string]string{"file": "file://" + t.TempDir(), "mem": "mem://"}
-	if u := testenv.S3Server(t); u != "" {
-		urls["s3"] = u
-	}
-	if u := testenv.GCSServer(t); u != "" {
-		urls["gs"] = u
-	}
-	if u := testenv.AzureServer(t); u != "" {
-		urls["azblob"] = u
-	}
+	urls := testenv.BucketURLs(t)
+	urls["mem"] = "mem://"
 	for name, u := range urls {
 		s, err := Open(ctx, u)
 		if err != nil {

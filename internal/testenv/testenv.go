@@ -233,6 +233,21 @@ func AzureServer(t *testing.T) string {
 	return u
 }
 
+// BucketURLs are the buckets a test of shared state runs on: a file://
+// dir, and S3, GCS and Azure servers on loopback when versitygw,
+// fake-gcs-server and Azurite are there (make test installs them, and
+// then they must be), by kind.
+func BucketURLs(t *testing.T) map[string]string {
+	t.Helper()
+	urls := map[string]string{"file": "file://" + t.TempDir()}
+	for kind, start := range map[string]func(*testing.T) string{"s3": S3Server, "gs": GCSServer, "azblob": AzureServer} {
+		if u := start(t); u != "" {
+			urls[kind] = u
+		}
+	}
+	return urls
+}
+
 // CopyTree copies a fixture into a new temp dir, without what a run
 // leaves behind (.terraform, .strata, state files, lock files).
 func CopyTree(t *testing.T, src string) string {
