@@ -164,31 +164,37 @@ func (s *StateDir) unitStateFile(u *stacks.Unit) (string, error) {
 // moved aside, with a warning naming both files, and the unit has no
 // history: strata then plans and inits again rather than trust it.
 func (s *StateDir) ReadUnit(u *stacks.Unit) (*UnitState, error) {
-	us := &UnitState{}
-	path, err := s.unitStateFile(u)
-	if err != nil {
-		return nil, err
+	us, _, _, err := s.readUnit(u)
+	return us, err
+}
+
+// readUnit is ReadUnit, with the record's path and the bytes read (nil
+// when there is no record, or it was moved aside).
+func (s *StateDir) readUnit(u *stacks.Unit) (us *UnitState, path string, raw []byte, err error) {
+	us = &UnitState{}
+	if path, err = s.unitStateFile(u); err != nil {
+		return nil, "", nil, err
 	}
-	b, err := os.ReadFile(path)
+	raw, err = os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return us, nil
+		return us, path, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the run state of %s: %w", u.Name(), err)
+		return nil, "", nil, fmt.Errorf("reading the run state of %s: %w", u.Name(), err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(us); err != nil || dec.More() {
 		if err == nil {
 			err = errors.New("data after the record")
 		}
 		aside := path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000")
 		if rerr := os.Rename(path, aside); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			return nil, fmt.Errorf("the run state of %s (%s) is corrupt (%v) and could not be moved aside: %w", u.Name(), path, err, rerr)
+			return nil, "", nil, fmt.Errorf("the run state of %s (%s) is corrupt (%v) and could not be moved aside: %w", u.Name(), path, err, rerr)
 		}
 		s.warn(fmt.Sprintf("the run state of %s (%s) was corrupt (%v); moved it to %s and treating the unit as having no history", u.Name(), path, err, aside))
-		return &UnitState{}, nil
+		return &UnitState{}, path, nil, nil
 	}
-	return us, nil
+	return us, path, raw, nil
 }
 
 func (s *StateDir) warn(msg string) {
@@ -203,27 +209,23 @@ func (s *StateDir) warn(msg string) {
 // nothing (clearing a plan that was never recorded, say): each write is a
 // new file synced to disk.
 func (s *StateDir) UpdateUnit(u *stacks.Unit, change func(*UnitState)) error {
-	us, err := s.ReadUnit(u)
-	if err != nil {
-		return err
-	}
-	before, err := json.Marshal(us)
+	us, path, raw, err := s.readUnit(u)
 	if err != nil {
 		return err
 	}
 	change(us)
-	if after, err := json.Marshal(us); err == nil && bytes.Equal(before, after) {
+	if raw == nil && *us == (UnitState{}) {
 		return nil
 	}
 	b, err := json.MarshalIndent(us, "", "  ")
 	if err != nil {
 		return err
 	}
-	path, err := s.unitStateFile(u)
-	if err != nil {
-		return err
+	b = append(b, '\n')
+	if bytes.Equal(b, raw) {
+		return nil
 	}
-	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
+	if err := writeFileAtomic(path, b); err != nil {
 		return fmt.Errorf("recording the run state of %s: %w", u.Name(), err)
 	}
 	return nil
