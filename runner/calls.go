@@ -39,18 +39,19 @@ var lockFlagsGone = version.Must(version.NewVersion("0.15.0"))
 
 func (c initCall) Argv() []string { return append([]string{"init"}, c.Args.Flags()...) }
 
-// checksVersion: terraform-exec's Init starts the engine once more, for
-// `version -json`, in every new working dir (its version cache is per
-// dir), only to decide whether to pass -lock flags. When strata knows the
-// engine's version, init runs the argv terraform-exec would build for it
-// (rawArgs) and that extra start, the costliest part of a new unit's init
-// after init itself, is saved.
+// checksVersion reports whether init runs through terraform-exec's Init,
+// which starts the engine once more, for `version -json`, in every new
+// working dir (its version cache is per dir), only to decide whether to
+// pass -lock flags. When strata knows the engine's version, or the call
+// carries flags Init cannot express, init runs the argv terraform-exec
+// would build (rawArgs) and that extra start, the costliest part of a new
+// unit's init after init itself, is saved.
 func (c initCall) checksVersion() bool {
-	return c.Version == nil || c.Version.LessThan(lockFlagsGone)
+	return len(c.Args.Extra) == 0 && (c.Version == nil || c.Version.LessThan(lockFlagsGone))
 }
 
 func (c initCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
-	if len(c.Args.Extra) > 0 || !c.checksVersion() {
+	if !c.checksVersion() {
 		_, err := x.runRaw(ctx, inv, c.rawArgs(), out, errOut)
 		return outcome{}, err
 	}

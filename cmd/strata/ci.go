@@ -113,11 +113,12 @@ func ciStart(c *cli.Context) error {
 		return err
 	}
 	defer st.Close()
+	rep := runner.CIFromEnv(os.Environ())
 	link := c.String("link")
-	if rep := runner.CIFromEnv(os.Environ()); rep != nil && link == "" {
+	if rep != nil && link == "" {
 		link = rep.RunURL
 	}
-	commit := checkoutCommit(c.Context, s.project.Root)
+	commit := checkoutCommit(c.Context, s.project.Root, rep)
 	m, err := ci.Start(c.Context, st, s.project, run, ci.StartOptions{
 		Command: command, Run: c.String("run"), Shards: c.Int("shards"),
 		Destroy: command == runner.CmdDestroy || ea.Plan.Destroy,
@@ -202,7 +203,7 @@ func ciRunCommand() *cli.Command {
 				Console: c.App.Writer, ErrConsole: c.App.ErrWriter, Environ: os.Environ(),
 				Kill: kill, KillAfter: c.Duration("kill-after"), NoPluginCache: c.Bool("no-plugin-cache"),
 				StateDir: c.Path("state-dir"), Job: ci.JobName(os.Getenv),
-				Commit: checkoutCommit(ctx, s.project.Root),
+				Commit: checkoutCommit(ctx, s.project.Root, runner.CIFromEnv(os.Environ())),
 			})
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
@@ -289,9 +290,10 @@ func ciCheckCommand() *cli.Command {
 }
 
 // checkoutCommit is the commit a job works on: the CI's own (the commit
-// the pipeline runs for), else the checkout's HEAD; "" when neither says.
-func checkoutCommit(ctx context.Context, root string) string {
-	if rep := runner.CIFromEnv(os.Environ()); rep != nil && rep.Commit != "" {
+// the pipeline runs for, from rep), else the checkout's HEAD; "" when
+// neither says.
+func checkoutCommit(ctx context.Context, root string, rep *runner.CIReport) string {
+	if rep != nil && rep.Commit != "" {
 		return rep.Commit
 	}
 	commit, _ := git.Head(ctx, root)
