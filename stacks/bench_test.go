@@ -230,3 +230,36 @@ func benchChain(b *testing.B, n int) {
 		}
 	}
 }
+
+// BenchmarkParseConfig parses and checks the config of the sharded-run
+// bench (bench/ci): 2,000 dirs, each tagged for a stack of its own that
+// plans after two stacks of the layer before. Every `ci run` job parses
+// the whole config before its first unit.
+func BenchmarkParseConfig(b *testing.B) {
+	const layers, width = 20, 100
+	var cfg strings.Builder
+	cfg.WriteString("dirs:\n")
+	for i := 0; i < layers; i++ {
+		for j := 0; j < width; j++ {
+			fmt.Fprintf(&cfg, "  l%d/c%d: {tags: [l%dc%d]}\n", i, j, i, j)
+		}
+	}
+	cfg.WriteString("stacks:\n  names:\n")
+	for i := 0; i < layers; i++ {
+		for j := 0; j < width; j++ {
+			fmt.Fprintf(&cfg, "    l%dc%d:\n      tag_query: l%dc%d\n", i, j, i, j)
+			if i > 0 {
+				fmt.Fprintf(&cfg, "      rules:\n        plan_after: [l%dc%d, l%dc%d]\n", i-1, j, i-1, (j+1)%width)
+			}
+		}
+	}
+	data := []byte(cfg.String())
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		c, diags := ParseConfig(StrataConfigFile, data)
+		if diags.HasErrors() || c.Dirs.Len() != layers*width || c.Stacks.Names.Len() != layers*width {
+			b.Fatalf("parsed %d dirs, %d stacks: %v", c.Dirs.Len(), c.Stacks.Names.Len(), diags)
+		}
+	}
+}

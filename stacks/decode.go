@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,7 +153,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) {
 		return
 	}
 	defer leave()
-	if v.CanAddr() && v.Addr().Type().Implements(nodeDecoderType) {
+	if v.CanAddr() && decodesItself(v.Type()) {
 		if isNull(n) {
 			if r, ok := v.Addr().Interface().(interface{ nullError() string }); ok && n != nil {
 				d.errorf(posOf(n), key, "%s", r.nullError())
@@ -207,17 +208,60 @@ type field struct {
 	doc        string
 }
 
-// fieldCache holds each struct type's fields: a config decodes thousands
-// of structs of a few types.
-var fieldCache sync.Map // reflect.Type -> []field
+// structInfo is what the decoder knows of one struct type: its config
+// keys, by name and in name order, and where its Pos field is.
+type structInfo struct {
+	fields []field
+	byName map[string]int // key -> index in fields
+	names  []string       // the keys, sorted, for "expected one of"
+	sorted []int          // indexes in fields, ordered by key
+	pos    []int          // index of the Pos field, or nil
+}
 
-func structFields(t reflect.Type) []field {
-	if fs, ok := fieldCache.Load(t); ok {
-		return fs.([]field)
+// typeCache holds each struct type's structInfo, and for every config type
+// whether it decodes itself: a config decodes thousands of values of a few
+// types.
+var typeCache sync.Map // reflect.Type -> *structInfo; selfDecoding -> bool
+
+// selfDecoding is the key under which typeCache holds whether *T is a
+// nodeDecoder.
+type selfDecoding struct{ t reflect.Type }
+
+func structInfoOf(t reflect.Type) *structInfo {
+	if si, ok := typeCache.Load(t); ok {
+		return si.(*structInfo)
 	}
-	fs := readFields(t)
-	fieldCache.Store(t, fs)
-	return fs
+	si := &structInfo{fields: readFields(t), byName: map[string]int{}}
+	for i, f := range si.fields {
+		// Variants of a union may share a key; without a variant chosen,
+		// the last field of a key decodes it.
+		si.byName[f.name] = i
+		si.sorted = append(si.sorted, i)
+	}
+	sort.SliceStable(si.sorted, func(a, b int) bool { return si.fields[si.sorted[a]].name < si.fields[si.sorted[b]].name })
+	for _, i := range si.sorted {
+		if name := si.fields[i].name; len(si.names) == 0 || si.names[len(si.names)-1] != name {
+			si.names = append(si.names, name)
+		}
+	}
+	if f, ok := t.FieldByName("Pos"); ok && f.Type == posType {
+		si.pos = f.Index
+	}
+	typeCache.Store(t, si)
+	return si
+}
+
+func structFields(t reflect.Type) []field { return structInfoOf(t).fields }
+
+// decodesItself reports whether values of type t decode through their
+// pointer's decodeNode.
+func decodesItself(t reflect.Type) bool {
+	if ok, found := typeCache.Load(selfDecoding{t}); found {
+		return ok.(bool)
+	}
+	ok := reflect.PointerTo(t).Implements(nodeDecoderType)
+	typeCache.Store(selfDecoding{t}, ok)
+	return ok
 }
 
 func readFields(t reflect.Type) []field {
@@ -255,25 +299,38 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string, allowe
 	if isNull(n) {
 		return
 	}
-	if p := v.FieldByName("Pos"); p.IsValid() && p.Type() == posType {
-		p.Set(reflect.ValueOf(posOf(n)))
+	si := structInfoOf(v.Type())
+	if si.pos != nil {
+		v.FieldByIndex(si.pos).Set(reflect.ValueOf(posOf(n)))
 	}
 	if n.Kind != yaml.MappingNode {
 		d.errorf(posOf(n), key, "expected a map, found %s", kindName(n))
 		return
 	}
-	fields := structFields(v.Type())
-	byName := make(map[string]field, len(fields))
-	var names []string
-	for _, f := range fields {
-		if allowed != nil && !allowed[f.name] {
-			continue
+	names, byName := si.names, si.byName
+	if allowed != nil {
+		// A union's variants may give one key different types: only the
+		// allowed variant's fields count.
+		names, byName = nil, map[string]int{}
+		for i, f := range si.fields {
+			if allowed[f.name] {
+				byName[f.name] = i
+			}
 		}
-		byName[f.name] = f
-		names = append(names, f.name)
+		for _, name := range si.names {
+			if _, ok := byName[name]; ok && (len(names) == 0 || names[len(names)-1] != name) {
+				names = append(names, name)
+			}
+		}
 	}
-	sort.Strings(names)
-	seen := map[string]bool{}
+	// Keys seen: a field's by its index, others (unknown, reported each
+	// time) by name.
+	var seenBuf [64]bool
+	seen := seenBuf[:]
+	if len(si.fields) > len(seenBuf) {
+		seen = make([]bool, len(si.fields))
+	}
+	var seenOther map[string]bool
 	for i := 0; i+1 < len(n.Content) && !d.exhausted; i += 2 {
 		kn, vn := resolve(n.Content[i]), n.Content[i+1]
 		if kn.Tag == "!!merge" {
@@ -286,29 +343,36 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string, allowe
 			continue
 		}
 		k := kn.Value
-		if seen[k] {
+		idx, known := byName[k]
+		if known && seen[idx] || !known && seenOther[k] {
 			d.errorf(posOf(kn), joinKey(key, k), "key %q appears twice; expected each key once", k)
 			continue
 		}
-		seen[k] = true
-		f, ok := byName[k]
-		if !ok {
+		if !known {
+			if seenOther == nil {
+				seenOther = map[string]bool{}
+			}
+			seenOther[k] = true
 			d.errorf(posOf(kn), joinKey(key, k), "unknown key %q; expected one of: %s%s", k, strings.Join(names, ", "), suggest(k, names))
 			continue
 		}
+		seen[idx] = true
+		f := si.fields[idx]
+		fkey := joinKey(key, k)
 		if f.ignored {
-			d.warnOnce("ignored:"+genericKey(joinKey(key, k)), posOf(kn), joinKey(key, k),
+			d.warnOnce("ignored:"+genericKey(fkey), posOf(kn), fkey,
 				"accepted and ignored: strata does not act on %q", k)
 		}
 		fv := v.Field(f.index)
-		d.decode(vn, fv, joinKey(key, k))
+		d.decode(vn, fv, fkey)
 		if len(f.enum) > 0 {
-			d.checkEnum(resolve(vn), fv, joinKey(key, k), f.enum)
+			d.checkEnum(resolve(vn), fv, fkey, f.enum)
 		}
 	}
-	for _, name := range names {
-		if f := byName[name]; f.required && !seen[name] {
-			d.errorf(posOf(n), key, "missing required key %q", name)
+	for _, idx := range si.sorted {
+		f := si.fields[idx]
+		if j, ok := byName[f.name]; f.required && ok && j == idx && !seen[idx] {
+			d.errorf(posOf(n), key, "missing required key %q", f.name)
 		}
 	}
 }
@@ -490,7 +554,8 @@ func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, key string) {
 		d.errorf(posOf(n), key, "expected a map, found %s", kindName(n))
 		return
 	}
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(n.Content)/2)
+	m.Entries = slices.Grow(m.Entries, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content) && !d.exhausted; i += 2 {
 		kn := resolve(n.Content[i])
 		if kn.Kind != yaml.ScalarNode {
