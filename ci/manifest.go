@@ -23,6 +23,10 @@ type Manifest struct {
 	Created time.Time `json:"created"`
 	// Commit is the commit the run was planned on, when known.
 	Commit string `json:"commit,omitempty"`
+	// Tree is the digest of the repository's tree the run was planned on
+	// (stacks.Tree, stored beside the manifest): jobs on the same commit
+	// build their project from it instead of reading every dir again.
+	Tree string `json:"tree,omitempty"`
 	// PR is the pull request a plan run locks its dirspaces for (0: none).
 	PR int `json:"pr,omitempty"`
 	// Link is where the run can be seen (the CI run's URL), for lock

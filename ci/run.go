@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sourcegraph/conc/pool"
+
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
@@ -46,13 +48,34 @@ type SliceResult struct {
 	Report    *runner.Report
 }
 
-// RunSlice runs one wave's shard of a run (docs/ci.md#one-run-many-jobs)
-// with the one-machine runner: the units of earlier waves that its units
-// wait for are settled by their recorded results, so gates, skips and
-// auto_apply behave as on one machine; each unit's result is recorded in
-// the bucket as it ends, once. Unit failures are in the results; an error
-// means strata itself could not do its part.
+// RunSlice runs one wave's shard of a run: FetchJob, then Job.Run.
 func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o SliceOptions) (*SliceResult, error) {
+	j, err := FetchJob(ctx, st, o)
+	if err != nil {
+		return nil, err
+	}
+	return j.Run(ctx, st, p, o)
+}
+
+// Job is what one `ci run` job reads from the bucket before it loads the
+// project: the run's manifest, the tree its units were found in, and the
+// results its slice depends on.
+type Job struct {
+	Manifest *Manifest
+	// Tree is the repository's tree as `ci start` read it, on the commit
+	// the job has checked out (nil for a run started without one): the job
+	// builds its project from it (stacks.LoadFrom).
+	Tree *stacks.Tree
+	// results are the recorded results of the slice's units (an earlier
+	// attempt's) and of their predecessors.
+	results map[string]*Result
+}
+
+// FetchJob reads a job's manifest, refuses a job whose checkout is not the
+// run's commit, and then reads the run's tree and the results the slice
+// depends on at once. It needs no project, so a job fetches while its
+// config is read.
+func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, error) {
 	m, err := LoadManifest(ctx, st, o.Run)
 	if err != nil {
 		return nil, err
@@ -60,6 +83,44 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 	if m.Commit != "" && o.Commit != "" && m.Commit != o.Commit {
 		return nil, fmt.Errorf("run %s started on commit %s; this job has %s checked out: check out the run's commit", m.Run, m.Commit, o.Commit)
 	}
+	j := &Job{Manifest: m}
+	// Every result this job reads: its own units' (an earlier attempt may
+	// have recorded them) and their predecessors'.
+	var ids []string
+	seen := map[string]bool{}
+	for _, mu := range m.Slice(o.Wave, o.Shard) {
+		for _, id := range append([]string{mu.ID}, mu.After...) {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	g := pool.New().WithErrors().WithContext(ctx)
+	if m.Tree != "" {
+		g.Go(func(ctx context.Context) (err error) {
+			j.Tree, err = loadTree(ctx, st, m.Run, m.Tree)
+			return err
+		})
+	}
+	g.Go(func(ctx context.Context) (err error) {
+		j.results, err = loadResults(ctx, st, m.Run, ids)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// Run runs the job's slice (docs/ci.md#one-run-many-jobs) with the
+// one-machine runner: the units of earlier waves that its units wait for
+// are settled by their recorded results, so gates, skips and auto_apply
+// behave as on one machine; each unit's result is recorded in the bucket
+// as it ends, once. Unit failures are in the results; an error means
+// strata itself could not do its part.
+func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o SliceOptions) (*SliceResult, error) {
+	m, results := j.Manifest, j.results
 	byID := make(map[string]*stacks.Unit, len(p.Units))
 	for _, u := range p.Units {
 		byID[u.ID()] = u
@@ -74,22 +135,6 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 	res := &SliceResult{}
 	run := &stacks.Run{}
 	slice := m.Slice(o.Wave, o.Shard)
-	// Every result this job reads, fetched at once: its own units' (an
-	// earlier attempt may have recorded them) and their predecessors'.
-	var ids []string
-	seen := map[string]bool{}
-	for _, mu := range slice {
-		for _, id := range append([]string{mu.ID}, mu.After...) {
-			if !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
-		}
-	}
-	results, err := loadResults(ctx, st, m.Run, ids)
-	if err != nil {
-		return nil, err
-	}
 	settled := map[string]bool{}
 	var settle []runner.Settled
 	for _, mu := range slice {

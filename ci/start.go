@@ -98,6 +98,9 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 			return nil, err
 		}
 	}
+	if m.Tree, err = putTree(ctx, st, m.Run, p.Tree()); err != nil {
+		return nil, err
+	}
 	if err := putJSON(ctx, st, manifestKey(m.Run), m, true); err != nil {
 		if !errors.Is(err, objstore.ErrExists) {
 			return nil, fmt.Errorf("writing the manifest of run %s: %w", m.Run, err)

@@ -56,7 +56,8 @@ type ApplyRecord struct {
 }
 
 func putJSON(ctx context.Context, st *objstore.Store, key string, v any, create bool) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	// Compact: every job reads the manifest, a few hundred bytes a unit.
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -422,7 +422,13 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 		if ur.role.outside() {
 			continue
 		}
-		if err := engines.CheckRequiredVersion(filepath.Join(r.p.Root, filepath.FromSlash(ru.Dir)), ur.engine); err != nil {
+		// A unit's dir is read only once it is known to be inside the root
+		// (a CI job's dirs come from the bucket).
+		dir, err := safepath.Join(r.p.Root, ru.Dir)
+		if err == nil {
+			err = engines.CheckRequiredVersion(dir, ur.engine)
+		}
+		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", ru.Name(), err))
 		}
 	}

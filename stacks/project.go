@@ -33,6 +33,7 @@ type Project struct {
 
 	Diagnostics Diagnostics
 
+	sds     []sourceDir // the dirs it was built from (Tree)
 	byName  map[string]*Stack
 	unitsOf map[string][]*Unit // dir -> its units
 	// workflowQueries are the workflows' parsed tag queries, made once:
@@ -120,6 +121,16 @@ func (p *Project) UnitsIn(dir string) []*Unit { return p.unitsOf[dir] }
 // *ConfigError listing all of them; the project is still returned, as far
 // as it could be built, so `check` can show everything at once.
 func Load(root, configPath string) (*Project, error) {
+	return LoadFrom(root, configPath, nil)
+}
+
+// LoadFrom is Load with the repository's files read by someone else: once
+// the config is read and has no errors, tree is called, and the project is
+// built from the Tree it returns instead of from reading the repository (a
+// CI job builds from the tree of the commit its run started on, fetched
+// while the config is read). A nil tree func, or a nil Tree, reads the
+// repository.
+func LoadFrom(root, configPath string, tree func() (*Tree, error)) (*Project, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -136,11 +147,27 @@ func Load(root, configPath string) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	sds, err := scanTree(root)
-	if err != nil {
-		return nil, err
+	var (
+		sds   []sourceDir
+		calls map[string][]string
+	)
+	if tree != nil && !diags.HasErrors() {
+		t, err := tree()
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			if sds, calls, err = t.sourceDirs(); err != nil {
+				return nil, err
+			}
+		}
 	}
-	p := Build(root, display, cfg, sds, diags)
+	if sds == nil {
+		if sds, err = scanTree(root); err != nil {
+			return nil, err
+		}
+	}
+	p := build(root, display, cfg, sds, calls, diags)
 	if p.Diagnostics.HasErrors() {
 		return p, &ConfigError{Diagnostics: p.Diagnostics}
 	}
@@ -149,7 +176,13 @@ func Load(root, configPath string) (*Project, error) {
 
 // Build assembles a project from a decoded config and the scanned tree.
 func Build(root, configFile string, cfg *Config, sds []sourceDir, diags Diagnostics) *Project {
-	p := &Project{Root: root, ConfigFile: configFile, Config: cfg, byName: map[string]*Stack{}, unitsOf: map[string][]*Unit{}, modules: map[string]*moduleInfo{}}
+	return build(root, configFile, cfg, sds, nil, diags)
+}
+
+// build is Build with the local module calls already known when calls is
+// not nil.
+func build(root, configFile string, cfg *Config, sds []sourceDir, calls map[string][]string, diags Diagnostics) *Project {
+	p := &Project{Root: root, ConfigFile: configFile, Config: cfg, sds: sds, byName: map[string]*Stack{}, unitsOf: map[string][]*Unit{}, modules: map[string]*moduleInfo{}}
 	c := &collector{file: configFile, diags: diags}
 	for _, d := range diags {
 		if d.Severity == SeverityWarning {
@@ -157,7 +190,10 @@ func Build(root, configFile string, cfg *Config, sds []sourceDir, diags Diagnost
 			break
 		}
 	}
-	p.ModuleCalls = p.moduleCalls(sds)
+	p.ModuleCalls = calls
+	if calls == nil {
+		p.ModuleCalls = p.moduleCalls(sds)
+	}
 	p.discover(sds, c)
 	p.buildStacks(c)
 	p.assign(c)

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks"
 )
 
 // ciCommand is `strata ci`: one run sharded over many CI jobs that share
@@ -188,7 +189,7 @@ func ciRunCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-plugin-cache", Usage: "do not use strata's provider plugin cache", EnvVars: []string{"STRATA_NO_PLUGIN_CACHE"}},
 		},
 		Action: func(c *cli.Context) error {
-			s, err := openProject(c)
+			loc, err := locateProject(c)
 			if err != nil {
 				return err
 			}
@@ -198,13 +199,41 @@ func ciRunCommand() *cli.Command {
 			}
 			defer st.Close()
 			ctx, kill, signalled := interruptible(c.Context, c.App.ErrWriter)
-			res, err := ci.RunSlice(ctx, st, s.project, ci.SliceOptions{
+			o := ci.SliceOptions{
 				Run: c.String("run"), Wave: c.Int("wave"), Shard: c.Int("shard"),
 				Console: c.App.Writer, ErrConsole: c.App.ErrWriter, Environ: os.Environ(),
 				Kill: kill, KillAfter: c.Duration("kill-after"), NoPluginCache: c.Bool("no-plugin-cache"),
 				StateDir: c.Path("state-dir"), Job: ci.JobName(os.Getenv),
-				Commit: checkoutCommit(ctx, s.project.Root, runner.CIFromEnv(os.Environ())),
+				Commit: checkoutCommit(ctx, loc.root, runner.CIFromEnv(os.Environ())),
+			}
+			// The job's part of the run is read from the bucket while the
+			// config is read; the project is built from the run's tree.
+			var (
+				job      *ci.Job
+				fetchErr error
+				fetched  = make(chan struct{})
+			)
+			go func() {
+				defer close(fetched)
+				job, fetchErr = ci.FetchJob(ctx, st, o)
+			}()
+			s, err := loc.load(c, func() (*stacks.Tree, error) {
+				<-fetched
+				if fetchErr != nil {
+					return nil, fetchErr
+				}
+				return job.Tree, nil
 			})
+			<-fetched
+			if fetchErr != nil && errors.Is(err, fetchErr) {
+				// The config is fine (a config in error is reported as
+				// it is, the tree never asked for): the fetch failed.
+				return cli.Exit(fetchErr.Error(), 1)
+			}
+			if err != nil {
+				return err
+			}
+			res, err := job.Run(ctx, st, s.project, o)
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
 			}

@@ -23,6 +23,21 @@ type session struct {
 // openProject finds the repository, loads it and prints its warnings once.
 // A config with errors stops the command with exit 1 after listing them.
 func openProject(c *cli.Context) (*session, error) {
+	loc, err := locateProject(c)
+	if err != nil {
+		return nil, err
+	}
+	return loc.load(c, nil)
+}
+
+// location is where a command's repository and config are.
+type location struct {
+	start, root, cfgPath string
+}
+
+// locateProject finds the repository strata was started in, and its
+// config.
+func locateProject(c *cli.Context) (*location, error) {
 	start, err := os.Getwd()
 	if err != nil {
 		return nil, fmt.Errorf("finding the current directory: %w", err)
@@ -50,7 +65,15 @@ func openProject(c *cli.Context) (*session, error) {
 			fmt.Fprintf(c.App.ErrWriter, "warning: both %s and %s exist; using %s\n", stacks.StrataConfigFile, filepath.ToSlash(rel), stacks.StrataConfigFile)
 		}
 	}
-	p, err := stacks.Load(root, cfgPath)
+	return &location{start: start, root: root, cfgPath: cfgPath}, nil
+}
+
+// load loads the project, from the tree that tree returns once the config
+// is read (stacks.LoadFrom; nil reads the repository), and prints its
+// warnings once.
+func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*session, error) {
+	start, root, cfgPath := l.start, l.root, l.cfgPath
+	p, err := stacks.LoadFrom(root, cfgPath, tree)
 	var ce *stacks.ConfigError
 	if errors.As(err, &ce) {
 		printDiagnostics(c.App.ErrWriter, p.Diagnostics)
