@@ -61,6 +61,7 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 // project: the run's manifest, the tree its units were found in, and the
 // results its slice depends on.
 type Job struct {
+	// Manifest is the run's manifest with the job's wave's units only.
 	Manifest *Manifest
 	// Tree is the repository's tree as `ci start` read it, on the commit
 	// the job has checked out (nil for a run started without one): the job
@@ -71,12 +72,12 @@ type Job struct {
 	results map[string]*Result
 }
 
-// FetchJob reads a job's manifest, refuses a job whose checkout is not the
-// run's commit, and then reads the run's tree and the results the slice
-// depends on at once. It needs no project, so a job fetches while its
-// config is read.
+// FetchJob reads the manifest of a job's wave, refuses a job whose
+// checkout is not the run's commit, and then reads the run's tree and the
+// results the slice depends on at once. It needs no project, so a job
+// fetches while its config is read.
 func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, error) {
-	m, err := LoadManifest(ctx, st, o.Run)
+	m, err := loadWave(ctx, st, o.Run, o.Wave)
 	if err != nil {
 		return nil, err
 	}

@@ -112,7 +112,10 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 		if !sameRun(prev, m) {
 			return nil, fmt.Errorf("run %s already exists with other units or another command; expected a new run ID", m.Run)
 		}
-		return prev, nil
+		m = prev
+	}
+	if err := putWaves(ctx, st, m); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

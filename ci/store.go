@@ -93,6 +93,50 @@ func LoadManifest(ctx context.Context, st *objstore.Store, run string) (*Manifes
 	return m, nil
 }
 
+// putWaves stores, for each wave of a manifest, the manifest with that
+// wave's units only: every job reads its wave's, a twentieth of the
+// manifest on a run of twenty waves. They are made from the manifest once
+// it is stored, so a start retried after it stored the manifest writes the
+// ones missing from the same manifest.
+func putWaves(ctx context.Context, st *objstore.Store, m *Manifest) error {
+	byWave := map[int][]ManifestUnit{}
+	for _, u := range m.Units {
+		byWave[u.Wave] = append(byWave[u.Wave], u)
+	}
+	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
+	for _, w := range m.Waves {
+		wm := *m
+		wm.Units, wm.Waves = byWave[w.Wave], nil
+		p.Go(func(ctx context.Context) error {
+			err := putJSON(ctx, st, waveKey(m.Run, w.Wave), &wm, true)
+			if err != nil && !errors.Is(err, objstore.ErrExists) {
+				return fmt.Errorf("writing wave %d of run %s: %w", w.Wave, m.Run, err)
+			}
+			return nil
+		})
+	}
+	return p.Wait()
+}
+
+// loadWave reads the manifest of a run with one wave's units only: the
+// wave's own object, or the whole manifest for a run whose start did not
+// write them (an older strata, or one that stopped right after storing the
+// manifest).
+func loadWave(ctx context.Context, st *objstore.Store, run string, wave int) (*Manifest, error) {
+	m := &Manifest{}
+	_, err := getJSON(ctx, st, waveKey(run, wave), m)
+	if errors.Is(err, objstore.ErrNotFound) {
+		return LoadManifest(ctx, st, run)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading wave %d of run %s: %w", wave, run, err)
+	}
+	if m.Version != ManifestVersion {
+		return nil, fmt.Errorf("run %s: manifest version %d; this strata reads version %d", run, m.Version, ManifestVersion)
+	}
+	return m, nil
+}
+
 // loadResult reads one unit's result; nil when none is recorded.
 func loadResult(ctx context.Context, st *objstore.Store, run, id string) (*Result, error) {
 	res := &Result{}

@@ -77,3 +77,59 @@ func TestJobBuildsFromTree(t *testing.T) {
 		t.Fatalf("reading the repository again finds %d dirspaces; the test expects the extra dir found", len(scanned.Dirspaces))
 	}
 }
+
+// A job reads its wave's part of the manifest; a run whose start wrote no
+// wave parts is read from the whole manifest, with the same slice.
+func TestJobReadsItsWave(t *testing.T) {
+	ctx := context.Background()
+	p := loadRepo(t, layeredRepo(t, 3, 4))
+	st, _ := objstore.Open(ctx, "mem://")
+	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := st.List(ctx, "runs/"+m.Run+"/waves/")
+	if err != nil || len(keys) != len(m.Waves) || len(m.Waves) != 3 {
+		t.Fatalf("wave objects %v (%v); expected one for each of %d waves", keys, err, len(m.Waves))
+	}
+	slices := map[int][]ManifestUnit{}
+	for _, w := range m.Waves {
+		j, err := FetchJob(ctx, st, SliceOptions{Run: m.Run, Wave: w.Wave, Shard: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range j.Manifest.Units {
+			if u.Wave != w.Wave {
+				t.Errorf("wave %d's job read unit %s of wave %d", w.Wave, u.ID, u.Wave)
+			}
+		}
+		if j.Manifest.Command != m.Command || j.Manifest.Tree != m.Tree || j.Manifest.Run != m.Run {
+			t.Errorf("wave %d's manifest lost the run's header: %+v", w.Wave, j.Manifest)
+		}
+		slices[w.Wave] = j.Manifest.Slice(w.Wave, 1)
+		if !reflect.DeepEqual(slices[w.Wave], m.Slice(w.Wave, 1)) {
+			t.Errorf("wave %d shard 1: %v; the manifest's: %v", w.Wave, slices[w.Wave], m.Slice(w.Wave, 1))
+		}
+	}
+	for _, k := range keys {
+		if err := st.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, w := range m.Waves {
+		j, err := FetchJob(ctx, st, SliceOptions{Run: m.Run, Wave: w.Wave, Shard: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := j.Manifest.Slice(w.Wave, 1); !reflect.DeepEqual(got, slices[w.Wave]) {
+			t.Errorf("without wave objects, wave %d shard 1: %v; expected %v", w.Wave, got, slices[w.Wave])
+		}
+	}
+	// A start retried after it stored the manifest writes the waves again.
+	if _, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 2, Run: m.Run}); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := st.List(ctx, "runs/"+m.Run+"/waves/"); len(keys) != len(m.Waves) {
+		t.Errorf("a retried start left %d wave objects; expected %d", len(keys), len(m.Waves))
+	}
+}
