@@ -70,12 +70,16 @@ type Job struct {
 	// results are the recorded results of the slice's units (an earlier
 	// attempt's) and of their predecessors.
 	results map[string]*Result
+	// units are the records and saved plans of the slice's units and the
+	// run's gates, by unit key, for the job's state dir.
+	units map[string]*remoteUnit
 }
 
 // FetchJob reads the manifest of a job's wave, refuses a job whose
-// checkout is not the run's commit, and then reads the run's tree and the
-// results the slice depends on at once. It needs no project, so a job
-// fetches while its config is read.
+// checkout is not the run's commit, and then reads at once the run's tree,
+// the results the slice depends on, and the records of its units and of
+// the run's gates. It needs no project, so a job fetches while its config
+// is read.
 func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, error) {
 	m, err := loadWave(ctx, st, o.Run, o.Wave)
 	if err != nil {
@@ -87,9 +91,10 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 	j := &Job{Manifest: m}
 	// Every result this job reads: its own units' (an earlier attempt may
 	// have recorded them) and their predecessors'.
+	slice := m.Slice(o.Wave, o.Shard)
 	var ids []string
 	seen := map[string]bool{}
-	for _, mu := range m.Slice(o.Wave, o.Shard) {
+	for _, mu := range slice {
 		for _, id := range append([]string{mu.ID}, mu.After...) {
 			if !seen[id] {
 				seen[id] = true
@@ -106,6 +111,14 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 	}
 	g.Go(func(ctx context.Context) (err error) {
 		j.results, err = loadResults(ctx, st, m.Run, ids)
+		return err
+	})
+	pulls := append([]string(nil), m.Gates...)
+	for _, mu := range slice {
+		pulls = append(pulls, mu.ID)
+	}
+	g.Go(func(ctx context.Context) (err error) {
+		j.units, err = fetchUnits(ctx, st, pulls)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -176,6 +189,8 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	if err != nil {
 		return nil, fmt.Errorf("opening the job's state dir: %w", err)
 	}
+	// The bucket holds the run state; a job a crash stops is run again.
+	sd.Scratch = true
 	mir := newMirror(st, sd, o.Job)
 	var gates []*stacks.Unit
 	for _, id := range m.Gates {
@@ -189,7 +204,7 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	for _, ru := range run.Units {
 		pulls = append(pulls, ru.Unit)
 	}
-	if err := mir.pullAll(ctx, append(pulls, gates...)); err != nil {
+	if err := mir.pullAll(ctx, append(pulls, gates...), j.units); err != nil {
 		return nil, err
 	}
 	ea, err := runner.ParseEngineArgs(m.Command, m.Options.EngineArgs, p.Root)
@@ -227,7 +242,7 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	out, err := runner.Execute(ctx, p, run, runner.Options{
 		Command: m.Command, Parallelism: parallelism, EngineArgs: ea,
 		AutoApprove: m.Options.AutoApprove, NoAutoApply: m.Options.NoAutoApply,
-		StateDir: sdPath, Console: o.Console, ErrConsole: o.ErrConsole,
+		StateDir: sdPath, ScratchState: true, Console: o.Console, ErrConsole: o.ErrConsole,
 		Environ: o.Environ, Installer: o.Installer, Kill: o.Kill, KillAfter: o.KillAfter, NoPluginCache: o.NoPluginCache,
 		External: gates, Settled: settle, UnitDone: record,
 	})

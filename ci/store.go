@@ -218,39 +218,85 @@ func newMirror(st *objstore.Store, sd *runner.StateDir, job string) *mirror {
 
 func keyOf(u *stacks.Unit) string { return unitKey(u.Dir, u.Workspace, u.Stack.Name) }
 
-// pull writes a unit's record and saved plan from the bucket into the
-// local state dir. A plan is taken by the unit and the digest its record
-// names, whatever the local disk holds; a record naming a plan the bucket
-// does not have keeps no plan.
-func (m *mirror) pull(ctx context.Context, u *stacks.Unit) error {
-	uk := keyOf(u)
-	remote := &runner.UnitState{}
-	ver, err := getJSON(ctx, m.st, unitStateKey(uk), remote)
+// remoteUnit is a unit's record and saved plan as the bucket holds them.
+type remoteUnit struct {
+	state *runner.UnitState
+	ver   objstore.Version // "": no record
+	plan  []byte           // nil: no plan the record names
+}
+
+// fetchUnit reads a unit's record, and the saved plan it names, by the
+// unit's key; name is how errors name the unit. A record naming a plan the
+// bucket does not have keeps no plan.
+func fetchUnit(ctx context.Context, st *objstore.Store, uk, name string) (*remoteUnit, error) {
+	r := &remoteUnit{state: &runner.UnitState{}}
+	ver, err := getJSON(ctx, st, unitStateKey(uk), r.state)
 	switch {
 	case errors.Is(err, objstore.ErrNotFound):
-		remote, ver = &runner.UnitState{}, ""
+		return &remoteUnit{state: &runner.UnitState{}}, nil
 	case err != nil:
-		return fmt.Errorf("reading the run state of %s from the bucket: %w", u.Name(), err)
+		return nil, fmt.Errorf("reading the run state of %s from the bucket: %w", name, err)
 	}
+	r.ver = ver
+	if r.state.Plan != nil {
+		b, _, err := st.Get(ctx, planKey(uk, r.state.Plan.Digest))
+		switch {
+		case errors.Is(err, objstore.ErrNotFound):
+			r.state.Plan = nil
+		case err != nil:
+			return nil, fmt.Errorf("reading the saved plan of %s from the bucket: %w", name, err)
+		default:
+			r.plan = b
+		}
+	}
+	return r, nil
+}
+
+// fetchUnits reads the records of units by ID at once, keyed by unit key.
+func fetchUnits(ctx context.Context, st *objstore.Store, ids []string) (map[string]*remoteUnit, error) {
+	out := make([]*remoteUnit, len(ids))
+	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
+	for i, id := range ids {
+		p.Go(func(ctx context.Context) (err error) {
+			out[i], err = fetchUnit(ctx, st, keyOfID(id), id)
+			return err
+		})
+	}
+	if err := p.Wait(); err != nil {
+		return nil, err
+	}
+	m := make(map[string]*remoteUnit, len(ids))
+	for i, id := range ids {
+		m[keyOfID(id)] = out[i]
+	}
+	return m, nil
+}
+
+// pull writes a unit's record and saved plan from the bucket into the
+// local state dir: those fetched already when given, else read now. A plan
+// is taken by the unit and the digest its record names, whatever the local
+// disk holds.
+func (m *mirror) pull(ctx context.Context, u *stacks.Unit, fetched map[string]*remoteUnit) error {
+	uk := keyOf(u)
+	r := fetched[uk]
+	if r == nil {
+		var err error
+		if r, err = fetchUnit(ctx, m.st, uk, u.Name()); err != nil {
+			return err
+		}
+	}
+	remote := r.state
 	planFile, err := m.sd.PlanFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared)
 	if err != nil {
 		return err
 	}
 	os.Remove(planFile)
-	if remote.Plan != nil {
-		b, _, err := m.st.Get(ctx, planKey(uk, remote.Plan.Digest))
-		switch {
-		case errors.Is(err, objstore.ErrNotFound):
-			remote.Plan = nil
-		case err != nil:
-			return fmt.Errorf("reading the saved plan of %s from the bucket: %w", u.Name(), err)
-		default:
-			if err := os.MkdirAll(filepath.Dir(planFile), 0o700); err != nil {
-				return err
-			}
-			if err := os.WriteFile(planFile, b, 0o600); err != nil {
-				return fmt.Errorf("writing the saved plan of %s: %w", u.Name(), err)
-			}
+	if r.plan != nil {
+		if err := os.MkdirAll(filepath.Dir(planFile), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(planFile, r.plan, 0o600); err != nil {
+			return fmt.Errorf("writing the saved plan of %s: %w", u.Name(), err)
 		}
 	}
 	err = m.sd.UpdateUnit(u, func(local *runner.UnitState) {
@@ -262,7 +308,7 @@ func (m *mirror) pull(ctx context.Context, u *stacks.Unit) error {
 		return err
 	}
 	m.mu.Lock()
-	m.versions[u], m.before[u] = ver, remote.Apply
+	m.versions[u], m.before[u] = r.ver, remote.Apply
 	m.mu.Unlock()
 	return nil
 }
@@ -298,7 +344,7 @@ func (m *mirror) push(ctx context.Context, u *stacks.Unit, run string) (*runner.
 	m.mu.Unlock()
 	rec := local
 	for tries := 0; ; tries++ {
-		b, err := json.MarshalIndent(rec, "", "  ")
+		b, err := json.Marshal(rec)
 		if err != nil {
 			return nil, err
 		}
@@ -347,11 +393,12 @@ func merge(local, remote *runner.UnitState) *runner.UnitState {
 	return out
 }
 
-// pullAll pulls units at once, at most fetchers requests in flight.
-func (m *mirror) pullAll(ctx context.Context, units []*stacks.Unit) error {
+// pullAll pulls units at once, at most fetchers requests in flight; the
+// records in fetched are not read again.
+func (m *mirror) pullAll(ctx context.Context, units []*stacks.Unit, fetched map[string]*remoteUnit) error {
 	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
 	for _, u := range units {
-		p.Go(func(ctx context.Context) error { return m.pull(ctx, u) })
+		p.Go(func(ctx context.Context) error { return m.pull(ctx, u, fetched) })
 	}
 	return p.Wait()
 }
@@ -384,7 +431,7 @@ func Attach(ctx context.Context, st *objstore.Store, stateDir string, units []*s
 		return nil, nil, err
 	}
 	mir := newMirror(st, sd, job)
-	if err := mir.pullAll(ctx, units); err != nil {
+	if err := mir.pullAll(ctx, units, nil); err != nil {
 		return nil, nil, err
 	}
 	w, wctx := newWriter(), context.WithoutCancel(ctx)

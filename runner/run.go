@@ -51,6 +51,9 @@ type Options struct {
 	DetailedExitCode bool
 	// StateDir is the state directory (default <root>/.strata).
 	StateDir string
+	// ScratchState says the state directory is a copy of state kept
+	// elsewhere (StateDir.Scratch): a CI job's.
+	ScratchState bool
 	// LockTimeout bounds the wait for the repository apply lock; zero
 	// fails at once when another process holds it.
 	LockTimeout time.Duration
@@ -194,6 +197,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	if err != nil {
 		return nil, err
 	}
+	sd.Scratch = opt.ScratchState
 	// Units outside the run that gates wait for join the graph; they never
 	// run, and open their gates only when the run state shows them applied
 	// at their current digest (docs/behaviour.md#rules).

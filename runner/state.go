@@ -26,6 +26,10 @@ type StateDir struct {
 	// Warn receives what the user must hear about the state dir itself,
 	// such as a corrupt journal moved aside.
 	Warn func(string)
+	// Scratch says the dir is a copy of state kept elsewhere (a CI job's
+	// copy of the bucket's): records are written atomically but not synced
+	// to disk, as a job a crash stops is run again from the bucket.
+	Scratch bool
 	// stateFiles caches each unit's journal path, checked once: a unit's
 	// record is read and written several times a run.
 	stateFiles sync.Map // *stacks.Unit → string
@@ -207,7 +211,7 @@ func (s *StateDir) warn(msg string) {
 // lock, across processes, so one writer changes a unit at a time; the
 // write is atomic. A change that leaves the record as it was writes
 // nothing (clearing a plan that was never recorded, say): each write is a
-// new file synced to disk.
+// new file synced to disk (unless the dir is Scratch).
 func (s *StateDir) UpdateUnit(u *stacks.Unit, change func(*UnitState)) error {
 	us, path, raw, err := s.readUnit(u)
 	if err != nil {
@@ -225,7 +229,11 @@ func (s *StateDir) UpdateUnit(u *stacks.Unit, change func(*UnitState)) error {
 	if bytes.Equal(b, raw) {
 		return nil
 	}
-	if err := writeFileAtomic(path, b); err != nil {
+	write := writeFileAtomic
+	if s.Scratch {
+		write = writeFileUnsynced
+	}
+	if err := write(path, b); err != nil {
 		return fmt.Errorf("recording the run state of %s: %w", u.Name(), err)
 	}
 	return nil
@@ -238,4 +246,13 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return atomicfile.Write(path, data, 0o600)
+}
+
+// writeFileUnsynced is writeFileAtomic without the sync, for files made
+// again after a crash.
+func writeFileUnsynced(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.WriteUnsynced(path, data, 0o600)
 }

@@ -302,7 +302,8 @@ func (j *job) writeVarFile(content []byte) (string, func(), error) {
 		os.Remove(j.ur.varFile)
 		return "", func() {}, nil
 	}
-	if err := writeFileAtomic(j.ur.varFile, content); err != nil {
+	// The file lives for one call: a crash leaves nothing to keep.
+	if err := writeFileUnsynced(j.ur.varFile, content); err != nil {
 		return "", func() {}, err
 	}
 	return j.ur.varFile, func() { os.Remove(j.ur.varFile) }, nil

@@ -7,12 +7,18 @@ import (
 )
 
 func TestWrite(t *testing.T) {
+	for name, write := range map[string]func(string, []byte, os.FileMode) error{"synced": Write, "unsynced": WriteUnsynced} {
+		t.Run(name, func(t *testing.T) { testWrite(t, write) })
+	}
+}
+
+func testWrite(t *testing.T, write func(string, []byte, os.FileMode) error) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state.json")
-	if err := Write(path, []byte("one"), 0o600); err != nil {
+	if err := write(path, []byte("one"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(path, []byte("two"), 0o600); err != nil {
+	if err := write(path, []byte("two"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -27,7 +33,7 @@ func TestWrite(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("temp files left: %v", entries)
 	}
-	if err := Write(filepath.Join(dir, "missing", "x"), nil, 0o600); err == nil {
+	if err := write(filepath.Join(dir, "missing", "x"), nil, 0o600); err == nil {
 		t.Error("writing into a missing dir succeeded")
 	}
 }
