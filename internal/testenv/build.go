@@ -6,11 +6,16 @@ import (
 )
 
 // BuildFlags are how strata is built for users (.goreleaser.yaml and
-// `make build`): a static binary (CGO_ENABLED=0) without urfave/cli's
-// Markdown and man page generator, whose package initialisation every
-// command would otherwise pay for at start. Tests that run the built
-// binary build it the same way, so what they measure is what ships.
-var BuildFlags = []string{"-trimpath", "-tags", "urfave_cli_no_docs"}
+// `make build`): a static binary (CGO_ENABLED=0) without code whose
+// package initialisation every command would otherwise pay for at start:
+// urfave/cli's Markdown and man page generator, and the Google Cloud
+// Storage client's gRPC DirectPath (strata uses its JSON API). Tests that
+// run the built binary build it the same way, so what they measure is
+// what ships.
+var BuildFlags = []string{"-trimpath", "-tags", BuildTags}
+
+// BuildTags are the build tags of BuildFlags.
+const BuildTags = "urfave_cli_no_docs,disable_grpc_modules"
 
 // BuildStrata builds the strata command in pkgDir (a path to cmd/strata)
 // into out, as it ships, and returns go build's output.
