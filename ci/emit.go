@@ -23,6 +23,10 @@ import (
 // DefaultShards is the most jobs a wave is spread over unless told.
 const DefaultShards = 8
 
+// installTags are the build tags strata ships with (Makefile TAGS): code
+// it never runs is left out of every job's start.
+const installTags = "urfave_cli_no_docs,disable_grpc_modules"
+
 // DefaultWaves is the number of wave jobs of a GitHub workflow when the
 // repository's graph does not say.
 const DefaultWaves = 8
@@ -185,7 +189,7 @@ func githubSetupSteps(fetchDepth int) []*yaml.Node {
 		yMap(
 			"name", yStr("Install strata"),
 			"env", yMap("STRATA_VERSION", yStr("${{ inputs.strata-version }}")),
-			"run", yStr(`go install "github.com/strata-iac/strata/cmd/strata@${STRATA_VERSION}"`),
+			"run", yStr(`go install -tags `+installTags+` "github.com/strata-iac/strata/cmd/strata@${STRATA_VERSION}"`),
 		),
 		yMap(
 			"name", yStr("Cache engines and provider plugins"),

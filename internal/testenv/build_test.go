@@ -6,12 +6,17 @@ import (
 	"testing"
 )
 
-// The release, `make build` and the tests that run the built binary build
-// strata with the same tags.
+// The release, `make build`, the tests that run the built binary and every
+// `go install` strata shows or ships build strata with the same tags.
 func TestBuildTagsAsShipped(t *testing.T) {
 	for file, want := range map[string]string{
-		"../../Makefile":         "TAGS     := " + BuildTags + "\n",
-		"../../.goreleaser.yaml": "-tags=" + BuildTags + "]",
+		"../../Makefile":                           "TAGS     := " + BuildTags + "\n",
+		"../../.goreleaser.yaml":                   "-tags=" + BuildTags + "]",
+		"../../README.md":                          "go install -tags " + BuildTags + " ",
+		"../../action.yml":                         "go install -tags " + BuildTags + " ",
+		"../../docs/examples/ci/github-caller.yml": "go install -tags " + BuildTags + " ",
+		"../../docs/examples/ci/strata.yml":        "go install -tags " + BuildTags + " ",
+		"../../ci/emit.go":                         `installTags = "` + BuildTags + `"`,
 	} {
 		b, err := os.ReadFile(file)
 		if err != nil {
