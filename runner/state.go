@@ -213,6 +213,23 @@ func (s *StateDir) warn(msg string) {
 // nothing (clearing a plan that was never recorded, say): each write is a
 // new file synced to disk (unless the dir is Scratch).
 func (s *StateDir) UpdateUnit(u *stacks.Unit, change func(*UnitState)) error {
+	return s.updateUnit(u, change, !s.Scratch)
+}
+
+// UpdateUnitUnsynced is UpdateUnit without the sync, for a change that
+// records what the engine has just written to disk without syncing it
+// either: a new plan (the plan file) or an init (the .terraform dir). Such
+// a record is worth no more than the files it describes. After a crash the
+// record is the old one or the new one; a plan is applied only when its
+// digest matches the content and an init is redone when its fingerprint
+// does not match, so the worst a lost record costs is a plan or an init
+// made again. A record that decides what must not happen twice (clearing
+// the plan an apply consumes, the apply itself) is synced.
+func (s *StateDir) UpdateUnitUnsynced(u *stacks.Unit, change func(*UnitState)) error {
+	return s.updateUnit(u, change, false)
+}
+
+func (s *StateDir) updateUnit(u *stacks.Unit, change func(*UnitState), sync bool) error {
 	us, path, raw, err := s.readUnit(u)
 	if err != nil {
 		return err
@@ -230,7 +247,7 @@ func (s *StateDir) UpdateUnit(u *stacks.Unit, change func(*UnitState)) error {
 		return nil
 	}
 	write := writeFileAtomic
-	if s.Scratch {
+	if !sync {
 		write = writeFileUnsynced
 	}
 	if err := write(path, b); err != nil {

@@ -177,7 +177,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEn
 	}
 	if fp, ferr := j.fingerprint(args); ferr == nil {
 		_, statErr := os.Stat(j.ur.dataDir)
-		err = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
+		err = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *UnitState) {
 			s.Init = &InitRecord{Fingerprint: fp, At: j.r.opt.Now().UTC(), DataDir: statErr == nil}
 		})
 	}
@@ -401,7 +401,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 		return
 	}
 	rel, _ := filepath.Rel(j.r.sd.Path, j.ur.planFile)
-	err = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
+	err = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *UnitState) {
 		s.Plan = &PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: o.Changes,
 			Destroy: args.Destroy, At: j.r.opt.Now().UTC()}
 	})
