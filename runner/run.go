@@ -439,8 +439,12 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))
 	}
+	pluginCache := ""
+	if !r.opt.NoPluginCache {
+		pluginCache = r.pluginCache()
+	}
 	for _, ur := range r.units {
-		if err := r.setup(ur); err != nil {
+		if err := r.setup(ur, pluginCache); err != nil {
 			return err
 		}
 	}
@@ -501,10 +505,10 @@ func terraformOnPath(ctx context.Context, in *engines.Installer) (*engines.Engin
 	return e, nil
 }
 
-// setup computes what a unit's steps share: paths, environment, masking.
-// Every path made from the unit's names is checked to stay where it
-// belongs.
-func (r *runState) setup(ur *unitRun) error {
+// setup computes what a unit's steps share: paths, environment, masking,
+// the provider plugin cache ("" for none). Every path made from the unit's
+// names is checked to stay where it belongs.
+func (r *runState) setup(ur *unitRun, pluginCache string) error {
 	u := ur.u
 	dir, err := safepath.Join(r.p.Root, u.Dir)
 	if err != nil {
@@ -542,15 +546,13 @@ func (r *runState) setup(ur *unitRun) error {
 	if ur.ownDataDir {
 		in.DataDir = ur.dataDir
 	}
-	if !r.opt.NoPluginCache {
-		in.PluginCache = r.pluginCache()
-	}
+	in.PluginCache = pluginCache
 	ur.env = unitEnv(in)
 	return nil
 }
 
 // pluginCache is the provider plugin cache: the user's, else strata's own
-// under its cache dir.
+// under its cache dir, made once a run.
 func (r *runState) pluginCache() string {
 	if v := r.base["TF_PLUGIN_CACHE_DIR"]; v != "" {
 		return v

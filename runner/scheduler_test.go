@@ -146,7 +146,7 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 		ur := &unitRun{unit: &unit{u: ru.Unit}, why: ru.Why, status: statusPending, role: ru.role}
 		ur.autoApply = ru.Stack.AutoApply
 		r.units = append(r.units, ur)
-		if err := r.setup(ur); err != nil {
+		if err := r.setup(ur, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
