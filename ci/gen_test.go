@@ -1,8 +1,6 @@
 package ci
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/strata-iac/strata/internal/testenv"
@@ -15,40 +13,7 @@ import (
 // The units named in fail fail their apply.
 func layeredRepo(t testing.TB, layers, width int, fail ...string) string {
 	t.Helper()
-	files := map[string]string{}
-	var cfg strings.Builder
-	cfg.WriteString("dirs:\n")
-	for i := 0; i < layers; i++ {
-		for j := 0; j < width; j++ {
-			fmt.Fprintf(&cfg, "  l%d/c%d: {tags: [l%dc%d]}\n", i, j, i, j)
-		}
-	}
-	cfg.WriteString("stacks:\n  names:\n")
-	failing := map[string]bool{}
-	for _, f := range fail {
-		failing[f] = true
-	}
-	for i := 0; i < layers; i++ {
-		for j := 0; j < width; j++ {
-			fmt.Fprintf(&cfg, "    l%dc%d:\n      tag_query: l%dc%d\n", i, j, i, j)
-			if i > 0 {
-				fmt.Fprintf(&cfg, "      rules:\n        plan_after: [l%dc%d", i-1, j)
-				if k := (j + 1) % width; k != j {
-					fmt.Fprintf(&cfg, ", l%dc%d", i-1, k)
-				}
-				cfg.WriteString("]\n")
-			}
-			dir := fmt.Sprintf("l%d/c%d", i, j)
-			tf := fmt.Sprintf("resource \"terraform_data\" \"x\" {\n  input = %q\n", dir)
-			if failing[dir] {
-				tf += "  provisioner \"local-exec\" {\n    command = \"exit 3\"\n  }\n"
-			}
-			tf += "}\n\noutput \"name\" {\n  value = terraform_data.x.output\n}\n"
-			files[dir+"/main.tf"] = tf
-		}
-	}
-	files["strata.yml"] = cfg.String()
-	return testenv.WriteRepo(t, files)
+	return testenv.WriteRepo(t, testenv.Layered(layers, width, fail...))
 }
 
 func loadRepo(t testing.TB, root string) *stacks.Project {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
 )
 
 // genRepo writes a repository of 10,000 dirspaces (5,000 root modules in two
@@ -237,23 +239,7 @@ func benchChain(b *testing.B, n int) {
 // the whole config before its first unit.
 func BenchmarkParseConfig(b *testing.B) {
 	const layers, width = 20, 100
-	var cfg strings.Builder
-	cfg.WriteString("dirs:\n")
-	for i := 0; i < layers; i++ {
-		for j := 0; j < width; j++ {
-			fmt.Fprintf(&cfg, "  l%d/c%d: {tags: [l%dc%d]}\n", i, j, i, j)
-		}
-	}
-	cfg.WriteString("stacks:\n  names:\n")
-	for i := 0; i < layers; i++ {
-		for j := 0; j < width; j++ {
-			fmt.Fprintf(&cfg, "    l%dc%d:\n      tag_query: l%dc%d\n", i, j, i, j)
-			if i > 0 {
-				fmt.Fprintf(&cfg, "      rules:\n        plan_after: [l%dc%d, l%dc%d]\n", i-1, j, i-1, (j+1)%width)
-			}
-		}
-	}
-	data := []byte(cfg.String())
+	data := []byte(testenv.Layered(layers, width)["strata.yml"])
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {

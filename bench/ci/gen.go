@@ -12,17 +12,17 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"log"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/s3blob"
+
+	"github.com/strata-iac/strata/internal/testenv"
 )
 
 func main() {
@@ -38,27 +38,11 @@ func main() {
 	if *dir == "" {
 		log.Fatal("-dir or -bucket")
 	}
-	var cfg strings.Builder
-	cfg.WriteString("dirs:\n")
-	for i := 0; i < *layers; i++ {
-		for j := 0; j < *width; j++ {
-			fmt.Fprintf(&cfg, "  l%d/c%d: {tags: [l%dc%d]}\n", i, j, i, j)
-		}
+	for name, content := range testenv.Layered(*layers, *width) {
+		path := filepath.Join(*dir, filepath.FromSlash(name))
+		must(os.MkdirAll(filepath.Dir(path), 0o755))
+		must(os.WriteFile(path, []byte(content), 0o644))
 	}
-	cfg.WriteString("stacks:\n  names:\n")
-	for i := 0; i < *layers; i++ {
-		for j := 0; j < *width; j++ {
-			fmt.Fprintf(&cfg, "    l%dc%d:\n      tag_query: l%dc%d\n", i, j, i, j)
-			if i > 0 {
-				fmt.Fprintf(&cfg, "      rules:\n        plan_after: [l%dc%d, l%dc%d]\n", i-1, j, i-1, (j+1)%*width)
-			}
-			d := filepath.Join(*dir, fmt.Sprintf("l%d", i), fmt.Sprintf("c%d", j))
-			must(os.MkdirAll(d, 0o755))
-			tf := fmt.Sprintf("resource \"terraform_data\" \"x\" {\n  input = \"l%d/c%d\"\n}\n\noutput \"name\" {\n  value = terraform_data.x.output\n}\n", i, j)
-			must(os.WriteFile(filepath.Join(d, "main.tf"), []byte(tf), 0o644))
-		}
-	}
-	must(os.WriteFile(filepath.Join(*dir, "strata.yml"), []byte(cfg.String()), 0o644))
 }
 
 func createBucket(rawURL string) {
