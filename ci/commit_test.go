@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
 )
 
@@ -14,12 +13,8 @@ import (
 func TestJobOnAnotherCommit(t *testing.T) {
 	ctx := context.Background()
 	p := loadRepo(t, layeredRepo(t, 2, 2))
-	st, _ := objstore.Open(ctx, "mem://")
-	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 1, Commit: "aaaa111"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = RunSlice(ctx, st, p, SliceOptions{Run: m.Run, Commit: "bbbb222", StateDir: t.TempDir()})
+	st, m := startInMemory(t, p, StartOptions{Command: runner.CmdPlan, Shards: 1, Commit: "aaaa111"})
+	_, err := RunSlice(ctx, st, p, SliceOptions{Run: m.Run, Commit: "bbbb222", StateDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "started on commit aaaa111; this job has bbbb222 checked out") {
 		t.Fatalf("job on another commit: %v", err)
 	}

@@ -1,8 +1,10 @@
 package ci
 
 import (
+	"context"
 	"testing"
 
+	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -32,4 +34,19 @@ func selectAll(t testing.TB, p *stacks.Project) *stacks.Run {
 		t.Fatal(err)
 	}
 	return run
+}
+
+// startInMemory starts a run of every unit of p in a new in-memory bucket
+// and returns the bucket and the run's manifest.
+func startInMemory(t testing.TB, p *stacks.Project, opt StartOptions) (*objstore.Store, *Manifest) {
+	t.Helper()
+	st, err := objstore.Open(context.Background(), "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Start(context.Background(), st, p, selectAll(t, p), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, m
 }

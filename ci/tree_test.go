@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -17,11 +16,7 @@ import (
 func TestJobTree(t *testing.T) {
 	ctx := context.Background()
 	p := loadRepo(t, layeredRepo(t, 2, 3))
-	st, _ := objstore.Open(ctx, "mem://")
-	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, m := startInMemory(t, p, StartOptions{Command: runner.CmdPlan, Shards: 2})
 	if !strings.HasPrefix(m.Tree, "sha256:") {
 		t.Fatalf("manifest names tree %q; expected a digest", m.Tree)
 	}
@@ -52,11 +47,7 @@ func TestJobBuildsFromTree(t *testing.T) {
 	ctx := context.Background()
 	root := layeredRepo(t, 1, 2)
 	p := loadRepo(t, root)
-	st, _ := objstore.Open(ctx, "mem://")
-	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, m := startInMemory(t, p, StartOptions{Command: runner.CmdPlan, Shards: 1})
 	j, err := FetchJob(ctx, st, SliceOptions{Run: m.Run})
 	if err != nil {
 		t.Fatal(err)
@@ -83,11 +74,7 @@ func TestJobBuildsFromTree(t *testing.T) {
 func TestJobReadsItsWave(t *testing.T) {
 	ctx := context.Background()
 	p := loadRepo(t, layeredRepo(t, 3, 4))
-	st, _ := objstore.Open(ctx, "mem://")
-	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, m := startInMemory(t, p, StartOptions{Command: runner.CmdPlan, Shards: 2})
 	keys, err := st.List(ctx, "runs/"+m.Run+"/waves/")
 	if err != nil || len(keys) != len(m.Waves) || len(m.Waves) != 3 {
 		t.Fatalf("wave objects %v (%v); expected one for each of %d waves", keys, err, len(m.Waves))
