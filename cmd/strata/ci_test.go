@@ -129,3 +129,23 @@ func TestCICommands(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestCIRunErrors: a job reads its run while its config is read. A run
+// the bucket does not have is reported as such, not as a failure to load
+// the repository; a config in error is reported as the config's errors,
+// whatever the bucket holds.
+func TestCIRunErrors(t *testing.T) {
+	root := writeRepo(t, chainFiles())
+	bucket := "file://" + t.TempDir()
+	code, _, stderr := strata(t, "-C", root, "ci", "run", "--state", bucket, "--run", "nosuch", "--wave", "0", "--shard", "0")
+	if code != 1 || !strings.Contains(stderr, "run nosuch: no such run in the state bucket") || strings.Contains(stderr, "loading the repository") {
+		t.Errorf("missing run: exit %d\n%s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(root, "strata.yml"), []byte(chainRepo+"bogus: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = strata(t, "-C", root, "ci", "run", "--state", bucket, "--run", "nosuch", "--wave", "0", "--shard", "0")
+	if code != 1 || !strings.Contains(stderr, `unknown key "bogus"`) || strings.Contains(stderr, "no such run") {
+		t.Errorf("config in error: exit %d\n%s", code, stderr)
+	}
+}
