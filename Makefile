@@ -85,6 +85,7 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./stacks/tagquery
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./stacks
+	$(GO) test -run '^$$' -fuzz FuzzTree -fuzztime 30s ./stacks
 
 vet:
 	$(GO) vet $(PKGS)

@@ -3,6 +3,7 @@ package stacks
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -127,4 +128,41 @@ func TestTreeFromOutside(t *testing.T) {
 	if _, err := LoadFrom(root, "", func() (*Tree, error) { return &Tree{Dirs: calls}, nil }); err != nil {
 		t.Errorf("a call into a hidden dir and a hidden file, both as a scan finds them: %v", err)
 	}
+}
+
+// FuzzTree feeds arbitrary bytes to a project built from a tree, as a CI
+// job reads one from the bucket: a tree either is refused with an error or
+// gives units whose dirs and module calls are clean paths inside the root;
+// never a panic.
+func FuzzTree(f *testing.F) {
+	f.Add([]byte(`{"dirs":[{"dir":".","files":["main.tf"]},{"dir":"a/b","files":["x.tf","y.tf.json"],"calls":["modules/m"]}]}`))
+	f.Add([]byte(`{"dirs":[{"dir":"../x","files":["main.tf"]}]}`))
+	f.Add([]byte(`{"dirs":[{"dir":"a","files":["main.tf"],"calls":["../../etc"]}]}`))
+	f.Add([]byte(`{"dirs":[{"dir":"a\\..\\..\\b","files":["main.tf"]}]}`))
+	f.Add([]byte(`{"dirs":null}`))
+	root := f.TempDir()
+	cfg := filepath.Join(root, StrataConfigFile)
+	if err := os.WriteFile(cfg, []byte("stacks: {names: {all: {tag_query: 'dir:**'}}}\n"), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tree := &Tree{}
+		if err := json.Unmarshal(data, tree); err != nil {
+			return
+		}
+		p, err := LoadFrom(root, cfg, func() (*Tree, error) { return tree, nil })
+		if err != nil {
+			return
+		}
+		for _, u := range p.Units {
+			if u.Dir != "." && !filepath.IsLocal(filepath.FromSlash(u.Dir)) {
+				t.Fatalf("unit dir %q leaves the root", u.Dir)
+			}
+			for _, m := range p.LocalModules(u.Dir) {
+				if m != "." && !filepath.IsLocal(filepath.FromSlash(m)) {
+					t.Fatalf("module dir %q of %s leaves the root", m, u.Dir)
+				}
+			}
+		}
+	})
 }
