@@ -63,6 +63,8 @@ func RunSlice(ctx context.Context, st *objstore.Store, p *stacks.Project, o Slic
 type Job struct {
 	// Manifest is the run's manifest with the job's wave's units only.
 	Manifest *Manifest
+	// slice are the job's units, in manifest order.
+	slice []ManifestUnit
 	// Tree is the repository's tree as `ci start` read it, on the commit
 	// the job has checked out (nil for a run started without one): the job
 	// builds its project from it (stacks.LoadFrom).
@@ -88,13 +90,12 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 	if m.Commit != "" && o.Commit != "" && m.Commit != o.Commit {
 		return nil, fmt.Errorf("run %s started on commit %s; this job has %s checked out: check out the run's commit", m.Run, m.Commit, o.Commit)
 	}
-	j := &Job{Manifest: m}
+	j := &Job{Manifest: m, slice: m.Slice(o.Wave, o.Shard)}
 	// Every result this job reads: its own units' (an earlier attempt may
 	// have recorded them) and their predecessors'.
-	slice := m.Slice(o.Wave, o.Shard)
 	var ids []string
 	seen := map[string]bool{}
-	for _, mu := range slice {
+	for _, mu := range j.slice {
 		for _, id := range append([]string{mu.ID}, mu.After...) {
 			if !seen[id] {
 				seen[id] = true
@@ -114,7 +115,7 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 		return err
 	})
 	pulls := append([]string(nil), m.Gates...)
-	for _, mu := range slice {
+	for _, mu := range j.slice {
 		pulls = append(pulls, mu.ID)
 	}
 	g.Go(func(ctx context.Context) (err error) {
@@ -125,6 +126,40 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 		return nil, err
 	}
 	return j, nil
+}
+
+// Fetching is a FetchJob under way.
+type Fetching struct {
+	done chan struct{}
+	job  *Job
+	err  error
+}
+
+// Fetch starts FetchJob and returns at once: a job fetches while its
+// config is read, then builds its project from the run's tree (Tree is the
+// tree func of stacks.LoadFrom).
+func Fetch(ctx context.Context, st *objstore.Store, o SliceOptions) *Fetching {
+	f := &Fetching{done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		f.job, f.err = FetchJob(ctx, st, o)
+	}()
+	return f
+}
+
+// Wait returns what FetchJob returned.
+func (f *Fetching) Wait() (*Job, error) {
+	<-f.done
+	return f.job, f.err
+}
+
+// Tree waits for the fetch and returns the run's tree.
+func (f *Fetching) Tree() (*stacks.Tree, error) {
+	j, err := f.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return j.Tree, nil
 }
 
 // Run runs the job's slice (docs/ci.md#one-run-many-jobs) with the
@@ -148,10 +183,9 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	}
 	res := &SliceResult{}
 	run := &stacks.Run{}
-	slice := m.Slice(o.Wave, o.Shard)
 	settled := map[string]bool{}
 	var settle []runner.Settled
-	for _, mu := range slice {
+	for _, mu := range j.slice {
 		u, err := unitOf(mu.ID)
 		if err != nil {
 			return nil, err
@@ -189,8 +223,6 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	if err != nil {
 		return nil, fmt.Errorf("opening the job's state dir: %w", err)
 	}
-	// The bucket holds the run state; a job a crash stops is run again.
-	sd.Scratch = true
 	mir := newMirror(st, sd, o.Job)
 	var gates []*stacks.Unit
 	for _, id := range m.Gates {
@@ -204,7 +236,7 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	for _, ru := range run.Units {
 		pulls = append(pulls, ru.Unit)
 	}
-	if err := mir.pullAll(ctx, append(pulls, gates...), j.units); err != nil {
+	if err := mir.pull(append(pulls, gates...), j.units); err != nil {
 		return nil, err
 	}
 	ea, err := runner.ParseEngineArgs(m.Command, m.Options.EngineArgs, p.Root)

@@ -87,10 +87,15 @@ func LoadManifest(ctx context.Context, st *objstore.Store, run string) (*Manifes
 		}
 		return nil, fmt.Errorf("reading the manifest of run %s: %w", run, err)
 	}
+	return m, checkVersion(run, m)
+}
+
+// checkVersion refuses a manifest of a layout this strata does not read.
+func checkVersion(run string, m *Manifest) error {
 	if m.Version != ManifestVersion {
-		return nil, fmt.Errorf("run %s: manifest version %d; this strata reads version %d", run, m.Version, ManifestVersion)
+		return fmt.Errorf("run %s: manifest version %d; this strata reads version %d", run, m.Version, ManifestVersion)
 	}
-	return m, nil
+	return nil
 }
 
 // putWaves stores, for each wave of a manifest, the manifest with that
@@ -131,10 +136,7 @@ func loadWave(ctx context.Context, st *objstore.Store, run string, wave int) (*M
 	if err != nil {
 		return nil, fmt.Errorf("reading wave %d of run %s: %w", wave, run, err)
 	}
-	if m.Version != ManifestVersion {
-		return nil, fmt.Errorf("run %s: manifest version %d; this strata reads version %d", run, m.Version, ManifestVersion)
-	}
-	return m, nil
+	return m, checkVersion(run, m)
 }
 
 // loadResult reads one unit's result; nil when none is recorded.
@@ -152,19 +154,27 @@ func loadResult(ctx context.Context, st *objstore.Store, run, id string) (*Resul
 // fetchers bounds the requests a job has in flight to the bucket.
 const fetchers = 16
 
-// loadResults reads the results of units, fetched at once; a unit with
-// none recorded is absent from the map.
-func loadResults(ctx context.Context, st *objstore.Store, run string, ids []string) (map[string]*Result, error) {
-	out := make([]*Result, len(ids))
+// fetchAll reads one object a unit for units by ID, at most fetchers at
+// once, and returns them in the order of ids.
+func fetchAll[T any](ctx context.Context, ids []string, fetch func(ctx context.Context, id string) (T, error)) ([]T, error) {
+	out := make([]T, len(ids))
 	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
 	for i, id := range ids {
-		p.Go(func(ctx context.Context) error {
-			r, err := loadResult(ctx, st, run, id)
-			out[i] = r
+		p.Go(func(ctx context.Context) (err error) {
+			out[i], err = fetch(ctx, id)
 			return err
 		})
 	}
-	if err := p.Wait(); err != nil {
+	return out, p.Wait()
+}
+
+// loadResults reads the results of units, fetched at once; a unit with
+// none recorded is absent from the map.
+func loadResults(ctx context.Context, st *objstore.Store, run string, ids []string) (map[string]*Result, error) {
+	out, err := fetchAll(ctx, ids, func(ctx context.Context, id string) (*Result, error) {
+		return loadResult(ctx, st, run, id)
+	})
+	if err != nil {
 		return nil, err
 	}
 	m := make(map[string]*Result, len(ids))
@@ -254,15 +264,10 @@ func fetchUnit(ctx context.Context, st *objstore.Store, uk, name string) (*remot
 
 // fetchUnits reads the records of units by ID at once, keyed by unit key.
 func fetchUnits(ctx context.Context, st *objstore.Store, ids []string) (map[string]*remoteUnit, error) {
-	out := make([]*remoteUnit, len(ids))
-	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
-	for i, id := range ids {
-		p.Go(func(ctx context.Context) (err error) {
-			out[i], err = fetchUnit(ctx, st, keyOfID(id), id)
-			return err
-		})
-	}
-	if err := p.Wait(); err != nil {
+	out, err := fetchAll(ctx, ids, func(ctx context.Context, id string) (*remoteUnit, error) {
+		return fetchUnit(ctx, st, keyOfID(id), id)
+	})
+	if err != nil {
 		return nil, err
 	}
 	m := make(map[string]*remoteUnit, len(ids))
@@ -272,44 +277,41 @@ func fetchUnits(ctx context.Context, st *objstore.Store, ids []string) (map[stri
 	return m, nil
 }
 
-// pull writes a unit's record and saved plan from the bucket into the
-// local state dir: those fetched already when given, else read now. A plan
-// is taken by the unit and the digest its record names, whatever the local
-// disk holds.
-func (m *mirror) pull(ctx context.Context, u *stacks.Unit, fetched map[string]*remoteUnit) error {
-	uk := keyOf(u)
-	r := fetched[uk]
-	if r == nil {
-		var err error
-		if r, err = fetchUnit(ctx, m.st, uk, u.Name()); err != nil {
+// pull writes units' records and saved plans, as fetched from the bucket,
+// into the local state dir. A plan is the one the unit's record names,
+// whatever the local disk holds. The records are written unsynced: the
+// bucket holds them, and a lost copy is pulled again.
+func (m *mirror) pull(units []*stacks.Unit, fetched map[string]*remoteUnit) error {
+	for _, u := range units {
+		r := fetched[keyOf(u)]
+		if r == nil {
+			return fmt.Errorf("the run state of %s was not read from the bucket", u.Name())
+		}
+		planFile, err := m.sd.PlanFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared)
+		if err != nil {
 			return err
 		}
-	}
-	remote := r.state
-	planFile, err := m.sd.PlanFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared)
-	if err != nil {
-		return err
-	}
-	os.Remove(planFile)
-	if r.plan != nil {
-		if err := os.MkdirAll(filepath.Dir(planFile), 0o700); err != nil {
+		os.Remove(planFile)
+		if r.plan != nil {
+			if err := os.MkdirAll(filepath.Dir(planFile), 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(planFile, r.plan, 0o600); err != nil {
+				return fmt.Errorf("writing the saved plan of %s: %w", u.Name(), err)
+			}
+		}
+		err = m.sd.UpdateUnitUnsynced(u, func(local *runner.UnitState) {
+			init := local.Init
+			*local = *r.state
+			local.Init = init
+		})
+		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(planFile, r.plan, 0o600); err != nil {
-			return fmt.Errorf("writing the saved plan of %s: %w", u.Name(), err)
-		}
+		m.mu.Lock()
+		m.versions[u], m.before[u] = r.ver, r.state.Apply
+		m.mu.Unlock()
 	}
-	err = m.sd.UpdateUnit(u, func(local *runner.UnitState) {
-		init := local.Init
-		*local = *remote
-		local.Init = init
-	})
-	if err != nil {
-		return err
-	}
-	m.mu.Lock()
-	m.versions[u], m.before[u] = r.ver, remote.Apply
-	m.mu.Unlock()
 	return nil
 }
 
@@ -393,16 +395,6 @@ func merge(local, remote *runner.UnitState) *runner.UnitState {
 	return out
 }
 
-// pullAll pulls units at once, at most fetchers requests in flight; the
-// records in fetched are not read again.
-func (m *mirror) pullAll(ctx context.Context, units []*stacks.Unit, fetched map[string]*remoteUnit) error {
-	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
-	for _, u := range units {
-		p.Go(func(ctx context.Context) error { return m.pull(ctx, u, fetched) })
-	}
-	return p.Wait()
-}
-
 // writer writes what units did back to the bucket as they end, off the
 // scheduler's goroutine (a slow bucket must not hold up the next unit),
 // at most fetchers at once; wait returns once every write is done, with
@@ -430,8 +422,16 @@ func Attach(ctx context.Context, st *objstore.Store, stateDir string, units []*s
 	if err != nil {
 		return nil, nil, err
 	}
+	ids := make([]string, len(units))
+	for i, u := range units {
+		ids[i] = u.ID()
+	}
+	fetched, err := fetchUnits(ctx, st, ids)
+	if err != nil {
+		return nil, nil, err
+	}
 	mir := newMirror(st, sd, job)
-	if err := mir.pullAll(ctx, units, nil); err != nil {
+	if err := mir.pull(units, fetched); err != nil {
 		return nil, nil, err
 	}
 	w, wctx := newWriter(), context.WithoutCancel(ctx)

@@ -16,7 +16,6 @@ import (
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
-	"github.com/strata-iac/strata/stacks"
 )
 
 // ciCommand is `strata ci`: one run sharded over many CI jobs that share
@@ -208,23 +207,9 @@ func ciRunCommand() *cli.Command {
 			}
 			// The job's part of the run is read from the bucket while the
 			// config is read; the project is built from the run's tree.
-			var (
-				job      *ci.Job
-				fetchErr error
-				fetched  = make(chan struct{})
-			)
-			go func() {
-				defer close(fetched)
-				job, fetchErr = ci.FetchJob(ctx, st, o)
-			}()
-			s, err := loc.load(c, func() (*stacks.Tree, error) {
-				<-fetched
-				if fetchErr != nil {
-					return nil, fetchErr
-				}
-				return job.Tree, nil
-			})
-			<-fetched
+			fetch := ci.Fetch(ctx, st, o)
+			s, err := loc.load(c, fetch.Tree)
+			job, fetchErr := fetch.Wait()
 			if fetchErr != nil && errors.Is(err, fetchErr) {
 				// The config is fine (a config in error is reported as
 				// it is, the tree never asked for): the fetch failed.
