@@ -143,18 +143,10 @@ func S3Server(t *testing.T) string {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "strata-test-secret")
 	t.Setenv("AWS_REGION", "us-east-1")
 	u := "s3://strata-state?endpoint=http://" + addr + "&use_path_style=true&disable_https=true&region=us-east-1"
-	b, err := blob.OpenBucket(context.Background(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	var client *s3.Client
-	if !b.As(&client) {
-		t.Fatal("no S3 client")
-	}
-	if _, err := client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("strata-state")}); err != nil {
-		t.Fatal(err)
-	}
+	makeBucket(t, u, func(ctx context.Context, client *s3.Client) error {
+		_, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("strata-state")})
+		return err
+	})
 	return u
 }
 
@@ -176,18 +168,9 @@ func GCSServer(t *testing.T) string {
 	serve(t, cmd, addr)
 	t.Setenv("STORAGE_EMULATOR_HOST", addr)
 	u := "gs://strata-state"
-	b, err := blob.OpenBucket(context.Background(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	var client *storage.Client
-	if !b.As(&client) {
-		t.Fatal("no GCS client")
-	}
-	if err := client.Bucket("strata-state").Create(context.Background(), "strata-test", nil); err != nil {
-		t.Fatal(err)
-	}
+	makeBucket(t, u, func(ctx context.Context, client *storage.Client) error {
+		return client.Bucket("strata-state").Create(ctx, "strata-test", nil)
+	})
 	return u
 }
 
@@ -218,19 +201,31 @@ func AzureServer(t *testing.T) string {
 	t.Setenv("AZURE_STORAGE_ACCOUNT", azuriteAccount)
 	t.Setenv("AZURE_STORAGE_KEY", azuriteKey)
 	u := "azblob://strata-state?protocol=http&domain=" + addr
-	b, err := blob.OpenBucket(context.Background(), u)
+	makeBucket(t, u, func(ctx context.Context, client *container.Client) error {
+		_, err := client.Create(ctx, nil)
+		return err
+	})
+	return u
+}
+
+// makeBucket creates the bucket of a state URL on the server it names,
+// with the driver's own client (of type C): gocloud opens buckets but does
+// not create them.
+func makeBucket[C any](t *testing.T, u string, create func(context.Context, C) error) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := blob.OpenBucket(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	var client *container.Client
+	var client C
 	if !b.As(&client) {
-		t.Fatal("no Azure container client")
+		t.Fatalf("%s: the driver has no %T", u, client)
 	}
-	if _, err := client.Create(context.Background(), nil); err != nil {
-		t.Fatal(err)
+	if err := create(ctx, client); err != nil {
+		t.Fatalf("creating the bucket of %s: %v", u, err)
 	}
-	return u
 }
 
 // BucketURLs are the buckets a test of shared state runs on: a file://
