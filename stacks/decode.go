@@ -218,17 +218,15 @@ type structInfo struct {
 	pos    []int          // index of the Pos field, or nil
 }
 
-// typeCache holds each struct type's structInfo, and for every config type
-// whether it decodes itself: a config decodes thousands of values of a few
-// types.
-var typeCache sync.Map // reflect.Type -> *structInfo; selfDecoding -> bool
-
-// selfDecoding is the key under which typeCache holds whether *T is a
-// nodeDecoder.
-type selfDecoding struct{ t reflect.Type }
+// The decoder's caches, by type: a config decodes thousands of values of a
+// few types.
+var (
+	structInfos  sync.Map // reflect.Type -> *structInfo
+	selfDecoders sync.Map // reflect.Type -> bool: whether *T is a nodeDecoder
+)
 
 func structInfoOf(t reflect.Type) *structInfo {
-	if si, ok := typeCache.Load(t); ok {
+	if si, ok := structInfos.Load(t); ok {
 		return si.(*structInfo)
 	}
 	si := &structInfo{fields: readFields(t), byName: map[string]int{}}
@@ -247,7 +245,7 @@ func structInfoOf(t reflect.Type) *structInfo {
 	if f, ok := t.FieldByName("Pos"); ok && f.Type == posType {
 		si.pos = f.Index
 	}
-	typeCache.Store(t, si)
+	structInfos.Store(t, si)
 	return si
 }
 
@@ -256,11 +254,11 @@ func structFields(t reflect.Type) []field { return structInfoOf(t).fields }
 // decodesItself reports whether values of type t decode through their
 // pointer's decodeNode.
 func decodesItself(t reflect.Type) bool {
-	if ok, found := typeCache.Load(selfDecoding{t}); found {
+	if ok, found := selfDecoders.Load(t); found {
 		return ok.(bool)
 	}
 	ok := reflect.PointerTo(t).Implements(nodeDecoderType)
-	typeCache.Store(selfDecoding{t}, ok)
+	selfDecoders.Store(t, ok)
 	return ok
 }
 
@@ -318,7 +316,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string, allowe
 			}
 		}
 		for _, name := range si.names {
-			if _, ok := byName[name]; ok && (len(names) == 0 || names[len(names)-1] != name) {
+			if _, ok := byName[name]; ok {
 				names = append(names, name)
 			}
 		}
