@@ -246,11 +246,7 @@ func (s *StateDir) updateUnit(u *stacks.Unit, change func(*UnitState), sync bool
 	if bytes.Equal(b, raw) {
 		return nil
 	}
-	write := writeFileAtomic
-	if !sync {
-		write = writeFileUnsynced
-	}
-	if err := write(path, b); err != nil {
+	if err := writeStateFile(path, b, sync); err != nil {
 		return fmt.Errorf("recording the run state of %s: %w", u.Name(), err)
 	}
 	return nil
@@ -259,17 +255,17 @@ func (s *StateDir) updateUnit(u *stacks.Unit, change func(*UnitState), sync bool
 // writeFileAtomic writes a state file (0600), creating its directory
 // (0700): a crash leaves the previous state readable.
 func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, data, 0o600)
+	return writeStateFile(path, data, true)
 }
 
-// writeFileUnsynced is writeFileAtomic without the sync, for files made
-// again after a crash.
-func writeFileUnsynced(path string, data []byte) error {
+// writeStateFile writes a state file atomically, synced to disk or not
+// (for files made again after a crash).
+func writeStateFile(path string, data []byte, sync bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return atomicfile.WriteUnsynced(path, data, 0o600)
+	if !sync {
+		return atomicfile.WriteUnsynced(path, data, 0o600)
+	}
+	return atomicfile.Write(path, data, 0o600)
 }

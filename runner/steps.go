@@ -303,7 +303,7 @@ func (j *job) writeVarFile(content []byte) (string, func(), error) {
 		return "", func() {}, nil
 	}
 	// The file lives for one call: a crash leaves nothing to keep.
-	if err := writeFileUnsynced(j.ur.varFile, content); err != nil {
+	if err := writeStateFile(j.ur.varFile, content, false); err != nil {
 		return "", func() {}, err
 	}
 	return j.ur.varFile, func() { os.Remove(j.ur.varFile) }, nil
