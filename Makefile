@@ -86,6 +86,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./stacks/tagquery
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./stacks
 	$(GO) test -run '^$$' -fuzz FuzzTree -fuzztime 30s ./stacks
+	$(GO) test -run '^$$' -fuzz FuzzBaseJoin -fuzztime 30s ./internal/safepath
 
 vet:
 	$(GO) vet $(PKGS)

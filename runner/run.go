@@ -247,8 +247,12 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	if err != nil {
 		return nil, err
 	}
+	root, err := safepath.NewBase(p.Root)
+	if err != nil {
+		return nil, fmt.Errorf("the repository root: %w", err)
+	}
 	r := &runState{
-		p: p, g: g, opt: opt, sd: sd, base: base,
+		p: p, root: root, g: g, opt: opt, sd: sd, base: base,
 		tfVars: tfVarsFromEnv(opt.Environ),
 		exec:   newExecutor(opt.KillAfter),
 		con:    newConsole(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
@@ -428,7 +432,7 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 		}
 		// A unit's dir is read only once it is known to be inside the root
 		// (a CI job's dirs come from the bucket).
-		dir, err := safepath.Join(r.p.Root, ru.Dir)
+		dir, err := r.root.Join(ru.Dir)
 		if err == nil {
 			err = engines.CheckRequiredVersion(dir, ur.engine)
 		}
@@ -510,7 +514,7 @@ func terraformOnPath(ctx context.Context, in *engines.Installer) (*engines.Engin
 // names is checked to stay where it belongs.
 func (r *runState) setup(ur *unitRun, pluginCache string) error {
 	u := ur.u
-	dir, err := safepath.Join(r.p.Root, u.Dir)
+	dir, err := r.root.Join(u.Dir)
 	if err != nil {
 		return fmt.Errorf("%s: %w", u.Name(), err)
 	}

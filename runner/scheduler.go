@@ -13,6 +13,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -124,7 +125,10 @@ type gateEdge struct {
 // starts (options, project, graph, state dir, executor, console, whose
 // own parts lock) and works on its unit, and sends its result back.
 type runState struct {
-	p      *stacks.Project
+	p *stacks.Project
+	// root is the project's root, resolved once for the unit dirs joined
+	// onto it.
+	root   *safepath.Base
 	g      *stacks.Graph
 	opt    Options
 	sd     *StateDir

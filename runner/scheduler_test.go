@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -141,7 +142,11 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runState{p: p, g: g, opt: opt, sd: sd, con: newConsole(io.Discard, nil, false, false)}
+	base, err := safepath.NewBase(p.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runState{p: p, root: base, g: g, opt: opt, sd: sd, con: newConsole(io.Discard, nil, false, false)}
 	for _, ru := range members {
 		ur := &unitRun{unit: &unit{u: ru.Unit}, why: ru.Why, status: statusPending, role: ru.role}
 		ur.autoApply = ru.Stack.AutoApply

@@ -33,6 +33,22 @@ type StateDir struct {
 	// stateFiles caches each unit's journal path, checked once: a unit's
 	// record is read and written several times a run.
 	stateFiles sync.Map // *stacks.Unit → string
+	// folders holds the folders unit paths are built in, each resolved
+	// once (safepath.Base).
+	folders sync.Map // string → *safepath.Base
+}
+
+// folder is one of the state dir's folders, as a safepath.Base.
+func (s *StateDir) folder(name string) (*safepath.Base, error) {
+	if b, ok := s.folders.Load(name); ok {
+		return b.(*safepath.Base), nil
+	}
+	b, err := safepath.NewBase(filepath.Join(s.Path, name))
+	if err != nil {
+		return nil, err
+	}
+	got, _ := s.folders.LoadOrStore(name, b)
+	return got.(*safepath.Base), nil
 }
 
 // OpenStateDir creates the state directory if needed, with a .gitignore of
@@ -69,7 +85,11 @@ func unitFileName(dir, workspace, stack string, shared bool) []string {
 func (s *StateDir) under(folder string, elems []string, suffix string) (string, error) {
 	elems = append([]string(nil), elems...)
 	elems[len(elems)-1] += suffix
-	p, err := safepath.Join(filepath.Join(s.Path, folder), elems...)
+	b, err := s.folder(folder)
+	if err != nil {
+		return "", fmt.Errorf("state dir: %w", err)
+	}
+	p, err := b.Join(elems...)
 	if err != nil {
 		return "", fmt.Errorf("state dir: %w", err)
 	}

@@ -79,7 +79,9 @@ type Store struct {
 	// dir is the directory of a file:// store: its creates and swaps are
 	// done on files directly, since fileblob's conditional write holds only
 	// within one process.
-	dir  string
+	dir string
+	// root is dir resolved once, for the key paths built in it.
+	root *safepath.Base
 	kind kind
 	// mu orders swaps of a mem:// store, which lives in one process.
 	mu sync.Mutex
@@ -129,7 +131,11 @@ func openDir(dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{b: b, dir: dir}, nil
+	root, err := safepath.NewBase(dir)
+	if err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	return &Store{b: b, dir: dir, root: root}, nil
 }
 
 // Close releases the bucket.
@@ -263,7 +269,7 @@ func (s *Store) createFile(key string, data []byte) error {
 
 // temp writes data to a synced temp file beside key's file.
 func (s *Store) temp(key string, data []byte) (path, tmp string, err error) {
-	path, err = safepath.Join(s.dir, key)
+	path, err = s.root.Join(key)
 	if err != nil {
 		return "", "", err
 	}
@@ -374,7 +380,7 @@ func (s *Store) ifVersion(prev Version) (func(as func(any) bool) error, error) {
 // updateFile swaps a file's content under an OS lock every process
 // respects, then renames the new content into place.
 func (s *Store) updateFile(ctx context.Context, key string, data []byte, prev Version) error {
-	lockPath, err := safepath.Join(s.dir, ".strata-locks", strings.ReplaceAll(key, "/", "%"))
+	lockPath, err := s.root.Join(".strata-locks", strings.ReplaceAll(key, "/", "%"))
 	if err != nil {
 		return err
 	}
@@ -386,7 +392,7 @@ func (s *Store) updateFile(ctx context.Context, key string, data []byte, prev Ve
 		return err
 	}
 	defer l.Release()
-	path, err := safepath.Join(s.dir, key)
+	path, err := s.root.Join(key)
 	if err != nil {
 		return err
 	}

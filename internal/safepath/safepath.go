@@ -20,6 +20,19 @@ var ErrEscapes = errors.New("leaves its directory")
 // separated), and checks the result stays at or under base: lexically,
 // and after resolving the symbolic links of the part of it that exists.
 func Join(base string, elems ...string) (string, error) {
+	p, err := joinLexically(base, elems)
+	if err != nil {
+		return "", err
+	}
+	if err := Within(base, p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// joinLexically joins elems onto base and checks, without reading the
+// file system, that the result stays at or under base.
+func joinLexically(base string, elems []string) (string, error) {
 	for _, e := range elems {
 		if filepath.IsAbs(e) || filepath.VolumeName(e) != "" || strings.HasPrefix(e, "/") {
 			return "", fmt.Errorf("%q: an absolute path %w %s", e, ErrEscapes, base)
@@ -34,8 +47,79 @@ func Join(base string, elems ...string) (string, error) {
 	if !within(filepath.Clean(base), p) {
 		return "", fmt.Errorf("%s %w %s", p, ErrEscapes, base)
 	}
-	if err := Within(base, p); err != nil {
+	return p, nil
+}
+
+// Base is a directory many paths are built under. Its own symbolic links
+// are resolved once, when it is made, so each Join reads only the part of
+// its path below the directory, where Join reads every component from /.
+// It gives the same answers as Join as long as the directory itself is
+// not replaced by a link afterwards; a link anywhere below it is always
+// seen.
+type Base struct {
+	path string // cleaned
+	real string // path with its links resolved; "" while it does not exist
+}
+
+// NewBase makes a Base of the directory at path. A path that does not
+// exist yet is allowed: each Join then checks it the way Join does.
+func NewBase(path string) (*Base, error) {
+	path = filepath.Clean(path)
+	real, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Base{path: path}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Base{path: path, real: real}, nil
+}
+
+// Path is the directory, as it was given (cleaned).
+func (b *Base) Path() string { return b.path }
+
+// Join is safepath.Join(b.Path(), elems...).
+func (b *Base) Join(elems ...string) (string, error) {
+	p, err := joinLexically(b.path, elems)
+	if err != nil {
 		return "", err
+	}
+	if b.real == "" {
+		if err := Within(b.path, p); err != nil {
+			return "", err
+		}
+		return p, nil
+	}
+	rel, err := filepath.Rel(b.path, p)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return p, nil
+	}
+	comps := strings.Split(rel, string(filepath.Separator))
+	cur := b.real
+	for i, c := range comps {
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Nothing below exists: the lexical check is the whole check.
+			return p, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			real, err := resolveExisting(filepath.Join(append([]string{next}, comps[i+1:]...)...))
+			if err != nil {
+				return "", err
+			}
+			if !within(b.real, real) {
+				return "", fmt.Errorf("%s (%s) %w %s", p, real, ErrEscapes, b.path)
+			}
+			return p, nil
+		}
+		cur = next
 	}
 	return p, nil
 }
