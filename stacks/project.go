@@ -25,7 +25,8 @@ type Project struct {
 	Stacks    []*Stack    // in definition order; an implicit default comes last
 	Units     []*Unit     // sorted by dir, workspace, stack
 	// Unassigned are dirspaces in no stack: the user defined `default` and
-	// it does not match them (§5.2). They do not run.
+	// it does not match them (docs/behaviour.md#stacks-and-membership).
+	// They do not run.
 	Unassigned []*Dirspace
 
 	// ModuleCalls maps a dir to the local module dirs it calls.
@@ -85,7 +86,8 @@ type Unit struct {
 	// Tags are the dirspace's tags plus stack_name:<s> for the leaf and each
 	// of its ancestors.
 	Tags []string
-	// Shared is true when the dirspace is in several stacks (§5.4); the
+	// Shared is true when the dirspace is in several stacks
+	// (docs/behaviour.md#stacks-and-membership); the
 	// unit's display name then carries the stack.
 	Shared bool
 }
@@ -209,7 +211,8 @@ func build(root, configFile string, cfg *Config, sds []sourceDir, calls map[stri
 	return p
 }
 
-// discover turns the scanned dirs into dirspaces (§3).
+// discover turns the scanned dirs into dirspaces
+// (docs/behaviour.md#root-modules-and-tags).
 func (p *Project) discover(sds []sourceDir, c *collector) {
 	cfg := p.Config
 	globalPatterns := DefaultFilePatterns

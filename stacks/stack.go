@@ -10,11 +10,12 @@ import (
 )
 
 // DefaultStack is the name of the stack that holds dirspaces no other stack
-// matches (§5.2).
+// matches (docs/behaviour.md#stacks-and-membership).
 const DefaultStack = "default"
 
 // Stack is a stack after resolution: its place in the nesting, its members
-// and its effective variables, engine and rules (§5).
+// and its effective variables, engine and rules (docs/behaviour.md#stacks-and-membership,
+// #nesting-and-inheritance).
 type Stack struct {
 	Name     string
 	Def      *StackDef // nil for the implicit default
@@ -290,7 +291,7 @@ func sortStacks(ss []*Stack) {
 }
 
 // assign matches every dirspace against the leaf stacks and creates the
-// units (§5.2, §5.4).
+// units (docs/behaviour.md#stacks-and-membership).
 func (p *Project) assign(c *collector) {
 	subjects := make([]tagquery.Subject, len(p.Dirspaces))
 	for i, ds := range p.Dirspaces {

@@ -196,8 +196,8 @@ func FlagTakesValue(name string) (takesValue, known bool) {
 // Parse parses the engine arguments of strata command `command`:
 // Terraform flags typed on strata's command line, those after `--`, or a
 // step's extra_args. For plan, apply, destroy and drift they are plan flags;
-// for init, init flags; both are checked against what strata accepts (SPEC
-// docs/behaviour.md#commands) and each flag is read as `-flag=value`, `-flag value` or with two
+// for init, init flags; both are checked against what strata accepts
+// (docs/behaviour.md#commands) and each flag is read as `-flag=value`, `-flag value` or with two
 // dashes. For validate, output and passthrough commands they go verbatim
 // into Command. strata's commands that run no engine (stacks, ls, graph,
 // check, engines) take none.
