@@ -1,7 +1,10 @@
 package testenv
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -25,5 +28,43 @@ func TestBuildTagsAsShipped(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s does not build with %q", file, want)
 		}
+	}
+}
+
+// The repository explains itself: its code and docs cite docs/, never a
+// section number of a document a clone does not hold.
+func TestNoOutsideCitations(t *testing.T) {
+	cite := regexp.MustCompile(`§\s*\d|SPEC\.md|SPEC\s+docs/`)
+	root := "../.."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "bin", "node_modules", ".strata", ".terraform":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".md", ".yml", ".yaml", ".sh", ".tf":
+		default:
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if cite.MatchString(line) {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s:%d cites a document outside the repository: %s", rel, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
