@@ -18,6 +18,14 @@ func Write(path string, data []byte, perm os.FileMode) error {
 // or the new, but a crash of the machine may leave neither. For files
 // that another copy or a rerun makes again (a CI job's copy of state kept
 // in a bucket, a file an engine call reads and strata then removes).
+//
+// Where the system can, it replaces an existing file by exchanging the
+// two names and removing the old content, rather than renaming over it:
+// ext4 takes a rename over an existing file as a reason to write the new
+// file's blocks out at once (its auto_da_alloc), which made each record
+// cost about 0.3 ms where an exchange costs about 0.06 ms. A crash
+// between the exchange and the removal leaves the old content under the
+// temp name.
 func WriteUnsynced(path string, data []byte, perm os.FileMode) error {
 	return write(path, data, perm, false)
 }
@@ -37,6 +45,10 @@ func write(path string, data []byte, perm os.FileMode, sync bool) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && !sync && exchange(tmp, path) == nil {
+		// tmp now names the old content.
+		return os.Remove(tmp)
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)

@@ -1,8 +1,10 @@
 package atomicfile
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +37,55 @@ func testWrite(t *testing.T, write func(string, []byte, os.FileMode) error) {
 	}
 	if err := write(filepath.Join(dir, "missing", "x"), nil, 0o600); err == nil {
 		t.Error("writing into a missing dir succeeded")
+	}
+}
+
+// TestReplaceSeenWhole: while a file is replaced again and again, a reader
+// always finds it, with one content or the other, never a mix or nothing.
+func TestReplaceSeenWhole(t *testing.T) {
+	for name, write := range map[string]func(string, []byte, os.FileMode) error{"synced": Write, "unsynced": WriteUnsynced} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "state.json")
+			contents := [][]byte{[]byte(strings.Repeat("a", 3000)), []byte(strings.Repeat("b", 5000))}
+			if err := write(path, contents[0], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rounds := 300
+			if name == "synced" {
+				rounds = 30
+			}
+			done := make(chan error, 1)
+			go func() {
+				for i := 1; i <= rounds; i++ {
+					if err := write(path, contents[i%2], 0o600); err != nil {
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+			for reading := true; reading; {
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Fatal(err)
+					}
+					reading = false
+				default:
+				}
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("read during a replace: %v", err)
+				}
+				if !bytes.Equal(b, contents[0]) && !bytes.Equal(b, contents[1]) {
+					t.Fatalf("read %d bytes that are neither content", len(b))
+				}
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				t.Errorf("files left: %v", entries)
+			}
+		})
 	}
 }
