@@ -164,7 +164,13 @@ for c in apply plan; do
   done
 done
 
-# 5. Medians and ratios.
+# 5. Each program's start: its `version`, 150 times, interleaved.
+starts=("strata=$STRATA_BIN" "terraform=$TERRAFORM")
+[[ -x "$TERRAMATE_BIN" ]] && starts+=("terramate=$TERRAMATE_BIN")
+[[ -x "$TERRAGRUNT_BIN" ]] && starts+=("terragrunt=$TERRAGRUNT_BIN")
+(cd "$HERE" && "${ENV[@]}" "GOCACHE=$(go env GOCACHE)" "GOPATH=$(go env GOPATH)" GOFLAGS= go run start.go -n 150 "${starts[@]}") >"$WORK/start.tsv"
+
+# 6. Medians and ratios.
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 {
   echo "# strata against its peers: $ROUNDS rounds, parallelism $PAR, $(nproc) cores"
@@ -187,6 +193,12 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
       echo "| $c | $t | $w | $mm | $u | $rw | $rc |"
     done
   done
+  echo
+  echo "each program's start (\`version\`, 150 runs interleaved):"
+  echo
+  echo "| program | median ms | 10th percentile ms |"
+  echo "|---|---|---|"
+  awk -F'\t' '{print "| " $1 " | " $2 " | " $3 " |"}' "$WORK/start.tsv"
   echo
   echo "terraform starts per run (40 units):"
   echo
