@@ -46,7 +46,7 @@ func write(path string, data []byte, perm os.FileMode, sync bool) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && !sync && exchange(tmp, path) == nil {
+	if err == nil && !sync && isRegular(path) && exchange(tmp, path) == nil {
 		// tmp now names the old content.
 		return os.Remove(tmp)
 	}
@@ -57,4 +57,12 @@ func write(path string, data []byte, perm os.FileMode, sync bool) error {
 		os.Remove(tmp)
 	}
 	return err
+}
+
+// isRegular reports whether path is a regular file, its link not followed:
+// anything else at path (nothing, a link, a directory) is renamed over, so
+// that an exchange never moves it aside.
+func isRegular(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

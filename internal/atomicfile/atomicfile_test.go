@@ -89,3 +89,27 @@ func TestReplaceSeenWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaceNotFile: a directory where the file should be is refused for
+// both writes, as a rename over it is, and stays where it is.
+func TestReplaceNotFile(t *testing.T) {
+	for name, write := range map[string]func(string, []byte, os.FileMode) error{"synced": Write, "unsynced": WriteUnsynced} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "state.json")
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := write(path, []byte("x"), 0o600); err == nil {
+				t.Error("writing over a directory succeeded")
+			}
+			if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+				t.Errorf("the directory is gone: %v", err)
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				t.Errorf("files left: %v", entries)
+			}
+		})
+	}
+}
