@@ -74,7 +74,7 @@ func Check(ctx context.Context, st *objstore.Store, run string) ([]string, error
 				bad = append(bad, fmt.Sprintf("%s started at %s, before %s, which it waits for, ended at %s", mu.ID, start.Format("15:04:05.000000"), p, end.Format("15:04:05.000000")))
 			}
 		}
-		if n := appliesOf[keyOfID(mu.ID)]; n > 1 {
+		if n := appliesOf[mu.key()]; n > 1 {
 			bad = append(bad, fmt.Sprintf("%s applied %d times", mu.ID, n))
 		}
 		roots := failedRoots(mu.ID)

@@ -51,11 +51,11 @@ func loadRun(ctx context.Context, st *objstore.Store, run string) (*Manifest, ma
 	if err != nil {
 		return nil, nil, err
 	}
-	ids := make([]string, len(m.Units))
+	refs := make([]unitRef, len(m.Units))
 	for i, mu := range m.Units {
-		ids[i] = mu.ID
+		refs[i] = unitRef{id: mu.ID, key: mu.key()}
 	}
-	results, err := loadResults(ctx, st, m.Run, ids)
+	results, err := loadResults(ctx, st, m.Run, refs)
 	if err != nil {
 		return nil, nil, err
 	}

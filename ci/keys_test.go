@@ -1,8 +1,14 @@
 package ci
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks"
 )
 
 func TestUnitKey(t *testing.T) {
@@ -31,5 +37,78 @@ func TestUnitKey(t *testing.T) {
 	// Different units never share a key.
 	if unitKey("a/b", "w", "s") == unitKey("a=2Fb", "w", "s") {
 		t.Error("escaping is ambiguous")
+	}
+}
+
+// TestJobFindsUnitsByKey: a job finds its predecessors' results and its
+// gates' records under the keys they were written at, for a workspace
+// name holding '@' too: a unit's ID is dir@workspace#stack, and a dir and
+// a workspace may both hold '@', so an ID is never split to find a key.
+func TestJobFindsUnitsByKey(t *testing.T) {
+	ctx := context.Background()
+	root := testenv.WriteRepo(t, map[string]string{
+		"strata.yml": `dirs:
+  net:
+    workspaces:
+      team@eu: {tags: [net]}
+  app: {tags: [app]}
+  gate: {tags: [gate]}
+stacks:
+  names:
+    net: {tag_query: net}
+    app:
+      tag_query: app
+      rules: {plan_after: [net]}
+    gate: {tag_query: gate}
+`,
+		"net/main.tf":  "",
+		"app/main.tf":  "",
+		"gate/main.tf": "",
+	})
+	p := loadRepo(t, root)
+	var net, gate *stacks.Unit
+	var run stacks.Run
+	for _, u := range p.Units {
+		switch u.Dir {
+		case "net":
+			net = u
+		case "gate":
+			gate = u
+			continue
+		}
+		run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "selected"})
+	}
+	if net.ID() != "net@team@eu#net" {
+		t.Fatalf("net's ID is %q", net.ID())
+	}
+	st, err := objstore.Open(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Start(ctx, st, p, &run, StartOptions{Command: runner.CmdPlan, Shards: 1, Gates: []*stacks.Unit{gate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the jobs of wave 0 and of the gate's own runs left behind.
+	res := &Result{Unit: &runner.UnitReport{Status: runner.StatusPlanned}}
+	if err := putJSON(ctx, st, resultKey(m.Run, keyOf(net)), res, true); err != nil {
+		t.Fatal(err)
+	}
+	applied := &runner.UnitState{Apply: &runner.ApplyRecord{Digest: "sha256:gate"}}
+	if err := putJSON(ctx, st, unitStateKey(keyOf(gate)), applied, true); err != nil {
+		t.Fatal(err)
+	}
+	j, err := FetchJob(ctx, st, SliceOptions{Run: m.Run, Wave: 1, Shard: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.slice) != 1 || j.slice[0].Dir != "app" {
+		t.Fatalf("wave 1 holds %v; expected app", j.slice)
+	}
+	if r := j.results[net.ID()]; r == nil || r.Unit.Status != runner.StatusPlanned {
+		t.Errorf("the job does not see %s's result: %v", net.ID(), r)
+	}
+	if r := j.units[keyOf(gate)]; r == nil || r.state.Apply == nil || r.state.Apply.Digest != "sha256:gate" {
+		t.Errorf("the job does not see the gate's record: %+v", r)
 	}
 }

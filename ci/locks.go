@@ -48,7 +48,7 @@ func lockForPR(ctx context.Context, st *objstore.Store, m *Manifest) error {
 	var taken []string
 	var held []Lock
 	for _, u := range m.Units {
-		key := prLockKey(keyOfID(u.ID))
+		key := prLockKey(u.key())
 		holder, err := takeLock(ctx, st, key, Lock{Unit: u.ID, PR: m.PR, Run: m.Run, Link: m.Link, At: m.Created})
 		switch {
 		case err != nil:

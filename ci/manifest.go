@@ -7,11 +7,13 @@
 package ci
 
 import (
+	"fmt"
 	"time"
 )
 
-// ManifestVersion is the layout of a manifest this strata writes.
-const ManifestVersion = 1
+// ManifestVersion is the layout of a manifest this strata writes. Version
+// 2 added Keys: a job no longer splits unit IDs to find their records.
+const ManifestVersion = 2
 
 // Manifest is a run planned by `ci start`: what runs, in which wave and
 // shard, and with which options. It is written once, under
@@ -40,7 +42,40 @@ type Manifest struct {
 	// (under --changed, the modified units the selection left out): they
 	// open only when their run state shows them applied.
 	Gates []string `json:"gates,omitempty"`
-	Waves []Wave   `json:"waves"`
+	// Keys are the bucket keys (unitKey) of the units the manifest names
+	// by ID but does not list: its gates and, in a wave's part, the units
+	// of earlier waves its units wait for. A unit ID cannot be split back
+	// into its dir, workspace and stack, since both a dir and a workspace
+	// may hold '@'.
+	Keys  map[string]string `json:"keys,omitempty"`
+	Waves []Wave            `json:"waves"`
+}
+
+// unitKeys maps the ID of every unit the manifest names to its bucket key.
+func (m *Manifest) unitKeys() map[string]string {
+	out := make(map[string]string, len(m.Units)+len(m.Keys))
+	for _, u := range m.Units {
+		out[u.ID] = u.key()
+	}
+	for id, k := range m.Keys {
+		out[id] = k
+	}
+	return out
+}
+
+// refs are the units of ids with their bucket keys; an ID the manifest
+// has no key for is an error (a manifest edited in the bucket).
+func (m *Manifest) refs(ids []string) ([]unitRef, error) {
+	keys := m.unitKeys()
+	out := make([]unitRef, len(ids))
+	for i, id := range ids {
+		k, ok := keys[id]
+		if !ok {
+			return nil, fmt.Errorf("run %s: the manifest names unit %s without its key", m.Run, id)
+		}
+		out[i] = unitRef{id: id, key: k}
+	}
+	return out, nil
 }
 
 // RunOptions are the options of the command every job runs.
@@ -75,6 +110,9 @@ type ManifestUnit struct {
 	// an earlier wave.
 	After []string `json:"after,omitempty"`
 }
+
+// key is the unit's bucket key.
+func (u ManifestUnit) key() string { return unitKey(u.Dir, u.Workspace, u.Stack) }
 
 // Wave is one wave: the shards that have units in it, in order.
 type Wave struct {

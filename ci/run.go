@@ -103,6 +103,18 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 			}
 		}
 	}
+	results, err := m.refs(ids)
+	if err != nil {
+		return nil, err
+	}
+	pulls := append([]string(nil), m.Gates...)
+	for _, mu := range j.slice {
+		pulls = append(pulls, mu.ID)
+	}
+	records, err := m.refs(pulls)
+	if err != nil {
+		return nil, err
+	}
 	g := pool.New().WithErrors().WithContext(ctx)
 	if m.Tree != "" {
 		g.Go(func(ctx context.Context) (err error) {
@@ -111,15 +123,11 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 		})
 	}
 	g.Go(func(ctx context.Context) (err error) {
-		j.results, err = loadResults(ctx, st, m.Run, ids)
+		j.results, err = loadResults(ctx, st, m.Run, results)
 		return err
 	})
-	pulls := append([]string(nil), m.Gates...)
-	for _, mu := range j.slice {
-		pulls = append(pulls, mu.ID)
-	}
 	g.Go(func(ctx context.Context) (err error) {
-		j.units, err = fetchUnits(ctx, st, pulls)
+		j.units, err = fetchUnits(ctx, st, records)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -162,7 +170,7 @@ func (f *Fetching) Tree() (*stacks.Tree, error) {
 	return j.Tree, nil
 }
 
-// Run runs the job's slice (docs/ci.md#one-run-many-jobs) with the
+// Run runs the job's slice (docs/ci.md#a-job) with the
 // one-machine runner: the units of earlier waves that its units wait for
 // are settled by their recorded results, so gates, skips and auto_apply
 // behave as on one machine; each unit's result is recorded in the bucket

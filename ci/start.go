@@ -39,7 +39,7 @@ type StartOptions struct {
 // matrix holds at most 256 jobs.
 const MaxShards = 256
 
-// Start plans a run once (docs/ci.md#one-run-many-jobs): each unit's wave
+// Start plans a run once (docs/ci.md#waves-and-shards): each unit's wave
 // is the length of its longest chain of predecessors over the command's
 // edges, so every predecessor is in an earlier wave; the units of a wave
 // are spread over at most Shards shards, the longest remaining chains
@@ -72,6 +72,10 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 	}
 	for _, u := range opt.Gates {
 		m.Gates = append(m.Gates, u.ID())
+		if m.Keys == nil {
+			m.Keys = map[string]string{}
+		}
+		m.Keys[u.ID()] = keyOf(u)
 	}
 	sort.Strings(m.Gates)
 	place := assignShards(g, opt.Shards)

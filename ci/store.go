@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -108,10 +108,20 @@ func putWaves(ctx context.Context, st *objstore.Store, m *Manifest) error {
 	for _, u := range m.Units {
 		byWave[u.Wave] = append(byWave[u.Wave], u)
 	}
+	keys := m.unitKeys()
 	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
 	for _, w := range m.Waves {
 		wm := *m
 		wm.Units, wm.Waves = byWave[w.Wave], nil
+		wm.Keys = maps.Clone(m.Keys)
+		for _, u := range wm.Units {
+			for _, id := range u.After {
+				if wm.Keys == nil {
+					wm.Keys = map[string]string{}
+				}
+				wm.Keys[id] = keys[id]
+			}
+		}
 		p.Go(func(ctx context.Context) error {
 			err := putJSON(ctx, st, waveKey(m.Run, w.Wave), &wm, true)
 			if err != nil && !errors.Is(err, objstore.ErrExists) {
@@ -139,10 +149,13 @@ func loadWave(ctx context.Context, st *objstore.Store, run string, wave int) (*M
 	return m, checkVersion(run, m)
 }
 
+// unitRef is a unit as the bucket knows it: its ID, and its key (unitKey).
+type unitRef struct{ id, key string }
+
 // loadResult reads one unit's result; nil when none is recorded.
-func loadResult(ctx context.Context, st *objstore.Store, run, id string) (*Result, error) {
+func loadResult(ctx context.Context, st *objstore.Store, run, key string) (*Result, error) {
 	res := &Result{}
-	if _, err := getJSON(ctx, st, resultKey(run, keyOfID(id)), res); err != nil {
+	if _, err := getJSON(ctx, st, resultKey(run, key), res); err != nil {
 		if errors.Is(err, objstore.ErrNotFound) {
 			return nil, nil
 		}
@@ -154,14 +167,14 @@ func loadResult(ctx context.Context, st *objstore.Store, run, id string) (*Resul
 // fetchers bounds the requests a job has in flight to the bucket.
 const fetchers = 16
 
-// fetchAll reads one object a unit for units by ID, at most fetchers at
-// once, and returns them in the order of ids.
-func fetchAll[T any](ctx context.Context, ids []string, fetch func(ctx context.Context, id string) (T, error)) ([]T, error) {
-	out := make([]T, len(ids))
+// fetchAll reads one object a unit for units, at most fetchers at once,
+// and returns them in the order of refs.
+func fetchAll[T any](ctx context.Context, refs []unitRef, fetch func(ctx context.Context, r unitRef) (T, error)) ([]T, error) {
+	out := make([]T, len(refs))
 	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(fetchers)
-	for i, id := range ids {
+	for i, r := range refs {
 		p.Go(func(ctx context.Context) (err error) {
-			out[i], err = fetch(ctx, id)
+			out[i], err = fetch(ctx, r)
 			return err
 		})
 	}
@@ -170,40 +183,20 @@ func fetchAll[T any](ctx context.Context, ids []string, fetch func(ctx context.C
 
 // loadResults reads the results of units, fetched at once; a unit with
 // none recorded is absent from the map.
-func loadResults(ctx context.Context, st *objstore.Store, run string, ids []string) (map[string]*Result, error) {
-	out, err := fetchAll(ctx, ids, func(ctx context.Context, id string) (*Result, error) {
-		return loadResult(ctx, st, run, id)
+func loadResults(ctx context.Context, st *objstore.Store, run string, refs []unitRef) (map[string]*Result, error) {
+	out, err := fetchAll(ctx, refs, func(ctx context.Context, r unitRef) (*Result, error) {
+		return loadResult(ctx, st, run, r.key)
 	})
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[string]*Result, len(ids))
-	for i, id := range ids {
+	m := make(map[string]*Result, len(refs))
+	for i, r := range refs {
 		if out[i] != nil && out[i].Unit != nil {
-			m[id] = out[i]
+			m[r.id] = out[i]
 		}
 	}
 	return m, nil
-}
-
-// keyOfID is unitKey of a unit ID (dir@workspace#stack).
-func keyOfID(id string) string {
-	dir, ws, stack := splitID(id)
-	return unitKey(dir, ws, stack)
-}
-
-// splitID splits dir@workspace#stack; a dir may hold '@' and '#', a
-// workspace and a stack name neither (docs/behaviour.md#names).
-func splitID(id string) (dir, workspace, stack string) {
-	hash := strings.LastIndexByte(id, '#')
-	if hash < 0 {
-		return id, "", ""
-	}
-	at := strings.LastIndexByte(id[:hash], '@')
-	if at < 0 {
-		return id, "", ""
-	}
-	return id[:at], id[at+1 : hash], id[hash+1:]
 }
 
 // mirror keeps the run state of a job's units in step with the bucket
@@ -262,17 +255,17 @@ func fetchUnit(ctx context.Context, st *objstore.Store, uk, name string) (*remot
 	return r, nil
 }
 
-// fetchUnits reads the records of units by ID at once, keyed by unit key.
-func fetchUnits(ctx context.Context, st *objstore.Store, ids []string) (map[string]*remoteUnit, error) {
-	out, err := fetchAll(ctx, ids, func(ctx context.Context, id string) (*remoteUnit, error) {
-		return fetchUnit(ctx, st, keyOfID(id), id)
+// fetchUnits reads the records of units at once, keyed by unit key.
+func fetchUnits(ctx context.Context, st *objstore.Store, refs []unitRef) (map[string]*remoteUnit, error) {
+	out, err := fetchAll(ctx, refs, func(ctx context.Context, r unitRef) (*remoteUnit, error) {
+		return fetchUnit(ctx, st, r.key, r.id)
 	})
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[string]*remoteUnit, len(ids))
-	for i, id := range ids {
-		m[keyOfID(id)] = out[i]
+	m := make(map[string]*remoteUnit, len(refs))
+	for i, r := range refs {
+		m[r.key] = out[i]
 	}
 	return m, nil
 }
@@ -422,11 +415,11 @@ func Attach(ctx context.Context, st *objstore.Store, stateDir string, units []*s
 	if err != nil {
 		return nil, nil, err
 	}
-	ids := make([]string, len(units))
+	refs := make([]unitRef, len(units))
 	for i, u := range units {
-		ids[i] = u.ID()
+		refs[i] = unitRef{id: u.ID(), key: keyOf(u)}
 	}
-	fetched, err := fetchUnits(ctx, st, ids)
+	fetched, err := fetchUnits(ctx, st, refs)
 	if err != nil {
 		return nil, nil, err
 	}
