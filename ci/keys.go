@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The bucket's layout (docs/ci.md#the-bucket). Every key is built here,
+// The bucket's layout (docs/ci.md#the-state-bucket). Every key is built here,
 // from names that come from the repository, so each is escaped into the
 // plain characters the object store accepts and cannot leave its folder.
 const (

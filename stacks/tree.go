@@ -12,7 +12,7 @@ import (
 // reading, or parsing, every file, which on a large repository costs more
 // than the rest of loading. A sharded CI run reads it once, in `ci start`,
 // and every job of the run, on the same commit, builds its project from
-// that tree instead (docs/ci.md#one-run-many-jobs).
+// that tree instead (docs/ci.md#a-job).
 type Tree struct {
 	Dirs []TreeDir `json:"dirs"`
 }

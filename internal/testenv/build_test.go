@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The release, `make build`, the tests that run the built binary and every
@@ -35,6 +36,61 @@ func TestBuildTagsAsShipped(t *testing.T) {
 // section number of a document a clone does not hold.
 func TestNoOutsideCitations(t *testing.T) {
 	cite := regexp.MustCompile(`§\s*\d|SPEC\.md|SPEC\s+docs/`)
+	eachRepoLine(t, func(rel string, n int, line string) {
+		if cite.MatchString(line) {
+			t.Errorf("%s:%d cites a document outside the repository: %s", rel, n, strings.TrimSpace(line))
+		}
+	})
+}
+
+// Every docs/<file>.md#<section> the code and docs cite is a heading of
+// that file.
+func TestDocCitationsResolve(t *testing.T) {
+	cite := regexp.MustCompile(`docs/([A-Za-z0-9_./-]+\.md)#([A-Za-z0-9_-]+)`)
+	sections := map[string]map[string]bool{}
+	headingsOf := func(doc string) map[string]bool {
+		if h, ok := sections[doc]; ok {
+			return h
+		}
+		h := map[string]bool{}
+		if b, err := os.ReadFile(filepath.Join("../../docs", filepath.FromSlash(doc))); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(line, "#") {
+					h[anchorOf(strings.TrimLeft(line, "#"))] = true
+				}
+			}
+		}
+		sections[doc] = h
+		return h
+	}
+	eachRepoLine(t, func(rel string, n int, line string) {
+		for _, m := range cite.FindAllStringSubmatch(line, -1) {
+			if !headingsOf(m[1])[m[2]] {
+				t.Errorf("%s:%d cites %s, which has no such section", rel, n, m[0])
+			}
+		}
+	})
+}
+
+// anchorOf is the anchor a Markdown heading gets: lower case, spaces as
+// dashes, other punctuation dropped.
+func anchorOf(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// eachRepoLine calls f with every line of the repository's code, docs and
+// fixtures (path relative to the root, line number from 1).
+func eachRepoLine(t *testing.T, f func(rel string, n int, line string)) {
+	t.Helper()
 	root := "../.."
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -56,11 +112,9 @@ func TestNoOutsideCitations(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		rel, _ := filepath.Rel(root, path)
 		for i, line := range strings.Split(string(b), "\n") {
-			if cite.MatchString(line) {
-				rel, _ := filepath.Rel(root, path)
-				t.Errorf("%s:%d cites a document outside the repository: %s", rel, i+1, strings.TrimSpace(line))
-			}
+			f(filepath.ToSlash(rel), i+1, line)
 		}
 		return nil
 	})
