@@ -372,8 +372,9 @@ func (m *mirror) push(ctx context.Context, u *stacks.Unit, run string) (*runner.
 }
 
 // merge joins this job's record of a unit with one another writer stored
-// meanwhile: the later apply and the later plan win, and a plan made
-// before the winning apply is gone (an apply consumes its plan).
+// meanwhile: the later apply, the later plan and the later deployed
+// commit win, and a plan made before the winning apply is gone (an apply
+// consumes its plan).
 func merge(local, remote *runner.UnitState) *runner.UnitState {
 	out := &runner.UnitState{Apply: remote.Apply, Plan: remote.Plan}
 	if local.Apply != nil && (out.Apply == nil || local.Apply.At.After(out.Apply.At)) {
@@ -384,6 +385,10 @@ func merge(local, remote *runner.UnitState) *runner.UnitState {
 	}
 	if out.Plan != nil && out.Apply != nil && !out.Plan.At.After(out.Apply.At) {
 		out.Plan = nil
+	}
+	out.Deployed = remote.Deployed
+	if local.Deployed != nil && (out.Deployed == nil || local.Deployed.At.After(out.Deployed.At)) {
+		out.Deployed = local.Deployed
 	}
 	return out
 }
@@ -435,4 +440,35 @@ func Attach(ctx context.Context, st *objstore.Store, stateDir string, units []*s
 		})
 	}
 	return done, w.wait, nil
+}
+
+// DeployedCommits reads, from the bucket, the commit each unit's last
+// successful apply deployed (docs/behaviour.md#changed-units); units with
+// no such record are left out.
+func DeployedCommits(ctx context.Context, st *objstore.Store, units []*stacks.Unit) (map[*stacks.Unit]string, error) {
+	refs := make([]unitRef, len(units))
+	for i, u := range units {
+		refs[i] = unitRef{id: u.ID(), key: keyOf(u)}
+	}
+	got, err := fetchAll(ctx, refs, func(ctx context.Context, r unitRef) (string, error) {
+		var us runner.UnitState
+		_, err := getJSON(ctx, st, unitStateKey(r.key), &us)
+		switch {
+		case errors.Is(err, objstore.ErrNotFound):
+			return "", nil
+		case err != nil:
+			return "", fmt.Errorf("reading the run state of %s from the bucket: %w", r.id, err)
+		}
+		return us.DeployedCommit(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[*stacks.Unit]string{}
+	for i, c := range got {
+		if c != "" {
+			out[units[i]] = c
+		}
+	}
+	return out, nil
 }

@@ -100,16 +100,28 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		result = StatusFailed
 	}
 	j.res.hasChanges, j.res.changes = o.HasChanges, o.Changes
-	if err != nil || o.HasChanges || j.ur.forceApply {
+	var deployed *DeployedRecord
+	if err == nil && wholePlan(args) {
+		deployed = j.r.deployedNow(ctx, j.ur.u)
+	}
+	var serr error
+	switch {
+	case err != nil || o.HasChanges || j.ur.forceApply:
 		// As the two calls would: an apply is recorded when one ran
 		// (a plan with no changes is never applied).
-		serr := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
+		serr = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
 			s.Apply = &ApplyRecord{Digest: j.res.digest, At: j.r.opt.Now().UTC(), Result: result}
+			if deployed != nil {
+				s.Deployed = deployed
+			}
 		})
-		if err == nil && serr != nil {
-			j.failed(ctx, StepState, serr)
-			return
-		}
+	case deployed != nil:
+		// Nothing to change: recorded as a plan with no changes is.
+		serr = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *UnitState) { s.Deployed = deployed })
+	}
+	if err == nil && serr != nil {
+		j.failed(ctx, StepState, serr)
+		return
 	}
 	if j.failed(ctx, StepApply, err) {
 		return

@@ -148,6 +148,8 @@ type runState struct {
 	killed     bool
 
 	procs procGroups // run steps' process groups, shared with the jobs
+
+	checkout checkout // the commit units record as deployed
 }
 
 type jobKind int

@@ -131,6 +131,8 @@ type UnitState struct {
 	Init  *InitRecord  `json:"init,omitempty"`
 	Plan  *PlanRecord  `json:"plan,omitempty"`
 	Apply *ApplyRecord `json:"apply,omitempty"`
+	// Deployed is the commit of the last successful apply.
+	Deployed *DeployedRecord `json:"deployed,omitempty"`
 }
 
 // InitRecord is the last successful init.
@@ -144,12 +146,15 @@ type InitRecord struct {
 
 // PlanRecord is the last plan.
 type PlanRecord struct {
-	Digest     string    `json:"digest"`
-	File       string    `json:"file"` // relative to the state dir
-	HasChanges bool      `json:"has_changes"`
-	Changes    Changes   `json:"changes"`
-	Destroy    bool      `json:"destroy,omitempty"`
-	At         time.Time `json:"at"`
+	Digest     string  `json:"digest"`
+	File       string  `json:"file"` // relative to the state dir
+	HasChanges bool    `json:"has_changes"`
+	Changes    Changes `json:"changes"`
+	Destroy    bool    `json:"destroy,omitempty"`
+	// Partial says the plan covers part of the unit (targeted or
+	// refresh-only): applying it deploys no commit.
+	Partial bool      `json:"partial,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // ApplyRecord is the last apply.

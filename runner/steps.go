@@ -401,9 +401,17 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 		return
 	}
 	rel, _ := filepath.Rel(j.r.sd.Path, j.ur.planFile)
+	var deployed *DeployedRecord
+	if j.r.opt.Command == CmdApply && !o.HasChanges && wholePlan(args) {
+		// Nothing to change: what is deployed is this content.
+		deployed = j.r.deployedNow(ctx, j.ur.u)
+	}
 	err = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *UnitState) {
 		s.Plan = &PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: o.Changes,
-			Destroy: args.Destroy, At: j.r.opt.Now().UTC()}
+			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.r.opt.Now().UTC()}
+		if deployed != nil {
+			s.Deployed = deployed
+		}
 	})
 	j.failed(ctx, StepState, err)
 }
@@ -540,10 +548,10 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 // applied at most once, and an apply that fails, is interrupted or never
 // reports back (strata killed) leaves no plan to be reused.
 func (j *job) applyOnce(ctx context.Context, env map[string]string) error {
-	digest := ""
+	digest, partial := "", false
 	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
 		if s.Plan != nil {
-			digest = s.Plan.Digest
+			digest, partial = s.Plan.Digest, s.Plan.Partial
 		}
 		s.Plan = nil
 	}); err != nil {
@@ -563,8 +571,15 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) error {
 	case err != nil:
 		result = StatusFailed
 	}
+	var deployed *DeployedRecord
+	if result == StatusApplied && !partial {
+		deployed = j.r.deployedNow(ctx, j.ur.u)
+	}
 	if serr := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
 		s.Apply = &ApplyRecord{Digest: digest, At: j.r.opt.Now().UTC(), Result: result, Destroy: j.r.destroying()}
+		if deployed != nil {
+			s.Deployed = deployed
+		}
 	}); serr != nil {
 		if err == nil {
 			// The apply happened; only its record is missing.

@@ -1,6 +1,8 @@
 package stacks
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path"
 	"slices"
@@ -394,4 +396,97 @@ func (p *Project) DeletedIn(sel Selection, deleted []DeletedUnit) ([]DeletedUnit
 		}
 	}
 	return out, nil
+}
+
+// Whys of units that --changed compares with the commit of their own last
+// successful apply (docs/behaviour.md#changed-units).
+const (
+	WhyNeverApplied = "never applied"
+)
+
+// ErrCommitMissing is what changesSince returns for a commit this clone
+// does not have.
+var ErrCommitMissing = errors.New("commit not in this clone")
+
+// ModifiedSinceDeployed decides which units a change modifies when each
+// unit is compared with the commit of its own last successful apply
+// (deployed, by unit; "" for a unit never applied), so that a push whose
+// CI run was skipped or cancelled is applied by the next one
+// (docs/behaviour.md#changed-units). changesSince lists the files that
+// differ between a commit and the working tree. A unit never applied is
+// modified, and so is one whose commit the clone lacks (a rewritten
+// history): there is nothing to compare it with. The units sharing a
+// commit are decided by one comparison. Deleted root module dirs are those
+// any comparison finds deleted.
+func (p *Project) ModifiedSinceDeployed(deployed map[*Unit]string, changesSince func(commit string) ([]FileChange, error)) (modified map[*Unit]string, deleted []DeletedUnit, err error) {
+	groups := map[string][]*Unit{}
+	modified = map[*Unit]string{}
+	for _, u := range p.Units {
+		if !u.WhenModified.Autoplan {
+			continue
+		}
+		c := deployed[u]
+		if c == "" {
+			modified[u] = WhyNeverApplied
+			continue
+		}
+		groups[c] = append(groups[c], u)
+	}
+	commits := make([]string, 0, len(groups))
+	for c := range groups {
+		commits = append(commits, c)
+	}
+	sort.Strings(commits)
+	seen := map[string]bool{}
+	for _, c := range commits {
+		changes, err := changesSince(c)
+		if errors.Is(err, ErrCommitMissing) {
+			for _, u := range groups[c] {
+				modified[u] = fmt.Sprintf("last applied at %s, which this clone does not have", shortCommit(c))
+			}
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		m, del := p.ModifiedUnits(changes)
+		for _, u := range groups[c] {
+			if why, ok := m[u]; ok {
+				modified[u] = why
+			}
+		}
+		for _, d := range del {
+			k := d.Dir + "\x00" + d.Workspace + "\x00" + stackName(d.Stack)
+			if !seen[k] {
+				seen[k] = true
+				deleted = append(deleted, d)
+			}
+		}
+	}
+	sort.Slice(deleted, func(i, j int) bool {
+		a, b := deleted[i], deleted[j]
+		if a.Dir != b.Dir {
+			return a.Dir < b.Dir
+		}
+		if a.Workspace != b.Workspace {
+			return a.Workspace < b.Workspace
+		}
+		return stackName(a.Stack) < stackName(b.Stack)
+	})
+	return modified, deleted, nil
+}
+
+func stackName(s *Stack) string {
+	if s == nil {
+		return ""
+	}
+	return s.Name
+}
+
+// shortCommit is a commit id as people read it.
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }

@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/internal/git"
+	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/spell"
+	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -20,7 +24,7 @@ func selectionFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "all", Usage: "every unit at or below the current dir", Category: "Selection"},
 		&cli.BoolFlag{Name: "changed", Usage: "units the changes since the base modify, uncommitted and untracked files included", Category: "Selection"},
-		&cli.StringFlag{Name: "base", Usage: "compare --changed with `REF` (default: origin/$GITHUB_BASE_REF, origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME, else origin/HEAD, origin/main, origin/master)", Category: "Selection"},
+		&cli.StringFlag{Name: "base", Usage: "compare --changed with `REF`, or with `applied`: each unit with the commit of its own last successful apply (default: origin/$GITHUB_BASE_REF, origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME, else origin/HEAD, origin/main, origin/master)", Category: "Selection"},
 		&cli.StringSliceFlag{Name: "stack", Usage: "units of stack `NAME` (repeatable; a nested stack selects its leaves)", Category: "Selection"},
 		&cli.StringFlag{Name: "query", Usage: "units matching the tag `QUERY`", Category: "Selection"},
 		&cli.StringSliceFlag{Name: "dir", Usage: "units in `DIR` and below (repeatable)", Category: "Selection"},
@@ -84,11 +88,10 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 	case c.IsSet("base") && !c.Bool("changed"):
 		return nil, nil, nil, cli.Exit("--base works with --changed", 1)
 	case c.Bool("changed"):
-		changes, err := git.Changes(c.Context, s.project.Root, git.ChangeOptions{Base: c.String("base"), Env: os.Getenv})
-		if err != nil {
+		var err error
+		if sel.Modified, deleted, err = changedUnits(c, s); err != nil {
 			return nil, nil, nil, cli.Exit(err.Error(), 1)
 		}
-		sel.Modified, deleted = s.project.ModifiedUnits(changes)
 	}
 	run, err := s.project.Select(sel)
 	if err != nil {
@@ -146,4 +149,72 @@ func closestDir(p *stacks.Project, d string) string {
 		}
 	}
 	return spell.Nearest(d, dirs, len(d)/3+1)
+}
+
+// changedUnits decides the modified units of --changed
+// (docs/behaviour.md#changed-units): against one base, or, on a push
+// build of the base branch and with --base applied, each unit against the
+// commit of its own last successful apply, read from the run state (the
+// --state bucket when given, else the state dir). A push build whose run
+// state records no such commit compares with HEAD^1, and says what that
+// can lose.
+func changedUnits(c *cli.Context, s *session) (map[*stacks.Unit]string, []stacks.DeletedUnit, error) {
+	repo, err := git.Open(c.Context, s.project.Root)
+	if err != nil {
+		return nil, nil, err
+	}
+	base := c.String("base")
+	from, perUnit, err := repo.Base(git.ChangeOptions{Base: base, Env: os.Getenv})
+	if err != nil {
+		return nil, nil, err
+	}
+	if perUnit {
+		deployed, err := deployedCommits(c, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(deployed) > 0 || base == git.BaseApplied {
+			return s.project.ModifiedSinceDeployed(deployed, func(commit string) ([]stacks.FileChange, error) {
+				if repo.Has(commit) {
+					return repo.Changes(commit)
+				}
+				if repo.Shallow() {
+					return nil, fmt.Errorf("--changed: a unit was last applied at %s, which this shallow clone does not have; fetch history with git fetch --unshallow (or fetch-depth: 0 in actions/checkout)", commit)
+				}
+				return nil, stacks.ErrCommitMissing
+			})
+		}
+		how := "keep it between runs with --state URL (or STRATA_STATE_URL)"
+		if c.String("state") != "" {
+			how = "units record it as they are applied"
+		}
+		fmt.Fprintf(c.App.ErrWriter, "strata: warning: --changed on a push build: the run state records no unit's last applied commit, so this run compares with HEAD^1 only, and a push whose run was skipped or cancelled is never applied; %s\n", how)
+	}
+	changes, err := repo.Changes(from)
+	if err != nil {
+		return nil, nil, err
+	}
+	modified, deleted := s.project.ModifiedUnits(changes)
+	return modified, deleted, nil
+}
+
+// deployedCommits reads the commit of each unit's last successful apply
+// from the run state: the --state bucket when the command has one, else
+// the state dir.
+func deployedCommits(c *cli.Context, s *session) (map[*stacks.Unit]string, error) {
+	if url := c.String("state"); url != "" {
+		st, err := objstore.Open(c.Context, url)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		return ci.DeployedCommits(c.Context, st, s.project.Units)
+	}
+	dir := c.Path("state-dir")
+	if dir == "" {
+		dir = filepath.Join(s.project.Root, ".strata")
+	}
+	return runner.DeployedCommits(dir, s.project.Units, func(msg string) {
+		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg)
+	})
 }

@@ -41,17 +41,23 @@ type ChangeOptions struct {
 // names the base.
 var remoteDefaults = []string{"origin/HEAD", "origin/main", "origin/master"}
 
-// Changes lists the files changed under root since the base (docs/behaviour.md#changed-units):
-// committed changes since merge-base(base, HEAD), plus staged, unstaged and
-// untracked files, so that nothing in the working tree is missed. A rename
-// is listed as its two paths. It shells out to git, which reads the
-// repository as the user's own git does (worktrees, sparse checkouts,
-// config). Files outside root are dropped; paths are relative to root.
-func Changes(ctx context.Context, root string, opt ChangeOptions) ([]FileChange, error) {
-	env := opt.Env
-	if env == nil {
-		env = os.Getenv
-	}
+// BaseApplied is the --base that compares each unit with the commit of
+// its own last successful apply (docs/behaviour.md#changed-units).
+const BaseApplied = "applied"
+
+// Repo is a git work tree that --changed reads, opened once per command:
+// the top level, where the project root sits in it, and HEAD.
+type Repo struct {
+	g      gitRepo
+	prefix string // the project root relative to the top level, "" at the top
+	head   string
+	// tree memoizes WorkingTree: every comparison of a command adds the
+	// same uncommitted files.
+	tree []FileChange
+}
+
+// Open opens the git work tree holding root, which must have a commit.
+func Open(ctx context.Context, root string) (*Repo, error) {
 	g := gitRepo{ctx: ctx, dir: root}
 	top, err := g.output("rev-parse", "--show-toplevel")
 	if err != nil {
@@ -67,44 +73,161 @@ func Changes(ctx context.Context, root string, opt ChangeOptions) ([]FileChange,
 	if !ok {
 		return nil, errors.New("--changed: HEAD has no commit yet; commit first, or list what to run with --dir or --stack")
 	}
-	base, baseID, err := g.base(opt.Base, env)
-	if err != nil {
-		return nil, err
-	}
-	from, err := g.since(base, baseID, head, opt.Base == "" && isSet(env("CI")))
-	if err != nil {
-		return nil, err
-	}
+	return &Repo{g: g, prefix: prefix, head: head}, nil
+}
 
+// Head is the commit checked out.
+func (r *Repo) Head() string { return r.head }
+
+// Shallow reports whether the clone is shallow.
+func (r *Repo) Shallow() bool { return r.g.shallow() }
+
+// Has reports whether a commit is in this clone.
+func (r *Repo) Has(id string) bool {
+	_, ok := r.g.commit(id)
+	return ok
+}
+
+// Base says where the committed changes of --changed are counted from
+// (docs/behaviour.md#changed-units). from is the commit to compare HEAD
+// with, "" when only the working tree counts (a fresh local branch).
+// perUnit is true when each unit is to be compared with the commit of its
+// own last successful apply instead: --base applied, or a push build of
+// the base branch (CI set, no --base, the merge base is HEAD); from is
+// then HEAD^1 (or the empty tree for a first commit), the fallback when
+// the run state records no such commit.
+func (r *Repo) Base(opt ChangeOptions) (from string, perUnit bool, err error) {
+	env := opt.Env
+	if env == nil {
+		env = os.Getenv
+	}
+	if opt.Base == BaseApplied {
+		from, err := r.parent()
+		return from, true, err
+	}
+	base, baseID, err := r.g.base(opt.Base, env)
+	if err != nil {
+		return "", false, err
+	}
+	mb, err := r.g.mergeBase(base, baseID, r.head)
+	if err != nil {
+		return "", false, err
+	}
+	switch {
+	case mb != r.head:
+		return mb, false, nil
+	case opt.Base != "" || !isSet(env("CI")):
+		// A fresh local branch: nothing is committed on it yet.
+		return "", false, nil
+	}
+	from, err = r.parent()
+	return from, true, err
+}
+
+// parent is HEAD^1: what the last commit (a merge, usually) brought in;
+// the empty tree for the first commit.
+func (r *Repo) parent() (string, error) {
+	if parent, ok := r.g.commit("HEAD^1"); ok {
+		return parent, nil
+	}
+	if r.g.shallow() {
+		return "", errors.New("--changed: HEAD^1 is not in this shallow clone; fetch it with git fetch --deepen=1 (or fetch-depth: 2 in actions/checkout)")
+	}
+	empty, err := r.g.output("hash-object", "-t", "tree", "--stdin")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(empty), nil
+}
+
+// Changes lists the files that differ between commit from and the working
+// tree: committed since from (compared as trees, so from need not be an
+// ancestor of HEAD), then staged, unstaged and untracked files. from ""
+// lists the working tree's changes only. A rename is listed as its two
+// paths. Files outside the project root are dropped; paths are relative
+// to it, sorted.
+func (r *Repo) Changes(from string) ([]FileChange, error) {
 	status := map[string]string{}
 	if from != "" {
-		if err := g.nameStatus(status, from, "HEAD"); err != nil {
+		if err := r.g.nameStatus(status, from, "HEAD"); err != nil {
 			return nil, err
 		}
 	}
-	// The working tree against HEAD: staged and unstaged together.
-	if err := g.nameStatus(status, "HEAD"); err != nil {
+	tree, err := r.WorkingTree()
+	if err != nil {
 		return nil, err
 	}
-	untracked, err := g.output("ls-files", "--others", "--exclude-standard", "-z")
+	out := make([]FileChange, 0, len(status)+len(tree))
+	inTree := make(map[string]bool, len(tree))
+	for _, c := range tree {
+		inTree[c.Path] = true
+	}
+	for p, st := range status {
+		// The working tree's status wins over the commits'.
+		if rel, ok := underPrefix(p, r.prefix); ok && !inTree[rel] {
+			out = append(out, FileChange{Path: rel, Status: st, Deleted: r.gone(p)})
+		}
+	}
+	out = append(out, tree...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// WorkingTree lists the files that differ from HEAD in the working tree:
+// staged, unstaged and untracked, relative to the project root.
+func (r *Repo) WorkingTree() ([]FileChange, error) {
+	if r.tree != nil {
+		return r.tree, nil
+	}
+	status := map[string]string{}
+	if err := r.g.nameStatus(status, "HEAD"); err != nil {
+		return nil, err
+	}
+	untracked, err := r.g.output("ls-files", "--others", "--exclude-standard", "-z")
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range splitNUL(untracked) {
 		status[p] = "?"
 	}
-
 	out := make([]FileChange, 0, len(status))
 	for p, st := range status {
-		rel, ok := underPrefix(p, prefix)
-		if !ok {
-			continue
+		if rel, ok := underPrefix(p, r.prefix); ok {
+			out = append(out, FileChange{Path: rel, Status: st, Deleted: r.gone(p)})
 		}
-		_, err := os.Lstat(filepath.Join(top, filepath.FromSlash(p)))
-		out = append(out, FileChange{Path: rel, Status: st, Deleted: errors.Is(err, os.ErrNotExist)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	r.tree = out
 	return out, nil
+}
+
+// gone reports whether a top-level-relative path is missing from the
+// working tree.
+func (r *Repo) gone(p string) bool {
+	_, err := os.Lstat(filepath.Join(r.g.dir, filepath.FromSlash(p)))
+	return errors.Is(err, os.ErrNotExist)
+}
+
+// Changes lists the files changed under root since the base of --changed
+// (docs/behaviour.md#changed-units), one comparison for every unit:
+// committed changes since merge-base(base, HEAD) (on a push build of the
+// base branch, since HEAD^1), plus staged, unstaged and untracked files,
+// so that nothing in the working tree is missed. It shells out to git,
+// which reads the repository as the user's own git does (worktrees,
+// sparse checkouts, config).
+func Changes(ctx context.Context, root string, opt ChangeOptions) ([]FileChange, error) {
+	if opt.Base == BaseApplied {
+		return nil, errors.New("--base applied compares each unit with its own last applied commit; it needs the run state")
+	}
+	r, err := Open(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	from, _, err := r.Base(opt)
+	if err != nil {
+		return nil, err
+	}
+	return r.Changes(from)
 }
 
 // gitRepo runs git in one directory.
@@ -183,10 +306,8 @@ func (g gitRepo) base(flag string, env func(string) string) (ref, id string, err
 		strings.Join(remoteDefaults[:len(remoteDefaults)-1], ", "), remoteDefaults[len(remoteDefaults)-1], why)
 }
 
-// since returns the commit committed changes are counted from, or "" when
-// only the working tree counts. ciPush is true when --base was not given and
-// CI is set.
-func (g gitRepo) since(base, baseID, head string, ciPush bool) (string, error) {
+// mergeBase is the merge base of the base and HEAD.
+func (g gitRepo) mergeBase(base, baseID, head string) (string, error) {
 	out, err := g.output("merge-base", baseID, head)
 	mb := strings.TrimSpace(out)
 	if err != nil || mb == "" {
@@ -195,27 +316,7 @@ func (g gitRepo) since(base, baseID, head string, ciPush bool) (string, error) {
 		}
 		return "", fmt.Errorf("--changed: %s and HEAD share no history; choose a base with --base REF", base)
 	}
-	if mb != head {
-		return mb, nil
-	}
-	if !ciPush {
-		// A fresh local branch: nothing is committed on it yet.
-		return "", nil
-	}
-	// A push build on the base branch: what the last commit (a merge,
-	// usually) brought in.
-	if parent, ok := g.commit("HEAD^1"); ok {
-		return parent, nil
-	}
-	if g.shallow() {
-		return "", errors.New("--changed: HEAD^1 is not in this shallow clone; fetch it with git fetch --deepen=1 (or fetch-depth: 2 in actions/checkout)")
-	}
-	// The first commit: every file in it is new.
-	empty, err := g.output("hash-object", "-t", "tree", "--stdin")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(empty), nil
+	return mb, nil
 }
 
 // nameStatus adds the files of `git diff --name-status` between revs (one

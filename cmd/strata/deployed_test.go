@@ -1,0 +1,227 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// A push build compares each unit with the commit of its own last
+// successful apply (docs/behaviour.md#changed-units): pushes whose CI runs
+// never ran are applied by the next one.
+
+const deployedConfig = `stacks:
+  names:
+    net: {tag_query: 'dir:net'}
+    db:
+      tag_query: 'dir:db'
+      rules: {plan_after: [net]}
+    app:
+      tag_query: 'dir:app'
+      rules: {plan_after: [db]}
+`
+
+func deployedTF(value string) string {
+	return "resource \"terraform_data\" \"x\" {\n  input = \"" + value + "\"\n}\n"
+}
+
+// deployedRepo is a 3-unit chain committed on main and pushed to a bare
+// origin, checked out on main as a push build has it.
+func deployedRepo(t *testing.T) string {
+	t.Helper()
+	root := writeRepo(t, map[string]string{
+		"strata.yml": deployedConfig,
+		"net/main.tf": deployedTF("net-1"), "db/main.tf": deployedTF("db-1"), "app/main.tf": deployedTF("app-1"),
+	})
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "-q", "-m", "base")
+	gitIn(t, root, "init", "-q", "--bare", origin)
+	gitIn(t, root, "remote", "add", "origin", origin)
+	gitIn(t, root, "push", "-q", "origin", "main")
+	return root
+}
+
+// merge commits a new content of one file and pushes it: a merged pull
+// request.
+func merge(t *testing.T, root, file, content string) {
+	t.Helper()
+	testenvWrite(t, filepath.Join(root, file), content)
+	gitIn(t, root, "commit", "-q", "-am", "change "+file)
+	gitIn(t, root, "push", "-q", "origin", "main")
+}
+
+func testenvWrite(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// unitWhys are the units of a report, each as "id status why".
+func unitWhys(t *testing.T, report string) []string {
+	t.Helper()
+	var out []string
+	for _, u := range readReport(t, report).Units {
+		out = append(out, u.Dir+" "+string(u.Status)+" "+u.Why)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// deployedInput is the input the local state of a unit's dir holds.
+func deployedInput(t *testing.T, root, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Resources []struct {
+			Instances []struct {
+				Attributes struct {
+					Input struct {
+						Value string `json:"value"`
+					} `json:"input"`
+				} `json:"attributes"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil || len(st.Resources) != 1 || len(st.Resources[0].Instances) != 1 {
+		t.Fatalf("%s state: %v\n%s", dir, err, b)
+	}
+	return st.Resources[0].Instances[0].Attributes.Input.Value
+}
+
+// TestPushBuildAppliesSkippedRuns: three merges on a 3-unit chain, the
+// middle one's CI run cancelled; the next push build applies both
+// changes, each unit compared with its own last applied commit.
+func TestPushBuildAppliesSkippedRuns(t *testing.T) {
+	needTerraform(t)
+	root := deployedRepo(t)
+	env := append(hermeticEnv(t), "CI=true")
+	report := filepath.Join(t.TempDir(), "report.json")
+	apply := func() binRun {
+		t.Helper()
+		r := runBin(t, root, env, "apply", "--changed", "-auto-approve", "--report", report)
+		if r.code != 0 {
+			t.Fatalf("apply --changed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+
+	// The first push build: no unit has a recorded apply, so HEAD^1 (here
+	// the empty tree) is the base, with a warning.
+	r := apply()
+	if !strings.Contains(r.stderr, "the run state records no unit's last applied commit, so this run compares with HEAD^1 only") ||
+		!strings.Contains(r.stderr, "--state URL") {
+		t.Errorf("first run's warning:\n%s", r.stderr)
+	}
+	want := []string{"app applied modified: app/main.tf", "db applied modified: db/main.tf", "net applied modified: net/main.tf"}
+	if got := unitWhys(t, report); !reflect.DeepEqual(got, want) {
+		t.Fatalf("first run: %q, want %q", got, want)
+	}
+
+	merge(t, root, "net/main.tf", deployedTF("net-2")) // its CI run is cancelled
+	merge(t, root, "app/main.tf", deployedTF("app-2"))
+	r = apply()
+	if strings.Contains(r.stderr, "HEAD^1") {
+		t.Errorf("a run with recorded applies warns:\n%s", r.stderr)
+	}
+	want = []string{"app applied modified: app/main.tf", "net applied modified: net/main.tf"}
+	if got := unitWhys(t, report); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a cancelled run: %q, want %q", got, want)
+	}
+	for dir, v := range map[string]string{"net": "net-2", "db": "db-1", "app": "app-2"} {
+		if got := deployedInput(t, root, dir); got != v {
+			t.Errorf("%s deployed %q, want %q", dir, got, v)
+		}
+	}
+
+	// A change with nothing to apply is deployed all the same: the next
+	// run does not take it again.
+	merge(t, root, "db/main.tf", "# comment\n"+deployedTF("db-1"))
+	apply()
+	if got, want := unitWhys(t, report), []string{"db no_changes modified: db/main.tf"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("a change with nothing to apply: %q, want %q", got, want)
+	}
+	// Nothing merged since: nothing runs.
+	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve"); r.code != 0 || !strings.Contains(r.stdout, "no units selected") {
+		t.Errorf("nothing new: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// --base applied works anywhere: a new unit was never applied, and an
+	// uncommitted change counts.
+	env = env[:len(env)-1]
+	if err := os.Mkdir(filepath.Join(root, "cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testenvWrite(t, filepath.Join(root, "cache", "main.tf"), deployedTF("cache-1"))
+	testenvWrite(t, filepath.Join(root, "db", "main.tf"), deployedTF("db-2"))
+
+	r = runBin(t, root, env, "ls", "--changed", "--base", "applied", "--json")
+	var rows []lsRow
+	if err := json.Unmarshal([]byte(r.stdout), &rows); r.code != 0 || err != nil {
+		t.Fatalf("ls: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if got, want := whys(rows), []string{"cache@default: never applied", "db@default: modified: db/main.tf"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("--base applied: %q, want %q", got, want)
+	}
+}
+
+// TestPushBuildWithBucket: the same with a sharded CI run and the run
+// state in a bucket; the job's local state dir is thrown away after each
+// run, as a CI machine's is.
+func TestPushBuildWithBucket(t *testing.T) {
+	needTerraform(t)
+	root := deployedRepo(t)
+	env := append(hermeticEnv(t), "CI=true")
+	bucket := "file://" + t.TempDir()
+	run := func() []string {
+		t.Helper()
+		defer os.RemoveAll(filepath.Join(root, ".strata"))
+		start := runBin(t, root, env, "ci", "start", "apply", "--changed", "--auto-approve", "--state", bucket, "--json")
+		if start.code != 0 {
+			t.Fatalf("start: %d\n%s%s", start.code, start.stdout, start.stderr)
+		}
+		var plan struct {
+			Run   string `json:"run"`
+			Waves []struct {
+				Wave   int   `json:"wave"`
+				Shards []int `json:"shards"`
+			} `json:"waves"`
+		}
+		if err := json.Unmarshal([]byte(start.stdout), &plan); err != nil {
+			t.Fatalf("%v: %s", err, start.stdout)
+		}
+		for _, w := range plan.Waves {
+			for _, s := range w.Shards {
+				if r := runBin(t, root, env, "ci", "run", "--state", bucket, "--run", plan.Run, "--wave", itoa(w.Wave), "--shard", itoa(s)); r.code != 0 {
+					t.Fatalf("wave %d shard %d: %d\n%s%s", w.Wave, s, r.code, r.stdout, r.stderr)
+				}
+			}
+		}
+		report := filepath.Join(t.TempDir(), "report.json")
+		if r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", report); r.code != 0 {
+			t.Fatalf("finish: %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		return unitWhys(t, report)
+	}
+	if got := run(); len(got) != 3 {
+		t.Fatalf("first run: %q", got)
+	}
+	merge(t, root, "net/main.tf", deployedTF("net-2"))
+	merge(t, root, "app/main.tf", deployedTF("app-2"))
+	want := []string{"app applied modified: app/main.tf", "net applied modified: net/main.tf"}
+	if got := run(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a cancelled run: %q, want %q", got, want)
+	}
+	if got := deployedInput(t, root, "net"); got != "net-2" {
+		t.Errorf("net deployed %q", got)
+	}
+}

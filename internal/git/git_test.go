@@ -1,0 +1,178 @@
+package git
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// repo makes a git repository in a temp dir with one commit of files, and
+// returns a function running git there with a fixed identity and none of
+// the user's config.
+func repo(t *testing.T, files map[string]string) (string, func(args ...string) string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(),
+			"GIT_AUTHOR_NAME=strata", "GIT_AUTHOR_EMAIL=strata@example.com",
+			"GIT_COMMITTER_NAME=strata", "GIT_COMMITTER_EMAIL=strata@example.com",
+			"GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q")
+	for p, c := range files {
+		write(t, filepath.Join(dir, p), c)
+	}
+	run("add", "-A")
+	run("commit", "-q", "-m", "base")
+	return dir, run
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func paths(cs []FileChange) []string {
+	out := []string{}
+	for _, c := range cs {
+		s := c.Status + " " + c.Path
+		if c.Deleted {
+			s += " (deleted)"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// TestBase: where --changed counts committed changes from, and when each
+// unit is compared with its own last applied commit instead.
+func TestBase(t *testing.T) {
+	dir, git := repo(t, map[string]string{"a/main.tf": "1", "b/main.tf": "1"})
+	first := git("rev-parse", "HEAD")
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	git("init", "-q", "--bare", origin)
+	git("remote", "add", "origin", origin)
+	write(t, filepath.Join(dir, "a/main.tf"), "2")
+	git("commit", "-q", "-am", "a")
+	second := git("rev-parse", "HEAD")
+	git("push", "-q", "origin", "main")
+
+	r, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		opt     ChangeOptions
+		from    string
+		perUnit bool
+	}{
+		{"local on the base branch", ChangeOptions{Env: env(nil)}, "", false},
+		{"push build", ChangeOptions{Env: env(map[string]string{"CI": "true"})}, first, true},
+		{"CI=false is no CI", ChangeOptions{Env: env(map[string]string{"CI": "false"})}, "", false},
+		{"--base given in CI", ChangeOptions{Base: "HEAD", Env: env(map[string]string{"CI": "true"})}, "", false},
+		{"--base applied", ChangeOptions{Base: BaseApplied, Env: env(nil)}, first, true},
+		{"--base an older commit", ChangeOptions{Base: first, Env: env(nil)}, first, false},
+	}
+	for _, tc := range cases {
+		from, perUnit, err := r.Base(tc.opt)
+		if err != nil || from != tc.from || perUnit != tc.perUnit {
+			t.Errorf("%s: Base = %q, %v, %v; want %q, %v", tc.name, from, perUnit, err, tc.from, tc.perUnit)
+		}
+	}
+	if r.Head() != second || !r.Has(first) || r.Has(strings.Repeat("0", 40)) {
+		t.Errorf("Head %s, Has(first) %v", r.Head(), r.Has(first))
+	}
+}
+
+// TestChangesBetweenTrees: a commit is compared with HEAD as trees, so a
+// commit that is no ancestor of HEAD (a branch applied before it was
+// merged, a rewritten history) gives what differs; the working tree's
+// changes always count and win over the commits'.
+func TestChangesBetweenTrees(t *testing.T) {
+	dir, git := repo(t, map[string]string{"a/main.tf": "1", "b/main.tf": "1", "c/main.tf": "1"})
+	git("checkout", "-q", "-b", "side")
+	write(t, filepath.Join(dir, "b/main.tf"), "side")
+	git("commit", "-q", "-am", "side")
+	side := git("rev-parse", "HEAD")
+	git("checkout", "-q", "main")
+	write(t, filepath.Join(dir, "a/main.tf"), "2")
+	git("rm", "-q", "c/main.tf")
+	git("commit", "-q", "-am", "main")
+	write(t, filepath.Join(dir, "a/main.tf"), "3")
+	write(t, filepath.Join(dir, "d/new.tf"), "new")
+
+	r, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Changes(side)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"M a/main.tf", "M b/main.tf", "D c/main.tf (deleted)", "? d/new.tf"}
+	if !reflect.DeepEqual(paths(got), want) {
+		t.Errorf("Changes(side) = %q, want %q", paths(got), want)
+	}
+	tree, err := r.WorkingTree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"M a/main.tf", "? d/new.tf"}; !reflect.DeepEqual(paths(tree), want) {
+		t.Errorf("WorkingTree = %q, want %q", paths(tree), want)
+	}
+	only, err := r.Changes("")
+	if err != nil || !reflect.DeepEqual(paths(only), paths(tree)) {
+		t.Errorf(`Changes("") = %q, %v`, paths(only), err)
+	}
+}
+
+// TestChangesUnderSubdir: a project root below the top level sees only
+// its own files, relative to itself.
+func TestChangesUnderSubdir(t *testing.T) {
+	dir, git := repo(t, map[string]string{"infra/a/main.tf": "1", "app/x.go": "1"})
+	first := git("rev-parse", "HEAD")
+	write(t, filepath.Join(dir, "infra/a/main.tf"), "2")
+	write(t, filepath.Join(dir, "app/x.go"), "2")
+	git("commit", "-q", "-am", "both")
+	r, err := Open(context.Background(), filepath.Join(dir, "infra"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Changes(first)
+	if want := []string{"M a/main.tf"}; err != nil || !reflect.DeepEqual(paths(got), want) {
+		t.Errorf("Changes = %q, %v; want %q", paths(got), err, want)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := Open(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "needs a git repository") {
+		t.Errorf("not a repository: %v", err)
+	}
+	dir, _ := repo(t, map[string]string{"a/main.tf": "1"})
+	if _, err := Changes(context.Background(), dir, ChangeOptions{Base: BaseApplied}); err == nil || !strings.Contains(err.Error(), "needs the run state") {
+		t.Errorf("Changes with --base applied: %v", err)
+	}
+}
