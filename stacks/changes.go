@@ -490,3 +490,36 @@ func shortCommit(c string) string {
 	}
 	return c
 }
+
+// DependentsOfDeleted are the units that deleted root modules leave to
+// run (docs/behaviour.md#changed-units): in a deleted unit's stack, those
+// whose depends_on matched it, and every unit of a stack modified_by that
+// stack; each with its why. What waited for a root module must be planned
+// again once it is gone.
+func (p *Project) DependentsOfDeleted(deleted []DeletedUnit) map[*Unit]string {
+	out := map[*Unit]string{}
+	add := func(u *Unit, why string) {
+		if _, ok := out[u]; !ok {
+			out[u] = why
+		}
+	}
+	mods := newModifiedByWalk(len(p.Stacks))
+	for _, d := range deleted {
+		if d.Stack == nil {
+			continue
+		}
+		subject := tagquery.Subject{Tags: d.Tags, Dir: d.Dir}
+		name := d.Dir + "@" + d.Workspace
+		for _, v := range d.Stack.Units {
+			if q := v.WhenModified.DependsOn; q != nil && q.MatchFrom(subject, v.Dir) {
+				add(v, "depends_on: "+name+" ("+WhyDeleted+")")
+			}
+		}
+		for _, s := range mods.of(d.Stack) {
+			for _, v := range s.Units {
+				add(v, "modified_by: "+d.Stack.Name)
+			}
+		}
+	}
+	return out
+}

@@ -73,3 +73,64 @@ func TestModifiedSinceDeployed(t *testing.T) {
 		t.Errorf("a failed comparison: %v", err)
 	}
 }
+
+// TestDependentsOfDeleted: what waited for a deleted root module runs.
+// The first case is Terrateam's own layered-run fixture (no stacks: one
+// default stack): dev/networking deleted, dev/database runs.
+func TestDependentsOfDeleted(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  string
+		dirs []string
+		want []string
+	}{
+		{
+			name: "depends_on in the default stack",
+			cfg: `dirs:
+  dev/database:
+    when_modified: {depends_on: 'dir:dev/networking'}
+  dev/compute:
+    when_modified: {depends_on: 'dir:dev/database'}
+`,
+			dirs: []string{"dev/database", "dev/compute", "prod/database"},
+			want: []string{"dev/database@default: depends_on: dev/networking@default (deleted)"},
+		},
+		{
+			name: "modified_by the deleted unit's stack",
+			cfg: `stacks:
+  names:
+    network: {tag_query: 'dir:net/**'}
+    app:
+      tag_query: 'dir:app'
+      rules: {modified_by: [network]}
+    other: {tag_query: 'dir:other'}
+`,
+			dirs: []string{"net/a", "app", "other"},
+			want: []string{"app@default: modified_by: network"},
+		},
+		{
+			name: "depends_on stays inside its stack",
+			cfg: `dirs:
+  app:
+    when_modified: {depends_on: 'dir:dev/networking'}
+stacks:
+  names:
+    network: {tag_query: 'dir:dev/networking'}
+    app: {tag_query: 'dir:app'}
+`,
+			dirs: []string{"app"},
+			want: []string{},
+		},
+	}
+	for _, tc := range cases {
+		p := loadRepo(t, testRepo(t, tc.cfg, tc.dirs...))
+		deleted := []FileChange{{Path: "dev/networking/main.tf", Status: "D", Deleted: true}, {Path: "net/b/main.tf", Status: "D", Deleted: true}}
+		_, gone := p.ModifiedUnits(deleted)
+		if len(gone) == 0 {
+			t.Fatalf("%s: no deleted unit", tc.name)
+		}
+		if got := renderModified(p.DependentsOfDeleted(gone)); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -224,3 +224,22 @@ func TestChangedNeverRunsDeleted(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestChangedRunsDependentsOfDeleted: Terrateam's layered-run case, with
+// no stacks: dev/networking deleted, dev/database (depends_on it) runs.
+func TestChangedRunsDependentsOfDeleted(t *testing.T) {
+	res := `resource "terraform_data" "this" {}` + "\n"
+	root := changedRepo(t, map[string]string{
+		".terrateam/config.yml": `dirs:
+  dev/database:
+    when_modified: {depends_on: 'dir:dev/networking'}
+`,
+		"dev/networking/main.tf": res, "dev/database/main.tf": res, "prod/database/main.tf": res,
+	})
+	gitIn(t, root, "rm", "-q", "-r", "dev/networking")
+	gitIn(t, root, "commit", "-q", "-m", "rm networking")
+	want := []string{"dev/database@default: depends_on: dev/networking@default (deleted)", "dev/networking@default: deleted"}
+	if got := whys(lsChanged(t, root)); !reflect.DeepEqual(got, want) {
+		t.Errorf("ls --changed = %q, want %q", got, want)
+	}
+}

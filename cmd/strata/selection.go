@@ -92,6 +92,11 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 		if sel.Modified, deleted, err = changedUnits(c, s); err != nil {
 			return nil, nil, nil, cli.Exit(err.Error(), 1)
 		}
+		for u, why := range s.project.DependentsOfDeleted(deleted) {
+			if _, ok := sel.Modified[u]; !ok {
+				sel.Modified[u] = why
+			}
+		}
 	}
 	run, err := s.project.Select(sel)
 	if err != nil {
