@@ -442,33 +442,30 @@ func Attach(ctx context.Context, st *objstore.Store, stateDir string, units []*s
 	return done, w.wait, nil
 }
 
-// DeployedCommits reads, from the bucket, the commit each unit's last
-// successful apply deployed (docs/behaviour.md#changed-units); units with
-// no such record are left out.
-func DeployedCommits(ctx context.Context, st *objstore.Store, units []*stacks.Unit) (map[*stacks.Unit]string, error) {
+// UnitStates reads units' records from the bucket; a unit with none has
+// an empty one.
+func UnitStates(ctx context.Context, st *objstore.Store, units []*stacks.Unit) (map[*stacks.Unit]*runner.UnitState, error) {
 	refs := make([]unitRef, len(units))
 	for i, u := range units {
 		refs[i] = unitRef{id: u.ID(), key: keyOf(u)}
 	}
-	got, err := fetchAll(ctx, refs, func(ctx context.Context, r unitRef) (string, error) {
-		var us runner.UnitState
-		_, err := getJSON(ctx, st, unitStateKey(r.key), &us)
+	got, err := fetchAll(ctx, refs, func(ctx context.Context, r unitRef) (*runner.UnitState, error) {
+		us := &runner.UnitState{}
+		_, err := getJSON(ctx, st, unitStateKey(r.key), us)
 		switch {
 		case errors.Is(err, objstore.ErrNotFound):
-			return "", nil
+			return &runner.UnitState{}, nil
 		case err != nil:
-			return "", fmt.Errorf("reading the run state of %s from the bucket: %w", r.id, err)
+			return nil, fmt.Errorf("reading the run state of %s from the bucket: %w", r.id, err)
 		}
-		return us.DeployedCommit(), nil
+		return us, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := map[*stacks.Unit]string{}
-	for i, c := range got {
-		if c != "" {
-			out[units[i]] = c
-		}
+	out := make(map[*stacks.Unit]*runner.UnitState, len(units))
+	for i, us := range got {
+		out[units[i]] = us
 	}
 	return out, nil
 }

@@ -91,11 +91,10 @@ func wholePlan(a PlanArgs) bool {
 	return len(a.Targets) == 0 && !a.RefreshOnly && !a.Destroy
 }
 
-// DeployedCommits reads, from the state dir at path, the commit each
-// unit's last successful apply deployed; units with no such record are
-// left out. A state dir that does not exist records nothing.
-func DeployedCommits(path string, units []*stacks.Unit, warn func(string)) (map[*stacks.Unit]string, error) {
-	out := map[*stacks.Unit]string{}
+// UnitStates reads the records of units from the state dir at path; a
+// state dir that does not exist records nothing.
+func UnitStates(path string, units []*stacks.Unit, warn func(string)) (map[*stacks.Unit]*UnitState, error) {
+	out := make(map[*stacks.Unit]*UnitState, len(units))
 	if _, err := os.Stat(filepath.Join(path, "state")); errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
@@ -105,9 +104,29 @@ func DeployedCommits(path string, units []*stacks.Unit, warn func(string)) (map[
 		if err != nil {
 			return nil, err
 		}
+		out[u] = us
+	}
+	return out, nil
+}
+
+// DeployedCommits are the commits of units' records (DeployedCommit),
+// leaving out units with none.
+func DeployedCommits(states map[*stacks.Unit]*UnitState) map[*stacks.Unit]string {
+	out := map[*stacks.Unit]string{}
+	for u, us := range states {
 		if c := us.DeployedCommit(); c != "" {
 			out[u] = c
 		}
 	}
-	return out, nil
+	return out
+}
+
+// StillDeployed reports whether the record says an apply deployed the
+// unit and no destroy came after: its state may hold resources.
+func (us *UnitState) StillDeployed() bool {
+	if us == nil || us.Deployed == nil {
+		return false
+	}
+	a := us.Apply
+	return a == nil || !a.Destroy || a.Result != StatusDestroyed || a.At.Before(us.Deployed.At)
 }

@@ -32,6 +32,10 @@ type DeletedUnit struct {
 	Tags []string
 	// File is the first deleted Terraform file of the dir, sorted.
 	File string
+	// Commit is a commit the dir is in: the one the change was compared
+	// with (set by the caller of ModifiedUnits; ModifiedSinceDeployed sets
+	// it).
+	Commit string
 }
 
 // ModifiedUnits decides which units a change modifies (docs/behaviour.md#changed-units). A file
@@ -459,6 +463,7 @@ func (p *Project) ModifiedSinceDeployed(deployed map[*Unit]string, changesSince 
 			k := d.Dir + "\x00" + d.Workspace + "\x00" + stackName(d.Stack)
 			if !seen[k] {
 				seen[k] = true
+				d.Commit = c
 				deleted = append(deleted, d)
 			}
 		}

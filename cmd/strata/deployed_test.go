@@ -34,7 +34,7 @@ func deployedTF(value string) string {
 func deployedRepo(t *testing.T) string {
 	t.Helper()
 	root := writeRepo(t, map[string]string{
-		"strata.yml": deployedConfig,
+		"strata.yml":  deployedConfig,
 		"net/main.tf": deployedTF("net-1"), "db/main.tf": deployedTF("db-1"), "app/main.tf": deployedTF("app-1"),
 	})
 	origin := filepath.Join(t.TempDir(), "origin.git")
@@ -223,5 +223,96 @@ func TestPushBuildWithBucket(t *testing.T) {
 	}
 	if got := deployedInput(t, root, "net"); got != "net-2" {
 		t.Errorf("net deployed %q", got)
+	}
+}
+
+// TestDeletedUnitHoldingResources: a deployed root module deleted by a
+// merge is reported with what its state holds, never forgotten; apply
+// --destroy-deleted destroys it from its config at the commit it was
+// applied at, and the next run finds nothing left.
+func TestDeletedUnitHoldingResources(t *testing.T) {
+	needTerraform(t)
+	root := deployedRepo(t)
+	testenvWrite(t, filepath.Join(root, "strata.yml"), deployedConfig+"    legacy: {tag_query: 'dir:legacy'}\n")
+	if err := os.Mkdir(filepath.Join(root, "legacy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testenvWrite(t, filepath.Join(root, "legacy", "main.tf"), deployedTF("legacy-1")+"resource \"terraform_data\" \"y\" {}\n")
+	gitIn(t, root, "add", "strata.yml", "legacy/main.tf")
+	gitIn(t, root, "commit", "-q", "-m", "legacy")
+	gitIn(t, root, "push", "-q", "origin", "main")
+	env := append(hermeticEnv(t), "CI=true")
+	report := filepath.Join(t.TempDir(), "report.json")
+	run := func(args ...string) binRun {
+		t.Helper()
+		r := runBin(t, root, env, append(args, "--changed", "--report", report)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	run("apply", "-auto-approve")
+
+	// The dir goes; its state (local, in the dir, untracked) stays.
+	gitIn(t, root, "rm", "-q", "-r", "legacy/main.tf")
+	gitIn(t, root, "commit", "-q", "-m", "rm legacy")
+	gitIn(t, root, "push", "-q", "origin", "main")
+	want := []string{"legacy planned deleted"}
+	for _, args := range [][]string{{"plan"}, {"apply", "-auto-approve"}} {
+		r := run(args...)
+		if got := unitWhys(t, report); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: %q, want %q", args, got, want)
+		}
+		if u := readReport(t, report).Units[0]; u.Changes.Destroy != 2 || !strings.Contains(u.Reason, "its state holds 2 resources") {
+			t.Errorf("%v: %+v", args, u)
+		}
+		if !strings.Contains(r.stderr, "legacy@default: its dir was deleted; its state holds 2 resources: strata apply --changed --destroy-deleted destroys them") {
+			t.Errorf("%v: no warning\n%s", args, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(root, "legacy", "main.tf")); !os.IsNotExist(err) {
+			t.Fatalf("%v left the deleted config in place: %v", args, err)
+		}
+	}
+
+	run("apply", "-auto-approve", "--destroy-deleted")
+	if got, want := unitWhys(t, report), []string{"legacy destroyed deleted"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("--destroy-deleted: %q, want %q", got, want)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "legacy", "terraform.tfstate"))
+	if err != nil || strings.Contains(string(b), "terraform_data") {
+		t.Errorf("legacy's state after the destroy: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(root, "legacy", "main.tf")); !os.IsNotExist(err) {
+		t.Errorf("the destroy left the deleted config in place: %v", err)
+	}
+	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve"); r.code != 0 || !strings.Contains(r.stdout, "no units selected") {
+		t.Errorf("after the destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestRestoredLeftoversRemoved: what a killed command put back is removed
+// before the next command loads the project, so it is never taken for a
+// root module; a dir that was there before keeps what else it holds.
+func TestRestoredLeftoversRemoved(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": "", "app/main.tf": deployedTF("app"),
+		"gone/main.tf": deployedTF("gone"), "kept/main.tf": deployedTF("kept"), "kept/terraform.tfstate": "{}",
+	})
+	state := filepath.Join(root, ".strata")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	testenvWrite(t, filepath.Join(state, "restored.json"), `[{"dir":"gone","existed":false},{"dir":"kept","existed":true,"files":["kept/main.tf"]},{"dir":"..","existed":false},{"dir":"app","existed":true,"files":["../x"]}]`)
+	code, out, errOut := strata(t, "-C", root, "ls")
+	// A record naming paths outside the root is refused, and nothing
+	// there is touched.
+	if code != 1 || !strings.Contains(errOut, "removing the deleted dirs a killed command put back: gone, kept, .., app") ||
+		!strings.Contains(errOut, `restored dir "..": not inside`) || !strings.Contains(errOut, `restored file "../x": not inside`) {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for p, there := range map[string]bool{"gone": false, "kept/main.tf": false, "kept/terraform.tfstate": true, "app/main.tf": true, ".strata/restored.json": false} {
+		if _, err := os.Stat(filepath.Join(root, p)); (err == nil) != there {
+			t.Errorf("%s: there %v, want %v", p, err == nil, there)
+		}
 	}
 }

@@ -18,6 +18,9 @@ import (
 type session struct {
 	project *stacks.Project
 	cwd     string // repo-relative dir strata was started in
+	// deleted are the units whose dir a --changed change deleted, as far
+	// as the selection covers them.
+	deleted []stacks.DeletedUnit
 }
 
 // openProject finds the repository, loads it and prints its warnings once.
@@ -26,6 +29,13 @@ func openProject(c *cli.Context) (*session, error) {
 	loc, err := locateProject(c)
 	if err != nil {
 		return nil, err
+	}
+	stateDir := c.Path("state-dir")
+	if stateDir == "" {
+		stateDir = filepath.Join(loc.root, ".strata")
+	}
+	if err := cleanRestored(stateDir, loc.root, func(msg string) { fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg) }); err != nil {
+		return nil, cli.Exit(err.Error(), 1)
 	}
 	return loc.load(c, nil)
 }

@@ -70,8 +70,8 @@ func runCommand(name, usage string, extra ...cli.Flag) *cli.Command {
 func runCommands() []*cli.Command {
 	return []*cli.Command{
 		runCommand(runner.CmdInit, "init every unit in the run"),
-		runCommand(runner.CmdPlan, "plan every unit whose plan gates are open; apply auto_apply stacks"),
-		runCommand(runner.CmdApply, "plan, approve and apply every unit, in order, to the end of the DAG"),
+		runCommand(runner.CmdPlan, "plan every unit whose plan gates are open; apply auto_apply stacks", destroyDeletedFlag()),
+		runCommand(runner.CmdApply, "plan, approve and apply every unit, in order, to the end of the DAG", destroyDeletedFlag()),
 		runCommand(runner.CmdDestroy, "plan -destroy and apply, in destroy order"),
 		runCommand(runner.CmdDrift, "plan every unit at once, ignoring gates; exit 2 when anything drifted"),
 		runCommand(runner.CmdValidate, "validate every unit"),
@@ -139,7 +139,13 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if err != nil {
 		return err
 	}
-	if len(run.Units) == 0 {
+	var gone []deletedUnit
+	if (command == runner.CmdPlan || command == runner.CmdApply) && len(s.deleted) > 0 {
+		if gone, err = stillDeployed(c, s, s.deleted); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+	}
+	if len(run.Units) == 0 && len(gone) == 0 {
 		fmt.Fprintln(c.App.Writer, "no units selected")
 		return nil
 	}
@@ -199,10 +205,20 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
-	res, err := runner.Execute(ctx, s.project, run, opt)
+	res := &runner.Result{Report: runner.NewReport(command, time.Now(), time.Now(), nil, false)}
+	if len(run.Units) > 0 {
+		res, err = runner.Execute(ctx, s.project, run, opt)
+	}
 	werr := stateWritten()
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
+	}
+	if len(gone) > 0 && ctx.Err() == nil {
+		d, err := runDeleted(ctx, c, s, command, gone, opt)
+		if err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+		res = joinDeleted(res, d, command, opt.DetailedExitCode)
 	}
 	rep := res.Report
 	code := res.ExitCode

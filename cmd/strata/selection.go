@@ -52,6 +52,7 @@ func selectRunAndGates(c *cli.Context, s *session, query string) (*stacks.Run, [
 	for _, d := range deleted {
 		fmt.Fprintf(c.App.ErrWriter, "strata: %s@%s: its dir was deleted (%s); it does not run\n", d.Dir, d.Workspace, d.File)
 	}
+	s.deleted = deleted
 	var gates []*stacks.Unit
 	for u := range modified {
 		if !run.Has(u) {
@@ -200,26 +201,47 @@ func changedUnits(c *cli.Context, s *session) (map[*stacks.Unit]string, []stacks
 		return nil, nil, err
 	}
 	modified, deleted := s.project.ModifiedUnits(changes)
+	if from == "" {
+		// Deleted in the working tree only: HEAD still has the dir.
+		from = repo.Head()
+	}
+	for i := range deleted {
+		deleted[i].Commit = from
+	}
 	return modified, deleted, nil
 }
 
 // deployedCommits reads the commit of each unit's last successful apply
-// from the run state: the --state bucket when the command has one, else
-// the state dir.
+// from the run state (docs/behaviour.md#changed-units).
 func deployedCommits(c *cli.Context, s *session) (map[*stacks.Unit]string, error) {
+	states, err := unitStates(c, s, s.project.Units)
+	if err != nil {
+		return nil, err
+	}
+	return runner.DeployedCommits(states), nil
+}
+
+// unitStates reads the records of units from the run state: the --state
+// bucket when the command has one, else the state dir.
+func unitStates(c *cli.Context, s *session, units []*stacks.Unit) (map[*stacks.Unit]*runner.UnitState, error) {
 	if url := c.String("state"); url != "" {
 		st, err := objstore.Open(c.Context, url)
 		if err != nil {
 			return nil, err
 		}
 		defer st.Close()
-		return ci.DeployedCommits(c.Context, st, s.project.Units)
+		return ci.UnitStates(c.Context, st, units)
 	}
-	dir := c.Path("state-dir")
-	if dir == "" {
-		dir = filepath.Join(s.project.Root, ".strata")
-	}
-	return runner.DeployedCommits(dir, s.project.Units, func(msg string) {
+	return runner.UnitStates(stateDirOf(c, s), units, func(msg string) {
 		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg)
 	})
+}
+
+// stateDirOf is the command's state dir: --state-dir, else .strata at the
+// root.
+func stateDirOf(c *cli.Context, s *session) string {
+	if dir := c.Path("state-dir"); dir != "" {
+		return dir
+	}
+	return filepath.Join(s.project.Root, ".strata")
 }

@@ -5,15 +5,21 @@
 package git
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/strata-iac/strata/internal/safepath"
 )
 
 // FileChange is one file that differs from the base of --changed (docs/behaviour.md#changed-units).
@@ -399,4 +405,91 @@ func Head(ctx context.Context, dir string) (string, error) {
 		return "", errors.New("no commit checked out")
 	}
 	return id, nil
+}
+
+// Files lists the files of a dir (relative to the project root) at a
+// commit, relative to the project root; none when the commit has no such
+// dir.
+func (r *Repo) Files(commit, dir string) ([]string, error) {
+	spec := path.Join(r.prefix, dir)
+	out, err := r.g.output("ls-tree", "-r", "-z", "--name-only", "--full-tree", commit, "--", spec)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, p := range splitNUL(out) {
+		if rel, ok := underPrefix(p, r.prefix); ok {
+			files = append(files, rel)
+		}
+	}
+	return files, nil
+}
+
+// Restore writes the files of dirs (relative to the project root) as they
+// are at commit into the work tree, each only where nothing is: a root
+// module a change deleted, put back to be destroyed from its own config
+// (docs/behaviour.md#changed-units). It returns what it created, files and
+// then the directories it made, deepest last. Symbolic links and
+// submodules are not restored. Each path is checked to stay inside the
+// project root, symbolic links resolved.
+func (r *Repo) Restore(commit string, dirs []string, root string) (created []string, err error) {
+	args := []string{"archive", "--format=tar", commit, "--"}
+	for _, d := range dirs {
+		args = append(args, path.Join(r.prefix, d))
+	}
+	out, err := r.g.output(args...)
+	if err != nil {
+		return nil, err
+	}
+	var made []string
+	defer func() {
+		created = append(created, made...)
+	}()
+	tr := tar.NewReader(strings.NewReader(out))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return created, nil
+		}
+		if err != nil {
+			return created, fmt.Errorf("git archive %s: %w", commit, err)
+		}
+		rel, ok := underPrefix(strings.TrimSuffix(h.Name, "/"), r.prefix)
+		if !ok || rel == "" {
+			continue
+		}
+		p, err := safepath.Join(root, strings.Split(rel, "/")...)
+		if err != nil {
+			return created, err
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+				if err := os.Mkdir(p, 0o755); err != nil {
+					return created, err
+				}
+				made = append(made, p)
+			}
+		case tar.TypeReg:
+			mode := fs.FileMode(0o644)
+			if h.FileInfo().Mode()&0o111 != 0 {
+				mode = 0o755
+			}
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+			if errors.Is(err, fs.ErrExist) {
+				continue
+			}
+			if err != nil {
+				return created, err
+			}
+			created = append(created, p)
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return created, err
+			}
+		}
+	}
 }

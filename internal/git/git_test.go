@@ -176,3 +176,36 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("Changes with --base applied: %v", err)
 	}
 }
+
+// TestRestore: a deleted dir is written back as it was at a commit, with
+// its subdirs; a file already there is left as it is.
+func TestRestore(t *testing.T) {
+	dir, git := repo(t, map[string]string{"infra/old/main.tf": "old", "infra/old/sub/x.tf": "x", "infra/keep/main.tf": "1"})
+	first := git("rev-parse", "HEAD")
+	git("rm", "-q", "-r", "infra/old")
+	git("commit", "-q", "-m", "rm")
+	root := filepath.Join(dir, "infra")
+	write(t, filepath.Join(root, "old", "terraform.tfstate"), "state")
+	write(t, filepath.Join(root, "old", "main.tf"), "local")
+	r, err := Open(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := r.Files(first, "old")
+	if want := []string{"old/main.tf", "old/sub/x.tf"}; err != nil || !reflect.DeepEqual(files, want) {
+		t.Errorf("Files = %q, %v; want %q", files, err, want)
+	}
+	created, err := r.Restore(first, []string{"old"}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(root, "old", "sub", "x.tf"), filepath.Join(root, "old", "sub")}
+	if !reflect.DeepEqual(created, want) {
+		t.Errorf("created %q, want %q", created, want)
+	}
+	for p, content := range map[string]string{"old/main.tf": "local", "old/sub/x.tf": "x", "old/terraform.tfstate": "state"} {
+		if b, err := os.ReadFile(filepath.Join(root, p)); err != nil || string(b) != content {
+			t.Errorf("%s = %q, %v; want %q", p, b, err, content)
+		}
+	}
+}

@@ -1,0 +1,425 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-config-inspect/tfconfig"
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-iac/strata/ci"
+	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/atomicfile"
+	"github.com/strata-iac/strata/internal/filelock"
+	"github.com/strata-iac/strata/internal/git"
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/internal/safepath"
+	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// Root modules a change deleted (docs/behaviour.md#changed-units). One
+// whose run state says an apply deployed it, with no destroy since, may
+// still hold resources: plan and apply put its dir back as it was at that
+// commit, for the length of the command, and plan its destroy to report
+// what its state holds; with --destroy-deleted, apply destroys it, after
+// the rest of the run, in destroy order. Its dir is removed again
+// afterwards, and a record in the state dir lets the next command remove
+// what a killed one left.
+
+// restoredRecord is the state dir's record of what a command put back.
+const restoredRecord = "restored.json"
+
+// restoredDir is one dir put back: whether it was there before (then only
+// the files listed are removed afterwards), and the files it had at the
+// commit.
+type restoredDir struct {
+	Dir     string   `json:"dir"`
+	Existed bool     `json:"existed"`
+	Files   []string `json:"files,omitempty"`
+}
+
+// deletedUnit is a deleted unit that may still hold resources, with the
+// commit its config is put back from.
+type deletedUnit struct {
+	stacks.DeletedUnit
+	from string
+}
+
+// ghost is a deleted unit as the run state names it.
+func ghost(d stacks.DeletedUnit) *stacks.Unit {
+	return &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: d.Dir, Workspace: d.Workspace, Tags: d.Tags}, Stack: d.Stack, Tags: d.Tags}
+}
+
+// stillDeployed keeps the deleted units whose run state says an apply
+// deployed them and nothing destroyed them since, each with the commit to
+// put it back from: the one it was deployed at when this clone has it,
+// else the one the change was compared with.
+func stillDeployed(c *cli.Context, s *session, deleted []stacks.DeletedUnit) ([]deletedUnit, error) {
+	var units []*stacks.Unit
+	byUnit := map[*stacks.Unit]stacks.DeletedUnit{}
+	for _, d := range deleted {
+		if d.Stack == nil {
+			continue
+		}
+		u := ghost(d)
+		units = append(units, u)
+		byUnit[u] = d
+	}
+	if len(units) == 0 {
+		return nil, nil
+	}
+	states, err := unitStates(c, s, units)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := git.Open(c.Context, s.project.Root)
+	if err != nil {
+		return nil, err
+	}
+	var out []deletedUnit
+	for _, u := range units {
+		us := states[u]
+		if !us.StillDeployed() {
+			continue
+		}
+		d := byUnit[u]
+		from := d.Commit
+		if repo.Has(us.Deployed.Commit) {
+			from = us.Deployed.Commit
+		}
+		out = append(out, deletedUnit{DeletedUnit: d, from: from})
+	}
+	return out, nil
+}
+
+// restorer puts deleted dirs back and removes them again.
+type restorer struct {
+	root, stateDir string
+	repo           *git.Repo
+	dirs           []restoredDir
+}
+
+// restoreLock is held while dirs are put back: a command that finds the
+// record without being able to take the lock leaves it to its holder.
+func restoreLock(stateDir string) string {
+	return filepath.Join(stateDir, "locks", "restored.lock")
+}
+
+// cleanRestored removes what a command that was killed put back, before a
+// project is loaded: those dirs must not be taken for root modules.
+func cleanRestored(stateDir, root string, warn func(string)) error {
+	record := filepath.Join(stateDir, restoredRecord)
+	b, err := os.ReadFile(record)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(restoreLock(stateDir)), 0o700); err != nil {
+		return err
+	}
+	lock, err := filelock.TryAcquire(restoreLock(stateDir))
+	if errors.Is(err, filelock.ErrHeld) {
+		return nil // its command is still running and cleans up itself
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	var dirs []restoredDir
+	if err := json.Unmarshal(b, &dirs); err != nil {
+		return fmt.Errorf("%s: %w", record, err)
+	}
+	r := &restorer{root: root, stateDir: stateDir, dirs: dirs}
+	warn(fmt.Sprintf("removing the deleted dirs a killed command put back: %s", strings.Join(r.names(), ", ")))
+	return r.remove()
+}
+
+func (r *restorer) names() []string {
+	out := make([]string, len(r.dirs))
+	for i, d := range r.dirs {
+		out[i] = d.Dir
+	}
+	return out
+}
+
+// save writes the record, synced, before anything is put back.
+func (r *restorer) save() error {
+	b, err := json.Marshal(r.dirs)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(r.stateDir, restoredRecord), b, 0o600)
+}
+
+// restore puts a unit's dir back as it was at commit, with the local
+// modules it calls that are gone too, recursively.
+func (r *restorer) restore(commit, dir string) error {
+	todo := []string{dir}
+	seen := map[string]bool{}
+	for len(todo) > 0 {
+		d := todo[0]
+		todo = todo[1:]
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		abs := filepath.Join(r.root, filepath.FromSlash(d))
+		if holdsTerraform(abs) {
+			continue // still there: a module the change kept
+		}
+		files, err := r.repo.Files(commit, d)
+		if err != nil {
+			return err
+		}
+		if len(files) == 0 {
+			continue
+		}
+		_, statErr := os.Lstat(abs)
+		r.dirs = append(r.dirs, restoredDir{Dir: d, Existed: statErr == nil, Files: files})
+		if err := r.save(); err != nil {
+			return err
+		}
+		if _, err := r.repo.Restore(commit, []string{d}, r.root); err != nil {
+			return fmt.Errorf("putting %s back as it was at %s: %w", d, commit, err)
+		}
+		mod, err := engines.InspectModule(tfconfig.NewOsFs(), abs)
+		if err != nil || mod == nil {
+			continue
+		}
+		for _, call := range mod.ModuleCalls {
+			if !strings.HasPrefix(call.Source, "./") && !strings.HasPrefix(call.Source, "../") {
+				continue
+			}
+			m := path.Clean(path.Join(d, call.Source))
+			if m == ".." || strings.HasPrefix(m, "../") {
+				continue
+			}
+			todo = append(todo, m)
+		}
+	}
+	return nil
+}
+
+// remove takes away what was put back, and the record.
+func (r *restorer) remove() error {
+	var errs []error
+	for i := len(r.dirs) - 1; i >= 0; i-- {
+		d := r.dirs[i]
+		// The record is read back from disk: a name becomes a path only
+		// inside the root.
+		abs, err := safepath.Join(r.root, d.Dir)
+		if err != nil || abs == filepath.Clean(r.root) {
+			errs = append(errs, fmt.Errorf("restored dir %q: not inside %s", d.Dir, r.root))
+			continue
+		}
+		if !d.Existed {
+			errs = append(errs, os.RemoveAll(abs))
+			continue
+		}
+		files := append([]string(nil), d.Files...)
+		sort.Sort(sort.Reverse(sort.StringSlice(files)))
+		for _, f := range files {
+			p, err := safepath.Join(r.root, f)
+			if err != nil || !strings.HasPrefix(p, abs+string(filepath.Separator)) {
+				errs = append(errs, fmt.Errorf("restored file %q: not inside %s", f, abs))
+				continue
+			}
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			// Dirs left empty go too; one with anything else in it stays.
+			for dir := filepath.Dir(p); dir != abs && strings.HasPrefix(dir, abs); dir = filepath.Dir(dir) {
+				if os.Remove(dir) != nil {
+					break
+				}
+			}
+		}
+	}
+	errs = append(errs, os.Remove(filepath.Join(r.stateDir, restoredRecord)))
+	var out []error
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			out = append(out, err)
+		}
+	}
+	return errors.Join(out...)
+}
+
+func holdsTerraform(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if !e.IsDir() && (strings.HasSuffix(n, ".tf") || strings.HasSuffix(n, ".tf.json") || strings.HasSuffix(n, ".tofu")) {
+			return true
+		}
+	}
+	return false
+}
+
+// deletedRun is what runDeleted did: the report of the deleted units and
+// the exit code it calls for.
+type deletedRun struct {
+	report *runner.Report
+	code   int
+}
+
+// runDeleted puts the deleted units back, plans their destroy (or, for
+// apply --destroy-deleted, destroys them, asking as apply does) and takes
+// their dirs away again. Each unit's report says what its state holds.
+func runDeleted(ctx context.Context, c *cli.Context, s *session, command string, gone []deletedUnit, opt runner.Options) (*deletedRun, error) {
+	stateDir := opt.StateDir
+	if stateDir == "" {
+		stateDir = filepath.Join(s.project.Root, ".strata")
+	}
+	if err := os.MkdirAll(filepath.Join(stateDir, "locks"), 0o700); err != nil {
+		return nil, err
+	}
+	lock, err := filelock.Acquire(ctx, restoreLock(stateDir), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	repo, err := git.Open(ctx, s.project.Root)
+	if err != nil {
+		return nil, err
+	}
+	r := &restorer{root: s.project.Root, stateDir: stateDir, repo: repo}
+	defer func() {
+		if err := r.remove(); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "strata: removing the deleted dirs put back (%s): %v\n", strings.Join(r.names(), ", "), err)
+		}
+	}()
+	for _, d := range gone {
+		if err := r.restore(d.from, d.Dir); err != nil {
+			return nil, err
+		}
+	}
+	loc, err := locateProject(c)
+	if err != nil {
+		return nil, err
+	}
+	back, err := stacks.Load(s.project.Root, loc.cfgPath)
+	if err != nil {
+		return nil, fmt.Errorf("loading the config with the deleted dirs put back: %w", err)
+	}
+	run := &stacks.Run{}
+	for _, d := range gone {
+		found := false
+		for _, u := range back.Units {
+			if u.Dir == d.Dir && u.Workspace == d.Workspace && u.Stack.Name == d.Stack.Name {
+				run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: stacks.WhyDeleted})
+				found = true
+			}
+		}
+		if !found {
+			fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s was deployed, and its dir as it was at %s is no root module of stack %s: what its state holds is not known\n", d.Dir, d.Workspace, shortID(d.from), d.Stack.Name)
+		}
+	}
+	if len(run.Units) == 0 {
+		return &deletedRun{report: &runner.Report{}}, nil
+	}
+	dopt := opt
+	dopt.EngineArgs = runner.EngineArgs{}
+	dopt.External, dopt.PlanOut, dopt.ApplyFile, dopt.PlanJSON, dopt.DropIn = nil, "", "", "", false
+	destroy := command == runner.CmdApply && c.Bool("destroy-deleted")
+	if destroy {
+		dopt.Command = runner.CmdDestroy
+	} else {
+		dopt.Command = runner.CmdPlan
+		dopt.EngineArgs.Plan.Destroy = true
+		dopt.DetailedExitCode = true
+	}
+	stateWritten := func() error { return nil }
+	if url := c.String("state"); url != "" {
+		// What the destroy records goes to the bucket too: the next run
+		// must not find these units deployed.
+		st, err := objstore.Open(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		if dopt.UnitDone, stateWritten, err = ci.Attach(ctx, st, stateDir, run.List(), ci.JobName(os.Getenv)); err != nil {
+			return nil, err
+		}
+	}
+	res, err := runner.Execute(ctx, back, run, dopt)
+	if werr := stateWritten(); err == nil && werr != nil {
+		err = werr
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &deletedRun{report: res.Report}
+	for _, u := range res.Report.Units {
+		if destroy || u.Status == runner.StatusFailed {
+			continue
+		}
+		n := u.Changes.Destroy
+		if n == 0 {
+			u.Status, u.Reason = runner.StatusNoChanges, "its dir was deleted; its state holds nothing"
+			continue
+		}
+		how := "strata apply --changed --destroy-deleted destroys them"
+		if command == runner.CmdPlan && c.Bool("destroy-deleted") {
+			how = "apply --destroy-deleted destroys them"
+		}
+		u.Status = runner.StatusPlanned
+		u.Reason = fmt.Sprintf("its dir was deleted; its state holds %s: %s", runner.CountOf(n, "resource"), how)
+		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s: %s\n", u.Dir, u.Workspace, u.Reason)
+	}
+	out.code = res.ExitCode
+	switch {
+	case destroy:
+	case command == runner.CmdPlan && res.ExitCode == 2 && !opt.DetailedExitCode:
+		out.code = 0
+	case command == runner.CmdApply && res.ExitCode == 2:
+		// Reported, not failed: keeping a deleted unit's resources is the
+		// user's call.
+		out.code = 0
+	}
+	return out, nil
+}
+
+func shortID(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}
+
+func destroyDeletedFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "destroy-deleted", Usage: "destroy, from their config at the commit they were last applied at, the units whose dir --changed finds deleted (apply; plan shows the destroy)", EnvVars: []string{"STRATA_DESTROY_DELETED"}}
+}
+
+// joinDeleted adds the deleted units' reports to the run's, with the exit
+// code both call for.
+func joinDeleted(res *runner.Result, d *deletedRun, command string, detailed bool) *runner.Result {
+	rep := res.Report
+	units := append(append([]*runner.UnitReport(nil), rep.Units...), d.report.Units...)
+	joined := runner.NewReport(command, rep.StartedAt, time.Now(), units, detailed)
+	joined.CI = rep.CI
+	code := res.ExitCode
+	switch {
+	case code == 1 || d.code == 1:
+		code = 1
+	case code == 2 || d.code == 2:
+		code = 2
+	}
+	joined.ExitCode, joined.OK = code, code == 0 || code == 2
+	return &runner.Result{Report: joined, ExitCode: code}
+}
