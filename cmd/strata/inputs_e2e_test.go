@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,4 +112,68 @@ func TestAutoInputsSiblingOrders(t *testing.T) {
 	if v, _ := rep.Units[0].Outputs["seen_region"].(map[string]any); v["value"] != "eu-west-1" {
 		t.Errorf("app saw region %v", rep.Units[0].Outputs)
 	}
+}
+
+// TestReadingCommandsNeedNoInputs: with a producer never applied, init,
+// validate and output still run its consumer, at the root and with the
+// consumer alone selected, and in its dir, and exit 0; console in the
+// consumer's dir runs and names the input it leaves unset; show reads
+// state and needs none.
+func TestReadingCommandsNeedNoInputs(t *testing.T) {
+	needTerraform(t)
+	root := siblingRepo(t)
+	env := hermeticEnv(t)
+	report := filepath.Join(t.TempDir(), "r.json")
+	for _, args := range [][]string{
+		{"init"}, {"validate"}, {"output"},
+		{"validate", "--dir", "app"}, {"output", "--stack", "app"},
+	} {
+		r := runBin(t, root, env, append(args, "--report", report)...)
+		if r.code != 0 {
+			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+			continue
+		}
+		rep := readReport(t, report)
+		ran := map[string]bool{}
+		for _, u := range rep.Units {
+			ran[u.Dir] = true
+			if u.Status != runner.StatusSucceeded {
+				t.Errorf("%v: %s is %s (%s)", args, u.Name(), u.Status, u.Reason)
+			}
+		}
+		if !ran["app"] {
+			t.Errorf("%v: app did not run: %+v", args, rep.Units)
+		}
+	}
+	app := filepath.Join(root, "app")
+	cmd := runBinIn(t, app, env, "var.region\n", "console")
+	if cmd.code != 0 || !strings.Contains(cmd.stderr, "input region of app@default is unset: net.region has no value (net@default never applied)") {
+		t.Errorf("console: exit %d\n%s%s", cmd.code, cmd.stdout, cmd.stderr)
+	}
+	if r := runBin(t, app, env, "show"); r.code != 0 || !strings.Contains(r.stdout, "No state.") || strings.Contains(r.stderr, "net") {
+		t.Errorf("show: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{{"output"}, {"validate"}, {"init"}} {
+		if r := runBin(t, app, env, args...); r.code != 0 || strings.Contains(r.stderr, "net") {
+			t.Errorf("%v in app's dir: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// runBinIn is runBin with standard input.
+func runBinIn(t *testing.T, dir string, env []string, stdin string, args ...string) binRun {
+	t.Helper()
+	cmd := exec.Command(strataBin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return binRun{code, out.String(), errb.String()}
 }
