@@ -62,27 +62,46 @@ func jsonString(raw json.RawMessage) string {
 // inputValues are a consumer's input values, as JSON for the var file, or
 // the reason one is missing.
 func (r *runState) inputValues(ur *unitRun) (map[string]json.RawMessage, string) {
+	vals, missing := r.someInputValues(ur)
+	if len(missing) > 0 {
+		return nil, missing[0].why
+	}
+	return vals, ""
+}
+
+// unsetInput is an input whose producer has no value for it, and why.
+type unsetInput struct {
+	input stacks.Input
+	why   string
+}
+
+// someInputValues are the values a consumer's producers have, and the
+// inputs they have none for, in variable order.
+func (r *runState) someInputValues(ur *unitRun) (map[string]json.RawMessage, []unsetInput) {
 	ins := r.p.Inputs(ur.u)
 	if len(ins) == 0 {
-		return nil, ""
+		return nil, nil
 	}
 	vals := map[string]json.RawMessage{}
+	var missing []unsetInput
 	for _, in := range ins {
 		prod := r.byUnit[in.Producer]
 		if prod == nil || len(prod.produced) == 0 {
 			// No outputs at all: no state yet.
-			return nil, fmt.Sprintf("%s has no value (%s never applied)", in.From, in.Producer.Name())
+			missing = append(missing, unsetInput{in, fmt.Sprintf("%s has no value (%s never applied)", in.From, in.Producer.Name())})
+			continue
 		}
 		out, ok := prod.produced[in.Output]
 		if !ok {
-			return nil, fmt.Sprintf("%s has no value (%s has no output %s in its state)", in.From, in.Producer.Name(), in.Output)
+			missing = append(missing, unsetInput{in, fmt.Sprintf("%s has no value (%s has no output %s in its state)", in.From, in.Producer.Name(), in.Output)})
+			continue
 		}
 		vals[in.Var] = out.Value
 		if in.Sensitive {
 			ur.masker.Add(jsonString(out.Value))
 		}
 	}
-	return vals, ""
+	return vals, missing
 }
 
 // inputReports are a unit's wired inputs for the report, sensitive values

@@ -336,7 +336,7 @@ stacks:
 	for _, want := range []string{
 		`strata.yml:13:17: stacks.names.app.inputs.vpc_id: net.vpc_id: 2 units declare output "vpc_id": net/a@default, net/b@default; name one with {dir, workspace, output}`,
 		`strata.yml:14:18: stacks.names.app.inputs.missing: net.nope: no unit declares output "nope" (looked in net/a@default, net/b@default)`,
-		`stacks.names.app.auto_inputs: variable "zone" of app@default: 2 upstream units declare output "zone": net/a@default (stack net), net/b@default (stack net); settle it with inputs`,
+		`stacks.names.app.auto_inputs: variable "zone" of app@default: 2 upstream units declare output "zone": net/a@default (stack net), net/b@default (stack net); expected exactly one producer: settle it with an inputs entry`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing error %q in:\n%v", want, err)

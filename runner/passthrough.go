@@ -132,17 +132,19 @@ var takesVarFile = map[string]bool{"console": true, "refresh": true, "import": t
 
 // passthroughVarFile writes the var file a unit's plan would get: its
 // inputs from other stacks, their producers read as they stand, and the
-// TF_VAR_ values of strata's environment. A producer with no value is a
-// warning; the engine then says which variable is missing.
+// TF_VAR_ values of strata's environment. An input whose producer has no
+// value is left out with a warning naming it, and the command runs anyway:
+// console and import read state, and the engine says when it needs the
+// variable after all.
 func (r *runState) passthroughVarFile(ctx context.Context, j *job) (string, func(), error) {
 	for _, ur := range r.units {
 		if ur.role == RoleProducer {
 			r.readExternalProducer(ctx, ur)
 		}
 	}
-	vals, missing := r.inputValues(r.byUnit[j.ur.u])
-	if missing != "" {
-		r.con.note("warning: " + missing)
+	vals, missing := r.someInputValues(r.byUnit[j.ur.u])
+	for _, m := range missing {
+		r.con.note(fmt.Sprintf("warning: input %s of %s is unset: %s", m.input.Var, j.ur.u.Name(), m.why))
 	}
 	j.ur.inputVals = vals
 	content, err := j.prepareInputs()

@@ -261,13 +261,19 @@ func rank(status Status) int {
 
 // exitCode: 1 when any unit failed, was skipped or cancelled, or, in apply
 // and destroy, was left blocked or planned (the command did not finish its
-// work: a plan not approved exits 1, as terraform's "no" does); 2 with a
+// work: a plan not approved exits 1, as terraform's "no" does), or, in
+// init, validate and output, ended anything but succeeded; 2 with a
 // detailed exit code when some unit ended planned or blocked or was
 // auto-applied; else 0. Signals are the caller's (130, 143).
 func exitCode(rep *Report, command string, detailed bool) int {
 	code := 0
 	mutating := command == CmdApply || command == CmdDestroy
 	for _, u := range rep.Units {
+		if readsOnly(command) && u.Status != StatusSucceeded {
+			// These commands have no gate to wait for: a unit that did
+			// not run is a unit the user asked about and did not get.
+			return 1
+		}
 		switch u.Status {
 		case StatusFailed, StatusSkipped, StatusCancelled:
 			return 1

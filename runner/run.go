@@ -28,6 +28,30 @@ const (
 	CmdOutput   = "output"
 )
 
+// readsOnly reports whether a command only reads: init, validate and
+// output run every unit of the run at once, with no order between them and
+// no input values, since none of them plans (docs/behaviour.md#commands).
+// A producer with no value, or one that failed, never keeps a unit of
+// theirs from running.
+func readsOnly(command string) bool {
+	switch command {
+	case CmdInit, CmdValidate, CmdOutput:
+		return true
+	}
+	return false
+}
+
+// takesInputs reports whether a command gives units the values of their
+// inputs: the ones that plan, and the passthrough commands that read
+// variables.
+func takesInputs(command string) bool {
+	switch command {
+	case CmdPlan, CmdApply, CmdDestroy, CmdDrift:
+		return true
+	}
+	return takesVarFile[command]
+}
+
 // Answer is the reply to `Apply N units? [yes/all/no]`.
 type Answer int
 
@@ -236,8 +260,10 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 			unsettled = append(unsettled, m)
 		}
 	}
-	for _, u := range producersOf(p, unsettled) {
-		add(stacks.RunUnit{Unit: u, Why: "producer"}, RoleProducer)
+	if takesInputs(opt.Command) {
+		for _, u := range producersOf(p, unsettled) {
+			add(stacks.RunUnit{Unit: u, Why: "producer"}, RoleProducer)
+		}
 	}
 	units := make([]*stacks.Unit, len(members))
 	for i, m := range members {
@@ -464,7 +490,7 @@ func (r *runState) link() {
 		r.byUnit[ur.u] = ur
 	}
 	for _, ur := range r.units {
-		ur.producer = r.isProducer(ur)
+		ur.producer = takesInputs(r.opt.Command) && r.isProducer(ur)
 	}
 	for _, ur := range r.units {
 		for _, ei := range r.g.In(ur.u) {

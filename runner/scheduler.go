@@ -239,7 +239,7 @@ func (r *runState) schedule(ctx context.Context, w work) {
 				if kind == jobPlan && r.oneCallApply(ur) {
 					j.kind = jobPlanApply
 				}
-				if j.kind != jobApply && r.opt.Command != CmdDrift {
+				if j.kind != jobApply && r.opt.Command != CmdDrift && takesInputs(r.opt.Command) {
 					vals, missing := r.inputValues(j.ur)
 					if missing != "" {
 						r.finish(j.ur, StatusBlocked, missing)
@@ -601,6 +601,10 @@ func (r *runState) fail(ur *unitRun, res stepsResult) {
 }
 
 func (r *runState) skipDependents(ur, cause *unitRun) {
+	if readsOnly(r.opt.Command) {
+		// Nothing waits for anything: every unit still runs.
+		return
+	}
 	planOnly := r.opt.Command == CmdPlan || r.opt.Command == CmdDrift
 	for _, e := range ur.out {
 		s := e.to

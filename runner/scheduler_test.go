@@ -453,3 +453,24 @@ func TestSchedulerSettled(t *testing.T) {
 		})
 	}
 }
+
+// TestReadingCommandsRunEveryUnit: init, validate and output wait for no
+// one, so a unit that failed skips nothing: every other unit still runs.
+func TestReadingCommandsRunEveryUnit(t *testing.T) {
+	for _, cmd := range []string{CmdInit, CmdValidate, CmdOutput} {
+		t.Run(cmd, func(t *testing.T) {
+			r := schedulerRun(t, layers, layerDirs, Options{Command: cmd, Parallelism: 1})
+			f := newFakeJobs()
+			f.fail["a@default"] = true
+			r.schedule(context.Background(), f.work())
+			want := map[string]string{
+				"a@default": string(StatusFailed) + " (plan failed: boom)",
+				"b@default": string(StatusSucceeded), "c@default": string(StatusSucceeded),
+				"d@default": string(StatusSucceeded), "e@default": string(StatusSucceeded),
+			}
+			if got := statusesOf(r); !reflect.DeepEqual(got, want) {
+				t.Errorf("statuses %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -174,6 +174,11 @@ func TestExitCode(t *testing.T) {
 		{rep(StatusBlocked), CmdPlan, false, 0},
 		// A plan not approved: apply exits 1, as terraform's "no" does.
 		{rep(StatusApplied, StatusPlanned), CmdApply, false, 1},
+		// init, validate and output have no gate: every unit must run.
+		{rep(StatusSucceeded, StatusSucceeded), CmdInit, false, 0},
+		{rep(StatusSucceeded, StatusBlocked), CmdValidate, false, 1},
+		{rep(StatusBlocked), CmdOutput, true, 1},
+		{rep(StatusSucceeded, StatusPlanned), CmdInit, false, 1},
 	}
 	for i, tc := range tests {
 		if got := exitCode(tc.rep, tc.command, tc.detailed); got != tc.want {

@@ -100,7 +100,7 @@ type StackDef struct {
 	Engine     *EngineConfig  `yaml:"engine" doc:"engine of its units"`
 	Targets    []String       `yaml:"targets" cfg:"ext" doc:"-target addresses for its units' plans (docs/behaviour.md#targets)"`
 	Inputs     *Map[InputRef] `yaml:"inputs" cfg:"ext" doc:"input variables fed from other stacks' outputs (docs/behaviour.md#inputs-between-stacks)"`
-	AutoInputs Bool           `yaml:"auto_inputs" cfg:"ext" doc:"wire declared variables from upstream outputs of the same name"`
+	AutoInputs Bool           `yaml:"auto_inputs" cfg:"ext" doc:"wire declared variables from outputs of the same name of upstream stacks, else of sibling stacks"`
 	Rules      *Rules         `yaml:"rules" doc:"ordering and propagation (docs/behaviour.md#rules)"`
 	AutoApply  Bool           `yaml:"auto_apply" doc:"same as rules.auto_apply"`
 	OnChange   *OnChange      `yaml:"on_change" cfg:"deprecated" doc:"first stacks design; use rules"`

@@ -249,11 +249,12 @@ func stackNote(ref InputRef) string {
 }
 
 // autoWiring is what auto_inputs needs of the whole project, made once:
-// the units declaring each output, and the stacks each stack is ordered
-// after, found when first asked.
+// the units declaring each output, the top-level stacks, and the stacks
+// each stack is ordered after, found when first asked.
 type autoWiring struct {
 	producers map[string][]*Unit // output name -> units declaring it, by stack name then unit
 	after     map[*Stack]map[*Stack]bool
+	top       []*Stack // stacks no stack nests: siblings of one another
 }
 
 func (p *Project) newAutoWiring() *autoWiring {
@@ -269,13 +270,20 @@ func (p *Project) newAutoWiring() *autoWiring {
 			w.producers[n] = append(w.producers[n], u)
 		}
 	}
+	for _, s := range p.Stacks {
+		if len(s.Parents) == 0 {
+			w.top = append(w.top, s)
+		}
+	}
 	return w
 }
 
 // orderedAfter returns the stacks s is ordered after: its plan_after and
 // the producers of its explicit inputs, transitively through both, without
 // s itself. apply_after does not count: it leaves planning free, and a
-// consumer plans only after its producers are applied.
+// consumer plans only after its producers are applied. Wirings auto_inputs
+// made do not count either, so what one stack wires never depends on the
+// order stacks are wired in.
 func (p *Project) orderedAfter(s *Stack, w *autoWiring) map[*Stack]bool {
 	if set, ok := w.after[s]; ok {
 		return set
@@ -304,14 +312,78 @@ func (p *Project) orderedAfter(s *Stack, w *autoWiring) map[*Stack]bool {
 	return set
 }
 
+// autoOwner is the stack whose auto_inputs a leaf follows: itself, else
+// the nearest stack nesting it that turns auto_inputs on; and how far up
+// it is (0 for the leaf).
+func autoOwner(s *Stack) (*Stack, int) {
+	levels := append([][]*Stack{{s}}, s.Ancestors...)
+	for d, level := range levels {
+		for _, a := range level {
+			if a.Def != nil && a.Def.AutoInputs.Value {
+				return a, d
+			}
+		}
+	}
+	return s, 0
+}
+
+// siblingLevels returns the leaf stacks auto_inputs looks among when no
+// stack s is ordered after has an output, nearest first: the leaves of s's
+// siblings (the other stacks under one of its parents; top-level stacks
+// are siblings of one another), then those of its parents' siblings, and
+// so on up to the stack that turned auto_inputs on, whose own siblings come
+// last. s and the stacks nesting it are never its siblings.
+func (p *Project) siblingLevels(s *Stack, upTo int, w *autoWiring) []map[*Stack]bool {
+	levels := append([][]*Stack{{s}}, s.Ancestors...)
+	mine := map[*Stack]bool{}
+	for _, level := range levels {
+		for _, a := range level {
+			mine[a] = true
+		}
+	}
+	seen := map[*Stack]bool{}
+	out := make([]map[*Stack]bool, 0, upTo+1)
+	for d := 0; d <= upTo && d < len(levels); d++ {
+		leaves := map[*Stack]bool{}
+		for _, x := range levels[d] {
+			sibs := w.top
+			if len(x.Parents) > 0 {
+				sibs = nil
+				for _, parent := range x.Parents {
+					sibs = append(sibs, parent.Children...)
+				}
+			}
+			for _, y := range sibs {
+				if mine[y] {
+					continue
+				}
+				for _, l := range y.Leaves {
+					if !seen[l] && !mine[l] {
+						seen[l] = true
+						leaves[l] = true
+					}
+				}
+			}
+		}
+		out = append(out, leaves)
+	}
+	return out
+}
+
 // wireAuto wires each declared variable with no explicit input to the
-// output of the same name of a unit of a stack this one is ordered after.
-// A variable with no default that only stacks this one is not ordered after
-// declare as an output gets a warning: it would otherwise fail at plan
-// time with no value.
+// output of the same name of exactly one unit: among the stacks this one is
+// ordered after, else among its siblings, nearest first
+// (docs/behaviour.md#inputs-between-stacks). A sibling producer orders the
+// consumer after it, as an inputs entry does. Two producers at the level
+// that has one are an error, and so is a sibling wiring that would close a
+// cycle. A variable with no default that only other stacks output gets a
+// warning: it would otherwise fail at plan time with no value.
 func (p *Project) wireAuto(s *Stack, w *autoWiring, c *collector) {
+	owner, upTo := autoOwner(s)
+	pos, key := autoPos(owner), "stacks.names."+owner.Name+".auto_inputs"
 	after := p.orderedAfter(s, w)
-	unordered := map[string][]string{} // variable -> stacks not ordered before s that output it
+	var siblings []map[*Stack]bool // found when first needed
+	unwired := map[string]bool{}
 	for _, u := range s.Units {
 		m := p.module(u.Dir)
 		if m == nil {
@@ -326,16 +398,22 @@ func (p *Project) wireAuto(s *Stack, w *autoWiring, c *collector) {
 			if hasInput(p.inputs[u], n) {
 				continue
 			}
-			var producers []*Unit
-			for _, pu := range w.producers[n] {
-				if after[pu.Stack] {
-					producers = append(producers, pu)
+			producers, where := producersAmong(w.producers[n], after), "upstream"
+			if len(producers) == 0 {
+				if siblings == nil {
+					siblings = p.siblingLevels(s, upTo, w)
+				}
+				for _, level := range siblings {
+					if producers = producersAmong(w.producers[n], level); len(producers) > 0 {
+						where = "sibling"
+						break
+					}
 				}
 			}
 			switch len(producers) {
 			case 0:
-				if m.Variables[n].Required && unordered[n] == nil {
-					unordered[n] = p.unorderedProducers(s, n, w)
+				if m.Variables[n].Required {
+					unwired[n] = true
 				}
 				continue
 			case 1:
@@ -344,38 +422,122 @@ func (p *Project) wireAuto(s *Stack, w *autoWiring, c *collector) {
 				for i, pu := range producers {
 					names[i] = pu.Name() + " (stack " + pu.Stack.Name + ")"
 				}
-				c.errorf(autoPos(s), "stacks.names."+s.Name+".auto_inputs",
-					"variable %q of %s: %d upstream units declare output %q: %s; settle it with inputs", n, u.Name(), len(producers), n, strings.Join(names, ", "))
+				c.errorf(pos, key, "variable %q of %s: %d %s units declare output %q: %s; expected exactly one producer: settle it with an inputs entry",
+					n, u.Name(), len(producers), where, n, strings.Join(names, ", "))
 				continue
 			}
 			prod := producers[0]
+			if where == "sibling" {
+				if cycle := p.orderCycle(s, prod.Stack); cycle != nil {
+					c.errorf(pos, key, "variable %q of %s: wiring it to output %q of %s (stack %s) would close a cycle: %s; expected a producer that is not ordered after %s: set the variable with an inputs entry or drop the rule that orders %s after %s",
+						n, u.Name(), n, prod.Name(), prod.Stack.Name, strings.Join(cycle, " -> "), s.Name, prod.Stack.Name, s.Name)
+					continue
+				}
+			}
 			out, _ := p.declaresOutput(prod, n)
 			if v := m.Variables[n]; out.Sensitive && !v.Sensitive {
-				c.errorf(autoPos(s), "stacks.names."+s.Name+".auto_inputs",
+				c.errorf(pos, key,
 					"%s.%s is a sensitive output and %s declares variable %q without sensitive = true; expected a sensitive variable", prod.Stack.Name, n, u.Name(), n)
 				continue
 			}
 			p.inputs[u] = append(p.inputs[u], Input{Var: n, Producer: prod, Output: n, From: prod.Stack.Name + "." + n, Sensitive: out.Sensitive, Auto: true})
+			if where == "sibling" {
+				p.addAutoEdge(s, prod.Stack, pos, key)
+			}
 		}
 	}
-	vars := make([]string, 0, len(unordered))
-	for n, stacks := range unordered {
-		if len(stacks) > 0 {
-			vars = append(vars, n)
-		}
+	vars := make([]string, 0, len(unwired))
+	for n := range unwired {
+		vars = append(vars, n)
 	}
 	sort.Strings(vars)
 	for _, n := range vars {
-		list := strings.Join(unordered[n], ", ")
-		c.warnf(autoPos(s), "stacks.names."+s.Name+".auto_inputs",
-			"variable %s of %s is an output of %s, which %s is not ordered after; add plan_after: [%s] or an inputs entry", n, s.Name, list, s.Name, list)
+		if others := p.otherProducers(s, n, w); len(others) > 0 {
+			list := strings.Join(others, ", ")
+			c.warnf(pos, key,
+				"variable %s of %s is an output of %s, which is neither a stack %s is ordered after nor its sibling, so auto_inputs leaves it unset; add an inputs entry or plan_after: [%s]", n, s.Name, list, s.Name, list)
+		}
 	}
 }
 
-// unorderedProducers names the stacks that declare output n and that s is
-// not ordered after. A stack ordered after s is left out: ordering s after
-// it would be a cycle, so it is no fix to suggest.
-func (p *Project) unorderedProducers(s *Stack, n string, w *autoWiring) []string {
+// producersAmong returns the units of units whose stack is in stacks.
+func producersAmong(units []*Unit, stacks map[*Stack]bool) []*Unit {
+	var out []*Unit
+	for _, u := range units {
+		if stacks[u.Stack] {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// addAutoEdge records that s takes an input from t by auto_inputs: s is
+// ordered after t, as by an inputs entry.
+func (p *Project) addAutoEdge(s, t *Stack, pos Pos, key string) {
+	for _, e := range p.autoEdges[s] {
+		if e.to == t {
+			return
+		}
+	}
+	if p.autoEdges == nil {
+		p.autoEdges = map[*Stack][]orderEdge{}
+	}
+	p.autoEdges[s] = append(p.autoEdges[s], orderEdge{to: t, kind: "inputs", pos: pos, key: key})
+}
+
+// orderCycle returns the cycle that ordering s after t would close, as
+// stack names from s back to s, or nil: t waits for s already, by
+// plan_after, apply_after or inputs (auto_inputs wirings included).
+func (p *Project) orderCycle(s, t *Stack) []string {
+	if s == t {
+		return []string{s.Name, s.Name}
+	}
+	parent := map[*Stack]*Stack{t: nil}
+	queue := []*Stack{t}
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		for _, y := range p.waitsFor(x) {
+			if _, ok := parent[y]; ok {
+				continue
+			}
+			parent[y] = x
+			if y == s {
+				var path []string
+				for z := y; z != nil; z = parent[z] {
+					path = append(path, z.Name)
+				}
+				// path runs s, …, t; the cycle is s -> t -> … -> s.
+				out := []string{s.Name}
+				for i := len(path) - 1; i >= 0; i-- {
+					out = append(out, path[i])
+				}
+				return out
+			}
+			queue = append(queue, y)
+		}
+	}
+	return nil
+}
+
+// waitsFor lists the stacks x waits for directly: its resolved plan_after
+// and apply_after, and the producers of its inputs.
+func (p *Project) waitsFor(x *Stack) []*Stack {
+	out := append(append([]*Stack(nil), x.PlanAfter...), x.ApplyAfter...)
+	for _, e := range p.inputEdges[x] {
+		out = append(out, e.to)
+	}
+	for _, e := range p.autoEdges[x] {
+		out = append(out, e.to)
+	}
+	return out
+}
+
+// otherProducers names the stacks but s that declare output n and do not
+// wait for s: ordering s after one of them would wire the variable. A
+// stack that waits for s is left out, as ordering s after it would be a
+// cycle, no fix to suggest.
+func (p *Project) otherProducers(s *Stack, n string, w *autoWiring) []string {
 	var out []string
 	seen := map[*Stack]bool{s: true}
 	for _, pu := range w.producers[n] {
@@ -384,7 +546,7 @@ func (p *Project) unorderedProducers(s *Stack, n string, w *autoWiring) []string
 			continue
 		}
 		seen[t] = true
-		if !p.orderedAfter(t, w)[s] {
+		if p.orderCycle(s, t) == nil {
 			out = append(out, t.Name)
 		}
 	}

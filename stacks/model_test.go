@@ -465,10 +465,15 @@ stacks:
 			}
 		})
 	}
-	// Selecting a stack is treated like modifying it: base pulls dev in.
+	// An explicit selection runs what it names; with --propagate, base
+	// pulls dev in.
 	r, _ := p.Select(Selection{Cwd: ".", Stacks: []string{"base"}})
-	if got := runWhy(r); !reflect.DeepEqual(got, []string{"base@default: selected", "dev/app@default: modified_by: base", "dev/net@default: modified_by: base"}) {
+	if got := runWhy(r); !reflect.DeepEqual(got, []string{"base@default: selected"}) {
 		t.Errorf("--stack base: %v", got)
+	}
+	r, _ = p.Select(Selection{Cwd: ".", Stacks: []string{"base"}, Propagate: true})
+	if got := runWhy(r); !reflect.DeepEqual(got, []string{"base@default: selected", "dev/app@default: modified_by: base", "dev/net@default: modified_by: base"}) {
+		t.Errorf("--stack base --propagate: %v", got)
 	}
 	if _, err := p.Select(Selection{Cwd: ".", Stacks: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), "--stack nope: no such stack") {
 		t.Errorf("unknown stack: %v", err)

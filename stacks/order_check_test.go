@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -180,15 +181,20 @@ func TestCyclesReportedOnce(t *testing.T) {
 	}
 }
 
-// TestAutoInputsOrder: auto_inputs wires from the stacks a stack is ordered
-// after by plan_after or by its own inputs, transitively, and warns about a
-// required variable only stacks it is not ordered after declare.
+// TestAutoInputsOrder: auto_inputs wires a declared variable from the
+// stacks a stack is ordered after (plan_after, inputs, transitively), else
+// from its siblings, nearest first; a sibling producer orders the consumer
+// after it. Two producers and a wiring that closes a cycle are errors at
+// the auto_inputs key; a required variable only other stacks output is a
+// warning.
 func TestAutoInputsOrder(t *testing.T) {
 	cases := []struct {
 		name   string
 		cfg    string
 		files  map[string]string
-		inputs []string // "unit var <- from" of the app unit
+		inputs []string // "var <- from" of the app unit
+		edges  []string // the unit graph's edges into app
+		errs   []string
 		warn   []string
 	}{
 		{
@@ -203,6 +209,7 @@ func TestAutoInputsOrder(t *testing.T) {
 				"app/main.tf": "variable \"x\" {}\nvariable \"y\" {}\n",
 			},
 			inputs: []string{"x <- net.x", "y <- net.y (auto)"},
+			edges:  []string{"net@default -> app@default (plan, inputs)"},
 		},
 		{
 			name: "through another stack's inputs",
@@ -218,6 +225,7 @@ func TestAutoInputsOrder(t *testing.T) {
 				"app/main.tf":  "variable \"region\" {}\n",
 			},
 			inputs: []string{"region <- base.region (auto)"},
+			edges:  []string{"base@default -> app@default (plan, inputs)", "mid@default -> app@default (plan, plan_after)"},
 		},
 		{
 			name: "through plan_after",
@@ -231,9 +239,10 @@ func TestAutoInputsOrder(t *testing.T) {
 				"app/main.tf": "variable \"region\" {}\n",
 			},
 			inputs: []string{"region <- net.region (auto)"},
+			edges:  []string{"net@default -> app@default (plan, inputs)", "net@default -> app@default (plan, plan_after)"},
 		},
 		{
-			name: "not ordered after the producer",
+			name: "a top-level sibling with no rule",
 			cfg: `stacks:
   names:
     net: {tag_query: dir:net}
@@ -243,10 +252,106 @@ func TestAutoInputsOrder(t *testing.T) {
 				"net/main.tf": "output \"region\" { value = 1 }\noutput \"zone\" { value = 1 }\n",
 				"app/main.tf": "variable \"region\" {}\nvariable \"zone\" {\n  default = \"a\"\n}\n",
 			},
-			warn: []string{"strata.yml:4:44: warning: stacks.names.app.auto_inputs: variable region of app is an output of net, which app is not ordered after; add plan_after: [net] or an inputs entry"},
+			inputs: []string{"region <- net.region (auto)", "zone <- net.zone (auto)"},
+			edges:  []string{"net@default -> app@default (plan, inputs)"},
 		},
 		{
-			name: "a downstream producer is no fix",
+			name: "a sibling under the same parent",
+			cfg: `stacks:
+  names:
+    prod: {stacks: [prod-net, prod-app]}
+    dev: {stacks: [dev-net]}
+    prod-net: {tag_query: dir:net}
+    dev-net: {tag_query: dir:devnet}
+    prod-app: {tag_query: dir:app, auto_inputs: true}
+`,
+			files: map[string]string{
+				"net/main.tf":    "output \"region\" { value = 1 }\n",
+				"devnet/main.tf": "output \"region\" { value = 2 }\n",
+				"app/main.tf":    "variable \"region\" {}\n",
+			},
+			inputs: []string{"region <- prod-net.region (auto)"},
+			edges:  []string{"net@default -> app@default (plan, inputs)"},
+		},
+		{
+			name: "ordered-after producers come before siblings",
+			cfg: `stacks:
+  names:
+    net: {tag_query: dir:net}
+    other: {tag_query: dir:other}
+    app: {tag_query: dir:app, auto_inputs: true, rules: {plan_after: [net]}}
+`,
+			files: map[string]string{
+				"net/main.tf":   "output \"region\" { value = 1 }\n",
+				"other/main.tf": "output \"region\" { value = 2 }\n",
+				"app/main.tf":   "variable \"region\" {}\n",
+			},
+			inputs: []string{"region <- net.region (auto)"},
+			edges:  []string{"net@default -> app@default (plan, inputs)", "net@default -> app@default (plan, plan_after)"},
+		},
+		{
+			name: "auto_inputs on a nested stack reaches that stack's siblings",
+			cfg: `stacks:
+  names:
+    net: {tag_query: dir:net}
+    apps: {stacks: [app], auto_inputs: true}
+    app: {tag_query: dir:app}
+`,
+			files: map[string]string{
+				"net/main.tf": "output \"region\" { value = 1 }\n",
+				"app/main.tf": "variable \"region\" {}\n",
+			},
+			inputs: []string{"region <- net.region (auto)"},
+			edges:  []string{"net@default -> app@default (plan, inputs)"},
+		},
+		{
+			name: "a cousin is not a sibling",
+			cfg: `stacks:
+  names:
+    prod: {stacks: [prod-app]}
+    dev: {stacks: [dev-net]}
+    dev-net: {tag_query: dir:net}
+    prod-app: {tag_query: dir:app, auto_inputs: true}
+`,
+			files: map[string]string{
+				"net/main.tf": "output \"region\" { value = 1 }\noutput \"zone\" { value = 1 }\n",
+				"app/main.tf": "variable \"region\" {}\nvariable \"zone\" {\n  default = \"a\"\n}\n",
+			},
+			warn: []string{"strata.yml:6:49: warning: stacks.names.prod-app.auto_inputs: variable region of prod-app is an output of dev-net, which is neither a stack prod-app is ordered after nor its sibling, so auto_inputs leaves it unset; add an inputs entry or plan_after: [dev-net]"},
+		},
+		{
+			name: "two sibling producers",
+			cfg: `stacks:
+  names:
+    net: {tag_query: dir:net}
+    db: {tag_query: dir:db}
+    app: {tag_query: dir:app, auto_inputs: true}
+`,
+			files: map[string]string{
+				"net/main.tf": "output \"region\" { value = 1 }\n",
+				"db/main.tf":  "output \"region\" { value = 2 }\n",
+				"app/main.tf": "variable \"region\" {}\n",
+			},
+			errs: []string{`strata.yml:5:44: stacks.names.app.auto_inputs: variable "region" of app@default: 2 sibling units declare output "region": db@default (stack db), net@default (stack net); expected exactly one producer: settle it with an inputs entry`},
+		},
+		{
+			name: "inputs settles two sibling producers",
+			cfg: `stacks:
+  names:
+    net: {tag_query: dir:net}
+    db: {tag_query: dir:db}
+    app: {tag_query: dir:app, auto_inputs: true, inputs: {region: db.region}}
+`,
+			files: map[string]string{
+				"net/main.tf": "output \"region\" { value = 1 }\n",
+				"db/main.tf":  "output \"region\" { value = 2 }\n",
+				"app/main.tf": "variable \"region\" {}\n",
+			},
+			inputs: []string{"region <- db.region"},
+			edges:  []string{"db@default -> app@default (plan, inputs)"},
+		},
+		{
+			name: "a sibling that waits for the consumer closes a cycle",
 			cfg: `stacks:
   names:
     net: {tag_query: dir:net, rules: {plan_after: [app]}}
@@ -256,16 +361,43 @@ func TestAutoInputsOrder(t *testing.T) {
 				"net/main.tf": "output \"region\" { value = 1 }\n",
 				"app/main.tf": "variable \"region\" {}\n",
 			},
+			errs: []string{`strata.yml:4:44: stacks.names.app.auto_inputs: variable "region" of app@default: wiring it to output "region" of net@default (stack net) would close a cycle: app -> net -> app; expected a producer that is not ordered after app: set the variable with an inputs entry or drop the rule that orders net after app`},
+		},
+		{
+			name: "two auto_inputs siblings wiring each other",
+			cfg: `stacks:
+  names:
+    net: {tag_query: dir:net, auto_inputs: true}
+    app: {tag_query: dir:app, auto_inputs: true}
+`,
+			files: map[string]string{
+				"net/main.tf": "variable \"name\" {}\noutput \"region\" { value = 1 }\n",
+				"app/main.tf": "variable \"region\" {}\noutput \"name\" { value = 1 }\n",
+			},
+			errs: []string{`strata.yml:4:44: stacks.names.app.auto_inputs: variable "region" of app@default: wiring it to output "region" of net@default (stack net) would close a cycle: app -> net -> app; expected a producer that is not ordered after app: set the variable with an inputs entry or drop the rule that orders net after app`},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p, diags := loadDiags(t, moduleRepo(t, tc.cfg, tc.files))
-			if errs := diags.Errors(); len(errs) > 0 {
-				t.Fatalf("errors:\n%s", diagText(errs))
+			if got := diagLines(diags.Errors()); strings.Join(got, "\n") != strings.Join(tc.errs, "\n") {
+				t.Fatalf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.errs, "\n"))
 			}
+			var warns []string
+			for _, w := range diagLines(diags.Warnings()) {
+				if strings.Contains(w, "auto_inputs") {
+					warns = append(warns, w)
+				}
+			}
+			if strings.Join(warns, "\n") != strings.Join(tc.warn, "\n") {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warns, "\n"), strings.Join(tc.warn, "\n"))
+			}
+			if len(tc.errs) > 0 {
+				return
+			}
+			app := p.UnitsIn("app")[0]
 			var got []string
-			for _, in := range p.Inputs(p.UnitsIn("app")[0]) {
+			for _, in := range p.Inputs(app) {
 				s := in.Var + " <- " + in.From
 				if in.Auto {
 					s += " (auto)"
@@ -276,14 +408,18 @@ func TestAutoInputsOrder(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(tc.inputs, "\n") {
 				t.Errorf("inputs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.inputs, "\n"))
 			}
-			var warns []string
-			for _, w := range diagLines(diags.Warnings()) {
-				if strings.Contains(w, "auto_inputs") {
-					warns = append(warns, w)
-				}
+			g, err := p.Graph(p.Units, GraphOptions{})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if strings.Join(warns, "\n") != strings.Join(tc.warn, "\n") {
-				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warns, "\n"), strings.Join(tc.warn, "\n"))
+			var edges []string
+			for _, ei := range g.In(app) {
+				e := g.Edges[ei]
+				edges = append(edges, fmt.Sprintf("%s -> %s (%s, %s)", e.From.Name(), e.To.Name(), e.Kind, e.Why))
+			}
+			sort.Strings(edges)
+			if strings.Join(edges, "\n") != strings.Join(tc.edges, "\n") {
+				t.Errorf("edges into app:\n%s\nwant:\n%s", strings.Join(edges, "\n"), strings.Join(tc.edges, "\n"))
 			}
 		})
 	}

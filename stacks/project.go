@@ -46,9 +46,12 @@ type Project struct {
 	// inputEdges are the stacks each leaf takes an explicit input from,
 	// with where the input is written: the order inputs make.
 	inputEdges map[*Stack][]orderEdge
-	consumers  map[*Unit][]*Unit
-	modules    map[string]*moduleInfo
-	modulesMu  sync.Mutex
+	// autoEdges are the sibling stacks each leaf takes an auto_inputs
+	// input from: they order it as inputEdges do.
+	autoEdges map[*Stack][]orderEdge
+	consumers map[*Unit][]*Unit
+	modules   map[string]*moduleInfo
+	modulesMu sync.Mutex
 }
 
 // Dirspace is one root module in one workspace.

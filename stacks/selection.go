@@ -22,9 +22,22 @@ type Selection struct {
 	EnvWorkspace string
 	// Modified seeds propagation with these units instead of the selected
 	// ones, each with its reason (`modified: <file>`); used by --changed.
+	// Propagation (docs/behaviour.md#propagation) is on under --changed.
 	Modified map[*Unit]string
-	// NoPropagate turns propagation (docs/behaviour.md#propagation) off.
+	// Propagate turns propagation on without --changed: an explicit
+	// selection (a flag, or the dir strata runs in) otherwise runs what it
+	// names and no more.
+	Propagate bool
+	// NoPropagate turns propagation off under --changed.
 	NoPropagate bool
+}
+
+// propagates reports whether a selection's run grows by propagation:
+// under --changed, where a change reaches what depends on it, unless
+// --no-propagate; elsewhere only when asked with --propagate
+// (docs/behaviour.md#propagation).
+func (sel Selection) propagates() bool {
+	return (sel.Modified != nil || sel.Propagate) && !sel.NoPropagate
 }
 
 // Reasons a unit is in the run (the `why` of ls and the report).
@@ -84,6 +97,9 @@ type selectionFilter struct {
 }
 
 func (p *Project) compileSelection(sel Selection) (*selectionFilter, error) {
+	if sel.Propagate && sel.NoPropagate {
+		return nil, &SelectionError{"--propagate and --no-propagate: choose one"}
+	}
 	f := &selectionFilter{cwd: sel.Cwd, workspace: sel.Workspace}
 	if f.cwd == "" {
 		f.cwd = "."
@@ -127,8 +143,9 @@ func (f *selectionFilter) matches(dir, workspace string, stack *Stack, subject t
 	return true
 }
 
-// Select computes the run: scope, then the selection flags, then
-// propagation (docs/behaviour.md#commands, docs/behaviour.md#propagation, docs/behaviour.md#selection).
+// Select computes the run: scope, then the selection flags, then, under
+// --changed or --propagate, propagation (docs/behaviour.md#commands,
+// docs/behaviour.md#propagation, docs/behaviour.md#selection).
 func (p *Project) Select(sel Selection) (*Run, error) {
 	f, err := p.compileSelection(sel)
 	if err != nil {
@@ -174,7 +191,7 @@ func (p *Project) Select(sel Selection) (*Run, error) {
 			why[u] = WhySelected
 		}
 	}
-	if !sel.NoPropagate {
+	if sel.propagates() {
 		p.propagate(why)
 	}
 	for u, w := range why {

@@ -29,7 +29,8 @@ func selectionFlags() []cli.Flag {
 		&cli.StringFlag{Name: "query", Usage: "units matching the tag `QUERY`", Category: "Selection"},
 		&cli.StringSliceFlag{Name: "dir", Usage: "units in `DIR` and below (repeatable)", Category: "Selection"},
 		&cli.StringFlag{Name: "workspace", Usage: "units of workspace `W`", Category: "Selection"},
-		&cli.BoolFlag{Name: "no-propagate", Usage: "do not add units through depends_on, modified_by and all-for-one", Category: "Selection"},
+		&cli.BoolFlag{Name: "propagate", Usage: "also add the units depends_on, modified_by and all-for-one reach from the selection (always on under --changed)", Category: "Selection"},
+		&cli.BoolFlag{Name: "no-propagate", Usage: "under --changed, do not add units through depends_on, modified_by and all-for-one", Category: "Selection"},
 	}
 }
 
@@ -80,6 +81,7 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 		Dirs:         c.StringSlice("dir"),
 		Workspace:    c.String("workspace"),
 		EnvWorkspace: os.Getenv("TF_WORKSPACE"),
+		Propagate:    c.Bool("propagate"),
 		NoPropagate:  c.Bool("no-propagate"),
 	}
 	var deleted []stacks.DeletedUnit
