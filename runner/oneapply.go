@@ -100,6 +100,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		result = StatusFailed
 	}
 	j.res.hasChanges, j.res.changes = o.HasChanges, o.Changes
+	j.res.changedOutputs, j.res.outputsKnown = o.ChangedOutputs, o.OutputsKnown
 	if err != nil || o.HasChanges || j.ur.forceApply {
 		// As the two calls would: an apply is recorded when one ran
 		// (a plan with no changes is never applied).

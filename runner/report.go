@@ -533,6 +533,7 @@ func TotalChanges(units []*UnitReport) (Changes, bool) {
 			total.Add += c.Add
 			total.Change += c.Change
 			total.Destroy += c.Destroy
+			total.Outputs += c.Outputs
 			known = true
 		}
 	}
