@@ -99,6 +99,9 @@ type Options struct {
 	External []*stacks.Unit
 	// PlanJSON writes `show -json` of every saved plan under this dir.
 	PlanJSON string
+	// NoPropagate (--no-propagate) keeps the run as selected: no consumer
+	// joins it when a producer's apply changes an output it reads.
+	NoPropagate bool
 	// Settled are units of the same CI run settled by earlier jobs,
 	// with how each ended (docs/ci.md). They join the graph and never
 	// run: one that applied, had no changes or succeeded opens its gates
@@ -239,6 +242,18 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	for _, u := range producersOf(p, unsettled) {
 		add(stacks.RunUnit{Unit: u, Why: "producer"}, RoleProducer)
 	}
+	// Readers come after every other role: a unit already in the run (or
+	// a gate) keeps its role. Their producers outside the run are read
+	// only once one of them joins.
+	start := len(members)
+	for _, u := range readersOf(p, run, opt, members) {
+		add(stacks.RunUnit{Unit: u}, RoleReader)
+	}
+	for _, u := range producersOf(p, members[start:]) {
+		if m := add(stacks.RunUnit{Unit: u, Why: "producer"}, RoleProducer); m != nil {
+			m.lazy = true
+		}
+	}
 	units := make([]*stacks.Unit, len(members))
 	for i, m := range members {
 		units[i] = m.Unit
@@ -310,7 +325,7 @@ func (r *runState) header() {
 	engines := map[string]bool{}
 	n := 0
 	for _, ur := range r.units {
-		if ur.role.outside() {
+		if ur.role.outside() || ur.hidden() {
 			continue
 		}
 		n++
@@ -411,7 +426,7 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	reported := map[string]bool{}
 	for i, ru := range members {
 		c := choices[i]
-		ur := &unitRun{unit: &unit{u: ru.Unit, choice: c}, why: ru.Why, status: ru.status, rootCause: ru.rootCause, role: ru.role}
+		ur := &unitRun{unit: &unit{u: ru.Unit, choice: c}, why: ru.Why, status: ru.status, rootCause: ru.rootCause, role: ru.role, lazy: ru.lazy}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
 			// Its units fail as unsupported; the others run.
@@ -465,6 +480,7 @@ func (r *runState) link() {
 	}
 	for _, ur := range r.units {
 		ur.producer = r.isProducer(ur)
+		r.linkReaders(ur)
 	}
 	for _, ur := range r.units {
 		for _, ei := range r.g.In(ur.u) {

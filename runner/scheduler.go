@@ -81,7 +81,14 @@ type unitRun struct {
 
 	produced   map[string]tfexec.OutputMeta // outputs read for consumers
 	preBlocked string                       // blocked before anything runs, with this reason
+	// pulled: a reader that joined the run; lazy: a producer outside the
+	// run not read yet, as only readers need it.
+	pulled, lazy bool
 }
+
+// hidden reports a reader that has not joined the run: it is in no
+// listing, report or exit code.
+func (ur *unitRun) hidden() bool { return ur.role == RoleReader && !ur.pulled }
 
 // unit is what a unit's jobs work with: its paths, environment, engine and
 // what its steps learn along the way. The coordinator fills it before the
@@ -102,6 +109,14 @@ type unit struct {
 	// before one of them was applied is not reused.
 	planAfter []*stacks.Unit
 	producer  bool // its outputs feed a unit of the run
+	// readers are the outputs of this unit readers read; readerNeedsAll
+	// says one of them reads another unit of the run too (linkReaders).
+	readers        map[string]bool
+	readerNeedsAll bool
+	// changedOutputs are the outputs its plan changes, when outputsKnown;
+	// set by the coordinator when the plan ends, read by its apply job.
+	changedOutputs []string
+	outputsKnown   bool
 
 	inputVals map[string]json.RawMessage // input values, set before its plan
 	output    strings.Builder            // engine output kept for the summary
@@ -178,6 +193,8 @@ func (r *runState) schedule(ctx context.Context, w work) {
 	var dead []*unitRun
 	for _, ur := range r.units {
 		switch {
+		case ur.lazy:
+			// Read when a reader of it joins the run, if one does.
 		case ur.role.outside():
 			w.outside(ctx, ur)
 			if ur.role == RoleSettled && (ur.status == StatusFailed || ur.status == StatusSkipped) {
@@ -199,7 +216,7 @@ func (r *runState) schedule(ctx context.Context, w work) {
 	// dependents' gates, so finding ready work never scans every unit.
 	for _, ur := range r.units {
 		for _, p := range ur.planPreds {
-			if !p.opened {
+			if !p.opened && !p.lazy {
 				ur.planWaits++
 			}
 		}
@@ -228,9 +245,16 @@ func (r *runState) schedule(ctx context.Context, w work) {
 				if !ok {
 					continue
 				}
-				if busyDir[ur.u.Dir] {
+				if busyDir[ur.u.Dir] || (ur.hidden() && r.lazyBusy(ur, busyDir)) {
 					// Units sharing a dir never run steps at once.
 					aside = append(aside, ur)
+					continue
+				}
+				if ur.hidden() && !r.pullReader(ctx, w, ur) {
+					// Its inputs did not change: it stays out of the run,
+					// and what waits for it goes on.
+					r.finish(ur, StatusNoChanges, "")
+					r.open(ur)
 					continue
 				}
 				j := readyJob{ur, kind}
@@ -318,6 +342,17 @@ func (r *runState) engineWork() work {
 type readyJob struct {
 	ur   *unitRun
 	kind jobKind
+}
+
+// lazyBusy reports whether a producer a reader would have read first
+// lives in a dir where a job runs.
+func (r *runState) lazyBusy(ur *unitRun, busyDir map[string]bool) bool {
+	for _, in := range r.p.Inputs(ur.u) {
+		if prod := r.byUnit[in.Producer]; prod != nil && (prod.lazy || prod.hidden()) && busyDir[prod.u.Dir] {
+			return true
+		}
+	}
+	return false
 }
 
 // oneCallApply reports whether a unit about to plan can plan and apply in
@@ -487,6 +522,10 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		if r.destroying() {
 			st = StatusDestroyed
 		}
+		if res.applied || res.outputsKnown {
+			// Applied in one call, or planned again before the apply.
+			ur.changedOutputs, ur.outputsKnown = res.changedOutputs, res.outputsKnown
+		}
 		if res.applied {
 			ur.changes, ur.digest = res.changes, res.digest
 			if !res.hasChanges && !ur.forceApply {
@@ -506,6 +545,7 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 	}
 	ur.changes = res.changes
 	ur.digest = res.digest
+	ur.changedOutputs, ur.outputsKnown = res.changedOutputs, res.outputsKnown
 	if cause := deadCause(ur); cause != nil && res.hasChanges {
 		// A unit it waits for failed while it was planning: its plan
 		// stays, and it goes no further.
@@ -664,7 +704,7 @@ func (r *runState) finish(ur *unitRun, status Status, reason string) {
 	ur.phase = phaseDone
 	ur.status = status
 	ur.reason = reason
-	if r.opt.UnitDone != nil && !ur.role.outside() {
+	if r.opt.UnitDone != nil && !ur.role.outside() && !ur.hidden() {
 		r.opt.UnitDone(ur.u, r.unitReport(ur))
 	}
 }
@@ -706,15 +746,26 @@ func (r *runState) finalize() {
 	}
 }
 
+// waitingFor names the units of preds not opened; a reader that stayed
+// out of the run is named by what it waits for in turn.
 func waitingFor(preds []*unitRun) string {
 	var names []string
 	seen := map[*unitRun]bool{}
-	for _, p := range preds {
-		if !p.opened && !seen[p] {
+	var walk func([]*unitRun)
+	walk = func(preds []*unitRun) {
+		for _, p := range preds {
+			if p.opened || seen[p] {
+				continue
+			}
 			seen[p] = true
+			if p.hidden() {
+				walk(p.planPreds)
+				continue
+			}
 			names = append(names, p.u.Name())
 		}
 	}
+	walk(preds)
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }

@@ -83,8 +83,9 @@ func (r *runState) runJob(ctx context.Context, ur *unit, kind jobKind) stepsResu
 	default:
 		j.plan(ctx)
 	}
-	if j.res.err == nil && ur.producer && r.opt.Command != CmdDrift && !r.destroying() &&
-		(kind == jobApply || j.res.applied || (!j.res.hasChanges && !ur.forceApply)) {
+	applied := kind == jobApply || j.res.applied
+	if j.res.err == nil && r.opt.Command != CmdDrift && !r.destroying() &&
+		(applied || (!j.res.hasChanges && !ur.forceApply)) && ur.readsFor(applied, &j.res) {
 		j.readOutputs(ctx)
 	}
 	return j.res
