@@ -269,6 +269,15 @@ func (r *runState) inputValues(ur *unitRun) (map[string]json.RawMessage, string)
 	vals := map[string]json.RawMessage{}
 	for _, in := range ins {
 		prod := r.byUnit[in.Producer]
+		if prod != nil && ur.plannedAgainst(prod) {
+			// Known by the producer's plan (planThrough).
+			po := prod.planned[in.Output]
+			vals[in.Var] = po.Value
+			if in.Sensitive || po.Sensitive {
+				ur.masker.Add(jsonString(po.Value))
+			}
+			continue
+		}
 		if prod == nil || len(prod.produced) == 0 {
 			// No outputs at all: no state yet.
 			return nil, fmt.Sprintf("%s has no value (%s never applied)", in.From, in.Producer.Name())
@@ -291,7 +300,16 @@ func (r *runState) inputReports(ur *unitRun) map[string]InputReport {
 	out := map[string]InputReport{}
 	for _, in := range r.p.Inputs(ur.u) {
 		rep := InputReport{From: in.From}
-		if prod := r.byUnit[in.Producer]; prod != nil && prod.produced != nil {
+		if prod := r.byUnit[in.Producer]; prod != nil && ur.plannedAgainst(prod) {
+			if po := prod.planned[in.Output]; in.Sensitive || po.Sensitive {
+				rep.Value = "***"
+			} else {
+				var val any
+				if json.Unmarshal(po.Value, &val) == nil {
+					rep.Value = val
+				}
+			}
+		} else if prod := r.byUnit[in.Producer]; prod != nil && prod.produced != nil {
 			if v, ok := prod.produced[in.Output]; ok {
 				if in.Sensitive || v.Sensitive {
 					rep.Value = "***"

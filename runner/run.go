@@ -483,6 +483,15 @@ func (r *runState) link() {
 		r.linkReaders(ur)
 	}
 	for _, ur := range r.units {
+		// A plan edge is there only for data when no other plan edge joins
+		// the two units and no rule orders their stacks (the graph leaves
+		// out a plan_after edge another path implies).
+		ruled := map[*unitRun]bool{}
+		for _, ei := range r.g.In(ur.u) {
+			if e := r.g.Edges[ei]; e.Kind == stacks.PlanEdge && e.Why != "inputs" {
+				ruled[r.byUnit[e.From]] = true
+			}
+		}
 		for _, ei := range r.g.In(ur.u) {
 			e := r.g.Edges[ei]
 			pred := r.byUnit[e.From]
@@ -494,10 +503,24 @@ func (r *runState) link() {
 				ur.applyPreds = append(ur.applyPreds, pred)
 			}
 			pred.succs = append(pred.succs, ur)
-			pred.out = append(pred.out, gateEdge{to: ur, plan: plan})
+			data := plan && e.Why == "inputs" && !ruled[pred] && !r.destroying() &&
+				!ur.u.Stack.WaitsToPlanFor(pred.u.Stack) && !requires(ur.u.Stack, pred.u.Stack)
+			pred.out = append(pred.out, gateEdge{to: ur, plan: plan, data: data})
 		}
 	}
 	r.computePriorities()
+}
+
+// requires reports whether stack s has a prerequisite on stack t.
+func requires(s, t *stacks.Stack) bool {
+	for _, pr := range s.Prerequisites {
+		for _, l := range pr.Stack.Leaves {
+			if l == t {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // installer is the engine installer of the run, made once.

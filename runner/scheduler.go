@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -84,6 +85,13 @@ type unitRun struct {
 	// pulled: a reader that joined the run; lazy: a producer outside the
 	// run not read yet, as only readers need it.
 	pulled, lazy bool
+	// planned are the outputs' values after the unit's plan (its JSON);
+	// against are the producers whose plans this unit planned against,
+	// before they were applied; unknown says which values a producer's
+	// plan left unknown, for the reason should the unit stay blocked.
+	planned map[string]plannedOutput
+	against []*unitRun
+	unknown []string
 }
 
 // hidden reports a reader that has not joined the run: it is in no
@@ -132,6 +140,11 @@ const reasonKilled = "killed: state may be incomplete"
 type gateEdge struct {
 	to   *unitRun
 	plan bool
+	// data: a plan edge there only because `to` reads this unit's
+	// outputs (no plan_after, depends_on or prerequisite between them);
+	// through: `to` planned against this unit's plan, and the gate now
+	// holds only its apply (planThrough).
+	data, through bool
 }
 
 // runState is one command's state. What changes while it runs (the units'
@@ -389,7 +402,7 @@ func (r *runState) consider(ur *unitRun) {
 func (r *runState) open(ur *unitRun) {
 	ur.opened = true
 	for _, e := range ur.out {
-		if e.plan {
+		if e.plan && !e.through {
 			e.to.planWaits--
 		} else {
 			e.to.applyWaits--
@@ -557,21 +570,21 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		return
 	}
 	if !res.hasChanges && !(ur.forceApply && r.opt.Command != CmdDrift) {
-		r.finish(ur, StatusNoChanges, "")
+		r.finish(ur, StatusNoChanges, r.againstReason(ur))
 		r.open(ur)
 		return
 	}
 	ur.phase = phasePlanned
 	ur.status = StatusPlanned
+	ur.planned = res.plannedOutputs
 	switch r.opt.Command {
 	case CmdDrift:
 		r.finish(ur, StatusPlanned, "")
+		return
 	case CmdPlan:
 		if !ur.autoApply || r.opt.NoAutoApply {
-			r.finish(ur, StatusPlanned, "")
-			return
-		}
-		if r.opt.AutoApprove || r.approveAll || !r.opt.Terminal || r.opt.Approve == nil {
+			r.finish(ur, StatusPlanned, r.againstReason(ur))
+		} else if r.opt.AutoApprove || r.approveAll || !r.opt.Terminal || r.opt.Approve == nil {
 			r.approve(ur)
 		}
 	default:
@@ -579,6 +592,71 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 			r.approve(ur)
 		}
 	}
+	if !ur.approved {
+		r.planThrough(ur)
+	}
+}
+
+// planThrough lets the consumers that wait for a planned unit only for
+// its outputs plan now, against its plan, when the plan leaves every
+// value they read known (docs/behaviour.md#inputs-between-stacks). Such
+// a consumer's gate then holds only its apply, so it still applies after
+// the unit. A unit approved at once is applied before long, and its
+// consumers plan against what it applied instead: their plans stay
+// reusable.
+func (r *runState) planThrough(ur *unitRun) {
+	if ur.planned == nil || r.destroying() || (r.opt.Command != CmdPlan && r.opt.Command != CmdApply) {
+		return
+	}
+	for i := range ur.out {
+		e := &ur.out[i]
+		c := e.to
+		if !e.plan || !e.data || e.through || c.phase != phaseWaitPlan || c.hidden() {
+			continue
+		}
+		var unknown []string
+		for _, in := range r.p.Inputs(c.u) {
+			if in.Producer != ur.u {
+				continue
+			}
+			if po, ok := ur.planned[in.Output]; !ok || !po.Known {
+				unknown = append(unknown, in.From)
+			}
+		}
+		if len(unknown) > 0 {
+			verb := "is"
+			if len(unknown) > 1 {
+				verb = "are"
+			}
+			c.unknown = append(c.unknown, fmt.Sprintf("%s %s unknown until %s is applied", strings.Join(unknown, ", "), verb, ur.u.Name()))
+			continue
+		}
+		e.through = true
+		c.planWaits--
+		c.applyWaits++
+		c.against = append(c.against, ur)
+		r.consider(c)
+	}
+}
+
+// againstReason is a unit's reason when it planned against plans of
+// units not applied since: "planned against network@default's plan".
+func (r *runState) againstReason(ur *unitRun) string {
+	var names []string
+	for _, p := range ur.against {
+		if !p.opened {
+			names = append(names, p.u.Name()+"'s plan")
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "planned against " + strings.Join(names, ", ")
+}
+
+// plannedAgainst reports whether ur planned against prod's plan.
+func (ur *unitRun) plannedAgainst(prod *unitRun) bool {
+	return slices.Contains(ur.against, prod)
 }
 
 func (r *runState) destroying() bool {
@@ -724,7 +802,11 @@ func (r *runState) finalize() {
 				r.finish(ur, StatusCancelled, reason)
 				continue
 			}
-			r.finish(ur, StatusBlocked, "waits for "+waitingFor(ur.planPreds)+" to be applied")
+			reason := "waits for " + waitingFor(ur.planPreds) + " to be applied"
+			if len(ur.unknown) > 0 {
+				reason = strings.Join(ur.unknown, "; ")
+			}
+			r.finish(ur, StatusBlocked, reason)
 		case phasePlanned:
 			reason := ""
 			switch {
@@ -732,6 +814,8 @@ func (r *runState) finalize() {
 				reason = "not applied: strata was stopped"
 			case ur.denied:
 				reason = "not approved"
+			case r.againstReason(ur) != "":
+				reason = r.againstReason(ur)
 			case !gatesOpen(ur.applyPreds):
 				if r.opt.Command == CmdPlan {
 					reason = "auto_apply waits for " + waitingFor(ur.applyPreds)
