@@ -285,6 +285,9 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 		StateDir: sdPath, ScratchState: true, Console: o.Console, ErrConsole: o.ErrConsole,
 		Environ: o.Environ, Installer: o.Installer, Kill: o.Kill, KillAfter: o.KillAfter, NoPluginCache: o.NoPluginCache,
 		External: gates, Settled: settle, UnitDone: record,
+		// The manifest fixed the run's units when it started: a job never
+		// adds one, so a producer's changed outputs pull no reader in.
+		NoPropagate: true,
 	})
 	werr := w.wait()
 	if err != nil {

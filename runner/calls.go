@@ -1,8 +1,8 @@
 package runner
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"strconv"
 
@@ -206,10 +206,14 @@ func (c showCall) Argv() []string {
 	}
 	return []string{"show", "-json", c.File}
 }
-func (showCall) checksVersion() bool { return true }
-func (c showCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ invocation, out, _ io.Writer) (outcome, error) {
-	tf.SetStdout(io.Discard)
+
+// checksVersion: the JSON is read with the argv terraform-exec's
+// ShowPlanFile builds, run directly, since ShowPlanFile first starts the
+// engine for `version -json` in every unit; strata knows the version.
+func (c showCall) checksVersion() bool { return c.Text }
+func (c showCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	if c.Text {
+		tf.SetStdout(io.Discard)
 		// The text comes back whole, and is printed as the plan was.
 		text, err := tf.ShowPlanFileRaw(ctx, c.File)
 		if err == nil {
@@ -217,10 +221,9 @@ func (c showCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ 
 		}
 		return outcome{}, err
 	}
-	plan, err := tf.ShowPlanFile(ctx, c.File)
-	if err != nil {
+	var b bytes.Buffer
+	if _, err := x.runRaw(ctx, inv, []string{"show", "-json", "-no-color", c.File}, &b, errOut); err != nil {
 		return outcome{}, err
 	}
-	b, err := json.Marshal(plan)
-	return outcome{PlanJSON: b}, err
+	return outcome{PlanJSON: b.Bytes()}, nil
 }

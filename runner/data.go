@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,14 +34,213 @@ func producersOf(p *stacks.Project, members []member) []*stacks.Unit {
 	return out
 }
 
-// isProducer reports whether a unit's outputs feed a unit of the run.
+// isProducer reports whether a unit's outputs feed a unit of the run
+// (readers, which may never join, aside: see linkReaders).
 func (r *runState) isProducer(ur *unitRun) bool {
 	for _, c := range r.p.Consumers(ur.u) {
-		if cu := r.byUnit[c]; cu != nil && !cu.role.outside() {
+		if cu := r.byUnit[c]; cu != nil && !cu.role.outside() && cu.role != RoleReader {
 			return true
 		}
 	}
 	return false
+}
+
+// Readers: a producer whose apply changes an output a consumer reads pulls
+// that consumer into the run, after it (docs/behaviour.md#inputs-between-stacks).
+// Every consumer that could be pulled is known before the run starts: it
+// joins the graph as a reader (RoleReader), with its edges, and waits like
+// any unit. When its plan gates open, its producers in the run have
+// settled, and the coordinator decides (pullReader): it runs when one of
+// them applied and changed an output it reads, and is dropped unseen
+// otherwise, opening its gates as a unit outside the run would.
+
+// Readers lists the consumers a command may pull into a run: those outside
+// the run of the units it may apply, and, in turn, of those consumers when
+// they may apply too. cmd/strata mirrors their run state with --state.
+func Readers(p *stacks.Project, run *stacks.Run, opt Options) []*stacks.Unit {
+	members := make([]member, len(run.Units))
+	for i, ru := range run.Units {
+		members[i] = member{RunUnit: ru, role: RoleMember}
+	}
+	return readersOf(p, run, opt, members)
+}
+
+func readersOf(p *stacks.Project, run *stacks.Run, opt Options, members []member) []*stacks.Unit {
+	switch {
+	case opt.Command != CmdApply && opt.Command != CmdPlan:
+		return nil
+	case opt.NoPropagate || run.DropIn || opt.ApplyFile != "" || opt.EngineArgs.Plan.Destroy || len(opt.Settled) > 0:
+		// Drop-in works on its dir's units only, and a CI job on the
+		// units its manifest gives it.
+		return nil
+	}
+	mayApply := func(u *stacks.Unit) bool {
+		return opt.Command == CmdApply || (!opt.NoAutoApply && (u.Stack.AutoApply || u.WhenModified.Autoapply))
+	}
+	in := make(map[*stacks.Unit]bool, len(members))
+	var todo []*stacks.Unit
+	for _, m := range members {
+		in[m.Unit] = true
+		if (m.role == RoleMember || m.role == RolePrerequisite) && mayApply(m.Unit) {
+			todo = append(todo, m.Unit)
+		}
+	}
+	var out []*stacks.Unit
+	for len(todo) > 0 {
+		u := todo[0]
+		todo = todo[1:]
+		for _, c := range p.Consumers(u) {
+			if in[c] {
+				continue
+			}
+			in[c] = true
+			out = append(out, c)
+			if mayApply(c) {
+				todo = append(todo, c)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
+	return out
+}
+
+// linkReaders records, on a unit whose consumers include readers, which
+// of its outputs they read, and whether one of them also reads another
+// unit of the run (then this unit's outputs are read even when it does not
+// change: that other unit may pull the reader in).
+func (r *runState) linkReaders(ur *unitRun) {
+	for _, c := range r.p.Consumers(ur.u) {
+		cu := r.byUnit[c]
+		if cu == nil || cu.role != RoleReader {
+			continue
+		}
+		for _, in := range r.p.Inputs(c) {
+			if in.Producer == ur.u {
+				if ur.readers == nil {
+					ur.readers = map[string]bool{}
+				}
+				ur.readers[in.Output] = true
+			} else if pu := r.byUnit[in.Producer]; pu != nil && !pu.role.outside() {
+				ur.readerNeedsAll = true
+			}
+		}
+	}
+}
+
+// readsFor reports whether a job's unit reads its outputs (output -json)
+// once its job ends: for its consumers in the run always; for readers only
+// when they may need them: it applied a change they read (or one whose
+// outputs are not known), or a reader of it reads another unit of the run.
+func (ur *unit) readsFor(applied bool, res *stepsResult) bool {
+	if ur.producer {
+		return true
+	}
+	if len(ur.readers) == 0 {
+		return false
+	}
+	if ur.readerNeedsAll {
+		return true
+	}
+	if !applied {
+		return false
+	}
+	known, changed := res.outputsKnown, res.changedOutputs
+	if !res.outputsKnown && res.changedOutputs == nil {
+		known, changed = ur.outputsKnown, ur.changedOutputs
+	}
+	if !known {
+		return true
+	}
+	for _, name := range changed {
+		if ur.readers[name] {
+			return true
+		}
+	}
+	return false
+}
+
+// pullReader decides, when a reader's plan gates open, whether it joins
+// the run: a producer of it applied in this command and changed an output
+// it reads. A producer whose changed outputs are not known (a saved plan
+// recorded before strata read plans as JSON) pulls it unless the reader's
+// journal shows it applied at the digest it would plan now.
+func (r *runState) pullReader(ctx context.Context, w work, ur *unitRun) bool {
+	type source struct {
+		prod  *unitRun
+		reads []string
+	}
+	var pulled, unknown []source
+	add := func(list []source, prod *unitRun, from string) []source {
+		for i := range list {
+			if list[i].prod == prod {
+				list[i].reads = append(list[i].reads, from)
+				return list
+			}
+		}
+		return append(list, source{prod, []string{from}})
+	}
+	for _, in := range r.p.Inputs(ur.u) {
+		prod := r.byUnit[in.Producer]
+		if prod == nil || prod.hidden() || prod.role.outside() || prod.status != StatusApplied {
+			continue
+		}
+		switch {
+		case !prod.outputsKnown:
+			unknown = add(unknown, prod, in.From)
+		case slices.Contains(prod.changedOutputs, in.Output):
+			pulled = add(pulled, prod, in.From)
+		}
+	}
+	if len(pulled) == 0 && len(unknown) > 0 {
+		r.readLazyProducers(ctx, w, ur)
+		if !r.appliedAsNow(ur) {
+			pulled = unknown
+		}
+	}
+	if len(pulled) == 0 {
+		return false
+	}
+	parts := make([]string, len(pulled))
+	for i, s := range pulled {
+		parts[i] = fmt.Sprintf("%s (%s)", s.prod.u.Name(), strings.Join(s.reads, ", "))
+	}
+	ur.pulled = true
+	ur.why = "reads: " + strings.Join(parts, ", ")
+	r.con.note(fmt.Sprintf("[%s] joins the run: it %s, changed by its apply", ur.u.Name(), strings.Replace(ur.why, "reads: ", "reads ", 1)))
+	r.readLazyProducers(ctx, w, ur)
+	return true
+}
+
+// readLazyProducers reads, as they stand, the producers of a reader that
+// nothing read yet: producers outside the run that only readers need (see
+// newRunState), and readers that stayed out of it.
+func (r *runState) readLazyProducers(ctx context.Context, w work, ur *unitRun) {
+	for _, in := range r.p.Inputs(ur.u) {
+		switch prod := r.byUnit[in.Producer]; {
+		case prod == nil:
+		case prod.lazy:
+			prod.lazy = false
+			w.outside(ctx, prod)
+		case prod.hidden() && prod.phase == phaseDone && prod.produced == nil:
+			r.readExternalProducer(ctx, prod)
+		}
+	}
+}
+
+// appliedAsNow reports whether a reader's journal shows it applied at the
+// digest it would plan with now, its inputs as its producers left them.
+func (r *runState) appliedAsNow(ur *unitRun) bool {
+	vals, missing := r.inputValues(ur)
+	if missing != "" || ur.engine == nil {
+		return false
+	}
+	ur.inputVals = vals
+	j := &job{r: r, ur: ur.unit}
+	if _, err := j.prepareInputs(); err != nil {
+		return false
+	}
+	us, err := r.sd.ReadUnit(ur.u)
+	return err == nil && us.Apply != nil && us.Apply.Result == StatusApplied && us.Apply.Digest == j.res.digest
 }
 
 // readOutputs reads a producer's outputs (output -json, as a step of the
@@ -86,6 +286,15 @@ func (r *runState) someInputValues(ur *unitRun) (map[string]json.RawMessage, []u
 	var missing []unsetInput
 	for _, in := range ins {
 		prod := r.byUnit[in.Producer]
+		if prod != nil && ur.plannedAgainst(prod) {
+			// Known by the producer's plan (planThrough).
+			po := prod.planned[in.Output]
+			vals[in.Var] = po.Value
+			if in.Sensitive || po.Sensitive {
+				ur.masker.Add(jsonString(po.Value))
+			}
+			continue
+		}
 		if prod == nil || len(prod.produced) == 0 {
 			// No outputs at all: no state yet.
 			missing = append(missing, unsetInput{in, fmt.Sprintf("%s has no value (%s never applied)", in.From, in.Producer.Name())})
@@ -110,7 +319,16 @@ func (r *runState) inputReports(ur *unitRun) map[string]InputReport {
 	out := map[string]InputReport{}
 	for _, in := range r.p.Inputs(ur.u) {
 		rep := InputReport{From: in.From}
-		if prod := r.byUnit[in.Producer]; prod != nil && prod.produced != nil {
+		if prod := r.byUnit[in.Producer]; prod != nil && ur.plannedAgainst(prod) {
+			if po := prod.planned[in.Output]; in.Sensitive || po.Sensitive {
+				rep.Value = "***"
+			} else {
+				var val any
+				if json.Unmarshal(po.Value, &val) == nil {
+					rep.Value = val
+				}
+			}
+		} else if prod := r.byUnit[in.Producer]; prod != nil && prod.produced != nil {
 			if v, ok := prod.produced[in.Output]; ok {
 				if in.Sensitive || v.Sensitive {
 					rep.Value = "***"

@@ -168,7 +168,8 @@ func TestProducerOutsideTheRun(t *testing.T) {
 	if got := statuses(res.Report); got["app@default"] != string(StatusBlocked)+" (network.subnets has no value (network@default never applied))" {
 		t.Errorf("before network is applied: %v", got)
 	}
-	e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}})
+	// Without propagation: network's new outputs would pull app in.
+	e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
 	res = e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
 	if got := statuses(res.Report); got["app@default"] != string(StatusPlanned) {
 		t.Errorf("after network is applied: %v\n%s", got, e.console.String())

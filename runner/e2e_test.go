@@ -49,6 +49,7 @@ func (e *e2e) run(command string, opt Options, sel stacks.Selection) *Result {
 		e.t.Fatal(err)
 	}
 	opt.Command = command
+	opt.NoPropagate = opt.NoPropagate || sel.NoPropagate
 	opt.Environ = e.env
 	opt.Console = &e.console
 	opt.RetryDelay = 10 * time.Millisecond

@@ -100,6 +100,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		result = StatusFailed
 	}
 	j.res.hasChanges, j.res.changes = o.HasChanges, o.Changes
+	j.res.changedOutputs, j.res.outputsKnown = o.ChangedOutputs, o.OutputsKnown
 	var deployed *DeployedRecord
 	if err == nil && wholePlan(args) {
 		deployed = j.r.deployedNow(ctx, j.ur.u)

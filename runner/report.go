@@ -189,7 +189,7 @@ func (r *runState) report(started time.Time) *Report {
 	ci := ciOf(getenvIn(r.opt.Environ))
 	var units []*UnitReport
 	for _, ur := range r.units {
-		if ur.role.outside() {
+		if ur.role.outside() || ur.hidden() {
 			continue
 		}
 		ureport := r.unitReport(ur)
@@ -539,6 +539,7 @@ func TotalChanges(units []*UnitReport) (Changes, bool) {
 			total.Add += c.Add
 			total.Change += c.Change
 			total.Destroy += c.Destroy
+			total.Outputs += c.Outputs
 			known = true
 		}
 	}

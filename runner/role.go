@@ -23,6 +23,12 @@ const (
 	// has already settled (an earlier wave, docs/ci.md): it never runs
 	// here, and holds its gates as its recorded status says.
 	RoleSettled
+	// RoleReader is a consumer outside the run of a producer the command
+	// may apply. It joins the run, after its producers, only when an apply
+	// of this command changes an output it reads; otherwise it is dropped
+	// unseen: it never runs and is not in the report
+	// (docs/behaviour.md#inputs-between-stacks).
+	RoleReader
 )
 
 // outside reports whether the role never runs.
@@ -35,4 +41,7 @@ type member struct {
 	role      Role
 	status    Status
 	rootCause string
+	// lazy: a producer outside the run that only readers need, read
+	// when one of them joins the run.
+	lazy bool
 }

@@ -123,6 +123,9 @@ type Options struct {
 	External []*stacks.Unit
 	// PlanJSON writes `show -json` of every saved plan under this dir.
 	PlanJSON string
+	// NoPropagate (--no-propagate) keeps the run as selected: no consumer
+	// joins it when a producer's apply changes an output it reads.
+	NoPropagate bool
 	// Settled are units of the same CI run settled by earlier jobs,
 	// with how each ended (docs/ci.md). They join the graph and never
 	// run: one that applied, had no changes or succeeded opens its gates
@@ -265,6 +268,18 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 			add(stacks.RunUnit{Unit: u, Why: "producer"}, RoleProducer)
 		}
 	}
+	// Readers come after every other role: a unit already in the run (or
+	// a gate) keeps its role. Their producers outside the run are read
+	// only once one of them joins.
+	start := len(members)
+	for _, u := range readersOf(p, run, opt, members) {
+		add(stacks.RunUnit{Unit: u}, RoleReader)
+	}
+	for _, u := range producersOf(p, members[start:]) {
+		if m := add(stacks.RunUnit{Unit: u, Why: "producer"}, RoleProducer); m != nil {
+			m.lazy = true
+		}
+	}
 	units := make([]*stacks.Unit, len(members))
 	for i, m := range members {
 		units[i] = m.Unit
@@ -336,7 +351,7 @@ func (r *runState) header() {
 	engines := map[string]bool{}
 	n := 0
 	for _, ur := range r.units {
-		if ur.role.outside() {
+		if ur.role.outside() || ur.hidden() {
 			continue
 		}
 		n++
@@ -437,7 +452,7 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	reported := map[string]bool{}
 	for i, ru := range members {
 		c := choices[i]
-		ur := &unitRun{unit: &unit{u: ru.Unit, choice: c}, why: ru.Why, status: ru.status, rootCause: ru.rootCause, role: ru.role}
+		ur := &unitRun{unit: &unit{u: ru.Unit, choice: c}, why: ru.Why, status: ru.status, rootCause: ru.rootCause, role: ru.role, lazy: ru.lazy}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
 			// Its units fail as unsupported; the others run.
@@ -491,8 +506,18 @@ func (r *runState) link() {
 	}
 	for _, ur := range r.units {
 		ur.producer = takesInputs(r.opt.Command) && r.isProducer(ur)
+		r.linkReaders(ur)
 	}
 	for _, ur := range r.units {
+		// A plan edge is there only for data when no other plan edge joins
+		// the two units and no rule orders their stacks (the graph leaves
+		// out a plan_after edge another path implies).
+		ruled := map[*unitRun]bool{}
+		for _, ei := range r.g.In(ur.u) {
+			if e := r.g.Edges[ei]; e.Kind == stacks.PlanEdge && e.Why != "inputs" {
+				ruled[r.byUnit[e.From]] = true
+			}
+		}
 		for _, ei := range r.g.In(ur.u) {
 			e := r.g.Edges[ei]
 			pred := r.byUnit[e.From]
@@ -504,10 +529,24 @@ func (r *runState) link() {
 				ur.applyPreds = append(ur.applyPreds, pred)
 			}
 			pred.succs = append(pred.succs, ur)
-			pred.out = append(pred.out, gateEdge{to: ur, plan: plan})
+			data := plan && e.Why == "inputs" && !ruled[pred] && !r.destroying() &&
+				!ur.u.Stack.WaitsToPlanFor(pred.u.Stack) && !requires(ur.u.Stack, pred.u.Stack)
+			pred.out = append(pred.out, gateEdge{to: ur, plan: plan, data: data})
 		}
 	}
 	r.computePriorities()
+}
+
+// requires reports whether stack s has a prerequisite on stack t.
+func requires(s, t *stacks.Stack) bool {
+	for _, pr := range s.Prerequisites {
+		for _, l := range pr.Stack.Leaves {
+			if l == t {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // installer is the engine installer of the run, made once.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,7 +82,21 @@ type unitRun struct {
 
 	produced   map[string]tfexec.OutputMeta // outputs read for consumers
 	preBlocked string                       // blocked before anything runs, with this reason
+	// pulled: a reader that joined the run; lazy: a producer outside the
+	// run not read yet, as only readers need it.
+	pulled, lazy bool
+	// planned are the outputs' values after the unit's plan (its JSON);
+	// against are the producers whose plans this unit planned against,
+	// before they were applied; unknown says which values a producer's
+	// plan left unknown, for the reason should the unit stay blocked.
+	planned map[string]plannedOutput
+	against []*unitRun
+	unknown []string
 }
+
+// hidden reports a reader that has not joined the run: it is in no
+// listing, report or exit code.
+func (ur *unitRun) hidden() bool { return ur.role == RoleReader && !ur.pulled }
 
 // unit is what a unit's jobs work with: its paths, environment, engine and
 // what its steps learn along the way. The coordinator fills it before the
@@ -102,6 +117,14 @@ type unit struct {
 	// before one of them was applied is not reused.
 	planAfter []*stacks.Unit
 	producer  bool // its outputs feed a unit of the run
+	// readers are the outputs of this unit readers read; readerNeedsAll
+	// says one of them reads another unit of the run too (linkReaders).
+	readers        map[string]bool
+	readerNeedsAll bool
+	// changedOutputs are the outputs its plan changes, when outputsKnown;
+	// set by the coordinator when the plan ends, read by its apply job.
+	changedOutputs []string
+	outputsKnown   bool
 
 	inputVals map[string]json.RawMessage // input values, set before its plan
 	output    strings.Builder            // engine output kept for the summary
@@ -117,6 +140,11 @@ const reasonKilled = "killed: state may be incomplete"
 type gateEdge struct {
 	to   *unitRun
 	plan bool
+	// data: a plan edge there only because `to` reads this unit's
+	// outputs (no plan_after, depends_on or prerequisite between them);
+	// through: `to` planned against this unit's plan, and the gate now
+	// holds only its apply (planThrough).
+	data, through bool
 }
 
 // runState is one command's state. What changes while it runs (the units'
@@ -180,6 +208,8 @@ func (r *runState) schedule(ctx context.Context, w work) {
 	var dead []*unitRun
 	for _, ur := range r.units {
 		switch {
+		case ur.lazy:
+			// Read when a reader of it joins the run, if one does.
 		case ur.role.outside():
 			w.outside(ctx, ur)
 			if ur.role == RoleSettled && (ur.status == StatusFailed || ur.status == StatusSkipped) {
@@ -201,7 +231,7 @@ func (r *runState) schedule(ctx context.Context, w work) {
 	// dependents' gates, so finding ready work never scans every unit.
 	for _, ur := range r.units {
 		for _, p := range ur.planPreds {
-			if !p.opened {
+			if !p.opened && !p.lazy {
 				ur.planWaits++
 			}
 		}
@@ -230,9 +260,16 @@ func (r *runState) schedule(ctx context.Context, w work) {
 				if !ok {
 					continue
 				}
-				if busyDir[ur.u.Dir] {
+				if busyDir[ur.u.Dir] || (ur.hidden() && r.lazyBusy(ur, busyDir)) {
 					// Units sharing a dir never run steps at once.
 					aside = append(aside, ur)
+					continue
+				}
+				if ur.hidden() && !r.pullReader(ctx, w, ur) {
+					// Its inputs did not change: it stays out of the run,
+					// and what waits for it goes on.
+					r.finish(ur, StatusNoChanges, "")
+					r.open(ur)
 					continue
 				}
 				j := readyJob{ur, kind}
@@ -322,6 +359,17 @@ type readyJob struct {
 	kind jobKind
 }
 
+// lazyBusy reports whether a producer a reader would have read first
+// lives in a dir where a job runs.
+func (r *runState) lazyBusy(ur *unitRun, busyDir map[string]bool) bool {
+	for _, in := range r.p.Inputs(ur.u) {
+		if prod := r.byUnit[in.Producer]; prod != nil && (prod.lazy || prod.hidden()) && busyDir[prod.u.Dir] {
+			return true
+		}
+	}
+	return false
+}
+
 // oneCallApply reports whether a unit about to plan can plan and apply in
 // one engine call: apply without review (-auto-approve, or "all"), its
 // apply gates already open, and neither the report's options nor its
@@ -356,7 +404,7 @@ func (r *runState) consider(ur *unitRun) {
 func (r *runState) open(ur *unitRun) {
 	ur.opened = true
 	for _, e := range ur.out {
-		if e.plan {
+		if e.plan && !e.through {
 			e.to.planWaits--
 		} else {
 			e.to.applyWaits--
@@ -489,6 +537,10 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		if r.destroying() {
 			st = StatusDestroyed
 		}
+		if res.applied || res.outputsKnown {
+			// Applied in one call, or planned again before the apply.
+			ur.changedOutputs, ur.outputsKnown = res.changedOutputs, res.outputsKnown
+		}
 		if res.applied {
 			ur.changes, ur.digest = res.changes, res.digest
 			if !res.hasChanges && !ur.forceApply {
@@ -508,6 +560,7 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 	}
 	ur.changes = res.changes
 	ur.digest = res.digest
+	ur.changedOutputs, ur.outputsKnown = res.changedOutputs, res.outputsKnown
 	if cause := deadCause(ur); cause != nil && res.hasChanges {
 		// A unit it waits for failed while it was planning: its plan
 		// stays, and it goes no further.
@@ -519,21 +572,21 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		return
 	}
 	if !res.hasChanges && !(ur.forceApply && r.opt.Command != CmdDrift) {
-		r.finish(ur, StatusNoChanges, "")
+		r.finish(ur, StatusNoChanges, r.againstReason(ur))
 		r.open(ur)
 		return
 	}
 	ur.phase = phasePlanned
 	ur.status = StatusPlanned
+	ur.planned = res.plannedOutputs
 	switch r.opt.Command {
 	case CmdDrift:
 		r.finish(ur, StatusPlanned, "")
+		return
 	case CmdPlan:
 		if !ur.autoApply || r.opt.NoAutoApply {
-			r.finish(ur, StatusPlanned, "")
-			return
-		}
-		if r.opt.AutoApprove || r.approveAll || !r.opt.Terminal || r.opt.Approve == nil {
+			r.finish(ur, StatusPlanned, r.againstReason(ur))
+		} else if r.opt.AutoApprove || r.approveAll || !r.opt.Terminal || r.opt.Approve == nil {
 			r.approve(ur)
 		}
 	default:
@@ -541,6 +594,71 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 			r.approve(ur)
 		}
 	}
+	if !ur.approved {
+		r.planThrough(ur)
+	}
+}
+
+// planThrough lets the consumers that wait for a planned unit only for
+// its outputs plan now, against its plan, when the plan leaves every
+// value they read known (docs/behaviour.md#inputs-between-stacks). Such
+// a consumer's gate then holds only its apply, so it still applies after
+// the unit. A unit approved at once is applied before long, and its
+// consumers plan against what it applied instead: their plans stay
+// reusable.
+func (r *runState) planThrough(ur *unitRun) {
+	if ur.planned == nil || r.destroying() || (r.opt.Command != CmdPlan && r.opt.Command != CmdApply) {
+		return
+	}
+	for i := range ur.out {
+		e := &ur.out[i]
+		c := e.to
+		if !e.plan || !e.data || e.through || c.phase != phaseWaitPlan || c.hidden() {
+			continue
+		}
+		var unknown []string
+		for _, in := range r.p.Inputs(c.u) {
+			if in.Producer != ur.u {
+				continue
+			}
+			if po, ok := ur.planned[in.Output]; !ok || !po.Known {
+				unknown = append(unknown, in.From)
+			}
+		}
+		if len(unknown) > 0 {
+			verb := "is"
+			if len(unknown) > 1 {
+				verb = "are"
+			}
+			c.unknown = append(c.unknown, fmt.Sprintf("%s %s unknown until %s is applied", strings.Join(unknown, ", "), verb, ur.u.Name()))
+			continue
+		}
+		e.through = true
+		c.planWaits--
+		c.applyWaits++
+		c.against = append(c.against, ur)
+		r.consider(c)
+	}
+}
+
+// againstReason is a unit's reason when it planned against plans of
+// units not applied since: "planned against network@default's plan".
+func (r *runState) againstReason(ur *unitRun) string {
+	var names []string
+	for _, p := range ur.against {
+		if !p.opened {
+			names = append(names, p.u.Name()+"'s plan")
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "planned against " + strings.Join(names, ", ")
+}
+
+// plannedAgainst reports whether ur planned against prod's plan.
+func (ur *unitRun) plannedAgainst(prod *unitRun) bool {
+	return slices.Contains(ur.against, prod)
 }
 
 func (r *runState) destroying() bool {
@@ -670,7 +788,7 @@ func (r *runState) finish(ur *unitRun, status Status, reason string) {
 	ur.phase = phaseDone
 	ur.status = status
 	ur.reason = reason
-	if r.opt.UnitDone != nil && !ur.role.outside() {
+	if r.opt.UnitDone != nil && !ur.role.outside() && !ur.hidden() {
 		r.opt.UnitDone(ur.u, r.unitReport(ur))
 	}
 }
@@ -690,7 +808,11 @@ func (r *runState) finalize() {
 				r.finish(ur, StatusCancelled, reason)
 				continue
 			}
-			r.finish(ur, StatusBlocked, "waits for "+waitingFor(ur.planPreds)+" to be applied")
+			reason := "waits for " + waitingFor(ur.planPreds) + " to be applied"
+			if len(ur.unknown) > 0 {
+				reason = strings.Join(ur.unknown, "; ")
+			}
+			r.finish(ur, StatusBlocked, reason)
 		case phasePlanned:
 			reason := ""
 			switch {
@@ -698,6 +820,8 @@ func (r *runState) finalize() {
 				reason = "not applied: strata was stopped"
 			case ur.denied:
 				reason = "not approved"
+			case r.againstReason(ur) != "":
+				reason = r.againstReason(ur)
 			case !gatesOpen(ur.applyPreds):
 				if r.opt.Command == CmdPlan {
 					reason = "auto_apply waits for " + waitingFor(ur.applyPreds)
@@ -712,15 +836,26 @@ func (r *runState) finalize() {
 	}
 }
 
+// waitingFor names the units of preds not opened; a reader that stayed
+// out of the run is named by what it waits for in turn.
 func waitingFor(preds []*unitRun) string {
 	var names []string
 	seen := map[*unitRun]bool{}
-	for _, p := range preds {
-		if !p.opened && !seen[p] {
+	var walk func([]*unitRun)
+	walk = func(preds []*unitRun) {
+		for _, p := range preds {
+			if p.opened || seen[p] {
+				continue
+			}
 			seen[p] = true
+			if p.hidden() {
+				walk(p.planPreds)
+				continue
+			}
 			names = append(names, p.u.Name())
 		}
 	}
+	walk(preds)
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }

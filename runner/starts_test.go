@@ -13,8 +13,9 @@ import (
 )
 
 // TestEngineStartsPerUnit: planning new units starts the engine once for
-// init and once for plan per unit, and asks its version once for the
-// whole run (terraform-exec's Init would ask it again in every new dir).
+// init, once for plan and, as each plan has changes, once for show -json
+// per unit, and asks its version once for the whole run (terraform-exec's
+// Init and ShowPlanFile would ask it again in every new dir).
 // The real terraform runs behind a shim on PATH that logs each start.
 func TestEngineStartsPerUnit(t *testing.T) {
 	needTerraform(t)
@@ -61,7 +62,7 @@ func TestEngineStartsPerUnit(t *testing.T) {
 		}
 		starts[cmd]++
 	}
-	want := map[string]int{"init": 3, "plan": 3, "version -json": 1, "version": 1}
+	want := map[string]int{"init": 3, "plan": 3, "show": 3, "version -json": 1, "version": 1}
 	if !maps.Equal(starts, want) {
 		t.Errorf("engine starts = %v, want %v:\n%s", starts, want, data)
 	}

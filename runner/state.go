@@ -155,6 +155,11 @@ type PlanRecord struct {
 	// refresh-only): applying it deploys no commit.
 	Partial bool      `json:"partial,omitempty"`
 	At      time.Time `json:"at"`
+	// ChangedOutputs names the root module outputs the plan changes, and
+	// OutputsKnown says the plan was read for them (a record written
+	// before strata read plans as JSON does not say).
+	ChangedOutputs []string `json:"changed_outputs,omitempty"`
+	OutputsKnown   bool     `json:"outputs_known,omitempty"`
 }
 
 // ApplyRecord is the last apply.
@@ -165,15 +170,24 @@ type ApplyRecord struct {
 	Destroy bool      `json:"destroy,omitempty"`
 }
 
-// Changes counts a plan's resource changes.
+// Changes counts a plan's changes: resources to add, change and destroy
+// (a replacement is one add and one destroy), and root module outputs
+// whose value changes, appears or goes.
 type Changes struct {
 	Add     int `json:"add"`
 	Change  int `json:"change"`
 	Destroy int `json:"destroy"`
+	Outputs int `json:"outputs"`
 }
 
+// String is "+add ~change -destroy", then "~N output(s)" when outputs
+// change.
 func (c Changes) String() string {
-	return fmt.Sprintf("+%d ~%d -%d", c.Add, c.Change, c.Destroy)
+	s := fmt.Sprintf("+%d ~%d -%d", c.Add, c.Change, c.Destroy)
+	if c.Outputs > 0 {
+		s += " ~" + CountOf(c.Outputs, "output")
+	}
+	return s
 }
 
 // unitStateFile is a unit's journal file: state/<dir>/<workspace>#<stack>.json.

@@ -25,8 +25,14 @@ type stepsResult struct {
 	interrupted bool
 	hasChanges  bool
 	changes     Changes
-	digest      string
-	replanned   bool
+	// changedOutputs are the outputs the plan (or the apply in one call)
+	// changes, when outputsKnown; plannedOutputs the outputs' values
+	// after the plan, read from its JSON.
+	changedOutputs []string
+	outputsKnown   bool
+	plannedOutputs map[string]plannedOutput
+	digest         string
+	replanned      bool
 	// applied: a jobPlanApply applied in one engine call.
 	applied bool
 	outputs map[string]any
@@ -77,8 +83,9 @@ func (r *runState) runJob(ctx context.Context, ur *unit, kind jobKind) stepsResu
 	default:
 		j.plan(ctx)
 	}
-	if j.res.err == nil && ur.producer && r.opt.Command != CmdDrift && !r.destroying() &&
-		(kind == jobApply || j.res.applied || (!j.res.hasChanges && !ur.forceApply)) {
+	applied := kind == jobApply || j.res.applied
+	if j.res.err == nil && r.opt.Command != CmdDrift && !r.destroying() &&
+		(applied || (!j.res.hasChanges && !ur.forceApply)) && ur.readsFor(applied, &j.res) {
 		j.readOutputs(ctx)
 	}
 	return j.res
@@ -387,7 +394,8 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	if j.failed(ctx, StepPlan, err) {
 		return
 	}
-	j.res.hasChanges, j.res.changes = o.HasChanges, o.Changes
+	j.res.hasChanges, j.res.changes = o.HasChanges, Changes{}
+	j.res.changedOutputs, j.res.outputsKnown, j.res.plannedOutputs = nil, true, nil
 	// A saved plan holds every value the plan saw, secrets included.
 	if err := os.Chmod(j.ur.planFile, 0o600); j.failed(ctx, StepPlan, err) {
 		return
@@ -397,8 +405,24 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 			return
 		}
 	}
-	if dir := j.r.opt.PlanJSON; dir != "" && j.failed(ctx, StepShow, j.writePlanJSON(ctx, dir)) {
-		return
+	// A plan with changes is read as JSON for its counts and outputs; one
+	// without (detailed exit code 0) needs no other engine call, unless
+	// --plan-json asks for its JSON. Either way the plan is shown once.
+	if o.HasChanges || j.r.opt.PlanJSON != "" {
+		planJSON, err := j.showJSON(ctx, env)
+		if j.failed(ctx, StepShow, err) {
+			return
+		}
+		if o.HasChanges {
+			v, err := readPlanJSON(planJSON)
+			if j.failed(ctx, StepShow, err) {
+				return
+			}
+			j.res.changes, j.res.changedOutputs, j.res.plannedOutputs = v.Changes, v.ChangedOutputs, v.Outputs
+		}
+		if dir := j.r.opt.PlanJSON; dir != "" && j.failed(ctx, StepShow, j.writePlanJSON(dir, planJSON)) {
+			return
+		}
 	}
 	rel, _ := filepath.Rel(j.r.sd.Path, j.ur.planFile)
 	var deployed *DeployedRecord
@@ -407,13 +431,22 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 		deployed = j.r.deployedNow(ctx, j.ur.u)
 	}
 	err = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *UnitState) {
-		s.Plan = &PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: o.Changes,
-			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.r.opt.Now().UTC()}
+		s.Plan = &PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: j.res.changes,
+			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.r.opt.Now().UTC(), ChangedOutputs: j.res.changedOutputs, OutputsKnown: true}
 		if deployed != nil {
 			s.Deployed = deployed
 		}
 	})
 	j.failed(ctx, StepState, err)
+}
+
+// showJSON runs `show -json` of the unit's saved plan, as a step of its
+// own.
+func (j *job) showJSON(ctx context.Context, env map[string]string) ([]byte, error) {
+	o, err := j.step(ctx, StepShow, func() invocation {
+		return invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: showCall{File: j.ur.planFile}}
+	}, true)
+	return o.PlanJSON, err
 }
 
 // planInputs are what a plan (or an apply without a plan file) is called
@@ -468,6 +501,7 @@ func (j *job) reusePlan() bool {
 		}
 	}
 	j.res.hasChanges, j.res.changes = us.Plan.HasChanges, us.Plan.Changes
+	j.res.changedOutputs, j.res.outputsKnown = us.Plan.ChangedOutputs, us.Plan.OutputsKnown || !us.Plan.HasChanges
 	j.r.con.note(fmt.Sprintf("[%s] reusing the plan saved at %s", j.ur.u.Name(), us.Plan.At.Format(time.RFC3339)))
 	return true
 }
@@ -666,15 +700,8 @@ func copyFile(src, dst string) error {
 
 // writePlanJSON writes show -json of the saved plan to
 // DIR/<dir>/<workspace>[#stack].json for policy tools (--plan-json).
-func (j *job) writePlanJSON(ctx context.Context, dir string) error {
+func (j *job) writePlanJSON(dir string, planJSON []byte) error {
 	u := j.ur.u
-	inv := invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.ur.env, Call: showCall{File: j.ur.planFile}}
-	out := j.r.con.stepWriter(j.ur, StepShow)
-	o, err := j.r.exec.Execute(ctx, u.ID(), inv, out, out.stderr())
-	out.Close()
-	if err != nil {
-		return err
-	}
 	name := u.Workspace
 	if u.Shared {
 		name += "#" + u.Stack.Name
@@ -687,5 +714,5 @@ func (j *job) writePlanJSON(ctx context.Context, dir string) error {
 		return err
 	}
 	// Plan JSON holds the plan's values, secrets included.
-	return atomicfile.Write(path, o.PlanJSON, 0o600)
+	return atomicfile.Write(path, planJSON, 0o600)
 }

@@ -177,6 +177,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		Console: c.App.Writer, ErrConsole: c.App.ErrWriter, Terminal: terminal && c.App.Writer == os.Stdout,
 		DropIn: run.DropIn && len(run.Units) == 1,
 		Kill:   kill, PlanOut: planOut, ApplyFile: applyFile, External: external,
+		NoPropagate: c.Bool("no-propagate"),
 	}
 	if d := c.Path("plan-json"); d != "" {
 		if opt.PlanJSON, err = filepath.Abs(d); err != nil {
@@ -201,6 +202,8 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		for _, ru := range run.Units {
 			units = append(units, ru.Unit)
 		}
+		// A consumer the run may pull in has its state mirrored too.
+		units = append(units, runner.Readers(s.project, run, opt)...)
 		if opt.UnitDone, stateWritten, err = ci.Attach(ctx, st, sd, units, ci.JobName(os.Getenv)); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}

@@ -1,0 +1,171 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+
+	tfjson "github.com/hashicorp/terraform-json"
+)
+
+// Reading a saved plan: `show -json` of the plan file, decoded with
+// hashicorp/terraform-json. The change counts and the outputs a plan
+// changes come from here, not from the plan's printed summary, which
+// leaves outputs out.
+
+// planView is what strata reads from a plan's JSON.
+type planView struct {
+	Changes Changes
+	// ChangedOutputs are the root module outputs the plan changes,
+	// sorted.
+	ChangedOutputs []string
+	// Outputs are the outputs' values after the plan, as far as the plan
+	// knows them (docs/behaviour.md#inputs-between-stacks).
+	Outputs map[string]plannedOutput
+}
+
+// plannedOutput is an output's value after a plan: known (its JSON) or
+// unknown until apply.
+type plannedOutput struct {
+	Value     json.RawMessage
+	Known     bool
+	Sensitive bool
+}
+
+// readPlanJSON decodes `show -json` of a saved plan.
+func readPlanJSON(b []byte) (planView, error) {
+	var p tfjson.Plan
+	// Numbers stay as written, so an output's value keeps its digits.
+	p.UseJSONNumber(true)
+	if err := p.UnmarshalJSON(b); err != nil {
+		return planView{}, fmt.Errorf("reading the plan's JSON: %w", err)
+	}
+	v := planView{Outputs: plannedOutputs(&p)}
+	v.Changes, v.ChangedOutputs = countPlan(&p)
+	return v, nil
+}
+
+// countPlan counts a plan's resource changes by action, as the engine's
+// own summary does (create: add; update: change; delete: destroy; a
+// replacement, delete and create in either order: one add and one
+// destroy; no-op, read and forget: nothing), and the outputs it changes.
+func countPlan(p *tfjson.Plan) (Changes, []string) {
+	var c Changes
+	for _, rc := range p.ResourceChanges {
+		if rc == nil || rc.Change == nil {
+			continue
+		}
+		a := rc.Change.Actions
+		switch {
+		case a.Create():
+			c.Add++
+		case a.Update():
+			c.Change++
+		case a.Delete():
+			c.Destroy++
+		case a.Replace():
+			c.Add++
+			c.Destroy++
+		}
+	}
+	var names []string
+	for name, oc := range p.OutputChanges {
+		if oc != nil && len(oc.Actions) > 0 && !oc.Actions.NoOp() {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	c.Outputs = len(names)
+	return c, names
+}
+
+// plannedOutputs are the root module's outputs after the plan: from
+// output_changes, where after_unknown says whether the value (or any part
+// of it) waits for the apply, else from planned_values.
+func plannedOutputs(p *tfjson.Plan) map[string]plannedOutput {
+	out := map[string]plannedOutput{}
+	if p.PlannedValues != nil {
+		for name, o := range p.PlannedValues.Outputs {
+			if o == nil {
+				continue
+			}
+			if b, err := json.Marshal(o.Value); err == nil {
+				out[name] = plannedOutput{Value: b, Known: true, Sensitive: o.Sensitive}
+			}
+		}
+	}
+	for name, oc := range p.OutputChanges {
+		if oc == nil {
+			continue
+		}
+		if oc.Actions.Delete() {
+			delete(out, name)
+			continue
+		}
+		po := plannedOutput{Known: !anyTrue(oc.AfterUnknown), Sensitive: anyTrue(oc.AfterSensitive)}
+		if po.Known {
+			b, err := json.Marshal(oc.After)
+			if err != nil {
+				po.Known = false
+			}
+			po.Value = b
+		}
+		out[name] = po
+	}
+	return out
+}
+
+// anyTrue reports whether a mask (after_unknown, after_sensitive: a bool,
+// or lists and objects of them for a value's parts) marks anything.
+func anyTrue(mask any) bool {
+	switch m := mask.(type) {
+	case bool:
+		return m
+	case []any:
+		for _, x := range m {
+			if anyTrue(x) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, x := range m {
+			if anyTrue(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// outputChangeLine is a line of the "Changes to Outputs:" block the
+// engine prints with a plan: two spaces, the action, the output's name.
+var outputChangeLine = regexp.MustCompile(`^  (?:[-+~]|-/\+|\+/-) ([A-Za-z_][A-Za-z0-9_-]*)\s+=`)
+
+// outputScanner passes output through and keeps the names in the
+// "Changes to Outputs:" block of a printed plan. It reads the text only
+// where no plan file exists (apply without one, see applyNow).
+type outputScanner struct {
+	w     io.Writer
+	in    bool
+	names []string
+}
+
+func (s *outputScanner) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		switch {
+		case strings.TrimSpace(line) == "Changes to Outputs:":
+			s.in = true
+		case s.in && line != "" && line[0] != ' ':
+			// The block ends at the first line not indented.
+			s.in = false
+		case s.in:
+			if m := outputChangeLine.FindStringSubmatch(line); m != nil {
+				s.names = append(s.names, m[1])
+			}
+		}
+	}
+	return s.w.Write(p)
+}

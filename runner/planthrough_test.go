@@ -1,0 +1,157 @@
+package runner
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// throughRepo: net feeds app (vpc_id, known when net plans), db (zone, a
+// constant), web (id, unknown until net is applied) and ruled (zone, but
+// ruled also plans after net by a rule).
+func throughRepo(t *testing.T) string {
+	t.Helper()
+	consumer := func(v string) string {
+		return "variable \"" + v + "\" {\n  type = string\n}\nresource \"terraform_data\" \"r\" {\n  input = var." + v + "\n}\noutput \"seen\" {\n  value = var." + v + "\n}\n"
+	}
+	return writeRepo(t, map[string]string{
+		"strata.yml": `dirs:
+  net: {tags: [net]}
+  app: {tags: [app]}
+  db: {tags: [db]}
+  web: {tags: [web]}
+  ruled: {tags: [ruled]}
+stacks:
+  names:
+    net: {tag_query: net}
+    app:
+      tag_query: app
+      inputs: {vpc_id: net.vpc_id}
+    db:
+      tag_query: db
+      inputs: {zone: net.zone}
+    web:
+      tag_query: web
+      inputs: {id: net.id}
+    ruled:
+      tag_query: ruled
+      rules: {plan_after: [net]}
+      inputs: {zone: net.zone}
+`,
+		"net/main.tf": `resource "terraform_data" "vpc" {
+  input = "vpc-1"
+}
+output "vpc_id" {
+  value = terraform_data.vpc.input
+}
+output "id" {
+  value = terraform_data.vpc.id
+}
+output "zone" {
+  value = "zone-a"
+}
+`,
+		"app/main.tf":   consumer("vpc_id"),
+		"db/main.tf":    consumer("zone"),
+		"web/main.tf":   consumer("id"),
+		"ruled/main.tf": consumer("zone"),
+	})
+}
+
+// TestPlanThrough: a consumer that waits for its producer only for data
+// plans in the same run against the producer's plan when every value it
+// reads is known; an unknown value blocks it, naming the output; a rule
+// between the stacks keeps the wait. The values are in the consumer's
+// digest: an apply whose producer values differ plans it again.
+func TestPlanThrough(t *testing.T) {
+	root := throughRepo(t)
+	e := newE2E(t, root)
+	res := e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
+	want := map[string]string{
+		"net@default":   "planned",
+		"app@default":   "planned (planned against net@default's plan)",
+		"db@default":    "planned (planned against net@default's plan)",
+		"web@default":   "blocked (net.id is unknown until net@default is applied)",
+		"ruled@default": "blocked (waits for net@default to be applied)",
+	}
+	got := statuses(res.Report)
+	for name, st := range want {
+		if got[name] != st {
+			t.Errorf("%s: %s, want %s", name, got[name], st)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("plan:\n%s", e.console.String())
+	}
+	if in := unitByName(t, res.Report, "app@default").Inputs["vpc_id"]; in.Value != "vpc-1" {
+		t.Errorf("app's input in the report: %+v", in)
+	}
+	if !strings.Contains(e.console.String(), `+ input = "vpc-1"`) && !strings.Contains(e.console.String(), `+ input  = "vpc-1"`) {
+		t.Errorf("app's plan does not use net's planned value:\n%s", e.console.String())
+	}
+
+	// Everything applies; then net's zone is planned as zone-b, and changed
+	// to zone-c before the apply: db's saved plan (zone-b) is not reused.
+	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
+		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
+	}
+	netTF := filepath.Join(root, "net", "main.tf")
+	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "zone-a", "zone-b", 1))
+	res = e.run(CmdPlan, Options{}, stacks.Selection{Dirs: []string{"net", "db"}})
+	if got := statuses(res.Report); got["db@default"] != "planned (planned against net@default's plan)" {
+		t.Fatalf("plan with zone-b: %v\n%s", got, e.console.String())
+	}
+	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "zone-b", "zone-c", 1))
+	e.console.Reset()
+	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Dirs: []string{"net", "db"}})
+	if got := statuses(res.Report); got["net@default"] != "applied" || got["db@default"] != "applied" {
+		t.Fatalf("apply with zone-c: %v\n%s", got, e.console.String())
+	}
+	if strings.Contains(e.console.String(), "[db@default] reusing the plan") {
+		t.Error("db's plan against zone-b was reused")
+	}
+	if out := outputsOf(t, e, "db")["seen"]; out != `"zone-c"` {
+		t.Errorf("db applied with %s", out)
+	}
+}
+
+// TestPlanThroughInApply: in apply, a consumer planned against its
+// producer's plan is asked about in the same wave, and applies after the
+// producer.
+func TestPlanThroughInApply(t *testing.T) {
+	root := throughRepo(t)
+	e := newE2E(t, root)
+	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
+		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
+	}
+	netTF := filepath.Join(root, "net", "main.tf")
+	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "zone-a", "zone-d", 1))
+	var waves [][]string
+	approve := func(units []*UnitReport) (Answer, error) {
+		var names []string
+		for _, u := range units {
+			names = append(names, u.Name())
+		}
+		waves = append(waves, names)
+		return AnswerYes, nil
+	}
+	res := e.run(CmdApply, Options{Approve: approve}, stacks.Selection{Dirs: []string{"net", "db"}})
+	if got := statuses(res.Report); got["net@default"] != "applied" || got["db@default"] != "applied" || res.ExitCode != 0 {
+		t.Fatalf("apply: %v\n%s", got, e.console.String())
+	}
+	// ruled, which plans after net by a rule, joins once net's apply
+	// changed the zone it reads, and is asked about in a later wave.
+	if len(waves) != 2 || strings.Join(waves[0], " ") != "db@default net@default" || strings.Join(waves[1], " ") != "ruled@default" {
+		t.Errorf("waves = %v, want db and net in the first", waves)
+	}
+	netApply, _ := stepOf(unitByName(t, res.Report, "net@default"), StepApply)
+	dbApply, _ := stepOf(unitByName(t, res.Report, "db@default"), StepApply)
+	if dbApply.StartedAt.Before(netApply.FinishedAt) {
+		t.Error("db applied before net")
+	}
+	if out := outputsOf(t, e, "db")["seen"]; out != `"zone-d"` {
+		t.Errorf("db applied with %s", out)
+	}
+}

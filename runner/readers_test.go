@@ -1,0 +1,190 @@
+package runner
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// readersRepo: network feeds app (vpc_id) and db (zone); app feeds web.
+// No rule orders them: their inputs alone do.
+func readersRepo(t *testing.T) string {
+	t.Helper()
+	return writeRepo(t, map[string]string{
+		"strata.yml": `dirs:
+  network: {tags: [network]}
+  app: {tags: [app]}
+  db: {tags: [db]}
+  web: {tags: [web]}
+stacks:
+  names:
+    network: {tag_query: network}
+    app:
+      tag_query: app
+      inputs: {vpc_id: network.vpc_id}
+    db:
+      tag_query: db
+      inputs: {zone: network.zone}
+    web:
+      tag_query: web
+      inputs: {seen: app.seen_vpc}
+`,
+		"network/main.tf": `resource "terraform_data" "vpc" {
+  input = "vpc-1"
+}
+output "vpc_id" {
+  value = terraform_data.vpc.output
+}
+output "zone" {
+  value = "zone-a"
+}
+`,
+		"app/main.tf": `variable "vpc_id" {
+  type = string
+}
+resource "terraform_data" "app" {
+  input = var.vpc_id
+}
+output "seen_vpc" {
+  value = var.vpc_id
+}
+`,
+		"db/main.tf": `variable "zone" {
+  type = string
+}
+resource "terraform_data" "db" {
+  input = var.zone
+}
+`,
+		"web/main.tf": `variable "seen" {
+  type = string
+}
+resource "terraform_data" "web" {
+  input = var.seen
+}
+output "seen" {
+  value = var.seen
+}
+`,
+	})
+}
+
+// TestReadersPulledIn: applying a producer whose apply changes an output
+// pulls the consumers that read it into the run, after it, and theirs in
+// turn; a consumer of an output that did not change never runs and is in
+// no report; an apply that changes no output read pulls nobody.
+func TestReadersPulledIn(t *testing.T) {
+	root := readersRepo(t)
+	e := newE2E(t, root)
+	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
+		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
+	}
+	netTF := filepath.Join(root, "network", "main.tf")
+	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "vpc-1", "vpc-2", 1))
+	e.console.Reset()
+	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}})
+	got := statuses(res.Report)
+	want := map[string]string{"network@default": "applied", "app@default": "applied", "web@default": "applied"}
+	if len(got) != len(want) || res.ExitCode != 0 {
+		t.Fatalf("apply of network: %v (exit %d), want %v\n%s", got, res.ExitCode, want, e.console.String())
+	}
+	for name, st := range want {
+		if got[name] != st {
+			t.Errorf("%s: %s, want %s", name, got[name], st)
+		}
+	}
+	if why := unitByName(t, res.Report, "app@default").Why; why != "reads: network@default (network.vpc_id)" {
+		t.Errorf("app's why = %q", why)
+	}
+	if why := unitByName(t, res.Report, "web@default").Why; why != "reads: app@default (app.seen_vpc)" {
+		t.Errorf("web's why = %q", why)
+	}
+	netApply, _ := stepOf(unitByName(t, res.Report, "network@default"), StepApply)
+	appPlan, _ := planOf(unitByName(t, res.Report, "app@default"))
+	if appPlan.StartedAt.Before(netApply.FinishedAt) {
+		t.Error("app planned before network was applied")
+	}
+	if out := outputsOf(t, e, "web")["seen"]; out != `"vpc-2"` {
+		t.Errorf("web saw %s", out)
+	}
+	if strings.Contains(e.console.String(), "[db@default]") {
+		t.Errorf("db, whose input did not change, ran:\n%s", e.console.String())
+	}
+
+	// A change to network that leaves its outputs as they were pulls
+	// nobody.
+	writeFileT(t, netTF, readFile(t, netTF)+"resource \"terraform_data\" \"more\" {}\n")
+	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}})
+	if got := statuses(res.Report); len(got) != 1 || got["network@default"] != "applied" || res.ExitCode != 0 {
+		t.Errorf("apply without an output change: %v (exit %d)", got, res.ExitCode)
+	}
+
+	// --no-propagate keeps the run as selected.
+	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "zone-a", "zone-b", 1))
+	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
+	if got := statuses(res.Report); len(got) != 1 || got["network@default"] != "applied" {
+		t.Errorf("apply with --no-propagate: %v", got)
+	}
+	// The plan of db now shows the zone network changed.
+	res = e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"db"}, NoPropagate: true})
+	if got := statuses(res.Report); got["db@default"] != "planned" {
+		t.Errorf("db after its input changed: %v", got)
+	}
+}
+
+// TestReadersInPlan: in plan, an auto-applied producer whose apply changes
+// an output pulls its reader in, which is planned.
+func TestReadersInPlan(t *testing.T) {
+	root := readersRepo(t)
+	e := newE2E(t, root)
+	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
+		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
+	}
+	cfg := filepath.Join(root, "strata.yml")
+	writeFileT(t, cfg, strings.Replace(readFile(t, cfg), "network: {tag_query: network}", "network: {tag_query: network, auto_apply: true}", 1))
+	netTF := filepath.Join(root, "network", "main.tf")
+	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "zone-a", "zone-b", 1))
+	res := e.run(CmdPlan, Options{AutoApprove: true, DetailedExitCode: true}, stacks.Selection{Stacks: []string{"network"}})
+	got := statuses(res.Report)
+	if len(got) != 2 || got["network@default"] != "applied" || got["db@default"] != "planned" || res.ExitCode != 2 {
+		t.Fatalf("plan: %v (exit %d)\n%s", got, res.ExitCode, e.console.String())
+	}
+	if why := unitByName(t, res.Report, "db@default").Why; why != "reads: network@default (network.zone)" {
+		t.Errorf("db's why = %q", why)
+	}
+}
+
+// TestReadersUnknownOutputs: a reused saved plan whose record does not
+// say which outputs it changes (an older strata's) pulls a reader in
+// unless the reader's journal shows it applied with the values it would
+// get now.
+func TestReadersUnknownOutputs(t *testing.T) {
+	root := readersRepo(t)
+	e := newE2E(t, root)
+	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
+		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
+	}
+	netTF := filepath.Join(root, "network", "main.tf")
+	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "vpc-1", "vpc-2", 1))
+	e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
+	p, err := stacks.Load(root, configIn(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := &StateDir{Path: filepath.Join(root, ".strata")}
+	if err := sd.UpdateUnit(p.UnitsIn("network")[0], func(s *UnitState) {
+		s.Plan.ChangedOutputs, s.Plan.OutputsKnown, s.Plan.Changes.Outputs = nil, false, 0
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res := e.run(CmdApply, Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerAll, nil }}, stacks.Selection{Stacks: []string{"network"}})
+	got := statuses(res.Report)
+	if len(got) != 3 || got["network@default"] != "applied" || got["app@default"] != "applied" || got["web@default"] != "applied" {
+		t.Fatalf("apply of the reused plan: %v\n%s", got, e.console.String())
+	}
+	if !strings.Contains(e.console.String(), "reusing the plan saved") {
+		t.Errorf("the saved plan was not reused:\n%s", e.console.String())
+	}
+}
