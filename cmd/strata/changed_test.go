@@ -36,6 +36,14 @@ func changedRepo(t *testing.T, files map[string]string) string {
 	for _, v := range []string{"CI", "GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "TF_WORKSPACE"} {
 		t.Setenv(v, "")
 	}
+	root := pushedRepo(t, files)
+	gitIn(t, root, "checkout", "-q", "-b", "feature")
+	return root
+}
+
+// pushedRepo commits files on main and pushes them to a bare origin.
+func pushedRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
 	root := writeRepo(t, files)
 	origin := filepath.Join(t.TempDir(), "origin.git")
 	gitIn(t, root, "init", "-q")
@@ -44,7 +52,6 @@ func changedRepo(t *testing.T, files map[string]string) string {
 	gitIn(t, root, "init", "-q", "--bare", origin)
 	gitIn(t, root, "remote", "add", "origin", origin)
 	gitIn(t, root, "push", "-q", "origin", "main")
-	gitIn(t, root, "checkout", "-q", "-b", "feature")
 	return root
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -33,18 +34,13 @@ func deployedTF(value string) string {
 // origin, checked out on main as a push build has it.
 func deployedRepo(t *testing.T) string {
 	t.Helper()
-	root := writeRepo(t, map[string]string{
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	return pushedRepo(t, map[string]string{
 		"strata.yml":  deployedConfig,
 		"net/main.tf": deployedTF("net-1"), "db/main.tf": deployedTF("db-1"), "app/main.tf": deployedTF("app-1"),
 	})
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	gitIn(t, root, "init", "-q")
-	gitIn(t, root, "add", "-A")
-	gitIn(t, root, "commit", "-q", "-m", "base")
-	gitIn(t, root, "init", "-q", "--bare", origin)
-	gitIn(t, root, "remote", "add", "origin", origin)
-	gitIn(t, root, "push", "-q", "origin", "main")
-	return root
 }
 
 // merge commits a new content of one file and pushes it: a merged pull

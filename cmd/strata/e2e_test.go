@@ -47,8 +47,15 @@ type binRun struct {
 
 func runBin(t *testing.T, dir string, env []string, args ...string) binRun {
 	t.Helper()
+	return runBinIn(t, dir, env, "", args...)
+}
+
+// runBinIn is runBin with standard input.
+func runBinIn(t *testing.T, dir string, env []string, stdin string, args ...string) binRun {
+	t.Helper()
 	cmd := exec.Command(strataBin, args...)
 	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -158,22 +156,4 @@ func TestReadingCommandsNeedNoInputs(t *testing.T) {
 			t.Errorf("%v in app's dir: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
 	}
-}
-
-// runBinIn is runBin with standard input.
-func runBinIn(t *testing.T, dir string, env []string, stdin string, args ...string) binRun {
-	t.Helper()
-	cmd := exec.Command(strataBin, args...)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return binRun{code, out.String(), errb.String()}
 }
