@@ -108,6 +108,9 @@ func ciStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := warnStillDeployed(c, s); err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
 	st, err := openState(c)
 	if err != nil {
 		return err

@@ -423,3 +423,17 @@ func joinDeleted(res *runner.Result, d *deletedRun, command string, detailed boo
 	joined.ExitCode, joined.OK = code, code == 0 || code == 2
 	return &runner.Result{Report: joined, ExitCode: code}
 }
+
+// warnStillDeployed names, for a CI run, the deleted units that its jobs
+// do not look at and that may still hold resources: a run on one machine
+// reports and destroys them.
+func warnStillDeployed(c *cli.Context, s *session) error {
+	gone, err := stillDeployed(c, s, s.deleted)
+	if err != nil {
+		return err
+	}
+	for _, d := range gone {
+		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s: its dir was deleted, and the run state says it was applied at %s and not destroyed since: its state may still hold resources; strata plan --changed --state URL reports them, and strata apply --changed --destroy-deleted --state URL destroys them\n", d.Dir, d.Workspace, shortID(d.from))
+	}
+	return nil
+}

@@ -312,3 +312,23 @@ func TestRestoredLeftoversRemoved(t *testing.T) {
 		}
 	}
 }
+
+// TestCIStartNamesDeployedDeleted: a sharded run does not look at deleted
+// units, and ci start says which may still hold resources.
+func TestCIStartNamesDeployedDeleted(t *testing.T) {
+	needTerraform(t)
+	root := deployedRepo(t)
+	env := append(hermeticEnv(t), "CI=true")
+	bucket := "file://" + t.TempDir()
+	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve", "--state", bucket); r.code != 0 {
+		t.Fatalf("apply: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	gitIn(t, root, "rm", "-q", "app/main.tf")
+	gitIn(t, root, "commit", "-q", "-m", "rm app")
+	gitIn(t, root, "push", "-q", "origin", "main")
+	r := runBin(t, root, env, "ci", "start", "apply", "--changed", "--auto-approve", "--state", bucket)
+	if r.code != 0 || !strings.Contains(r.stderr, "app@default: its dir was deleted, and the run state says it was applied at") ||
+		!strings.Contains(r.stderr, "strata apply --changed --destroy-deleted --state URL destroys them") {
+		t.Errorf("ci start: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
