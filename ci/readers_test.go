@@ -263,7 +263,8 @@ func appInput(t *testing.T, root string) string {
 // change to net that leaves the output as it was leaves app out: not in
 // the report, recorded as not needed, every invariant holding. When net's
 // result does not say which outputs it changed, app joins unless its
-// journal shows it applied with the value net has now.
+// journal shows it applied with the value net has now. When net fails,
+// app stays out, skipped, and so is web.
 func TestShardedReaders(t *testing.T) {
 	testenv.NeedTerraform(t)
 	ctx := context.Background()
@@ -362,4 +363,19 @@ func TestShardedReaders(t *testing.T) {
 	if v := appInput(t, root); v != "v3" {
 		t.Errorf("app holds %q, want v3", v)
 	}
+
+	// net fails: app stays out, skipped, and web, which waits for app,
+	// is skipped naming net, as on one machine.
+	testenv.WriteFile(t, netFile, netTF("c", "v4")+"resource \"terraform_data\" \"boom\" {\n  provisioner \"local-exec\" {\n    command = \"false\"\n  }\n}\n")
+	m = apply("net", "web")
+	shardedRun(t, st, root, m, env)
+	rep, _, _ = BuildReport(ctx, st, m.Run)
+	if got := statusesOf(rep); len(got) != 2 || got["net"] != "failed" || got["web"] != "skipped (net@default)" || rep.ExitCode != 1 {
+		t.Errorf("net failed: %v, exit %d", got, rep.ExitCode)
+	}
+	_, results, _ = loadRun(ctx, st, m.Run)
+	if r := results[manifestUnit(t, m, "app").ID]; r == nil || !r.NotNeeded || r.Unit.Status != runner.StatusSkipped || r.Unit.Cause != "net@default" {
+		t.Errorf("app's result: %+v", r)
+	}
+	checkRun(t, st, m.Run)
 }
