@@ -17,7 +17,9 @@ import (
 //   - no unit applied more than once;
 //   - a failure skipped exactly the units that wait for it, directly or
 //     not, and every skipped unit names a failed root it waits for;
-//   - an applied unit applied the digest it planned.
+//   - an applied unit applied the digest it planned;
+//   - only a reader is recorded as not needed, and one that is applied
+//     nothing; a reader that joined names what it reads.
 //
 // It returns every violation found, nil when there is none.
 func Check(ctx context.Context, st *objstore.Store, run string) ([]string, error) {
@@ -90,6 +92,14 @@ func Check(ctx context.Context, st *objstore.Store, run string) ([]string, error
 		}
 		if (r.Unit.Status == runner.StatusApplied || r.Unit.Status == runner.StatusDestroyed) && r.Applied != r.Unit.Digest {
 			bad = append(bad, fmt.Sprintf("%s applied digest %q, planned %q", mu.ID, r.Applied, r.Unit.Digest))
+		}
+		switch {
+		case r.NotNeeded && !mu.Reader:
+			bad = append(bad, fmt.Sprintf("%s is recorded as not needed, but it is no reader", mu.ID))
+		case r.NotNeeded && (appliesOf[mu.key()] > 0 || len(r.Unit.Steps) > 0):
+			bad = append(bad, fmt.Sprintf("%s is recorded as not needed, but it ran", mu.ID))
+		case mu.Reader && !r.NotNeeded && !strings.HasPrefix(r.Unit.Why, "reads: "):
+			bad = append(bad, fmt.Sprintf("%s joined the run as a reader with why %q, not what it reads", mu.ID, r.Unit.Why))
 		}
 	}
 	return bad, nil

@@ -11,10 +11,14 @@ import (
 // reasonNoResult is the reason of a unit no job recorded.
 const reasonNoResult = "no job recorded a result (its job did not run or did not finish)"
 
+// whyReader is the why of a reader no job recorded.
+const whyReader = "reader: joins when an apply of the run changes an output it reads"
+
 // BuildReport assembles the report of a whole run from its manifest and
 // the results its jobs recorded, in wave order: the report, summary and
 // exit code a run on one machine would give. A unit no job recorded is
-// cancelled.
+// cancelled; a reader recorded as not needed is left out, as a run on one
+// machine leaves out a reader that does not join (docs/ci.md#readers).
 func BuildReport(ctx context.Context, st *objstore.Store, run string) (*runner.Report, *Manifest, error) {
 	m, results, err := loadRun(ctx, st, run)
 	if err != nil {
@@ -26,10 +30,18 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*runner.R
 	sort.SliceStable(order, func(i, j int) bool { return order[i].Wave < order[j].Wave })
 	for _, mu := range order {
 		r := results[mu.ID]
+		if r != nil && r.NotNeeded {
+			continue
+		}
 		if r == nil {
+			why := mu.Why
+			if mu.Reader {
+				// Whether it had to join is not known.
+				why = whyReader
+			}
 			units = append(units, &runner.UnitReport{
 				Dir: mu.Dir, Workspace: mu.Workspace, Stack: mu.Stack, StackPath: []string{mu.Stack},
-				Why: mu.Why, Status: runner.StatusCancelled, Reason: reasonNoResult,
+				Why: why, Status: runner.StatusCancelled, Reason: reasonNoResult,
 				Inputs: map[string]runner.InputReport{}, Steps: []runner.StepReport{},
 			})
 			continue

@@ -40,14 +40,22 @@ func (e *LockedError) Error() string {
 	return b.String()
 }
 
-// lockForPR takes the run's PR lock on every unit of the run: a lock is
+// lockForPR takes the run's PR lock on every unit of the run but its
+// readers (docs/ci.md#readers): a lock is
 // created only where there is none (the bucket decides between racing
 // writers), and one the same PR holds is its own. When another PR holds
 // any, the locks taken here are released again and nothing runs.
 func lockForPR(ctx context.Context, st *objstore.Store, m *Manifest) error {
 	var taken []string
 	var held []Lock
+	total := 0
 	for _, u := range m.Units {
+		if u.Reader {
+			// A reader runs only when an apply of the run changes what
+			// it reads: the run does not plan it on its own.
+			continue
+		}
+		total++
 		key := prLockKey(u.key())
 		holder, err := takeLock(ctx, st, key, Lock{Unit: u.ID, PR: m.PR, Run: m.Run, Link: m.Link, At: m.Created})
 		switch {
@@ -63,7 +71,7 @@ func lockForPR(ctx context.Context, st *objstore.Store, m *Manifest) error {
 	if len(held) > 0 {
 		release(ctx, st, taken)
 		sort.Slice(held, func(i, j int) bool { return held[i].Unit < held[j].Unit })
-		return &LockedError{PR: m.PR, Held: held, Total: len(m.Units)}
+		return &LockedError{PR: m.PR, Held: held, Total: total}
 	}
 	return nil
 }

@@ -13,7 +13,9 @@ import (
 
 // ManifestVersion is the layout of a manifest this strata writes. Version
 // 2 added Keys: a job no longer splits unit IDs to find their records.
-const ManifestVersion = 2
+// Version 3 added readers (ManifestUnit.Reader): a job of an older strata
+// would run them as members.
+const ManifestVersion = 3
 
 // Manifest is a run planned by `ci start`: what runs, in which wave and
 // shard, and with which options. It is written once, under
@@ -109,6 +111,10 @@ type ManifestUnit struct {
 	// this command's edges (plan_after, apply_after, inputs): each is in
 	// an earlier wave.
 	After []string `json:"after,omitempty"`
+	// Reader marks a consumer outside the run of a unit the run may apply
+	// (docs/ci.md#readers): its job runs it only when a producer's apply
+	// changed an output it reads, and records it as not needed otherwise.
+	Reader bool `json:"reader,omitempty"`
 }
 
 // key is the unit's bucket key.

@@ -42,7 +42,8 @@ type SliceOptions struct {
 
 // SliceResult is what a job did.
 type SliceResult struct {
-	// Ran are the units this job ran; Done the units of its slice that an
+	// Ran are the units this job ran (the readers that joined the run
+	// among them); Done the units of its slice that an
 	// earlier attempt had already recorded.
 	Ran, Done int
 	Report    *runner.Report
@@ -191,6 +192,7 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	}
 	res := &SliceResult{}
 	run := &stacks.Run{}
+	var readers []*stacks.Unit
 	settled := map[string]bool{}
 	var settle []runner.Settled
 	for _, mu := range j.slice {
@@ -202,7 +204,11 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 			res.Done++
 			continue
 		}
-		run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: mu.Why})
+		if mu.Reader {
+			readers = append(readers, u)
+		} else {
+			run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: mu.Why})
+		}
 		for _, id := range mu.After {
 			if settled[id] {
 				continue
@@ -214,13 +220,15 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 			}
 			s := runner.Settled{Unit: pu, Status: runner.StatusCancelled}
 			if pr := results[id]; pr != nil {
-				// A skipped unit's result names its root cause.
+				// A skipped unit's result names its root cause; an applied
+				// one what its apply changed, for the readers here.
 				s.Status, s.Cause = pr.Unit.Status, pr.Unit.Cause
+				s.ChangedOutputs, s.OutputsKnown = pr.ChangedOutputs, pr.OutputsKnown
 			}
 			settle = append(settle, s)
 		}
 	}
-	if len(run.Units) == 0 {
+	if len(run.Units) == 0 && len(readers) == 0 {
 		return res, nil
 	}
 	sdPath := o.StateDir
@@ -240,10 +248,11 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 		}
 		gates = append(gates, u)
 	}
-	pulls := make([]*stacks.Unit, 0, len(run.Units)+len(gates))
+	pulls := make([]*stacks.Unit, 0, len(run.Units)+len(readers)+len(gates))
 	for _, ru := range run.Units {
 		pulls = append(pulls, ru.Unit)
 	}
+	pulls = append(pulls, readers...)
 	if err := mir.pull(append(pulls, gates...), j.units); err != nil {
 		return nil, err
 	}
@@ -258,6 +267,17 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	// What a unit did is recorded even as the job is interrupted; a unit
 	// the interrupt cancelled gets no result, so a retried job runs it.
 	w, wctx := newWriter(), context.WithoutCancel(ctx)
+	put := func(u *stacks.Unit, r *Result) error {
+		err := putJSON(wctx, st, resultKey(m.Run, keyOf(u)), r, true)
+		if errors.Is(err, objstore.ErrExists) {
+			// Another attempt of this job recorded it first.
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("recording the result of %s: %w", u.Name(), err)
+		}
+		return nil
+	}
 	record := func(u *stacks.Unit, ur *runner.UnitReport) {
 		w.Go(func() error {
 			applied, err := mir.push(wctx, u, m.Run)
@@ -267,16 +287,20 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 			r := &Result{Unit: ur, Log: ur.Log, Wave: o.Wave, Shard: o.Shard, Job: o.Job}
 			if applied != nil {
 				r.Applied = applied.Digest
+				r.ChangedOutputs, r.OutputsKnown = applied.ChangedOutputs, applied.OutputsKnown
 			}
-			err = putJSON(wctx, st, resultKey(m.Run, keyOf(u)), r, true)
-			if errors.Is(err, objstore.ErrExists) {
-				// Another attempt of this job recorded it first.
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("recording the result of %s: %w", u.Name(), err)
-			}
-			return nil
+			return put(u, r)
+		})
+	}
+	// A reader that stayed out ran nothing and changed no run state: its
+	// result says so, with the status the units after it read. One an
+	// interrupt cancelled gets none, so a retried job decides again.
+	readerOut := func(u *stacks.Unit, ur *runner.UnitReport) {
+		if ur.Status == runner.StatusCancelled {
+			return
+		}
+		w.Go(func() error {
+			return put(u, &Result{Unit: ur, Wave: o.Wave, Shard: o.Shard, Job: o.Job, NotNeeded: true})
 		})
 	}
 	out, err := runner.Execute(ctx, p, run, runner.Options{
@@ -285,15 +309,16 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 		StateDir: sdPath, ScratchState: true, Console: o.Console, ErrConsole: o.ErrConsole,
 		Environ: o.Environ, Installer: o.Installer, Kill: o.Kill, KillAfter: o.KillAfter, NoPluginCache: o.NoPluginCache,
 		External: gates, Settled: settle, UnitDone: record,
-		// The manifest fixed the run's units when it started: a job never
-		// adds one, so a producer's changed outputs pull no reader in.
-		NoPropagate: true,
+		// The manifest fixed the run's units and readers when it started:
+		// a job looks for no reader of its own, and decides for those of
+		// its slice (docs/ci.md#readers).
+		NoPropagate: true, Readers: readers, ReaderDone: readerOut,
 	})
 	werr := w.wait()
 	if err != nil {
 		return nil, err
 	}
-	res.Ran, res.Report = len(run.Units), out.Report
+	res.Ran, res.Report = len(out.Report.Units), out.Report
 	return res, werr
 }
 

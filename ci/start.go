@@ -26,10 +26,13 @@ type StartOptions struct {
 	Options RunOptions
 	// Gates are units outside the run that its units wait for (under
 	// --changed, the modified units the selection left out).
-	Gates  []*stacks.Unit
-	PR     int
-	Link   string
-	Commit string
+	Gates []*stacks.Unit
+	// NoPropagate (--no-propagate) lists no readers: the run stays as
+	// selected.
+	NoPropagate bool
+	PR          int
+	Link        string
+	Commit      string
 	// Environ resolves ${var} engine versions (os.Environ() by the CLI).
 	Environ []string
 	Now     func() time.Time
@@ -62,6 +65,16 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 		units[i] = ru.Unit
 		why[ru.Unit] = ru.Why
 	}
+	// The consumers a job may pull in join the manifest as readers, in
+	// the waves after their producers (docs/ci.md#readers).
+	readers := map[*stacks.Unit]bool{}
+	if !opt.Destroy {
+		ropt := runner.Options{Command: opt.Command, NoAutoApply: opt.Options.NoAutoApply, NoPropagate: opt.NoPropagate, External: opt.Gates}
+		for _, u := range runner.Readers(p, run, ropt) {
+			readers[u] = true
+			units = append(units, u)
+		}
+	}
 	g, err := p.Graph(units, stacks.GraphOptions{Destroy: opt.Destroy})
 	if err != nil {
 		return nil, err
@@ -89,7 +102,7 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 			engine = c.Name + " (from PATH)"
 		}
 		mu := ManifestUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Why: why[u],
-			Engine: engine, Wave: g.Layer[u], Shard: place[u]}
+			Engine: engine, Wave: g.Layer[u], Shard: place[u], Reader: readers[u]}
 		for _, ei := range g.In(u) {
 			mu.After = append(mu.After, g.Edges[ei].From.ID())
 		}

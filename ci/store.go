@@ -31,6 +31,15 @@ type Result struct {
 	// Applied is the digest of the apply the unit made in this run, as its
 	// run state recorded it ("" when it applied nothing).
 	Applied string `json:"applied,omitempty"`
+	// ChangedOutputs are the outputs that apply changed, when OutputsKnown:
+	// the jobs of its readers read them (docs/ci.md#readers).
+	ChangedOutputs []string `json:"changed_outputs,omitempty"`
+	OutputsKnown   bool     `json:"outputs_known,omitempty"`
+	// NotNeeded marks a reader that did not join the run: no apply of the
+	// run changed what it reads (or what it waits for did not open, as
+	// Unit.Status says). It is in no report and no exit code; the units
+	// after it read its status.
+	NotNeeded bool `json:"not_needed,omitempty"`
 }
 
 // started and finished are the span of the unit's steps (zero when none ran).

@@ -56,11 +56,16 @@ func (r *runState) isProducer(ur *unitRun) bool {
 
 // Readers lists the consumers a command may pull into a run: those outside
 // the run of the units it may apply, and, in turn, of those consumers when
-// they may apply too. cmd/strata mirrors their run state with --state.
+// they may apply too; a gate (opt.External) keeps its role. cmd/strata
+// mirrors their run state with --state; ci start puts them in the
+// manifest.
 func Readers(p *stacks.Project, run *stacks.Run, opt Options) []*stacks.Unit {
-	members := make([]member, len(run.Units))
-	for i, ru := range run.Units {
-		members[i] = member{RunUnit: ru, role: RoleMember}
+	members := make([]member, 0, len(run.Units)+len(opt.External))
+	for _, ru := range run.Units {
+		members = append(members, member{RunUnit: ru, role: RoleMember})
+	}
+	for _, u := range opt.External {
+		members = append(members, member{RunUnit: stacks.RunUnit{Unit: u}, role: RoleGate})
 	}
 	return readersOf(p, run, opt, members)
 }
@@ -160,10 +165,12 @@ func (ur *unit) readsFor(applied bool, res *stepsResult) bool {
 }
 
 // pullReader decides, when a reader's plan gates open, whether it joins
-// the run: a producer of it applied in this command and changed an output
-// it reads. A producer whose changed outputs are not known (a saved plan
-// recorded before strata read plans as JSON) pulls it unless the reader's
-// journal shows it applied at the digest it would plan now.
+// the run: a producer of it applied in this command (or, in a CI job, in
+// an earlier job of the run: RoleSettled, with what its apply changed as
+// that job recorded it) and changed an output it reads. A producer whose
+// changed outputs are not known (a saved plan recorded before strata read
+// plans as JSON) pulls it unless the reader's journal shows it applied at
+// the digest it would plan now.
 func (r *runState) pullReader(ctx context.Context, w work, ur *unitRun) bool {
 	type source struct {
 		prod  *unitRun
@@ -181,7 +188,7 @@ func (r *runState) pullReader(ctx context.Context, w work, ur *unitRun) bool {
 	}
 	for _, in := range r.p.Inputs(ur.u) {
 		prod := r.byUnit[in.Producer]
-		if prod == nil || prod.hidden() || prod.role.outside() || prod.status != StatusApplied {
+		if prod == nil || prod.hidden() || prod.role == RoleGate || prod.role == RoleProducer || prod.status != StatusApplied {
 			continue
 		}
 		switch {
@@ -213,7 +220,8 @@ func (r *runState) pullReader(ctx context.Context, w work, ur *unitRun) bool {
 
 // readLazyProducers reads, as they stand, the producers of a reader that
 // nothing read yet: producers outside the run that only readers need (see
-// newRunState), and readers that stayed out of it.
+// newRunState), readers that stayed out of it, and units settled by an
+// earlier CI job whose outputs only readers read.
 func (r *runState) readLazyProducers(ctx context.Context, w work, ur *unitRun) {
 	for _, in := range r.p.Inputs(ur.u) {
 		switch prod := r.byUnit[in.Producer]; {
@@ -223,8 +231,30 @@ func (r *runState) readLazyProducers(ctx context.Context, w work, ur *unitRun) {
 			w.outside(ctx, prod)
 		case prod.hidden() && prod.phase == phaseDone && prod.produced == nil:
 			r.readExternalProducer(ctx, prod)
+		case prod.unreadSettled():
+			r.readSettled(ctx, prod)
 		}
 	}
+}
+
+// unreadSettled reports a unit settled by an earlier CI job that opened
+// its gates and whose outputs were not read: only readers read them, and
+// only once one may need them.
+func (ur *unitRun) unreadSettled() bool {
+	return ur.role == RoleSettled && ur.opened && ur.produced == nil && ur.engine != nil
+}
+
+// readSettled reads the outputs of a unit an earlier CI job settled, as
+// they stand, for the units of this job that consume them; false when
+// they cannot be read.
+func (r *runState) readSettled(ctx context.Context, ur *unitRun) bool {
+	j := &job{r: r, ur: ur.unit}
+	j.readOutputs(ctx)
+	if j.res.producedErr != nil {
+		return false
+	}
+	ur.produced = j.res.produced
+	return true
 }
 
 // appliedAsNow reports whether a reader's journal shows it applied at the

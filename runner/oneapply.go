@@ -111,7 +111,8 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		// As the two calls would: an apply is recorded when one ran
 		// (a plan with no changes is never applied).
 		serr = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
-			s.Apply = &ApplyRecord{Digest: j.res.digest, At: j.r.opt.Now().UTC(), Result: result}
+			s.Apply = &ApplyRecord{Digest: j.res.digest, At: j.r.opt.Now().UTC(), Result: result,
+				ChangedOutputs: o.ChangedOutputs, OutputsKnown: o.OutputsKnown}
 			if deployed != nil {
 				s.Deployed = deployed
 			}

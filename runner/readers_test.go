@@ -154,6 +154,17 @@ func TestReadersInPlan(t *testing.T) {
 	if why := unitByName(t, res.Report, "db@default").Why; why != "reads: network@default (network.zone)" {
 		t.Errorf("db's why = %q", why)
 	}
+	// The apply of the saved plan records the outputs it changed, for
+	// the jobs of a sharded run (docs/ci.md#readers).
+	p, err := stacks.Load(root, configIn(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := &StateDir{Path: filepath.Join(root, ".strata")}
+	us, err := sd.ReadUnit(p.UnitsIn("network")[0])
+	if err != nil || us.Apply == nil || !us.Apply.OutputsKnown || len(us.Apply.ChangedOutputs) != 1 || us.Apply.ChangedOutputs[0] != "zone" {
+		t.Errorf("network's apply record: %+v, %v", us.Apply, err)
+	}
 }
 
 // TestReadersUnknownOutputs: a reused saved plan whose record does not

@@ -25,9 +25,9 @@ const (
 	RoleSettled
 	// RoleReader is a consumer outside the run of a producer the command
 	// may apply. It joins the run, after its producers, only when an apply
-	// of this command changes an output it reads; otherwise it is dropped
-	// unseen: it never runs and is not in the report
-	// (docs/behaviour.md#inputs-between-stacks).
+	// of this command (or, in a CI job, of an earlier job of the run)
+	// changes an output it reads; otherwise it is dropped unseen: it never
+	// runs and is not in the report (docs/behaviour.md#inputs-between-stacks).
 	RoleReader
 )
 
@@ -44,4 +44,8 @@ type member struct {
 	// lazy: a producer outside the run that only readers need, read
 	// when one of them joins the run.
 	lazy bool
+	// changedOutputs are what a settled unit's apply changed, when
+	// outputsKnown.
+	changedOutputs []string
+	outputsKnown   bool
 }

@@ -133,6 +133,18 @@ type Options struct {
 	// skipped skips its dependents, naming the root cause; any other
 	// holds them, as in a run on one machine.
 	Settled []Settled
+	// Readers are the units a CI job's manifest marks as readers
+	// (docs/ci.md#readers). They join the graph as the readers of a run on
+	// one machine do (RoleReader): each joins the run only when a producer,
+	// of this job or settled by an earlier one, applied a change to an
+	// output it reads.
+	Readers []*stacks.Unit
+	// ReaderDone is called as each reader that did not join the run ends,
+	// with its report: no_changes when its inputs did not change; skipped,
+	// blocked or cancelled as what it waits for ended. CI jobs record it
+	// for the jobs of later waves. A reader that joins ends through
+	// UnitDone like any unit.
+	ReaderDone func(*stacks.Unit, *UnitReport)
 	// UnitDone is called by the scheduler as each unit of the run ends,
 	// with its final report, before the command ends; CI jobs record
 	// results there, so a job that dies keeps what it finished.
@@ -145,6 +157,10 @@ type Settled struct {
 	Status Status
 	// Cause names the failed unit at the root of a skipped one.
 	Cause string
+	// ChangedOutputs are the outputs its apply in the run changed, when
+	// OutputsKnown: they decide whether its readers join.
+	ChangedOutputs []string
+	OutputsKnown   bool
 }
 
 // Result is a finished command.
@@ -251,6 +267,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	for _, st := range opt.Settled {
 		if m := add(stacks.RunUnit{Unit: st.Unit, Why: "settled by an earlier job"}, RoleSettled); m != nil {
 			m.status, m.rootCause = st.Status, st.Cause
+			m.changedOutputs, m.outputsKnown = st.ChangedOutputs, st.OutputsKnown
 		}
 	}
 	for _, u := range opt.External {
@@ -272,7 +289,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	// a gate) keeps its role. Their producers outside the run are read
 	// only once one of them joins.
 	start := len(members)
-	for _, u := range readersOf(p, run, opt, members) {
+	for _, u := range append(readersOf(p, run, opt, members), opt.Readers...) {
 		add(stacks.RunUnit{Unit: u}, RoleReader)
 	}
 	for _, u := range producersOf(p, members[start:]) {
@@ -452,7 +469,8 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	reported := map[string]bool{}
 	for i, ru := range members {
 		c := choices[i]
-		ur := &unitRun{unit: &unit{u: ru.Unit, choice: c}, why: ru.Why, status: ru.status, rootCause: ru.rootCause, role: ru.role, lazy: ru.lazy}
+		ur := &unitRun{unit: &unit{u: ru.Unit, choice: c, changedOutputs: ru.changedOutputs, outputsKnown: ru.outputsKnown},
+			why: ru.Why, status: ru.status, rootCause: ru.rootCause, role: ru.role, lazy: ru.lazy}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
 			// Its units fail as unsupported; the others run.

@@ -363,7 +363,7 @@ type readyJob struct {
 // lives in a dir where a job runs.
 func (r *runState) lazyBusy(ur *unitRun, busyDir map[string]bool) bool {
 	for _, in := range r.p.Inputs(ur.u) {
-		if prod := r.byUnit[in.Producer]; prod != nil && (prod.lazy || prod.hidden()) && busyDir[prod.u.Dir] {
+		if prod := r.byUnit[in.Producer]; prod != nil && (prod.lazy || prod.hidden() || prod.unreadSettled()) && busyDir[prod.u.Dir] {
 			return true
 		}
 	}
@@ -486,13 +486,8 @@ func (r *runState) settle(ctx context.Context, ur *unitRun) {
 	default:
 		return
 	}
-	if ur.producer && ur.engine != nil && !r.destroying() {
-		j := &job{r: r, ur: ur.unit}
-		j.readOutputs(ctx)
-		if j.res.producedErr != nil {
-			return
-		}
-		ur.produced = j.res.produced
+	if ur.producer && ur.engine != nil && !r.destroying() && !r.readSettled(ctx, ur) {
+		return
 	}
 	ur.opened = true
 }
@@ -788,7 +783,13 @@ func (r *runState) finish(ur *unitRun, status Status, reason string) {
 	ur.phase = phaseDone
 	ur.status = status
 	ur.reason = reason
-	if r.opt.UnitDone != nil && !ur.role.outside() && !ur.hidden() {
+	switch {
+	case ur.role.outside():
+	case ur.hidden():
+		if r.opt.ReaderDone != nil {
+			r.opt.ReaderDone(ur.u, r.unitReport(ur))
+		}
+	case r.opt.UnitDone != nil:
 		r.opt.UnitDone(ur.u, r.unitReport(ur))
 	}
 }

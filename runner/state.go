@@ -168,6 +168,12 @@ type ApplyRecord struct {
 	At      time.Time `json:"at"`
 	Result  Status    `json:"result"` // applied, destroyed, failed
 	Destroy bool      `json:"destroy,omitempty"`
+	// ChangedOutputs names the root module outputs the apply changed, and
+	// OutputsKnown says its plan was read for them: a CI job of a later
+	// wave reads them to decide whether a reader joins the run
+	// (docs/ci.md#readers).
+	ChangedOutputs []string `json:"changed_outputs,omitempty"`
+	OutputsKnown   bool     `json:"outputs_known,omitempty"`
 }
 
 // Changes counts a plan's changes: resources to add, change and destroy

@@ -583,9 +583,12 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 // reports back (strata killed) leaves no plan to be reused.
 func (j *job) applyOnce(ctx context.Context, env map[string]string) error {
 	digest, partial := "", false
+	var changed []string
+	known := false
 	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
 		if s.Plan != nil {
 			digest, partial = s.Plan.Digest, s.Plan.Partial
+			changed, known = s.Plan.ChangedOutputs, s.Plan.OutputsKnown || !s.Plan.HasChanges
 		}
 		s.Plan = nil
 	}); err != nil {
@@ -610,7 +613,8 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) error {
 		deployed = j.r.deployedNow(ctx, j.ur.u)
 	}
 	if serr := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
-		s.Apply = &ApplyRecord{Digest: digest, At: j.r.opt.Now().UTC(), Result: result, Destroy: j.r.destroying()}
+		s.Apply = &ApplyRecord{Digest: digest, At: j.r.opt.Now().UTC(), Result: result, Destroy: j.r.destroying(),
+			ChangedOutputs: changed, OutputsKnown: known}
 		if deployed != nil {
 			s.Deployed = deployed
 		}

@@ -129,7 +129,7 @@ func ciStart(c *cli.Context) error {
 			AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"), DetailedExitCode: c.Bool("detailed-exitcode"),
 			Parallelism: c.Int("parallelism"), EngineArgs: rawEngine,
 		},
-		Gates: gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
+		Gates: gates, NoPropagate: c.Bool("no-propagate"), PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
@@ -149,7 +149,17 @@ func ciStart(c *cli.Context) error {
 			Waves []ci.Wave `json:"waves"`
 		}{m.Run, m.Waves})
 	}
-	fmt.Fprintf(c.App.Writer, "run %s: %s, %d waves, at most %d shards\n", m.Run, runner.CountOf(len(m.Units), "unit"), len(m.Waves), m.Shards)
+	readers := 0
+	for _, u := range m.Units {
+		if u.Reader {
+			readers++
+		}
+	}
+	units := runner.CountOf(len(m.Units)-readers, "unit")
+	if readers > 0 {
+		units += fmt.Sprintf(" (and %s, which join when an apply changes what they read)", runner.CountOf(readers, "reader"))
+	}
+	fmt.Fprintf(c.App.Writer, "run %s: %s, %d waves, at most %d shards\n", m.Run, units, len(m.Waves), m.Shards)
 	for _, w := range m.Waves {
 		fmt.Fprintf(c.App.Writer, "  wave %d: shards %v\n", w.Wave, w.Shards)
 	}

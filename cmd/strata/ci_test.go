@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/strata-iac/strata/runner"
 )
 
 const chainRepo = `dirs:
@@ -147,5 +150,113 @@ func TestCIRunErrors(t *testing.T) {
 	code, _, stderr = strata(t, "-C", root, "ci", "run", "--state", bucket, "--run", "nosuch", "--wave", "0", "--shard", "0")
 	if code != 1 || !strings.Contains(stderr, `unknown key "bogus"`) || strings.Contains(stderr, "no such run") {
 		t.Errorf("config in error: exit %d\n%s", code, stderr)
+	}
+}
+
+// readersNetTF is net's module: a resource with input, and the output out.
+func readersNetTF(input, out string) string {
+	return "resource \"terraform_data\" \"n\" {\n  input = \"" + input + "\"\n}\noutput \"out\" {\n  value = \"" + out + "\"\n}\n"
+}
+
+// TestCIReaders: push builds of a 2-stack repository applied through ci
+// start --changed, the jobs of each wave and ci finish, as a team's CI
+// does. app reads net's output and its files never change after the
+// first build: a merge that changes net's output pulls app in, which
+// applies the new value; a merge that changes net but not its output
+// leaves app out of the report, and every invariant holds.
+func TestCIReaders(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `stacks:
+  names:
+    net: {tag_query: 'dir:net'}
+    app:
+      tag_query: 'dir:app'
+      inputs: {x: net.out}
+`,
+		"net/main.tf": readersNetTF("a", "v1"),
+		"app/main.tf": "variable \"x\" {\n  type = string\n}\nresource \"terraform_data\" \"x\" {\n  input = var.x\n}\n",
+	})
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "-q", "-m", "base")
+	gitIn(t, root, "init", "-q", "--bare", origin)
+	gitIn(t, root, "remote", "add", "origin", origin)
+	gitIn(t, root, "push", "-q", "origin", "main")
+	env := append(hermeticEnv(t), "CI=true")
+	bucket := "file://" + t.TempDir()
+
+	// build is one push build: start, every job of every wave, finish,
+	// check. It returns the report and what start printed.
+	build := func() (*runner.Report, string) {
+		t.Helper()
+		start := runBin(t, root, env, "ci", "start", "apply", "--changed", "--auto-approve", "--state", bucket, "--shards", "2", "--json")
+		if start.code != 0 {
+			t.Fatalf("start: %d\n%s%s", start.code, start.stdout, start.stderr)
+		}
+		var plan struct {
+			Run   string `json:"run"`
+			Waves []struct {
+				Wave   int   `json:"wave"`
+				Shards []int `json:"shards"`
+			} `json:"waves"`
+		}
+		if err := json.Unmarshal([]byte(start.stdout), &plan); err != nil {
+			t.Fatalf("%v: %s", err, start.stdout)
+		}
+		for _, w := range plan.Waves {
+			for _, s := range w.Shards {
+				r := runBin(t, root, env, "ci", "run", "--state", bucket, "--run", plan.Run, "--wave", itoa(w.Wave), "--shard", itoa(s))
+				if r.code != 0 {
+					t.Fatalf("wave %d shard %d: %d\n%s%s", w.Wave, s, r.code, r.stdout, r.stderr)
+				}
+			}
+		}
+		report := filepath.Join(t.TempDir(), "report.json")
+		if r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", report); r.code != 0 {
+			t.Fatalf("finish: %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if r := runBin(t, root, env, "ci", "check", "--state", bucket, "--run", plan.Run); r.code != 0 || !strings.Contains(r.stdout, "every invariant holds") {
+			t.Errorf("check: %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		return readReport(t, report), start.stdout
+	}
+	whys := func(rep *runner.Report) map[string]string {
+		out := map[string]string{}
+		for _, u := range rep.Units {
+			out[u.Dir] = string(u.Status) + " " + u.Why
+		}
+		return out
+	}
+
+	rep, _ := build()
+	if got := whys(rep); len(got) != 2 || !strings.HasPrefix(got["net"], "applied") || !strings.HasPrefix(got["app"], "applied") {
+		t.Fatalf("first build: %v", got)
+	}
+
+	// net's output changes: app joins in the wave after net's.
+	merge(t, root, "net/main.tf", readersNetTF("a", "v2"))
+	rep, started := build()
+	if !strings.Contains(started, `"wave":1`) {
+		t.Errorf("the reader has no wave of its own: %s", started)
+	}
+	want := map[string]string{"net": "applied modified: net/main.tf", "app": "applied reads: net@default (net.out)"}
+	if got := whys(rep); !reflect.DeepEqual(got, want) || rep.ExitCode != 0 {
+		t.Errorf("output changed: %v (exit %d), want %v", got, rep.ExitCode, want)
+	}
+	if v := deployedInput(t, root, "app"); v != "v2" {
+		t.Errorf("app's state holds %q, want v2", v)
+	}
+
+	// net changes, its output does not: app stays out.
+	merge(t, root, "net/main.tf", readersNetTF("b", "v2"))
+	rep, _ = build()
+	want = map[string]string{"net": "applied modified: net/main.tf"}
+	if got := whys(rep); !reflect.DeepEqual(got, want) || rep.ExitCode != 0 {
+		t.Errorf("output unchanged: %v (exit %d), want %v", got, rep.ExitCode, want)
+	}
+	if v := deployedInput(t, root, "app"); v != "v2" {
+		t.Errorf("app's state holds %q, want v2", v)
 	}
 }
