@@ -3,9 +3,7 @@ package ci
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -233,30 +231,6 @@ func runWave(t *testing.T, st *objstore.Store, root string, m *Manifest, env []s
 	return log.String()
 }
 
-// appInput is the value app's local terraform state holds.
-func appInput(t *testing.T, root string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "app", "terraform.tfstate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var state struct {
-		Resources []struct {
-			Instances []struct {
-				Attributes struct {
-					Input struct {
-						Value string `json:"value"`
-					} `json:"input"`
-				} `json:"attributes"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(b, &state); err != nil || len(state.Resources) != 1 || len(state.Resources[0].Instances) != 1 {
-		t.Fatalf("app's state: %v\n%s", err, b)
-	}
-	return state.Resources[0].Instances[0].Attributes.Input.Value
-}
-
 // TestShardedReaders: a sharded apply of net and web pulls app, which
 // reads net's output, into the run when net's apply changes that output,
 // in its own wave, and web (which waits for app) goes on either way. A
@@ -307,7 +281,7 @@ func TestShardedReaders(t *testing.T) {
 			t.Errorf("app's why: %q", u.Why)
 		}
 	}
-	if v := appInput(t, root); v != "v2" {
+	if v := testenv.StateInput(t, filepath.Join(root, "app")); v != "v2" {
 		t.Errorf("app holds %q, want v2", v)
 	}
 	_, results, _ := loadRun(ctx, st, m.Run)
@@ -360,7 +334,7 @@ func TestShardedReaders(t *testing.T) {
 		}
 		checkRun(t, st, m.Run)
 	}
-	if v := appInput(t, root); v != "v3" {
+	if v := testenv.StateInput(t, filepath.Join(root, "app")); v != "v3" {
 		t.Errorf("app holds %q, want v3", v)
 	}
 

@@ -166,7 +166,7 @@ func readersNetTF(input, out string) string {
 // leaves app out of the report, and every invariant holds.
 func TestCIReaders(t *testing.T) {
 	needTerraform(t)
-	root := writeRepo(t, map[string]string{
+	root := pushedRepo(t, map[string]string{
 		"strata.yml": `stacks:
   names:
     net: {tag_query: 'dir:net'}
@@ -177,50 +177,12 @@ func TestCIReaders(t *testing.T) {
 		"net/main.tf": readersNetTF("a", "v1"),
 		"app/main.tf": "variable \"x\" {\n  type = string\n}\nresource \"terraform_data\" \"x\" {\n  input = var.x\n}\n",
 	})
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	gitIn(t, root, "init", "-q")
-	gitIn(t, root, "add", "-A")
-	gitIn(t, root, "commit", "-q", "-m", "base")
-	gitIn(t, root, "init", "-q", "--bare", origin)
-	gitIn(t, root, "remote", "add", "origin", origin)
-	gitIn(t, root, "push", "-q", "origin", "main")
 	env := append(hermeticEnv(t), "CI=true")
 	bucket := "file://" + t.TempDir()
 
-	// build is one push build: start, every job of every wave, finish,
-	// check. It returns the report and what start printed.
 	build := func() (*runner.Report, string) {
 		t.Helper()
-		start := runBin(t, root, env, "ci", "start", "apply", "--changed", "--auto-approve", "--state", bucket, "--shards", "2", "--json")
-		if start.code != 0 {
-			t.Fatalf("start: %d\n%s%s", start.code, start.stdout, start.stderr)
-		}
-		var plan struct {
-			Run   string `json:"run"`
-			Waves []struct {
-				Wave   int   `json:"wave"`
-				Shards []int `json:"shards"`
-			} `json:"waves"`
-		}
-		if err := json.Unmarshal([]byte(start.stdout), &plan); err != nil {
-			t.Fatalf("%v: %s", err, start.stdout)
-		}
-		for _, w := range plan.Waves {
-			for _, s := range w.Shards {
-				r := runBin(t, root, env, "ci", "run", "--state", bucket, "--run", plan.Run, "--wave", itoa(w.Wave), "--shard", itoa(s))
-				if r.code != 0 {
-					t.Fatalf("wave %d shard %d: %d\n%s%s", w.Wave, s, r.code, r.stdout, r.stderr)
-				}
-			}
-		}
-		report := filepath.Join(t.TempDir(), "report.json")
-		if r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", report); r.code != 0 {
-			t.Fatalf("finish: %d\n%s%s", r.code, r.stdout, r.stderr)
-		}
-		if r := runBin(t, root, env, "ci", "check", "--state", bucket, "--run", plan.Run); r.code != 0 || !strings.Contains(r.stdout, "every invariant holds") {
-			t.Errorf("check: %d\n%s%s", r.code, r.stdout, r.stderr)
-		}
-		return readReport(t, report), start.stdout
+		return ciBuild(t, root, env, bucket, "apply", "--changed", "--auto-approve", "--shards", "2")
 	}
 	whys := func(rep *runner.Report) map[string]string {
 		out := map[string]string{}
@@ -259,4 +221,41 @@ func TestCIReaders(t *testing.T) {
 	if v := deployedInput(t, root, "app"); v != "v2" {
 		t.Errorf("app's state holds %q, want v2", v)
 	}
+}
+
+// ciBuild is one CI run of a command as a team's CI runs it: ci start with
+// args, every job of every wave, ci finish and ci check, each a process
+// of its own. It returns the report and what start printed.
+func ciBuild(t *testing.T, root string, env []string, bucket string, args ...string) (*runner.Report, string) {
+	t.Helper()
+	start := runBin(t, root, env, append(append([]string{"ci", "start"}, args...), "--state", bucket, "--json")...)
+	if start.code != 0 {
+		t.Fatalf("start: %d\n%s%s", start.code, start.stdout, start.stderr)
+	}
+	var plan struct {
+		Run   string `json:"run"`
+		Waves []struct {
+			Wave   int   `json:"wave"`
+			Shards []int `json:"shards"`
+		} `json:"waves"`
+	}
+	if err := json.Unmarshal([]byte(start.stdout), &plan); err != nil {
+		t.Fatalf("%v: %s", err, start.stdout)
+	}
+	for _, w := range plan.Waves {
+		for _, s := range w.Shards {
+			r := runBin(t, root, env, "ci", "run", "--state", bucket, "--run", plan.Run, "--wave", itoa(w.Wave), "--shard", itoa(s))
+			if r.code != 0 {
+				t.Fatalf("wave %d shard %d: %d\n%s%s", w.Wave, s, r.code, r.stdout, r.stderr)
+			}
+		}
+	}
+	report := filepath.Join(t.TempDir(), "report.json")
+	if r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", report); r.code != 0 {
+		t.Fatalf("finish: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, root, env, "ci", "check", "--state", bucket, "--run", plan.Run); r.code != 0 || !strings.Contains(r.stdout, "every invariant holds") {
+		t.Errorf("check: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	return readReport(t, report), start.stdout
 }

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
 )
 
 // A push build compares each unit with the commit of its own last
@@ -73,25 +75,7 @@ func unitWhys(t *testing.T, report string) []string {
 // deployedInput is the input the local state of a unit's dir holds.
 func deployedInput(t *testing.T, root, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, dir, "terraform.tfstate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct {
-		Resources []struct {
-			Instances []struct {
-				Attributes struct {
-					Input struct {
-						Value string `json:"value"`
-					} `json:"input"`
-				} `json:"attributes"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil || len(st.Resources) != 1 || len(st.Resources[0].Instances) != 1 {
-		t.Fatalf("%s state: %v\n%s", dir, err, b)
-	}
-	return st.Resources[0].Instances[0].Attributes.Input.Value
+	return testenv.StateInput(t, filepath.Join(root, dir))
 }
 
 // TestPushBuildAppliesSkippedRuns: three merges on a 3-unit chain, the
@@ -181,32 +165,13 @@ func TestPushBuildWithBucket(t *testing.T) {
 	run := func() []string {
 		t.Helper()
 		defer os.RemoveAll(filepath.Join(root, ".strata"))
-		start := runBin(t, root, env, "ci", "start", "apply", "--changed", "--auto-approve", "--state", bucket, "--json")
-		if start.code != 0 {
-			t.Fatalf("start: %d\n%s%s", start.code, start.stdout, start.stderr)
+		rep, _ := ciBuild(t, root, env, bucket, "apply", "--changed", "--auto-approve")
+		var out []string
+		for _, u := range rep.Units {
+			out = append(out, u.Dir+" "+string(u.Status)+" "+u.Why)
 		}
-		var plan struct {
-			Run   string `json:"run"`
-			Waves []struct {
-				Wave   int   `json:"wave"`
-				Shards []int `json:"shards"`
-			} `json:"waves"`
-		}
-		if err := json.Unmarshal([]byte(start.stdout), &plan); err != nil {
-			t.Fatalf("%v: %s", err, start.stdout)
-		}
-		for _, w := range plan.Waves {
-			for _, s := range w.Shards {
-				if r := runBin(t, root, env, "ci", "run", "--state", bucket, "--run", plan.Run, "--wave", itoa(w.Wave), "--shard", itoa(s)); r.code != 0 {
-					t.Fatalf("wave %d shard %d: %d\n%s%s", w.Wave, s, r.code, r.stdout, r.stderr)
-				}
-			}
-		}
-		report := filepath.Join(t.TempDir(), "report.json")
-		if r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", report); r.code != 0 {
-			t.Fatalf("finish: %d\n%s%s", r.code, r.stdout, r.stderr)
-		}
-		return unitWhys(t, report)
+		sort.Strings(out)
+		return out
 	}
 	if got := run(); len(got) != 3 {
 		t.Fatalf("first run: %q", got)

@@ -5,6 +5,7 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -273,4 +274,29 @@ func CopyTree(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// StateInput is the input of the one terraform_data resource that the
+// local state of a root module dir holds.
+func StateInput(t testing.TB, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state struct {
+		Resources []struct {
+			Instances []struct {
+				Attributes struct {
+					Input struct {
+						Value string `json:"value"`
+					} `json:"input"`
+				} `json:"attributes"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(b, &state); err != nil || len(state.Resources) != 1 || len(state.Resources[0].Instances) != 1 {
+		t.Fatalf("%s's state: %v\n%s", dir, err, b)
+	}
+	return state.Resources[0].Instances[0].Attributes.Input.Value
 }
