@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/runner"
 )
 
 // A push build compares each unit with the commit of its own last
@@ -295,5 +296,40 @@ func TestCIStartNamesDeployedDeleted(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "app@default: its dir was deleted, and the run state says it was applied at") ||
 		!strings.Contains(r.stderr, "strata apply --changed --destroy-deleted --state URL destroys them") {
 		t.Errorf("ci start: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestDestroyDeletedInDestroyOrder: two deleted units, one planned after
+// the other, are destroyed in reverse: the one that waited goes first.
+func TestDestroyDeletedInDestroyOrder(t *testing.T) {
+	needTerraform(t)
+	root := deployedRepo(t)
+	env := append(hermeticEnv(t), "CI=true")
+	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// db waits for net, app for db: net and db go.
+	gitIn(t, root, "rm", "-q", "net/main.tf", "db/main.tf")
+	gitIn(t, root, "commit", "-q", "-m", "rm net db")
+	gitIn(t, root, "push", "-q", "origin", "main")
+	report := filepath.Join(t.TempDir(), "report.json")
+	r := runBin(t, root, env, "apply", "--changed", "-auto-approve", "--destroy-deleted", "--report", report)
+	if r.code != 0 {
+		t.Fatalf("apply --destroy-deleted: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	applied := map[string]runner.StepReport{}
+	for _, u := range readReport(t, report).Units {
+		if u.Status != runner.StatusDestroyed || u.Why != "deleted" {
+			t.Errorf("%s: %s, %s", u.Dir, u.Status, u.Why)
+		}
+		for _, st := range u.Steps {
+			if st.Name == "apply" {
+				applied[u.Dir] = st
+			}
+		}
+	}
+	db, net := applied["db"], applied["net"]
+	if db.FinishedAt.IsZero() || net.StartedAt.IsZero() || net.StartedAt.Before(db.FinishedAt) {
+		t.Errorf("db destroyed %v–%v, net %v–%v: net went first", db.StartedAt, db.FinishedAt, net.StartedAt, net.FinishedAt)
 	}
 }
