@@ -281,7 +281,7 @@ func (p *Project) deletedUnits(changes []FileChange, ix *changeIndex) []DeletedU
 		if _, ok := firstFile[dir]; ok {
 			continue
 		}
-		if ix.roots[dir] || len(ix.callers[dir]) > 0 || holdsTerraform(absDir(p.Root, dir)) {
+		if ix.roots[dir] || len(ix.callers[dir]) > 0 || HoldsTerraform(absDir(p.Root, dir)) {
 			continue
 		}
 		_, exact := p.dirsEntry(dir)
@@ -319,7 +319,9 @@ func hiddenPath(p string) bool {
 	return false
 }
 
-func holdsTerraform(dir string) bool {
+// HoldsTerraform reports whether a dir holds a Terraform or OpenTofu file
+// (*.tf, *.tf.json, *.tofu).
+func HoldsTerraform(dir string) bool {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return false

@@ -176,7 +176,7 @@ func (r *restorer) restore(commit, dir string) error {
 		}
 		seen[d] = true
 		abs := filepath.Join(r.root, filepath.FromSlash(d))
-		if holdsTerraform(abs) {
+		if stacks.HoldsTerraform(abs) {
 			continue // still there: a module the change kept
 		}
 		files, err := r.repo.Files(commit, d)
@@ -255,20 +255,6 @@ func (r *restorer) remove() error {
 		}
 	}
 	return errors.Join(out...)
-}
-
-func holdsTerraform(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		n := e.Name()
-		if !e.IsDir() && (strings.HasSuffix(n, ".tf") || strings.HasSuffix(n, ".tf.json") || strings.HasSuffix(n, ".tofu")) {
-			return true
-		}
-	}
-	return false
 }
 
 // deletedRun is what runDeleted did: the report of the deleted units and
