@@ -322,6 +322,8 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, command string,
 	dopt := opt
 	dopt.EngineArgs = runner.EngineArgs{}
 	dopt.External, dopt.PlanOut, dopt.ApplyFile, dopt.PlanJSON, dopt.DropIn = nil, "", "", "", false
+	// Only the deleted units: nothing reads what a destroy removes.
+	dopt.NoPropagate, dopt.Readers, dopt.ReaderDone, dopt.UnitDone = true, nil, nil, nil
 	destroy := command == runner.CmdApply && c.Bool("destroy-deleted")
 	if destroy {
 		dopt.Command = runner.CmdDestroy
