@@ -72,10 +72,13 @@ func (r *runState) deployedNow(ctx context.Context, u *stacks.Unit) *DeployedRec
 				edited = append(edited, c)
 			}
 		}
-		modified, _ := r.p.ModifiedUnits(edited)
-		co.dirty = make(map[*stacks.Unit]bool, len(modified))
-		for u := range modified {
-			co.dirty[u] = true
+		if len(edited) > 0 {
+			// A clean checkout, CI's, needs no index of the project.
+			modified, _ := r.p.ModifiedUnits(edited)
+			co.dirty = make(map[*stacks.Unit]bool, len(modified))
+			for u := range modified {
+				co.dirty[u] = true
+			}
 		}
 		co.commit = repo.Head()
 	})

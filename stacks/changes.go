@@ -48,6 +48,12 @@ type DeletedUnit struct {
 // `autoplan: false` are left out. Root module dirs the change deleted are
 // returned apart: they are not units any more, and never run.
 func (p *Project) ModifiedUnits(changes []FileChange) (modified map[*Unit]string, deleted []DeletedUnit) {
+	return p.modifiedUnits(p.changeIndex(), changes)
+}
+
+// modifiedUnits is ModifiedUnits with an index made once for several
+// changes (its memos are caches, valid for any change).
+func (p *Project) modifiedUnits(ix *changeIndex, changes []FileChange) (modified map[*Unit]string, deleted []DeletedUnit) {
 	files := make([]string, 0, len(changes))
 	seen := make(map[string]bool, len(changes))
 	for _, c := range changes {
@@ -58,7 +64,6 @@ func (p *Project) ModifiedUnits(changes []FileChange) (modified map[*Unit]string
 	}
 	sort.Strings(files)
 
-	ix := p.changeIndex()
 	first := map[*Dirspace]string{}
 	mark := func(ds *Dirspace, file string) {
 		if _, ok := first[ds]; !ok {
@@ -444,18 +449,19 @@ func (p *Project) ModifiedSinceDeployed(deployed map[*Unit]string, changesSince 
 	}
 	sort.Strings(commits)
 	seen := map[string]bool{}
+	ix := p.changeIndex()
 	for _, c := range commits {
 		changes, err := changesSince(c)
 		if errors.Is(err, ErrCommitMissing) {
 			for _, u := range groups[c] {
-				modified[u] = fmt.Sprintf("last applied at %s, which this clone does not have", shortCommit(c))
+				modified[u] = fmt.Sprintf("last applied at %s, which this clone does not have", git.ShortID(c))
 			}
 			continue
 		}
 		if err != nil {
 			return nil, nil, err
 		}
-		m, del := p.ModifiedUnits(changes)
+		m, del := p.modifiedUnits(ix, changes)
 		for _, u := range groups[c] {
 			if why, ok := m[u]; ok {
 				modified[u] = why
@@ -488,14 +494,6 @@ func stackName(s *Stack) string {
 		return ""
 	}
 	return s.Name
-}
-
-// shortCommit is a commit id as people read it.
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
 }
 
 // DependentsOfDeleted are the units that deleted root modules leave to

@@ -313,7 +313,7 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, command string,
 			}
 		}
 		if !found {
-			fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s was deployed, and its dir as it was at %s is no root module of stack %s: what its state holds is not known\n", d.Dir, d.Workspace, shortID(d.from), d.Stack.Name)
+			fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s was deployed, and its dir as it was at %s is no root module of stack %s: what its state holds is not known\n", d.Dir, d.Workspace, git.ShortID(d.from), d.Stack.Name)
 		}
 	}
 	if len(run.Units) == 0 {
@@ -383,13 +383,6 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, command string,
 	return out, nil
 }
 
-func shortID(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
-}
-
 func destroyDeletedFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "destroy-deleted", Usage: "destroy, from their config at the commit they were last applied at, the units whose dir --changed finds deleted (apply; plan shows the destroy)", EnvVars: []string{"STRATA_DESTROY_DELETED"}}
 }
@@ -421,7 +414,7 @@ func warnStillDeployed(c *cli.Context, s *session) error {
 		return err
 	}
 	for _, d := range gone {
-		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s: its dir was deleted, and the run state says it was applied at %s and not destroyed since: its state may still hold resources; strata plan --changed --state URL reports them, and strata apply --changed --destroy-deleted --state URL destroys them\n", d.Dir, d.Workspace, shortID(d.from))
+		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s: its dir was deleted, and the run state says it was applied at %s and not destroyed since: its state may still hold resources; strata plan --changed --state URL reports them, and strata apply --changed --destroy-deleted --state URL destroys them\n", d.Dir, d.Workspace, git.ShortID(d.from))
 	}
 	return nil
 }

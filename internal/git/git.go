@@ -493,3 +493,11 @@ func (r *Repo) Restore(commit string, dirs []string, root string) (created []str
 		}
 	}
 }
+
+// ShortID is a commit id as people read it: its first 12 digits.
+func ShortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
