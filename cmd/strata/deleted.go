@@ -2,27 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/ci"
-	"github.com/strata-iac/strata/engines"
-	"github.com/strata-iac/strata/internal/atomicfile"
-	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/objstore"
-	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -30,23 +20,9 @@ import (
 // Root modules a change deleted (docs/behaviour.md#changed-units). One
 // whose run state says an apply deployed it, with no destroy since, may
 // still hold resources: plan and apply put its dir back as it was at that
-// commit, for the length of the command, and plan its destroy to report
-// what its state holds; with --destroy-deleted, apply destroys it, after
-// the rest of the run, in destroy order. Its dir is removed again
-// afterwards, and a record in the state dir lets the next command remove
-// what a killed one left.
-
-// restoredRecord is the state dir's record of what a command put back.
-const restoredRecord = "restored.json"
-
-// restoredDir is one dir put back: whether it was there before (then only
-// the files listed are removed afterwards), and the files it had at the
-// commit.
-type restoredDir struct {
-	Dir     string   `json:"dir"`
-	Existed bool     `json:"existed"`
-	Files   []string `json:"files,omitempty"`
-}
+// commit, for the length of the command (runner.Restore), and plan its
+// destroy to report what its state holds; with --destroy-deleted, apply
+// destroys it, after the rest of the run, in destroy order.
 
 // deletedUnit is a deleted unit that may still hold resources, with the
 // commit its config is put back from.
@@ -102,161 +78,6 @@ func stillDeployed(c *cli.Context, s *session, deleted []stacks.DeletedUnit) ([]
 	return out, nil
 }
 
-// restorer puts deleted dirs back and removes them again.
-type restorer struct {
-	root, stateDir string
-	repo           *git.Repo
-	dirs           []restoredDir
-}
-
-// restoreLock is held while dirs are put back: a command that finds the
-// record without being able to take the lock leaves it to its holder.
-func restoreLock(stateDir string) string {
-	return filepath.Join(stateDir, "locks", "restored.lock")
-}
-
-// cleanRestored removes what a command that was killed put back, before a
-// project is loaded: those dirs must not be taken for root modules.
-func cleanRestored(stateDir, root string, warn func(string)) error {
-	record := filepath.Join(stateDir, restoredRecord)
-	b, err := os.ReadFile(record)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(restoreLock(stateDir)), 0o700); err != nil {
-		return err
-	}
-	lock, err := filelock.TryAcquire(restoreLock(stateDir))
-	if errors.Is(err, filelock.ErrHeld) {
-		return nil // its command is still running and cleans up itself
-	}
-	if err != nil {
-		return err
-	}
-	defer lock.Release()
-	var dirs []restoredDir
-	if err := json.Unmarshal(b, &dirs); err != nil {
-		return fmt.Errorf("%s: %w", record, err)
-	}
-	r := &restorer{root: root, stateDir: stateDir, dirs: dirs}
-	warn(fmt.Sprintf("removing the deleted dirs a killed command put back: %s", strings.Join(r.names(), ", ")))
-	return r.remove()
-}
-
-func (r *restorer) names() []string {
-	out := make([]string, len(r.dirs))
-	for i, d := range r.dirs {
-		out[i] = d.Dir
-	}
-	return out
-}
-
-// save writes the record, synced, before anything is put back.
-func (r *restorer) save() error {
-	b, err := json.Marshal(r.dirs)
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(filepath.Join(r.stateDir, restoredRecord), b, 0o600)
-}
-
-// restore puts a unit's dir back as it was at commit, with the local
-// modules it calls that are gone too, recursively.
-func (r *restorer) restore(commit, dir string) error {
-	todo := []string{dir}
-	seen := map[string]bool{}
-	for len(todo) > 0 {
-		d := todo[0]
-		todo = todo[1:]
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		abs := filepath.Join(r.root, filepath.FromSlash(d))
-		if stacks.HoldsTerraform(abs) {
-			continue // still there: a module the change kept
-		}
-		files, err := r.repo.Files(commit, d)
-		if err != nil {
-			return err
-		}
-		if len(files) == 0 {
-			continue
-		}
-		_, statErr := os.Lstat(abs)
-		r.dirs = append(r.dirs, restoredDir{Dir: d, Existed: statErr == nil, Files: files})
-		if err := r.save(); err != nil {
-			return err
-		}
-		if _, err := r.repo.Restore(commit, []string{d}, r.root); err != nil {
-			return fmt.Errorf("putting %s back as it was at %s: %w", d, commit, err)
-		}
-		mod, err := engines.InspectModule(tfconfig.NewOsFs(), abs)
-		if err != nil || mod == nil {
-			continue
-		}
-		for _, call := range mod.ModuleCalls {
-			if !strings.HasPrefix(call.Source, "./") && !strings.HasPrefix(call.Source, "../") {
-				continue
-			}
-			m := path.Clean(path.Join(d, call.Source))
-			if m == ".." || strings.HasPrefix(m, "../") {
-				continue
-			}
-			todo = append(todo, m)
-		}
-	}
-	return nil
-}
-
-// remove takes away what was put back, and the record.
-func (r *restorer) remove() error {
-	var errs []error
-	for i := len(r.dirs) - 1; i >= 0; i-- {
-		d := r.dirs[i]
-		// The record is read back from disk: a name becomes a path only
-		// inside the root.
-		abs, err := safepath.Join(r.root, d.Dir)
-		if err != nil || abs == filepath.Clean(r.root) {
-			errs = append(errs, fmt.Errorf("restored dir %q: not inside %s", d.Dir, r.root))
-			continue
-		}
-		if !d.Existed {
-			errs = append(errs, os.RemoveAll(abs))
-			continue
-		}
-		files := append([]string(nil), d.Files...)
-		sort.Sort(sort.Reverse(sort.StringSlice(files)))
-		for _, f := range files {
-			p, err := safepath.Join(r.root, f)
-			if err != nil || !strings.HasPrefix(p, abs+string(filepath.Separator)) {
-				errs = append(errs, fmt.Errorf("restored file %q: not inside %s", f, abs))
-				continue
-			}
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-			}
-			// Dirs left empty go too; one with anything else in it stays.
-			for dir := filepath.Dir(p); dir != abs && strings.HasPrefix(dir, abs); dir = filepath.Dir(dir) {
-				if os.Remove(dir) != nil {
-					break
-				}
-			}
-		}
-	}
-	errs = append(errs, os.Remove(filepath.Join(r.stateDir, restoredRecord)))
-	var out []error
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			out = append(out, err)
-		}
-	}
-	return errors.Join(out...)
-}
-
 // deletedRun is what runDeleted did: the report of the deleted units and
 // the exit code it calls for.
 type deletedRun struct {
@@ -272,29 +93,23 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, command string,
 	if stateDir == "" {
 		stateDir = filepath.Join(s.project.Root, ".strata")
 	}
-	if err := os.MkdirAll(filepath.Join(stateDir, "locks"), 0o700); err != nil {
-		return nil, err
-	}
-	lock, err := filelock.Acquire(ctx, restoreLock(stateDir), nil)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Release()
 	repo, err := git.Open(ctx, s.project.Root)
 	if err != nil {
 		return nil, err
 	}
-	r := &restorer{root: s.project.Root, stateDir: stateDir, repo: repo}
+	dirs := make([]runner.RestoreDir, len(gone))
+	for i, d := range gone {
+		dirs[i] = runner.RestoreDir{Dir: d.Dir, Commit: d.from}
+	}
+	restored, err := runner.Restore(ctx, s.project.Root, stateDir, repo, dirs)
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
-		if err := r.remove(); err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "strata: removing the deleted dirs put back (%s): %v\n", strings.Join(r.names(), ", "), err)
+		if err := restored.Remove(); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "strata: removing the deleted dirs put back (%s): %v\n", strings.Join(restored.Names(), ", "), err)
 		}
 	}()
-	for _, d := range gone {
-		if err := r.restore(d.from, d.Dir); err != nil {
-			return nil, err
-		}
-	}
 	loc, err := locateProject(c)
 	if err != nil {
 		return nil, err

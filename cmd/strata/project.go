@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -34,7 +35,7 @@ func openProject(c *cli.Context) (*session, error) {
 	if stateDir == "" {
 		stateDir = filepath.Join(loc.root, ".strata")
 	}
-	if err := cleanRestored(stateDir, loc.root, func(msg string) { fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg) }); err != nil {
+	if err := runner.CleanRestored(stateDir, loc.root, func(msg string) { fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg) }); err != nil {
 		return nil, cli.Exit(err.Error(), 1)
 	}
 	return loc.load(c, nil)
