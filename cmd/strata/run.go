@@ -208,9 +208,12 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
-	res := &runner.Result{Report: runner.NewReport(command, time.Now(), time.Now(), nil, false)}
+	var res *runner.Result
 	if len(run.Units) > 0 {
 		res, err = runner.Execute(ctx, s.project, run, opt)
+	} else {
+		// Only deleted units to look at.
+		res = &runner.Result{Report: runner.NewReport(command, time.Now(), time.Now(), nil, false)}
 	}
 	werr := stateWritten()
 	if err != nil {
