@@ -15,25 +15,10 @@ import (
 	"github.com/strata-iac/strata/internal/testenv"
 )
 
-// gitEnv makes test commits reproducible and keeps the user's git config
-// out of the repositories the tests build.
-var gitEnv = []string{
-	"GIT_AUTHOR_NAME=strata", "GIT_AUTHOR_EMAIL=strata@example.com",
-	"GIT_COMMITTER_NAME=strata", "GIT_COMMITTER_EMAIL=strata@example.com",
-	"GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_CONFIG_NOSYSTEM=1",
-}
-
 // gitRun runs git in dir and fails the test on an error.
 func gitRun(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), gitEnv...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return testenv.Git(t, dir, args...)
 }
 
 func needGit(t testing.TB) {
