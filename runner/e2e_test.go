@@ -663,3 +663,9 @@ func needTerraform(t *testing.T)                             { testenv.NeedTerra
 func e2eEnv(t *testing.T, extra ...string) []string          { return testenv.Env(t, extra...) }
 func writeRepo(t *testing.T, files map[string]string) string { return testenv.WriteRepo(t, files) }
 func writeFileT(t *testing.T, p, content string)             { testenv.WriteFile(t, p, content) }
+
+// replaceIn replaces the first old in the file at p with new.
+func replaceIn(t *testing.T, p, old, new string) {
+	t.Helper()
+	writeFileT(t, p, strings.Replace(readFile(t, p), old, new, 1))
+}

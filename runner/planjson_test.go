@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	tfjson "github.com/hashicorp/terraform-json"
@@ -185,7 +184,7 @@ func TestOutputOnlyChange(t *testing.T) {
 	if u := unitByName(t, res.Report, "a@default"); u.Status != StatusApplied || u.Changes != (Changes{Add: 1, Outputs: 1}) {
 		t.Fatalf("first apply: %s %+v\n%s", u.Status, u.Changes, e.console.String())
 	}
-	writeFileT(t, main, strings.Replace(readFile(t, main), "v1", "v2", 1))
+	replaceIn(t, main, "v1", "v2")
 	res = e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
 	u := unitByName(t, res.Report, "a@default")
 	if u.Status != StatusPlanned || u.Changes != (Changes{Outputs: 1}) || res.ExitCode != 2 {
@@ -203,7 +202,7 @@ func TestOutputOnlyChange(t *testing.T) {
 		t.Fatalf("apply of the saved plan: %s %+v exit %d\n%s", u.Status, u.Changes, res.ExitCode, e.console.String())
 	}
 	// Applied in one call.
-	writeFileT(t, main, strings.Replace(readFile(t, main), "v2", "v3", 1))
+	replaceIn(t, main, "v2", "v3")
 	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
 	u = unitByName(t, res.Report, "a@default")
 	if _, planned := stepOf(u, StepPlan); planned || u.Status != StatusApplied || u.Changes != (Changes{Outputs: 1}) {

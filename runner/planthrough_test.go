@@ -98,12 +98,12 @@ func TestPlanThrough(t *testing.T) {
 		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	netTF := filepath.Join(root, "net", "main.tf")
-	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "zone-a", "zone-b", 1))
+	replaceIn(t, netTF, "zone-a", "zone-b")
 	res = e.run(CmdPlan, Options{}, stacks.Selection{Dirs: []string{"net", "db"}})
 	if got := statuses(res.Report); got["db@default"] != "planned (planned against net@default's plan)" {
 		t.Fatalf("plan with zone-b: %v\n%s", got, e.console.String())
 	}
-	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "zone-b", "zone-c", 1))
+	replaceIn(t, netTF, "zone-b", "zone-c")
 	e.console.Reset()
 	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Dirs: []string{"net", "db"}})
 	if got := statuses(res.Report); got["net@default"] != "applied" || got["db@default"] != "applied" {
@@ -127,7 +127,7 @@ func TestPlanThroughInApply(t *testing.T) {
 		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	netTF := filepath.Join(root, "net", "main.tf")
-	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "zone-a", "zone-d", 1))
+	replaceIn(t, netTF, "zone-a", "zone-d")
 	var waves [][]string
 	approve := func(units []*UnitReport) (Answer, error) {
 		var names []string

@@ -82,7 +82,7 @@ func TestReadersPulledIn(t *testing.T) {
 		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	netTF := filepath.Join(root, "network", "main.tf")
-	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "vpc-1", "vpc-2", 1))
+	replaceIn(t, netTF, "vpc-1", "vpc-2")
 	e.console.Reset()
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}})
 	got := statuses(res.Report)
@@ -122,7 +122,7 @@ func TestReadersPulledIn(t *testing.T) {
 	}
 
 	// --no-propagate keeps the run as selected.
-	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "zone-a", "zone-b", 1))
+	replaceIn(t, netTF, "zone-a", "zone-b")
 	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
 	if got := statuses(res.Report); len(got) != 1 || got["network@default"] != "applied" {
 		t.Errorf("apply with --no-propagate: %v", got)
@@ -143,9 +143,9 @@ func TestReadersInPlan(t *testing.T) {
 		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	cfg := filepath.Join(root, "strata.yml")
-	writeFileT(t, cfg, strings.Replace(readFile(t, cfg), "network: {tag_query: network}", "network: {tag_query: network, auto_apply: true}", 1))
+	replaceIn(t, cfg, "network: {tag_query: network}", "network: {tag_query: network, auto_apply: true}")
 	netTF := filepath.Join(root, "network", "main.tf")
-	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "zone-a", "zone-b", 1))
+	replaceIn(t, netTF, "zone-a", "zone-b")
 	res := e.run(CmdPlan, Options{AutoApprove: true, DetailedExitCode: true}, stacks.Selection{Stacks: []string{"network"}})
 	got := statuses(res.Report)
 	if len(got) != 2 || got["network@default"] != "applied" || got["db@default"] != "planned" || res.ExitCode != 2 {
@@ -178,7 +178,7 @@ func TestReadersUnknownOutputs(t *testing.T) {
 		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	netTF := filepath.Join(root, "network", "main.tf")
-	writeFileT(t, netTF, strings.Replace(readFile(t, netTF), "vpc-1", "vpc-2", 1))
+	replaceIn(t, netTF, "vpc-1", "vpc-2")
 	e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
 	p, err := stacks.Load(root, configIn(root))
 	if err != nil {
