@@ -18,7 +18,7 @@ import (
 
 func openStore(t *testing.T, url string) *objstore.Store {
 	t.Helper()
-	st, err := objstore.Open(context.Background(), url)
+	st, err := objstore.Open(context.Background(), url, objstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

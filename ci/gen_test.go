@@ -40,7 +40,7 @@ func selectAll(t testing.TB, p *stacks.Project) *stacks.Run {
 // and returns the bucket and the run's manifest.
 func startInMemory(t testing.TB, p *stacks.Project, opt StartOptions) (*objstore.Store, *Manifest) {
 	t.Helper()
-	st, err := objstore.Open(context.Background(), "mem://")
+	st, err := objstore.Open(context.Background(), "mem://", objstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

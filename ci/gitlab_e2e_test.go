@@ -91,7 +91,7 @@ func TestGitLabPipeline(t *testing.T) {
 		t.Fatalf("strata-start.json: %v %s", err, b)
 	}
 	ctx := context.Background()
-	st, err := objstore.Open(ctx, "file://"+stateDir)
+	st, err := objstore.Open(ctx, "file://"+stateDir, objstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

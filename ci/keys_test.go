@@ -81,7 +81,7 @@ stacks:
 	if net.ID() != "net@team@eu#net" {
 		t.Fatalf("net's ID is %q", net.ID())
 	}
-	st, err := objstore.Open(ctx, "mem://")
+	st, err := objstore.Open(ctx, "mem://", objstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

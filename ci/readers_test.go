@@ -78,7 +78,7 @@ func manifestUnit(t testing.TB, m *Manifest, dir string) ManifestUnit {
 func TestStartListsReaders(t *testing.T) {
 	p := loadRepo(t, testenv.WriteRepo(t, readersFiles()))
 	ctx := context.Background()
-	st, _ := objstore.Open(ctx, "mem://")
+	st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
 	m, err := Start(ctx, st, p, selectStacks(t, p, "net", "web"), StartOptions{Command: runner.CmdApply, Shards: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestStartListsReaders(t *testing.T) {
 		"destroy":        {Command: runner.CmdDestroy, Shards: 1, Destroy: true},
 		"gate":           {Command: runner.CmdApply, Shards: 1, Gates: p.UnitsIn("app")},
 	} {
-		st, _ := objstore.Open(ctx, "mem://")
+		st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
 		m, err := Start(ctx, st, p, selectStacks(t, p, "net"), opt)
 		if err != nil {
 			t.Fatal(err)
@@ -144,7 +144,7 @@ func TestReaderResults(t *testing.T) {
 		return runner.StepReport{Name: runner.StepPlan, StartedAt: at.Add(time.Duration(n) * time.Minute), FinishedAt: at.Add(time.Duration(n)*time.Minute + time.Second), OK: true}
 	}
 	start := func() (*objstore.Store, *Manifest) {
-		st, _ := objstore.Open(ctx, "mem://")
+		st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
 		m, err := Start(ctx, st, p, selectStacks(t, p, "net", "web"), StartOptions{Command: runner.CmdApply, Shards: 1, Now: func() time.Time { return at }})
 		if err != nil {
 			t.Fatal(err)

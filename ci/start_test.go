@@ -30,7 +30,7 @@ func TestWavesAndShards(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%dx%d/%d", tt.layers, tt.width, tt.shards), func(t *testing.T) {
 			p := loadRepo(t, layeredRepo(t, tt.layers, tt.width))
-			st, _ := objstore.Open(context.Background(), "mem://")
+			st, _ := objstore.Open(context.Background(), "mem://", objstore.Options{})
 			m, err := Start(context.Background(), st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: tt.shards})
 			if err != nil {
 				t.Fatal(err)
@@ -83,7 +83,7 @@ func TestWavesAndShards(t *testing.T) {
 func TestStartIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 	p := loadRepo(t, layeredRepo(t, 2, 2))
-	st, _ := objstore.Open(ctx, "mem://")
+	st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
 	opt := StartOptions{Command: runner.CmdPlan, Shards: 2, Run: "r1", Now: func() time.Time { return time.Unix(0, 0) }}
 	m1, err := Start(ctx, st, p, selectAll(t, p), opt)
 	if err != nil {

@@ -34,17 +34,29 @@ func stateFlag() cli.Flag {
 	return &cli.StringFlag{Name: "state", Usage: "the state bucket `URL`: s3://bucket (?region=…, ?endpoint=…), gs://bucket, azblob://container, file:///dir or mem://", EnvVars: []string{"STRATA_STATE_URL"}, Required: true}
 }
 
+// stateTimeoutFlag bounds each request to the state bucket
+// (docs/ci.md#a-bucket-that-does-not-answer).
+func stateTimeoutFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "state-timeout", Usage: "give up on a request to the state bucket that has not answered in `DURATION` (tried 3 times; default 15s, or the URL's ?timeout=)", EnvVars: []string{"STRATA_STATE_TIMEOUT"}}
+}
+
 func runIDFlag(required bool) cli.Flag {
 	return &cli.StringFlag{Name: "run", Usage: "the run `ID` ci start printed", EnvVars: []string{"STRATA_RUN"}, Required: required}
 }
 
 // openState opens the state bucket of --state.
 func openState(c *cli.Context) (*objstore.Store, error) {
-	st, err := objstore.Open(c.Context, c.String("state"))
+	st, err := openBucket(c, c.String("state"))
 	if err != nil {
 		return nil, cli.Exit(err.Error(), 1)
 	}
 	return st, nil
+}
+
+// openBucket opens the state bucket at url, its requests bounded by
+// --state-timeout.
+func openBucket(c *cli.Context, url string) (*objstore.Store, error) {
+	return objstore.Open(c.Context, url, objstore.Options{Timeout: c.Duration("state-timeout")})
 }
 
 // withState runs a ci command's action with the bucket of --state open.
@@ -67,7 +79,7 @@ func ciStartCommand() *cli.Command {
 		Usage:     "plan a run once: its units, waves and shards, written to the bucket",
 		ArgsUsage: "COMMAND [selection flags] [-- engine args]",
 		Flags: append(selectionFlags(),
-			stateFlag(),
+			stateFlag(), stateTimeoutFlag(),
 			runIDFlag(false),
 			&cli.IntFlag{Name: "shards", Value: 1, Usage: "spread each wave over at most `M` jobs (1 to 256)", EnvVars: []string{"STRATA_SHARDS"}},
 			&cli.IntFlag{Name: "pr", Usage: "lock every dirspace of the run for pull request `N`", EnvVars: []string{"STRATA_PR"}},
@@ -193,7 +205,7 @@ func ciRunCommand() *cli.Command {
 		Name:  "run",
 		Usage: "run one wave's shard of a run; exits 0 unless strata itself fails (unit failures are in the run)",
 		Flags: []cli.Flag{
-			stateFlag(), runIDFlag(true),
+			stateFlag(), stateTimeoutFlag(), runIDFlag(true),
 			&cli.IntFlag{Name: "wave", Usage: "the `W`ave to run", Required: true},
 			&cli.IntFlag{Name: "shard", Usage: "the shard `N` of the wave", Required: true},
 			&cli.PathFlag{Name: "state-dir", Usage: "the job's local state `DIR` (default .strata/ci/RUN/W-N at the root)"},
@@ -254,7 +266,7 @@ func ciFinishCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "finish",
 		Usage: "write the report and summary of a whole run; exit as a run on one machine would",
-		Flags: append([]cli.Flag{stateFlag(), runIDFlag(true)}, reportFlags()...),
+		Flags: append([]cli.Flag{stateFlag(), stateTimeoutFlag(), runIDFlag(true)}, reportFlags()...),
 		Action: withState(func(c *cli.Context, st *objstore.Store) error {
 			rep, _, err := ci.BuildReport(c.Context, st, c.String("run"))
 			if err != nil {
@@ -277,7 +289,7 @@ func ciUnlockCommand() *cli.Command {
 		Name:  "unlock",
 		Usage: "release every dirspace a pull request locked (on merge or close)",
 		Flags: []cli.Flag{
-			stateFlag(),
+			stateFlag(), stateTimeoutFlag(),
 			&cli.IntFlag{Name: "pr", Usage: "the pull request `N`", Required: true, EnvVars: []string{"STRATA_PR"}},
 		},
 		Action: withState(func(c *cli.Context, st *objstore.Store) error {
@@ -298,7 +310,7 @@ func ciCheckCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "check",
 		Usage: "verify a finished run: order, one apply each, skips, applied digests",
-		Flags: []cli.Flag{stateFlag(), runIDFlag(true)},
+		Flags: []cli.Flag{stateFlag(), stateTimeoutFlag(), runIDFlag(true)},
 		Action: withState(func(c *cli.Context, st *objstore.Store) error {
 			bad, err := ci.Check(c.Context, st, c.String("run"))
 			if err != nil {

@@ -20,7 +20,7 @@ func ciCommentCommand() *cli.Command {
 		Description: "The comment's first line is " + ci.CommentMarker + ", so that a CI job can find\n" +
 			"the comment it posted before and update it.",
 		Flags: []cli.Flag{
-			stateFlag(), runIDFlag(true),
+			stateFlag(), stateTimeoutFlag(), runIDFlag(true),
 			&cli.StringFlag{Name: "link", Usage: "`URL` of the full summary (default: the run's link, else the CI run)"},
 		},
 		Action: withState(func(c *cli.Context, st *objstore.Store) error {

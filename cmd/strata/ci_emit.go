@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/ci"
-	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -61,6 +60,7 @@ func ciEmitCommand() *cli.Command {
 					&cli.StringFlag{Name: "image", Value: ci.DefaultImage, Usage: "the jobs' `IMAGE`: strata and a shell", EnvVars: []string{"STRATA_IMAGE"}},
 					&cli.StringFlag{Name: "run", Usage: "write the child pipeline of run `ID`"},
 					&cli.StringFlag{Name: "state", Usage: "with --run: the state bucket `URL`", EnvVars: []string{"STRATA_STATE_URL"}},
+					stateTimeoutFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					opt := ci.DefaultGitLabOptions()
@@ -87,7 +87,7 @@ func emitGitLab(c *cli.Context, opt ci.GitLabOptions) ([]byte, error) {
 	if c.String("state") == "" {
 		return nil, fmt.Errorf("--run needs the state bucket: --state URL or STRATA_STATE_URL")
 	}
-	st, err := objstore.Open(c.Context, c.String("state"))
+	st, err := openBucket(c, c.String("state"))
 	if err != nil {
 		return nil, err
 	}

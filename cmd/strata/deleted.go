@@ -151,7 +151,7 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, command string,
 	if url := c.String("state"); url != "" {
 		// What the destroy records goes to the bucket too: the next run
 		// must not find these units deployed.
-		st, err := objstore.Open(ctx, url)
+		st, err := objstore.Open(ctx, url, objstore.Options{Timeout: c.Duration("state-timeout")})
 		if err != nil {
 			return nil, err
 		}

@@ -20,7 +20,6 @@ import (
 
 	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/internal/atomicfile"
-	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -35,6 +34,7 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: exit 2 when some unit has changes (written -detailed-exitcode)"},
 		&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR` (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
 		&cli.StringFlag{Name: "state", Usage: "keep run state and saved plans in the bucket at `URL` too (s3://…, gs://…, azblob://…, file:///dir), shared with other machines", EnvVars: []string{"STRATA_STATE_URL"}},
+		stateTimeoutFlag(),
 		&cli.DurationFlag{Name: "lock-timeout", Usage: "wait up to `D` for the repository apply lock", EnvVars: []string{"STRATA_LOCK_TIMEOUT"}},
 		&cli.PathFlag{Name: "resume", Usage: "re-run the units `REPORT` left failed, skipped, blocked or cancelled"},
 		&cli.DurationFlag{Name: "kill-after", Usage: "SIGKILL an interrupted engine after `D` (default: never)", EnvVars: []string{"STRATA_KILL_AFTER"}},
@@ -189,7 +189,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	}
 	stateWritten := func() error { return nil }
 	if url := c.String("state"); url != "" {
-		st, err := objstore.Open(ctx, url)
+		st, err := openBucket(c, url)
 		if err != nil {
 			return cli.Exit(err.Error(), 1)
 		}

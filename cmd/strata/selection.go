@@ -12,7 +12,6 @@ import (
 
 	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/internal/git"
-	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/spell"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
@@ -227,7 +226,7 @@ func deployedCommits(c *cli.Context, s *session) (map[*stacks.Unit]string, error
 // bucket when the command has one, else the state dir.
 func unitStates(c *cli.Context, s *session, units []*stacks.Unit) (map[*stacks.Unit]*runner.UnitState, error) {
 	if url := c.String("state"); url != "" {
-		st, err := objstore.Open(c.Context, url)
+		st, err := openBucket(c, url)
 		if err != nil {
 			return nil, err
 		}

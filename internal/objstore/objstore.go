@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -85,41 +86,65 @@ type Store struct {
 	kind kind
 	// mu orders swaps of a mem:// store, which lives in one process.
 	mu sync.Mutex
+	// url names the bucket in messages; timeout bounds one request.
+	url     string
+	timeout time.Duration
 }
 
 // Open opens the store at url: file:///abs/dir (or a plain directory
-// path, created if needed), mem://, s3://, gs:// or azblob://.
-func Open(ctx context.Context, rawURL string) (*Store, error) {
+// path, created if needed), mem://, s3://, gs:// or azblob://. Each of its
+// operations is bounded by opt (docs/ci.md#a-bucket-that-does-not-answer).
+func Open(ctx context.Context, rawURL string, opt Options) (*Store, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {
-		return openDir(rawURL)
+		return openDir(rawURL, opt)
 	}
-	var k kind
+	timeout, err := takeTimeout(u, opt)
+	if err != nil {
+		return nil, fmt.Errorf("state URL %s: %w", redact(u), err)
+	}
+	var (
+		k kind
+		b *blob.Bucket
+	)
 	switch u.Scheme {
 	case "file":
-		return openDir(u.Path)
+		s, err := openDir(u.Path, opt)
+		if s != nil {
+			s.timeout = timeout
+		}
+		return s, err
 	case "mem":
-		return &Store{b: memblob.OpenBucket(nil)}, nil
+		return &Store{b: memblob.OpenBucket(nil), url: "mem://", timeout: timeout}, nil
 	case s3blob.Scheme:
 		k = kindS3
+		b, err = openS3(ctx, u, timeout)
 	case gcsblob.Scheme:
 		k = kindGCS
 		if err := googleCredentials(ctx); err != nil {
-			return nil, fmt.Errorf("state URL %s: %w", rawURL, err)
+			return nil, fmt.Errorf("state URL %s: %w", redact(u), err)
 		}
+		b, err = openGCS(ctx, u, timeout)
 	case azureblob.Scheme:
 		k = kindAzure
+		b, err = openAzure(ctx, u, timeout)
 	default:
-		return nil, fmt.Errorf("state URL %s: the scheme %q is not supported (file://, mem://, s3://, gs:// and azblob:// are)", rawURL, u.Scheme)
+		return nil, fmt.Errorf("state URL %s: the scheme %q is not supported (file://, mem://, s3://, gs:// and azblob:// are)", redact(u), u.Scheme)
 	}
-	b, err := blob.OpenBucket(ctx, rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("state URL %s: %w", rawURL, err)
+		return nil, fmt.Errorf("state URL %s: %w", redact(u), err)
 	}
-	return &Store{b: b, kind: k}, nil
+	return &Store{b: b, kind: k, url: redact(u), timeout: timeout}, nil
 }
 
-func openDir(dir string) (*Store, error) {
+// redact is a state URL as messages show it: without a password.
+func redact(u *url.URL) string { return u.Redacted() }
+
+func openDir(dir string, opt Options) (*Store, error) {
+	timeout := opt.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -135,7 +160,7 @@ func openDir(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}
-	return &Store{b: b, dir: dir, root: root}, nil
+	return &Store{b: b, dir: dir, root: root, url: "file://" + filepath.ToSlash(dir), timeout: timeout}, nil
 }
 
 // Close releases the bucket.
@@ -170,6 +195,18 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, Version, error) {
 	if err := checkKey(key); err != nil {
 		return nil, "", err
 	}
+	type got struct {
+		data []byte
+		ver  Version
+	}
+	g, err := do(ctx, s, "reading", key, func(ctx context.Context) (got, error) {
+		data, ver, err := s.get(ctx, key)
+		return got{data, ver}, err
+	})
+	return g.data, g.ver, err
+}
+
+func (s *Store) get(ctx context.Context, key string) ([]byte, Version, error) {
 	r, err := s.b.NewReader(ctx, key, nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, "", fmt.Errorf("%s: %w", key, ErrNotFound)
@@ -214,7 +251,9 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	return s.write(ctx, key, data, nil)
+	return s.do(ctx, "writing", key, func(ctx context.Context) error {
+		return s.write(ctx, key, data, nil)
+	})
 }
 
 // write writes an object with opts. On Azure it goes through Upload,
@@ -240,14 +279,16 @@ func (s *Store) Create(ctx context.Context, key string, data []byte) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	if s.dir != "" {
-		return s.createFile(key, data)
-	}
-	err := s.write(ctx, key, data, &blob.WriterOptions{IfNotExist: true})
-	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
-		return fmt.Errorf("%s: %w", key, ErrExists)
-	}
-	return err
+	return s.do(ctx, "creating", key, func(ctx context.Context) error {
+		if s.dir != "" {
+			return s.createFile(key, data)
+		}
+		err := s.write(ctx, key, data, &blob.WriterOptions{IfNotExist: true})
+		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+			return fmt.Errorf("%s: %w", key, ErrExists)
+		}
+		return err
+	})
 }
 
 // createFile writes the content to a temp file and links it into place: a
@@ -308,6 +349,12 @@ func (s *Store) Update(ctx context.Context, key string, data []byte, prev Versio
 	if err := checkKey(key); err != nil {
 		return err
 	}
+	return s.do(ctx, "updating", key, func(ctx context.Context) error {
+		return s.update(ctx, key, data, prev)
+	})
+}
+
+func (s *Store) update(ctx context.Context, key string, data []byte, prev Version) error {
 	if s.dir != "" {
 		return s.updateFile(ctx, key, data, prev)
 	}
@@ -324,7 +371,7 @@ func (s *Store) Update(ctx context.Context, key string, data []byte, prev Versio
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, cur, err := s.Get(ctx, key)
+	_, cur, err := s.get(ctx, key)
 	if errors.Is(err, ErrNotFound) || (err == nil && cur != prev) {
 		return fmt.Errorf("%s: %w", key, ErrChanged)
 	}
@@ -419,30 +466,33 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	err := s.b.Delete(ctx, key)
-	if gcerrors.Code(err) == gcerrors.NotFound {
-		return nil
-	}
-	return err
+	return s.do(ctx, "deleting", key, func(ctx context.Context) error {
+		err := s.b.Delete(ctx, key)
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return nil
+		}
+		return err
+	})
 }
 
 // List returns the keys under prefix, sorted.
 func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
-	var keys []string
-	it := s.b.List(&blob.ListOptions{Prefix: prefix})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
+	return do(ctx, s, "listing", prefix+"*", func(ctx context.Context) ([]string, error) {
+		var keys []string
+		it := s.b.List(&blob.ListOptions{Prefix: prefix})
+		for {
+			obj, err := it.Next(ctx)
+			if err == io.EOF {
+				return keys, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			if checkKey(obj.Key) == nil {
+				keys = append(keys, obj.Key)
+			}
 		}
-		if err != nil {
-			return nil, err
-		}
-		if checkKey(obj.Key) == nil {
-			keys = append(keys, obj.Key)
-		}
-	}
-	return keys, nil
+	})
 }
 
 // googleCredentials checks that Application Default Credentials can be
@@ -451,11 +501,16 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 // empty credentials, whose first request fails with a key parse error.
 // A local emulator (STORAGE_EMULATOR_HOST) needs none.
 func googleCredentials(ctx context.Context) error {
-	if os.Getenv("STORAGE_EMULATOR_HOST") != "" || os.Getenv("STORAGE_EMULATOR_HOST_GRPC") != "" {
+	if emulatedGCS() {
 		return nil
 	}
 	if _, err := gcp.DefaultCredentials(ctx); err != nil {
 		return fmt.Errorf("no Google credentials (%w); expected Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS naming a key file, `gcloud auth application-default login`, or a workload's service account", err)
 	}
 	return nil
+}
+
+// emulatedGCS says a local Cloud Storage emulator stands in for Google's.
+func emulatedGCS() bool {
+	return os.Getenv("STORAGE_EMULATOR_HOST") != "" || os.Getenv("STORAGE_EMULATOR_HOST_GRPC") != ""
 }

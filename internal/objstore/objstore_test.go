@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/strata-iac/strata/internal/testenv"
 )
@@ -26,7 +28,7 @@ func stores(t *testing.T) map[string]*Store {
 	urls := testenv.BucketURLs(t)
 	urls["mem"] = "mem://"
 	for name, u := range urls {
-		s, err := Open(ctx, u)
+		s, err := Open(ctx, u, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +176,7 @@ func TestUpdateRace(t *testing.T) {
 func TestFileStoreLeavesNoTemp(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := Open(ctx, dir)
+	s, err := Open(ctx, dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +247,7 @@ func TestFileCreateChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("a child of TestFileCreateAcrossProcesses")
 	}
-	s, err := Open(context.Background(), dir)
+	s, err := Open(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +277,7 @@ func TestGoogleCredentialsMissing(t *testing.T) {
 	}
 	stdout := os.Stdout
 	os.Stdout = w
-	_, openErr := Open(context.Background(), "gs://strata-state")
+	_, openErr := Open(context.Background(), "gs://strata-state", Options{})
 	os.Stdout = stdout
 	w.Close()
 	printed, _ := io.ReadAll(r)
@@ -284,5 +286,146 @@ func TestGoogleCredentialsMissing(t *testing.T) {
 	}
 	if len(printed) > 0 {
 		t.Errorf("printed on stdout: %q", printed)
+	}
+}
+
+// TestStalledS3 stalls the S3 server (SIGSTOP: it accepts connections and
+// answers none): every operation gives up within its budget with an error
+// naming the object and the bucket, and the store works again once the
+// server does.
+func TestStalledS3(t *testing.T) {
+	srv := testenv.StartS3(t)
+	if srv == nil {
+		t.Skip("versitygw is not installed (make tools)")
+	}
+	ctx := context.Background()
+	// The URL's query sets the timeout; Options would win over it.
+	s, err := Open(ctx, srv.URL+"&timeout=300ms", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.timeout != 300*time.Millisecond {
+		t.Fatalf("timeout %s, want the URL's 300ms", s.timeout)
+	}
+	if err := s.Put(ctx, "runs/1/manifest.json", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	ops := map[string]func() error{
+		"reading":  func() error { _, _, err := s.Get(ctx, "runs/1/manifest.json"); return err },
+		"creating": func() error { return s.Create(ctx, "runs/1/manifest.json", []byte("x")) },
+		"updating": func() error { return s.Update(ctx, "runs/1/manifest.json", []byte("x"), "\"etag\"") },
+		"writing":  func() error { return s.Put(ctx, "runs/1/manifest.json", []byte("x")) },
+		"deleting": func() error { return s.Delete(ctx, "runs/1/manifest.json") },
+		"listing":  func() error { _, err := s.List(ctx, "runs/"); return err },
+	}
+	for op, f := range ops {
+		err := f()
+		var na *NoAnswerError
+		if !errors.As(err, &na) {
+			t.Fatalf("%s a stalled bucket: %v, want a NoAnswerError", op, err)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, op+" runs/") || !strings.Contains(msg, srv.URL) || strings.Contains(msg, "timeout=300ms") {
+			t.Errorf("%s: the error does not name the operation, the object and the bucket: %s", op, msg)
+		}
+	}
+	srv.Cont()
+	// A write that timed out may still land once the server goes on: a
+	// timeout says nothing of whether it did.
+	if err := s.Put(ctx, "runs/1/manifest.json", []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := s.Get(ctx, "runs/1/manifest.json"); err != nil || string(data) != "y" {
+		t.Fatalf("after the server went on: %q, %v", data, err)
+	}
+}
+
+// TestKilledS3 kills the S3 server: a refused connection is tried again
+// by the SDK's retryer, then fails; started again, the store works.
+func TestKilledS3(t *testing.T) {
+	srv := testenv.StartS3(t)
+	if srv == nil {
+		t.Skip("versitygw is not installed (make tools)")
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, srv.URL, Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Create(ctx, "units/a.json", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	_, _, err = s.Get(ctx, "units/a.json")
+	if err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("reading from a killed server: %v", err)
+	}
+	if !strings.Contains(err.Error(), "attempt") {
+		t.Errorf("the error does not say the request was retried: %v", err)
+	}
+	srv.Start()
+	if data, _, err := s.Get(ctx, "units/a.json"); err != nil || string(data) != "a" {
+		t.Fatalf("after a restart: %q, %v", data, err)
+	}
+}
+
+// TestStuckFileStore stands a FIFO where an object should be: opening it
+// blocks as a file on a stuck network file system does, and no context
+// can cancel that. The store gives up at its deadline all the same.
+func TestStuckFileStore(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), "file://"+dir, Options{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := os.MkdirAll(filepath.Join(dir, "units"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "units", "a.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.Get(context.Background(), "units/a.json")
+	var na *NoAnswerError
+	if !errors.As(err, &na) || na.Key != "units/a.json" || !strings.Contains(err.Error(), "file://"+dir) {
+		t.Fatalf("reading a stuck file: %v", err)
+	}
+	// Unblock the reader left behind.
+	if f, err := os.OpenFile(filepath.Join(dir, "units", "a.json"), os.O_WRONLY, 0); err == nil {
+		f.Close()
+	}
+}
+
+func TestStateTimeoutQuery(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		opt  Options
+		want time.Duration
+		err  string
+	}{
+		{url: "mem://", want: DefaultTimeout},
+		{url: "mem://?timeout=2s", want: 2 * time.Second},
+		{url: "mem://?timeout=2s", opt: Options{Timeout: 5 * time.Second}, want: 5 * time.Second},
+		{url: "mem://?timeout=soon", err: `timeout="soon": expected a positive duration`},
+		{url: "mem://?timeout=-1s", err: `expected a positive duration`},
+		{url: "mem://", opt: Options{Timeout: -time.Second}, err: "negative"},
+	} {
+		s, err := Open(context.Background(), tc.url, tc.opt)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s %+v: %v, want %q", tc.url, tc.opt, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.timeout != tc.want {
+			t.Errorf("%s %+v: timeout %s, want %s", tc.url, tc.opt, s.timeout, tc.want)
+		}
+		s.Close()
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -132,23 +133,77 @@ func serve(t *testing.T, cmd *exec.Cmd, addr string) {
 // versitygw is not on PATH (make test installs it, and then it must be).
 func S3Server(t *testing.T) string {
 	t.Helper()
-	gw := tool(t, "versitygw", "S3")
-	if gw == "" {
+	s := StartS3(t)
+	if s == nil {
 		return ""
 	}
-	addr := freeAddr(t)
-	cmd := exec.Command(gw, "--port", addr, "posix", t.TempDir())
-	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY=strata-test", "ROOT_SECRET_KEY=strata-test-secret")
-	serve(t, cmd, addr)
+	return s.URL
+}
+
+// S3 is a versitygw server a test can stall, kill and start again on the
+// same port and directory, to inject the faults of a bucket.
+type S3 struct {
+	// URL is the state URL of its bucket.
+	URL string
+
+	t        *testing.T
+	gw, addr string
+	dir      string
+	cmd      *exec.Cmd
+}
+
+// StartS3 is S3Server with a handle on the server; nil when versitygw is
+// not on PATH.
+func StartS3(t *testing.T) *S3 {
+	t.Helper()
+	gw := tool(t, "versitygw", "S3")
+	if gw == "" {
+		return nil
+	}
+	s := &S3{t: t, gw: gw, addr: freeAddr(t), dir: t.TempDir()}
+	s.Start()
 	t.Setenv("AWS_ACCESS_KEY_ID", "strata-test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "strata-test-secret")
 	t.Setenv("AWS_REGION", "us-east-1")
-	u := "s3://strata-state?endpoint=http://" + addr + "&use_path_style=true&disable_https=true&region=us-east-1"
-	makeBucket(t, u, func(ctx context.Context, client *s3.Client) error {
+	s.URL = "s3://strata-state?endpoint=http://" + s.addr + "&use_path_style=true&disable_https=true&region=us-east-1"
+	makeBucket(t, s.URL, func(ctx context.Context, client *s3.Client) error {
 		_, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("strata-state")})
 		return err
 	})
-	return u
+	return s
+}
+
+// Start starts the server (again, after Kill) on its port and directory.
+func (s *S3) Start() {
+	s.t.Helper()
+	s.cmd = exec.Command(s.gw, "--port", s.addr, "posix", s.dir)
+	s.cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY=strata-test", "ROOT_SECRET_KEY=strata-test-secret")
+	serve(s.t, s.cmd, s.addr)
+}
+
+// Stop stalls the server (SIGSTOP): it accepts connections, as the
+// kernel does for it, and answers none, as a black-holed load balancer.
+func (s *S3) Stop() {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { s.cmd.Process.Signal(syscall.SIGCONT) })
+}
+
+// Cont lets a stalled server go on.
+func (s *S3) Cont() {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// Kill kills the server: connections are refused until Start.
+func (s *S3) Kill() {
+	s.t.Helper()
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
 }
 
 // GCSServer starts fake-gcs-server (a Google Cloud Storage server in
