@@ -12,7 +12,7 @@ import (
 
 // Check verifies a finished run against what one run on one machine
 // guarantees (docs/ci.md#invariants), from what the bucket holds alone:
-//   - every unit has a result, and no unit started before every unit it
+//   - every unit has a result, under its own key, and no unit started before every unit it
 //     waits for had ended;
 //   - no unit applied more than once;
 //   - a failure skipped exactly the units that wait for it, directly or
@@ -23,7 +23,7 @@ import (
 //
 // It returns every violation found, nil when there is none.
 func Check(ctx context.Context, st *objstore.Store, run string) ([]string, error) {
-	m, results, err := loadRun(ctx, st, run)
+	m, results, refused, err := readRun(ctx, st, run)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +62,10 @@ func Check(ctx context.Context, st *objstore.Store, run string) ([]string, error
 	}
 	for _, mu := range m.Units {
 		r := results[mu.ID]
+		if why, ok := refused[mu.ID]; ok {
+			bad = append(bad, fmt.Sprintf("%s: %s", mu.ID, why))
+			continue
+		}
 		if r == nil {
 			bad = append(bad, fmt.Sprintf("%s: no result", mu.ID))
 			continue

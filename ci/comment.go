@@ -125,7 +125,7 @@ func newCommentView(rep *runner.Report, link string) *commentView {
 }
 
 // stackStatusOrder ranks statuses as a stack's status does (runner).
-var stackStatusOrder = []runner.Status{runner.StatusFailed, runner.StatusCancelled, runner.StatusSkipped, runner.StatusBlocked,
+var stackStatusOrder = []runner.Status{runner.StatusFailed, runner.StatusMissing, runner.StatusCancelled, runner.StatusSkipped, runner.StatusBlocked,
 	runner.StatusPlanned, runner.StatusApplied, runner.StatusDestroyed, runner.StatusSucceeded, runner.StatusNoChanges}
 
 func stackRank(s runner.Status) int {

@@ -264,7 +264,7 @@ func TestInterruptedJobIsRetried(t *testing.T) {
 	}()
 	// Interrupt once fast is recorded and slow's provisioner runs.
 	for i := 0; ; i++ {
-		r, err := loadResult(context.Background(), st, m.Run, unitKey("fast", "default", "w"))
+		r, _, err := loadResult(context.Background(), st, m.Run, unitKey("fast", "default", "w"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +280,7 @@ func TestInterruptedJobIsRetried(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("interrupted job: %v\n%s", err, log.String())
 	}
-	if r, _ := loadResult(context.Background(), st, m.Run, unitKey("slow", "default", "w")); r != nil {
+	if r, _, _ := loadResult(context.Background(), st, m.Run, unitKey("slow", "default", "w")); r != nil {
 		t.Fatalf("the cancelled unit has a result: %s %s", r.Unit.Status, r.Unit.Reason)
 	}
 	res, err := RunSlice(context.Background(), st, loadRepo(t, root), SliceOptions{Run: m.Run, Environ: env, StateDir: t.TempDir()})

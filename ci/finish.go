@@ -2,6 +2,7 @@ package ci
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"github.com/strata-iac/strata/internal/objstore"
@@ -11,16 +12,19 @@ import (
 // reasonNoResult is the reason of a unit no job recorded.
 const reasonNoResult = "no job recorded a result (its job did not run or did not finish)"
 
+// reasonRefused is the reason of a unit whose recorded result was refused.
+const reasonRefused = "its recorded result is refused: "
+
 // whyReader is the why of a reader no job recorded.
 const whyReader = "reader: joins when an apply of the run changes an output it reads"
 
 // BuildReport assembles the report of a whole run from its manifest and
 // the results its jobs recorded, in wave order: the report, summary and
-// exit code a run on one machine would give. A unit no job recorded is
-// cancelled; a reader recorded as not needed is left out, as a run on one
+// exit code a run on one machine would give. A unit with no result, or
+// whose result was refused, is missing; a reader recorded as not needed is left out, as a run on one
 // machine leaves out a reader that does not join (docs/ci.md#readers).
 func BuildReport(ctx context.Context, st *objstore.Store, run string) (*runner.Report, *Manifest, error) {
-	m, results, err := loadRun(ctx, st, run)
+	m, results, refused, err := readRun(ctx, st, run)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -34,14 +38,17 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*runner.R
 			continue
 		}
 		if r == nil {
-			why := mu.Why
+			why, reason := mu.Why, reasonNoResult
+			if r, ok := refused[mu.ID]; ok {
+				reason = reasonRefused + r
+			}
 			if mu.Reader {
 				// Whether it had to join is not known.
 				why = whyReader
 			}
 			units = append(units, &runner.UnitReport{
 				Dir: mu.Dir, Workspace: mu.Workspace, Stack: mu.Stack, StackPath: []string{mu.Stack},
-				Why: why, Status: runner.StatusCancelled, Reason: reasonNoResult,
+				Why: why, Status: runner.StatusMissing, Reason: reason,
 				Inputs: map[string]runner.InputReport{}, Steps: []runner.StepReport{},
 			})
 			continue
@@ -59,17 +66,23 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*runner.R
 
 // loadRun reads a run's manifest and every result recorded, by unit ID.
 func loadRun(ctx context.Context, st *objstore.Store, run string) (*Manifest, map[string]*Result, error) {
+	m, results, _, err := readRun(ctx, st, run)
+	return m, results, err
+}
+
+// readRun is loadRun with the results refused, by unit ID, with why.
+func readRun(ctx context.Context, st *objstore.Store, run string) (*Manifest, map[string]*Result, map[string]string, error) {
 	m, err := LoadManifest(ctx, st, run)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	refs := make([]unitRef, len(m.Units))
 	for i, mu := range m.Units {
 		refs[i] = unitRef{id: mu.ID, key: mu.key()}
 	}
-	results, err := loadResults(ctx, st, m.Run, refs)
+	results, refused, err := loadResults(ctx, st, m.Run, refs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, fmt.Errorf("reading the results of run %s: %w", run, err)
 	}
-	return m, results, nil
+	return m, results, refused, nil
 }

@@ -172,7 +172,7 @@ func TestReaderResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := statusesOf(rep); got["app"] != "cancelled" || rep.ExitCode == 0 {
+	if got := statusesOf(rep); got["app"] != "missing" || rep.ExitCode == 0 {
 		t.Errorf("no result: %v, exit %d", got, rep.ExitCode)
 	}
 	if bad, _ := Check(ctx, st, m.Run); !slices.Contains(bad, manifestUnit(t, m, "app").ID+": no result") {

@@ -124,7 +124,9 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 		})
 	}
 	g.Go(func(ctx context.Context) (err error) {
-		j.results, err = loadResults(ctx, st, m.Run, results)
+		// A refused result is as none: the unit is not done, and the
+		// units after it do not take it as settled.
+		j.results, _, err = loadResults(ctx, st, m.Run, results)
 		return err
 	})
 	g.Go(func(ctx context.Context) (err error) {

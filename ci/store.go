@@ -161,16 +161,28 @@ func loadWave(ctx context.Context, st *objstore.Store, run string, wave int) (*M
 // unitRef is a unit as the bucket knows it: its ID, and its key (unitKey).
 type unitRef struct{ id, key string }
 
-// loadResult reads one unit's result; nil when none is recorded.
-func loadResult(ctx context.Context, st *objstore.Store, run, key string) (*Result, error) {
-	res := &Result{}
-	if _, err := getJSON(ctx, st, resultKey(run, key), res); err != nil {
-		if errors.Is(err, objstore.ErrNotFound) {
-			return nil, nil
-		}
-		return nil, err
+// loadResult reads one unit's result; nil when none is recorded. A
+// result that is not one strata wrote, or whose content names another unit
+// than its key, is refused: nil, and why (docs/ci.md#a-result-that-lies).
+func loadResult(ctx context.Context, st *objstore.Store, run, key string) (*Result, string, error) {
+	b, _, err := st.Get(ctx, resultKey(run, key))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return nil, "", nil
 	}
-	return res, nil
+	if err != nil {
+		return nil, "", err
+	}
+	res := &Result{}
+	if err := json.Unmarshal(b, res); err != nil {
+		return nil, fmt.Sprintf("its result object %s is not a result strata wrote (%v)", resultKey(run, key), err), nil
+	}
+	if res.Unit == nil {
+		return nil, fmt.Sprintf("its result object %s names no unit", resultKey(run, key)), nil
+	}
+	if got := unitKey(res.Unit.Dir, res.Unit.Workspace, res.Unit.Stack); got != key {
+		return nil, fmt.Sprintf("its result object %s holds the result of %s", resultKey(run, key), res.Unit.Name()), nil
+	}
+	return res, "", nil
 }
 
 // fetchers bounds the requests a job has in flight to the bucket.
@@ -191,21 +203,30 @@ func fetchAll[T any](ctx context.Context, refs []unitRef, fetch func(ctx context
 }
 
 // loadResults reads the results of units, fetched at once; a unit with
-// none recorded is absent from the map.
-func loadResults(ctx context.Context, st *objstore.Store, run string, refs []unitRef) (map[string]*Result, error) {
-	out, err := fetchAll(ctx, refs, func(ctx context.Context, r unitRef) (*Result, error) {
-		return loadResult(ctx, st, run, r.key)
+// none recorded is absent from the map, and one whose result was refused
+// is in refused, with why.
+func loadResults(ctx context.Context, st *objstore.Store, run string, refs []unitRef) (results map[string]*Result, refused map[string]string, err error) {
+	type loaded struct {
+		res     *Result
+		refused string
+	}
+	out, err := fetchAll(ctx, refs, func(ctx context.Context, r unitRef) (loaded, error) {
+		res, why, err := loadResult(ctx, st, run, r.key)
+		return loaded{res, why}, err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	m := make(map[string]*Result, len(refs))
+	results, refused = make(map[string]*Result, len(refs)), map[string]string{}
 	for i, r := range refs {
-		if out[i] != nil && out[i].Unit != nil {
-			m[r.id] = out[i]
+		switch {
+		case out[i].refused != "":
+			refused[r.id] = out[i].refused
+		case out[i].res != nil:
+			results[r.id] = out[i].res
 		}
 	}
-	return m, nil
+	return results, refused, nil
 }
 
 // mirror keeps the run state of a job's units in step with the bucket

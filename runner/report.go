@@ -76,9 +76,10 @@ func FailedReport(command string, started, finished time.Time, reason string) *R
 		Stacks: []StackReport{}, Units: []*UnitReport{}, Error: reason}
 }
 
-// StackReport is a stack's outcome: the first of failed, cancelled,
-// skipped, blocked, planned, applied, destroyed, succeeded, no_changes
-// that one of its units has.
+// StackReport is a stack's outcome: the first of failed, missing (in the
+// report of a run shared by CI jobs), cancelled, skipped, blocked,
+// planned, applied, destroyed, succeeded, no_changes that one of its units
+// has.
 type StackReport struct {
 	Name   string   `json:"name"`
 	Path   []string `json:"path"`
@@ -152,7 +153,7 @@ type StepReport struct {
 }
 
 // stackStatusOrder ranks unit statuses for a stack's status.
-var stackStatusOrder = []Status{StatusFailed, StatusCancelled, StatusSkipped, StatusBlocked, StatusPlanned, StatusApplied, StatusDestroyed, StatusSucceeded, StatusNoChanges}
+var stackStatusOrder = []Status{StatusFailed, StatusMissing, StatusCancelled, StatusSkipped, StatusBlocked, StatusPlanned, StatusApplied, StatusDestroyed, StatusSucceeded, StatusNoChanges}
 
 func (r *runState) unitReport(ur *unitRun) *UnitReport {
 	u := ur.u
@@ -275,7 +276,7 @@ func exitCode(rep *Report, command string, detailed bool) int {
 			return 1
 		}
 		switch u.Status {
-		case StatusFailed, StatusSkipped, StatusCancelled:
+		case StatusFailed, StatusSkipped, StatusCancelled, StatusMissing:
 			return 1
 		case StatusBlocked, StatusPlanned:
 			if mutating {

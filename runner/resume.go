@@ -20,7 +20,7 @@ func ResumeRun(p *stacks.Project, rep *Report) (run *stacks.Run, external []*sta
 			continue
 		}
 		switch ur.Status {
-		case StatusFailed, StatusSkipped, StatusBlocked, StatusCancelled:
+		case StatusFailed, StatusSkipped, StatusBlocked, StatusCancelled, StatusMissing:
 			run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + string(ur.Status)})
 		case StatusPlanned:
 			external = append(external, u)

@@ -32,6 +32,10 @@ const (
 	StatusBlocked   Status = "blocked"
 	StatusSkipped   Status = "skipped"
 	StatusCancelled Status = "cancelled"
+	// StatusMissing is a unit of a run shared by CI jobs that no job
+	// recorded a result for, or whose recorded result was refused
+	// (docs/ci.md#a-result-that-lies).
+	StatusMissing Status = "missing"
 
 	statusPending Status = "pending"
 )

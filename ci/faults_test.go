@@ -1,0 +1,82 @@
+package ci
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"gocloud.dev/blob"
+
+	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/runner"
+)
+
+// s3Run applies a layered repo as a sharded run on a versitygw server it
+// starts, and returns the server, the repo and the run.
+func s3Run(t *testing.T, layers, width int) (*testenv.S3, string, *Manifest) {
+	t.Helper()
+	testenv.NeedTerraform(t)
+	srv := testenv.StartS3(t)
+	if srv == nil {
+		t.Skip("versitygw is not installed (make tools)")
+	}
+	root := layeredRepo(t, layers, width)
+	st := openStore(t, srv.URL)
+	p := loadRepo(t, root)
+	m, err := Start(context.Background(), st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 2, Options: RunOptions{AutoApprove: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shardedRun(t, st, root, m, testenv.Env(t))
+	return srv, root, m
+}
+
+// s3Copy copies an object of the bucket through the S3 API.
+func s3Copy(t *testing.T, url, dst, src string) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := blob.OpenBucket(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Copy(ctx, dst, src, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLyingResult copies one unit's valid result over two other units'
+// result objects: the report lists the first once and the other two as
+// missing, naming what their objects hold, and the check fails for them.
+func TestLyingResult(t *testing.T) {
+	srv, _, m := s3Run(t, 1, 3)
+	ctx := context.Background()
+	st := openStore(t, srv.URL)
+	src := resultKey(m.Run, manifestUnit(t, m, "l0/c0").key())
+	for _, dir := range []string{"l0/c1", "l0/c2"} {
+		s3Copy(t, srv.URL, resultKey(m.Run, manifestUnit(t, m, dir).key()), src)
+	}
+	rep, _, err := BuildReport(ctx, st, m.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := statusesOf(rep)
+	if len(rep.Units) != 3 || got["l0/c0"] != "applied" || got["l0/c1"] != "missing" || got["l0/c2"] != "missing" {
+		t.Fatalf("report: %d units %v", len(rep.Units), got)
+	}
+	for _, u := range rep.Units {
+		if u.Status == runner.StatusMissing && !strings.Contains(u.Reason, "holds the result of l0/c0@default") {
+			t.Errorf("%s: reason %q", u.Name(), u.Reason)
+		}
+	}
+	if rep.ExitCode != 1 {
+		t.Errorf("exit %d", rep.ExitCode)
+	}
+	bad, err := Check(ctx, st, m.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) != 2 || !strings.Contains(bad[0], "l0/c1") || !strings.Contains(bad[1], "l0/c2") {
+		t.Errorf("check: %q", bad)
+	}
+}
