@@ -209,7 +209,7 @@ func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) b
 	fmt.Fprintf(b, "<details%s><summary>%s</summary>\n\n", open, stackLine(s))
 	b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")
 	for _, u := range s.units {
-		fmt.Fprintf(b, "| <code>%s</code> | %s | %s | %s |\n", tableCell(u.Name()), tableCell(string(u.Status)), u.ChangesText(), tableCell(u.Reason))
+		fmt.Fprintf(b, "| <code>%s</code> | %s | %s | %s |\n", tableCell(u.Name()), tableCell(string(u.Status)), u.ChangesText(), tableCell(u.Note()))
 	}
 	b.WriteString("\n")
 	cut := false

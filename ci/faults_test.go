@@ -80,3 +80,66 @@ func TestLyingResult(t *testing.T) {
 		t.Errorf("check: %q", bad)
 	}
 }
+
+// TestCorruptUnitState truncates a unit's record in the bucket through
+// the S3 API: the next run moves it aside under a corrupt-<time> key,
+// warns, starts the unit afresh and says so in its report; the run after
+// that finds a good record and warns of nothing.
+func TestCorruptUnitState(t *testing.T) {
+	srv, root, m := s3Run(t, 1, 2)
+	ctx := context.Background()
+	b, err := blob.OpenBucket(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	key := unitStateKey(manifestUnit(t, m, "l0/c0").key())
+	good, err := b.ReadAll(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteAll(ctx, key, good[:len(good)/2], nil); err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, srv.URL)
+	p := loadRepo(t, root)
+	plan := func() *runner.Report {
+		t.Helper()
+		m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shardedRun(t, st, root, m, testenv.Env(t))
+		rep, _, err := BuildReport(ctx, st, m.Run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	rep := plan()
+	for _, u := range rep.Units {
+		if u.Status != runner.StatusNoChanges {
+			t.Errorf("%s: %s (%s)", u.Name(), u.Status, u.Reason)
+		}
+		corrupt := u.Dir == "l0/c0"
+		if warned := len(u.Warnings) == 1 && strings.Contains(u.Warnings[0], "was corrupt") && strings.Contains(u.Note(), key+".corrupt-"); warned != corrupt {
+			t.Errorf("%s: warnings %q", u.Name(), u.Warnings)
+		}
+	}
+	it := b.List(&blob.ListOptions{Prefix: key + ".corrupt-"})
+	aside, err := it.Next(ctx)
+	if err != nil {
+		t.Fatalf("no record moved aside: %v", err)
+	}
+	if kept, _ := b.ReadAll(ctx, aside.Key); string(kept) != string(good[:len(good)/2]) {
+		t.Errorf("the record moved aside holds %q", kept)
+	}
+	if _, _, _, bad, err := getUnitState(ctx, st, manifestUnit(t, m, "l0/c0").key()); bad != nil || err != nil {
+		t.Errorf("the record is still bad: %v %v", bad, err)
+	}
+	for _, u := range plan().Units {
+		if len(u.Warnings) != 0 || u.Status != runner.StatusNoChanges {
+			t.Errorf("second run: %s %s %q", u.Name(), u.Status, u.Warnings)
+		}
+	}
+}

@@ -315,6 +315,7 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 		// a job looks for no reader of its own, and decides for those of
 		// its slice (docs/ci.md#readers).
 		NoPropagate: true, Readers: readers, ReaderDone: readerOut,
+		Warnings: warnings(pulls, j.units),
 	})
 	werr := w.wait()
 	if err != nil {

@@ -256,21 +256,61 @@ type remoteUnit struct {
 	state *runner.UnitState
 	ver   objstore.Version // "": no record
 	plan  []byte           // nil: no plan the record names
+	// warning says the record was corrupt and moved aside.
+	warning string
+}
+
+// getUnitState reads a unit's record by its key. A record that is not
+// one strata wrote is returned empty, with its version and what is wrong
+// with it (bad).
+func getUnitState(ctx context.Context, st *objstore.Store, uk string) (us *runner.UnitState, ver objstore.Version, data []byte, bad error, err error) {
+	data, ver, err = st.Get(ctx, unitStateKey(uk))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return &runner.UnitState{}, "", nil, nil, nil
+	}
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	us = &runner.UnitState{}
+	if bad := json.Unmarshal(data, us); bad != nil {
+		return &runner.UnitState{}, ver, data, bad, nil
+	}
+	return us, ver, data, nil, nil
 }
 
 // fetchUnit reads a unit's record, and the saved plan it names, by the
 // unit's key; name is how errors name the unit. A record naming a plan the
-// bucket does not have keeps no plan.
+// bucket does not have keeps no plan. A corrupt record is moved aside, as
+// a corrupt journal on disk is, and the unit starts afresh
+// (docs/ci.md#a-corrupt-record).
 func fetchUnit(ctx context.Context, st *objstore.Store, uk, name string) (*remoteUnit, error) {
-	r := &remoteUnit{state: &runner.UnitState{}}
-	ver, err := getJSON(ctx, st, unitStateKey(uk), r.state)
-	switch {
-	case errors.Is(err, objstore.ErrNotFound):
-		return &remoteUnit{state: &runner.UnitState{}}, nil
-	case err != nil:
+	state, ver, data, bad, err := getUnitState(ctx, st, uk)
+	if err != nil {
 		return nil, fmt.Errorf("reading the run state of %s from the bucket: %w", name, err)
 	}
-	r.ver = ver
+	r := &remoteUnit{state: state, ver: ver}
+	if bad != nil {
+		key := unitStateKey(uk)
+		aside := key + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+		if err := st.Create(ctx, aside, data); err != nil && !errors.Is(err, objstore.ErrExists) {
+			return nil, fmt.Errorf("the run state of %s in the bucket (%s) is corrupt (%v) and could not be moved aside: %w", name, key, bad, err)
+		}
+		// Start afresh in the bucket too, unless another writer already
+		// replaced it: then its record is read again.
+		err := st.Update(ctx, key, []byte("{}\n"), ver)
+		if err != nil && !errors.Is(err, objstore.ErrChanged) {
+			return nil, fmt.Errorf("the run state of %s in the bucket (%s) is corrupt (%v) and could not be replaced: %w", name, key, bad, err)
+		}
+		again, ver, _, bad2, err := getUnitState(ctx, st, uk)
+		if err != nil {
+			return nil, fmt.Errorf("reading the run state of %s from the bucket: %w", name, err)
+		}
+		if bad2 != nil {
+			return nil, fmt.Errorf("the run state of %s in the bucket (%s) is corrupt again (%v)", name, key, bad2)
+		}
+		r.state, r.ver = again, ver
+		r.warning = fmt.Sprintf("its run state in the bucket (%s) was corrupt (%v); moved it to %s and started the unit afresh", key, bad, aside)
+	}
 	if r.state.Plan != nil {
 		b, _, err := st.Get(ctx, planKey(uk, r.state.Plan.Digest))
 		switch {
@@ -283,6 +323,17 @@ func fetchUnit(ctx context.Context, st *objstore.Store, uk, name string) (*remot
 		}
 	}
 	return r, nil
+}
+
+// warnings are the warnings of fetched records, for runner.Options.
+func warnings(units []*stacks.Unit, fetched map[string]*remoteUnit) map[*stacks.Unit][]string {
+	out := map[*stacks.Unit][]string{}
+	for _, u := range units {
+		if r := fetched[keyOf(u)]; r != nil && r.warning != "" {
+			out[u] = append(out[u], r.warning)
+		}
+	}
+	return out
 }
 
 // fetchUnits reads the records of units at once, keyed by unit key.
@@ -380,13 +431,13 @@ func (m *mirror) push(ctx context.Context, u *stacks.Unit, run string) (*runner.
 		if !errors.Is(err, objstore.ErrChanged) || tries == 20 {
 			return nil, fmt.Errorf("storing the run state of %s: %w", u.Name(), err)
 		}
-		remote := &runner.UnitState{}
-		ver, err = getJSON(ctx, m.st, unitStateKey(uk), remote)
-		if errors.Is(err, objstore.ErrNotFound) {
-			remote, ver = &runner.UnitState{}, ""
-		} else if err != nil {
+		// A record another writer left corrupt is replaced: this job's
+		// record is the one it has.
+		remote, v, _, _, err := getUnitState(ctx, m.st, uk)
+		if err != nil {
 			return nil, err
 		}
+		ver = v
 		rec = merge(local, remote)
 	}
 	var applied *runner.ApplyRecord
@@ -443,12 +494,12 @@ func (w *writer) wait() error       { return w.p.Wait() }
 // with the state bucket (docs/ci.md#run-state-in-the-bucket): the run
 // state and saved plans of units are written from the bucket into the
 // local state dir now, and each unit's are written back as it ends,
-// through the returned callback (runner.Options.UnitDone). wait returns
-// once everything is written back, with what could not be.
-func Attach(ctx context.Context, st *objstore.Store, stateDir string, units []*stacks.Unit, job string) (done func(*stacks.Unit, *runner.UnitReport), wait func() error, err error) {
+// through opt.UnitDone, which Attach sets, with opt.Warnings. wait
+// returns once everything is written back, with what could not be.
+func Attach(ctx context.Context, st *objstore.Store, stateDir string, units []*stacks.Unit, job string, opt *runner.Options) (wait func() error, err error) {
 	sd, err := runner.OpenStateDir(stateDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	refs := make([]unitRef, len(units))
 	for i, u := range units {
@@ -456,36 +507,35 @@ func Attach(ctx context.Context, st *objstore.Store, stateDir string, units []*s
 	}
 	fetched, err := fetchUnits(ctx, st, refs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	mir := newMirror(st, sd, job)
 	if err := mir.pull(units, fetched); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	w, wctx := newWriter(), context.WithoutCancel(ctx)
-	done = func(u *stacks.Unit, _ *runner.UnitReport) {
+	opt.UnitDone = func(u *stacks.Unit, _ *runner.UnitReport) {
 		w.Go(func() error {
 			_, err := mir.push(wctx, u, "")
 			return err
 		})
 	}
-	return done, w.wait, nil
+	opt.Warnings = warnings(units, fetched)
+	return w.wait, nil
 }
 
-// UnitStates reads units' records from the bucket; a unit with none has
-// an empty one.
+// UnitStates reads units' records from the bucket; a unit with none, or
+// with a corrupt one, has an empty one.
 func UnitStates(ctx context.Context, st *objstore.Store, units []*stacks.Unit) (map[*stacks.Unit]*runner.UnitState, error) {
 	refs := make([]unitRef, len(units))
 	for i, u := range units {
 		refs[i] = unitRef{id: u.ID(), key: keyOf(u)}
 	}
 	got, err := fetchAll(ctx, refs, func(ctx context.Context, r unitRef) (*runner.UnitState, error) {
-		us := &runner.UnitState{}
-		_, err := getJSON(ctx, st, unitStateKey(r.key), us)
-		switch {
-		case errors.Is(err, objstore.ErrNotFound):
-			return &runner.UnitState{}, nil
-		case err != nil:
+		// A corrupt record reads as none: the unit is taken as never
+		// applied, and the job that runs it moves the record aside.
+		us, _, _, _, err := getUnitState(ctx, st, r.key)
+		if err != nil {
 			return nil, fmt.Errorf("reading the run state of %s from the bucket: %w", r.id, err)
 		}
 		return us, nil

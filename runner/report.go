@@ -97,6 +97,9 @@ type UnitReport struct {
 	Status    Status       `json:"status"`
 	Changes   Changes      `json:"changes"`
 	Reason    string       `json:"reason"`
+	// Warnings are what the user must hear of the unit beyond its status
+	// (a corrupt record in the state bucket moved aside, say).
+	Warnings []string `json:"warnings,omitempty"`
 	// Digest is the content digest of the unit's last plan or apply in
 	// this command (docs/behaviour.md#run-state).
 	Digest string `json:"digest,omitempty"`
@@ -155,6 +158,19 @@ type StepReport struct {
 // stackStatusOrder ranks unit statuses for a stack's status.
 var stackStatusOrder = []Status{StatusFailed, StatusMissing, StatusCancelled, StatusSkipped, StatusBlocked, StatusPlanned, StatusApplied, StatusDestroyed, StatusSucceeded, StatusNoChanges}
 
+// Note is the unit's reason and warnings, as the table, the summary and
+// the PR comment show them.
+func (u *UnitReport) Note() string {
+	parts := make([]string, 0, 1+len(u.Warnings))
+	if u.Reason != "" {
+		parts = append(parts, u.Reason)
+	}
+	for _, w := range u.Warnings {
+		parts = append(parts, "warning: "+w)
+	}
+	return strings.Join(parts, "; ")
+}
+
 func (r *runState) unitReport(ur *unitRun) *UnitReport {
 	u := ur.u
 	rep := &UnitReport{
@@ -162,7 +178,7 @@ func (r *runState) unitReport(ur *unitRun) *UnitReport {
 		Engine: EngineReport{Name: ur.choice.Name, Version: ur.choice.Version},
 		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
-		Log: ur.output.String(),
+		Log: ur.output.String(), Warnings: ur.warnings,
 	}
 	if ur.engine != nil {
 		rep.Engine = EngineReport{Name: ur.engine.Name, Version: ur.engine.Version.String()}
@@ -333,7 +349,7 @@ func (rep *Report) WriteTable(w io.Writer) {
 		if u.Changes != (Changes{}) {
 			changes = u.Changes.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", strings.Join(u.StackPath, "/"), u.Name(), u.Status, changes, u.duration(), u.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", strings.Join(u.StackPath, "/"), u.Name(), u.Status, changes, u.duration(), u.Note())
 	}
 	tw.Flush()
 }
@@ -384,7 +400,7 @@ func (rep *Report) Markdown() string {
 			fmt.Fprintf(&b, "### %s — %s\n\n", strings.Join(s.Path, " / "), s.Status)
 			b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")
 			for _, u := range byStack[s.Name] {
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", u.Name(), u.Status, u.ChangesText(), strings.ReplaceAll(u.Reason, "|", `\|`))
+				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", u.Name(), u.Status, u.ChangesText(), strings.ReplaceAll(u.Note(), "|", `\|`))
 			}
 			b.WriteString("\n")
 			for _, u := range byStack[s.Name] {

@@ -149,6 +149,10 @@ type Options struct {
 	// with its final report, before the command ends; CI jobs record
 	// results there, so a job that dies keeps what it finished.
 	UnitDone func(*stacks.Unit, *UnitReport)
+	// Warnings are what a unit's report must say beyond its status, known
+	// before the run (a corrupt record in the state bucket moved aside):
+	// printed as the run starts, and kept in the unit's report.
+	Warnings map[*stacks.Unit][]string
 }
 
 // Settled is a unit settled by another job of a CI run.
@@ -323,6 +327,10 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	for _, ur := range r.units {
 		ur.forceApply = force[ur.u]
 		ur.preBlocked = preBlocked[ur.u]
+		ur.warnings = opt.Warnings[ur.u]
+		for _, w := range ur.warnings {
+			r.con.note(fmt.Sprintf("[%s] warning: %s", ur.u.Name(), w))
+		}
 	}
 	if opt.Command == CmdDrift || r.destroying() {
 		// drift compares with the producers' current state; destroy runs

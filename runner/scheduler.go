@@ -134,6 +134,7 @@ type unit struct {
 	output    strings.Builder            // engine output kept for the summary
 	inited    bool                       // init ran or was found current in this command
 	initArgs  InitArgs                   // the init arguments of the unit's init step
+	warnings  []string                   // Options.Warnings of the unit
 }
 
 // reasonKilled is the reason of a unit whose step was killed by a second

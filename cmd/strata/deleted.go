@@ -156,7 +156,7 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, command string,
 			return nil, err
 		}
 		defer st.Close()
-		if dopt.UnitDone, stateWritten, err = ci.Attach(ctx, st, stateDir, run.List(), ci.JobName(os.Getenv)); err != nil {
+		if stateWritten, err = ci.Attach(ctx, st, stateDir, run.List(), ci.JobName(os.Getenv), &dopt); err != nil {
 			return nil, err
 		}
 	}

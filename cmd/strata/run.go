@@ -204,7 +204,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		}
 		// A consumer the run may pull in has its state mirrored too.
 		units = append(units, runner.Readers(s.project, run, opt)...)
-		if opt.UnitDone, stateWritten, err = ci.Attach(ctx, st, sd, units, ci.JobName(os.Getenv)); err != nil {
+		if stateWritten, err = ci.Attach(ctx, st, sd, units, ci.JobName(os.Getenv), &opt); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
