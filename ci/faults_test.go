@@ -1,7 +1,12 @@
 package ci
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,5 +146,90 @@ func TestCorruptUnitState(t *testing.T) {
 		if len(u.Warnings) != 0 || u.Status != runner.StatusNoChanges {
 			t.Errorf("second run: %s %s %q", u.Name(), u.Status, u.Warnings)
 		}
+	}
+}
+
+// TestDuplicateJob runs one shard as two jobs at once, each on its own
+// checkout of the same commit, the engine state shared as a remote
+// backend shares it: the job that holds a unit's state lock records its
+// outcome; the duplicate, which cannot take the lock, records nothing for
+// it and says so; the run's report and check are those of one job, and a
+// retry finds everything recorded.
+func TestDuplicateJob(t *testing.T) {
+	testenv.NeedTerraform(t)
+	srv := testenv.StartS3(t)
+	if srv == nil {
+		t.Skip("versitygw is not installed (make tools)")
+	}
+	ctx := context.Background()
+	shared, marker := t.TempDir(), filepath.Join(t.TempDir(), "applying")
+	files := map[string]string{
+		"strata.yml": "dirs:\n  slow: {tags: [w]}\n  fast: {tags: [w]}\nstacks:\n  names:\n    w:\n      tag_query: w\n",
+		"slow/main.tf": fmt.Sprintf(`terraform {
+  backend "local" { path = %q }
+}
+resource "terraform_data" "x" {
+  input = "slow"
+  provisioner "local-exec" { command = "touch %s && sleep 4" }
+}
+`, filepath.Join(shared, "slow.tfstate"), marker),
+		"fast/main.tf": fmt.Sprintf(`terraform {
+  backend "local" { path = %q }
+}
+resource "terraform_data" "x" { input = "fast" }
+`, filepath.Join(shared, "fast.tfstate")),
+	}
+	first, second := testenv.WriteRepo(t, files), testenv.WriteRepo(t, files)
+	st := openStore(t, srv.URL)
+	p := loadRepo(t, first)
+	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: RunOptions{AutoApprove: true, Parallelism: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.Env(t)
+	job := func(root, name string, log *bytes.Buffer) (*SliceResult, error) {
+		return RunSlice(ctx, st, loadRepo(t, root), SliceOptions{Run: m.Run, Console: log, Environ: env, StateDir: t.TempDir(), Job: name})
+	}
+	var firstLog, secondLog bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := job(first, "first", &firstLog)
+		done <- err
+	}()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if i == 1200 {
+			t.Fatalf("slow never started applying\n%s", firstLog.String())
+		}
+		sleep()
+	}
+	res, err := job(second, "second", &secondLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.Held, "slow@default") {
+		t.Errorf("the duplicate job held %q\n%s", res.Held, secondLog.String())
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("first job: %v\n%s", err, firstLog.String())
+	}
+	rep, _, err := BuildReport(ctx, st, m.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range rep.Units {
+		if u.Status != runner.StatusApplied {
+			t.Errorf("%s: %s (%s)", u.Name(), u.Status, u.Reason)
+		}
+	}
+	if r, _, _ := loadResult(ctx, st, m.Run, unitKey("slow", "default", "w")); r == nil || r.Job != "first" {
+		t.Errorf("slow's result: %+v", r)
+	}
+	checkRun(t, st, m.Run)
+	retry, err := job(first, "retry", &bytes.Buffer{})
+	if err != nil || retry.Ran != 0 || retry.Done != 2 {
+		t.Errorf("retry: %+v, %v", retry, err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/sourcegraph/conc/pool"
@@ -47,6 +49,10 @@ type SliceResult struct {
 	// earlier attempt had already recorded.
 	Ran, Done int
 	Report    *runner.Report
+	// Held are the units whose engine state another process held (a
+	// duplicate job of this shard, most likely), and the units skipped for
+	// them: this job recorded nothing for them (docs/ci.md#duplicate-jobs).
+	Held []string
 }
 
 // RunSlice runs one wave's shard of a run: FetchJob, then Job.Run.
@@ -280,7 +286,28 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 		}
 		return nil
 	}
+	// A unit whose state lock another process held did not run here: the
+	// holder's outcome is the unit's, and this job records nothing for it,
+	// nor for the units skipped for it (docs/ci.md#duplicate-jobs).
+	var (
+		heldMu sync.Mutex
+		held   = map[string]bool{}
+	)
+	heldElsewhere := func(ur *runner.UnitReport) bool {
+		heldMu.Lock()
+		defer heldMu.Unlock()
+		lost := ur.Status == runner.StatusFailed && lockHeld(ur) ||
+			ur.Status == runner.StatusSkipped && held[ur.Cause]
+		if lost {
+			held[ur.Name()] = true
+			res.Held = append(res.Held, ur.Name())
+		}
+		return lost
+	}
 	record := func(u *stacks.Unit, ur *runner.UnitReport) {
+		if heldElsewhere(ur) {
+			return
+		}
 		w.Go(func() error {
 			applied, err := mir.push(wctx, u, m.Run)
 			if err != nil || ur.Status == runner.StatusCancelled {
@@ -323,6 +350,13 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	}
 	res.Ran, res.Report = len(out.Report.Units), out.Report
 	return res, werr
+}
+
+// lockHeld says a unit failed because another process held its engine
+// state lock.
+func lockHeld(ur *runner.UnitReport) bool {
+	const msg = "Error acquiring the state lock"
+	return strings.Contains(ur.Reason, msg) || strings.Contains(ur.Log, msg)
 }
 
 func orUnknown(s string) string {

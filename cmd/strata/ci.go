@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/urfave/cli/v2"
@@ -256,6 +257,12 @@ func ciRunCommand() *cli.Command {
 			}
 			if res.Done > 0 {
 				fmt.Fprintf(c.App.Writer, "%s of this shard already recorded by an earlier attempt\n", runner.CountOf(res.Done, "unit"))
+			}
+			if len(res.Held) > 0 {
+				// Not this job's outcome to record: the holder's stands,
+				// or a retry of this job completes what is missing.
+				return cli.Exit(fmt.Sprintf("%s held by another process (the engine's state lock; a duplicate job of this shard?): this job recorded nothing for %s; the holder's outcome stands, and a retry completes what is still missing",
+					runner.CountOf(len(res.Held), "unit"), strings.Join(res.Held, ", ")), 1)
 			}
 			return nil
 		},
