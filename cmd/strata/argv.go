@@ -26,7 +26,7 @@ var strataValueFlags = map[string]bool{
 	"stack": true, "query": true, "dir": true, "workspace": true,
 	"format": true, "plan-json": true, "base": true,
 	"dest-branch": true, "source-branch": true,
-	"state": true, "run": true, "shards": true, "wave": true, "shard": true,
+	"state": true, "state-timeout": true, "run": true, "shards": true, "wave": true, "shard": true,
 	"pr": true, "link": true, "max-waves": true, "waves": true, "image": true,
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/urfave/cli/v2"
@@ -274,10 +275,26 @@ func ciFinishCommand() *cli.Command {
 		Name:  "finish",
 		Usage: "write the report and summary of a whole run; exit as a run on one machine would",
 		Flags: append([]cli.Flag{stateFlag(), stateTimeoutFlag(), runIDFlag(true)}, reportFlags()...),
-		Action: withState(func(c *cli.Context, st *objstore.Store) error {
+		Action: func(c *cli.Context) error {
+			started := time.Now()
+			// A bucket that cannot be read still gets a report and a
+			// summary, saying why, as a run on one machine that stops
+			// before any unit does.
+			failed := func(err error) error {
+				rep := runner.FailedReport("", started, time.Now(), fmt.Sprintf("run %s: %v", c.String("run"), err))
+				rep.CI = runner.CIFromEnv(os.Environ())
+				writeReport(c, rep)
+				writeSummary(c, rep)
+				return cli.Exit(err.Error(), 1)
+			}
+			st, err := openBucket(c, c.String("state"))
+			if err != nil {
+				return failed(err)
+			}
+			defer st.Close()
 			rep, _, err := ci.BuildReport(c.Context, st, c.String("run"))
 			if err != nil {
-				return cli.Exit(err.Error(), 1)
+				return failed(err)
 			}
 			rep.CI = runner.CIFromEnv(os.Environ())
 			writeReport(c, rep)
@@ -287,7 +304,7 @@ func ciFinishCommand() *cli.Command {
 				return &exitError{code: rep.ExitCode}
 			}
 			return nil
-		}),
+		},
 	}
 }
 

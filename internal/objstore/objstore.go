@@ -109,11 +109,7 @@ func Open(ctx context.Context, rawURL string, opt Options) (*Store, error) {
 	)
 	switch u.Scheme {
 	case "file":
-		s, err := openDir(u.Path, opt)
-		if s != nil {
-			s.timeout = timeout
-		}
-		return s, err
+		return openDir(u.Path, Options{Timeout: timeout})
 	case "mem":
 		return &Store{b: memblob.OpenBucket(nil), url: "mem://", timeout: timeout}, nil
 	case s3blob.Scheme:
@@ -149,7 +145,12 @@ func openDir(dir string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	s := &Store{dir: dir, url: "file://" + filepath.ToSlash(dir), timeout: timeout}
+	// The first call that reaches the file system: a stuck one fails
+	// here, at the store's deadline.
+	if err := s.do(context.Background(), "creating", "the directory", func(context.Context) error {
+		return os.MkdirAll(dir, 0o700)
+	}); err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}
 	b, err := fileblob.OpenBucket(dir, &fileblob.Options{NoTempDir: true, Metadata: fileblob.MetadataDontWrite, DirFileMode: 0o700})
@@ -160,7 +161,8 @@ func openDir(dir string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}
-	return &Store{b: b, dir: dir, root: root, url: "file://" + filepath.ToSlash(dir), timeout: timeout}, nil
+	s.b, s.root = b, root
+	return s, nil
 }
 
 // Close releases the bucket.
