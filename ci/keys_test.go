@@ -90,7 +90,7 @@ stacks:
 		t.Fatal(err)
 	}
 	// What the jobs of wave 0 and of the gate's own runs left behind.
-	res := &Result{Unit: &runner.UnitReport{Status: runner.StatusPlanned}}
+	res := &Result{Unit: &runner.UnitReport{Dir: net.Dir, Workspace: net.Workspace, Stack: net.Stack.Name, Status: runner.StatusPlanned}}
 	if err := putJSON(ctx, st, resultKey(m.Run, keyOf(net)), res, true); err != nil {
 		t.Fatal(err)
 	}
