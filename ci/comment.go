@@ -145,6 +145,9 @@ func (v *commentView) render(cut commentCut) string {
 	if line := rep.ContextLine(func(s string) string { return "<code>" + htmlText(s) + "</code>" }, mdLink); line != "" {
 		b.WriteString(line + "\n\n")
 	}
+	if line := rep.NotReviewedLine(func(s string) string { return "<code>" + htmlText(s) + "</code>" }); line != "" {
+		b.WriteString(line + "\n\n")
+	}
 	if rep.Error != "" {
 		e, _ := cutText(rep.Error, commentErrorLimit, false)
 		fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", unfenced(e))

@@ -87,6 +87,10 @@ type RunOptions struct {
 	// DetailedExitCode is plan's -detailed-exitcode: ci finish exits 2
 	// when some unit has changes.
 	DetailedExitCode bool `json:"detailed_exitcode,omitempty"`
+	// RequireReviewedPlan is apply's --require-reviewed-plan: a job
+	// applies no changes but those of a reviewed saved plan
+	// (docs/behaviour.md#saved-plans).
+	RequireReviewedPlan bool `json:"require_reviewed_plan,omitempty"`
 	// Parallelism is the workers of each job (0: the config's, else 4).
 	Parallelism int `json:"parallelism,omitempty"`
 	// EngineArgs are the arguments after --, as given to ci start.

@@ -332,9 +332,16 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 			return put(u, &Result{Unit: ur, Wave: o.Wave, Shard: o.Shard, Job: o.Job, NotNeeded: true})
 		})
 	}
+	// A plan for a pull request is recorded as that pull request's, for
+	// the apply that compares what it plans with it.
+	pr := ""
+	if m.PR != 0 {
+		pr = runner.PullRequestName(m.PR, o.Environ)
+	}
 	out, err := runner.Execute(ctx, p, run, runner.Options{
 		Command: m.Command, Parallelism: parallelism, EngineArgs: ea,
 		AutoApprove: m.Options.AutoApprove, NoAutoApply: m.Options.NoAutoApply,
+		RequireReviewedPlan: m.Options.RequireReviewedPlan, PullRequest: pr,
 		StateDir: sdPath, ScratchState: true, Console: o.Console, ErrConsole: o.ErrConsole,
 		Environ: o.Environ, Installer: o.Installer, Kill: o.Kill, KillAfter: o.KillAfter, NoPluginCache: o.NoPluginCache,
 		External: gates, Settled: settle, UnitDone: record,

@@ -42,12 +42,21 @@ func engineStepsOnly(steps []stacks.RunStep, phase string) bool {
 }
 
 // planApply runs the plan phase's steps with its plan step replaced by one
-// apply. A plan step whose arguments terraform-exec cannot express, or a
-// saved plan that is current, falls back to the usual plan: the
-// coordinator then applies it as usual.
+// apply. A plan step whose arguments terraform-exec cannot express, a
+// saved plan that is current, or a reviewed plan the new one is to be
+// compared with (reviewed.go: an apply in one call prints its plan, and
+// saves none to read) falls back to the usual plan: the coordinator then
+// applies it as usual.
 func (j *job) planApply(ctx context.Context) {
 	steps := j.r.workflowSteps(j.ur, StepPlan)
+	j.takeReviewed()
 	if j.reuseBeforeWorkflow(ctx, steps) {
+		j.review(true)
+		return
+	}
+	if j.ur.reviewed != nil {
+		j.runWorkflow(ctx, StepPlan, steps)
+		j.review(false)
 		return
 	}
 	if j.failed(ctx, "setup", j.workflowEnvironment()) {

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,6 +27,8 @@ type planView struct {
 	// Outputs are the outputs' values after the plan, as far as the plan
 	// knows them (docs/behaviour.md#inputs-between-stacks).
 	Outputs map[string]plannedOutput
+	// ChangeSet is a digest of what the plan changes (changeSet).
+	ChangeSet string
 }
 
 // plannedOutput is an output's value after a plan: known (its JSON) or
@@ -45,7 +49,66 @@ func readPlanJSON(b []byte) (planView, error) {
 	}
 	v := planView{Outputs: plannedOutputs(&p)}
 	v.Changes, v.ChangedOutputs = countPlan(&p)
+	cs, err := changeSet(&p)
+	if err != nil {
+		return planView{}, fmt.Errorf("reading the plan's JSON: %w", err)
+	}
+	v.ChangeSet = cs
 	return v, nil
+}
+
+// changeSet is a digest of what a plan changes: each resource change but
+// no-op and read, by address (and deposed object), with its actions and
+// planned values (after, after_unknown, after_sensitive), and each root
+// module output that changes, with its value after. What the plan starts
+// from (before) is left out: two plans made from different states that
+// would leave the same resources with the same values make the same
+// changes (docs/behaviour.md#saved-plans).
+func changeSet(p *tfjson.Plan) (string, error) {
+	type change struct {
+		Address        string         `json:"address"`
+		Deposed        string         `json:"deposed,omitempty"`
+		Actions        tfjson.Actions `json:"actions"`
+		After          any            `json:"after"`
+		AfterUnknown   any            `json:"after_unknown"`
+		AfterSensitive any            `json:"after_sensitive"`
+	}
+	var set struct {
+		Resources []change `json:"resources"`
+		Outputs   []change `json:"outputs"`
+	}
+	for _, rc := range p.ResourceChanges {
+		if rc == nil || rc.Change == nil || rc.Change.Actions.NoOp() || rc.Change.Actions.Read() {
+			continue
+		}
+		c := rc.Change
+		set.Resources = append(set.Resources, change{Address: rc.Address, Deposed: rc.DeposedKey, Actions: c.Actions,
+			After: c.After, AfterUnknown: c.AfterUnknown, AfterSensitive: c.AfterSensitive})
+	}
+	for name, oc := range p.OutputChanges {
+		if oc == nil || len(oc.Actions) == 0 || oc.Actions.NoOp() {
+			continue
+		}
+		set.Outputs = append(set.Outputs, change{Address: name, Actions: oc.Actions,
+			After: oc.After, AfterUnknown: oc.AfterUnknown, AfterSensitive: oc.AfterSensitive})
+	}
+	for _, cs := range [][]change{set.Resources, set.Outputs} {
+		sort.Slice(cs, func(i, j int) bool {
+			if cs[i].Address != cs[j].Address {
+				return cs[i].Address < cs[j].Address
+			}
+			return cs[i].Deposed < cs[j].Deposed
+		})
+	}
+	if len(set.Resources) == 0 && len(set.Outputs) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(set)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // countPlan counts a plan's resource changes by action, as the engine's

@@ -106,11 +106,16 @@ func TestPlanThrough(t *testing.T) {
 	replaceIn(t, netTF, "zone-b", "zone-c")
 	e.console.Reset()
 	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Dirs: []string{"net", "db"}})
-	if got := statuses(res.Report); got["net@default"] != "applied" || got["db@default"] != "applied" {
-		t.Fatalf("apply with zone-c: %v\n%s", got, e.console.String())
+	net, db := unitByName(t, res.Report, "net@default"), unitByName(t, res.Report, "db@default")
+	if net.Status != StatusApplied || db.Status != StatusApplied {
+		t.Fatalf("apply with zone-c: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	if strings.Contains(e.console.String(), "[db@default] reusing the plan") {
 		t.Error("db's plan against zone-b was reused")
+	}
+	// What was planned (zone-b) is not what was applied (zone-c).
+	if db.Replanned == nil || db.Replanned.Same || !strings.HasPrefix(db.Reason, "re-planned: differs from the reviewed plan") {
+		t.Errorf("db: %q, replanned %+v", db.Reason, db.Replanned)
 	}
 	if out := outputsOf(t, e, "db")["seen"]; out != `"zone-c"` {
 		t.Errorf("db applied with %s", out)

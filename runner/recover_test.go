@@ -38,9 +38,9 @@ func editFileT(t *testing.T, path, old, new string) {
 }
 
 // TestStalePlanIsPlannedAgain: a saved plan whose state changed after it
-// was made (here by a terraform apply by hand) is discarded and made
-// again; under -auto-approve the new plan is applied and every dependent
-// follows.
+// was made (here by a terraform apply by hand of the same change) is
+// discarded and made again; the new plan has no changes, so the unit was
+// applied earlier, and every dependent follows.
 func TestStalePlanIsPlannedAgain(t *testing.T) {
 	e := newE2E(t, copyTree(t, fixtureDir("nested")))
 	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
@@ -57,7 +57,11 @@ func TestStalePlanIsPlannedAgain(t *testing.T) {
 		t.Fatalf("apply after the state changed: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
 	for name, st := range statuses(res.Report) {
-		if st != string(StatusApplied) && st != string(StatusNoChanges) {
+		want := string(StatusApplied)
+		if name == "base@default" {
+			want += " (" + reasonAppliedEarlier + ")"
+		}
+		if st != want && st != string(StatusNoChanges) {
 			t.Errorf("%s: %s", name, st)
 		}
 	}
@@ -83,8 +87,14 @@ func TestStalePlanIsAskedAboutAgain(t *testing.T) {
 		return AnswerYes, nil
 	}
 	res := e.run(CmdApply, Options{Approve: approve}, stacks.Selection{Stacks: []string{"base"}})
-	if got := statuses(res.Report)["base@default"]; got != string(StatusApplied) || res.ExitCode != 0 {
-		t.Fatalf("base: %s, exit %d\n%s", got, res.ExitCode, e.console.String())
+	// The new plan makes the change the saved one made (from "drifted"
+	// rather than "base"): the same changes as the plan reviewed.
+	base := unitByName(t, res.Report, "base@default")
+	if base.Status != StatusApplied || res.ExitCode != 0 {
+		t.Fatalf("base: %s (%s), exit %d\n%s", base.Status, base.Reason, res.ExitCode, e.console.String())
+	}
+	if base.Replanned == nil || !base.Replanned.Same || !strings.HasPrefix(base.Reason, "re-planned: same changes as the reviewed plan, from the plan run at ") {
+		t.Errorf("base: %q, replanned %+v", base.Reason, base.Replanned)
 	}
 	if len(asked) != 2 {
 		t.Errorf("asked %d times, want twice (the saved plan, then the new one)", len(asked))

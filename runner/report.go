@@ -105,9 +105,12 @@ type UnitReport struct {
 	Digest string `json:"digest,omitempty"`
 	// Cause names the failed unit at the root of a skipped one, or of a
 	// planned one whose apply a failure held.
-	Cause  string                 `json:"cause,omitempty"`
-	Inputs map[string]InputReport `json:"inputs"`
-	Steps  []StepReport           `json:"steps"`
+	Cause string `json:"cause,omitempty"`
+	// Replanned compares the plan apply made in place of the reviewed
+	// saved plan with it (docs/behaviour.md#saved-plans).
+	Replanned *Replanned             `json:"replanned,omitempty"`
+	Inputs    map[string]InputReport `json:"inputs"`
+	Steps     []StepReport           `json:"steps"`
 	// Outputs are the unit's outputs (output command only).
 	Outputs map[string]any `json:"outputs,omitempty"`
 	// Shared is true when the dirspace is in several stacks.
@@ -176,7 +179,7 @@ func (r *runState) unitReport(ur *unitRun) *UnitReport {
 	rep := &UnitReport{
 		Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path,
 		Engine: EngineReport{Name: ur.choice.Name, Version: ur.choice.Version},
-		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest,
+		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
 		Log: ur.output.String(), Warnings: ur.warnings,
 	}
@@ -393,6 +396,9 @@ func (rep *Report) Markdown() string {
 		if line := rep.contextLine(); line != "" {
 			b.WriteString(line + "\n\n")
 		}
+		if line := rep.NotReviewedLine(func(s string) string { return "`" + s + "`" }); line != "" {
+			b.WriteString(line + "\n\n")
+		}
 		if rep.Error != "" {
 			fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", fence(rep.Error))
 		}
@@ -476,6 +482,23 @@ func (rep *Report) Verdict() string {
 		return "no changes"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// NotReviewedLine calls out, under the verdict, the units that applied
+// changes their reviewed plan did not hold: planned again, with other
+// changes (docs/behaviour.md#saved-plans). "" when there is none. code
+// renders a unit's name.
+func (rep *Report) NotReviewedLine(code func(string) string) string {
+	var names []string
+	for _, u := range rep.Units {
+		if (u.Status == StatusApplied || u.Status == StatusDestroyed) && u.Replanned != nil && !u.Replanned.Same {
+			names = append(names, code(u.Name()))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "**Applied changes their reviewed plan did not hold:** " + strings.Join(names, ", ") + " (each unit's reason says how)"
 }
 
 // contextLine is the line under the verdict, in the summary's Markdown.

@@ -68,6 +68,13 @@ type Options struct {
 	EngineArgs  EngineArgs
 	// AutoApprove is -auto-approve: apply without asking.
 	AutoApprove bool
+	// RequireReviewedPlan (apply) applies no changes but those of a
+	// reviewed saved plan (docs/behaviour.md#saved-plans).
+	RequireReviewedPlan bool
+	// PullRequest names where this command's plans are made for review
+	// ("PR #5"), recorded with each plan; read from the CI's environment
+	// when empty.
+	PullRequest string
 	// NoAutoApply keeps plan from applying auto_apply units.
 	NoAutoApply bool
 	FailFast    bool
@@ -219,6 +226,9 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	}
 	if opt.Environ == nil {
 		opt.Environ = os.Environ()
+	}
+	if opt.PullRequest == "" {
+		opt.PullRequest = pullRequestOf(opt.Environ)
 	}
 	if opt.Parallelism < 1 {
 		opt.Parallelism = 4

@@ -77,9 +77,12 @@ type unitRun struct {
 	denied   bool
 	changes  Changes
 	digest   string
-	steps    []StepReport
-	outputs  map[string]any // output command
-	cause    *unitRun       // skipped: the failed unit at the root
+	// replanned compares the plan apply made in place of the reviewed
+	// one with it (reviewed.go).
+	replanned *Replanned
+	steps     []StepReport
+	outputs   map[string]any // output command
+	cause     *unitRun       // skipped: the failed unit at the root
 	// rootCause names the failed unit at the root of a settled unit that
 	// was skipped by another job (RoleSettled); the unit itself otherwise.
 	rootCause string
@@ -135,6 +138,10 @@ type unit struct {
 	inited    bool                       // init ran or was found current in this command
 	initArgs  InitArgs                   // the init arguments of the unit's init step
 	warnings  []string                   // Options.Warnings of the unit
+	// reviewed is the saved plan a review saw, as the unit's plan job in
+	// apply found it (takeReviewed): its apply job compares a plan made
+	// again with it.
+	reviewed *PlanRecord
 }
 
 // reasonKilled is the reason of a unit whose step was killed by a second
@@ -380,7 +387,8 @@ func (r *runState) lazyBusy(ur *unitRun, busyDir map[string]bool) bool {
 // apply gates already open, and neither the report's options nor its
 // workflow needing the plan file.
 func (r *runState) oneCallApply(ur *unitRun) bool {
-	return r.opt.Command == CmdApply && (r.opt.AutoApprove || r.approveAll) && ur.applyWaits == 0 &&
+	// --require-reviewed-plan looks at a plan before it is applied.
+	return r.opt.Command == CmdApply && (r.opt.AutoApprove || r.approveAll) && ur.applyWaits == 0 && !r.opt.RequireReviewedPlan &&
 		r.opt.PlanJSON == "" && r.opt.PlanOut == "" && r.opt.ApplyFile == "" && !ur.userPlan &&
 		engineStepsOnly(r.workflowSteps(ur.unit, StepPlan), StepPlan) && engineStepsOnly(r.workflowSteps(ur.unit, StepApply), StepApply)
 }
@@ -504,6 +512,16 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 	if res.produced != nil {
 		ur.produced = res.produced
 	}
+	if res.replan != nil {
+		ur.replanned = res.replan
+	}
+	if res.refused != "" {
+		// --require-reviewed-plan: nothing is applied, and what waits
+		// for the unit is skipped, as after a failure.
+		ur.changes, ur.digest = res.changes, res.digest
+		r.fail(ur, res, res.refused)
+		return
+	}
 	if res.err != nil {
 		if res.changes != (Changes{}) {
 			// What the failed step was about to change.
@@ -513,7 +531,7 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		case res.interrupted:
 			r.finish(ur, StatusCancelled, "interrupted during "+res.failedStep)
 		default:
-			r.fail(ur, res)
+			r.fail(ur, res, "")
 		}
 		return
 	}
@@ -541,13 +559,25 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 			// Applied in one call, or planned again before the apply.
 			ur.changedOutputs, ur.outputsKnown = res.changedOutputs, res.outputsKnown
 		}
-		if res.applied {
+		if res.applied || res.fresh {
+			// Applied in one call, or planned again first: the counts
+			// are what was applied.
 			ur.changes, ur.digest = res.changes, res.digest
-			if !res.hasChanges && !ur.forceApply {
-				st = StatusNoChanges
-			}
 		}
-		r.finish(ur, st, "")
+		if res.applied && !res.hasChanges && !ur.forceApply {
+			st = StatusNoChanges
+		}
+		reason := ""
+		switch {
+		case res.appliedEarlier:
+			reason = reasonAppliedEarlier
+			if st == StatusDestroyed {
+				reason = reasonDestroyedEarlier
+			}
+		case ur.replanned != nil:
+			reason = ur.replanned.text("applied")
+		}
+		r.finish(ur, st, reason)
 		r.open(ur)
 		return
 	}
@@ -572,7 +602,11 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		return
 	}
 	if !res.hasChanges && !(ur.forceApply && r.opt.Command != CmdDrift) {
-		r.finish(ur, StatusNoChanges, r.againstReason(ur))
+		reason := r.againstReason(ur)
+		if reason == "" && ur.replanned != nil {
+			reason = ur.replanned.text("applied")
+		}
+		r.finish(ur, StatusNoChanges, reason)
 		r.open(ur)
 		return
 	}
@@ -701,15 +735,18 @@ func (r *runState) askWave() bool {
 }
 
 // fail marks a unit failed and every unit waiting for it, directly or not,
-// skipped with it as the root cause; --fail-fast cancels the rest.
-func (r *runState) fail(ur *unitRun, res stepsResult) {
+// skipped with it as the root cause; --fail-fast cancels the rest. The
+// reason is the failed step's, unless one is given.
+func (r *runState) fail(ur *unitRun, res stepsResult, reason string) {
 	if res.failedStep == "internal" {
 		// A panic in strata itself: the whole trace goes to the log.
 		r.con.note(fmt.Sprintf("[%s] %v", ur.u.Name(), res.err))
 	}
-	reason := fmt.Sprintf("%s failed", res.failedStep)
-	if msg := failureReason(ur.masker.Mask(errorText(res.err))); msg != "" {
-		reason += ": " + msg
+	if reason == "" {
+		reason = fmt.Sprintf("%s failed", res.failedStep)
+		if msg := failureReason(ur.masker.Mask(errorText(res.err))); msg != "" {
+			reason += ": " + msg
+		}
 	}
 	r.finish(ur, StatusFailed, reason)
 	r.skipDependents(ur, ur)

@@ -160,6 +160,16 @@ type PlanRecord struct {
 	// before strata read plans as JSON does not say).
 	ChangedOutputs []string `json:"changed_outputs,omitempty"`
 	OutputsKnown   bool     `json:"outputs_known,omitempty"`
+	// Command is the command that made the plan (plan, apply, drift,
+	// destroy): only a plan made by plan counts as reviewed
+	// (docs/behaviour.md#saved-plans).
+	Command string `json:"command,omitempty"`
+	// Review names where the plan was made for review, when known: the
+	// pull request of the CI run that made it ("PR #5").
+	Review string `json:"review,omitempty"`
+	// ChangeSet is a digest of what the plan changes, "" when it changes
+	// nothing: two plans with the same one make the same changes.
+	ChangeSet string `json:"change_set,omitempty"`
 }
 
 // ApplyRecord is the last apply.

@@ -32,7 +32,21 @@ type stepsResult struct {
 	outputsKnown   bool
 	plannedOutputs map[string]plannedOutput
 	digest         string
-	replanned      bool
+	// changeSet is the digest of what the plan changes (PlanRecord).
+	changeSet string
+	// replanned: a stale saved plan was made again, and the new plan
+	// waits for approval.
+	replanned bool
+	// fresh: the apply job planned again (a stale plan, a retry), so
+	// its changes and digest are the new plan's.
+	fresh bool
+	// replan compares the new plan with the reviewed plan it replaced;
+	// refused says why --require-reviewed-plan refused it.
+	replan  *Replanned
+	refused string
+	// appliedEarlier: the state already held the stale saved plan's
+	// changes (reviewed.go).
+	appliedEarlier bool
 	// applied: a jobPlanApply applied in one engine call.
 	applied bool
 	outputs map[string]any
@@ -328,10 +342,16 @@ func targetArgs(targets []string) []string {
 // is reused instead of a new plan (docs/behaviour.md#run-state).
 func (j *job) plan(ctx context.Context) {
 	steps := j.r.workflowSteps(j.ur, StepPlan)
-	if j.r.opt.Command == CmdApply && j.reuseBeforeWorkflow(ctx, steps) {
+	if j.r.opt.Command != CmdApply {
+		j.runWorkflow(ctx, StepPlan, steps)
 		return
 	}
-	j.runWorkflow(ctx, StepPlan, steps)
+	j.takeReviewed()
+	reused := j.reuseBeforeWorkflow(ctx, steps)
+	if !reused {
+		j.runWorkflow(ctx, StepPlan, steps)
+	}
+	j.review(reused)
 }
 
 // reuseBeforeWorkflow decides, before any plan step runs, whether apply
@@ -394,7 +414,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	if j.failed(ctx, StepPlan, err) {
 		return
 	}
-	j.res.hasChanges, j.res.changes = o.HasChanges, Changes{}
+	j.res.hasChanges, j.res.changes, j.res.changeSet = o.HasChanges, Changes{}, ""
 	j.res.changedOutputs, j.res.outputsKnown, j.res.plannedOutputs = nil, true, nil
 	// A saved plan holds every value the plan saw, secrets included.
 	if err := os.Chmod(j.ur.planFile, 0o600); j.failed(ctx, StepPlan, err) {
@@ -419,6 +439,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 				return
 			}
 			j.res.changes, j.res.changedOutputs, j.res.plannedOutputs = v.Changes, v.ChangedOutputs, v.Outputs
+			j.res.changeSet = v.ChangeSet
 		}
 		if dir := j.r.opt.PlanJSON; dir != "" && j.failed(ctx, StepShow, j.writePlanJSON(dir, planJSON)) {
 			return
@@ -432,7 +453,8 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	}
 	err = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *UnitState) {
 		s.Plan = &PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: j.res.changes,
-			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.r.opt.Now().UTC(), ChangedOutputs: j.res.changedOutputs, OutputsKnown: true}
+			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.r.opt.Now().UTC(), ChangedOutputs: j.res.changedOutputs, OutputsKnown: true,
+			Command: j.r.opt.Command, Review: j.r.opt.PullRequest, ChangeSet: j.res.changeSet}
 		if deployed != nil {
 			s.Deployed = deployed
 		}
@@ -500,7 +522,7 @@ func (j *job) reusePlan() bool {
 			return false
 		}
 	}
-	j.res.hasChanges, j.res.changes = us.Plan.HasChanges, us.Plan.Changes
+	j.res.hasChanges, j.res.changes, j.res.changeSet = us.Plan.HasChanges, us.Plan.Changes, us.Plan.ChangeSet
 	j.res.changedOutputs, j.res.outputsKnown = us.Plan.ChangedOutputs, us.Plan.OutputsKnown || !us.Plan.HasChanges
 	j.r.con.note(fmt.Sprintf("[%s] reusing the plan saved at %s", j.ur.u.Name(), us.Plan.At.Format(time.RFC3339)))
 	return true
@@ -515,7 +537,9 @@ func (j *job) apply(ctx context.Context) {
 // <planfile>). A plan the engine calls stale is discarded and made again,
 // and the new one is applied only when nobody has to look at it first (or
 // it has no changes); with retry enabled, a failed apply re-plans and tries
-// again on the same terms.
+// again on the same terms. A new plan is compared with the reviewed plan
+// (reviewed.go); a stale plan whose new plan has no changes was applied
+// earlier (appliedEarlier).
 func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 	env, _, err := j.stepEnv(st, where)
 	if j.failed(ctx, StepApply, err) {
@@ -534,7 +558,8 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 	auto := j.r.opt.AutoApprove || j.ur.autoApply
 	stalePlans := 0
 	for try := 1; ; try++ {
-		err = j.applyOnce(ctx, env)
+		var saved *PlanRecord
+		saved, err = j.applyOnce(ctx, env)
 		if err == nil || ctx.Err() != nil || j.ur.userPlan {
 			// A user's own plan file (apply FILE) is theirs: strata
 			// never makes another in its place, as terraform would not.
@@ -562,6 +587,17 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 		if j.res.err != nil {
 			return
 		}
+		j.res.fresh = true
+		if stale && saved != nil && saved.HasChanges && !j.res.hasChanges {
+			j.appliedEarlier(ctx, saved)
+			return
+		}
+		if j.r.opt.Command == CmdApply && !j.r.destroying() {
+			j.compareReviewed()
+			if j.refuseUnreviewed(false) {
+				return
+			}
+		}
 		if !auto && j.res.hasChanges {
 			if stale {
 				j.res.replanned = true
@@ -578,22 +614,25 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 }
 
 // applyOnce applies the saved plan once, recording the apply in the run
-// state. The plan record is cleared before the engine starts: a plan is
-// applied at most once, and an apply that fails, is interrupted or never
-// reports back (strata killed) leaves no plan to be reused.
-func (j *job) applyOnce(ctx context.Context, env map[string]string) error {
+// state, and returns the plan's record. The plan record is cleared before
+// the engine starts: a plan is applied at most once, and an apply that
+// fails, is interrupted or never reports back (strata killed) leaves no
+// plan to be reused.
+func (j *job) applyOnce(ctx context.Context, env map[string]string) (*PlanRecord, error) {
 	digest, partial := "", false
 	var changed []string
 	known := false
+	var saved *PlanRecord
 	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
 		if s.Plan != nil {
 			digest, partial = s.Plan.Digest, s.Plan.Partial
 			changed, known = s.Plan.ChangedOutputs, s.Plan.OutputsKnown || !s.Plan.HasChanges
+			saved = s.Plan
 		}
 		s.Plan = nil
 	}); err != nil {
 		j.res.steps = append(j.res.steps, StepReport{Name: StepApply, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
-		return err
+		return nil, err
 	}
 	_, err := j.step(ctx, StepApply, func() invocation {
 		return invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: applyPlanCall{File: j.ur.planFile}}
@@ -621,11 +660,11 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) error {
 	}); serr != nil {
 		if err == nil {
 			// The apply happened; only its record is missing.
-			return fmt.Errorf("the apply succeeded, but %w", serr)
+			return saved, fmt.Errorf("the apply succeeded, but %w", serr)
 		}
-		return fmt.Errorf("%w; and %v", err, serr)
+		return saved, fmt.Errorf("%w; and %v", err, serr)
 	}
-	return err
+	return saved, err
 }
 
 func (j *job) validate(ctx context.Context) {

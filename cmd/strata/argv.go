@@ -37,7 +37,7 @@ var strataBoolFlags = map[string]bool{
 	"no-auto-apply": true, "show-sensitive": true, "destroy": true,
 	"auto-approve": true, "detailed-exitcode": true, "transitive": true,
 	"help": true, "h": true, "generate-bash-completion": true,
-	"github-output": true, "destroy-deleted": true,
+	"github-output": true, "destroy-deleted": true, "require-reviewed-plan": true,
 }
 
 // strataSingleDashFlags are strata's flags in their single-dash spelling:

@@ -88,6 +88,7 @@ func ciStartCommand() *cli.Command {
 			&cli.StringFlag{Name: "link", Usage: "`URL` of the CI run, shown to whoever finds a lock (default: from the CI service)"},
 			&cli.BoolFlag{Name: "auto-approve", Usage: "apply and destroy: apply without asking (required: nobody is asked in CI)"},
 			&cli.BoolFlag{Name: "no-auto-apply", Usage: "plan: do not apply auto_apply stacks"},
+			requireReviewedPlanFlag(),
 			&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: ci finish exits 2 when some unit has changes (written -detailed-exitcode)"},
 			&cli.IntFlag{Name: "parallelism", Aliases: []string{"j"}, Usage: "each job runs at most `N` units at once (default: config parallel_runs, else 4)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the run and its waves as JSON"},
@@ -142,6 +143,8 @@ func ciStart(c *cli.Context) error {
 		Options: ci.RunOptions{
 			AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"), DetailedExitCode: c.Bool("detailed-exitcode"),
 			Parallelism: c.Int("parallelism"), EngineArgs: rawEngine,
+			// Only apply reads it, so the variable may be set for every job.
+			RequireReviewedPlan: command == runner.CmdApply && c.Bool("require-reviewed-plan"),
 		},
 		Gates: gates, NoPropagate: c.Bool("no-propagate"), PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
 	})

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/strata-iac/strata/internal/testenv"
 )
 
@@ -353,14 +355,21 @@ func TestTerrateamConfigAndPrecedence(t *testing.T) {
 }
 
 // TestREADMEDocumentsFlags keeps the README's flag table in step with the
-// engine commands' flags and their environment variables.
+// engine commands' flags (those every one has, and each one's own) and
+// their environment variables.
 func TestREADMEDocumentsFlags(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(readme)
-	for _, f := range runFlags() {
+	flags := map[string]cli.Flag{}
+	for _, c := range runCommands() {
+		for _, f := range c.Flags {
+			flags[f.Names()[0]] = f
+		}
+	}
+	for _, f := range flags {
 		names := f.Names()
 		found := false
 		for _, n := range names {

@@ -44,6 +44,13 @@ func runFlags() []cli.Flag {
 	)
 }
 
+// requireReviewedPlanFlag is apply's --require-reviewed-plan (and ci
+// start's): apply no changes but those of a reviewed saved plan
+// (docs/behaviour.md#saved-plans).
+func requireReviewedPlanFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "require-reviewed-plan", Usage: "apply: apply only the changes of a saved plan made by plan; a unit whose new plan differs, or that has none, fails and applies nothing", EnvVars: []string{"STRATA_REQUIRE_REVIEWED_PLAN"}}
+}
+
 // reportFlags write a command's report and summary (writeReport,
 // writeSummary).
 func reportFlags() []cli.Flag {
@@ -71,7 +78,7 @@ func runCommands() []*cli.Command {
 	return []*cli.Command{
 		runCommand(runner.CmdInit, "init every unit in the run"),
 		runCommand(runner.CmdPlan, "plan every unit whose plan gates are open; apply auto_apply stacks", destroyDeletedFlag()),
-		runCommand(runner.CmdApply, "plan, approve and apply every unit, in order, to the end of the DAG", destroyDeletedFlag()),
+		runCommand(runner.CmdApply, "plan, approve and apply every unit, in order, to the end of the DAG", destroyDeletedFlag(), requireReviewedPlanFlag()),
 		runCommand(runner.CmdDestroy, "plan -destroy and apply, in destroy order"),
 		runCommand(runner.CmdDrift, "plan every unit at once, ignoring gates; exit 2 when anything drifted"),
 		runCommand(runner.CmdValidate, "validate every unit"),
@@ -127,6 +134,10 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
+	if c.Bool("require-reviewed-plan") && c.Bool("destroy-deleted") {
+		// A destroy always plans again: nothing it destroys was reviewed.
+		return cli.Exit("--require-reviewed-plan cannot go with --destroy-deleted: a destroy plans again, so nobody reviewed what it destroys", 1)
+	}
 	var (
 		run      *stacks.Run
 		external []*stacks.Unit
@@ -170,7 +181,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	ctx, kill, signalled := interruptible(c.Context, c.App.ErrWriter)
 	opt := runner.Options{
 		Command: command, Parallelism: parallelism, EngineArgs: ea,
-		AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"),
+		AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"), RequireReviewedPlan: c.Bool("require-reviewed-plan"),
 		DetailedExitCode: c.Bool("detailed-exitcode"), FailFast: c.Bool("fail-fast"),
 		StateDir: c.Path("state-dir"), LockTimeout: c.Duration("lock-timeout"), KillAfter: c.Duration("kill-after"),
 		ShowSensitive: c.Bool("show-sensitive"), NoPluginCache: c.Bool("no-plugin-cache"),

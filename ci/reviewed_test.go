@@ -1,0 +1,207 @@
+package ci
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/runner"
+)
+
+const reviewedCIConfig = `dirs:
+  app: {tags: [app]}
+  web: {tags: [web]}
+stacks:
+  names:
+    app: {tag_query: app}
+    web:
+      tag_query: web
+      rules: {plan_after: [app]}
+`
+
+func appCITF(input, more string) string {
+	return "resource \"terraform_data\" \"app\" {\n  input = \"" + input + "\"\n}\n" + more
+}
+
+// ciRun starts a run of every unit with opt and runs all its jobs.
+func ciRun(t *testing.T, st *objstore.Store, root string, env []string, opt StartOptions) *Manifest {
+	t.Helper()
+	p := loadRepo(t, root)
+	m, err := Start(context.Background(), st, p, selectAll(t, p), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shardedRun(t, st, root, m, env)
+	return m
+}
+
+func reportUnit(t *testing.T, rep *runner.Report, dir string) *runner.UnitReport {
+	t.Helper()
+	for _, u := range rep.Units {
+		if u.Dir == dir {
+			return u
+		}
+	}
+	t.Fatalf("no unit in %s in the report", dir)
+	return nil
+}
+
+// TestCIReviewedPlan: pull request 5's plan jobs record their plans as
+// the PR's; after the merge changes app again, the apply jobs compare the
+// plan they make with it. The report and the PR comment say how it
+// differs; with --require-reviewed-plan in the run's options, app applies
+// nothing and fails, and web, which plans after it, is skipped.
+func TestCIReviewedPlan(t *testing.T) {
+	testenv.NeedTerraform(t)
+	for _, require := range []bool{false, true} {
+		name := "applied"
+		if require {
+			name = "refused"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			root := testenv.WriteRepo(t, map[string]string{
+				"strata.yml":  reviewedCIConfig,
+				"app/main.tf": appCITF("a0-b0-c0", ""),
+				"web/main.tf": "resource \"terraform_data\" \"web\" {}\n",
+			})
+			env := testenv.Env(t)
+			st := openStore(t, "mem://")
+			ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, Options: RunOptions{AutoApprove: true}})
+
+			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), appCITF("a0-b0-c9", ""))
+			ciRun(t, st, root, env, StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 5})
+			p := loadRepo(t, root)
+			states, err := UnitStates(ctx, st, p.UnitsIn("app"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec := states[p.UnitsIn("app")[0]].Plan; rec == nil || rec.Review != "PR #5" || rec.Command != runner.CmdPlan {
+				t.Fatalf("the bucket's record of PR 5's plan: %+v", rec)
+			}
+
+			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), appCITF("a0-b7-c9", "resource \"terraform_data\" \"b\" {}\n"))
+			m := ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, PR: 5,
+				Options: RunOptions{AutoApprove: true, RequireReviewedPlan: require}})
+			checkRun(t, st, m.Run)
+			rep, _, err := BuildReport(ctx, st, m.Run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			app, web := reportUnit(t, rep, "app"), reportUnit(t, rep, "web")
+			if app.Replanned == nil || app.Replanned.ReviewedBy != "PR #5" || app.Replanned.Same ||
+				app.Replanned.Reviewed != (runner.Changes{Change: 1}) || app.Replanned.New != (runner.Changes{Add: 1, Change: 1}) {
+				t.Errorf("app's comparison: %+v", app.Replanned)
+			}
+			comment := Comment(rep, "")
+			if !require {
+				const reason = "re-planned: differs from the reviewed plan, from PR #5 (reviewed +0 ~1 -0, applied +1 ~1 -0)"
+				if app.Status != runner.StatusApplied || app.Reason != reason || rep.ExitCode != 0 {
+					t.Errorf("app: %s (%s), exit %d", app.Status, app.Reason, rep.ExitCode)
+				}
+				if !strings.Contains(comment, "**Applied changes their reviewed plan did not hold:** <code>app@default</code>") || !strings.Contains(comment, reason) {
+					t.Errorf("the comment does not say app applied other changes than PR 5's:\n%s", comment)
+				}
+				return
+			}
+			const reason = "app@default: its new plan differs from the reviewed plan, from PR #5 (reviewed +0 ~1 -0, new +1 ~1 -0); not applied (--require-reviewed-plan)"
+			if app.Status != runner.StatusFailed || app.Reason != reason {
+				t.Errorf("app: %s (%s), want failed (%s)", app.Status, app.Reason, reason)
+			}
+			if web.Status != runner.StatusSkipped || web.Cause != "app@default" {
+				t.Errorf("web: %s (%s)", web.Status, web.Reason)
+			}
+			if rep.ExitCode != 1 {
+				t.Errorf("exit %d, want 1", rep.ExitCode)
+			}
+			if !strings.Contains(comment, reason) {
+				t.Errorf("the comment does not give app's reason:\n%s", comment)
+			}
+			if got := testenv.StateInput(t, filepath.Join(root, "app")); got != "a0-b0-c0" {
+				t.Errorf("app's state: %s", got)
+			}
+		})
+	}
+}
+
+// TestRetriedJobAfterLostWrite: a job applied app's saved plan, then could
+// not write app's run state and result back (the bucket was down), and
+// failed; the bucket still names the plan. The retried job applies that
+// plan, which is stale, and plans again with nothing to change: app is
+// applied, by the earlier attempt, with the plan's changes, recorded once,
+// and the run passes ci check.
+func TestRetriedJobAfterLostWrite(t *testing.T) {
+	testenv.NeedTerraform(t)
+	ctx := context.Background()
+	root := testenv.WriteRepo(t, map[string]string{
+		"strata.yml":  "dirs:\n  app: {tags: [app]}\n",
+		"app/main.tf": appCITF("a0", ""),
+	})
+	env := testenv.Env(t)
+	st := openStore(t, "mem://")
+	ciRun(t, st, root, env, StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 5})
+	before := map[string][]byte{}
+	keys, err := st.List(ctx, unitsFolder+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		b, _, err := st.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[k] = b
+	}
+	m := ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, Options: RunOptions{AutoApprove: true}})
+
+	// What the bucket holds had the job's writes failed: the run state
+	// from before the apply, no result and no apply recorded.
+	for k, b := range before {
+		if err := st.Put(ctx, k, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, prefix := range []string{resultsPrefix(m.Run), appliesPrefix(m.Run)} {
+		keys, err := st.List(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) == 0 {
+			t.Fatalf("the first attempt recorded nothing under %s", prefix)
+		}
+		for _, k := range keys {
+			if err := st.Delete(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	shardedRun(t, st, root, m, env)
+	rep, _, err := BuildReport(ctx, st, m.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := reportUnit(t, rep, "app")
+	const reason = "applied earlier: the state already holds the saved plan's changes"
+	if app.Status != runner.StatusApplied || app.Reason != reason || app.Changes != (runner.Changes{Add: 1}) {
+		t.Errorf("app: %s (%s) %s, want applied (%s) +1 ~0 -0", app.Status, app.Reason, app.Changes, reason)
+	}
+	applies, err := st.List(ctx, appliesPrefix(m.Run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applies) != 1 {
+		t.Errorf("%d applies recorded, want 1: %v", len(applies), applies)
+	}
+	checkRun(t, st, m.Run)
+
+	// The bucket's run state has app applied: a plan finds nothing to do.
+	m2 := ciRun(t, st, root, env, StartOptions{Command: runner.CmdPlan, Shards: 1})
+	rep2, _, _ := BuildReport(ctx, st, m2.Run)
+	if got := reportUnit(t, rep2, "app").Status; got != runner.StatusNoChanges {
+		t.Errorf("plan after: app %s", got)
+	}
+}

@@ -1,0 +1,211 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// What was reviewed is what is applied (docs/behaviour.md#saved-plans).
+// A saved plan made by `plan` is the plan a review saw: its record says
+// where it was made (a pull request, else the plan run's time) and what
+// it changes. When apply plans again in its place (its digest no longer
+// matches, a unit it plans after was applied since, or the engine calls
+// it stale), the new plan is compared with it, and the unit's report says
+// whether the changes are the same. --require-reviewed-plan refuses to
+// apply changes no reviewed plan holds.
+
+// Replanned is how the plan an apply made compares with the reviewed plan
+// it replaced.
+type Replanned struct {
+	// ReviewedBy is where the reviewed plan was made: "PR #5", or "the
+	// plan run at <time>".
+	ReviewedBy string  `json:"reviewed_by"`
+	Reviewed   Changes `json:"reviewed"`
+	// New are the new plan's changes: what was applied, or would have been.
+	New Changes `json:"new"`
+	// Same says the new plan makes the changes the reviewed one made: the
+	// same resources with the same actions and planned values, and the
+	// same outputs.
+	Same bool `json:"same"`
+}
+
+// text is the comparison as a reason: verb names what happened to the
+// new plan's changes ("applied", "new").
+func (rp *Replanned) text(verb string) string {
+	if rp.Same {
+		return "re-planned: same changes as the reviewed plan, from " + rp.ReviewedBy
+	}
+	return fmt.Sprintf("re-planned: differs from the reviewed plan, from %s (reviewed %s, %s %s)", rp.ReviewedBy, rp.Reviewed, verb, rp.New)
+}
+
+// reasonAppliedEarlier and reasonDestroyedEarlier are the reasons of a
+// unit whose stale saved plan had changes that the state already holds.
+const (
+	reasonAppliedEarlier   = "applied earlier: the state already holds the saved plan's changes"
+	reasonDestroyedEarlier = "destroyed earlier: the state already holds the saved plan's changes"
+)
+
+// reviewedBy says where a reviewed plan was made.
+func (p *PlanRecord) reviewedBy() string {
+	if p.Review != "" {
+		return p.Review
+	}
+	return "the plan run at " + p.At.UTC().Format(time.RFC3339)
+}
+
+// reviewable reports whether a saved plan is one a review saw: made by
+// `plan`, not for a destroy. A plan an apply made and left (not approved,
+// or stale and planned again) is not one, as under -auto-approve nobody
+// saw it, and a record written before plans said who made them does not
+// say.
+func (p *PlanRecord) reviewable() bool {
+	return p != nil && p.Command == CmdPlan && !p.Destroy
+}
+
+// sameChanges reports whether a new plan (hasChanges, changeSet) makes
+// the changes the reviewed plan a makes.
+func sameChanges(a *PlanRecord, hasChanges bool, changeSet string) bool {
+	if !a.HasChanges || !hasChanges {
+		return a.HasChanges == hasChanges
+	}
+	return a.ChangeSet != "" && a.ChangeSet == changeSet
+}
+
+// pullRequestRef is GitHub's ref of a pull request's merge (or head) commit.
+var pullRequestRef = regexp.MustCompile(`^refs/pull/([0-9]+)/(?:merge|head)$`)
+
+// pullRequestOf names the pull request a CI run builds, from the CI's
+// environment: "PR #5" on GitHub, "MR !5" on GitLab; "" outside one.
+func pullRequestOf(environ []string) string {
+	get := getenvIn(environ)
+	switch ciOf(get) {
+	case ciGitHub:
+		if m := pullRequestRef.FindStringSubmatch(get("GITHUB_REF")); m != nil {
+			return "PR #" + m[1]
+		}
+	case ciGitLab:
+		if iid := get("CI_MERGE_REQUEST_IID"); iid != "" {
+			return "MR !" + iid
+		}
+	}
+	return ""
+}
+
+// PullRequestName names pull request n as the CI service does: "MR !5"
+// on GitLab, "PR #5" otherwise.
+func PullRequestName(n int, environ []string) string {
+	if ciOf(getenvIn(environ)) == ciGitLab {
+		return "MR !" + strconv.Itoa(n)
+	}
+	return "PR #" + strconv.Itoa(n)
+}
+
+// takeReviewed keeps the unit's saved plan, when a review saw it, before
+// an apply's plan job reuses it or plans in its place.
+func (j *job) takeReviewed() {
+	j.ur.reviewed = nil
+	if j.r.opt.Command != CmdApply || j.ur.userPlan || j.r.destroying() {
+		return
+	}
+	us, err := j.r.sd.ReadUnit(j.ur.u)
+	if err != nil || !us.Plan.reviewable() {
+		return
+	}
+	p := *us.Plan
+	j.ur.reviewed = &p
+}
+
+// review compares the plan an apply's job now holds with the reviewed
+// plan, when it made a new one, and under --require-reviewed-plan refuses
+// changes no reviewed plan holds (refuseUnreviewed). reused says the job
+// holds the saved plan itself.
+func (j *job) review(reused bool) {
+	if j.res.err != nil || j.r.opt.Command != CmdApply || j.ur.userPlan || j.r.destroying() {
+		return
+	}
+	if !reused {
+		j.compareReviewed()
+	}
+	j.refuseUnreviewed(reused)
+}
+
+// compareReviewed compares the job's new plan with the reviewed plan, and
+// notes how it compares.
+func (j *job) compareReviewed() {
+	rv := j.ur.reviewed
+	if rv == nil {
+		return
+	}
+	rp := &Replanned{ReviewedBy: rv.reviewedBy(), Reviewed: rv.Changes, New: j.res.changes,
+		Same: sameChanges(rv, j.res.hasChanges, j.res.changeSet)}
+	j.res.replan = rp
+	j.r.con.note(fmt.Sprintf("[%s] %s", j.ur.u.Name(), rp.text("new")))
+}
+
+// refuseUnreviewed, under --require-reviewed-plan, refuses the job's plan
+// when it has changes and is not the reviewed plan or one with its
+// changes: the unit ends failed, and the plan is discarded, so no later
+// apply takes it for a reviewed one. A plan with no changes needs no
+// review.
+func (j *job) refuseUnreviewed(reused bool) bool {
+	if !j.r.opt.RequireReviewedPlan || !j.res.hasChanges {
+		return false
+	}
+	name := j.ur.u.Name()
+	var why string
+	switch {
+	case j.ur.reviewed == nil:
+		why = fmt.Sprintf("%s: no reviewed plan for its changes (%s)", name, j.res.changes)
+	case reused:
+		return false
+	case j.res.replan != nil && !j.res.replan.Same:
+		why = fmt.Sprintf("%s: its new plan differs from the reviewed plan, from %s (reviewed %s, new %s)",
+			name, j.res.replan.ReviewedBy, j.res.replan.Reviewed, j.res.replan.New)
+	default:
+		return false
+	}
+	j.res.refused = why + "; not applied (--require-reviewed-plan)"
+	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) { s.Plan = nil }); err != nil {
+		j.res.refused += "; and its plan could not be discarded: " + err.Error()
+	}
+	os.Remove(j.ur.planFile)
+	j.r.con.note(fmt.Sprintf("[%s] %s", name, j.res.refused))
+	return true
+}
+
+// appliedEarlier settles a unit whose stale saved plan had changes and
+// whose new plan, made from the same content, has none: the state
+// already holds the saved plan's changes, applied by an earlier apply of
+// it whose record was lost (a CI job that could not write back to the
+// bucket) or by hand. Nothing is applied again; the run state records the
+// saved plan applied at its digest, as that apply would have, and the
+// report shows its changes.
+func (j *job) appliedEarlier(ctx context.Context, saved *PlanRecord) {
+	result := StatusApplied
+	if j.r.destroying() {
+		result = StatusDestroyed
+	}
+	var deployed *DeployedRecord
+	if result == StatusApplied && !saved.Partial {
+		deployed = j.r.deployedNow(ctx, j.ur.u)
+	}
+	known := saved.OutputsKnown || !saved.HasChanges
+	err := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
+		s.Plan = nil
+		s.Apply = &ApplyRecord{Digest: saved.Digest, At: j.r.opt.Now().UTC(), Result: result, Destroy: j.r.destroying(),
+			ChangedOutputs: saved.ChangedOutputs, OutputsKnown: known}
+		if deployed != nil {
+			s.Deployed = deployed
+		}
+	})
+	os.Remove(j.ur.planFile)
+	j.res.appliedEarlier = true
+	j.res.hasChanges, j.res.changes, j.res.digest, j.res.changeSet = saved.HasChanges, saved.Changes, saved.Digest, saved.ChangeSet
+	j.res.changedOutputs, j.res.outputsKnown = saved.ChangedOutputs, known
+	j.r.con.note(fmt.Sprintf("[%s] the new plan has no changes: the state already holds the saved plan's changes (%s), applied earlier", j.ur.u.Name(), saved.Changes))
+	j.failed(ctx, StepState, err)
+}
