@@ -233,3 +233,71 @@ resource "terraform_data" "x" { input = "fast" }
 		t.Errorf("retry: %+v, %v", retry, err)
 	}
 }
+
+// TestBucketKilledMidJob kills the S3 server while a job applies a
+// unit: the job cannot record what it did and fails, naming it. Once the
+// server is back, the retried job finds nothing left to apply and reports
+// the unit applied by the earlier attempt, not no_changes; the run's
+// record holds one apply of it, and every invariant holds.
+func TestBucketKilledMidJob(t *testing.T) {
+	testenv.NeedTerraform(t)
+	srv := testenv.StartS3(t)
+	if srv == nil {
+		t.Skip("versitygw is not installed (make tools)")
+	}
+	ctx := context.Background()
+	marker := filepath.Join(t.TempDir(), "applying")
+	root := testenv.WriteRepo(t, map[string]string{
+		"strata.yml": "dirs:\n  slow: {tags: [w]}\nstacks:\n  names:\n    w:\n      tag_query: w\n",
+		"slow/main.tf": fmt.Sprintf(`resource "terraform_data" "x" {
+  input = "slow"
+  provisioner "local-exec" { command = "touch %s && sleep 3" }
+}
+`, marker),
+	})
+	st := openStore(t, srv.URL+"&timeout=1s")
+	p := loadRepo(t, root)
+	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: RunOptions{AutoApprove: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.Env(t)
+	var log bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := RunSlice(ctx, st, loadRepo(t, root), SliceOptions{Run: m.Run, Console: &log, Environ: env, StateDir: t.TempDir(), Job: "first"})
+		done <- err
+	}()
+	uk := manifestUnit(t, m, "slow").key()
+	for i := 0; ; i++ {
+		_, statErr := os.Stat(marker)
+		_, _, getErr := st.Get(ctx, applyingKey(m.Run, uk))
+		if statErr == nil && getErr == nil {
+			break
+		}
+		if i == 1200 {
+			t.Fatalf("slow never started applying: %v %v\n%s", statErr, getErr, log.String())
+		}
+		sleep()
+	}
+	srv.Kill()
+	err = <-done
+	if err == nil || !strings.Contains(err.Error(), "slow") {
+		t.Fatalf("the job whose bucket died: %v\n%s", err, log.String())
+	}
+	srv.Start()
+	if _, err := RunSlice(ctx, st, loadRepo(t, root), SliceOptions{Run: m.Run, Environ: env, StateDir: t.TempDir(), Job: "retry"}); err != nil {
+		t.Fatal(err)
+	}
+	rep, _, err := BuildReport(ctx, st, m.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Units) != 1 || rep.Units[0].Status != runner.StatusApplied || !strings.Contains(rep.Units[0].Reason, "applied by an earlier attempt (first") || rep.ExitCode != 0 {
+		t.Fatalf("report: %+v", rep.Units[0])
+	}
+	if applies, _ := st.List(ctx, appliesPrefix(m.Run)); len(applies) != 1 {
+		t.Errorf("applies recorded: %q", applies)
+	}
+	checkRun(t, st, m.Run)
+}

@@ -54,14 +54,16 @@ func planKey(uk, digest string) string {
 	return plansFolder + "/" + uk + "/" + escapeSegment(strings.ReplaceAll(digest, ":", "-")) + ".tfplan"
 }
 
-func runKey(run string) string         { return runsFolder + "/" + escapeSegment(run) }
-func manifestKey(run string) string    { return runKey(run) + "/manifest.json" }
-func waveKey(run string, w int) string { return runKey(run) + "/waves/" + strconv.Itoa(w) + ".json" }
-func resultKey(run, uk string) string  { return runKey(run) + "/results/" + uk + ".json" }
-func resultsPrefix(run string) string  { return runKey(run) + "/results/" }
-func appliesPrefix(run string) string  { return runKey(run) + "/applies/" }
-func prLockKey(uk string) string       { return locksFolder + "/pr/" + uk + ".json" }
-func prLocksPrefix() string            { return locksFolder + "/pr/" }
+func runKey(run string) string          { return runsFolder + "/" + escapeSegment(run) }
+func manifestKey(run string) string     { return runKey(run) + "/manifest.json" }
+func waveKey(run string, w int) string  { return runKey(run) + "/waves/" + strconv.Itoa(w) + ".json" }
+func resultKey(run, uk string) string   { return runKey(run) + "/results/" + uk + ".json" }
+func resultsPrefix(run string) string   { return runKey(run) + "/results/" }
+func appliesPrefix(run string) string   { return runKey(run) + "/applies/" }
+func prLockKey(uk string) string        { return locksFolder + "/pr/" + uk + ".json" }
+func prLocksPrefix() string             { return locksFolder + "/pr/" }
+func applyingKey(run, uk string) string { return applyingPrefix(run) + uk + ".json" }
+func applyingPrefix(run string) string  { return runKey(run) + "/applying/" }
 func applyKey(run, uk, at string) string {
 	return appliesPrefix(run) + uk + "/" + escapeSegment(at) + ".json"
 }

@@ -82,6 +82,18 @@ type Job struct {
 	// units are the records and saved plans of the slice's units and the
 	// run's gates, by unit key, for the job's state dir.
 	units map[string]*remoteUnit
+	// applying are the applies an earlier attempt started, by unit key
+	// (docs/ci.md#an-apply-the-bucket-did-not-take).
+	applying map[string]*Applying
+}
+
+// Applying records that a job started an apply with changes: a retry
+// that finds it, and no result, knows the unit's changes may be in its
+// engine state already.
+type Applying struct {
+	Digest string    `json:"digest"`
+	At     time.Time `json:"at"`
+	Job    string    `json:"job"`
 }
 
 // FetchJob reads the manifest of a job's wave, refuses a job whose
@@ -139,10 +151,33 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 		j.units, err = fetchUnits(ctx, st, records)
 		return err
 	})
+	g.Go(func(ctx context.Context) (err error) {
+		j.applying, err = loadApplying(ctx, st, m.Run)
+		return err
+	})
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return j, nil
+}
+
+// loadApplying reads the applies jobs of a run started, by unit key: one
+// listing, and an object for each (few: one per unit an apply changed).
+func loadApplying(ctx context.Context, st *objstore.Store, run string) (map[string]*Applying, error) {
+	keys, err := st.List(ctx, applyingPrefix(run))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*Applying{}
+	for _, k := range keys {
+		a := &Applying{}
+		if _, err := getJSON(ctx, st, k, a); err != nil {
+			// Unreadable, it says nothing: the unit runs as any.
+			continue
+		}
+		out[strings.TrimSuffix(strings.TrimPrefix(k, applyingPrefix(run)), ".json")] = a
+	}
+	return out, nil
 }
 
 // Fetching is a FetchJob under way.
@@ -318,6 +353,9 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 				r.Applied = applied.Digest
 				r.ChangedOutputs, r.OutputsKnown = applied.ChangedOutputs, applied.OutputsKnown
 			}
+			if err := appliedEarlier(wctx, st, m.Run, u, r, j.applying[keyOf(u)]); err != nil {
+				return err
+			}
 			return put(u, r)
 		})
 	}
@@ -350,6 +388,13 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 		// its slice (docs/ci.md#readers).
 		NoPropagate: true, Readers: readers, ReaderDone: readerOut,
 		Warnings: warnings(pulls, j.units),
+		Applying: func(u *stacks.Unit, digest string) error {
+			err := putJSON(wctx, st, applyingKey(m.Run, keyOf(u)), &Applying{Digest: digest, At: time.Now().UTC(), Job: o.Job}, false)
+			if err != nil {
+				return fmt.Errorf("recording the apply of %s: %w", u.Name(), err)
+			}
+			return nil
+		},
 	})
 	werr := w.wait()
 	if err != nil {
@@ -357,6 +402,34 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	}
 	res.Ran, res.Report = len(out.Report.Units), out.Report
 	return res, werr
+}
+
+// appliedEarlier makes the result of a unit an earlier attempt of its
+// job started applying (a) and did not record, and that has nothing left
+// to apply now, the earlier attempt's apply: its changes are in the
+// engine state, and the run's record says who made them, once
+// (docs/ci.md#an-apply-the-bucket-did-not-take).
+func appliedEarlier(ctx context.Context, st *objstore.Store, run string, u *stacks.Unit, r *Result, a *Applying) error {
+	if a == nil || r.Unit.Status != runner.StatusNoChanges {
+		return nil
+	}
+	r.Unit.Status, r.Unit.Digest, r.Applied = runner.StatusApplied, a.Digest, a.Digest
+	r.Unit.Reason = fmt.Sprintf("applied by an earlier attempt (%s, at %s), which could not record it: a plan now finds nothing left to apply",
+		a.Job, a.At.Format(time.RFC3339))
+	uk := keyOf(u)
+	recorded, err := st.List(ctx, appliesPrefix(run)+uk+"/")
+	if err != nil {
+		return fmt.Errorf("reading the applies of %s: %w", u.Name(), err)
+	}
+	if len(recorded) > 0 {
+		return nil
+	}
+	at := a.At.UTC().Format("20060102T150405.000000000Z")
+	err = putJSON(ctx, st, applyKey(run, uk, at), ApplyRecord{Digest: a.Digest, At: a.At, Job: a.Job}, true)
+	if err != nil && !errors.Is(err, objstore.ErrExists) {
+		return fmt.Errorf("recording the apply of %s: %w", u.Name(), err)
+	}
+	return nil
 }
 
 // lockHeld says a unit failed because another process held its engine

@@ -131,6 +131,9 @@ func (c applyPlanCall) run(ctx context.Context, _ *executor, tf *tfexec.Terrafor
 type applyNowCall struct {
 	VarFile string
 	Args    PlanArgs
+	// OnPlan is called once, when the engine has printed a plan with
+	// changes and goes on to apply it.
+	OnPlan func() `json:"-"`
 }
 
 func (c applyNowCall) Argv() []string {

@@ -118,7 +118,7 @@ var (
 func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p applyNowCall, out io.Writer) (outcome, error) {
 	// apply prints its plan first: a failed apply still says what it was
 	// about to change.
-	planned := &lineScanner{w: out}
+	planned := &lineScanner{w: out, seen: p.OnPlan}
 	outputs := &outputScanner{w: planned}
 	scan := &lineScanner{w: outputs, marker: "Apply complete! "}
 	tf.SetStdout(scan)
@@ -192,6 +192,8 @@ type lineScanner struct {
 	w       io.Writer
 	marker  string
 	summary string
+	// seen, when set, is called once, the first time the marker appears.
+	seen func()
 }
 
 func (s *lineScanner) Write(p []byte) (int, error) {
@@ -205,6 +207,10 @@ func (s *lineScanner) Write(p []byte) (int, error) {
 			line = line[:j]
 		}
 		s.summary = line
+		if s.seen != nil {
+			s.seen()
+			s.seen = nil
+		}
 	}
 	return s.w.Write(p)
 }

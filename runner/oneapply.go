@@ -97,9 +97,20 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		return
 	}
 	os.Remove(j.ur.planFile)
+	var onPlan func()
+	if f := j.r.opt.Applying; f != nil {
+		u, digest := j.ur.u, j.res.digest
+		onPlan = func() {
+			// The engine goes on meanwhile: a record that fails is a
+			// warning, not a reason to stop an apply under way.
+			if err := f(u, digest); err != nil {
+				j.r.con.note(fmt.Sprintf("[%s] warning: recording that the apply starts: %v", u.Name(), err))
+			}
+		}
+	}
 	o, err := j.step(ctx, StepApply, func() invocation {
 		return invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
-			Call: applyNowCall{VarFile: varFile, Args: args}}
+			Call: applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan}}
 	}, false)
 	result := StatusApplied
 	switch {

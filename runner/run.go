@@ -156,6 +156,13 @@ type Options struct {
 	// with its final report, before the command ends; CI jobs record
 	// results there, so a job that dies keeps what it finished.
 	UnitDone func(*stacks.Unit, *UnitReport)
+	// Applying is called as an apply with changes starts, with the digest
+	// it applies: before the engine when a saved plan is applied (an error
+	// fails the unit, nothing applied), and as the engine prints its plan
+	// when one call plans and applies. CI jobs record it, so a retry knows
+	// an earlier attempt applied what it could not record
+	// (docs/ci.md#an-apply-the-bucket-did-not-take).
+	Applying func(u *stacks.Unit, digest string) error
 	// Warnings are what a unit's report must say beyond its status, known
 	// before the run (a corrupt record in the state bucket moved aside):
 	// printed as the run starts, and kept in the unit's report.

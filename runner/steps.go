@@ -634,6 +634,12 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*PlanRecord
 		j.res.steps = append(j.res.steps, StepReport{Name: StepApply, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
 		return nil, err
 	}
+	if f := j.r.opt.Applying; f != nil && saved != nil && saved.HasChanges {
+		if err := f(j.ur.u, digest); err != nil {
+			j.res.steps = append(j.res.steps, StepReport{Name: StepApply, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
+			return saved, fmt.Errorf("not applied: recording that the apply starts: %w", err)
+		}
+	}
 	_, err := j.step(ctx, StepApply, func() invocation {
 		return invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: applyPlanCall{File: j.ur.planFile}}
 	}, false)
