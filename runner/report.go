@@ -161,7 +161,7 @@ func (r *runState) unitReport(ur *unitRun) *UnitReport {
 		Engine: EngineReport{Name: ur.choice.Name, Version: ur.choice.Version},
 		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
-		Log: ur.output.String(),
+		Log: ur.masker.Mask(ur.output.String()),
 	}
 	if ur.engine != nil {
 		rep.Engine = EngineReport{Name: ur.engine.Name, Version: ur.engine.Version.String()}
