@@ -212,7 +212,7 @@ func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) b
 	fmt.Fprintf(b, "<details%s><summary>%s</summary>\n\n", open, stackLine(s))
 	b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")
 	for _, u := range s.units {
-		fmt.Fprintf(b, "| <code>%s</code> | %s | %s | %s |\n", tableCell(u.Name()), tableCell(string(u.Status)), u.ChangesText(), tableCell(u.Note()))
+		fmt.Fprintf(b, "| <code>%s</code> | %s | %s | %s |\n", tableCell(u.Name()), string(u.Status), u.ChangesText(), tableCell(u.Note()))
 	}
 	b.WriteString("\n")
 	cut := false
@@ -228,7 +228,7 @@ func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) b
 			if u.Status == runner.StatusFailed {
 				open = " open"
 			}
-			fmt.Fprintf(b, "<details%s><summary><code>%s</code> %s</summary>\n\n```\n%s\n```\n\n</details>\n\n", open, htmlText(u.Name()), htmlText(o.title), unfenced(out))
+			fmt.Fprintf(b, "<details%s><summary><code>%s</code> %s</summary>\n\n```\n%s\n```\n\n</details>\n\n", open, htmlText(u.Name()), html.EscapeString(o.title), unfenced(out))
 		}
 	}
 	b.WriteString("</details>\n\n")
@@ -238,7 +238,7 @@ func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) b
 // stackLine is a stack in one line: its path, status, units and the
 // changes of those whose changes are known.
 func stackLine(s commentStack) string {
-	line := fmt.Sprintf("<b>%s</b> — %s · %s", htmlText(s.path), htmlText(string(s.status)), runner.CountOf(len(s.units), "unit"))
+	line := fmt.Sprintf("<b>%s</b> — %s · %s", htmlText(s.path), html.EscapeString(string(s.status)), runner.CountOf(len(s.units), "unit"))
 	if total, ok := runner.TotalChanges(s.units); ok {
 		line += " · " + total.String()
 	}
@@ -298,8 +298,13 @@ func cutText(s string, limit int, tail bool) (string, bool) {
 }
 
 // htmlText is a name or message as HTML text: it can open no tag, comment or
-// entity.
-func htmlText(s string) string { return html.EscapeString(s) }
+// entity. In a table row or a paragraph Markdown is read inside HTML tags
+// too, so the characters that make its code spans, links and emphasis are
+// written as entities: a base branch named "ma`in](http://x)" stays text.
+func htmlText(s string) string { return markdownPunct.Replace(html.EscapeString(s)) }
+
+var markdownPunct = strings.NewReplacer("`", "&#96;", "[", "&#91;", "]", "&#93;", `\`, "&#92;",
+	"*", "&#42;", "_", "&#95;", "~", "&#126;")
 
 // tableCell is text in a table cell: one line, no column break.
 func tableCell(s string) string {

@@ -2,6 +2,7 @@ package ci
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +163,34 @@ func TestCutText(t *testing.T) {
 		got, _ := cutText(s, tc.limit, tc.tail)
 		if got != tc.want {
 			t.Errorf("cutText(%d, %v) = %q, want %q", tc.limit, tc.tail, got, tc.want)
+		}
+	}
+}
+
+// TestCommentEscapesBaseBranch: a base branch holding a backtick and
+// "](http://x)", and a unit name holding brackets, are text in the
+// comment: no character of theirs can end a code span or make a link.
+func TestCommentEscapesBaseBranch(t *testing.T) {
+	rep := &runner.Report{Command: "plan",
+		Stacks: []runner.StackReport{{Name: "s", Path: []string{"s"}, Status: runner.StatusPlanned}},
+		Units: []*runner.UnitReport{{Dir: "[x](http://y)", Workspace: "default", Stack: "s", Status: runner.StatusPlanned,
+			Changes: runner.Changes{Add: 1}, Log: "Plan: 1 to add"}},
+		CI: &runner.CIReport{Base: "ma`in](http://x)"}}
+	body := Comment(rep, "")
+	for _, want := range []string{
+		"base <code>ma&#96;in&#93;(http://x)</code>",
+		"| <code>&#91;x&#93;(http://y)@default</code> | planned |",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("no %q in\n%s", want, body)
+		}
+	}
+	// Outside the fenced block of the unit's output, no backtick and no
+	// link target is left.
+	text := regexp.MustCompile("(?s)\n```\n.*?\n```\n").ReplaceAllString(body, "\n")
+	for _, bad := range []string{"`", "](http"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("%q left as Markdown in\n%s", bad, text)
 		}
 	}
 }

@@ -124,7 +124,7 @@ type stepWriter struct {
 	stream   bool         // CI: lines may go out as they come
 	out, err lineSplitter // stdout, stderr
 	raw      []string     // every line as the engine printed it, for the summary
-	pending  []string     // masked lines not printed yet
+	pending  []string     // lines not printed yet, masked when printed
 	blanks   int          // blank lines held until something follows them
 	printed  bool         // a line of this step is out
 	groups   int          // CI: groups this step opened
@@ -156,7 +156,10 @@ func (c *console) stepWriter(ur *unit, step string) *stepWriter {
 	if !c.terminal && !c.dropIn {
 		// The unit's environment is the run's plus its stack's variables.
 		sw.ci = ciOf(func(k string) string { return ur.env[k] })
-		sw.stream = sw.ci != ciNone
+		// A plan's lines wait for its end: strata reads the saved plan
+		// for the values it marks sensitive before they are printed
+		// (docs/behaviour.md#what-is-masked).
+		sw.stream = sw.ci != ciNone && step != StepPlan
 	}
 	c.mu.Lock()
 	c.running = append(c.running, sw)
@@ -203,10 +206,10 @@ func (sw *stepWriter) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		line := sw.ur.masker.Mask(string(sw.partial[:i+1]))
+		raw := string(sw.partial[:i+1])
 		sw.c.mu.Lock()
-		sw.ur.output.WriteString(line)
-		io.WriteString(sw.target(), line)
+		sw.ur.output.WriteString(raw)
+		io.WriteString(sw.target(), sw.ur.masker.Mask(raw))
 		sw.c.mu.Unlock()
 		sw.partial = sw.partial[i+1:]
 	}
@@ -233,9 +236,11 @@ func (sw *stepWriter) write(ls *lineSplitter, p []byte) (int, error) {
 // line that introduces it. Callers hold c.mu.
 func (sw *stepWriter) take(lines []string) {
 	sw.raw = append(sw.raw, lines...)
+	trimmed := make([]string, len(lines))
 	masked := make([]string, len(lines))
 	for i, l := range lines {
-		masked[i] = sw.ur.masker.maskLine(strings.TrimRight(l, "\r"))
+		trimmed[i] = strings.TrimRight(l, "\r")
+		masked[i] = sw.ur.masker.maskLine(trimmed[i])
 	}
 	if key, ok := warningBox(masked); ok {
 		if sw.c.warned[key] {
@@ -243,12 +248,14 @@ func (sw *stepWriter) take(lines []string) {
 		}
 		sw.c.warned[key] = true
 	}
-	for _, l := range masked {
+	// Lines are masked when printed, with every secret known by then: a
+	// plan's lines wait until its JSON has given what it marks sensitive.
+	for _, l := range trimmed {
 		sw.put(l)
 	}
 }
 
-// put queues a masked line, or prints it when the step streams now.
+// put queues a line, or prints it when the step streams now.
 // Blank lines wait for what follows them: a block never starts or ends
 // with one, and a dropped warning leaves none behind at the start.
 // Callers hold c.mu.
@@ -288,7 +295,7 @@ func (c *console) printLines(sw *stepWriter, lines []string) {
 	var b strings.Builder
 	for _, line := range lines {
 		b.WriteString(prefix)
-		b.WriteString(line)
+		b.WriteString(sw.ur.masker.maskLine(line))
 		b.WriteByte('\n')
 	}
 	io.WriteString(c.w, b.String())
@@ -364,19 +371,21 @@ func (sw *stepWriter) Close() error {
 	}
 	if c.dropIn {
 		if len(sw.partial) > 0 {
-			line := sw.ur.masker.Mask(string(sw.partial))
-			sw.ur.output.WriteString(line)
-			io.WriteString(sw.target(), line+"\n")
+			sw.ur.output.Write(sw.partial)
+			io.WriteString(sw.target(), sw.ur.masker.Mask(string(sw.partial))+"\n")
 		}
 		return nil
 	}
 	sw.out.flush(sw.take)
 	sw.err.flush(sw.take)
 	sw.closed = true
-	text := sw.ur.masker.Mask(strings.TrimRight(strings.Join(sw.raw, "\n"), "\n"))
+	raw := strings.TrimRight(strings.Join(sw.raw, "\n"), "\n")
 	if sw.step == StepPlan || sw.step == StepApply || sw.step == StepShow {
-		sw.ur.output.WriteString(text + "\n")
+		// Kept as printed; the report masks it with every secret known
+		// by then (docs/behaviour.md#what-is-masked).
+		sw.ur.output.WriteString(raw + "\n")
 	}
+	text := sw.ur.masker.Mask(raw)
 	if strings.Contains(text, "Error: ") {
 		if c.failures[sw.ur] == nil {
 			c.failures[sw.ur] = map[string]string{}

@@ -59,11 +59,11 @@ func TestGitHubGroupsStreamOneAtATime(t *testing.T) {
 	expect("a's next line", "::group::a@default apply (continued)\n[a@default] a2\n")
 	c.note("[x@default] still plan (1m)")
 	expect("a note", "::endgroup::\n[x@default] still plan (1m)\n")
-	swC := c.stepWriter(cu, StepPlan)
+	swC := c.stepWriter(cu, StepInit)
 	fmt.Fprintln(swC, "c1")
 	expect("c's first line", "")
 	swA.Close()
-	expect("a's end", "::group::c@default plan\n[c@default] c1\n")
+	expect("a's end", "::group::c@default init\n[c@default] c1\n")
 	fmt.Fprintln(swC, "c2")
 	expect("c streams", "[c@default] c2\n")
 	swC.Close()
@@ -198,6 +198,32 @@ func TestStreamedSecretsMasked(t *testing.T) {
 	if got := out.String(); strings.Contains(got, "hunter2") || strings.Contains(got, "c2VjcmV0LWxpbmU=") {
 		t.Errorf("secret printed: %q", got)
 	}
+}
+
+// TestPlanLinesWaitForItsSecrets: a plan's lines are not streamed, even
+// in GitHub Actions, and are masked when printed, so a secret learnt after
+// the plan ran (from its JSON) is masked in them; the other steps stream.
+func TestPlanLinesWaitForItsSecrets(t *testing.T) {
+	var out bytes.Buffer
+	c := testConsole(&out, false, false)
+	ur := ciUnit("a", "GITHUB_ACTIONS=true")
+	plan := c.stepWriter(ur, StepPlan)
+	fmt.Fprintln(plan, `  ~ input = "old-secret" -> "new"`)
+	if got := out.String(); got != "" {
+		t.Fatalf("a plan line was printed before the plan ended: %q", got)
+	}
+	ur.masker.Add("old-secret")
+	plan.Close()
+	if got, want := out.String(), "::group::a@default plan\n[a@default]   ~ input = \"***\" -> \"new\"\n::endgroup::\n"; got != want {
+		t.Errorf("plan block:\n got %q\nwant %q", got, want)
+	}
+	out.Reset()
+	apply := c.stepWriter(ur, StepApply)
+	fmt.Fprintln(apply, "applying old-secret")
+	if got, want := out.String(), "::group::a@default apply\n[a@default] applying ***\n"; got != want {
+		t.Errorf("apply streams:\n got %q\nwant %q", got, want)
+	}
+	apply.Close()
 }
 
 // TestStatusLineShowsStepAndElapsed: on a terminal each running step has a

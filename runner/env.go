@@ -189,30 +189,37 @@ func currentWorkspace(dataDir string) string {
 // masker replaces secret values with *** in text.
 type masker struct {
 	mu      sync.Mutex // a unit's job adds values while its console masks
-	secrets []string
+	secrets []string   // longest first
+	known   map[string]bool
 }
 
 // newMasker masks the given values (empty and one-character values are
 // ignored: masking them would shred every line).
 func newMasker(values ...string) *masker {
 	m := &masker{}
-	for _, v := range values {
-		if len(v) > 1 {
-			m.secrets = append(m.secrets, v)
-		}
-	}
-	// Longest first, so a secret containing another is masked whole.
-	sort.Slice(m.secrets, func(i, j int) bool { return len(m.secrets[i]) > len(m.secrets[j]) })
+	m.Add(values...)
 	return m
 }
 
-// Add masks one more value (an env step's sensitive output).
-func (m *masker) Add(v string) {
+// Add masks more values: an env step's sensitive output, the strings a
+// plan marks sensitive.
+func (m *masker) Add(values ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(v) > 1 {
-		m.secrets = append(m.secrets, v)
-		sort.Slice(m.secrets, func(i, j int) bool { return len(m.secrets[i]) > len(m.secrets[j]) })
+	added := false
+	for _, v := range values {
+		if len(v) > 1 && !m.known[v] {
+			if m.known == nil {
+				m.known = map[string]bool{}
+			}
+			m.known[v] = true
+			m.secrets = append(m.secrets, v)
+			added = true
+		}
+	}
+	if added {
+		// Longest first, so a secret containing another is masked whole.
+		sort.SliceStable(m.secrets, func(i, j int) bool { return len(m.secrets[i]) > len(m.secrets[j]) })
 	}
 }
 

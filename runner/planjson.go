@@ -29,6 +29,9 @@ type planView struct {
 	Outputs map[string]plannedOutput
 	// ChangeSet is a digest of what the plan changes (changeSet).
 	ChangeSet string
+	// Secrets are the strings the plan marks sensitive, before and after
+	// (docs/behaviour.md#what-is-masked).
+	Secrets []string
 }
 
 // plannedOutput is an output's value after a plan: known (its JSON) or
@@ -47,7 +50,7 @@ func readPlanJSON(b []byte) (planView, error) {
 	if err := p.UnmarshalJSON(b); err != nil {
 		return planView{}, fmt.Errorf("reading the plan's JSON: %w", err)
 	}
-	v := planView{Outputs: plannedOutputs(&p)}
+	v := planView{Outputs: plannedOutputs(&p), Secrets: sensitiveStrings(&p)}
 	v.Changes, v.ChangedOutputs = countPlan(&p)
 	cs, err := changeSet(&p)
 	if err != nil {
@@ -109,6 +112,123 @@ func changeSet(p *tfjson.Plan) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// sensitiveStrings returns every string value the plan holds at a place
+// the engine marks sensitive: resource changes and drift before and after
+// (before_sensitive, after_sensitive), output changes, the outputs and
+// resource attributes of the prior state and the planned values, and the
+// values of the root module's variables declared sensitive. The engine
+// prints these as (sensitive value), but the same string may reach the
+// printed plan by a path it does not mark (nonsensitive(), an attribute a
+// provider does not mark): a rotated secret's old value is then in the
+// plan's text, and here, in the prior state or the change's before.
+func sensitiveStrings(p *tfjson.Plan) []string {
+	var out []string
+	for _, rcs := range [][]*tfjson.ResourceChange{p.ResourceChanges, p.ResourceDrift} {
+		for _, rc := range rcs {
+			if rc != nil {
+				changeSecrets(rc.Change, &out)
+			}
+		}
+	}
+	for _, oc := range p.OutputChanges {
+		changeSecrets(oc, &out)
+	}
+	stateSecrets(p.PlannedValues, &out)
+	if p.PriorState != nil {
+		stateSecrets(p.PriorState.Values, &out)
+	}
+	if p.Config != nil && p.Config.RootModule != nil {
+		for name, v := range p.Config.RootModule.Variables {
+			if pv := p.Variables[name]; v != nil && v.Sensitive && pv != nil {
+				markedStrings(pv.Value, true, &out)
+			}
+		}
+	}
+	return out
+}
+
+func changeSecrets(c *tfjson.Change, out *[]string) {
+	if c == nil {
+		return
+	}
+	markedStrings(c.Before, c.BeforeSensitive, out)
+	markedStrings(c.After, c.AfterSensitive, out)
+}
+
+// stateSecrets adds the sensitive outputs of a state (or planned values)
+// and the sensitive attributes of its resources, in every module.
+func stateSecrets(sv *tfjson.StateValues, out *[]string) {
+	if sv == nil {
+		return
+	}
+	for _, o := range sv.Outputs {
+		if o != nil && o.Sensitive {
+			markedStrings(o.Value, true, out)
+		}
+	}
+	var walk func(m *tfjson.StateModule)
+	walk = func(m *tfjson.StateModule) {
+		if m == nil {
+			return
+		}
+		for _, r := range m.Resources {
+			if r == nil || len(r.SensitiveValues) == 0 {
+				continue
+			}
+			var mark any
+			if json.Unmarshal(r.SensitiveValues, &mark) == nil {
+				markedStrings(r.AttributeValues, mark, out)
+			}
+		}
+		for _, c := range m.ChildModules {
+			walk(c)
+		}
+	}
+	walk(sv.RootModule)
+}
+
+// markedStrings adds the strings of v where mark, a sensitivity mark of
+// the engine's JSON (true, or lists and objects of marks shaped as v),
+// says the value is sensitive. Every string below a true mark counts:
+// map values and list elements, not map keys.
+func markedStrings(v, mark any, out *[]string) {
+	switch m := mark.(type) {
+	case bool:
+		if m {
+			allStrings(v, out)
+		}
+	case []any:
+		if l, ok := v.([]any); ok {
+			for i := 0; i < len(l) && i < len(m); i++ {
+				markedStrings(l[i], m[i], out)
+			}
+		}
+	case map[string]any:
+		if o, ok := v.(map[string]any); ok {
+			for k, x := range o {
+				if mk, ok := m[k]; ok {
+					markedStrings(x, mk, out)
+				}
+			}
+		}
+	}
+}
+
+func allStrings(v any, out *[]string) {
+	switch x := v.(type) {
+	case string:
+		*out = append(*out, x)
+	case []any:
+		for _, e := range x {
+			allStrings(e, out)
+		}
+	case map[string]any:
+		for _, e := range x {
+			allStrings(e, out)
+		}
+	}
 }
 
 // countPlan counts a plan's resource changes by action, as the engine's

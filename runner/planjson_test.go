@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"sort"
 	"testing"
 
 	tfjson "github.com/hashicorp/terraform-json"
@@ -218,5 +220,42 @@ func TestOutputOnlyChange(t *testing.T) {
 	u = unitByName(t, res.Report, "a@default")
 	if _, shown := stepOf(u, StepShow); u.Status != StatusNoChanges || shown {
 		t.Errorf("plan after: %s, steps %v", u.Status, u.Steps)
+	}
+}
+
+// TestSensitiveStrings: every string at a path the plan's JSON marks
+// sensitive is a secret, before and after, in resource changes and drift
+// (nested lists and objects), output changes, the prior state and planned
+// values (outputs and resource attributes, child modules too) and
+// sensitive root variables; strings at unmarked paths, numbers, booleans
+// and map keys are not.
+func TestSensitiveStrings(t *testing.T) {
+	const planJSON = `{"format_version":"1.2",
+"variables":{"token":{"value":"var-secret"},"region":{"value":"eu-west-1"}},
+"configuration":{"root_module":{"variables":{"token":{"sensitive":true},"region":{}}}},
+"resource_changes":[{"address":"x.a","change":{"actions":["update"],
+  "before":{"name":"plain","conf":{"pw":"before-pw","host":"h1"},"list":["l-plain","l-secret"],"n":12345,"flag":true},
+  "after":{"name":"plain","conf":{"pw":"after-pw","host":"h1"},"list":["l-plain","l-secret2"],"n":12345,"flag":true},
+  "before_sensitive":{"conf":{"pw":true},"list":[false,true],"n":true,"flag":true},
+  "after_sensitive":{"conf":{"pw":true},"list":[false,true]}}}],
+"resource_drift":[{"address":"x.b","change":{"actions":["update"],"before":{"key":"drift-old"},"after":{"key":"drift-new"},
+  "before_sensitive":{"key":true},"after_sensitive":{"key":true}}}],
+"output_changes":{"token":{"actions":["update"],"before":"out-old","after":"out-new","before_sensitive":true,"after_sensitive":true},
+  "open":{"actions":["update"],"before":"open-old","after":"open-new","before_sensitive":false,"after_sensitive":false}},
+"prior_state":{"format_version":"1.0","values":{"outputs":{"token":{"sensitive":true,"value":{"k-is-not-secret":"prior-out"}},"open":{"sensitive":false,"value":"prior-open"}},
+  "root_module":{"resources":[{"address":"x.c","values":{"secret":"prior-attr","plain":"prior-plain"},"sensitive_values":{"secret":true}}],
+  "child_modules":[{"address":"module.m","resources":[{"address":"module.m.x.d","values":{"s":["child-secret"]},"sensitive_values":{"s":true}}]}]}}},
+"planned_values":{"outputs":{"token":{"sensitive":true,"value":"planned-out"}},"root_module":{}}}`
+	v, err := readPlanJSON([]byte(planJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := append([]string(nil), v.Secrets...)
+	sort.Strings(got)
+	got = slices.Compact(got)
+	want := []string{"after-pw", "before-pw", "child-secret", "drift-new", "drift-old", "l-secret", "l-secret2", "out-new", "out-old",
+		"planned-out", "prior-attr", "prior-out", "var-secret"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("secrets = %q\nwant %q", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"sort"
@@ -181,7 +182,7 @@ func (r *runState) unitReport(ur *unitRun) *UnitReport {
 		Engine: EngineReport{Name: ur.choice.Name, Version: ur.choice.Version},
 		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
-		Log: ur.output.String(), Warnings: ur.warnings,
+		Log: ur.masker.Mask(ur.output.String()), Warnings: ur.warnings,
 	}
 	if ur.engine != nil {
 		rep.Engine = EngineReport{Name: ur.engine.Name, Version: ur.engine.Version.String()}
@@ -406,13 +407,13 @@ func (rep *Report) Markdown() string {
 			fmt.Fprintf(&b, "### %s — %s\n\n", strings.Join(s.Path, " / "), s.Status)
 			b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")
 			for _, u := range byStack[s.Name] {
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", u.Name(), u.Status, u.ChangesText(), strings.ReplaceAll(u.Note(), "|", `\|`))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", tableCode(u.Name()), u.Status, u.ChangesText(), strings.ReplaceAll(u.Note(), "|", `\|`))
 			}
 			b.WriteString("\n")
 			for _, u := range byStack[s.Name] {
 				for _, st := range u.Steps {
 					if out := strings.TrimSpace(st.Output); out != "" {
-						fmt.Fprintf(&b, "<details><summary>%s: %s output</summary>\n\n```\n%s\n```\n\n</details>\n\n", u.Name(), st.Name, fence(out))
+						fmt.Fprintf(&b, "<details><summary>%s: %s output</summary>\n\n```\n%s\n```\n\n</details>\n\n", html.EscapeString(u.Name()), html.EscapeString(st.Name), fence(out))
 					}
 				}
 				log := strings.TrimSpace(u.Log)
@@ -423,7 +424,7 @@ func (rep *Report) Markdown() string {
 					more := len(u.Log) - logLimit
 					log = log[:logLimit] + fmt.Sprintf("\n… cut: %s more (the summary is limited to 1 MiB)", CountOf(more, "byte"))
 				}
-				summary := u.Name() + ": " + string(u.Status)
+				summary := html.EscapeString(u.Name()) + ": " + string(u.Status)
 				if c, ok := u.PlanChanges(); ok {
 					summary += ", " + c.String()
 				}
@@ -441,6 +442,37 @@ func (rep *Report) Markdown() string {
 
 // fence keeps text from closing the code block it is quoted in.
 func fence(s string) string { return strings.ReplaceAll(s, "```", "``\u200b`") }
+
+// codeSpan is s as a Markdown code span, inside which nothing is markup. A
+// name may hold backticks (a git branch may): the span's fence is one
+// backtick longer than the longest run of them in s, with a space inside
+// it when s starts or ends with a backtick or with spaces at both ends
+// (CommonMark takes one such space off each end). A line break, which
+// would end a table row, becomes a space.
+func codeSpan(s string) string {
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	if s == "" {
+		return ""
+	}
+	longest, run := 0, 0
+	for _, c := range []byte(s) {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	if s[0] == '`' || s[len(s)-1] == '`' || (s[0] == ' ' && s[len(s)-1] == ' ' && strings.TrimLeft(s, " ") != "") {
+		s = " " + s + " "
+	}
+	f := strings.Repeat("`", longest+1)
+	return f + s + f
+}
+
+// tableCode is a code span in a table cell: a "|", even in a code span,
+// would end the cell unless escaped.
+func tableCode(s string) string { return strings.ReplaceAll(codeSpan(s), "|", `\|`) }
 
 // verdictOrder is how the verdict counts units: what changes first, then
 // what keeps a change from landing.
@@ -503,7 +535,7 @@ func (rep *Report) NotReviewedLine(code func(string) string) string {
 
 // contextLine is the line under the verdict, in the summary's Markdown.
 func (rep *Report) contextLine() string {
-	return rep.ContextLine(func(s string) string { return "`" + s + "`" },
+	return rep.ContextLine(codeSpan,
 		func(text, url string) string { return "[" + text + "](" + url + ")" })
 }
 

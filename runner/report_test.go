@@ -167,3 +167,108 @@ func TestReportJSONIsAdditive(t *testing.T) {
 		t.Errorf("report: %s", b)
 	}
 }
+
+// codeSpans reads a line of Markdown as CommonMark does for code spans: a
+// run of n backticks opens a span that the next run of exactly n closes
+// (one space is taken off each end when both are spaces), and an
+// unmatched run is text. It returns the spans' contents and the text
+// outside them.
+func codeSpans(line string) (spans []string, outside string) {
+	var out strings.Builder
+	for i := 0; i < len(line); {
+		if line[i] != '`' {
+			out.WriteByte(line[i])
+			i++
+			continue
+		}
+		n := 0
+		for i+n < len(line) && line[i+n] == '`' {
+			n++
+		}
+		closeAt := -1
+		for j := i + n; j < len(line); {
+			if line[j] != '`' {
+				j++
+				continue
+			}
+			m := 0
+			for j+m < len(line) && line[j+m] == '`' {
+				m++
+			}
+			if m == n {
+				closeAt = j
+				break
+			}
+			j += m
+		}
+		if closeAt < 0 {
+			out.WriteString(line[i : i+n])
+			i += n
+			continue
+		}
+		c := line[i+n : closeAt]
+		if len(c) >= 2 && c[0] == ' ' && c[len(c)-1] == ' ' && strings.TrimLeft(c, " ") != "" {
+			c = c[1 : len(c)-1]
+		}
+		spans = append(spans, c)
+		out.WriteString("\x00")
+		i = closeAt + n
+	}
+	return spans, out.String()
+}
+
+// TestMarkdownEscapesNames: a base branch or a unit name holding backticks
+// (legal in a git ref and in a dir name) stays whole in one code span, so
+// what follows a backtick in it, such as "](http://x)", never becomes a
+// link or other markup; a "|" in a unit name does not break its table
+// row; and in HTML the name is text.
+func TestMarkdownEscapesNames(t *testing.T) {
+	for _, name := range []string{"ma`in](http://x)", "`x", "x``", "a ``` b", " sp ", "plain"} {
+		spans, outside := codeSpans(codeSpan(name))
+		if len(spans) != 1 || spans[0] != name || outside != "\x00" {
+			t.Errorf("codeSpan(%q) = %q: spans %q, outside %q", name, codeSpan(name), spans, outside)
+		}
+	}
+	base := "ma`in](http://x)"
+	rep := &Report{Command: CmdPlan,
+		Stacks: []StackReport{{Name: "s", Path: []string{"s"}, Status: StatusPlanned}},
+		Units: []*UnitReport{{Dir: "d`ir|x](http://y)<b>", Workspace: "default", Stack: "s", Status: StatusPlanned,
+			Changes: Changes{Add: 1}, Log: "Plan: 1 to add"}},
+		CI: &CIReport{Service: "github", Commit: "0123456789abcdef", Base: base}}
+	md := rep.Markdown()
+	lines := strings.Split(md, "\n")
+	spans, outside := codeSpans(lines[2])
+	if !reflect.DeepEqual(spans, []string{"0123456789ab", base}) || strings.Contains(outside, "](") || strings.Contains(outside, "`") {
+		t.Errorf("context line %q: spans %q, outside %q", lines[2], spans, outside)
+	}
+	row := ""
+	for _, l := range lines {
+		if strings.HasPrefix(l, "| ") && strings.Contains(l, "planned") {
+			row = l
+		}
+	}
+	// GitHub splits a row at every "|" not escaped, in a code span too,
+	// then reads each cell.
+	var cells []string
+	cell := ""
+	for i := 0; i < len(row); i++ {
+		switch {
+		case row[i] == '\\' && i+1 < len(row) && row[i+1] == '|':
+			cell += "|"
+			i++
+		case row[i] == '|':
+			cells, cell = append(cells, cell), ""
+		default:
+			cell += string(row[i])
+		}
+	}
+	if len(cells) == 5 {
+		spans, outside = codeSpans(cells[1])
+	}
+	if len(cells) != 5 || !reflect.DeepEqual(spans, []string{"d`ir|x](http://y)<b>@default"}) || strings.TrimSpace(outside) != "\x00" {
+		t.Errorf("unit row %q: cells %q, spans %q", row, cells, spans)
+	}
+	if !strings.Contains(md, "<summary>d`ir|x](http://y)&lt;b&gt;@default: planned, +1 ~0 -0</summary>") {
+		t.Errorf("the unit's name is not HTML text in its block's summary:\n%s", md)
+	}
+}

@@ -119,20 +119,31 @@ func (j *job) failed(ctx context.Context, step string, err error) bool {
 // block, the retries of transient failures and the one init of an "init
 // required" failure.
 func (j *job) step(ctx context.Context, name string, build func() invocation, retry bool) (outcome, error) {
+	o, closeBlock, err := j.stepHeld(ctx, name, build, retry)
+	closeBlock()
+	return o, err
+}
+
+// stepHeld is step with the console block of a call that ended (not one
+// that failed) left open: the caller closes it, once it has learnt what
+// the block must mask (docs/behaviour.md#what-is-masked).
+func (j *job) stepHeld(ctx context.Context, name string, build func() invocation, retry bool) (outcome, func(), error) {
 	started := j.r.opt.Now()
 	delay := j.r.opt.RetryDelay
 	var (
-		o   outcome
-		err error
+		o    outcome
+		err  error
+		held = func() {}
 	)
 	for try := 1; ; try++ {
 		inv := build()
 		out := j.r.con.stepWriter(j.ur, name)
 		o, err = j.r.exec.Execute(ctx, j.ur.u.ID(), inv, out, out.stderr())
-		out.Close()
 		if err == nil || ctx.Err() != nil {
+			held = func() { out.Close() }
 			break
 		}
+		out.Close()
 		if name != StepInit && !j.ur.inited && initRequired(err) {
 			if _, ierr := j.initNow(ctx, false, j.ur.initArgs, nil); ierr != nil {
 				break
@@ -150,7 +161,7 @@ func (j *job) step(ctx context.Context, name string, build func() invocation, re
 		delay = delay * 3 / 2
 	}
 	j.res.steps = append(j.res.steps, StepReport{Name: name, StartedAt: started, FinishedAt: j.r.opt.Now(), OK: err == nil})
-	return o, err
+	return o, held, err
 }
 
 // init runs init unless the unit's data dir is current (docs/behaviour.md#steps-of-a-unit): its
@@ -376,6 +387,20 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep) b
 	if _, err := j.prepareInputsWith(ea, tfVars); err != nil || !j.reusePlan() {
 		return false
 	}
+	if j.res.hasChanges {
+		// The text shows what the plan's JSON marks sensitive wherever
+		// the engine does not (docs/behaviour.md#what-is-masked): read
+		// it first.
+		planJSON, err := j.showJSON(ctx, env)
+		if j.failed(ctx, StepShow, err) {
+			return true
+		}
+		v, err := readPlanJSON(planJSON)
+		if j.failed(ctx, StepShow, err) {
+			return true
+		}
+		j.ur.masker.Add(v.Secrets...)
+	}
 	_, err = j.step(ctx, StepShow, func() invocation {
 		return invocation{Step: StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: showCall{File: j.ur.planFile, Text: true}}
 	}, true)
@@ -407,10 +432,13 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	if err := os.MkdirAll(filepath.Dir(j.ur.planFile), 0o700); j.failed(ctx, "setup", err) {
 		return
 	}
-	o, err := j.step(ctx, StepPlan, func() invocation {
+	o, closeBlock, err := j.stepHeld(ctx, StepPlan, func() invocation {
 		return invocation{Step: StepPlan, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
 			Call: planCall{Out: j.ur.planFile, VarFile: varFile, Args: args}}
 	}, true)
+	// The plan's block is printed once its JSON has given the values it
+	// marks sensitive, or when reading it failed.
+	defer closeBlock()
 	if j.failed(ctx, StepPlan, err) {
 		return
 	}
@@ -440,6 +468,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 			}
 			j.res.changes, j.res.changedOutputs, j.res.plannedOutputs = v.Changes, v.ChangedOutputs, v.Outputs
 			j.res.changeSet = v.ChangeSet
+			j.ur.masker.Add(v.Secrets...)
 		}
 		if dir := j.r.opt.PlanJSON; dir != "" && j.failed(ctx, StepShow, j.writePlanJSON(dir, planJSON)) {
 			return

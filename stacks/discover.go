@@ -113,14 +113,29 @@ func expandPattern(p, dir, workspace string, global bool) (pattern string, neg b
 			p = "${DIR}/" + p
 		}
 	}
-	d := dir
-	if d == "." {
+	d := quoteMeta(dir)
+	if dir == "." {
 		d = ""
 	}
-	p = strings.ReplaceAll(p, "${DIR}", d)
-	p = strings.ReplaceAll(p, "${WORKSPACE}", workspace)
+	// One pass: a dir named `x${WORKSPACE}` stays that dir.
+	p = strings.NewReplacer("${DIR}", d, "${WORKSPACE}", quoteMeta(workspace)).Replace(p)
 	p = strings.TrimPrefix(p, "/")
 	return p, neg
+}
+
+// metaQuoter escapes what doublestar reads as pattern syntax: `\` (its
+// escape), `*`, `?`, `[`, `]`, `{`, `}`, and `!`, which a pattern list
+// reads as negation when it comes first.
+var metaQuoter = strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`,
+	"{", `\{`, "}", `\}`, "!", `\!`)
+
+// quoteMeta turns a literal path into a doublestar pattern matching only
+// itself. A dir is pasted into its file patterns, and a dir named `e[1]`
+// or `c{d}` pasted as it is would be a pattern for other names (e1, or
+// cd): its own files would never match, and the dir would be no root
+// and never modified. doublestar v4 has no exported QuoteMeta.
+func quoteMeta(s string) string {
+	return metaQuoter.Replace(s)
 }
 
 // MatchFilePatterns reports whether file (repo-relative) matches the

@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -93,12 +94,15 @@ func ParseConfig(file string, data []byte) (*Config, Diagnostics) {
 		c.errorf(Pos{}, "", "the config is %s; expected at most %s", sizeText(int64(len(data))), sizeText(maxConfigBytes))
 		return cfg, c.diags
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	doc, err := readDocument(data, c)
+	if err != nil {
 		c.errorf(yamlErrorPos(err), "", "%s", yamlErrorMessage(err))
 		return cfg, c.diags
 	}
-	if len(doc.Content) == 0 {
+	if c.diags.HasErrors() {
+		return cfg, c.diags
+	}
+	if doc == nil {
 		return cfg, c.diags
 	}
 	d := &decoder{collector: c}
@@ -113,6 +117,48 @@ func ParseConfig(file string, data []byte) (*Config, Diagnostics) {
 	checkConfig(cfg, c)
 	c.diags.Sort()
 	return cfg, c.diags
+}
+
+// readDocument parses the one document of a config, nil when the file
+// holds none. yaml.Unmarshal reads the first document of a stream and never
+// looks at the rest, so a config continued after a "---" line would lose
+// everything below it without a word; every document is read here, and a
+// second one with content is an error at its start. Empty documents are
+// skipped: a "---" before the config or a trailing one with nothing after
+// is how many editors and generators write a single YAML document.
+func readDocument(data []byte, c *collector) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first *yaml.Node
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return first, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if emptyDocument(&doc) {
+			continue
+		}
+		if first == nil {
+			first = &doc
+			continue
+		}
+		c.errorf(posOf(&doc), "", "a second YAML document starts here; one document expected (the config starts at line %d: merge the two, or remove the document marker)", first.Content[0].Line)
+		return first, nil
+	}
+}
+
+// emptyDocument reports whether doc holds nothing: no content, or only the
+// implicit null of a bare "---" (an explicit `~` or `null` is content).
+func emptyDocument(doc *yaml.Node) bool {
+	if len(doc.Content) == 0 {
+		return true
+	}
+	n := doc.Content[0]
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Value == "" && n.Anchor == "" &&
+		n.Style&yaml.TaggedStyle == 0
 }
 
 // LoadConfig reads and decodes a config file; a missing path yields the

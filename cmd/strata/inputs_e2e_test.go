@@ -157,3 +157,43 @@ func TestReadingCommandsNeedNoInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputAfterApplyingAChain: after a producer and its consumer (an
+// explicit input) are applied, output -json at the root reads each unit's
+// outputs from its own state: no unit is blocked for want of its
+// producer's value, the command exits 0, and the JSON holds both units'
+// outputs.
+func TestOutputAfterApplyingAChain(t *testing.T) {
+	needTerraform(t)
+	root := inputsRepo(t)
+	env := hermeticEnv(t)
+	if r := runBin(t, root, env, "apply", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	report := filepath.Join(t.TempDir(), "r.json")
+	r := runBin(t, root, env, "output", "-json", "--report", report)
+	if r.code != 0 {
+		t.Fatalf("output -json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, u := range readReport(t, report).Units {
+		if u.Status != runner.StatusSucceeded {
+			t.Errorf("%s is %s (%s)", u.Name(), u.Status, u.Reason)
+		}
+	}
+	start, end := strings.Index(r.stdout, "\n{\n"), strings.Index(r.stdout, "\n}\n")
+	if start < 0 || end < start {
+		t.Fatalf("no JSON object in the output:\n%s", r.stdout)
+	}
+	var outs map[string]map[string]struct {
+		Value any `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout[start:end+2]), &outs); err != nil {
+		t.Fatalf("output -json: %v\n%s", err, r.stdout)
+	}
+	if got := outs["network@default#network"]["vpc_id"].Value; got != "vpc-1" {
+		t.Errorf("network's vpc_id = %v", got)
+	}
+	if got := outs["app@default#app"]["seen_vpc"].Value; got != "vpc-1" {
+		t.Errorf("app's seen_vpc = %v (app's outputs: %v)", got, outs["app@default#app"])
+	}
+}

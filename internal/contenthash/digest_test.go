@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -340,6 +342,24 @@ func TestDigestPatternsThatMatchNothing(t *testing.T) {
 	in.FilePatterns = append(in.FilePatterns, "nowhere/**", "docs/readme.md/x/*", "/abs/*", "../up/*", ".terraform/**")
 	if after := mustDigest(t, in); after != before {
 		t.Errorf("patterns matching nothing changed the digest")
+	}
+}
+
+// TestDigestEscapedPatterns: a pattern whose dir has its metacharacters
+// escaped (as a dir named e[1] is pasted into its unit's patterns) reaches
+// the files of that dir, walked from its unescaped base, and only those.
+func TestDigestEscapedPatterns(t *testing.T) {
+	root := t.TempDir()
+	writeDigestTree(t, root, map[string]string{
+		"e[1]/a.yaml": "a", "e[1]/skip.yaml": "s", "e1/b.yaml": "b", "c{d}/c.yaml": "c", "cd/d.yaml": "d",
+	})
+	got, err := matchFilePatterns(root, []string{`e\[1\]/*.yaml`, `c\{d\}/**`, `!e\[1\]/skip.yaml`}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	if want := []string{"c{d}/c.yaml", "e[1]/a.yaml"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("files = %q, want %q", got, want)
 	}
 }
 
