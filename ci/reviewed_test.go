@@ -102,7 +102,7 @@ func TestCIReviewedPlan(t *testing.T) {
 				if app.Status != runner.StatusApplied || app.Reason != reason || rep.ExitCode != 0 {
 					t.Errorf("app: %s (%s), exit %d", app.Status, app.Reason, rep.ExitCode)
 				}
-				if !strings.Contains(comment, "**Applied changes their reviewed plan did not hold:** <code>app@default</code>") || !strings.Contains(comment, reason) {
+				if !strings.Contains(comment, "**Applied changes their reviewed plan did not hold:** <code>app@default</code>") || !strings.Contains(comment, tableCell(reason)) {
 					t.Errorf("the comment does not say app applied other changes than PR 5's:\n%s", comment)
 				}
 				return
@@ -117,7 +117,7 @@ func TestCIReviewedPlan(t *testing.T) {
 			if rep.ExitCode != 1 {
 				t.Errorf("exit %d, want 1", rep.ExitCode)
 			}
-			if !strings.Contains(comment, reason) {
+			if !strings.Contains(comment, tableCell(reason)) {
 				t.Errorf("the comment does not give app's reason:\n%s", comment)
 			}
 			if got := testenv.StateInput(t, filepath.Join(root, "app")); got != "a0-b0-c0" {
