@@ -11,21 +11,6 @@ import (
 	"github.com/strata-iac/strata/runner"
 )
 
-const reviewedCIConfig = `dirs:
-  app: {tags: [app]}
-  web: {tags: [web]}
-stacks:
-  names:
-    app: {tag_query: app}
-    web:
-      tag_query: web
-      rules: {plan_after: [app]}
-`
-
-func appCITF(input, more string) string {
-	return "resource \"terraform_data\" \"app\" {\n  input = \"" + input + "\"\n}\n" + more
-}
-
 // ciRun starts a run of every unit with opt and runs all its jobs.
 func ciRun(t *testing.T, st *objstore.Store, root string, env []string, opt StartOptions) *Manifest {
 	t.Helper()
@@ -64,15 +49,15 @@ func TestCIReviewedPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			root := testenv.WriteRepo(t, map[string]string{
-				"strata.yml":  reviewedCIConfig,
-				"app/main.tf": appCITF("a0-b0-c0", ""),
+				"strata.yml":  testenv.AppWebConfig,
+				"app/main.tf": testenv.AppTF("a0-b0-c0", ""),
 				"web/main.tf": "resource \"terraform_data\" \"web\" {}\n",
 			})
 			env := testenv.Env(t)
 			st := openStore(t, "mem://")
 			ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, Options: RunOptions{AutoApprove: true}})
 
-			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), appCITF("a0-b0-c9", ""))
+			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), testenv.AppTF("a0-b0-c9", ""))
 			ciRun(t, st, root, env, StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 5})
 			p := loadRepo(t, root)
 			states, err := UnitStates(ctx, st, p.UnitsIn("app"))
@@ -83,7 +68,7 @@ func TestCIReviewedPlan(t *testing.T) {
 				t.Fatalf("the bucket's record of PR 5's plan: %+v", rec)
 			}
 
-			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), appCITF("a0-b7-c9", "resource \"terraform_data\" \"b\" {}\n"))
+			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), testenv.AppTF("a0-b7-c9", "resource \"terraform_data\" \"b\" {}\n"))
 			m := ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, PR: 5,
 				Options: RunOptions{AutoApprove: true, RequireReviewedPlan: require}})
 			checkRun(t, st, m.Run)
@@ -138,7 +123,7 @@ func TestRetriedJobAfterLostWrite(t *testing.T) {
 	ctx := context.Background()
 	root := testenv.WriteRepo(t, map[string]string{
 		"strata.yml":  "dirs:\n  app: {tags: [app]}\n",
-		"app/main.tf": appCITF("a0", ""),
+		"app/main.tf": testenv.AppTF("a0", ""),
 	})
 	env := testenv.Env(t)
 	st := openStore(t, "mem://")

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,29 +10,13 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/stacks"
 )
 
 // What was reviewed is what is applied: a plan apply makes in place of
 // the reviewed saved plan is compared with it, and under
 // --require-reviewed-plan refused when its changes differ.
-
-const reviewedConfig = `dirs:
-  app: {tags: [app]}
-  web: {tags: [web]}
-stacks:
-  names:
-    app: {tag_query: app}
-    web:
-      tag_query: web
-      rules: {plan_after: [app]}
-`
-
-// appTF is app's module: one resource whose input names its parts, and
-// the resources in more.
-func appTF(input, more string) string {
-	return "resource \"terraform_data\" \"app\" {\n  input = \"" + input + "\"\n}\n" + more
-}
 
 const extraB = "resource \"terraform_data\" \"b\" {\n  input = \"b7\"\n}\n"
 
@@ -42,8 +25,8 @@ const extraB = "resource \"terraform_data\" \"b\" {\n  input = \"b7\"\n}\n"
 func reviewedRepo(t *testing.T) *e2e {
 	t.Helper()
 	e := newE2E(t, writeRepo(t, map[string]string{
-		"strata.yml":  reviewedConfig,
-		"app/main.tf": appTF("a0-b0-c0", ""),
+		"strata.yml":  testenv.AppWebConfig,
+		"app/main.tf": testenv.AppTF("a0-b0-c0", ""),
 		"web/main.tf": "resource \"terraform_data\" \"web\" {\n  input = \"w0\"\n}\n",
 	}))
 	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
@@ -55,7 +38,7 @@ func reviewedRepo(t *testing.T) *e2e {
 // reviewPR5 changes app to a0-b0-c9 and plans it as pull request 5 does.
 func reviewPR5(t *testing.T, e *e2e) {
 	t.Helper()
-	writeFileT(t, filepath.Join(e.root, "app", "main.tf"), appTF("a0-b0-c9", ""))
+	writeFileT(t, filepath.Join(e.root, "app", "main.tf"), testenv.AppTF("a0-b0-c9", ""))
 	res := e.run(CmdPlan, Options{PullRequest: "PR #5"}, stacks.Selection{})
 	if got := statuses(res.Report)["app@default"]; got != string(StatusPlanned) {
 		t.Fatalf("plan: app %s\n%s", got, e.console.String())
@@ -70,39 +53,7 @@ func reviewPR5(t *testing.T, e *e2e) {
 // resource b, so the merged app is a0-b7-c9 with b.
 func mergeB7(t *testing.T, e *e2e) {
 	t.Helper()
-	writeFileT(t, filepath.Join(e.root, "app", "main.tf"), appTF("a0-b7-c9", extraB))
-}
-
-// stateInputs are the inputs of the terraform_data resources a root
-// module's local state holds, by resource name.
-func stateInputs(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var state struct {
-		Resources []struct {
-			Name      string `json:"name"`
-			Instances []struct {
-				Attributes struct {
-					Input struct {
-						Value string `json:"value"`
-					} `json:"input"`
-				} `json:"attributes"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(b, &state); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, r := range state.Resources {
-		for _, in := range r.Instances {
-			out[r.Name] = in.Attributes.Input.Value
-		}
-	}
-	return out
+	writeFileT(t, filepath.Join(e.root, "app", "main.tf"), testenv.AppTF("a0-b7-c9", extraB))
 }
 
 // TestReplannedAfterMerge: PR 5 reviewed a0-b0-c0 → a0-b0-c9; after the
@@ -142,7 +93,7 @@ func TestReplannedAfterMerge(t *testing.T) {
 	if !strings.Contains(md, "**Applied changes their reviewed plan did not hold:** `app@default`") {
 		t.Errorf("the summary does not call out the re-planned unit:\n%s", md)
 	}
-	if got := stateInputs(t, filepath.Join(e.root, "app")); got["app"] != "a0-b7-c9" || got["b"] != "b7" {
+	if got := testenv.StateInputs(t, filepath.Join(e.root, "app")); got["app"] != "a0-b7-c9" || got["b"] != "b7" {
 		t.Errorf("app's state: %v", got)
 	}
 	if web := unitByName(t, res.Report, "web@default"); web.Replanned != nil || web.Reason != "" {
@@ -156,7 +107,7 @@ func TestReplannedAfterMerge(t *testing.T) {
 func TestReplannedSameChanges(t *testing.T) {
 	e := reviewedRepo(t)
 	reviewPR5(t, e)
-	writeFileT(t, filepath.Join(e.root, "app", "main.tf"), "# merged\n"+appTF("a0-b0-c9", ""))
+	writeFileT(t, filepath.Join(e.root, "app", "main.tf"), "# merged\n"+testenv.AppTF("a0-b0-c9", ""))
 	res := e.run(CmdApply, Options{AutoApprove: true, RequireReviewedPlan: true}, stacks.Selection{})
 	if res.ExitCode != 0 {
 		t.Fatalf("apply: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
@@ -171,7 +122,7 @@ func TestReplannedSameChanges(t *testing.T) {
 	if strings.Contains(res.Report.Markdown(), "did not hold") {
 		t.Error("the summary calls out a unit that applied what was reviewed")
 	}
-	if got := stateInputs(t, filepath.Join(e.root, "app"))["app"]; got != "a0-b0-c9" {
+	if got := testenv.StateInputs(t, filepath.Join(e.root, "app"))["app"]; got != "a0-b0-c9" {
 		t.Errorf("app's state: %s", got)
 	}
 }
@@ -235,7 +186,7 @@ func TestRequireReviewedPlanRefuses(t *testing.T) {
 	if app = unitByName(t, res.Report, "app@default"); app.Status != StatusApplied || app.Replanned != nil || app.Reason != "" {
 		t.Errorf("app: %s (%s), replanned %+v", app.Status, app.Reason, app.Replanned)
 	}
-	if got := stateInputs(t, filepath.Join(e.root, "app")); got["app"] != "a0-b7-c9" || got["b"] != "b7" {
+	if got := testenv.StateInputs(t, filepath.Join(e.root, "app")); got["app"] != "a0-b7-c9" || got["b"] != "b7" {
 		t.Errorf("app's state: %v", got)
 	}
 }
@@ -255,9 +206,9 @@ func TestStalePlanReplannedCounts(t *testing.T) {
 			e := reviewedRepo(t)
 			reviewPR5(t, e)
 			main := filepath.Join(e.root, "app", "main.tf")
-			writeFileT(t, main, appTF("a0-b0-c0", extraB))
+			writeFileT(t, main, testenv.AppTF("a0-b0-c0", extraB))
 			terraformIn(t, e, "app", "apply", "-auto-approve", "-input=false")
-			writeFileT(t, main, appTF("a0-b0-c9", ""))
+			writeFileT(t, main, testenv.AppTF("a0-b0-c9", ""))
 			e.console.Reset()
 			res := e.run(CmdApply, Options{AutoApprove: true, RequireReviewedPlan: require}, stacks.Selection{})
 			if !strings.Contains(e.console.String(), "the saved plan is stale") {
@@ -268,7 +219,7 @@ func TestStalePlanReplannedCounts(t *testing.T) {
 			if !reflect.DeepEqual(app.Replanned, want) || app.Changes != want.New {
 				t.Errorf("app: changes %s, replanned %+v; want %s, %+v", app.Changes, app.Replanned, want.New, want)
 			}
-			inputs := stateInputs(t, filepath.Join(e.root, "app"))
+			inputs := testenv.StateInputs(t, filepath.Join(e.root, "app"))
 			if !require {
 				if app.Status != StatusApplied || res.ExitCode != 0 {
 					t.Fatalf("app: %s (%s), exit %d\n%s", app.Status, app.Reason, res.ExitCode, e.console.String())

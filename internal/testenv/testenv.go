@@ -335,12 +335,27 @@ func CopyTree(t *testing.T, src string) string {
 // local state of a root module dir holds.
 func StateInput(t testing.TB, dir string) string {
 	t.Helper()
+	in := StateInputs(t, dir)
+	if len(in) != 1 {
+		t.Fatalf("%s's state holds %d resources: %v", dir, len(in), in)
+	}
+	for _, v := range in {
+		return v
+	}
+	return ""
+}
+
+// StateInputs are the inputs of the terraform_data resources the local
+// state of a root module dir holds, by resource name.
+func StateInputs(t testing.TB, dir string) map[string]string {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var state struct {
 		Resources []struct {
+			Name      string `json:"name"`
 			Instances []struct {
 				Attributes struct {
 					Input struct {
@@ -350,10 +365,35 @@ func StateInput(t testing.TB, dir string) string {
 			} `json:"instances"`
 		} `json:"resources"`
 	}
-	if err := json.Unmarshal(b, &state); err != nil || len(state.Resources) != 1 || len(state.Resources[0].Instances) != 1 {
+	if err := json.Unmarshal(b, &state); err != nil {
 		t.Fatalf("%s's state: %v\n%s", dir, err, b)
 	}
-	return state.Resources[0].Instances[0].Attributes.Input.Value
+	out := map[string]string{}
+	for _, r := range state.Resources {
+		for _, in := range r.Instances {
+			out[r.Name] = in.Attributes.Input.Value
+		}
+	}
+	return out
+}
+
+// AppWebConfig is a config of two stacks, app and web, each of one dir,
+// web planned after app.
+const AppWebConfig = `dirs:
+  app: {tags: [app]}
+  web: {tags: [web]}
+stacks:
+  names:
+    app: {tag_query: app}
+    web:
+      tag_query: web
+      rules: {plan_after: [app]}
+`
+
+// AppTF is a module of one terraform_data resource, app, with input, and
+// the resources in more.
+func AppTF(input, more string) string {
+	return "resource \"terraform_data\" \"app\" {\n  input = \"" + input + "\"\n}\n" + more
 }
 
 // Git runs git in dir with a fixed identity, no signing, main as the
