@@ -82,6 +82,23 @@ func checkRun(t *testing.T, st *objstore.Store, run string) {
 	}
 }
 
+// runReport starts a run of every unit of the repo at root, runs its
+// jobs (shardedRun) and returns its manifest and report.
+func runReport(t *testing.T, st *objstore.Store, root string, opt StartOptions) (*Manifest, *runner.Report) {
+	t.Helper()
+	p := loadRepo(t, root)
+	m, err := Start(context.Background(), st, p, selectAll(t, p), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shardedRun(t, st, root, m, testenv.Env(t))
+	rep, _, err := BuildReport(context.Background(), st, m.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, rep
+}
+
 // TestShardedApply applies a 3-layer DAG of 9 units as 2 shards a wave,
 // on a file:// bucket and on S3, GCS and Azure servers: every unit
 // applied once, in order, the report and exit code those of one machine;
@@ -149,19 +166,9 @@ func TestShardedApply(t *testing.T) {
 // cause; the others apply; the run exits 1.
 func TestShardedFailure(t *testing.T) {
 	testenv.NeedTerraform(t)
-	ctx := context.Background()
 	root := layeredRepo(t, 3, 3, "l1/c0")
 	st := openStore(t, "file://"+t.TempDir())
-	p := loadRepo(t, root)
-	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 3, Options: RunOptions{AutoApprove: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shardedRun(t, st, root, m, testenv.Env(t))
-	rep, _, err := BuildReport(ctx, st, m.Run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, rep := runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 3, Options: RunOptions{AutoApprove: true}})
 	got := statusesOf(rep)
 	want := map[string]string{
 		"l0/c0": "applied", "l0/c1": "applied", "l0/c2": "applied",

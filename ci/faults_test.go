@@ -16,23 +16,25 @@ import (
 	"github.com/strata-iac/strata/runner"
 )
 
-// s3Run applies a layered repo as a sharded run on a versitygw server it
-// starts, and returns the server, the repo and the run.
-func s3Run(t *testing.T, layers, width int) (*testenv.S3, string, *Manifest) {
+// needS3 starts a versitygw server for a test that runs terraform.
+func needS3(t *testing.T) *testenv.S3 {
 	t.Helper()
 	testenv.NeedTerraform(t)
 	srv := testenv.StartS3(t)
 	if srv == nil {
 		t.Skip("versitygw is not installed (make tools)")
 	}
+	return srv
+}
+
+// s3Run applies a layered repo as a sharded run on a versitygw server it
+// starts, and returns the server, the repo and the run.
+func s3Run(t *testing.T, layers, width int) (*testenv.S3, string, *Manifest) {
+	t.Helper()
+	srv := needS3(t)
 	root := layeredRepo(t, layers, width)
 	st := openStore(t, srv.URL)
-	p := loadRepo(t, root)
-	m, err := Start(context.Background(), st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 2, Options: RunOptions{AutoApprove: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shardedRun(t, st, root, m, testenv.Env(t))
+	m, _ := runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 2, Options: RunOptions{AutoApprove: true}})
 	return srv, root, m
 }
 
@@ -107,18 +109,9 @@ func TestCorruptUnitState(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := openStore(t, srv.URL)
-	p := loadRepo(t, root)
 	plan := func() *runner.Report {
 		t.Helper()
-		m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		shardedRun(t, st, root, m, testenv.Env(t))
-		rep, _, err := BuildReport(ctx, st, m.Run)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, rep := runReport(t, st, root, StartOptions{Command: runner.CmdPlan, Shards: 1})
 		return rep
 	}
 	rep := plan()
@@ -156,11 +149,7 @@ func TestCorruptUnitState(t *testing.T) {
 // it and says so; the run's report and check are those of one job, and a
 // retry finds everything recorded.
 func TestDuplicateJob(t *testing.T) {
-	testenv.NeedTerraform(t)
-	srv := testenv.StartS3(t)
-	if srv == nil {
-		t.Skip("versitygw is not installed (make tools)")
-	}
+	srv := needS3(t)
 	ctx := context.Background()
 	shared, marker := t.TempDir(), filepath.Join(t.TempDir(), "applying")
 	files := map[string]string{
@@ -240,11 +229,7 @@ resource "terraform_data" "x" { input = "fast" }
 // the unit applied by the earlier attempt, not no_changes; the run's
 // record holds one apply of it, and every invariant holds.
 func TestBucketKilledMidJob(t *testing.T) {
-	testenv.NeedTerraform(t)
-	srv := testenv.StartS3(t)
-	if srv == nil {
-		t.Skip("versitygw is not installed (make tools)")
-	}
+	srv := needS3(t)
 	ctx := context.Background()
 	marker := filepath.Join(t.TempDir(), "applying")
 	root := testenv.WriteRepo(t, map[string]string{
