@@ -159,7 +159,7 @@ func TestDuplicateJob(t *testing.T) {
 }
 resource "terraform_data" "x" {
   input = "slow"
-  provisioner "local-exec" { command = "touch %s && sleep 4" }
+  provisioner "local-exec" { command = "touch %s && sleep 6" }
 }
 `, filepath.Join(shared, "slow.tfstate"), marker),
 		"fast/main.tf": fmt.Sprintf(`terraform {
@@ -185,8 +185,13 @@ resource "terraform_data" "x" { input = "fast" }
 		_, err := job(first, "first", &firstLog)
 		done <- err
 	}()
+	// The duplicate starts once the first job holds slow's state lock and
+	// has recorded fast: whether it would race the first for fast is
+	// chance, and this test is about the unit it cannot take.
 	for i := 0; ; i++ {
-		if _, err := os.Stat(marker); err == nil {
+		_, err := os.Stat(marker)
+		fast, _, _ := loadResult(ctx, st, m.Run, unitKey("fast", "default", "w"))
+		if err == nil && fast != nil {
 			break
 		}
 		if i == 1200 {
