@@ -121,25 +121,18 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	}
 	j.res.hasChanges, j.res.changes = o.HasChanges, o.Changes
 	j.res.changedOutputs, j.res.outputsKnown = o.ChangedOutputs, o.OutputsKnown
-	var deployed *DeployedRecord
-	if err == nil && wholePlan(args) {
-		deployed = j.r.deployedNow(ctx, j.ur.u)
-	}
 	var serr error
 	switch {
 	case err != nil || o.HasChanges || j.ur.forceApply:
 		// As the two calls would: an apply is recorded when one ran
 		// (a plan with no changes is never applied).
-		serr = j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
-			s.Apply = &ApplyRecord{Digest: j.res.digest, At: j.r.opt.Now().UTC(), Result: result,
-				ChangedOutputs: o.ChangedOutputs, OutputsKnown: o.OutputsKnown}
-			if deployed != nil {
-				s.Deployed = deployed
-			}
-		})
-	case deployed != nil:
+		serr = j.recordApply(ctx, ApplyRecord{Digest: j.res.digest, Result: result,
+			ChangedOutputs: o.ChangedOutputs, OutputsKnown: o.OutputsKnown}, !wholePlan(args))
+	case wholePlan(args):
 		// Nothing to change: recorded as a plan with no changes is.
-		serr = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *UnitState) { s.Deployed = deployed })
+		if deployed := j.r.deployedNow(ctx, j.ur.u); deployed != nil {
+			serr = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *UnitState) { s.Deployed = deployed })
+		}
 	}
 	if err == nil && serr != nil {
 		j.failed(ctx, StepState, serr)

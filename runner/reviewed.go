@@ -189,19 +189,8 @@ func (j *job) appliedEarlier(ctx context.Context, saved *PlanRecord) {
 	if j.r.destroying() {
 		result = StatusDestroyed
 	}
-	var deployed *DeployedRecord
-	if result == StatusApplied && !saved.Partial {
-		deployed = j.r.deployedNow(ctx, j.ur.u)
-	}
 	known := saved.OutputsKnown || !saved.HasChanges
-	err := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
-		s.Plan = nil
-		s.Apply = &ApplyRecord{Digest: saved.Digest, At: j.r.opt.Now().UTC(), Result: result, Destroy: j.r.destroying(),
-			ChangedOutputs: saved.ChangedOutputs, OutputsKnown: known}
-		if deployed != nil {
-			s.Deployed = deployed
-		}
-	})
+	err := j.recordApply(ctx, ApplyRecord{Digest: saved.Digest, Result: result, ChangedOutputs: saved.ChangedOutputs, OutputsKnown: known}, saved.Partial)
 	os.Remove(j.ur.planFile)
 	j.res.appliedEarlier = true
 	j.res.hasChanges, j.res.changes, j.res.digest, j.res.changeSet = saved.HasChanges, saved.Changes, saved.Digest, saved.ChangeSet

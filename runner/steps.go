@@ -682,17 +682,7 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*PlanRecord
 	case err != nil:
 		result = StatusFailed
 	}
-	var deployed *DeployedRecord
-	if result == StatusApplied && !partial {
-		deployed = j.r.deployedNow(ctx, j.ur.u)
-	}
-	if serr := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
-		s.Apply = &ApplyRecord{Digest: digest, At: j.r.opt.Now().UTC(), Result: result, Destroy: j.r.destroying(),
-			ChangedOutputs: changed, OutputsKnown: known}
-		if deployed != nil {
-			s.Deployed = deployed
-		}
-	}); serr != nil {
+	if serr := j.recordApply(ctx, ApplyRecord{Digest: digest, Result: result, ChangedOutputs: changed, OutputsKnown: known}, partial); serr != nil {
 		if err == nil {
 			// The apply happened; only its record is missing.
 			return saved, fmt.Errorf("the apply succeeded, but %w", serr)
@@ -700,6 +690,24 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*PlanRecord
 		return saved, fmt.Errorf("%w; and %v", err, serr)
 	}
 	return saved, err
+}
+
+// recordApply records an apply of the unit's plan in its run state, now,
+// with the commit it deployed when it applied the whole unit (not partial)
+// and clears the plan record: an apply consumes its plan.
+func (j *job) recordApply(ctx context.Context, a ApplyRecord, partial bool) error {
+	var deployed *DeployedRecord
+	if a.Result == StatusApplied && !partial {
+		deployed = j.r.deployedNow(ctx, j.ur.u)
+	}
+	a.At, a.Destroy = j.r.opt.Now().UTC(), j.r.destroying()
+	return j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) {
+		s.Plan = nil
+		s.Apply = &a
+		if deployed != nil {
+			s.Deployed = deployed
+		}
+	})
 }
 
 func (j *job) validate(ctx context.Context) {
