@@ -201,7 +201,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, Version, error) {
 		data []byte
 		ver  Version
 	}
-	g, err := do(ctx, s, "reading", key, func(ctx context.Context) (got, error) {
+	g, err := bounded(ctx, s, "reading", key, func(ctx context.Context) (got, error) {
 		data, ver, err := s.get(ctx, key)
 		return got{data, ver}, err
 	})
@@ -479,7 +479,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 
 // List returns the keys under prefix, sorted.
 func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
-	return do(ctx, s, "listing", prefix+"*", func(ctx context.Context) ([]string, error) {
+	return bounded(ctx, s, "listing", prefix+"*", func(ctx context.Context) ([]string, error) {
 		var keys []string
 		it := s.b.List(&blob.ListOptions{Prefix: prefix})
 		for {

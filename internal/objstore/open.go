@@ -249,12 +249,12 @@ func (e *NoAnswerError) Error() string {
 		e.URL, e.Op, e.Key, Attempts, e.Timeout)
 }
 
-// do runs one operation of a store within the store's budget. A file
+// bounded runs one operation of a store within the store's budget. A file
 // system call cannot be cancelled (a stuck network file system never
 // returns): it runs on its own goroutine, and the store gives up on it at
 // the deadline. An operation that ran out of time is a NoAnswerError
 // naming the object and the bucket.
-func do[T any](ctx context.Context, s *Store, op, key string, f func(ctx context.Context) (T, error)) (T, error) {
+func bounded[T any](ctx context.Context, s *Store, op, key string, f func(ctx context.Context) (T, error)) (T, error) {
 	octx, cancel := context.WithTimeout(ctx, s.budget())
 	defer cancel()
 	var (
@@ -287,8 +287,8 @@ func do[T any](ctx context.Context, s *Store, op, key string, f func(ctx context
 	return out, err
 }
 
-// do is the function do for an operation that returns only an error.
+// do is bounded for an operation that returns only an error.
 func (s *Store) do(ctx context.Context, op, key string, f func(ctx context.Context) error) error {
-	_, err := do(ctx, s, op, key, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
+	_, err := bounded(ctx, s, op, key, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
 	return err
 }
