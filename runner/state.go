@@ -170,6 +170,10 @@ type PlanRecord struct {
 	// ChangeSet is a digest of what the plan changes, "" when it changes
 	// nothing: two plans with the same one make the same changes.
 	ChangeSet string `json:"change_set,omitempty"`
+	// NoSecrets says the plan's JSON was read and marks nothing sensitive:
+	// showing the plan again needs nothing masked beyond the unit's
+	// sensitive inputs, so it is not read again (docs/behaviour.md#what-is-masked).
+	NoSecrets bool `json:"no_secrets,omitempty"`
 }
 
 // ApplyRecord is the last apply.

@@ -34,6 +34,8 @@ type stepsResult struct {
 	digest         string
 	// changeSet is the digest of what the plan changes (PlanRecord).
 	changeSet string
+	// noSecrets: the plan's JSON marks nothing sensitive (PlanRecord).
+	noSecrets bool
 	// replanned: a stale saved plan was made again, and the new plan
 	// waits for approval.
 	replanned bool
@@ -387,10 +389,10 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep) b
 	if _, err := j.prepareInputsWith(ea, tfVars); err != nil || !j.reusePlan() {
 		return false
 	}
-	if j.res.hasChanges {
+	if j.res.hasChanges && !j.res.noSecrets {
 		// The text shows what the plan's JSON marks sensitive wherever
 		// the engine does not (docs/behaviour.md#what-is-masked): read
-		// it first.
+		// it first, unless reading it when it was made found nothing.
 		planJSON, err := j.showJSON(ctx, env)
 		if j.failed(ctx, StepShow, err) {
 			return true
@@ -467,7 +469,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 				return
 			}
 			j.res.changes, j.res.changedOutputs, j.res.plannedOutputs = v.Changes, v.ChangedOutputs, v.Outputs
-			j.res.changeSet = v.ChangeSet
+			j.res.changeSet, j.res.noSecrets = v.ChangeSet, len(v.Secrets) == 0
 			j.ur.masker.Add(v.Secrets...)
 		}
 		if dir := j.r.opt.PlanJSON; dir != "" && j.failed(ctx, StepShow, j.writePlanJSON(dir, planJSON)) {
@@ -483,7 +485,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	err = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *UnitState) {
 		s.Plan = &PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: j.res.changes,
 			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.r.opt.Now().UTC(), ChangedOutputs: j.res.changedOutputs, OutputsKnown: true,
-			Command: j.r.opt.Command, Review: j.r.opt.PullRequest, ChangeSet: j.res.changeSet}
+			Command: j.r.opt.Command, Review: j.r.opt.PullRequest, ChangeSet: j.res.changeSet, NoSecrets: j.res.noSecrets}
 		if deployed != nil {
 			s.Deployed = deployed
 		}
@@ -552,6 +554,7 @@ func (j *job) reusePlan() bool {
 		}
 	}
 	j.res.hasChanges, j.res.changes, j.res.changeSet = us.Plan.HasChanges, us.Plan.Changes, us.Plan.ChangeSet
+	j.res.noSecrets = us.Plan.NoSecrets
 	j.res.changedOutputs, j.res.outputsKnown = us.Plan.ChangedOutputs, us.Plan.OutputsKnown || !us.Plan.HasChanges
 	j.r.con.note(fmt.Sprintf("[%s] reusing the plan saved at %s", j.ur.u.Name(), us.Plan.At.Format(time.RFC3339)))
 	return true
