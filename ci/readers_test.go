@@ -35,13 +35,7 @@ stacks:
       rules: {plan_after: [app]}
 `,
 		"net/main.tf": netTF("a", "v1"),
-		"app/main.tf": `variable "x" {
-  type = string
-}
-resource "terraform_data" "a" {
-  input = var.x
-}
-`,
+		"app/main.tf": testenv.ConsumerTF("x", "a", ""),
 		"web/main.tf": "resource \"terraform_data\" \"w\" {\n  input = \"w\"\n}\n",
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -13,9 +14,7 @@ import (
 // ruled also plans after net by a rule).
 func throughRepo(t *testing.T) string {
 	t.Helper()
-	consumer := func(v string) string {
-		return "variable \"" + v + "\" {\n  type = string\n}\nresource \"terraform_data\" \"r\" {\n  input = var." + v + "\n}\noutput \"seen\" {\n  value = var." + v + "\n}\n"
-	}
+	consumer := func(v string) string { return testenv.ConsumerTF(v, "r", "seen") }
 	return writeRepo(t, map[string]string{
 		"strata.yml": `dirs:
   net: {tags: [net]}

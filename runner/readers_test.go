@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -41,33 +42,9 @@ output "zone" {
   value = "zone-a"
 }
 `,
-		"app/main.tf": `variable "vpc_id" {
-  type = string
-}
-resource "terraform_data" "app" {
-  input = var.vpc_id
-}
-output "seen_vpc" {
-  value = var.vpc_id
-}
-`,
-		"db/main.tf": `variable "zone" {
-  type = string
-}
-resource "terraform_data" "db" {
-  input = var.zone
-}
-`,
-		"web/main.tf": `variable "seen" {
-  type = string
-}
-resource "terraform_data" "web" {
-  input = var.seen
-}
-output "seen" {
-  value = var.seen
-}
-`,
+		"app/main.tf": testenv.ConsumerTF("vpc_id", "app", "seen_vpc"),
+		"db/main.tf":  testenv.ConsumerTF("zone", "db", ""),
+		"web/main.tf": testenv.ConsumerTF("seen", "web", "seen"),
 	})
 }
 
