@@ -75,12 +75,7 @@ func TestPlanThrough(t *testing.T) {
 		"web@default":   "blocked (net.id is unknown until net@default is applied)",
 		"ruled@default": "blocked (waits for net@default to be applied)",
 	}
-	got := statuses(res.Report)
-	for name, st := range want {
-		if got[name] != st {
-			t.Errorf("%s: %s, want %s", name, got[name], st)
-		}
-	}
+	wantStatuses(t, statuses(res.Report), want)
 	if t.Failed() {
 		t.Fatalf("plan:\n%s", e.console.String())
 	}
@@ -93,9 +88,7 @@ func TestPlanThrough(t *testing.T) {
 
 	// Everything applies; then net's zone is planned as zone-b, and changed
 	// to zone-c before the apply: db's saved plan (zone-b) is not reused.
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
-		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
-	}
+	e.applyAll("apply")
 	netTF := filepath.Join(root, "net", "main.tf")
 	replaceIn(t, netTF, "zone-a", "zone-b")
 	res = e.run(CmdPlan, Options{}, stacks.Selection{Dirs: []string{"net", "db"}})
@@ -127,9 +120,7 @@ func TestPlanThrough(t *testing.T) {
 func TestPlanThroughInApply(t *testing.T) {
 	root := throughRepo(t)
 	e := newE2E(t, root)
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
-		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
-	}
+	e.applyAll("apply")
 	netTF := filepath.Join(root, "net", "main.tf")
 	replaceIn(t, netTF, "zone-a", "zone-d")
 	var waves [][]string

@@ -55,9 +55,7 @@ output "zone" {
 func TestReadersPulledIn(t *testing.T) {
 	root := readersRepo(t)
 	e := newE2E(t, root)
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
-		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
-	}
+	e.applyAll("first apply")
 	netTF := filepath.Join(root, "network", "main.tf")
 	replaceIn(t, netTF, "vpc-1", "vpc-2")
 	e.console.Reset()
@@ -67,11 +65,7 @@ func TestReadersPulledIn(t *testing.T) {
 	if len(got) != len(want) || res.ExitCode != 0 {
 		t.Fatalf("apply of network: %v (exit %d), want %v\n%s", got, res.ExitCode, want, e.console.String())
 	}
-	for name, st := range want {
-		if got[name] != st {
-			t.Errorf("%s: %s, want %s", name, got[name], st)
-		}
-	}
+	wantStatuses(t, got, want)
 	if why := unitByName(t, res.Report, "app@default").Why; why != "reads: network@default (network.vpc_id)" {
 		t.Errorf("app's why = %q", why)
 	}
@@ -116,9 +110,7 @@ func TestReadersPulledIn(t *testing.T) {
 func TestReadersInPlan(t *testing.T) {
 	root := readersRepo(t)
 	e := newE2E(t, root)
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
-		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
-	}
+	e.applyAll("first apply")
 	cfg := filepath.Join(root, "strata.yml")
 	replaceIn(t, cfg, "network: {tag_query: network}", "network: {tag_query: network, auto_apply: true}")
 	netTF := filepath.Join(root, "network", "main.tf")
@@ -133,12 +125,8 @@ func TestReadersInPlan(t *testing.T) {
 	}
 	// The apply of the saved plan records the outputs it changed, for
 	// the jobs of a sharded run (docs/ci.md#readers).
-	p, err := stacks.Load(root, configIn(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd := &StateDir{Path: filepath.Join(root, ".strata")}
-	us, err := sd.ReadUnit(p.UnitsIn("network")[0])
+	sd, network := stateDirOf(t, root, "network")
+	us, err := sd.ReadUnit(network)
 	if err != nil || us.Apply == nil || !us.Apply.OutputsKnown || len(us.Apply.ChangedOutputs) != 1 || us.Apply.ChangedOutputs[0] != "zone" {
 		t.Errorf("network's apply record: %+v, %v", us.Apply, err)
 	}
@@ -151,18 +139,12 @@ func TestReadersInPlan(t *testing.T) {
 func TestReadersUnknownOutputs(t *testing.T) {
 	root := readersRepo(t)
 	e := newE2E(t, root)
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
-		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
-	}
+	e.applyAll("first apply")
 	netTF := filepath.Join(root, "network", "main.tf")
 	replaceIn(t, netTF, "vpc-1", "vpc-2")
 	e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
-	p, err := stacks.Load(root, configIn(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd := &StateDir{Path: filepath.Join(root, ".strata")}
-	if err := sd.UpdateUnit(p.UnitsIn("network")[0], func(s *UnitState) {
+	sd, network := stateDirOf(t, root, "network")
+	if err := sd.UpdateUnit(network, func(s *UnitState) {
 		s.Plan.ChangedOutputs, s.Plan.OutputsKnown, s.Plan.Changes.Outputs = nil, false, 0
 	}); err != nil {
 		t.Fatal(err)
