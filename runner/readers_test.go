@@ -48,15 +48,22 @@ output "zone" {
 	})
 }
 
+// readersApplied is readersRepo with every unit applied, and the path of
+// network's main.tf.
+func readersApplied(t *testing.T) (e *e2e, netTF string) {
+	t.Helper()
+	root := readersRepo(t)
+	e = newE2E(t, root)
+	e.applyAll("first apply")
+	return e, filepath.Join(root, "network", "main.tf")
+}
+
 // TestReadersPulledIn: applying a producer whose apply changes an output
 // pulls the consumers that read it into the run, after it, and theirs in
 // turn; a consumer of an output that did not change never runs and is in
 // no report; an apply that changes no output read pulls nobody.
 func TestReadersPulledIn(t *testing.T) {
-	root := readersRepo(t)
-	e := newE2E(t, root)
-	e.applyAll("first apply")
-	netTF := filepath.Join(root, "network", "main.tf")
+	e, netTF := readersApplied(t)
 	replaceIn(t, netTF, "vpc-1", "vpc-2")
 	e.console.Reset()
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}})
@@ -108,12 +115,9 @@ func TestReadersPulledIn(t *testing.T) {
 // TestReadersInPlan: in plan, an auto-applied producer whose apply changes
 // an output pulls its reader in, which is planned.
 func TestReadersInPlan(t *testing.T) {
-	root := readersRepo(t)
-	e := newE2E(t, root)
-	e.applyAll("first apply")
-	cfg := filepath.Join(root, "strata.yml")
+	e, netTF := readersApplied(t)
+	cfg := filepath.Join(e.root, "strata.yml")
 	replaceIn(t, cfg, "network: {tag_query: network}", "network: {tag_query: network, auto_apply: true}")
-	netTF := filepath.Join(root, "network", "main.tf")
 	replaceIn(t, netTF, "zone-a", "zone-b")
 	res := e.run(CmdPlan, Options{AutoApprove: true, DetailedExitCode: true}, stacks.Selection{Stacks: []string{"network"}})
 	got := statuses(res.Report)
@@ -125,7 +129,7 @@ func TestReadersInPlan(t *testing.T) {
 	}
 	// The apply of the saved plan records the outputs it changed, for
 	// the jobs of a sharded run (docs/ci.md#readers).
-	sd, network := stateDirOf(t, root, "network")
+	sd, network := stateDirOf(t, e.root, "network")
 	us, err := sd.ReadUnit(network)
 	if err != nil || us.Apply == nil || !us.Apply.OutputsKnown || len(us.Apply.ChangedOutputs) != 1 || us.Apply.ChangedOutputs[0] != "zone" {
 		t.Errorf("network's apply record: %+v, %v", us.Apply, err)
@@ -137,13 +141,10 @@ func TestReadersInPlan(t *testing.T) {
 // unless the reader's journal shows it applied with the values it would
 // get now.
 func TestReadersUnknownOutputs(t *testing.T) {
-	root := readersRepo(t)
-	e := newE2E(t, root)
-	e.applyAll("first apply")
-	netTF := filepath.Join(root, "network", "main.tf")
+	e, netTF := readersApplied(t)
 	replaceIn(t, netTF, "vpc-1", "vpc-2")
 	e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
-	sd, network := stateDirOf(t, root, "network")
+	sd, network := stateDirOf(t, e.root, "network")
 	if err := sd.UpdateUnit(network, func(s *UnitState) {
 		s.Plan.ChangedOutputs, s.Plan.OutputsKnown, s.Plan.Changes.Outputs = nil, false, 0
 	}); err != nil {
