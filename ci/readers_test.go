@@ -35,13 +35,7 @@ stacks:
       rules: {plan_after: [app]}
 `,
 		"net/main.tf": netTF("a", "v1"),
-		"app/main.tf": `variable "x" {
-  type = string
-}
-resource "terraform_data" "a" {
-  input = var.x
-}
-`,
+		"app/main.tf": testenv.ConsumerTF("x", "a", ""),
 		"web/main.tf": "resource \"terraform_data\" \"w\" {\n  input = \"w\"\n}\n",
 	}
 }
@@ -254,9 +248,23 @@ func TestShardedReaders(t *testing.T) {
 		}
 		return m
 	}
+	// jobs runs every job of m and returns the run's report and its
+	// units' results.
+	jobs := func(m *Manifest) (*runner.Report, map[string]*Result) {
+		t.Helper()
+		shardedRun(t, st, root, m, env)
+		rep, _, err := BuildReport(ctx, st, m.Run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, results, err := loadRun(ctx, st, m.Run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, results
+	}
 	m := apply("net", "app", "web")
-	shardedRun(t, st, root, m, env)
-	if rep, _, _ := BuildReport(ctx, st, m.Run); rep.ExitCode != 0 || len(rep.Units) != 3 {
+	if rep, _ := jobs(m); rep.ExitCode != 0 || len(rep.Units) != 3 {
 		t.Fatalf("first apply: %v", statusesOf(rep))
 	}
 	netFile := filepath.Join(root, "net", "main.tf")
@@ -267,11 +275,7 @@ func TestShardedReaders(t *testing.T) {
 	if !manifestUnit(t, m, "app").Reader || len(m.Waves) != 3 {
 		t.Fatalf("manifest: %+v", m.Units)
 	}
-	shardedRun(t, st, root, m, env)
-	rep, _, err := BuildReport(ctx, st, m.Run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, results := jobs(m)
 	want := map[string]string{"net": "applied", "app": "applied", "web": "no_changes"}
 	if got := statusesOf(rep); len(got) != 3 || got["net"] != want["net"] || got["app"] != want["app"] || got["web"] != want["web"] || rep.ExitCode != 0 {
 		t.Fatalf("output changed: %v, exit %d", got, rep.ExitCode)
@@ -284,7 +288,6 @@ func TestShardedReaders(t *testing.T) {
 	if v := testenv.StateInput(t, filepath.Join(root, "app")); v != "v2" {
 		t.Errorf("app holds %q, want v2", v)
 	}
-	_, results, _ := loadRun(ctx, st, m.Run)
 	if r := results[manifestUnit(t, m, "net").ID]; r == nil || !r.OutputsKnown || !slices.Equal(r.ChangedOutputs, []string{"out"}) {
 		t.Errorf("net's result: %+v", r)
 	}
@@ -293,12 +296,10 @@ func TestShardedReaders(t *testing.T) {
 	// net changes, its output does not: app stays out.
 	testenv.WriteFile(t, netFile, netTF("b", "v2"))
 	m = apply("net", "web")
-	shardedRun(t, st, root, m, env)
-	rep, _, _ = BuildReport(ctx, st, m.Run)
+	rep, results = jobs(m)
 	if got := statusesOf(rep); len(got) != 2 || got["net"] != "applied" || got["web"] != "no_changes" || rep.ExitCode != 0 {
 		t.Fatalf("output unchanged: %v, exit %d", got, rep.ExitCode)
 	}
-	_, results, _ = loadRun(ctx, st, m.Run)
 	if r := results[manifestUnit(t, m, "app").ID]; r == nil || !r.NotNeeded || r.Unit.Status != runner.StatusNoChanges {
 		t.Errorf("app's result: %+v", r)
 	}
@@ -342,12 +343,10 @@ func TestShardedReaders(t *testing.T) {
 	// is skipped naming net, as on one machine.
 	testenv.WriteFile(t, netFile, netTF("c", "v4")+"resource \"terraform_data\" \"boom\" {\n  provisioner \"local-exec\" {\n    command = \"false\"\n  }\n}\n")
 	m = apply("net", "web")
-	shardedRun(t, st, root, m, env)
-	rep, _, _ = BuildReport(ctx, st, m.Run)
+	rep, results = jobs(m)
 	if got := statusesOf(rep); len(got) != 2 || got["net"] != "failed" || got["web"] != "skipped (net@default)" || rep.ExitCode != 1 {
 		t.Errorf("net failed: %v, exit %d", got, rep.ExitCode)
 	}
-	_, results, _ = loadRun(ctx, st, m.Run)
 	if r := results[manifestUnit(t, m, "app").ID]; r == nil || !r.NotNeeded || r.Unit.Status != runner.StatusSkipped || r.Unit.Cause != "net@default" {
 		t.Errorf("app's result: %+v", r)
 	}

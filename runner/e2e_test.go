@@ -63,6 +63,15 @@ func (e *e2e) run(command string, opt Options, sel stacks.Selection) *Result {
 	return res
 }
 
+// applyAll applies every unit with -auto-approve and stops the test,
+// saying what, unless the run exits 0.
+func (e *e2e) applyAll(what string) {
+	e.t.Helper()
+	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
+		e.t.Fatalf("%s: %v\n%s", what, statuses(res.Report), e.console.String())
+	}
+}
+
 func configIn(root string) string {
 	for _, n := range []string{stacks.StrataConfigFile, stacks.TerrateamConfigFile} {
 		if _, err := os.Stat(filepath.Join(root, n)); err == nil {
@@ -82,6 +91,16 @@ func statuses(rep *Report) map[string]string {
 		out[u.Name()] = s
 	}
 	return out
+}
+
+// wantStatuses reports each unit of want whose status in got is another.
+func wantStatuses(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	for name, st := range want {
+		if got[name] != st {
+			t.Errorf("%s: %s, want %s", name, got[name], st)
+		}
+	}
 }
 
 func unitByName(t *testing.T, rep *Report, name string) *UnitReport {

@@ -66,14 +66,21 @@ workflows:
 	}
 }
 
-func journal(t *testing.T, root, dir string) *UnitState {
+// stateDirOf is the state dir of the repository at root and its unit in
+// dir.
+func stateDirOf(t *testing.T, root, dir string) (*StateDir, *stacks.Unit) {
 	t.Helper()
 	p, err := stacks.Load(root, configIn(root))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sd := &StateDir{Path: filepath.Join(root, ".strata")}
-	us, err := sd.ReadUnit(p.UnitsIn(dir)[0])
+	return &StateDir{Path: filepath.Join(root, ".strata")}, p.UnitsIn(dir)[0]
+}
+
+func journal(t *testing.T, root, dir string) *UnitState {
+	t.Helper()
+	sd, u := stateDirOf(t, root, dir)
+	us, err := sd.ReadUnit(u)
 	if err != nil {
 		t.Fatal(err)
 	}

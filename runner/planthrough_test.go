@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -13,9 +14,7 @@ import (
 // ruled also plans after net by a rule).
 func throughRepo(t *testing.T) string {
 	t.Helper()
-	consumer := func(v string) string {
-		return "variable \"" + v + "\" {\n  type = string\n}\nresource \"terraform_data\" \"r\" {\n  input = var." + v + "\n}\noutput \"seen\" {\n  value = var." + v + "\n}\n"
-	}
+	consumer := func(v string) string { return testenv.ConsumerTF(v, "r", "seen") }
 	return writeRepo(t, map[string]string{
 		"strata.yml": `dirs:
   net: {tags: [net]}
@@ -76,12 +75,7 @@ func TestPlanThrough(t *testing.T) {
 		"web@default":   "blocked (net.id is unknown until net@default is applied)",
 		"ruled@default": "blocked (waits for net@default to be applied)",
 	}
-	got := statuses(res.Report)
-	for name, st := range want {
-		if got[name] != st {
-			t.Errorf("%s: %s, want %s", name, got[name], st)
-		}
-	}
+	wantStatuses(t, statuses(res.Report), want)
 	if t.Failed() {
 		t.Fatalf("plan:\n%s", e.console.String())
 	}
@@ -94,9 +88,7 @@ func TestPlanThrough(t *testing.T) {
 
 	// Everything applies; then net's zone is planned as zone-b, and changed
 	// to zone-c before the apply: db's saved plan (zone-b) is not reused.
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
-		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
-	}
+	e.applyAll("apply")
 	netTF := filepath.Join(root, "net", "main.tf")
 	replaceIn(t, netTF, "zone-a", "zone-b")
 	res = e.run(CmdPlan, Options{}, stacks.Selection{Dirs: []string{"net", "db"}})
@@ -128,9 +120,7 @@ func TestPlanThrough(t *testing.T) {
 func TestPlanThroughInApply(t *testing.T) {
 	root := throughRepo(t)
 	e := newE2E(t, root)
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
-		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
-	}
+	e.applyAll("apply")
 	netTF := filepath.Join(root, "net", "main.tf")
 	replaceIn(t, netTF, "zone-a", "zone-d")
 	var waves [][]string

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -41,34 +42,20 @@ output "zone" {
   value = "zone-a"
 }
 `,
-		"app/main.tf": `variable "vpc_id" {
-  type = string
-}
-resource "terraform_data" "app" {
-  input = var.vpc_id
-}
-output "seen_vpc" {
-  value = var.vpc_id
-}
-`,
-		"db/main.tf": `variable "zone" {
-  type = string
-}
-resource "terraform_data" "db" {
-  input = var.zone
-}
-`,
-		"web/main.tf": `variable "seen" {
-  type = string
-}
-resource "terraform_data" "web" {
-  input = var.seen
-}
-output "seen" {
-  value = var.seen
-}
-`,
+		"app/main.tf": testenv.ConsumerTF("vpc_id", "app", "seen_vpc"),
+		"db/main.tf":  testenv.ConsumerTF("zone", "db", ""),
+		"web/main.tf": testenv.ConsumerTF("seen", "web", "seen"),
 	})
+}
+
+// readersApplied is readersRepo with every unit applied, and the path of
+// network's main.tf.
+func readersApplied(t *testing.T) (e *e2e, netTF string) {
+	t.Helper()
+	root := readersRepo(t)
+	e = newE2E(t, root)
+	e.applyAll("first apply")
+	return e, filepath.Join(root, "network", "main.tf")
 }
 
 // TestReadersPulledIn: applying a producer whose apply changes an output
@@ -76,12 +63,7 @@ output "seen" {
 // turn; a consumer of an output that did not change never runs and is in
 // no report; an apply that changes no output read pulls nobody.
 func TestReadersPulledIn(t *testing.T) {
-	root := readersRepo(t)
-	e := newE2E(t, root)
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
-		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
-	}
-	netTF := filepath.Join(root, "network", "main.tf")
+	e, netTF := readersApplied(t)
 	replaceIn(t, netTF, "vpc-1", "vpc-2")
 	e.console.Reset()
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}})
@@ -90,11 +72,7 @@ func TestReadersPulledIn(t *testing.T) {
 	if len(got) != len(want) || res.ExitCode != 0 {
 		t.Fatalf("apply of network: %v (exit %d), want %v\n%s", got, res.ExitCode, want, e.console.String())
 	}
-	for name, st := range want {
-		if got[name] != st {
-			t.Errorf("%s: %s, want %s", name, got[name], st)
-		}
-	}
+	wantStatuses(t, got, want)
 	if why := unitByName(t, res.Report, "app@default").Why; why != "reads: network@default (network.vpc_id)" {
 		t.Errorf("app's why = %q", why)
 	}
@@ -137,14 +115,9 @@ func TestReadersPulledIn(t *testing.T) {
 // TestReadersInPlan: in plan, an auto-applied producer whose apply changes
 // an output pulls its reader in, which is planned.
 func TestReadersInPlan(t *testing.T) {
-	root := readersRepo(t)
-	e := newE2E(t, root)
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
-		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
-	}
-	cfg := filepath.Join(root, "strata.yml")
+	e, netTF := readersApplied(t)
+	cfg := filepath.Join(e.root, "strata.yml")
 	replaceIn(t, cfg, "network: {tag_query: network}", "network: {tag_query: network, auto_apply: true}")
-	netTF := filepath.Join(root, "network", "main.tf")
 	replaceIn(t, netTF, "zone-a", "zone-b")
 	res := e.run(CmdPlan, Options{AutoApprove: true, DetailedExitCode: true}, stacks.Selection{Stacks: []string{"network"}})
 	got := statuses(res.Report)
@@ -156,12 +129,8 @@ func TestReadersInPlan(t *testing.T) {
 	}
 	// The apply of the saved plan records the outputs it changed, for
 	// the jobs of a sharded run (docs/ci.md#readers).
-	p, err := stacks.Load(root, configIn(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd := &StateDir{Path: filepath.Join(root, ".strata")}
-	us, err := sd.ReadUnit(p.UnitsIn("network")[0])
+	sd, network := stateDirOf(t, e.root, "network")
+	us, err := sd.ReadUnit(network)
 	if err != nil || us.Apply == nil || !us.Apply.OutputsKnown || len(us.Apply.ChangedOutputs) != 1 || us.Apply.ChangedOutputs[0] != "zone" {
 		t.Errorf("network's apply record: %+v, %v", us.Apply, err)
 	}
@@ -172,20 +141,11 @@ func TestReadersInPlan(t *testing.T) {
 // unless the reader's journal shows it applied with the values it would
 // get now.
 func TestReadersUnknownOutputs(t *testing.T) {
-	root := readersRepo(t)
-	e := newE2E(t, root)
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
-		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
-	}
-	netTF := filepath.Join(root, "network", "main.tf")
+	e, netTF := readersApplied(t)
 	replaceIn(t, netTF, "vpc-1", "vpc-2")
 	e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
-	p, err := stacks.Load(root, configIn(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd := &StateDir{Path: filepath.Join(root, ".strata")}
-	if err := sd.UpdateUnit(p.UnitsIn("network")[0], func(s *UnitState) {
+	sd, network := stateDirOf(t, e.root, "network")
+	if err := sd.UpdateUnit(network, func(s *UnitState) {
 		s.Plan.ChangedOutputs, s.Plan.OutputsKnown, s.Plan.Changes.Outputs = nil, false, 0
 	}); err != nil {
 		t.Fatal(err)

@@ -43,9 +43,7 @@ func editFileT(t *testing.T, path, old, new string) {
 // applied earlier, and every dependent follows.
 func TestStalePlanIsPlannedAgain(t *testing.T) {
 	e := newE2E(t, copyTree(t, fixtureDir("nested")))
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
-		t.Fatalf("first apply: %v\n%s", statuses(res.Report), e.console.String())
-	}
+	e.applyAll("first apply")
 	editFileT(t, filepath.Join(e.root, "base", "main.tf"), `parts  = ["base", "base"]`, `parts  = ["base", "v2"]`)
 	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); statuses(res.Report)["base@default"] != string(StatusPlanned) {
 		t.Fatalf("plan: %v", statuses(res.Report))

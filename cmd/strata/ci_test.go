@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,22 +64,9 @@ func TestCICommands(t *testing.T) {
 	env := hermeticEnv(t)
 	bucket := "file://" + t.TempDir()
 	ghOut := filepath.Join(t.TempDir(), "github_output")
-	start := runBin(t, root, append(env, "GITHUB_OUTPUT="+ghOut), "ci", "start", "apply", "--auto-approve", "--state", bucket, "--shards", "2", "--json", "--max-waves", "3", "--github-output")
-	if start.code != 0 {
-		t.Fatalf("start: %d\n%s%s", start.code, start.stdout, start.stderr)
-	}
-	var plan struct {
-		Run   string `json:"run"`
-		Waves []struct {
-			Wave   int   `json:"wave"`
-			Shards []int `json:"shards"`
-		} `json:"waves"`
-	}
-	if err := json.Unmarshal([]byte(start.stdout), &plan); err != nil {
-		t.Fatalf("%v: %s", err, start.stdout)
-	}
+	plan, started := startRun(t, root, append(env, "GITHUB_OUTPUT="+ghOut), "apply", "--auto-approve", "--state", bucket, "--shards", "2", "--json", "--max-waves", "3", "--github-output")
 	if len(plan.Waves) != 2 || len(plan.Waves[0].Shards) != 1 || len(plan.Waves[1].Shards) != 2 {
-		t.Fatalf("waves: %s", start.stdout)
+		t.Fatalf("waves: %s", started)
 	}
 	outputs, _ := os.ReadFile(ghOut)
 	for _, want := range []string{"run<<", plan.Run, "has_work_0<<", "has_work_2<<", "shards_1<<", "[0,1]", "false"} {
@@ -223,25 +211,37 @@ func TestCIReaders(t *testing.T) {
 	}
 }
 
+// startedRun is what ci start --json prints: the run and its waves, each
+// with its shards.
+type startedRun struct {
+	Run   string `json:"run"`
+	Waves []struct {
+		Wave   int   `json:"wave"`
+		Shards []int `json:"shards"`
+	} `json:"waves"`
+}
+
+// startRun runs ci start with args, which ask for --json, and returns what
+// it printed, parsed and as text.
+func startRun(t *testing.T, root string, env []string, args ...string) (startedRun, string) {
+	t.Helper()
+	start := runBin(t, root, env, append([]string{"ci", "start"}, args...)...)
+	if start.code != 0 {
+		t.Fatalf("start: %d\n%s%s", start.code, start.stdout, start.stderr)
+	}
+	var plan startedRun
+	if err := json.Unmarshal([]byte(start.stdout), &plan); err != nil {
+		t.Fatalf("%v: %s", err, start.stdout)
+	}
+	return plan, start.stdout
+}
+
 // ciBuild is one CI run of a command as a team's CI runs it: ci start with
 // args, every job of every wave, ci finish and ci check, each a process
 // of its own. It returns the report and what start printed.
 func ciBuild(t *testing.T, root string, env []string, bucket string, args ...string) (*runner.Report, string) {
 	t.Helper()
-	start := runBin(t, root, env, append(append([]string{"ci", "start"}, args...), "--state", bucket, "--json")...)
-	if start.code != 0 {
-		t.Fatalf("start: %d\n%s%s", start.code, start.stdout, start.stderr)
-	}
-	var plan struct {
-		Run   string `json:"run"`
-		Waves []struct {
-			Wave   int   `json:"wave"`
-			Shards []int `json:"shards"`
-		} `json:"waves"`
-	}
-	if err := json.Unmarshal([]byte(start.stdout), &plan); err != nil {
-		t.Fatalf("%v: %s", err, start.stdout)
-	}
+	plan, started := startRun(t, root, env, slices.Concat(args, []string{"--state", bucket, "--json"})...)
 	for _, w := range plan.Waves {
 		for _, s := range w.Shards {
 			r := runBin(t, root, env, "ci", "run", "--state", bucket, "--run", plan.Run, "--wave", itoa(w.Wave), "--shard", itoa(s))
@@ -257,5 +257,5 @@ func ciBuild(t *testing.T, root string, env []string, bucket string, args ...str
 	if r := runBin(t, root, env, "ci", "check", "--state", bucket, "--run", plan.Run); r.code != 0 || !strings.Contains(r.stdout, "every invariant holds") {
 		t.Errorf("check: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	return readReport(t, report), start.stdout
+	return readReport(t, report), started
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
 )
 
 // Drop-in fidelity: in a unit's dir strata answers as terraform does.
@@ -42,16 +44,7 @@ output "secret" {
   sensitive = true
 }
 `,
-		"app/main.tf": `variable "vpc_id" {
-  type = string
-}
-resource "terraform_data" "app" {
-  input = var.vpc_id
-}
-output "seen_vpc" {
-  value = var.vpc_id
-}
-`,
+		"app/main.tf": testenv.ConsumerTF("vpc_id", "app", "seen_vpc"),
 	})
 }
 

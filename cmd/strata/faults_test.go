@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,14 +29,7 @@ func TestStalledBucket(t *testing.T) {
 	}
 	root := writeRepo(t, testenv.Layered(1, 2))
 	env := s3Env(t)
-	start := runBin(t, root, env, "ci", "start", "apply", "--auto-approve", "--state", srv.URL, "--json")
-	if start.code != 0 {
-		t.Fatalf("start: %d\n%s%s", start.code, start.stdout, start.stderr)
-	}
-	var m struct{ Run string }
-	if err := json.Unmarshal([]byte(start.stdout), &m); err != nil {
-		t.Fatal(err)
-	}
+	m, _ := startRun(t, root, env, "apply", "--auto-approve", "--state", srv.URL, "--json")
 	job := []string{"ci", "run", "--state", srv.URL, "--state-timeout", "500ms", "--run", m.Run, "--wave", "0", "--shard", "0"}
 	report := filepath.Join(t.TempDir(), "report.json")
 	finish := []string{"ci", "finish", "--state", srv.URL, "--state-timeout", "500ms", "--run", m.Run, "--report", report}

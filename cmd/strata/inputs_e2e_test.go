@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/runner"
 )
 
@@ -29,16 +30,7 @@ output "region" {
   value = terraform_data.region.output
 }
 `,
-		"app/main.tf": `variable "region" {
-  type = string
-}
-resource "terraform_data" "app" {
-  input = var.region
-}
-output "seen_region" {
-  value = var.region
-}
-`,
+		"app/main.tf": testenv.ConsumerTF("region", "app", "seen_region"),
 	})
 }
 

@@ -396,6 +396,17 @@ func AppTF(input, more string) string {
 	return "resource \"terraform_data\" \"app\" {\n  input = \"" + input + "\"\n}\n" + more
 }
 
+// ConsumerTF is a module that takes variable v, a string, as the input of
+// its terraform_data resource res, and gives it back as output out unless
+// out is "".
+func ConsumerTF(v, res, out string) string {
+	tf := "variable \"" + v + "\" {\n  type = string\n}\nresource \"terraform_data\" \"" + res + "\" {\n  input = var." + v + "\n}\n"
+	if out != "" {
+		tf += "output \"" + out + "\" {\n  value = var." + v + "\n}\n"
+	}
+	return tf
+}
+
 // Git runs git in dir with a fixed identity, no signing, main as the
 // first branch and none of the user's git config, and fails the test on
 // an error; it returns git's output, trimmed. A test without git on PATH
