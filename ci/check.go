@@ -3,11 +3,13 @@ package ci
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/internal/objstore"
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/report"
 )
 
 // Check verifies a finished run against what one run on one machine
@@ -23,43 +25,16 @@ import (
 //
 // It returns every violation found, nil when there is none.
 func Check(ctx context.Context, st *objstore.Store, run string) ([]string, error) {
-	m, results, refused, err := readRun(ctx, st, run)
+	m, results, refused, err := loadRun(ctx, st, run)
 	if err != nil {
 		return nil, err
 	}
-	applies, err := st.List(ctx, appliesPrefix(m.Run))
+	appliesOf, err := countApplies(ctx, st, m)
 	if err != nil {
 		return nil, err
-	}
-	appliesOf := map[string]int{}
-	for _, k := range applies {
-		uk := strings.TrimPrefix(k[:strings.LastIndex(k, "/")], appliesPrefix(m.Run))
-		appliesOf[uk]++
 	}
 	var bad []string
-	after := map[string][]string{}
-	for _, mu := range m.Units {
-		after[mu.ID] = mu.After
-	}
-	// failedRoots are the failed units each unit waits for, directly or not.
-	memo := map[string]map[string]bool{}
-	var failedRoots func(id string) map[string]bool
-	failedRoots = func(id string) map[string]bool {
-		if f, ok := memo[id]; ok {
-			return f
-		}
-		f := map[string]bool{}
-		memo[id] = f
-		for _, p := range after[id] {
-			if r := results[p]; r != nil && r.Unit.Status == runner.StatusFailed {
-				f[r.Unit.Name()] = true
-			}
-			for n := range failedRoots(p) {
-				f[n] = true
-			}
-		}
-		return f
-	}
+	roots := newFailedRoots(m, results)
 	for _, mu := range m.Units {
 		r := results[mu.ID]
 		if why, ok := refused[mu.ID]; ok {
@@ -70,50 +45,117 @@ func Check(ctx context.Context, st *objstore.Store, run string) ([]string, error
 			bad = append(bad, fmt.Sprintf("%s: no result", mu.ID))
 			continue
 		}
-		start, _ := r.span()
-		for _, p := range mu.After {
-			pr := results[p]
-			if pr == nil || start.IsZero() {
-				continue
-			}
-			if _, end := pr.span(); !end.IsZero() && start.Before(end) {
-				bad = append(bad, fmt.Sprintf("%s started at %s, before %s, which it waits for, ended at %s", mu.ID, start.Format("15:04:05.000000"), p, end.Format("15:04:05.000000")))
-			}
-		}
-		if n := appliesOf[mu.key()]; n > 1 {
-			bad = append(bad, fmt.Sprintf("%s applied %d times", mu.ID, n))
-		}
-		roots := failedRoots(mu.ID)
-		mutating := m.Command == runner.CmdApply || m.Command == runner.CmdDestroy
-		if len(roots) > 0 && mutating && r.Unit.Status != runner.StatusSkipped {
-			bad = append(bad, fmt.Sprintf("%s ended %s though %s, which it waits for, failed", mu.ID, r.Unit.Status, strings.Join(sortedKeys(roots), ", ")))
-		}
-		switch r.Unit.Status {
-		case runner.StatusSkipped:
-			if !roots[r.Unit.Cause] {
-				bad = append(bad, fmt.Sprintf("%s skipped for %q, which is not a failed unit it waits for", mu.ID, r.Unit.Cause))
-			}
-		}
-		if (r.Unit.Status == runner.StatusApplied || r.Unit.Status == runner.StatusDestroyed) && r.Applied != r.Unit.Digest {
-			bad = append(bad, fmt.Sprintf("%s applied digest %q, planned %q", mu.ID, r.Applied, r.Unit.Digest))
-		}
-		switch {
-		case r.NotNeeded && !mu.Reader:
-			bad = append(bad, fmt.Sprintf("%s is recorded as not needed, but it is no reader", mu.ID))
-		case r.NotNeeded && (appliesOf[mu.key()] > 0 || len(r.Unit.Steps) > 0):
-			bad = append(bad, fmt.Sprintf("%s is recorded as not needed, but it ran", mu.ID))
-		case mu.Reader && !r.NotNeeded && !strings.HasPrefix(r.Unit.Why, "reads: "):
-			bad = append(bad, fmt.Sprintf("%s joined the run as a reader with why %q, not what it reads", mu.ID, r.Unit.Why))
-		}
+		bad = append(bad, orderViolations(mu, r, results)...)
+		bad = append(bad, outcomeViolations(m, mu, r, appliesOf[mu.key()], roots.of(mu.ID))...)
+		bad = append(bad, readerViolations(mu, r, appliesOf[mu.key()])...)
 	}
 	return bad, nil
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// countApplies counts the applies recorded under a run, by unit key.
+func countApplies(ctx context.Context, st *objstore.Store, m *Manifest) (map[string]int, error) {
+	applies, err := st.List(ctx, appliesPrefix(m.Run))
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(out)
-	return out
+	appliesOf := map[string]int{}
+	for _, k := range applies {
+		uk := strings.TrimPrefix(k[:strings.LastIndex(k, "/")], appliesPrefix(m.Run))
+		appliesOf[uk]++
+	}
+	return appliesOf, nil
+}
+
+// failedRoots finds the failed units each unit of a run waits for,
+// directly or not.
+type failedRoots struct {
+	after   map[string][]string
+	results map[string]*Result
+	memo    map[string]map[string]bool
+}
+
+// newFailedRoots reads what each unit of the run waits for.
+func newFailedRoots(m *Manifest, results map[string]*Result) *failedRoots {
+	after := map[string][]string{}
+	for _, mu := range m.Units {
+		after[mu.ID] = mu.After
+	}
+	return &failedRoots{after: after, results: results, memo: map[string]map[string]bool{}}
+}
+
+// of decides which failed units the unit id waits for, directly or not,
+// by name.
+func (fr *failedRoots) of(id string) map[string]bool {
+	if f, ok := fr.memo[id]; ok {
+		return f
+	}
+	f := map[string]bool{}
+	fr.memo[id] = f
+	for _, p := range fr.after[id] {
+		if r := fr.results[p]; r != nil && r.Unit.Status == report.StatusFailed {
+			f[r.Unit.Name()] = true
+		}
+		for n := range fr.of(p) {
+			f[n] = true
+		}
+	}
+	return f
+}
+
+// orderViolations decides whether a unit started before a unit it waits
+// for had ended.
+func orderViolations(mu ManifestUnit, r *Result, results map[string]*Result) []string {
+	var bad []string
+	start, _ := r.span()
+	for _, p := range mu.After {
+		pr := results[p]
+		if pr == nil || start.IsZero() {
+			continue
+		}
+		if _, end := pr.span(); !end.IsZero() && start.Before(end) {
+			bad = append(bad, fmt.Sprintf("%s started at %s, before %s, which it waits for, ended at %s", mu.ID, start.Format("15:04:05.000000"), p, end.Format("15:04:05.000000")))
+		}
+	}
+	return bad
+}
+
+// outcomeViolations decides whether a unit's outcome is one a run on one
+// machine allows: applied at most once, skipped when a unit it waits for
+// failed under a command that applies, skipped only for a failed unit it
+// waits for, and applying the digest it planned.
+func outcomeViolations(m *Manifest, mu ManifestUnit, r *Result, applies int, roots map[string]bool) []string {
+	var bad []string
+	if applies > 1 {
+		bad = append(bad, fmt.Sprintf("%s applied %d times", mu.ID, applies))
+	}
+	pol, _ := command.Of(m.Command)
+	mutating := pol.Applies
+	if len(roots) > 0 && mutating && r.Unit.Status != report.StatusSkipped {
+		bad = append(bad, fmt.Sprintf("%s ended %s though %s, which it waits for, failed", mu.ID, r.Unit.Status, strings.Join(slices.Sorted(maps.Keys(roots)), ", ")))
+	}
+	switch r.Unit.Status {
+	case report.StatusSkipped:
+		if !roots[r.Unit.Cause] {
+			bad = append(bad, fmt.Sprintf("%s skipped for %q, which is not a failed unit it waits for", mu.ID, r.Unit.Cause))
+		}
+	}
+	if (r.Unit.Status == report.StatusApplied || r.Unit.Status == report.StatusDestroyed) && r.Applied != r.Unit.Digest {
+		bad = append(bad, fmt.Sprintf("%s applied digest %q, planned %q", mu.ID, r.Applied, r.Unit.Digest))
+	}
+	return bad
+}
+
+// readerViolations decides whether a unit's result is right about
+// readers: only a reader is not needed, one not needed ran nothing, and a
+// reader that joined names what it reads.
+func readerViolations(mu ManifestUnit, r *Result, applies int) []string {
+	switch {
+	case r.NotNeeded && !mu.Reader:
+		return []string{fmt.Sprintf("%s is recorded as not needed, but it is no reader", mu.ID)}
+	case r.NotNeeded && (applies > 0 || len(r.Unit.Steps) > 0):
+		return []string{fmt.Sprintf("%s is recorded as not needed, but it ran", mu.ID)}
+	case mu.Reader && !r.NotNeeded && !strings.HasPrefix(r.Unit.Why, "reads: "):
+		return []string{fmt.Sprintf("%s joined the run as a reader with why %q, not what it reads", mu.ID, r.Unit.Why)}
+	}
+	return nil
 }

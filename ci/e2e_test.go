@@ -12,7 +12,9 @@ import (
 
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -59,7 +61,7 @@ func shardedRun(t *testing.T, st *objstore.Store, root string, m *Manifest, env 
 	}
 }
 
-func statusesOf(rep *runner.Report) map[string]string {
+func statusesOf(rep *report.Report) map[string]string {
 	out := map[string]string{}
 	for _, u := range rep.Units {
 		s := string(u.Status)
@@ -84,7 +86,7 @@ func checkRun(t *testing.T, st *objstore.Store, run string) {
 
 // runReport starts a run of every unit of the repo at root, runs its
 // jobs (shardedRun) and returns its manifest and report.
-func runReport(t *testing.T, st *objstore.Store, root string, opt StartOptions) (*Manifest, *runner.Report) {
+func runReport(t *testing.T, st *objstore.Store, root string, opt StartOptions) (*Manifest, *report.Report) {
 	t.Helper()
 	p := loadRepo(t, root)
 	m, err := Start(context.Background(), st, p, selectAll(t, p), opt)
@@ -128,7 +130,7 @@ func TestShardedApply(t *testing.T) {
 				t.Fatalf("exit %d, %d units: %v", rep.ExitCode, len(rep.Units), statusesOf(rep))
 			}
 			for dir, s := range statusesOf(rep) {
-				if s != string(runner.StatusApplied) {
+				if s != string(report.StatusApplied) {
 					t.Errorf("%s: %s", dir, s)
 				}
 			}
@@ -153,7 +155,7 @@ func TestShardedApply(t *testing.T) {
 			shardedRun(t, st, root, m2, env)
 			rep2, _, _ := BuildReport(ctx, st, m2.Run)
 			for dir, s := range statusesOf(rep2) {
-				if s != string(runner.StatusNoChanges) {
+				if s != string(report.StatusNoChanges) {
 					t.Errorf("second run: %s: %s", dir, s)
 				}
 			}
@@ -224,13 +226,13 @@ func TestPullRequestFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	shardedRun(t, st, root, apply, env)
-	_, results, err := loadRun(ctx, st, apply.Run)
+	_, results, _, err := loadRun(ctx, st, apply.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, dir := range []string{"l0/c0", "l0/c1"} {
 		r := results[dir+"@default#l0c"+dir[len(dir)-1:]]
-		if r == nil || r.Unit.Status != runner.StatusApplied || r.Applied != planned[dir] {
+		if r == nil || r.Unit.Status != report.StatusApplied || r.Applied != planned[dir] {
 			t.Errorf("%s: applied %+v, the PR planned %s", dir, r, planned[dir])
 		}
 	}
@@ -271,7 +273,7 @@ func TestInterruptedJobIsRetried(t *testing.T) {
 	}()
 	// Interrupt once fast is recorded and slow's provisioner runs.
 	for i := 0; ; i++ {
-		r, _, err := loadResult(context.Background(), st, m.Run, unitKey("fast", "default", "w"))
+		r, _, err := loadResult(context.Background(), st, m.Run, runstate.KeyOf("fast", "default", "w"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -287,7 +289,7 @@ func TestInterruptedJobIsRetried(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("interrupted job: %v\n%s", err, log.String())
 	}
-	if r, _, _ := loadResult(context.Background(), st, m.Run, unitKey("slow", "default", "w")); r != nil {
+	if r, _, _ := loadResult(context.Background(), st, m.Run, runstate.KeyOf("slow", "default", "w")); r != nil {
 		t.Fatalf("the cancelled unit has a result: %s %s", r.Unit.Status, r.Unit.Reason)
 	}
 	res, err := RunSlice(context.Background(), st, loadRepo(t, root), SliceOptions{Run: m.Run, Environ: env, StateDir: t.TempDir()})

@@ -83,81 +83,90 @@ func reach(jobs map[string]childJob, name string) []string {
 	return out
 }
 
+// childUnit is a manifest unit of a wave's shard, waiting for after.
+func childUnit(id string, wave, shard int, after ...string) ManifestUnit {
+	return ManifestUnit{ID: id, Wave: wave, Shard: shard, After: after}
+}
+
+// wideUnits is wave 0 of n shards, one unit each, and one unit in wave 1
+// waiting for all of them.
+func wideUnits(n int) []ManifestUnit {
+	var ids []string
+	var out []ManifestUnit
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("u%04d@default#s", i)
+		ids = append(ids, id)
+		out = append(out, childUnit(id, 0, i))
+	}
+	return append(out, childUnit("last@default#s", 1, 0, ids...))
+}
+
+// wideShards are the names of wave 0's n shard jobs, sorted.
+func wideShards(n int) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, fmt.Sprintf("wave-0-shard-%d", i))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// childCases are the manifests TestEmitGitLabChild emits, with the needs
+// and join jobs their child pipelines must have.
+var childCases = []struct {
+	name  string
+	units []ManifestUnit
+	// needs are the shard jobs each job waits for, through joins.
+	needs map[string][]string
+	joins int
+}{
+	{
+		name: "a DAG, not stages",
+		units: []ManifestUnit{
+			childUnit("net@default#a", 0, 0), childUnit("dns@default#a", 0, 1),
+			childUnit("db@default#a", 1, 0, "net@default#a"),
+			childUnit("cdn@default#a", 1, 1, "dns@default#a", "net@default#a"),
+			// Two units of one job waiting for one job: needed once.
+			childUnit("app@default#a", 2, 0, "db@default#a"), childUnit("web@default#a", 2, 0, "db@default#a"),
+			// Waits for wave 0 only, though it is in wave 2.
+			childUnit("mail@default#a", 2, 1, "cdn@default#a"),
+		},
+		needs: map[string][]string{
+			"wave-0-shard-0": nil,
+			"wave-0-shard-1": nil,
+			"wave-1-shard-0": {"wave-0-shard-0"},
+			"wave-1-shard-1": {"wave-0-shard-0", "wave-0-shard-1"},
+			"wave-2-shard-0": {"wave-0-shard-0", "wave-1-shard-0"},
+			"wave-2-shard-1": {"wave-0-shard-0", "wave-0-shard-1", "wave-1-shard-1"},
+		},
+	},
+	{
+		// The finish's 51 needs: 2 joins.
+		name:  "50 needs: no join",
+		units: wideUnits(50),
+		needs: map[string][]string{"wave-1-shard-0": wideShards(50)},
+		joins: 2,
+	},
+	{
+		// 120 needs: 3 joins of 40; the finish's 121 needs two of
+		// them again, and a join of the last 41.
+		name:  "over 50 needs: join jobs",
+		units: wideUnits(120),
+		needs: map[string][]string{"wave-1-shard-0": wideShards(120)},
+		joins: 4,
+	},
+	{
+		// 2,600 needs: 52 joins, then 2 more; the finish's 2,601: 53,
+		// then 2.
+		name:  "joins of joins",
+		units: wideUnits(2600),
+		needs: map[string][]string{"wave-1-shard-0": wideShards(2600)},
+		joins: 52 + 2 + 53 + 2,
+	},
+}
+
 func TestEmitGitLabChild(t *testing.T) {
-	unit := func(id string, wave, shard int, after ...string) ManifestUnit {
-		return ManifestUnit{ID: id, Wave: wave, Shard: shard, After: after}
-	}
-	// wide is wave 0 of n shards, one unit each, and one unit in wave 1
-	// waiting for all of them.
-	wide := func(n int) []ManifestUnit {
-		var ids []string
-		var out []ManifestUnit
-		for i := 0; i < n; i++ {
-			id := fmt.Sprintf("u%04d@default#s", i)
-			ids = append(ids, id)
-			out = append(out, unit(id, 0, i))
-		}
-		return append(out, unit("last@default#s", 1, 0, ids...))
-	}
-	shardsOf := func(n int) []string {
-		var out []string
-		for i := 0; i < n; i++ {
-			out = append(out, fmt.Sprintf("wave-0-shard-%d", i))
-		}
-		sort.Strings(out)
-		return out
-	}
-	for _, tc := range []struct {
-		name  string
-		units []ManifestUnit
-		// needs are the shard jobs each job waits for, through joins.
-		needs map[string][]string
-		joins int
-	}{
-		{
-			name: "a DAG, not stages",
-			units: []ManifestUnit{
-				unit("net@default#a", 0, 0), unit("dns@default#a", 0, 1),
-				unit("db@default#a", 1, 0, "net@default#a"),
-				unit("cdn@default#a", 1, 1, "dns@default#a", "net@default#a"),
-				// Two units of one job waiting for one job: needed once.
-				unit("app@default#a", 2, 0, "db@default#a"), unit("web@default#a", 2, 0, "db@default#a"),
-				// Waits for wave 0 only, though it is in wave 2.
-				unit("mail@default#a", 2, 1, "cdn@default#a"),
-			},
-			needs: map[string][]string{
-				"wave-0-shard-0": nil,
-				"wave-0-shard-1": nil,
-				"wave-1-shard-0": {"wave-0-shard-0"},
-				"wave-1-shard-1": {"wave-0-shard-0", "wave-0-shard-1"},
-				"wave-2-shard-0": {"wave-0-shard-0", "wave-1-shard-0"},
-				"wave-2-shard-1": {"wave-0-shard-0", "wave-0-shard-1", "wave-1-shard-1"},
-			},
-		},
-		{
-			// The finish's 51 needs: 2 joins.
-			name:  "50 needs: no join",
-			units: wide(50),
-			needs: map[string][]string{"wave-1-shard-0": shardsOf(50)},
-			joins: 2,
-		},
-		{
-			// 120 needs: 3 joins of 40; the finish's 121 needs two of
-			// them again, and a join of the last 41.
-			name:  "over 50 needs: join jobs",
-			units: wide(120),
-			needs: map[string][]string{"wave-1-shard-0": shardsOf(120)},
-			joins: 4,
-		},
-		{
-			// 2,600 needs: 52 joins, then 2 more; the finish's 2,601: 53,
-			// then 2.
-			name:  "joins of joins",
-			units: wide(2600),
-			needs: map[string][]string{"wave-1-shard-0": shardsOf(2600)},
-			joins: 52 + 2 + 53 + 2,
-		},
-	} {
+	for _, tc := range childCases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &Manifest{Run: "20261123T101500Z-9f2c4e1a", Units: tc.units}
 			b, err := EmitGitLabChild(m, DefaultGitLabOptions())
@@ -168,30 +177,7 @@ func TestEmitGitLabChild(t *testing.T) {
 			if run != m.Run || image != DefaultImage {
 				t.Errorf("run %q, image %q", run, image)
 			}
-			joins := 0
-			var shardJobs []string
-			for name, j := range jobs {
-				if len(j.Needs) > GitLabMaxNeeds {
-					t.Errorf("%s needs %d jobs", name, len(j.Needs))
-				}
-				if j.When != "always" {
-					t.Errorf("%s: when %q", name, j.When)
-				}
-				for _, n := range j.Needs {
-					if _, ok := jobs[n]; !ok {
-						t.Errorf("%s needs %s, which is not a job", name, n)
-					}
-				}
-				switch {
-				case strings.HasPrefix(name, "join-"):
-					joins++
-					if !reflect.DeepEqual(j.Script, []string{"true"}) {
-						t.Errorf("%s: script %q", name, j.Script)
-					}
-				case strings.HasPrefix(name, "wave-"):
-					shardJobs = append(shardJobs, name)
-				}
-			}
+			shardJobs, joins := checkChildJobs(t, jobs)
 			if joins != tc.joins {
 				t.Errorf("%d join jobs, want %d", joins, tc.joins)
 			}
@@ -204,16 +190,53 @@ func TestEmitGitLabChild(t *testing.T) {
 			if got := reach(jobs, "finish"); !reflect.DeepEqual(got, shardJobs) {
 				t.Errorf("finish waits for %d of %d jobs", len(got), len(shardJobs))
 			}
-			wave, shard := 0, 0
-			for name, j := range jobs {
-				if _, err := fmt.Sscanf(name, "wave-%d-shard-%d", &wave, &shard); err == nil {
-					want := fmt.Sprintf(`strata ci run --run "$STRATA_RUN" --wave %d --shard %d`, wave, shard)
-					if !reflect.DeepEqual(j.Script, []string{want}) {
-						t.Errorf("%s: script %q", name, j.Script)
-					}
-				}
-			}
+			checkShardScripts(t, jobs)
 		})
+	}
+}
+
+// checkChildJobs checks every job of a child pipeline: at most
+// GitLabMaxNeeds needs, each of them a job, run always, and a join job's
+// script doing nothing. It returns the shard jobs and the number of join
+// jobs.
+func checkChildJobs(t *testing.T, jobs map[string]childJob) (shardJobs []string, joins int) {
+	t.Helper()
+	for name, j := range jobs {
+		if len(j.Needs) > GitLabMaxNeeds {
+			t.Errorf("%s needs %d jobs", name, len(j.Needs))
+		}
+		if j.When != "always" {
+			t.Errorf("%s: when %q", name, j.When)
+		}
+		for _, n := range j.Needs {
+			if _, ok := jobs[n]; !ok {
+				t.Errorf("%s needs %s, which is not a job", name, n)
+			}
+		}
+		switch {
+		case strings.HasPrefix(name, "join-"):
+			joins++
+			if !reflect.DeepEqual(j.Script, []string{"true"}) {
+				t.Errorf("%s: script %q", name, j.Script)
+			}
+		case strings.HasPrefix(name, "wave-"):
+			shardJobs = append(shardJobs, name)
+		}
+	}
+	return shardJobs, joins
+}
+
+// checkShardScripts: each shard job runs its own wave's shard.
+func checkShardScripts(t *testing.T, jobs map[string]childJob) {
+	t.Helper()
+	wave, shard := 0, 0
+	for name, j := range jobs {
+		if _, err := fmt.Sscanf(name, "wave-%d-shard-%d", &wave, &shard); err == nil {
+			want := fmt.Sprintf(`strata ci run --run "$STRATA_RUN" --wave %d --shard %d`, wave, shard)
+			if !reflect.DeepEqual(j.Script, []string{want}) {
+				t.Errorf("%s: script %q", name, j.Script)
+			}
+		}
 	}
 }
 

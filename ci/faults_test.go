@@ -9,11 +9,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gocloud.dev/blob"
 
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/runstate"
 )
 
 // needS3 starts a versitygw server for a test that runs terraform.
@@ -72,7 +75,7 @@ func TestLyingResult(t *testing.T) {
 		t.Fatalf("report: %d units %v", len(rep.Units), got)
 	}
 	for _, u := range rep.Units {
-		if u.Status == runner.StatusMissing && !strings.Contains(u.Reason, "holds the result of l0/c0@default") {
+		if u.Status == report.StatusMissing && !strings.Contains(u.Reason, "holds the result of l0/c0@default") {
 			t.Errorf("%s: reason %q", u.Name(), u.Reason)
 		}
 	}
@@ -100,7 +103,7 @@ func TestCorruptUnitState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	key := unitStateKey(manifestUnit(t, m, "l0/c0").key())
+	key := runstate.StateKey(manifestUnit(t, m, "l0/c0").key())
 	good, err := b.ReadAll(ctx, key)
 	if err != nil {
 		t.Fatal(err)
@@ -109,14 +112,14 @@ func TestCorruptUnitState(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := openStore(t, srv.URL)
-	plan := func() *runner.Report {
+	plan := func() *report.Report {
 		t.Helper()
 		_, rep := runReport(t, st, root, StartOptions{Command: runner.CmdPlan, Shards: 1})
 		return rep
 	}
 	rep := plan()
 	for _, u := range rep.Units {
-		if u.Status != runner.StatusNoChanges {
+		if u.Status != report.StatusNoChanges {
 			t.Errorf("%s: %s (%s)", u.Name(), u.Status, u.Reason)
 		}
 		corrupt := u.Dir == "l0/c0"
@@ -132,11 +135,11 @@ func TestCorruptUnitState(t *testing.T) {
 	if kept, _ := b.ReadAll(ctx, aside.Key); string(kept) != string(good[:len(good)/2]) {
 		t.Errorf("the record moved aside holds %q", kept)
 	}
-	if _, _, _, bad, err := getUnitState(ctx, st, manifestUnit(t, m, "l0/c0").key()); bad != nil || err != nil {
+	if _, _, _, bad, err := runstate.GetUnitState(ctx, st, manifestUnit(t, m, "l0/c0").key()); bad != nil || err != nil {
 		t.Errorf("the record is still bad: %v %v", bad, err)
 	}
 	for _, u := range plan().Units {
-		if len(u.Warnings) != 0 || u.Status != runner.StatusNoChanges {
+		if len(u.Warnings) != 0 || u.Status != report.StatusNoChanges {
 			t.Errorf("second run: %s %s %q", u.Name(), u.Status, u.Warnings)
 		}
 	}
@@ -190,7 +193,7 @@ resource "terraform_data" "x" { input = "fast" }
 	// chance, and this test is about the unit it cannot take.
 	for i := 0; ; i++ {
 		_, err := os.Stat(marker)
-		fast, _, _ := loadResult(ctx, st, m.Run, unitKey("fast", "default", "w"))
+		fast, _, _ := loadResult(ctx, st, m.Run, runstate.KeyOf("fast", "default", "w"))
 		if err == nil && fast != nil {
 			break
 		}
@@ -214,11 +217,11 @@ resource "terraform_data" "x" { input = "fast" }
 		t.Fatal(err)
 	}
 	for _, u := range rep.Units {
-		if u.Status != runner.StatusApplied {
+		if u.Status != report.StatusApplied {
 			t.Errorf("%s: %s (%s)", u.Name(), u.Status, u.Reason)
 		}
 	}
-	if r, _, _ := loadResult(ctx, st, m.Run, unitKey("slow", "default", "w")); r == nil || r.Job != "first" {
+	if r, _, _ := loadResult(ctx, st, m.Run, runstate.KeyOf("slow", "default", "w")); r == nil || r.Job != "first" {
 		t.Errorf("slow's result: %+v", r)
 	}
 	checkRun(t, st, m.Run)
@@ -283,11 +286,45 @@ func TestBucketKilledMidJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Units) != 1 || rep.Units[0].Status != runner.StatusApplied || !strings.Contains(rep.Units[0].Reason, "applied by an earlier attempt (first") || rep.ExitCode != 0 {
+	if len(rep.Units) != 1 || rep.Units[0].Status != report.StatusApplied || !strings.Contains(rep.Units[0].Reason, "applied by an earlier attempt (first") || rep.ExitCode != 0 {
 		t.Fatalf("report: %+v", rep.Units[0])
 	}
 	if applies, _ := st.List(ctx, appliesPrefix(m.Run)); len(applies) != 1 {
 		t.Errorf("applies recorded: %q", applies)
 	}
 	checkRun(t, st, m.Run)
+}
+
+// TestAppliedEarlierWords checks the result an earlier attempt's unrecorded
+// apply becomes: applied in an apply run, destroyed in a destroy run, with
+// one apply recorded under the run either way.
+func TestAppliedEarlierWords(t *testing.T) {
+	ctx := context.Background()
+	root := testenv.WriteRepo(t, map[string]string{
+		"strata.yml": "dirs:\n  a: {tags: [w]}\nstacks:\n  names:\n    w:\n      tag_query: w\n",
+		"a/main.tf":  "resource \"terraform_data\" \"x\" {}\n",
+	})
+	u := loadRepo(t, root).UnitsIn("a")[0]
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tt := range []struct {
+		destroy bool
+		status  report.Status
+		reason  string
+	}{
+		{false, report.StatusApplied, "applied by an earlier attempt (first, at 2026-01-02T03:04:05Z), which could not record it: a plan now finds nothing left to apply"},
+		{true, report.StatusDestroyed, "destroyed by an earlier attempt (first, at 2026-01-02T03:04:05Z), which could not record it: a plan now finds nothing left to destroy"},
+	} {
+		st := openStore(t, "mem://")
+		r := &Result{Unit: &report.UnitReport{Status: report.StatusNoChanges}}
+		a := &Applying{Digest: "sha256:a", At: at, Job: "first"}
+		if err := appliedEarlier(ctx, st, "1", u, r, a, tt.destroy); err != nil {
+			t.Fatal(err)
+		}
+		if r.Unit.Status != tt.status || r.Unit.Reason != tt.reason || r.Applied != "sha256:a" {
+			t.Errorf("destroy=%v: %s (%s), applied %q", tt.destroy, r.Unit.Status, r.Unit.Reason, r.Applied)
+		}
+		if applies, _ := st.List(ctx, appliesPrefix("1")); len(applies) != 1 {
+			t.Errorf("destroy=%v: applies recorded: %q", tt.destroy, applies)
+		}
+	}
 }

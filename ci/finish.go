@@ -6,7 +6,8 @@ import (
 	"sort"
 
 	"github.com/strata-iac/strata/internal/objstore"
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 )
 
 // reasonNoResult is the reason of a unit no job recorded.
@@ -23,12 +24,12 @@ const whyReader = "reader: joins when an apply of the run changes an output it r
 // exit code a run on one machine would give. A unit with no result, or
 // whose result was refused, is missing; a reader recorded as not needed is left out, as a run on one
 // machine leaves out a reader that does not join (docs/ci.md#readers).
-func BuildReport(ctx context.Context, st *objstore.Store, run string) (*runner.Report, *Manifest, error) {
-	m, results, refused, err := readRun(ctx, st, run)
+func BuildReport(ctx context.Context, st *objstore.Store, run string) (*report.Report, *Manifest, error) {
+	m, results, refused, err := loadRun(ctx, st, run)
 	if err != nil {
 		return nil, nil, err
 	}
-	units := make([]*runner.UnitReport, 0, len(m.Units))
+	units := make([]*report.UnitReport, 0, len(m.Units))
 	finished := m.Created
 	order := append([]ManifestUnit(nil), m.Units...)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].Wave < order[j].Wave })
@@ -46,10 +47,10 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*runner.R
 				// Whether it had to join is not known.
 				why = whyReader
 			}
-			units = append(units, &runner.UnitReport{
+			units = append(units, &report.UnitReport{
 				Dir: mu.Dir, Workspace: mu.Workspace, Stack: mu.Stack, StackPath: []string{mu.Stack},
-				Why: why, Status: runner.StatusMissing, Reason: reason,
-				Inputs: map[string]runner.InputReport{}, Steps: []runner.StepReport{},
+				Why: why, Status: report.StatusMissing, Reason: reason,
+				Inputs: map[string]report.InputReport{}, Steps: []report.StepReport{},
 			})
 			continue
 		}
@@ -59,26 +60,21 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*runner.R
 			finished = end
 		}
 	}
-	rep := runner.NewReport(m.Command, m.Created, finished, units, m.Options.DetailedExitCode)
+	rep := report.NewReport(m.Command, m.Created, finished, units, m.Options.DetailedExitCode)
 	rep.CI = nil
 	return rep, m, nil
 }
 
-// loadRun reads a run's manifest and every result recorded, by unit ID.
-func loadRun(ctx context.Context, st *objstore.Store, run string) (*Manifest, map[string]*Result, error) {
-	m, results, _, err := readRun(ctx, st, run)
-	return m, results, err
-}
-
-// readRun is loadRun with the results refused, by unit ID, with why.
-func readRun(ctx context.Context, st *objstore.Store, run string) (*Manifest, map[string]*Result, map[string]string, error) {
+// loadRun reads a run's manifest and every result recorded, by unit ID,
+// and the results refused, by unit ID, with why.
+func loadRun(ctx context.Context, st *objstore.Store, run string) (*Manifest, map[string]*Result, map[string]string, error) {
 	m, err := LoadManifest(ctx, st, run)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	refs := make([]unitRef, len(m.Units))
+	refs := make([]runstate.Ref, len(m.Units))
 	for i, mu := range m.Units {
-		refs[i] = unitRef{id: mu.ID, key: mu.key()}
+		refs[i] = runstate.Ref{ID: mu.ID, Key: mu.key()}
 	}
 	results, refused, err := loadResults(ctx, st, m.Run, refs)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
 )
 
@@ -47,43 +48,107 @@ func TestGitLabPipeline(t *testing.T) {
 	}
 	testenv.NeedTerraform(t)
 	strata := buildStrata(t)
-	repo := testenv.CopyTree(t, filepath.Join("..", "fixtures", "nested"))
-	stateDir := t.TempDir()
-	env := testenv.Env(t,
-		"PATH="+filepath.Dir(strata)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"GIT_AUTHOR_NAME=strata", "GIT_AUTHOR_EMAIL=strata@example.com",
-		"GIT_COMMITTER_NAME=strata", "GIT_COMMITTER_EMAIL=strata@example.com",
-	)
-	run := func(name string, args ...string) string {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir, cmd.Env = repo, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		}
-		return string(out)
+	r := newGitLabRepo(t, strata)
+	out := r.pipeline(strata, glci)
+	run, rep, m := r.report(out)
+	if m.Command != runner.CmdApply || len(m.Units) != 7 {
+		t.Errorf("run %s: %s of %d units", m.Run, m.Command, len(m.Units))
 	}
-	pipeline := run(strata, "ci", "emit", "gitlab", "--shards", "2")
-	writeTestFile(t, filepath.Join(repo, ".gitlab-ci.yml"), []byte(pipeline))
-	run("git", "init", "-q", "-b", "main")
-	run("git", "add", "-A")
-	run("git", "commit", "-q", "-m", "nested")
-	run("git", "remote", "add", "origin", "https://gitlab.example/group/project.git")
+	byID := map[string]*report.UnitReport{}
+	for _, u := range rep.Units {
+		byID[u.ID()] = u
+		if u.Status != report.StatusApplied {
+			t.Errorf("%s: %s (%s)", u.ID(), u.Status, u.Reason)
+		}
+	}
+	if rep.ExitCode != 0 || len(rep.Units) != 7 {
+		t.Errorf("exit code %d, %d units\n%s", rep.ExitCode, len(rep.Units), out)
+	}
+	checkJobOrder(t, m, byID)
+	// The pull request comment of the run.
+	comment := r.run(strata, "ci", "comment", "--state", "file://"+r.stateDir, "--run", run, "--link", "https://gitlab.example/group/project/-/pipelines/1")
+	for _, want := range []string{report.CommentMarker + "\n### strata apply: 7 applied\n", "[Full summary](https://gitlab.example/group/project/-/pipelines/1)"} {
+		if !strings.Contains(comment, want) {
+			t.Errorf("strata ci comment: no %q in\n%s", want, comment)
+		}
+	}
+	// The finish job's report is the same run's.
+	written, err := report.ReadReport(filepath.Join(r.dir, "strata-report.json"))
+	if err != nil {
+		t.Fatalf("the finish job wrote no report: %v\n%s", err, out)
+	}
+	if written.ExitCode != 0 || len(written.Units) != 7 {
+		t.Errorf("strata-report.json: exit code %d, %d units", written.ExitCode, len(written.Units))
+	}
+}
+
+// gitlabRepo is a copy of fixtures/nested that TestGitLabPipeline makes a
+// git repository and runs a pipeline in, with its file:// state bucket.
+type gitlabRepo struct {
+	t        *testing.T
+	dir      string
+	stateDir string
+	env      []string
+}
+
+func newGitLabRepo(t *testing.T, strata string) *gitlabRepo {
+	t.Helper()
+	return &gitlabRepo{
+		t:        t,
+		dir:      testenv.CopyTree(t, filepath.Join("..", "fixtures", "nested")),
+		stateDir: t.TempDir(),
+		env: testenv.Env(t,
+			"PATH="+filepath.Dir(strata)+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"GIT_AUTHOR_NAME=strata", "GIT_AUTHOR_EMAIL=strata@example.com",
+			"GIT_COMMITTER_NAME=strata", "GIT_COMMITTER_EMAIL=strata@example.com",
+		),
+	}
+}
+
+// run runs a command in the repository and returns its output; the test
+// fails when the command does.
+func (r *gitlabRepo) run(name string, args ...string) string {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env = r.dir, r.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// pipeline commits the emitted .gitlab-ci.yml with the fixture and runs
+// it on the default branch with gitlab-ci-local, returning its output.
+func (r *gitlabRepo) pipeline(strata, glci string) string {
+	r.t.Helper()
+	pipeline := r.run(strata, "ci", "emit", "gitlab", "--shards", "2")
+	writeTestFile(r.t, filepath.Join(r.dir, ".gitlab-ci.yml"), []byte(pipeline))
+	r.run("git", "init", "-q", "-b", "main")
+	r.run("git", "add", "-A")
+	r.run("git", "commit", "-q", "-m", "nested")
+	r.run("git", "remote", "add", "origin", "https://gitlab.example/group/project.git")
 	// The project's CI/CD variables, which child pipelines see too. A
 	// pipeline of the default branch applies.
-	writeTestFile(t, filepath.Join(repo, ".gitlab-ci-local-variables.yml"), []byte(
-		"STRATA_STATE_URL: \"file://"+stateDir+"\"\nSTRATA_ARGS: \"--all\"\nSTRATA_SHARDS: \"2\"\n"))
+	writeTestFile(r.t, filepath.Join(r.dir, ".gitlab-ci-local-variables.yml"), []byte(
+		"STRATA_STATE_URL: \"file://"+r.stateDir+"\"\nSTRATA_ARGS: \"--all\"\nSTRATA_SHARDS: \"2\"\n"))
 	// gitlab-ci-local's child pipelines are experimental: its exit code
 	// does not follow a failed child job; the report says what ran.
-	out := run(glci, "--force-shell-executor")
+	return r.run(glci, "--force-shell-executor")
+}
 
+// report returns the run the start job wrote to strata-start.json, and
+// its report and manifest from the bucket; out is the pipeline's output,
+// for failures.
+func (r *gitlabRepo) report(out string) (string, *report.Report, *Manifest) {
+	t := r.t
+	t.Helper()
 	var started struct {
 		Run string `json:"run"`
 	}
-	b, err := os.ReadFile(filepath.Join(repo, "strata-start.json"))
+	b, err := os.ReadFile(filepath.Join(r.dir, "strata-start.json"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -91,7 +156,7 @@ func TestGitLabPipeline(t *testing.T) {
 		t.Fatalf("strata-start.json: %v %s", err, b)
 	}
 	ctx := context.Background()
-	st, err := objstore.Open(ctx, "file://"+stateDir, objstore.Options{})
+	st, err := objstore.Open(ctx, "file://"+r.stateDir, objstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,20 +165,13 @@ func TestGitLabPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if m.Command != runner.CmdApply || len(m.Units) != 7 {
-		t.Errorf("run %s: %s of %d units", m.Run, m.Command, len(m.Units))
-	}
-	byID := map[string]*runner.UnitReport{}
-	for _, u := range rep.Units {
-		byID[u.ID()] = u
-		if u.Status != runner.StatusApplied {
-			t.Errorf("%s: %s (%s)", u.ID(), u.Status, u.Reason)
-		}
-	}
-	if rep.ExitCode != 0 || len(rep.Units) != 7 {
-		t.Errorf("exit code %d, %d units\n%s", rep.ExitCode, len(rep.Units), out)
-	}
-	// Each unit's job ran after the jobs of the units it waits for.
+	return started.Run, rep, m
+}
+
+// checkJobOrder: each unit's job ran after the jobs of the units it waits
+// for.
+func checkJobOrder(t *testing.T, m *Manifest, byID map[string]*report.UnitReport) {
+	t.Helper()
 	for _, mu := range m.Units {
 		u := byID[mu.ID]
 		if u == nil || len(u.Steps) == 0 {
@@ -129,21 +187,6 @@ func TestGitLabPipeline(t *testing.T) {
 				t.Errorf("%s started at %s, before %s finished at %s", mu.ID, start, id, end)
 			}
 		}
-	}
-	// The pull request comment of the run.
-	comment := run(strata, "ci", "comment", "--state", "file://"+stateDir, "--run", started.Run, "--link", "https://gitlab.example/group/project/-/pipelines/1")
-	for _, want := range []string{CommentMarker + "\n### strata apply: 7 applied\n", "[Full summary](https://gitlab.example/group/project/-/pipelines/1)"} {
-		if !strings.Contains(comment, want) {
-			t.Errorf("strata ci comment: no %q in\n%s", want, comment)
-		}
-	}
-	// The finish job's report is the same run's.
-	written, err := runner.ReadReport(filepath.Join(repo, "strata-report.json"))
-	if err != nil {
-		t.Fatalf("the finish job wrote no report: %v\n%s", err, out)
-	}
-	if written.ExitCode != 0 || len(written.Units) != 7 {
-		t.Errorf("strata-report.json: exit code %d, %d units", written.ExitCode, len(written.Units))
 	}
 }
 

@@ -7,35 +7,34 @@ import (
 
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
+// TestUnitKey: the names runstate's TestKeyOfStaysInFolder does not try.
 func TestUnitKey(t *testing.T) {
 	tests := []struct {
 		dir, ws, stack, want string
 	}{
-		{"prod/network", "default", "prod", "prod/network/default#prod"},
-		{".", "default", "root", "=2E/default#root"},
-		{"a/../b", "default", "s", "a/=2E=2E/b/default#s"},
 		{"dir with space", "ws", "s", "dir=20with=20space/ws#s"},
 		{"x", "", "s", "x/=#s"},
-		{"ünï", "w", "s", "=C3=BCn=C3=AF/w#s"},
 		{"a=b", "w", "s", "a=3Db/w#s"},
 	}
 	for _, tt := range tests {
-		got := unitKey(tt.dir, tt.ws, tt.stack)
+		got := runstate.KeyOf(tt.dir, tt.ws, tt.stack)
 		if got != tt.want {
-			t.Errorf("unitKey(%q, %q, %q) = %q, want %q", tt.dir, tt.ws, tt.stack, got, tt.want)
+			t.Errorf("runstate.KeyOf(%q, %q, %q) = %q, want %q", tt.dir, tt.ws, tt.stack, got, tt.want)
 		}
 		for _, seg := range strings.Split(got, "/") {
 			if seg == "." || seg == ".." || seg == "" {
-				t.Errorf("unitKey(%q) has segment %q", tt.dir, seg)
+				t.Errorf("runstate.KeyOf(%q) has segment %q", tt.dir, seg)
 			}
 		}
 	}
 	// Different units never share a key.
-	if unitKey("a/b", "w", "s") == unitKey("a=2Fb", "w", "s") {
+	if runstate.KeyOf("a/b", "w", "s") == runstate.KeyOf("a=2Fb", "w", "s") {
 		t.Error("escaping is ambiguous")
 	}
 }
@@ -90,12 +89,12 @@ stacks:
 		t.Fatal(err)
 	}
 	// What the jobs of wave 0 and of the gate's own runs left behind.
-	res := &Result{Unit: &runner.UnitReport{Dir: net.Dir, Workspace: net.Workspace, Stack: net.Stack.Name, Status: runner.StatusPlanned}}
-	if err := putJSON(ctx, st, resultKey(m.Run, keyOf(net)), res, true); err != nil {
+	res := &Result{Unit: &report.UnitReport{Dir: net.Dir, Workspace: net.Workspace, Stack: net.Stack.Name, Status: report.StatusPlanned}}
+	if err := putJSON(ctx, st, resultKey(m.Run, runstate.UnitKey(net)), res, true); err != nil {
 		t.Fatal(err)
 	}
-	applied := &runner.UnitState{Apply: &runner.ApplyRecord{Digest: "sha256:gate"}}
-	if err := putJSON(ctx, st, unitStateKey(keyOf(gate)), applied, true); err != nil {
+	applied := &runstate.UnitState{Apply: &runstate.ApplyRecord{Digest: "sha256:gate"}}
+	if err := putJSON(ctx, st, runstate.StateKey(runstate.UnitKey(gate)), applied, true); err != nil {
 		t.Fatal(err)
 	}
 	j, err := FetchJob(ctx, st, SliceOptions{Run: m.Run, Wave: 1, Shard: 0})
@@ -105,10 +104,10 @@ stacks:
 	if len(j.slice) != 1 || j.slice[0].Dir != "app" {
 		t.Fatalf("wave 1 holds %v; expected app", j.slice)
 	}
-	if r := j.results[net.ID()]; r == nil || r.Unit.Status != runner.StatusPlanned {
+	if r := j.results[net.ID()]; r == nil || r.Unit.Status != report.StatusPlanned {
 		t.Errorf("the job does not see %s's result: %v", net.ID(), r)
 	}
-	if r := j.units[keyOf(gate)]; r == nil || r.state.Apply == nil || r.state.Apply.Digest != "sha256:gate" {
+	if r := j.units[runstate.UnitKey(gate)]; r == nil || r.State.Apply == nil || r.State.Apply.Digest != "sha256:gate" {
 		t.Errorf("the job does not see the gate's record: %+v", r)
 	}
 }

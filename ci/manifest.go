@@ -9,6 +9,8 @@ package ci
 import (
 	"fmt"
 	"time"
+
+	"github.com/strata-iac/strata/runstate"
 )
 
 // ManifestVersion is the layout of a manifest this strata writes. Version
@@ -67,15 +69,15 @@ func (m *Manifest) unitKeys() map[string]string {
 
 // refs are the units of ids with their bucket keys; an ID the manifest
 // has no key for is an error (a manifest edited in the bucket).
-func (m *Manifest) refs(ids []string) ([]unitRef, error) {
+func (m *Manifest) refs(ids []string) ([]runstate.Ref, error) {
 	keys := m.unitKeys()
-	out := make([]unitRef, len(ids))
+	out := make([]runstate.Ref, len(ids))
 	for i, id := range ids {
 		k, ok := keys[id]
 		if !ok {
 			return nil, fmt.Errorf("run %s: the manifest names unit %s without its key", m.Run, id)
 		}
-		out[i] = unitRef{id: id, key: k}
+		out[i] = runstate.Ref{ID: id, Key: k}
 	}
 	return out, nil
 }
@@ -122,7 +124,7 @@ type ManifestUnit struct {
 }
 
 // key is the unit's bucket key.
-func (u ManifestUnit) key() string { return unitKey(u.Dir, u.Workspace, u.Stack) }
+func (u ManifestUnit) key() string { return runstate.KeyOf(u.Dir, u.Workspace, u.Stack) }
 
 // Wave is one wave: the shards that have units in it, in order.
 type Wave struct {

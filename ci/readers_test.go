@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -121,9 +122,9 @@ func putResult(t *testing.T, st *objstore.Store, m *Manifest, dir string, r *Res
 	}
 }
 
-func unitResult(dir, stack string, status runner.Status, why string, steps ...runner.StepReport) *runner.UnitReport {
-	return &runner.UnitReport{Dir: dir, Workspace: "default", Stack: stack, StackPath: []string{stack}, Why: why, Status: status,
-		Inputs: map[string]runner.InputReport{}, Steps: append([]runner.StepReport{}, steps...)}
+func unitResult(dir, stack string, status report.Status, why string, steps ...report.StepReport) *report.UnitReport {
+	return &report.UnitReport{Dir: dir, Workspace: "default", Stack: stack, StackPath: []string{stack}, Why: why, Status: status,
+		Inputs: map[string]report.InputReport{}, Steps: append([]report.StepReport{}, steps...)}
 }
 
 // TestReaderResults: a reader recorded as not needed is in no report and
@@ -134,8 +135,8 @@ func TestReaderResults(t *testing.T) {
 	p := loadRepo(t, testenv.WriteRepo(t, readersFiles()))
 	ctx := context.Background()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	step := func(n int) runner.StepReport {
-		return runner.StepReport{Name: runner.StepPlan, StartedAt: at.Add(time.Duration(n) * time.Minute), FinishedAt: at.Add(time.Duration(n)*time.Minute + time.Second), OK: true}
+	step := func(n int) report.StepReport {
+		return report.StepReport{Name: report.StepPlan, StartedAt: at.Add(time.Duration(n) * time.Minute), FinishedAt: at.Add(time.Duration(n)*time.Minute + time.Second), OK: true}
 	}
 	start := func() (*objstore.Store, *Manifest) {
 		st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
@@ -147,9 +148,9 @@ func TestReaderResults(t *testing.T) {
 	}
 
 	st, m := start()
-	putResult(t, st, m, "net", &Result{Unit: unitResult("net", "net", runner.StatusApplied, "selected", step(1))})
-	putResult(t, st, m, "app", &Result{Unit: unitResult("app", "app", runner.StatusNoChanges, ""), NotNeeded: true})
-	putResult(t, st, m, "web", &Result{Unit: unitResult("web", "web", runner.StatusNoChanges, "selected", step(3))})
+	putResult(t, st, m, "net", &Result{Unit: unitResult("net", "net", report.StatusApplied, "selected", step(1))})
+	putResult(t, st, m, "app", &Result{Unit: unitResult("app", "app", report.StatusNoChanges, ""), NotNeeded: true})
+	putResult(t, st, m, "web", &Result{Unit: unitResult("web", "web", report.StatusNoChanges, "selected", step(3))})
 	rep, _, err := BuildReport(ctx, st, m.Run)
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +162,7 @@ func TestReaderResults(t *testing.T) {
 
 	// The reader's job died: the run is incomplete.
 	st, m = start()
-	putResult(t, st, m, "net", &Result{Unit: unitResult("net", "net", runner.StatusApplied, "selected", step(1))})
+	putResult(t, st, m, "net", &Result{Unit: unitResult("net", "net", report.StatusApplied, "selected", step(1))})
 	rep, _, err = BuildReport(ctx, st, m.Run)
 	if err != nil {
 		t.Fatal(err)
@@ -175,9 +176,9 @@ func TestReaderResults(t *testing.T) {
 
 	// Joined: reported like any unit.
 	st, m = start()
-	putResult(t, st, m, "net", &Result{Unit: unitResult("net", "net", runner.StatusApplied, "selected", step(1)), ChangedOutputs: []string{"out"}, OutputsKnown: true})
-	putResult(t, st, m, "app", &Result{Unit: unitResult("app", "app", runner.StatusApplied, "reads: net@default (net.out)", step(2))})
-	putResult(t, st, m, "web", &Result{Unit: unitResult("web", "web", runner.StatusNoChanges, "selected", step(3))})
+	putResult(t, st, m, "net", &Result{Unit: unitResult("net", "net", report.StatusApplied, "selected", step(1)), ChangedOutputs: []string{"out"}, OutputsKnown: true})
+	putResult(t, st, m, "app", &Result{Unit: unitResult("app", "app", report.StatusApplied, "reads: net@default (net.out)", step(2))})
+	putResult(t, st, m, "web", &Result{Unit: unitResult("web", "web", report.StatusNoChanges, "selected", step(3))})
 	rep, _, _ = BuildReport(ctx, st, m.Run)
 	if got := statusesOf(rep); len(got) != 3 || got["app"] != "applied" {
 		t.Errorf("joined: %v", got)
@@ -188,9 +189,9 @@ func TestReaderResults(t *testing.T) {
 	// recorded as not needed that ran, a reader that joined without
 	// saying what it reads.
 	st, m = start()
-	putResult(t, st, m, "net", &Result{Unit: unitResult("net", "net", runner.StatusNoChanges, "selected"), NotNeeded: true})
-	putResult(t, st, m, "app", &Result{Unit: unitResult("app", "app", runner.StatusNoChanges, "", step(2)), NotNeeded: true})
-	putResult(t, st, m, "web", &Result{Unit: unitResult("web", "web", runner.StatusNoChanges, "selected", step(3))})
+	putResult(t, st, m, "net", &Result{Unit: unitResult("net", "net", report.StatusNoChanges, "selected"), NotNeeded: true})
+	putResult(t, st, m, "app", &Result{Unit: unitResult("app", "app", report.StatusNoChanges, "", step(2)), NotNeeded: true})
+	putResult(t, st, m, "web", &Result{Unit: unitResult("web", "web", report.StatusNoChanges, "selected", step(3))})
 	bad, err := Check(ctx, st, m.Run)
 	if err != nil {
 		t.Fatal(err)
@@ -200,9 +201,9 @@ func TestReaderResults(t *testing.T) {
 		t.Errorf("violations: %q", bad)
 	}
 	st, m = start()
-	putResult(t, st, m, "net", &Result{Unit: unitResult("net", "net", runner.StatusApplied, "selected", step(1))})
-	putResult(t, st, m, "app", &Result{Unit: unitResult("app", "app", runner.StatusApplied, "selected", step(2))})
-	putResult(t, st, m, "web", &Result{Unit: unitResult("web", "web", runner.StatusNoChanges, "selected", step(3))})
+	putResult(t, st, m, "net", &Result{Unit: unitResult("net", "net", report.StatusApplied, "selected", step(1))})
+	putResult(t, st, m, "app", &Result{Unit: unitResult("app", "app", report.StatusApplied, "selected", step(2))})
+	putResult(t, st, m, "web", &Result{Unit: unitResult("web", "web", report.StatusNoChanges, "selected", step(3))})
 	if bad, _ := Check(ctx, st, m.Run); len(bad) != 1 || !strings.Contains(bad[0], "joined the run as a reader") {
 		t.Errorf("violations: %q", bad)
 	}
@@ -235,47 +236,80 @@ func runWave(t *testing.T, st *objstore.Store, root string, m *Manifest, env []s
 // app stays out, skipped, and so is web.
 func TestShardedReaders(t *testing.T) {
 	testenv.NeedTerraform(t)
-	ctx := context.Background()
 	root := testenv.WriteRepo(t, readersFiles())
-	env := testenv.Env(t)
-	st := openStore(t, "file://"+t.TempDir())
-	apply := func(names ...string) *Manifest {
-		t.Helper()
-		p := loadRepo(t, root)
-		m, err := Start(ctx, st, p, selectStacks(t, p, names...), StartOptions{Command: runner.CmdApply, Shards: 2, Options: RunOptions{AutoApprove: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
+	e := &readersRun{
+		ctx: context.Background(), root: root, env: testenv.Env(t),
+		st: openStore(t, "file://"+t.TempDir()), netFile: filepath.Join(root, "net", "main.tf"),
 	}
-	// jobs runs every job of m and returns the run's report and its
-	// units' results.
-	jobs := func(m *Manifest) (*runner.Report, map[string]*Result) {
-		t.Helper()
-		shardedRun(t, st, root, m, env)
-		rep, _, err := BuildReport(ctx, st, m.Run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, results, err := loadRun(ctx, st, m.Run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep, results
-	}
-	m := apply("net", "app", "web")
-	if rep, _ := jobs(m); rep.ExitCode != 0 || len(rep.Units) != 3 {
+	m := e.apply(t, "net", "app", "web")
+	if rep, _ := e.jobs(t, m); rep.ExitCode != 0 || len(rep.Units) != 3 {
 		t.Fatalf("first apply: %v", statusesOf(rep))
 	}
-	netFile := filepath.Join(root, "net", "main.tf")
+	readersOutputChanged(t, e)
+	readersOutputUnchanged(t, e)
+	readersOutputsUnknown(t, e)
+	readersProducerFails(t, e)
+}
 
-	// net's output changes: app joins.
-	testenv.WriteFile(t, netFile, netTF("a", "v2"))
-	m = apply("net", "web")
+// readersRun is the repository and bucket TestShardedReaders applies
+// in turn.
+type readersRun struct {
+	ctx     context.Context
+	root    string
+	env     []string
+	st      *objstore.Store
+	netFile string
+}
+
+// apply starts a sharded apply of the stacks names.
+func (e *readersRun) apply(t *testing.T, names ...string) *Manifest {
+	t.Helper()
+	p := loadRepo(t, e.root)
+	m, err := Start(e.ctx, e.st, p, selectStacks(t, p, names...), StartOptions{Command: runner.CmdApply, Shards: 2, Options: RunOptions{AutoApprove: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// jobs runs every job of m and returns the run's report and its
+// units' results.
+func (e *readersRun) jobs(t *testing.T, m *Manifest) (*report.Report, map[string]*Result) {
+	t.Helper()
+	shardedRun(t, e.st, e.root, m, e.env)
+	rep, _, err := BuildReport(e.ctx, e.st, m.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, results, _, err := loadRun(e.ctx, e.st, m.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, results
+}
+
+// unknown makes net's result say nothing of what its apply changed.
+func (e *readersRun) unknown(t *testing.T, m *Manifest) {
+	t.Helper()
+	key := resultKey(m.Run, manifestUnit(t, m, "net").key())
+	r := &Result{}
+	if _, err := getJSON(e.ctx, e.st, key, r); err != nil {
+		t.Fatal(err)
+	}
+	r.ChangedOutputs, r.OutputsKnown = nil, false
+	if err := putJSON(e.ctx, e.st, key, r, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readersOutputChanged: net's output changes: app joins.
+func readersOutputChanged(t *testing.T, e *readersRun) {
+	testenv.WriteFile(t, e.netFile, netTF("a", "v2"))
+	m := e.apply(t, "net", "web")
 	if !manifestUnit(t, m, "app").Reader || len(m.Waves) != 3 {
 		t.Fatalf("manifest: %+v", m.Units)
 	}
-	rep, results := jobs(m)
+	rep, results := e.jobs(t, m)
 	want := map[string]string{"net": "applied", "app": "applied", "web": "no_changes"}
 	if got := statusesOf(rep); len(got) != 3 || got["net"] != want["net"] || got["app"] != want["app"] || got["web"] != want["web"] || rep.ExitCode != 0 {
 		t.Fatalf("output changed: %v, exit %d", got, rep.ExitCode)
@@ -285,70 +319,65 @@ func TestShardedReaders(t *testing.T) {
 			t.Errorf("app's why: %q", u.Why)
 		}
 	}
-	if v := testenv.StateInput(t, filepath.Join(root, "app")); v != "v2" {
+	if v := testenv.StateInput(t, filepath.Join(e.root, "app")); v != "v2" {
 		t.Errorf("app holds %q, want v2", v)
 	}
 	if r := results[manifestUnit(t, m, "net").ID]; r == nil || !r.OutputsKnown || !slices.Equal(r.ChangedOutputs, []string{"out"}) {
 		t.Errorf("net's result: %+v", r)
 	}
-	checkRun(t, st, m.Run)
+	checkRun(t, e.st, m.Run)
+}
 
-	// net changes, its output does not: app stays out.
-	testenv.WriteFile(t, netFile, netTF("b", "v2"))
-	m = apply("net", "web")
-	rep, results = jobs(m)
+// readersOutputUnchanged: net changes, its output does not: app stays out.
+func readersOutputUnchanged(t *testing.T, e *readersRun) {
+	testenv.WriteFile(t, e.netFile, netTF("b", "v2"))
+	m := e.apply(t, "net", "web")
+	rep, results := e.jobs(t, m)
 	if got := statusesOf(rep); len(got) != 2 || got["net"] != "applied" || got["web"] != "no_changes" || rep.ExitCode != 0 {
 		t.Fatalf("output unchanged: %v, exit %d", got, rep.ExitCode)
 	}
-	if r := results[manifestUnit(t, m, "app").ID]; r == nil || !r.NotNeeded || r.Unit.Status != runner.StatusNoChanges {
+	if r := results[manifestUnit(t, m, "app").ID]; r == nil || !r.NotNeeded || r.Unit.Status != report.StatusNoChanges {
 		t.Errorf("app's result: %+v", r)
 	}
-	checkRun(t, st, m.Run)
+	checkRun(t, e.st, m.Run)
+}
 
-	// net's result does not say what its apply changed: app's journal
-	// decides. First with the value app applied, then with another.
-	unknown := func(m *Manifest) {
-		t.Helper()
-		key := resultKey(m.Run, manifestUnit(t, m, "net").key())
-		r := &Result{}
-		if _, err := getJSON(ctx, st, key, r); err != nil {
-			t.Fatal(err)
-		}
-		r.ChangedOutputs, r.OutputsKnown = nil, false
-		if err := putJSON(ctx, st, key, r, false); err != nil {
-			t.Fatal(err)
-		}
-	}
+// readersOutputsUnknown: net's result does not say what its apply
+// changed: app's journal decides. First with the value app applied, then
+// with another.
+func readersOutputsUnknown(t *testing.T, e *readersRun) {
 	for _, tc := range []struct {
 		input, out string
 		joins      bool
 	}{{"c", "v2", false}, {"c", "v3", true}} {
-		testenv.WriteFile(t, netFile, netTF(tc.input, tc.out))
-		m = apply("net", "web")
-		runWave(t, st, root, m, env, 0)
-		unknown(m)
-		log := runWave(t, st, root, m, env, 1) + runWave(t, st, root, m, env, 2)
-		rep, _, _ = BuildReport(ctx, st, m.Run)
+		testenv.WriteFile(t, e.netFile, netTF(tc.input, tc.out))
+		m := e.apply(t, "net", "web")
+		runWave(t, e.st, e.root, m, e.env, 0)
+		e.unknown(t, m)
+		log := runWave(t, e.st, e.root, m, e.env, 1) + runWave(t, e.st, e.root, m, e.env, 2)
+		rep, _, _ := BuildReport(e.ctx, e.st, m.Run)
 		got := statusesOf(rep)
 		if _, in := got["app"]; in != tc.joins || got["web"] != "no_changes" || rep.ExitCode != 0 {
 			t.Errorf("unknown outputs, net output %s: %v, exit %d\n%s", tc.out, got, rep.ExitCode, log)
 		}
-		checkRun(t, st, m.Run)
+		checkRun(t, e.st, m.Run)
 	}
-	if v := testenv.StateInput(t, filepath.Join(root, "app")); v != "v3" {
+	if v := testenv.StateInput(t, filepath.Join(e.root, "app")); v != "v3" {
 		t.Errorf("app holds %q, want v3", v)
 	}
+}
 
-	// net fails: app stays out, skipped, and web, which waits for app,
-	// is skipped naming net, as on one machine.
-	testenv.WriteFile(t, netFile, netTF("c", "v4")+"resource \"terraform_data\" \"boom\" {\n  provisioner \"local-exec\" {\n    command = \"false\"\n  }\n}\n")
-	m = apply("net", "web")
-	rep, results = jobs(m)
+// readersProducerFails: net fails: app stays out, skipped, and web, which
+// waits for app, is skipped naming net, as on one machine.
+func readersProducerFails(t *testing.T, e *readersRun) {
+	testenv.WriteFile(t, e.netFile, netTF("c", "v4")+"resource \"terraform_data\" \"boom\" {\n  provisioner \"local-exec\" {\n    command = \"false\"\n  }\n}\n")
+	m := e.apply(t, "net", "web")
+	rep, results := e.jobs(t, m)
 	if got := statusesOf(rep); len(got) != 2 || got["net"] != "failed" || got["web"] != "skipped (net@default)" || rep.ExitCode != 1 {
 		t.Errorf("net failed: %v, exit %d", got, rep.ExitCode)
 	}
-	if r := results[manifestUnit(t, m, "app").ID]; r == nil || !r.NotNeeded || r.Unit.Status != runner.StatusSkipped || r.Unit.Cause != "net@default" {
+	if r := results[manifestUnit(t, m, "app").ID]; r == nil || !r.NotNeeded || r.Unit.Status != report.StatusSkipped || r.Unit.Cause != "net@default" {
 		t.Errorf("app's result: %+v", r)
 	}
-	checkRun(t, st, m.Run)
+	checkRun(t, e.st, m.Run)
 }

@@ -8,7 +8,9 @@ import (
 
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/runstate"
 )
 
 // ciRun starts a run of every unit with opt and runs all its jobs.
@@ -23,7 +25,7 @@ func ciRun(t *testing.T, st *objstore.Store, root string, env []string, opt Star
 	return m
 }
 
-func reportUnit(t *testing.T, rep *runner.Report, dir string) *runner.UnitReport {
+func reportUnit(t *testing.T, rep *report.Report, dir string) *report.UnitReport {
 	t.Helper()
 	for _, u := range rep.Units {
 		if u.Dir == dir {
@@ -60,7 +62,7 @@ func TestCIReviewedPlan(t *testing.T) {
 			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), testenv.AppTF("a0-b0-c9", ""))
 			ciRun(t, st, root, env, StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 5})
 			p := loadRepo(t, root)
-			states, err := UnitStates(ctx, st, p.UnitsIn("app"))
+			states, err := runstate.ReadBucket(ctx, st, p.UnitsIn("app"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,31 +80,31 @@ func TestCIReviewedPlan(t *testing.T) {
 			}
 			app, web := reportUnit(t, rep, "app"), reportUnit(t, rep, "web")
 			if app.Replanned == nil || app.Replanned.ReviewedBy != "PR #5" || app.Replanned.Same ||
-				app.Replanned.Reviewed != (runner.Changes{Change: 1}) || app.Replanned.New != (runner.Changes{Add: 1, Change: 1}) {
+				app.Replanned.Reviewed != (report.Changes{Change: 1}) || app.Replanned.New != (report.Changes{Add: 1, Change: 1}) {
 				t.Errorf("app's comparison: %+v", app.Replanned)
 			}
-			comment := Comment(rep, "")
+			comment := report.Comment(rep, "")
 			if !require {
 				const reason = "re-planned: differs from the reviewed plan, from PR #5 (reviewed +0 ~1 -0, applied +1 ~1 -0)"
-				if app.Status != runner.StatusApplied || app.Reason != reason || rep.ExitCode != 0 {
+				if app.Status != report.StatusApplied || app.Reason != reason || rep.ExitCode != 0 {
 					t.Errorf("app: %s (%s), exit %d", app.Status, app.Reason, rep.ExitCode)
 				}
-				if !strings.Contains(comment, "**Applied changes their reviewed plan did not hold:** <code>app@default</code>") || !strings.Contains(comment, tableCell(reason)) {
+				if !strings.Contains(comment, "**Applied changes their reviewed plan did not hold:** <code>app@default</code>") || !strings.Contains(comment, report.TableCell(reason)) {
 					t.Errorf("the comment does not say app applied other changes than PR 5's:\n%s", comment)
 				}
 				return
 			}
 			const reason = "app@default: its new plan differs from the reviewed plan, from PR #5 (reviewed +0 ~1 -0, new +1 ~1 -0); not applied (--require-reviewed-plan)"
-			if app.Status != runner.StatusFailed || app.Reason != reason {
+			if app.Status != report.StatusFailed || app.Reason != reason {
 				t.Errorf("app: %s (%s), want failed (%s)", app.Status, app.Reason, reason)
 			}
-			if web.Status != runner.StatusSkipped || web.Cause != "app@default" {
+			if web.Status != report.StatusSkipped || web.Cause != "app@default" {
 				t.Errorf("web: %s (%s)", web.Status, web.Reason)
 			}
 			if rep.ExitCode != 1 {
 				t.Errorf("exit %d, want 1", rep.ExitCode)
 			}
-			if !strings.Contains(comment, tableCell(reason)) {
+			if !strings.Contains(comment, report.TableCell(reason)) {
 				t.Errorf("the comment does not give app's reason:\n%s", comment)
 			}
 			if got := testenv.StateInput(t, filepath.Join(root, "app")); got != "a0-b0-c0" {
@@ -129,7 +131,7 @@ func TestRetriedJobAfterLostWrite(t *testing.T) {
 	st := openStore(t, "mem://")
 	ciRun(t, st, root, env, StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 5})
 	before := map[string][]byte{}
-	keys, err := st.List(ctx, unitsFolder+"/")
+	keys, err := st.List(ctx, "units/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +173,7 @@ func TestRetriedJobAfterLostWrite(t *testing.T) {
 	}
 	app := reportUnit(t, rep, "app")
 	const reason = "applied earlier: the state already holds the saved plan's changes"
-	if app.Status != runner.StatusApplied || app.Reason != reason || app.Changes != (runner.Changes{Add: 1}) {
+	if app.Status != report.StatusApplied || app.Reason != reason || app.Changes != (report.Changes{Add: 1}) {
 		t.Errorf("app: %s (%s) %s, want applied (%s) +1 ~0 -0", app.Status, app.Reason, app.Changes, reason)
 	}
 	applies, err := st.List(ctx, appliesPrefix(m.Run))
@@ -186,7 +188,7 @@ func TestRetriedJobAfterLostWrite(t *testing.T) {
 	// The bucket's run state has app applied: a plan finds nothing to do.
 	m2 := ciRun(t, st, root, env, StartOptions{Command: runner.CmdPlan, Shards: 1})
 	rep2, _, _ := BuildReport(ctx, st, m2.Run)
-	if got := reportUnit(t, rep2, "app").Status; got != runner.StatusNoChanges {
+	if got := reportUnit(t, rep2, "app").Status; got != report.StatusNoChanges {
 		t.Errorf("plan after: app %s", got)
 	}
 }

@@ -8,14 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
+
+	cmdpolicy "github.com/strata-iac/strata/command"
 
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -48,7 +51,7 @@ type SliceResult struct {
 	// among them); Done the units of its slice that an
 	// earlier attempt had already recorded.
 	Ran, Done int
-	Report    *runner.Report
+	Report    *report.Report
 	// Held are the units whose engine state another process held (a
 	// duplicate job of this shard, most likely), and the units skipped for
 	// them: this job recorded nothing for them (docs/ci.md#duplicate-jobs).
@@ -81,7 +84,7 @@ type Job struct {
 	results map[string]*Result
 	// units are the records and saved plans of the slice's units and the
 	// run's gates, by unit key, for the job's state dir.
-	units map[string]*remoteUnit
+	units map[string]*runstate.Remote
 	// applying are the applies an earlier attempt started, by unit key
 	// (docs/ci.md#an-apply-the-bucket-did-not-take).
 	applying map[string]*Applying
@@ -148,11 +151,11 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 		return err
 	})
 	g.Go(func(ctx context.Context) (err error) {
-		j.units, err = fetchUnits(ctx, st, records)
+		j.units, err = runstate.FetchUnits(ctx, st, records)
 		return err
 	})
 	g.Go(func(ctx context.Context) (err error) {
-		j.applying, err = loadApplying(ctx, st, m.Run)
+		j.applying, err = loadApplying(ctx, st, m.Run, j.slice)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -161,21 +164,31 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 	return j, nil
 }
 
-// loadApplying reads the applies jobs of a run started, by unit key: one
-// listing, and an object for each (few: one per unit an apply changed).
-func loadApplying(ctx context.Context, st *objstore.Store, run string) (map[string]*Applying, error) {
+// loadApplying reads the applies an earlier attempt of the job started
+// for the slice's units, by unit key: one listing of the run's, and an
+// object for each of the slice's units there (few: a retried job's).
+func loadApplying(ctx context.Context, st *objstore.Store, run string, slice []ManifestUnit) (map[string]*Applying, error) {
 	keys, err := st.List(ctx, applyingPrefix(run))
 	if err != nil {
 		return nil, err
 	}
+	mine := make(map[string]string, len(slice))
+	for _, mu := range slice {
+		mine[applyingKey(run, mu.key())] = mu.key()
+	}
 	out := map[string]*Applying{}
 	for _, k := range keys {
+		uk, ok := mine[k]
+		if !ok {
+			// Another job's unit: not this job's to read.
+			continue
+		}
 		a := &Applying{}
 		if _, err := getJSON(ctx, st, k, a); err != nil {
 			// Unreadable, it says nothing: the unit runs as any.
 			continue
 		}
-		out[strings.TrimSuffix(strings.TrimPrefix(k, applyingPrefix(run)), ".json")] = a
+		out[uk] = a
 	}
 	return out, nil
 }
@@ -221,182 +234,29 @@ func (f *Fetching) Tree() (*stacks.Tree, error) {
 // as it ends, once. Unit failures are in the results; an error means
 // strata itself could not do its part.
 func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o SliceOptions) (*SliceResult, error) {
-	m, results := j.Manifest, j.results
-	byID := make(map[string]*stacks.Unit, len(p.Units))
-	for _, u := range p.Units {
-		byID[u.ID()] = u
+	m := j.Manifest
+	units := newUnitIndex(m, p)
+	sl, err := j.resolve(units)
+	if err != nil {
+		return nil, err
 	}
-	unitOf := func(id string) (*stacks.Unit, error) {
-		u := byID[id]
-		if u == nil {
-			return nil, fmt.Errorf("run %s has unit %s, which this checkout does not have; expected the commit the run started on (%s)", m.Run, id, orUnknown(m.Commit))
-		}
-		return u, nil
-	}
-	res := &SliceResult{}
-	run := &stacks.Run{}
-	var readers []*stacks.Unit
-	settled := map[string]bool{}
-	var settle []runner.Settled
-	for _, mu := range j.slice {
-		u, err := unitOf(mu.ID)
-		if err != nil {
-			return nil, err
-		}
-		if results[mu.ID] != nil {
-			res.Done++
-			continue
-		}
-		if mu.Reader {
-			readers = append(readers, u)
-		} else {
-			run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: mu.Why})
-		}
-		for _, id := range mu.After {
-			if settled[id] {
-				continue
-			}
-			settled[id] = true
-			pu, err := unitOf(id)
-			if err != nil {
-				return nil, err
-			}
-			s := runner.Settled{Unit: pu, Status: runner.StatusCancelled}
-			if pr := results[id]; pr != nil {
-				// A skipped unit's result names its root cause; an applied
-				// one what its apply changed, for the readers here.
-				s.Status, s.Cause = pr.Unit.Status, pr.Unit.Cause
-				s.ChangedOutputs, s.OutputsKnown = pr.ChangedOutputs, pr.OutputsKnown
-			}
-			settle = append(settle, s)
-		}
-	}
-	if len(run.Units) == 0 && len(readers) == 0 {
+	res := &SliceResult{Done: sl.done}
+	if len(sl.run.Units) == 0 && len(sl.readers) == 0 {
 		return res, nil
 	}
-	sdPath := o.StateDir
-	if sdPath == "" {
-		sdPath = filepath.Join(p.Root, ".strata", "ci", escapeSegment(m.Run), fmt.Sprintf("%d-%d", o.Wave, o.Shard))
-	}
-	sd, err := runner.OpenStateDir(sdPath)
+	sdPath := jobStateDir(p, m, o)
+	mir, err := j.pull(st, units, sl, sdPath)
 	if err != nil {
-		return nil, fmt.Errorf("opening the job's state dir: %w", err)
-	}
-	mir := newMirror(st, sd, o.Job)
-	var gates []*stacks.Unit
-	for _, id := range m.Gates {
-		u, err := unitOf(id)
-		if err != nil {
-			return nil, err
-		}
-		gates = append(gates, u)
-	}
-	pulls := make([]*stacks.Unit, 0, len(run.Units)+len(readers)+len(gates))
-	for _, ru := range run.Units {
-		pulls = append(pulls, ru.Unit)
-	}
-	pulls = append(pulls, readers...)
-	if err := mir.pull(append(pulls, gates...), j.units); err != nil {
 		return nil, err
 	}
 	ea, err := runner.ParseEngineArgs(m.Command, m.Options.EngineArgs, p.Root)
 	if err != nil {
 		return nil, fmt.Errorf("the run's engine arguments: %w", err)
 	}
-	parallelism := m.Options.Parallelism
-	if parallelism == 0 {
-		parallelism = p.Config.ParallelRuns.Value
-	}
-	// What a unit did is recorded even as the job is interrupted; a unit
-	// the interrupt cancelled gets no result, so a retried job runs it.
-	w, wctx := newWriter(), context.WithoutCancel(ctx)
-	put := func(u *stacks.Unit, r *Result) error {
-		err := putJSON(wctx, st, resultKey(m.Run, keyOf(u)), r, true)
-		if errors.Is(err, objstore.ErrExists) {
-			// Another attempt of this job recorded it first.
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("recording the result of %s: %w", u.Name(), err)
-		}
-		return nil
-	}
-	// A unit whose state lock another process held did not run here: the
-	// holder's outcome is the unit's, and this job records nothing for it,
-	// nor for the units skipped for it (docs/ci.md#duplicate-jobs).
-	var (
-		heldMu sync.Mutex
-		held   = map[string]bool{}
-	)
-	heldElsewhere := func(ur *runner.UnitReport) bool {
-		heldMu.Lock()
-		defer heldMu.Unlock()
-		lost := ur.Status == runner.StatusFailed && lockHeld(ur) ||
-			ur.Status == runner.StatusSkipped && held[ur.Cause]
-		if lost {
-			held[ur.Name()] = true
-			res.Held = append(res.Held, ur.Name())
-		}
-		return lost
-	}
-	record := func(u *stacks.Unit, ur *runner.UnitReport) {
-		if heldElsewhere(ur) {
-			return
-		}
-		w.Go(func() error {
-			applied, err := mir.push(wctx, u, m.Run)
-			if err != nil || ur.Status == runner.StatusCancelled {
-				return err
-			}
-			r := &Result{Unit: ur, Log: ur.Log, Wave: o.Wave, Shard: o.Shard, Job: o.Job}
-			if applied != nil {
-				r.Applied = applied.Digest
-				r.ChangedOutputs, r.OutputsKnown = applied.ChangedOutputs, applied.OutputsKnown
-			}
-			if err := appliedEarlier(wctx, st, m.Run, u, r, j.applying[keyOf(u)]); err != nil {
-				return err
-			}
-			return put(u, r)
-		})
-	}
-	// A reader that stayed out ran nothing and changed no run state: its
-	// result says so, with the status the units after it read. One an
-	// interrupt cancelled gets none, so a retried job decides again.
-	readerOut := func(u *stacks.Unit, ur *runner.UnitReport) {
-		if ur.Status == runner.StatusCancelled {
-			return
-		}
-		w.Go(func() error {
-			return put(u, &Result{Unit: ur, Wave: o.Wave, Shard: o.Shard, Job: o.Job, NotNeeded: true})
-		})
-	}
-	// A plan for a pull request is recorded as that pull request's, for
-	// the apply that compares what it plans with it.
-	pr := ""
-	if m.PR != 0 {
-		pr = runner.PullRequestName(m.PR, o.Environ)
-	}
-	out, err := runner.Execute(ctx, p, run, runner.Options{
-		Command: m.Command, Parallelism: parallelism, EngineArgs: ea,
-		AutoApprove: m.Options.AutoApprove, NoAutoApply: m.Options.NoAutoApply,
-		RequireReviewedPlan: m.Options.RequireReviewedPlan, PullRequest: pr,
-		StateDir: sdPath, ScratchState: true, Console: o.Console, ErrConsole: o.ErrConsole,
-		Environ: o.Environ, Installer: o.Installer, Kill: o.Kill, KillAfter: o.KillAfter, NoPluginCache: o.NoPluginCache,
-		External: gates, Settled: settle, UnitDone: record,
-		// The manifest fixed the run's units and readers when it started:
-		// a job looks for no reader of its own, and decides for those of
-		// its slice (docs/ci.md#readers).
-		NoPropagate: true, Readers: readers, ReaderDone: readerOut,
-		Warnings: warnings(pulls, j.units),
-		Applying: func(u *stacks.Unit, digest string) error {
-			err := putJSON(wctx, st, applyingKey(m.Run, keyOf(u)), &Applying{Digest: digest, At: time.Now().UTC(), Job: o.Job}, false)
-			if err != nil {
-				return fmt.Errorf("recording the apply of %s: %w", u.Name(), err)
-			}
-			return nil
-		},
-	})
-	werr := w.wait()
+	rec := newRecorder(ctx, st, mir, j, o, res)
+	rec.destroy = cmdpolicy.Must(m.Command).Destroys || ea.Plan.Destroy
+	out, err := runner.Execute(ctx, p, sl.run, j.runnerOptions(p, o, sl, rec, ea, sdPath))
+	werr := rec.w.Wait()
 	if err != nil {
 		return nil, err
 	}
@@ -404,37 +264,196 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	return res, werr
 }
 
-// appliedEarlier makes the result of a unit an earlier attempt of its
-// job started applying (a) and did not record, and that has nothing left
-// to apply now, the earlier attempt's apply: its changes are in the
-// engine state, and the run's record says who made them, once
-// (docs/ci.md#an-apply-the-bucket-did-not-take).
-func appliedEarlier(ctx context.Context, st *objstore.Store, run string, u *stacks.Unit, r *Result, a *Applying) error {
-	if a == nil || r.Unit.Status != runner.StatusNoChanges {
-		return nil
+// unitIndex finds the project's units by the IDs the manifest names.
+type unitIndex struct {
+	m    *Manifest
+	byID map[string]*stacks.Unit
+}
+
+// newUnitIndex indexes the project's units by ID for the run's manifest.
+func newUnitIndex(m *Manifest, p *stacks.Project) unitIndex {
+	byID := make(map[string]*stacks.Unit, len(p.Units))
+	for _, u := range p.Units {
+		byID[u.ID()] = u
 	}
-	r.Unit.Status, r.Unit.Digest, r.Applied = runner.StatusApplied, a.Digest, a.Digest
-	r.Unit.Reason = fmt.Sprintf("applied by an earlier attempt (%s, at %s), which could not record it: a plan now finds nothing left to apply",
-		a.Job, a.At.Format(time.RFC3339))
-	uk := keyOf(u)
-	recorded, err := st.List(ctx, appliesPrefix(run)+uk+"/")
+	return unitIndex{m: m, byID: byID}
+}
+
+// unit decides which of the checkout's units an ID of the run names, and
+// refuses one the checkout does not have.
+func (x unitIndex) unit(id string) (*stacks.Unit, error) {
+	u := x.byID[id]
+	if u == nil {
+		return nil, fmt.Errorf("run %s has unit %s, which this checkout does not have; expected the commit the run started on (%s)", x.m.Run, id, orUnknown(x.m.Commit))
+	}
+	return u, nil
+}
+
+// jobSlice is what the job runs of its slice: the units, the readers,
+// the predecessors from earlier waves as settled, the units pulled from
+// the bucket, and how many units an earlier attempt had done.
+type jobSlice struct {
+	run     *stacks.Run
+	readers []*stacks.Unit
+	settle  []runner.Settled
+	gates   []*stacks.Unit
+	// pulls are the units and readers whose records the job pulled.
+	pulls []*stacks.Unit
+	done  int
+}
+
+// resolve decides which of the slice's units run (those with no recorded
+// result), which of them are readers, and how each predecessor they wait
+// for settled, in manifest order.
+func (j *Job) resolve(units unitIndex) (*jobSlice, error) {
+	sl := &jobSlice{run: &stacks.Run{}}
+	settled := map[string]bool{}
+	for _, mu := range j.slice {
+		u, err := units.unit(mu.ID)
+		if err != nil {
+			return nil, err
+		}
+		if j.results[mu.ID] != nil {
+			sl.done++
+			continue
+		}
+		if mu.Reader {
+			sl.readers = append(sl.readers, u)
+		} else {
+			sl.run.Units = append(sl.run.Units, stacks.RunUnit{Unit: u, Why: mu.Why})
+		}
+		for _, id := range mu.After {
+			if settled[id] {
+				continue
+			}
+			settled[id] = true
+			pu, err := units.unit(id)
+			if err != nil {
+				return nil, err
+			}
+			sl.settle = append(sl.settle, j.settledAs(pu, id))
+		}
+	}
+	return sl, nil
+}
+
+// settledAs decides how a predecessor from an earlier wave settled: as
+// its recorded result says, or cancelled when it has none.
+func (j *Job) settledAs(pu *stacks.Unit, id string) runner.Settled {
+	s := runner.Settled{Unit: pu, Status: report.StatusCancelled}
+	if pr := j.results[id]; pr != nil {
+		// A skipped unit's result names its root cause; an applied
+		// one what its apply changed, for the readers here.
+		s.Status, s.Cause = pr.Unit.Status, pr.Unit.Cause
+		s.ChangedOutputs, s.OutputsKnown = pr.ChangedOutputs, pr.OutputsKnown
+	}
+	return s
+}
+
+// jobStateDir decides the job's local state dir: the one the options
+// name, else one under the project's .strata for the run, wave and shard.
+func jobStateDir(p *stacks.Project, m *Manifest, o SliceOptions) string {
+	if o.StateDir != "" {
+		return o.StateDir
+	}
+	return filepath.Join(runstate.DefaultPath(p.Root), "ci", runstate.EscapeSegment(m.Run), fmt.Sprintf("%d-%d", o.Wave, o.Shard))
+}
+
+// pull opens the job's state dir and writes into it the records and
+// saved plans of the slice's units, its readers and the run's gates, as
+// fetched; it fills in the slice's gates and pulls.
+func (j *Job) pull(st *objstore.Store, units unitIndex, sl *jobSlice, sdPath string) (*runstate.Mirror, error) {
+	sd, err := runstate.OpenStateDir(sdPath)
 	if err != nil {
-		return fmt.Errorf("reading the applies of %s: %w", u.Name(), err)
+		return nil, fmt.Errorf("opening the job's state dir: %w", err)
 	}
-	if len(recorded) > 0 {
-		return nil
+	mir := runstate.NewMirror(st, sd)
+	for _, id := range j.Manifest.Gates {
+		u, err := units.unit(id)
+		if err != nil {
+			return nil, err
+		}
+		sl.gates = append(sl.gates, u)
 	}
+	pulls := make([]*stacks.Unit, 0, len(sl.run.Units)+len(sl.readers)+len(sl.gates))
+	for _, ru := range sl.run.Units {
+		pulls = append(pulls, ru.Unit)
+	}
+	sl.pulls = append(pulls, sl.readers...)
+	if err := mir.Pull(append(sl.pulls, sl.gates...), j.units); err != nil {
+		return nil, err
+	}
+	return mir, nil
+}
+
+// runnerOptions decides how the one-machine runner runs the slice: the
+// run's command and options, the job's state dir and console, the gates
+// and settled predecessors, and the recorder's hooks.
+func (j *Job) runnerOptions(p *stacks.Project, o SliceOptions, sl *jobSlice, rec *recorder, ea runner.EngineArgs, sdPath string) runner.Options {
+	m := j.Manifest
+	// A plan for a pull request is recorded as that pull request's, for
+	// the apply that compares what it plans with it.
+	pr := ""
+	if m.PR != 0 {
+		pr = runner.PullRequestName(m.PR, o.Environ)
+	}
+	return runner.Options{
+		Command: m.Command, Parallelism: m.Options.Parallelism, EngineArgs: ea,
+		AutoApprove: m.Options.AutoApprove, NoAutoApply: m.Options.NoAutoApply,
+		RequireReviewedPlan: m.Options.RequireReviewedPlan, PullRequest: pr,
+		StateDir: sdPath, ScratchState: true, Console: o.Console, ErrConsole: o.ErrConsole,
+		Environ: o.Environ, Installer: o.Installer, Kill: o.Kill, KillAfter: o.KillAfter, NoPluginCache: o.NoPluginCache,
+		External: sl.gates, Settled: sl.settle, UnitDone: rec.record,
+		// The manifest fixed the run's units and readers when it started:
+		// a job looks for no reader of its own, and decides for those of
+		// its slice (docs/ci.md#readers).
+		NoPropagate: true, Readers: sl.readers, ReaderDone: rec.readerOut,
+		Warnings: runstate.Warnings(sl.pulls, j.units),
+		Applying: rec.applying,
+	}
+}
+
+// recordApply records a unit's successful apply under the run
+// (runs/<id>/applies/), for the invariant checker to count; one already
+// there is this one.
+func recordApply(ctx context.Context, st *objstore.Store, run string, u *stacks.Unit, a ApplyRecord) error {
 	at := a.At.UTC().Format("20060102T150405.000000000Z")
-	err = putJSON(ctx, st, applyKey(run, uk, at), ApplyRecord{Digest: a.Digest, At: a.At, Job: a.Job}, true)
+	err := putJSON(ctx, st, applyKey(run, runstate.UnitKey(u), at), a, true)
 	if err != nil && !errors.Is(err, objstore.ErrExists) {
 		return fmt.Errorf("recording the apply of %s: %w", u.Name(), err)
 	}
 	return nil
 }
 
+// appliedEarlier makes the result of a unit an earlier attempt of its
+// job started applying (a) and did not record, and that has nothing left
+// to apply now, the earlier attempt's apply: its changes are in the
+// engine state, and the run's record says who made them, once
+// (docs/ci.md#an-apply-the-bucket-did-not-take).
+func appliedEarlier(ctx context.Context, st *objstore.Store, run string, u *stacks.Unit, r *Result, a *Applying, destroy bool) error {
+	if a == nil || r.Unit.Status != report.StatusNoChanges {
+		return nil
+	}
+	status, verb, left := report.StatusApplied, "applied", "apply"
+	if destroy {
+		status, verb, left = report.StatusDestroyed, "destroyed", "destroy"
+	}
+	r.Unit.Status, r.Unit.Digest, r.Applied = status, a.Digest, a.Digest
+	r.Unit.Reason = fmt.Sprintf("%s by an earlier attempt (%s, at %s), which could not record it: a plan now finds nothing left to %s",
+		verb, a.Job, a.At.Format(time.RFC3339), left)
+	recorded, err := st.List(ctx, appliesPrefix(run)+runstate.UnitKey(u)+"/")
+	if err != nil {
+		return fmt.Errorf("reading the applies of %s: %w", u.Name(), err)
+	}
+	if len(recorded) > 0 {
+		return nil
+	}
+	return recordApply(ctx, st, run, u, ApplyRecord(*a))
+}
+
 // lockHeld says a unit failed because another process held its engine
 // state lock.
-func lockHeld(ur *runner.UnitReport) bool {
+func lockHeld(ur *report.UnitReport) bool {
 	const msg = "Error acquiring the state lock"
 	return strings.Contains(ur.Reason, msg) || strings.Contains(ur.Log, msg)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -59,14 +60,44 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 	if opt.Run == "" {
 		opt.Run = NewRunID(opt.Now())
 	}
+	units, why, readers := startUnits(p, run, opt)
+	g, err := p.Graph(units, stacks.GraphOptions{Destroy: opt.Destroy})
+	if err != nil {
+		return nil, err
+	}
+	m := newManifest(opt)
+	if err := m.addUnits(p, g, opt, why, readers); err != nil {
+		return nil, err
+	}
+	m.Waves = wavesOf(m.Units)
+	if opt.PR != 0 {
+		if err := lockForPR(ctx, st, m); err != nil {
+			return nil, err
+		}
+	}
+	if m.Tree, err = putTree(ctx, st, m.Run, p.Tree()); err != nil {
+		return nil, err
+	}
+	if m, err = writeManifest(ctx, st, m); err != nil {
+		return nil, err
+	}
+	if err := putWaves(ctx, st, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// startUnits decides the units of the manifest: the run's, each with why
+// it runs, then the readers a job may pull in, which join the manifest in
+// the waves after their producers (docs/ci.md#readers); a destroy has
+// none.
+func startUnits(p *stacks.Project, run *stacks.Run, opt StartOptions) ([]*stacks.Unit, map[*stacks.Unit]string, map[*stacks.Unit]bool) {
 	units := make([]*stacks.Unit, len(run.Units))
 	why := make(map[*stacks.Unit]string, len(run.Units))
 	for i, ru := range run.Units {
 		units[i] = ru.Unit
 		why[ru.Unit] = ru.Why
 	}
-	// The consumers a job may pull in join the manifest as readers, in
-	// the waves after their producers (docs/ci.md#readers).
 	readers := map[*stacks.Unit]bool{}
 	if !opt.Destroy {
 		ropt := runner.Options{Command: opt.Command, NoAutoApply: opt.Options.NoAutoApply, NoPropagate: opt.NoPropagate, External: opt.Gates}
@@ -75,10 +106,12 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 			units = append(units, u)
 		}
 	}
-	g, err := p.Graph(units, stacks.GraphOptions{Destroy: opt.Destroy})
-	if err != nil {
-		return nil, err
-	}
+	return units, why, readers
+}
+
+// newManifest decides a run's manifest before its units: the run, its
+// command and options, and its gates, sorted, with their keys.
+func newManifest(opt StartOptions) *Manifest {
 	m := &Manifest{
 		Version: ManifestVersion, Run: opt.Run, Command: opt.Command, Created: opt.Now().UTC(),
 		Commit: opt.Commit, PR: opt.PR, Link: opt.Link, Options: opt.Options, Shards: opt.Shards,
@@ -88,14 +121,21 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 		if m.Keys == nil {
 			m.Keys = map[string]string{}
 		}
-		m.Keys[u.ID()] = keyOf(u)
+		m.Keys[u.ID()] = runstate.UnitKey(u)
 	}
 	sort.Strings(m.Gates)
+	return m
+}
+
+// addUnits decides each unit's entry in the manifest, in graph order: its
+// wave (its layer), its shard, its engine, whether it is a reader, and
+// the units it waits for.
+func (m *Manifest) addUnits(p *stacks.Project, g *stacks.Graph, opt StartOptions, why map[*stacks.Unit]string, readers map[*stacks.Unit]bool) error {
 	place := assignShards(g, opt.Shards)
 	for _, u := range g.Units {
 		c, err := runner.EngineChoice(p, u, opt.Environ)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		engine := c.Name + " " + c.Version
 		if c.OnPath() || c.Version == "" {
@@ -109,32 +149,28 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 		sort.Strings(mu.After)
 		m.Units = append(m.Units, mu)
 	}
-	m.Waves = wavesOf(m.Units)
-	if opt.PR != 0 {
-		if err := lockForPR(ctx, st, m); err != nil {
-			return nil, err
-		}
+	return nil
+}
+
+// writeManifest writes a run's manifest once: a start retried with the
+// same run ID and the same units goes on with the manifest written first;
+// one with other units or another command is refused.
+func writeManifest(ctx context.Context, st *objstore.Store, m *Manifest) (*Manifest, error) {
+	err := putJSON(ctx, st, manifestKey(m.Run), m, true)
+	if err == nil {
+		return m, nil
 	}
-	if m.Tree, err = putTree(ctx, st, m.Run, p.Tree()); err != nil {
-		return nil, err
+	if !errors.Is(err, objstore.ErrExists) {
+		return nil, fmt.Errorf("writing the manifest of run %s: %w", m.Run, err)
 	}
-	if err := putJSON(ctx, st, manifestKey(m.Run), m, true); err != nil {
-		if !errors.Is(err, objstore.ErrExists) {
-			return nil, fmt.Errorf("writing the manifest of run %s: %w", m.Run, err)
-		}
-		prev, lerr := LoadManifest(ctx, st, m.Run)
-		if lerr != nil {
-			return nil, lerr
-		}
-		if !sameRun(prev, m) {
-			return nil, fmt.Errorf("run %s already exists with other units or another command; expected a new run ID", m.Run)
-		}
-		m = prev
+	prev, lerr := LoadManifest(ctx, st, m.Run)
+	if lerr != nil {
+		return nil, lerr
 	}
-	if err := putWaves(ctx, st, m); err != nil {
-		return nil, err
+	if !sameRun(prev, m) {
+		return nil, fmt.Errorf("run %s already exists with other units or another command; expected a new run ID", m.Run)
 	}
-	return m, nil
+	return prev, nil
 }
 
 // NewRunID is a run ID that sorts by time: 20261123T101500Z-9f2c4e1a.

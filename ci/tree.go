@@ -10,13 +10,14 @@ import (
 	"strings"
 
 	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
 // treeKey is the tree a run was planned on, by content digest
 // ("sha256:<hex>").
 func treeKey(run, digest string) string {
-	return runKey(run) + "/tree-" + escapeSegment(strings.ReplaceAll(digest, ":", "-")) + ".json"
+	return runKey(run) + "/tree-" + runstate.EscapeSegment(strings.ReplaceAll(digest, ":", "-")) + ".json"
 }
 
 // putTree stores the tree of a run's repository and returns its digest. A

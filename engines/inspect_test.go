@@ -13,6 +13,7 @@ import (
 const unreadable = "required_providers {\n  x = {}\n}\n"
 
 func TestInspectModule(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		files map[string]string

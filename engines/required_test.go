@@ -11,72 +11,76 @@ func engineAt(name, v string) *Engine {
 	return &Engine{Name: name, Version: version.Must(version.NewVersion(v))}
 }
 
+// requiredVersionCases are module dirs, the engine that runs them, and
+// what CheckRequiredVersion says.
+var requiredVersionCases = []struct {
+	name   string
+	files  map[string]string
+	engine *Engine
+	err    string // empty: satisfied
+}{{
+	name:   "no terraform block",
+	files:  map[string]string{"main.tf": `resource "null_resource" "x" {}`},
+	engine: engineAt(Terraform, "1.5.7"),
+}, {
+	name:   "satisfied",
+	files:  map[string]string{"versions.tf": `terraform { required_version = "~> 1.5.0" }`},
+	engine: engineAt(Terraform, "1.5.7"),
+}, {
+	name:   "not satisfied: names the constraint and the engine",
+	files:  map[string]string{"versions.tf": `terraform { required_version = ">= 1.6" }`},
+	engine: engineAt(Terraform, "1.5.7"),
+	err:    `required_version ">= 1.6" is not satisfied by terraform 1.5.7`,
+}, {
+	name: "every block counts",
+	files: map[string]string{
+		"a.tf": `terraform { required_version = ">= 1.0" }`,
+		"b.tf": `terraform { required_version = "< 1.5" }`,
+	},
+	engine: engineAt(Tofu, "1.8.8"),
+	err:    `required_version "< 1.5" is not satisfied by tofu 1.8.8`,
+}, {
+	name:   "JSON configuration",
+	files:  map[string]string{"main.tf.json": `{"terraform": {"required_version": ">= 2.0"}}`},
+	engine: engineAt(Terraform, "1.11.4"),
+	err:    `required_version ">= 2.0" is not satisfied by terraform 1.11.4`,
+}, {
+	name:   "a constraint that does not parse",
+	files:  map[string]string{"versions.tf": `terraform { required_version = "about 1.5" }`},
+	engine: engineAt(Terraform, "1.5.7"),
+	err:    `required_version "about 1.5": `,
+}, {
+	name: "tofu reads .tofu files, which replace their .tf twins",
+	files: map[string]string{
+		"versions.tf":   `terraform { required_version = ">= 99.0" }`,
+		"versions.tofu": `terraform { required_version = ">= 1.8" }`,
+	},
+	engine: engineAt(Tofu, "1.8.8"),
+}, {
+	name: "terraform ignores .tofu files",
+	files: map[string]string{
+		"versions.tf":   `terraform { required_version = ">= 99.0" }`,
+		"versions.tofu": `terraform { required_version = ">= 1.8" }`,
+	},
+	engine: engineAt(Terraform, "1.8.5"),
+	err:    `required_version ">= 99.0" is not satisfied by terraform 1.8.5`,
+}, {
+	name:   "tofu reads .tofu.json",
+	files:  map[string]string{"main.tofu.json": `{"terraform": {"required_version": "< 1.8"}}`},
+	engine: engineAt(Tofu, "1.8.8"),
+	err:    `required_version "< 1.8" is not satisfied by tofu 1.8.8`,
+}, {
+	name: "a syntax error is left for the engine",
+	files: map[string]string{
+		"broken.tf":   `resource "x" {`,
+		"versions.tf": `terraform { required_version = ">= 1.5" }`,
+	},
+	engine: engineAt(Terraform, "1.5.7"),
+}}
+
 func TestCheckRequiredVersion(t *testing.T) {
-	tests := []struct {
-		name   string
-		files  map[string]string
-		engine *Engine
-		err    string // empty: satisfied
-	}{{
-		name:   "no terraform block",
-		files:  map[string]string{"main.tf": `resource "null_resource" "x" {}`},
-		engine: engineAt(Terraform, "1.5.7"),
-	}, {
-		name:   "satisfied",
-		files:  map[string]string{"versions.tf": `terraform { required_version = "~> 1.5.0" }`},
-		engine: engineAt(Terraform, "1.5.7"),
-	}, {
-		name:   "not satisfied: names the constraint and the engine",
-		files:  map[string]string{"versions.tf": `terraform { required_version = ">= 1.6" }`},
-		engine: engineAt(Terraform, "1.5.7"),
-		err:    `required_version ">= 1.6" is not satisfied by terraform 1.5.7`,
-	}, {
-		name: "every block counts",
-		files: map[string]string{
-			"a.tf": `terraform { required_version = ">= 1.0" }`,
-			"b.tf": `terraform { required_version = "< 1.5" }`,
-		},
-		engine: engineAt(Tofu, "1.8.8"),
-		err:    `required_version "< 1.5" is not satisfied by tofu 1.8.8`,
-	}, {
-		name:   "JSON configuration",
-		files:  map[string]string{"main.tf.json": `{"terraform": {"required_version": ">= 2.0"}}`},
-		engine: engineAt(Terraform, "1.11.4"),
-		err:    `required_version ">= 2.0" is not satisfied by terraform 1.11.4`,
-	}, {
-		name:   "a constraint that does not parse",
-		files:  map[string]string{"versions.tf": `terraform { required_version = "about 1.5" }`},
-		engine: engineAt(Terraform, "1.5.7"),
-		err:    `required_version "about 1.5": `,
-	}, {
-		name: "tofu reads .tofu files, which replace their .tf twins",
-		files: map[string]string{
-			"versions.tf":   `terraform { required_version = ">= 99.0" }`,
-			"versions.tofu": `terraform { required_version = ">= 1.8" }`,
-		},
-		engine: engineAt(Tofu, "1.8.8"),
-	}, {
-		name: "terraform ignores .tofu files",
-		files: map[string]string{
-			"versions.tf":   `terraform { required_version = ">= 99.0" }`,
-			"versions.tofu": `terraform { required_version = ">= 1.8" }`,
-		},
-		engine: engineAt(Terraform, "1.8.5"),
-		err:    `required_version ">= 99.0" is not satisfied by terraform 1.8.5`,
-	}, {
-		name:   "tofu reads .tofu.json",
-		files:  map[string]string{"main.tofu.json": `{"terraform": {"required_version": "< 1.8"}}`},
-		engine: engineAt(Tofu, "1.8.8"),
-		err:    `required_version "< 1.8" is not satisfied by tofu 1.8.8`,
-	}, {
-		name: "a syntax error is left for the engine",
-		files: map[string]string{
-			"broken.tf":   `resource "x" {`,
-			"versions.tf": `terraform { required_version = ">= 1.5" }`,
-		},
-		engine: engineAt(Terraform, "1.5.7"),
-	}}
-	for _, tt := range tests {
+	t.Parallel()
+	for _, tt := range requiredVersionCases {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, tt.files)
@@ -97,6 +101,7 @@ func TestCheckRequiredVersion(t *testing.T) {
 }
 
 func TestCheckRequiredVersionMissingDir(t *testing.T) {
+	t.Parallel()
 	if err := CheckRequiredVersion(t.TempDir()+"/nope", engineAt(Terraform, "1.5.7")); err == nil {
 		t.Error("want an error for a missing module dir")
 	}

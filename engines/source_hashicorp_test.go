@@ -58,14 +58,7 @@ func TestHashicorpMirrorFailures(t *testing.T) {
 	v := needTerraform(t).String()
 	_, pub := testKeys(t)
 	other := otherPublicKey(t)
-	tests := []struct {
-		name    string
-		version string
-		key     string
-		setup   func(m *mirror)
-		mirror  func(m *mirror) string
-		want    []string
-	}{{
+	tests := []mirrorFailure{{
 		name: "tampered archive",
 		setup: func(m *mirror) {
 			m.rewrite = func(name string, b []byte) []byte {
@@ -97,7 +90,7 @@ func TestHashicorpMirrorFailures(t *testing.T) {
 		want:    []string{"terraform 9.9.9 is not available", "/terraform/9.9.9/index.json", "404 Not Found"},
 	}, {
 		name:   "unreachable mirror",
-		mirror: func(*mirror) string { return closedURL(t) },
+		mirror: func() string { return closedURL(t) },
 		want:   []string{"connection refused"},
 	}, {
 		name:  "archive served with the wrong content type",
@@ -113,20 +106,19 @@ func TestHashicorpMirrorFailures(t *testing.T) {
 			in, _ := testInstaller(t)
 			in.TerraformMirror, in.TerraformMirrorKey = m.URL, pub
 			if tt.mirror != nil {
-				in.TerraformMirror = tt.mirror(m)
+				in.TerraformMirror = tt.mirror()
 			}
 			if tt.key != "" {
 				in.TerraformMirrorKey = tt.key
 			}
-			want := v
-			if tt.version != "" {
-				want = tt.version
-			}
-			_, err := in.Install(context.Background(), Spec{Terraform, want})
-			var ue *UnavailableError
-			if !errors.As(err, &ue) {
-				t.Fatalf("want *UnavailableError, got %v", err)
-			}
+			want := tt.versionOr(v)
+			ue := installFails(t, in, Spec{Terraform, want}, append([]string{
+				"terraform " + want + " is not available",
+				"\n  cache: ",
+				"\n  path: no terraform executable in the search path (empty)",
+				"\n  download: from " + in.TerraformMirror + ": ",
+				"\n  build: not enabled: set STRATA_ENGINE_BUILD=go",
+			}, tt.want...))
 			// Every source is listed, in order, with its reason.
 			var kinds []string
 			for _, a := range ue.Attempts {
@@ -135,19 +127,45 @@ func TestHashicorpMirrorFailures(t *testing.T) {
 			if !slices.Equal(kinds, []string{"cache", "path", "download", "build"}) {
 				t.Errorf("attempts %q", kinds)
 			}
-			wantErrContains(t, err, append([]string{
-				"terraform " + want + " is not available",
-				"\n  cache: ",
-				"\n  path: no terraform executable in the search path (empty)",
-				"\n  download: from " + in.TerraformMirror + ": ",
-				"\n  build: not enabled: set STRATA_ENGINE_BUILD=go",
-			}, tt.want...)...)
-			if _, err := os.Stat(filepath.Join(in.CacheDir, "engines", "terraform", want)); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("a failed install left the version directory: %v", err)
-			}
-			assertNoDebris(t, filepath.Join(in.CacheDir, "engines", "terraform"))
 		})
 	}
+}
+
+// mirrorFailure is a way an engine's mirror fails an install, and what
+// the error then says.
+type mirrorFailure struct {
+	name    string
+	version string          // to install; "" for the local terraform's
+	key     string          // the mirror's signing key, when not the tests'
+	setup   func(m *mirror) // changes what the mirror serves
+	mirror  func() string   // the mirror's URL, when not the mirror's own
+	want    []string
+}
+
+func (f mirrorFailure) versionOr(v string) string {
+	if f.version != "" {
+		return f.version
+	}
+	return v
+}
+
+// installFails installs spec with in and checks that it fails with an
+// *UnavailableError saying every part of want, leaving neither the
+// version directory nor staging debris in the cache.
+func installFails(t *testing.T, in *Installer, spec Spec, want []string) *UnavailableError {
+	t.Helper()
+	_, err := in.Install(context.Background(), spec)
+	var ue *UnavailableError
+	if !errors.As(err, &ue) {
+		t.Fatalf("want *UnavailableError, got %v", err)
+	}
+	wantErrContains(t, err, want...)
+	dir := filepath.Join(in.CacheDir, "engines", spec.Name)
+	if _, err := os.Stat(filepath.Join(dir, spec.Version)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed install left the version directory: %v", err)
+	}
+	assertNoDebris(t, dir)
+	return ue
 }
 
 // assertNoDebris fails when staging or replaced directories remain.

@@ -76,14 +76,7 @@ func TestTofuMirrorFailures(t *testing.T) {
 	_, pub := testKeys(t)
 	other := otherPublicKey(t)
 	storage := tofuStorage(t)
-	tests := []struct {
-		name    string
-		version string
-		key     string
-		setup   func(m *mirror)
-		mirror  func() string
-		want    []string
-	}{{
+	tests := []mirrorFailure{{
 		name: "tampered archive",
 		setup: func(m *mirror) {
 			m.rewrite = func(name string, b []byte) []byte {
@@ -139,26 +132,14 @@ func TestTofuMirrorFailures(t *testing.T) {
 			if tt.key != "" {
 				in.TofuMirrorKey = tt.key
 			}
-			want := v
-			if tt.version != "" {
-				want = tt.version
-			}
-			_, err := in.Install(context.Background(), Spec{Tofu, want})
-			var ue *UnavailableError
-			if !errors.As(err, &ue) {
-				t.Fatalf("want *UnavailableError, got %v", err)
-			}
-			wantErrContains(t, err, append([]string{
+			want := tt.versionOr(v)
+			installFails(t, in, Spec{Tofu, want}, append([]string{
 				"tofu " + want + " is not available",
 				"\n  cache: ",
 				"\n  path: ",
 				"\n  download: ",
 				"\n  build: not enabled",
-			}, tt.want...)...)
-			if _, err := os.Stat(filepath.Join(in.CacheDir, "engines", "tofu", want)); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("a failed install left the version directory: %v", err)
-			}
-			assertNoDebris(t, filepath.Join(in.CacheDir, "engines", "tofu"))
+			}, tt.want...))
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseSpec(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, version string
 		want          Spec
@@ -70,6 +71,7 @@ func TestSpecErrorNamesTheValue(t *testing.T) {
 }
 
 func TestRequirementHighest(t *testing.T) {
+	t.Parallel()
 	listed := []string{"1.5.7", "1.6.0", "1.6.6", "1.7.5", "1.8.0-rc1", "1.8.5", "1.9.0-beta2", "1.10.0-alpha20240807", "0.12.29"}
 	var vs []*version.Version
 	for _, s := range listed {

@@ -21,92 +21,96 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 	}
 }
 
+// versionFileCases are trees of version files, the dir whose engine is
+// asked for, and the spec and file VersionFile finds there.
+var versionFileCases = []struct {
+	name  string
+	files map[string]string
+	dir   string
+	want  Spec
+	file  string // relative to root; empty when none is found
+	err   string
+}{{
+	name:  "in the dir itself",
+	files: map[string]string{"prod/net/.terraform-version": "1.5.7\n"},
+	dir:   "prod/net",
+	want:  Spec{Terraform, "1.5.7"},
+	file:  "prod/net/.terraform-version",
+}, {
+	name:  "walks up to the root",
+	files: map[string]string{".terraform-version": "1.5.7", "prod/net/main.tf": ""},
+	dir:   "prod/net",
+	want:  Spec{Terraform, "1.5.7"},
+	file:  ".terraform-version",
+}, {
+	name: "nearest wins, whatever its engine",
+	files: map[string]string{
+		".terraform-version":       "1.5.7",
+		"prod/.opentofu-version":   "~> 1.8",
+		"prod/net/other/.ignored":  "",
+		"dev/.terraform-version":   "1.6.6",
+		"prod/net/.keep-this-file": "",
+	},
+	dir:  "prod/net",
+	want: Spec{Tofu, "~> 1.8"},
+	file: "prod/.opentofu-version",
+}, {
+	name:  "nearer terraform beats farther tofu",
+	files: map[string]string{".opentofu-version": "1.8.8", "prod/.terraform-version": "1.5.7"},
+	dir:   "prod/net",
+	want:  Spec{Terraform, "1.5.7"},
+	file:  "prod/.terraform-version",
+}, {
+	name:  "both in one directory: .opentofu-version wins",
+	files: map[string]string{"prod/.terraform-version": "1.5.7", "prod/.opentofu-version": "1.8.8"},
+	dir:   "prod",
+	want:  Spec{Tofu, "1.8.8"},
+	file:  "prod/.opentofu-version",
+}, {
+	name:  "the root dir itself",
+	files: map[string]string{".opentofu-version": "latest"},
+	dir:   ".",
+	want:  Spec{Tofu, "latest"},
+	file:  ".opentofu-version",
+}, {
+	name:  "comments, blank lines, a v prefix and CRLF",
+	files: map[string]string{".terraform-version": "# pinned for prod\r\n\r\n  v1.5.7  # LTS\r\n1.6.0\r\n"},
+	dir:   "a/b/c",
+	want:  Spec{Terraform, "1.5.7"},
+	file:  ".terraform-version",
+}, {
+	name:  "a constraint",
+	files: map[string]string{".terraform-version": ">= 1.5, < 1.9"},
+	dir:   ".",
+	want:  Spec{Terraform, ">= 1.5, < 1.9"},
+	file:  ".terraform-version",
+}, {
+	name:  "none",
+	files: map[string]string{"prod/main.tf": ""},
+	dir:   "prod",
+}, {
+	name:  "a partial version is an error naming the file and line",
+	files: map[string]string{"prod/.terraform-version": "\n# comment\n1.5\n"},
+	dir:   "prod",
+	file:  "prod/.terraform-version",
+	err:   `prod/.terraform-version:3: engine version "1.5": is not an exact version`,
+}, {
+	name:  "an empty file is an error",
+	files: map[string]string{".opentofu-version": "# nothing\n\n"},
+	dir:   ".",
+	file:  ".opentofu-version",
+	err:   ".opentofu-version: names no version",
+}, {
+	name:  "a directory named like a version file is not one",
+	files: map[string]string{".terraform-version/x": "", "sub/.keep": ""},
+	dir:   "sub",
+	file:  ".terraform-version",
+	err:   "is a directory",
+}}
+
 func TestVersionFile(t *testing.T) {
-	tests := []struct {
-		name  string
-		files map[string]string
-		dir   string
-		want  Spec
-		file  string // relative to root; empty when none is found
-		err   string
-	}{{
-		name:  "in the dir itself",
-		files: map[string]string{"prod/net/.terraform-version": "1.5.7\n"},
-		dir:   "prod/net",
-		want:  Spec{Terraform, "1.5.7"},
-		file:  "prod/net/.terraform-version",
-	}, {
-		name:  "walks up to the root",
-		files: map[string]string{".terraform-version": "1.5.7", "prod/net/main.tf": ""},
-		dir:   "prod/net",
-		want:  Spec{Terraform, "1.5.7"},
-		file:  ".terraform-version",
-	}, {
-		name: "nearest wins, whatever its engine",
-		files: map[string]string{
-			".terraform-version":       "1.5.7",
-			"prod/.opentofu-version":   "~> 1.8",
-			"prod/net/other/.ignored":  "",
-			"dev/.terraform-version":   "1.6.6",
-			"prod/net/.keep-this-file": "",
-		},
-		dir:  "prod/net",
-		want: Spec{Tofu, "~> 1.8"},
-		file: "prod/.opentofu-version",
-	}, {
-		name:  "nearer terraform beats farther tofu",
-		files: map[string]string{".opentofu-version": "1.8.8", "prod/.terraform-version": "1.5.7"},
-		dir:   "prod/net",
-		want:  Spec{Terraform, "1.5.7"},
-		file:  "prod/.terraform-version",
-	}, {
-		name:  "both in one directory: .opentofu-version wins",
-		files: map[string]string{"prod/.terraform-version": "1.5.7", "prod/.opentofu-version": "1.8.8"},
-		dir:   "prod",
-		want:  Spec{Tofu, "1.8.8"},
-		file:  "prod/.opentofu-version",
-	}, {
-		name:  "the root dir itself",
-		files: map[string]string{".opentofu-version": "latest"},
-		dir:   ".",
-		want:  Spec{Tofu, "latest"},
-		file:  ".opentofu-version",
-	}, {
-		name:  "comments, blank lines, a v prefix and CRLF",
-		files: map[string]string{".terraform-version": "# pinned for prod\r\n\r\n  v1.5.7  # LTS\r\n1.6.0\r\n"},
-		dir:   "a/b/c",
-		want:  Spec{Terraform, "1.5.7"},
-		file:  ".terraform-version",
-	}, {
-		name:  "a constraint",
-		files: map[string]string{".terraform-version": ">= 1.5, < 1.9"},
-		dir:   ".",
-		want:  Spec{Terraform, ">= 1.5, < 1.9"},
-		file:  ".terraform-version",
-	}, {
-		name:  "none",
-		files: map[string]string{"prod/main.tf": ""},
-		dir:   "prod",
-	}, {
-		name:  "a partial version is an error naming the file and line",
-		files: map[string]string{"prod/.terraform-version": "\n# comment\n1.5\n"},
-		dir:   "prod",
-		file:  "prod/.terraform-version",
-		err:   `prod/.terraform-version:3: engine version "1.5": is not an exact version`,
-	}, {
-		name:  "an empty file is an error",
-		files: map[string]string{".opentofu-version": "# nothing\n\n"},
-		dir:   ".",
-		file:  ".opentofu-version",
-		err:   ".opentofu-version: names no version",
-	}, {
-		name:  "a directory named like a version file is not one",
-		files: map[string]string{".terraform-version/x": "", "sub/.keep": ""},
-		dir:   "sub",
-		file:  ".terraform-version",
-		err:   "is a directory",
-	}}
-	for _, tt := range tests {
+	t.Parallel()
+	for _, tt := range versionFileCases {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			writeTree(t, root, tt.files)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -105,7 +106,7 @@ func benchCopyRepo(b *testing.B, src, dst string) {
 // benchCommand runs one strata command the way the CLI does: find the
 // root from dir, load the project, select, execute. A nil project is
 // loaded; a given one is reused.
-func benchCommand(b *testing.B, p *stacks.Project, dir string, env []string, opt Options) *Report {
+func benchCommand(b *testing.B, p *stacks.Project, dir string, env []string, opt Options) *report.Report {
 	b.Helper()
 	if p == nil {
 		root, cfg, err := stacks.FindRoot(dir)
@@ -139,7 +140,7 @@ func benchCommand(b *testing.B, p *stacks.Project, dir string, env []string, opt
 
 // benchStatus fails the benchmark unless every unit of the report ends
 // with status.
-func benchStatus(b *testing.B, rep *Report, status Status) {
+func benchStatus(b *testing.B, rep *report.Report, status report.Status) {
 	b.Helper()
 	for _, u := range rep.Units {
 		if u.Status != status {
@@ -150,11 +151,11 @@ func benchStatus(b *testing.B, rep *Report, status Status) {
 
 // benchNoInit fails the benchmark when a unit of the report ran init: the
 // benchmarks measure initialised units.
-func benchNoInit(b *testing.B, rep *Report) {
+func benchNoInit(b *testing.B, rep *report.Report) {
 	b.Helper()
 	for _, u := range rep.Units {
 		for _, st := range u.Steps {
-			if st.Name == StepInit {
+			if st.Name == report.StepInit {
 				b.Fatalf("%s ran init although it was initialised", u.Name())
 			}
 		}
@@ -223,7 +224,7 @@ func BenchmarkWrapperOverhead(b *testing.B) {
 	// left no record); from then on init is current and skipped.
 	benchCommand(b, nil, app, env, Options{Command: CmdPlan})
 	rep := benchCommand(b, nil, app, env, Options{Command: CmdPlan})
-	benchStatus(b, rep, StatusNoChanges)
+	benchStatus(b, rep, report.StatusNoChanges)
 	benchNoInit(b, rep)
 
 	b.Run("terraform", func(b *testing.B) {
@@ -249,7 +250,7 @@ func BenchmarkWrapperOverhead(b *testing.B) {
 				engine += time.Since(start)
 				b.StartTimer()
 				rep := benchCommand(b, p, app, env, Options{Command: CmdPlan})
-				if rep.Units[0].Status != StatusNoChanges {
+				if rep.Units[0].Status != report.StatusNoChanges {
 					b.Fatalf("strata plan: %s", rep.Units[0].Status)
 				}
 			}
@@ -364,7 +365,7 @@ func newMakespanRepo(b *testing.B, env []string, units []makespanUnit) *makespan
 	template := b.TempDir()
 	benchWriteFiles(b, template, makespanFiles(units))
 	rep := benchCommand(b, nil, template, env, Options{Command: CmdInit, Parallelism: 4})
-	benchStatus(b, rep, StatusSucceeded)
+	benchStatus(b, rep, report.StatusSucceeded)
 	return &makespanRepo{template: template, env: env}
 }
 
@@ -372,7 +373,7 @@ func newMakespanRepo(b *testing.B, env []string, units []makespanUnit) *makespan
 // the command (load, select, Execute) and its report. The copy is made
 // with the timer stopped, and the command is timed only when timed is
 // set; the timer is running when apply returns.
-func (m *makespanRepo) apply(b *testing.B, timed bool) (time.Duration, *Report) {
+func (m *makespanRepo) apply(b *testing.B, timed bool) (time.Duration, *report.Report) {
 	b.Helper()
 	b.StopTimer()
 	defer b.StartTimer()
@@ -384,7 +385,7 @@ func (m *makespanRepo) apply(b *testing.B, timed bool) (time.Duration, *Report) 
 	start := time.Now()
 	rep := benchCommand(b, nil, root, m.env, Options{Command: CmdApply, AutoApprove: true, Parallelism: 4})
 	took := time.Since(start)
-	benchStatus(b, rep, StatusApplied)
+	benchStatus(b, rep, report.StatusApplied)
 	benchNoInit(b, rep)
 	return took, rep
 }

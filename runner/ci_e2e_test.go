@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -31,10 +32,10 @@ stacks:
 		"GITHUB_ACTIONS=true", "GITHUB_SHA=0123456789abcdef", "GITHUB_SERVER_URL=https://github.example", "GITHUB_REPOSITORY=o/r", "GITHUB_RUN_ID=7")
 	res := e.run(CmdPlan, Options{}, stacks.Selection{})
 	got := statuses(res.Report)
-	if got["broken@default"] != string(StatusFailed)+" (plan failed: Unsupported argument)" {
+	if got["broken@default"] != string(report.StatusFailed)+" (plan failed: Unsupported argument)" {
 		t.Errorf("broken: %s", got["broken@default"])
 	}
-	if got["good@default"] != string(StatusPlanned) {
+	if got["good@default"] != string(report.StatusPlanned) {
 		t.Errorf("good: %s", got["good@default"])
 	}
 	con := e.console.String()

@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/sethvargo/go-githubactions"
+	"github.com/strata-iac/strata/report"
 )
 
 // console is what people read while a command runs
@@ -65,27 +62,6 @@ func newConsole(w, errW io.Writer, terminal, dropIn bool) *console {
 		warned: map[string]bool{}, failures: map[*unit]map[string]string{}}
 }
 
-// ciKind is the CI service a run is in, which decides how a block is
-// folded and how a failure is annotated.
-type ciKind int
-
-const (
-	ciNone ciKind = iota
-	ciGitHub
-	ciGitLab
-)
-
-// ciOf reads the CI service from an environment.
-func ciOf(getenv func(string) string) ciKind {
-	switch {
-	case getenv("GITHUB_ACTIONS") == "true":
-		return ciGitHub
-	case getenv("GITLAB_CI") == "true":
-		return ciGitLab
-	}
-	return ciNone
-}
-
 // note prints one line of strata's own: on the error stream in drop-in, so
 // the engine's stdout stays clean for pipes.
 func (c *console) note(s string) {
@@ -120,7 +96,7 @@ type stepWriter struct {
 	isErr   bool
 
 	// Otherwise, guarded by c.mu.
-	ci       ciKind
+	ci       report.Service
 	stream   bool         // CI: lines may go out as they come
 	out, err lineSplitter // stdout, stderr
 	raw      []string     // every line as the engine printed it, for the summary
@@ -155,11 +131,11 @@ func (c *console) stepWriter(ur *unit, step string) *stepWriter {
 	sw := &stepWriter{c: c, ur: ur, step: step, started: c.now(), done: make(chan struct{})}
 	if !c.terminal && !c.dropIn {
 		// The unit's environment is the run's plus its stack's variables.
-		sw.ci = ciOf(func(k string) string { return ur.env[k] })
+		sw.ci = report.ServiceOf(func(k string) string { return ur.env[k] })
 		// A plan's lines wait for its end: strata reads the saved plan
 		// for the values it marks sensitive before they are printed
 		// (docs/behaviour.md#what-is-masked).
-		sw.stream = sw.ci != ciNone && step != StepPlan
+		sw.stream = sw.ci != report.NoService && step != report.StepPlan
 	}
 	c.mu.Lock()
 	c.running = append(c.running, sw)
@@ -302,53 +278,8 @@ func (c *console) printLines(sw *stepWriter, lines []string) {
 	sw.printed = true
 }
 
-// openGroup starts a collapsible group for a step's lines. Callers hold
-// c.mu.
-func (c *console) openGroup(sw *stepWriter) {
-	title := sw.ur.u.Name() + " " + sw.step
-	if sw.groups > 0 {
-		title += " (continued)"
-	}
-	sw.groups++
-	switch sw.ci {
-	case ciGitHub:
-		io.WriteString(c.w, githubCommand(func(a *githubactions.Action) { a.Group(title) }))
-	case ciGitLab:
-		c.sections++
-		sw.section = fmt.Sprintf("strata_%d_%s", c.sections, sectionName.ReplaceAllString(sw.ur.u.Name()+"_"+sw.step, "_"))
-		fmt.Fprintf(c.w, "\x1b[0Ksection_start:%d:%s[collapsed=true]\r\x1b[0K%s\n", c.now().Unix(), sw.section, title)
-	default:
-		return
-	}
-	c.open = sw
-}
-
-// closeGroup ends the open group, if any. Callers hold c.mu.
-func (c *console) closeGroup() {
-	sw := c.open
-	if sw == nil {
-		return
-	}
-	c.open = nil
-	switch sw.ci {
-	case ciGitHub:
-		io.WriteString(c.w, githubCommand(func(a *githubactions.Action) { a.EndGroup() }))
-	case ciGitLab:
-		fmt.Fprintf(c.w, "\x1b[0Ksection_end:%d:%s\r\x1b[0K\n", c.now().Unix(), sw.section)
-	}
-}
-
 // sectionName is what a GitLab section name may not hold.
 var sectionName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
-
-// githubCommand renders workflow commands. They are rendered into a
-// string, not written straight to the console: the library panics when
-// its writer fails, and a closed stdout must not crash a run.
-func githubCommand(issue func(*githubactions.Action)) string {
-	var b strings.Builder
-	issue(githubactions.New(githubactions.WithWriter(&b)))
-	return b.String()
-}
 
 // Close ends the step: its block is printed.
 func (sw *stepWriter) Close() error {
@@ -380,7 +311,7 @@ func (sw *stepWriter) Close() error {
 	sw.err.flush(sw.take)
 	sw.closed = true
 	raw := strings.TrimRight(strings.Join(sw.raw, "\n"), "\n")
-	if sw.step == StepPlan || sw.step == StepApply || sw.step == StepShow {
+	if sw.step == report.StepPlan || sw.step == report.StepApply || sw.step == report.StepShow {
 		// Kept as printed; the report masks it with every secret known
 		// by then (docs/behaviour.md#what-is-masked).
 		sw.ur.output.WriteString(raw + "\n")
@@ -424,196 +355,9 @@ func (c *console) handOver() {
 	c.flushLive()
 }
 
-// lineSplitter turns one stream's writes into whole lines. It holds a
-// terraform box (╷ … ╵), with the line ending in ":" that may introduce
-// it, until the box is whole: a repeated warning can only be recognised
-// whole, and the other stream's lines must not land inside it.
-type lineSplitter struct {
-	partial []byte
-	held    []string
-	inBox   bool
-}
-
-func (ls *lineSplitter) write(p []byte, emit func([]string)) {
-	ls.partial = append(ls.partial, p...)
-	for {
-		i := bytes.IndexByte(ls.partial, '\n')
-		if i < 0 {
-			return
-		}
-		line := string(ls.partial[:i])
-		ls.partial = ls.partial[i+1:]
-		ls.line(line, emit)
-	}
-}
-
-func (ls *lineSplitter) line(l string, emit func([]string)) {
-	t := strings.TrimSpace(l)
-	switch {
-	case ls.inBox:
-		ls.held = append(ls.held, l)
-		if t == "╵" {
-			ls.inBox = false
-			held := ls.held
-			ls.held = nil
-			emit(held)
-		}
-	case t == "╷":
-		ls.held = append(ls.held, l)
-		ls.inBox = true
-	default:
-		if len(ls.held) > 0 {
-			held := ls.held
-			ls.held = nil
-			emit(held)
-		}
-		if strings.HasSuffix(t, ":") {
-			ls.held = []string{l}
-			return
-		}
-		emit([]string{l})
-	}
-}
-
-// flush emits what is left when the step ends: an unfinished line, and a
-// box that never closed, as it is.
-func (ls *lineSplitter) flush(emit func([]string)) {
-	if len(ls.partial) > 0 {
-		line := string(ls.partial)
-		ls.partial = nil
-		ls.line(line, emit)
-	}
-	if len(ls.held) > 0 {
-		held := ls.held
-		ls.held, ls.inBox = nil, false
-		emit(held)
-	}
-}
-
-// warningBox reports whether lines are a whole warning box (with the line
-// introducing it, if any), and the text that identifies it.
-func warningBox(lines []string) (string, bool) {
-	start := -1
-	for i, l := range lines {
-		if strings.TrimSpace(l) == "╷" {
-			start = i
-			break
-		}
-	}
-	if start < 0 || strings.TrimSpace(lines[len(lines)-1]) != "╵" {
-		return "", false
-	}
-	for _, l := range lines[start+1:] {
-		t := unboxed(l)
-		if t == "" {
-			continue
-		}
-		if !strings.HasPrefix(t, "Warning: ") {
-			return "", false
-		}
-		break
-	}
-	trimmed := make([]string, len(lines))
-	for i, l := range lines {
-		trimmed[i] = strings.TrimRight(l, " \t")
-	}
-	return strings.Join(trimmed, "\n"), true
-}
-
-// maskLine masks one line of output. A secret of several lines never
-// shows whole on one line, so each of its lines is masked by itself.
-func (m *masker) maskLine(s string) string {
-	if m == nil {
-		return s
-	}
-	s = m.Mask(s)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, v := range m.secrets {
-		if !strings.Contains(v, "\n") {
-			continue
-		}
-		for _, part := range strings.Split(v, "\n") {
-			// Short lines ("}", "---") would shred every line they
-			// appear in, and give nothing away.
-			if p := strings.TrimSpace(part); len(p) > 3 {
-				s = strings.ReplaceAll(s, p, "***")
-			}
-		}
-	}
-	return s
-}
-
-// annotate turns a failed unit into GitHub annotations: one per Error
-// diagnostic of the step that failed, at its file and line (relative to
-// the repository) when the engine gave one; a plain one with the reason
-// when it gave none.
-func (c *console) annotate(ur *unit, rep *UnitReport, root, workspace string) {
-	failedStep := ""
-	for i := len(rep.Steps) - 1; i >= 0; i-- {
-		if !rep.Steps[i].OK {
-			failedStep = rep.Steps[i].Name
-			break
-		}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var b strings.Builder
-	n := 0
-	seen := map[string]bool{}
-	if failedStep != "" {
-		for _, d := range parseDiagnostics(c.failures[ur][failedStep]) {
-			if d.Severity != "Error" || n == maxAnnotations {
-				continue
-			}
-			msg := d.Summary
-			if d.Detail != "" {
-				msg += "\n\n" + d.Detail
-			}
-			fields := map[string]string{"title": rep.Name() + " " + failedStep + " failed"}
-			if d.File != "" {
-				fields["file"] = annotationFile(root, rep.Dir, d.File, workspace)
-				fields["line"] = strconv.Itoa(d.Line)
-			}
-			cmd := githubCommand(func(a *githubactions.Action) { a.WithFieldsMap(fields).Errorf("%s", msg) })
-			if !seen[cmd] {
-				seen[cmd] = true
-				b.WriteString(cmd)
-				n++
-			}
-		}
-	}
-	if n == 0 {
-		b.WriteString(githubCommand(func(a *githubactions.Action) { a.Errorf("%s: %s", rep.Name(), rep.Reason) }))
-	}
-	c.clearStatus()
-	c.closeGroup()
-	io.WriteString(c.w, b.String())
-	c.drawStatus()
-}
-
 // maxAnnotations bounds a unit's annotations: GitHub shows ten errors per
 // step anyway.
 const maxAnnotations = 10
-
-// annotationFile is a diagnostic's file as GitHub wants it: relative to
-// the checkout ($GITHUB_WORKSPACE) when strata's root is inside it, else
-// to strata's root. The engine prints it relative to the unit's dir.
-func annotationFile(root, dir, file, workspace string) string {
-	abs := filepath.FromSlash(file)
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(root, filepath.FromSlash(dir), abs)
-	}
-	for _, base := range []string{workspace, root} {
-		if base == "" {
-			continue
-		}
-		if rel, err := filepath.Rel(base, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return filepath.ToSlash(rel)
-		}
-	}
-	return path.Join(dir, filepath.ToSlash(file))
-}
 
 // clearStatus erases the status lines (terminal only). Callers hold mu.
 func (c *console) clearStatus() {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -46,8 +47,8 @@ func TestGitHubGroupsStreamOneAtATime(t *testing.T) {
 		}
 		out.Reset()
 	}
-	swA := c.stepWriter(a, StepApply)
-	swB := c.stepWriter(b, StepPlan)
+	swA := c.stepWriter(a, report.StepApply)
+	swB := c.stepWriter(b, report.StepPlan)
 	fmt.Fprintln(swA, "a1")
 	expect("a's first line", "::group::a@default apply\n[a@default] a1\n")
 	fmt.Fprintln(swB, "b1")
@@ -59,7 +60,7 @@ func TestGitHubGroupsStreamOneAtATime(t *testing.T) {
 	expect("a's next line", "::group::a@default apply (continued)\n[a@default] a2\n")
 	c.note("[x@default] still plan (1m)")
 	expect("a note", "::endgroup::\n[x@default] still plan (1m)\n")
-	swC := c.stepWriter(cu, StepInit)
+	swC := c.stepWriter(cu, report.StepInit)
 	fmt.Fprintln(swC, "c1")
 	expect("c's first line", "")
 	swA.Close()
@@ -73,7 +74,7 @@ func TestGitHubGroupsStreamOneAtATime(t *testing.T) {
 func TestGitLabSections(t *testing.T) {
 	var out bytes.Buffer
 	c := testConsole(&out, false, false)
-	sw := c.stepWriter(ciUnit("net/vpc", "GITLAB_CI=true"), StepPlan)
+	sw := c.stepWriter(ciUnit("net/vpc", "GITLAB_CI=true"), report.StepPlan)
 	fmt.Fprintln(sw, "Plan: 1 to add")
 	sw.Close()
 	want := "\x1b[0Ksection_start:1700000000:strata_1_net_vpc_default_plan[collapsed=true]\r\x1b[0Knet/vpc@default plan\n" +
@@ -89,7 +90,7 @@ func TestGitLabSections(t *testing.T) {
 func TestOutsideCIBlocksAreWhole(t *testing.T) {
 	var out bytes.Buffer
 	c := testConsole(&out, false, false)
-	sw := c.stepWriter(ciUnit("a", "CI=true"), StepPlan)
+	sw := c.stepWriter(ciUnit("a", "CI=true"), report.StepPlan)
 	fmt.Fprintln(sw, "one")
 	if out.Len() != 0 {
 		t.Fatalf("printed before the step ended: %q", out.String())
@@ -112,7 +113,7 @@ func TestRepeatedWarningBoxOncePerRun(t *testing.T) {
 			for _, dir := range []string{"a", "b", "c"} {
 				ur := ciUnit(dir, env)
 				units = append(units, ur)
-				sw := c.stepWriter(ur, StepPlan)
+				sw := c.stepWriter(ur, report.StepPlan)
 				fmt.Fprint(sw.stderr(), cliConfigWarning)
 				fmt.Fprintf(sw, "Plan: 1 to add (%s)\n", dir)
 				if dir == "c" {
@@ -152,7 +153,7 @@ func TestRepeatedWarningBoxOncePerRun(t *testing.T) {
 func TestBoxStaysWhole(t *testing.T) {
 	var out bytes.Buffer
 	c := testConsole(&out, false, false)
-	sw := c.stepWriter(ciUnit("a"), StepPlan)
+	sw := c.stepWriter(ciUnit("a"), report.StepPlan)
 	fmt.Fprint(sw.stderr(), "╷\n│ Warning: X\n")
 	fmt.Fprintln(sw, "Plan: 1 to add")
 	fmt.Fprint(sw.stderr(), "│\n│ detail\n╵\n")
@@ -170,7 +171,7 @@ func TestDropInUnchangedInCI(t *testing.T) {
 	c := newConsole(&out, &errOut, false, true)
 	c.stillEvery = 0
 	ur := ciUnit("a", "GITHUB_ACTIONS=true")
-	for _, step := range []string{StepInit, StepPlan} {
+	for _, step := range []string{report.StepInit, report.StepPlan} {
 		sw := c.stepWriter(ur, step)
 		fmt.Fprint(sw.stderr(), cliConfigWarning)
 		fmt.Fprintln(sw, step+" output")
@@ -191,7 +192,7 @@ func TestStreamedSecretsMasked(t *testing.T) {
 	c := testConsole(&out, false, false)
 	ur := ciUnit("a", "GITHUB_ACTIONS=true")
 	ur.masker = newMasker("hunter2", "-----BEGIN KEY-----\nc2VjcmV0LWxpbmU=\n-----END KEY-----")
-	sw := c.stepWriter(ur, StepPlan)
+	sw := c.stepWriter(ur, report.StepPlan)
 	fmt.Fprintln(sw, "token hunter2")
 	fmt.Fprintln(sw, "  c2VjcmV0LWxpbmU=")
 	sw.Close()
@@ -207,7 +208,7 @@ func TestPlanLinesWaitForItsSecrets(t *testing.T) {
 	var out bytes.Buffer
 	c := testConsole(&out, false, false)
 	ur := ciUnit("a", "GITHUB_ACTIONS=true")
-	plan := c.stepWriter(ur, StepPlan)
+	plan := c.stepWriter(ur, report.StepPlan)
 	fmt.Fprintln(plan, `  ~ input = "old-secret" -> "new"`)
 	if got := out.String(); got != "" {
 		t.Fatalf("a plan line was printed before the plan ended: %q", got)
@@ -218,7 +219,7 @@ func TestPlanLinesWaitForItsSecrets(t *testing.T) {
 		t.Errorf("plan block:\n got %q\nwant %q", got, want)
 	}
 	out.Reset()
-	apply := c.stepWriter(ur, StepApply)
+	apply := c.stepWriter(ur, report.StepApply)
 	fmt.Fprintln(apply, "applying old-secret")
 	if got, want := out.String(), "::group::a@default apply\n[a@default] applying ***\n"; got != want {
 		t.Errorf("apply streams:\n got %q\nwant %q", got, want)
@@ -233,8 +234,8 @@ func TestStatusLineShowsStepAndElapsed(t *testing.T) {
 	now := time.Unix(1000, 0)
 	c := newConsole(&out, nil, true, false)
 	c.now = func() time.Time { return now }
-	sw := c.stepWriter(ciUnit("app"), StepApply)
-	sw2 := c.stepWriter(ciUnit("db"), StepInit)
+	sw := c.stepWriter(ciUnit("app"), report.StepApply)
+	sw2 := c.stepWriter(ciUnit("db"), report.StepInit)
 	now = now.Add(65 * time.Second)
 	out.Reset()
 	c.note("a note")
@@ -249,11 +250,11 @@ func TestStatusLineShowsStepAndElapsed(t *testing.T) {
 }
 
 func TestAnnotations(t *testing.T) {
-	failed := []StepReport{{Name: StepInit, OK: true}, {Name: StepPlan, OK: false}}
+	failed := []report.StepReport{{Name: report.StepInit, OK: true}, {Name: report.StepPlan, OK: false}}
 	tests := []struct {
 		name   string
 		output string
-		rep    UnitReport
+		rep    report.UnitReport
 		want   string
 	}{
 		{"positioned errors, each once, the warning left out", cliConfigWarning + `
@@ -268,14 +269,14 @@ Error: Missing required argument
 
   on ../modules/m/main.tf line 7:
    7: module "x" {
-`, UnitReport{Dir: "net", Workspace: "default", Status: StatusFailed, Reason: "plan failed: Unsupported argument", Steps: failed},
+`, report.UnitReport{Dir: "net", Workspace: "default", Status: report.StatusFailed, Reason: "plan failed: Unsupported argument", Steps: failed},
 			"::error file=net/main.tf,line=3,title=net@default plan failed::Unsupported argument%0A%0AAn argument named \"bogus\" is not expected here.\n" +
 				"::error file=modules/m/main.tf,line=7,title=net@default plan failed::Missing required argument\n"},
-		{"an error without a position", "Error: No configuration files\n", UnitReport{Dir: "net", Workspace: "default", Status: StatusFailed, Steps: failed},
+		{"an error without a position", "Error: No configuration files\n", report.UnitReport{Dir: "net", Workspace: "default", Status: report.StatusFailed, Steps: failed},
 			"::error title=net@default plan failed::No configuration files\n"},
-		{"no diagnostics: plain, with the reason", "exit status 3\n", UnitReport{Dir: "net", Workspace: "default", Status: StatusFailed, Reason: "plan failed: exit status 3", Steps: failed},
+		{"no diagnostics: plain, with the reason", "exit status 3\n", report.UnitReport{Dir: "net", Workspace: "default", Status: report.StatusFailed, Reason: "plan failed: exit status 3", Steps: failed},
 			"::error::net@default: plan failed: exit status 3\n"},
-		{"failed before any step", "", UnitReport{Dir: "net", Workspace: "default", Status: StatusFailed, Reason: "var file: cannot write"},
+		{"failed before any step", "", report.UnitReport{Dir: "net", Workspace: "default", Status: report.StatusFailed, Reason: "var file: cannot write"},
 			"::error::net@default: var file: cannot write\n"},
 	}
 	for _, tc := range tests {
@@ -284,7 +285,7 @@ Error: Missing required argument
 			c := testConsole(&out, false, false)
 			ur := ciUnit("net", "GITHUB_ACTIONS=true")
 			if tc.output != "" {
-				sw := c.stepWriter(ur, StepPlan)
+				sw := c.stepWriter(ur, report.StepPlan)
 				fmt.Fprint(sw.stderr(), tc.output)
 				sw.Close()
 			}

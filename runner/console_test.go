@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -20,7 +21,7 @@ func TestStepWriterConcurrentStreams(t *testing.T) {
 			c := newConsole(&out, &errOut, false, dropIn)
 			c.stillEvery = 0
 			ur := &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "net", Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}}, masker: newMasker("hunter2")}
-			sw := c.stepWriter(ur, StepPlan)
+			sw := c.stepWriter(ur, report.StepPlan)
 			var wg sync.WaitGroup
 			const n = 200
 			for _, w := range []interface{ Write([]byte) (int, error) }{sw, sw.stderr()} {

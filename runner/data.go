@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -72,7 +74,7 @@ func Readers(p *stacks.Project, run *stacks.Run, opt Options) []*stacks.Unit {
 
 func readersOf(p *stacks.Project, run *stacks.Run, opt Options, members []member) []*stacks.Unit {
 	switch {
-	case opt.Command != CmdApply && opt.Command != CmdPlan:
+	case !policyOf(opt).FeedsReaders:
 		return nil
 	case opt.NoPropagate || run.DropIn || opt.ApplyFile != "" || opt.EngineArgs.Plan.Destroy || len(opt.Settled) > 0:
 		// Drop-in works on its dir's units only, and a CI job on the
@@ -80,7 +82,7 @@ func readersOf(p *stacks.Project, run *stacks.Run, opt Options, members []member
 		return nil
 	}
 	mayApply := func(u *stacks.Unit) bool {
-		return opt.Command == CmdApply || (!opt.NoAutoApply && (u.Stack.AutoApply || u.WhenModified.Autoapply))
+		return policyOf(opt).Applies || (!opt.NoAutoApply && (u.Stack.AutoApply || u.WhenModified.Autoapply))
 	}
 	in := make(map[*stacks.Unit]bool, len(members))
 	var todo []*stacks.Unit
@@ -188,7 +190,7 @@ func (r *runState) pullReader(ctx context.Context, w work, ur *unitRun) bool {
 	}
 	for _, in := range r.p.Inputs(ur.u) {
 		prod := r.byUnit[in.Producer]
-		if prod == nil || prod.hidden() || prod.role == RoleGate || prod.role == RoleProducer || prod.status != StatusApplied {
+		if prod == nil || prod.hidden() || prod.role == RoleGate || prod.role == RoleProducer || prod.status != report.StatusApplied {
 			continue
 		}
 		switch {
@@ -270,7 +272,7 @@ func (r *runState) appliedAsNow(ur *unitRun) bool {
 		return false
 	}
 	us, err := r.sd.ReadUnit(ur.u)
-	return err == nil && us.Apply != nil && us.Apply.Result == StatusApplied && us.Apply.Digest == j.res.digest
+	return err == nil && us.Apply != nil && us.Apply.Result == report.StatusApplied && us.Apply.Digest == j.res.digest
 }
 
 // readOutputs reads a producer's outputs (output -json, as a step of the
@@ -345,10 +347,10 @@ func (r *runState) someInputValues(ur *unitRun) (map[string]json.RawMessage, []u
 
 // inputReports are a unit's wired inputs for the report, sensitive values
 // masked.
-func (r *runState) inputReports(ur *unitRun) map[string]InputReport {
-	out := map[string]InputReport{}
+func (r *runState) inputReports(ur *unitRun) map[string]report.InputReport {
+	out := map[string]report.InputReport{}
 	for _, in := range r.p.Inputs(ur.u) {
-		rep := InputReport{From: in.From}
+		rep := report.InputReport{From: in.From}
 		if prod := r.byUnit[in.Producer]; prod != nil && ur.plannedAgainst(prod) {
 			if po := prod.planned[in.Output]; in.Sensitive || po.Sensitive {
 				rep.Value = "***"
@@ -378,7 +380,7 @@ func (r *runState) inputReports(ur *unitRun) map[string]InputReport {
 // readExternalProducer reads the outputs of a producer outside the run, as
 // it stands (before anything runs).
 func (r *runState) readExternalProducer(ctx context.Context, ur *unitRun) {
-	ur.phase, ur.status = phaseDone, StatusBlocked
+	ur.phase, ur.status = phaseDone, report.StatusBlocked
 	if ur.engine == nil {
 		return
 	}
@@ -395,9 +397,10 @@ func (r *runState) readExternalProducer(ctx context.Context, ur *unitRun) {
 // prerequisites join the run (apply, or plan when that stack auto-applies)
 // to be applied even without changes, or the requiring units end blocked
 // with the age in the reason. drift ignores prerequisites.
-func prerequisites(p *stacks.Project, run *stacks.Run, opt Options, sd *StateDir) (add []stacks.RunUnit, force map[*stacks.Unit]bool, blocked map[*stacks.Unit]string, err error) {
+func prerequisites(p *stacks.Project, run *stacks.Run, opt Options, sd *runstate.StateDir) (add []stacks.RunUnit, force map[*stacks.Unit]bool, blocked map[*stacks.Unit]string, err error) {
 	force, blocked = map[*stacks.Unit]bool{}, map[*stacks.Unit]string{}
-	if opt.Command != CmdPlan && opt.Command != CmdApply {
+	pol := policyOf(opt)
+	if !pol.TakesPrerequisites {
 		return nil, force, blocked, nil
 	}
 	now := opt.Now()
@@ -423,7 +426,7 @@ func prerequisites(p *stacks.Project, run *stacks.Run, opt Options, sd *StateDir
 			if len(stale) == 0 {
 				continue
 			}
-			if opt.Command == CmdPlan && !pr.Stack.AutoApply {
+			if !pol.Applies && !pr.Stack.AutoApply {
 				blocked[ru.Unit] = fmt.Sprintf("%s %s (limit %s)", pr.Stack.Name, age, formatDuration(pr.Within))
 				continue
 			}
@@ -442,7 +445,7 @@ func prerequisites(p *stacks.Project, run *stacks.Run, opt Options, sd *StateDir
 // stalePrerequisite returns the units of a prerequisite stack that have not
 // applied within its window, and how long ago the stack last succeeded as a
 // phrase ("last succeeded 3h ago", "never succeeded").
-func stalePrerequisite(sd *StateDir, pr stacks.StackPrerequisite, now time.Time) ([]*stacks.Unit, string, error) {
+func stalePrerequisite(sd *runstate.StateDir, pr stacks.StackPrerequisite, now time.Time) ([]*stacks.Unit, string, error) {
 	var stale []*stacks.Unit
 	var oldest time.Time
 	never := false
@@ -452,7 +455,7 @@ func stalePrerequisite(sd *StateDir, pr stacks.StackPrerequisite, now time.Time)
 			if err != nil {
 				return nil, "", err
 			}
-			if us.Apply == nil || us.Apply.Result != StatusApplied {
+			if us.Apply == nil || us.Apply.Result != report.StatusApplied {
 				stale = append(stale, u)
 				never = true
 				continue
@@ -523,9 +526,9 @@ func (r *runState) readProducersNow(ctx context.Context) {
 // and creates nothing there.
 func WithPrerequisites(p *stacks.Project, run *stacks.Run, stateDir string, now time.Time) (*stacks.Run, error) {
 	if stateDir == "" {
-		stateDir = filepath.Join(p.Root, ".strata")
+		stateDir = runstate.DefaultPath(p.Root)
 	}
-	add, _, _, err := prerequisites(p, run, Options{Command: CmdApply, Now: func() time.Time { return now }}, &StateDir{Path: stateDir})
+	add, _, _, err := prerequisites(p, run, Options{Command: command.Apply, Now: func() time.Time { return now }}, &runstate.StateDir{Path: stateDir})
 	if err != nil || len(add) == 0 {
 		return run, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -143,7 +144,7 @@ func TestInputsChain(t *testing.T) {
 	e.console.Reset()
 	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
 	got := statuses(res.Report)
-	if got["app@default"] != string(StatusApplied) || got["db@default"] != string(StatusApplied) {
+	if got["app@default"] != string(report.StatusApplied) || got["db@default"] != string(report.StatusApplied) {
 		t.Fatalf("second apply: %v", got)
 	}
 	if app := outputsOf(t, e, "app"); app["seen_vpc"] != `"vpc-2"` {
@@ -165,13 +166,13 @@ func readFile(t *testing.T, p string) string {
 func TestProducerOutsideTheRun(t *testing.T) {
 	e := newE2E(t, chainRepo(t, "vpc-1"))
 	res := e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
-	if got := statuses(res.Report); got["app@default"] != string(StatusBlocked)+" (network.subnets has no value (network@default never applied))" {
+	if got := statuses(res.Report); got["app@default"] != string(report.StatusBlocked)+" (network.subnets has no value (network@default never applied))" {
 		t.Errorf("before network is applied: %v", got)
 	}
 	// Without propagation: network's new outputs would pull app in.
 	e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
 	res = e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
-	if got := statuses(res.Report); got["app@default"] != string(StatusPlanned) {
+	if got := statuses(res.Report); got["app@default"] != string(report.StatusPlanned) {
 		t.Errorf("after network is applied: %v\n%s", got, e.console.String())
 	}
 	if !strings.Contains(e.console.String(), `+ input  = "vpc-1"`) {
@@ -215,19 +216,19 @@ func TestPrerequisites(t *testing.T) {
 		return strings.Count(string(b), "\n")
 	}
 	res := e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
-	if got := statuses(res.Report); got["app@default"] != string(StatusBlocked)+" (rotate-credentials never succeeded (limit 1h))" {
+	if got := statuses(res.Report); got["app@default"] != string(report.StatusBlocked)+" (rotate-credentials never succeeded (limit 1h))" {
 		t.Errorf("plan with a never-applied prerequisite: %v", got)
 	}
 	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
 	got := statuses(res.Report)
-	if got["creds@default"] != string(StatusApplied) || got["app@default"] != string(StatusApplied) {
+	if got["creds@default"] != string(report.StatusApplied) || got["app@default"] != string(report.StatusApplied) {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())
 	}
 	if why := unitByName(t, res.Report, "creds@default").Why; why != "prerequisite_of: app" {
 		t.Errorf("why = %q", why)
 	}
 	creds, app := unitByName(t, res.Report, "creds@default"), unitByName(t, res.Report, "app@default")
-	ca, _ := stepOf(creds, StepApply)
+	ca, _ := stepOf(creds, report.StepApply)
 	ap, _ := planOf(app)
 	if ap.StartedAt.Before(ca.FinishedAt) {
 		t.Error("app planned before its prerequisite was applied")
@@ -237,18 +238,18 @@ func TestPrerequisites(t *testing.T) {
 	}
 	// Within the window: not touched.
 	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
-	if got := statuses(res.Report); len(got) != 1 || got["app@default"] != string(StatusNoChanges) {
+	if got := statuses(res.Report); len(got) != 1 || got["app@default"] != string(report.StatusNoChanges) {
 		t.Errorf("within the window: %v", got)
 	}
 	// Two hours later: applied again although nothing changed, so the
 	// refresh reaches the state.
 	later := time.Now().Add(2 * time.Hour)
 	res = e.run(CmdPlan, Options{Now: func() time.Time { return later }}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
-	if got := statuses(res.Report); got["app@default"] != string(StatusBlocked)+" (rotate-credentials last succeeded 2h ago (limit 1h))" {
+	if got := statuses(res.Report); got["app@default"] != string(report.StatusBlocked)+" (rotate-credentials last succeeded 2h ago (limit 1h))" {
 		t.Errorf("plan two hours later: %v", got)
 	}
 	res = e.run(CmdApply, Options{AutoApprove: true, Now: func() time.Time { return later }}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
-	if got := statuses(res.Report); got["creds@default"] != string(StatusApplied) {
+	if got := statuses(res.Report); got["creds@default"] != string(report.StatusApplied) {
 		t.Errorf("apply two hours later: %v", got)
 	}
 }
@@ -292,7 +293,7 @@ resource "terraform_data" "workload" {
 	e := newE2E(t, root)
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"cluster"}, NoPropagate: true})
 	got := statuses(res.Report)
-	if got["cluster@default#credentials"] != string(StatusApplied) || got["cluster@default#cluster"] != string(StatusApplied) {
+	if got["cluster@default#credentials"] != string(report.StatusApplied) || got["cluster@default#cluster"] != string(report.StatusApplied) {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())
 	}
 	cred := unitByName(t, res.Report, "cluster@default#credentials")

@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -81,7 +80,7 @@ func configIn(root string) string {
 	return ""
 }
 
-func statuses(rep *Report) map[string]string {
+func statuses(rep *report.Report) map[string]string {
 	out := map[string]string{}
 	for _, u := range rep.Units {
 		s := string(u.Status)
@@ -103,7 +102,7 @@ func wantStatuses(t *testing.T, got, want map[string]string) {
 	}
 }
 
-func unitByName(t *testing.T, rep *Report, name string) *UnitReport {
+func unitByName(t *testing.T, rep *report.Report, name string) *report.UnitReport {
 	t.Helper()
 	for _, u := range rep.Units {
 		if u.Name() == name {
@@ -114,24 +113,24 @@ func unitByName(t *testing.T, rep *Report, name string) *UnitReport {
 	return nil
 }
 
-func stepOf(u *UnitReport, name string) (StepReport, bool) {
+func stepOf(u *report.UnitReport, name string) (report.StepReport, bool) {
 	for _, s := range u.Steps {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return StepReport{}, false
+	return report.StepReport{}, false
 }
 
 func fixtureDir(name string) string { return filepath.Join("..", "fixtures", name) }
 
 // planOf is the step that planned a unit: its plan, or, applied in one
 // engine call (apply -auto-approve), its apply.
-func planOf(u *UnitReport) (StepReport, bool) {
-	if s, ok := stepOf(u, StepPlan); ok {
+func planOf(u *report.UnitReport) (report.StepReport, bool) {
+	if s, ok := stepOf(u, report.StepPlan); ok {
 		return s, true
 	}
-	return stepOf(u, StepApply)
+	return stepOf(u, report.StepApply)
 }
 
 // TestNestedFixtureApply applies the nested-stacks fixture and checks, from
@@ -144,7 +143,7 @@ func TestNestedFixtureApply(t *testing.T) {
 		t.Fatalf("exit %d: %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
 	for name, st := range statuses(res.Report) {
-		if st != string(StatusApplied) {
+		if st != string(report.StatusApplied) {
 			t.Errorf("%s: %s", name, st)
 		}
 	}
@@ -159,13 +158,13 @@ func TestNestedFixtureApply(t *testing.T) {
 	for _, edge := range g.Edges {
 		from := unitByName(t, res.Report, edge.From.Name())
 		to := unitByName(t, res.Report, edge.To.Name())
-		fromApply, ok1 := stepOf(from, StepApply)
-		toStep := StepPlan
+		fromApply, ok1 := stepOf(from, report.StepApply)
+		toStep := report.StepPlan
 		if edge.Kind == stacks.ApplyEdge {
-			toStep = StepApply
+			toStep = report.StepApply
 		}
 		toS, ok2 := stepOf(to, toStep)
-		if toStep == StepPlan {
+		if toStep == report.StepPlan {
 			toS, ok2 = planOf(to)
 		}
 		if !ok1 || !ok2 {
@@ -179,7 +178,7 @@ func TestNestedFixtureApply(t *testing.T) {
 	e.console.Reset()
 	res = e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
 	for name, st := range statuses(res.Report) {
-		if st != string(StatusNoChanges) {
+		if st != string(report.StatusNoChanges) {
 			t.Errorf("second plan: %s: %s", name, st)
 		}
 	}
@@ -215,9 +214,9 @@ func TestPlanAfterAcrossInvocations(t *testing.T) {
 `))
 	res := e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
 	want := map[string]string{
-		"base@default": string(StatusPlanned),
-		"dev@default":  string(StatusBlocked) + " (waits for base@default to be applied)",
-		"prod@default": string(StatusPlanned),
+		"base@default": string(report.StatusPlanned),
+		"dev@default":  string(report.StatusBlocked) + " (waits for base@default to be applied)",
+		"prod@default": string(report.StatusPlanned),
 	}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Errorf("first plan: %v, want %v", got, want)
@@ -226,15 +225,15 @@ func TestPlanAfterAcrossInvocations(t *testing.T) {
 		t.Errorf("-detailed-exitcode with planned and blocked units: exit %d, want 2", res.ExitCode)
 	}
 	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}})
-	if got := statuses(res.Report); got["base@default"] != string(StatusApplied) || len(got) != 1 {
+	if got := statuses(res.Report); got["base@default"] != string(report.StatusApplied) || len(got) != 1 {
 		t.Fatalf("apply --stack base: %v", got)
 	}
 	// The saved plan was applied as it was: no second plan step.
-	if _, planned := stepOf(res.Report.Units[0], StepPlan); planned {
+	if _, planned := stepOf(res.Report.Units[0], report.StepPlan); planned {
 		t.Errorf("apply re-planned base although its saved plan was current")
 	}
 	res = e.run(CmdPlan, Options{}, stacks.Selection{})
-	want = map[string]string{"base@default": string(StatusNoChanges), "dev@default": string(StatusPlanned), "prod@default": string(StatusPlanned)}
+	want = map[string]string{"base@default": string(report.StatusNoChanges), "dev@default": string(report.StatusPlanned), "prod@default": string(report.StatusPlanned)}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Errorf("plan after applying base: %v, want %v", got, want)
 	}
@@ -251,7 +250,7 @@ func TestApplyAfterPlansBoth(t *testing.T) {
       rules: {apply_after: [dev]}
 `))
 	res := e.run(CmdPlan, Options{}, stacks.Selection{})
-	want := map[string]string{"base@default": string(StatusPlanned), "dev@default": string(StatusPlanned), "prod@default": string(StatusPlanned)}
+	want := map[string]string{"base@default": string(report.StatusPlanned), "dev@default": string(report.StatusPlanned), "prod@default": string(report.StatusPlanned)}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Errorf("plan: %v, want %v", got, want)
 	}
@@ -274,9 +273,9 @@ func TestAutoApplyInPlan(t *testing.T) {
 `))
 	res := e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
 	want := map[string]string{
-		"base@default": string(StatusApplied),
-		"dev@default":  string(StatusPlanned),
-		"prod@default": string(StatusPlanned) + " (auto_apply waits for dev@default)",
+		"base@default": string(report.StatusApplied),
+		"dev@default":  string(report.StatusPlanned),
+		"prod@default": string(report.StatusPlanned) + " (auto_apply waits for dev@default)",
 	}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Errorf("plan: %v, want %v\n%s", got, want, e.console.String())
@@ -286,7 +285,7 @@ func TestAutoApplyInPlan(t *testing.T) {
 	}
 	// --no-auto-apply keeps plan a plan.
 	res = e.run(CmdPlan, Options{NoAutoApply: true}, stacks.Selection{Stacks: []string{"prod"}})
-	if got := statuses(res.Report); got["prod@default"] != string(StatusPlanned) {
+	if got := statuses(res.Report); got["prod@default"] != string(report.StatusPlanned) {
 		t.Errorf("--no-auto-apply: %v", got)
 	}
 }
@@ -368,15 +367,15 @@ stacks:
 	e := newE2E(t, root)
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
 	got := statuses(res.Report)
-	if !strings.HasPrefix(got["broken@default"], string(StatusFailed)+" (apply failed") {
+	if !strings.HasPrefix(got["broken@default"], string(report.StatusFailed)+" (apply failed") {
 		t.Errorf("broken: %s", got["broken@default"])
 	}
 	for _, u := range []string{"after@default", "later@default"} {
-		if got[u] != string(StatusSkipped)+" (broken@default failed)" {
+		if got[u] != string(report.StatusSkipped)+" (broken@default failed)" {
 			t.Errorf("%s: %s", u, got[u])
 		}
 	}
-	if got["free@default"] != string(StatusApplied) {
+	if got["free@default"] != string(report.StatusApplied) {
 		t.Errorf("free: %s", got["free@default"])
 	}
 	if res.ExitCode != 1 || res.Report.OK {
@@ -432,13 +431,13 @@ resource "terraform_data" "s" {
 	e := newE2E(t, root)
 	res := e.run(CmdApply, Options{AutoApprove: true, Parallelism: 4}, stacks.Selection{})
 	got := statuses(res.Report)
-	if got["multi@blue"] != string(StatusApplied) || got["multi@green"] != string(StatusApplied) {
+	if got["multi@blue"] != string(report.StatusApplied) || got["multi@green"] != string(report.StatusApplied) {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())
 	}
 	// shared_state: the two units share one state, one after the other:
 	// whichever runs first applies, the other finds nothing to do.
 	one, two := got["shared@default#one"], got["shared@default#two"]
-	if !(one == string(StatusApplied) && two == string(StatusNoChanges)) && !(one == string(StatusNoChanges) && two == string(StatusApplied)) {
+	if !(one == string(report.StatusApplied) && two == string(report.StatusNoChanges)) && !(one == string(report.StatusNoChanges) && two == string(report.StatusApplied)) {
 		t.Errorf("shared units: one %s, two %s", one, two)
 	}
 	flavours, _ := filepath.Glob(filepath.Join(root, "shared", "flavour-*.out"))
@@ -456,224 +455,6 @@ resource "terraform_data" "s" {
 		out, _ := json.Marshal(u.Outputs["ws"])
 		if !strings.Contains(string(out), `"value":"`+ws+`"`) {
 			t.Errorf("output of multi@%s: %s", ws, out)
-		}
-	}
-}
-
-// TestInitSkippedWhenCurrent: a second plan does not init again; a changed
-// module source does.
-func TestInitSkippedWhenCurrent(t *testing.T) {
-	root := writeRepo(t, map[string]string{
-		"app/main.tf": strings.Replace(layerTF, "%s", "app", 1),
-	})
-	e := newE2E(t, root)
-	res := e.run(CmdPlan, Options{}, stacks.Selection{})
-	if _, ok := stepOf(res.Report.Units[0], StepInit); !ok {
-		t.Fatalf("first plan did not init: %+v", res.Report.Units[0].Steps)
-	}
-	res = e.run(CmdPlan, Options{}, stacks.Selection{})
-	if _, ok := stepOf(res.Report.Units[0], StepInit); ok {
-		t.Errorf("second plan ran init although nothing init depends on changed")
-	}
-	if err := os.WriteFile(filepath.Join(root, "app", "mod.tf"), []byte("module \"m\" {\n  source = \"./m\"\n}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	writeFileT(t, filepath.Join(root, "app", "m", "main.tf"), "output \"x\" {\n  value = 1\n}\n")
-	res = e.run(CmdPlan, Options{}, stacks.Selection{})
-	if _, ok := stepOf(res.Report.Units[0], StepInit); !ok || res.Report.Units[0].Status != StatusPlanned {
-		t.Errorf("a new module call must init again: %+v", res.Report.Units[0])
-	}
-}
-
-// TestTFVarFromEnvironment: a TF_VAR_ of strata's environment reaches a
-// declared variable through the var file, typed.
-func TestTFVarFromEnvironment(t *testing.T) {
-	root := writeRepo(t, map[string]string{
-		"app/main.tf": `variable "names" {
-  type = list(string)
-}
-variable "greeting" {
-  type = string
-}
-output "joined" {
-  value = "${var.greeting} ${join(",", var.names)}"
-}
-`,
-	})
-	e := newE2E(t, root, `TF_VAR_names=["a","b"]`, "TF_VAR_greeting=hello", "TF_VAR_undeclared=1")
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
-	if res.ExitCode != 0 {
-		t.Fatalf("exit %d: %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
-	}
-	res = e.run(CmdOutput, Options{}, stacks.Selection{})
-	out, _ := json.Marshal(res.Report.Units[0].Outputs["joined"])
-	if !strings.Contains(string(out), `"value":"hello a,b"`) {
-		t.Errorf("joined = %s", out)
-	}
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	keys := make([]string, 0, len(a))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if a[k] != b[k] {
-			return false
-		}
-	}
-	return true
-}
-
-// TestResume: --resume re-runs what the report left failed or skipped;
-// what it applied is not touched again.
-func TestResume(t *testing.T) {
-	root := writeRepo(t, map[string]string{
-		"strata.yml": `dirs:
-  flaky: {tags: [flaky]}
-  after: {tags: [after]}
-  free: {tags: [free]}
-stacks:
-  names:
-    flaky: {tag_query: flaky}
-    after:
-      tag_query: after
-      rules: {plan_after: [flaky]}
-    free: {tag_query: free}
-`,
-		"flaky/main.tf": `resource "terraform_data" "x" {
-  provisioner "local-exec" {
-    command = "test -f ok"
-  }
-}
-`,
-		"after/main.tf": strings.Replace(layerTF, "%s", "after", 1),
-		"free/main.tf":  strings.Replace(layerTF, "%s", "free", 1),
-	})
-	e := newE2E(t, root)
-	first := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
-	want := map[string]string{
-		"flaky@default": string(StatusFailed), "after@default": string(StatusSkipped), "free@default": string(StatusApplied),
-	}
-	got := map[string]string{}
-	for _, u := range first.Report.Units {
-		got[u.Name()] = string(u.Status)
-	}
-	if !equalMaps(got, want) {
-		t.Fatalf("first apply: %v", got)
-	}
-	writeFileT(t, filepath.Join(root, "flaky", "ok"), "")
-	p, _ := stacks.Load(root, configIn(root))
-	run, external, gone := ResumeRun(p, first.Report)
-	if len(external) != 0 || len(gone) != 0 {
-		t.Errorf("resume: gates %v, gone %v", external, gone)
-	}
-	res, err := Execute(context.Background(), p, run, Options{Command: CmdApply, AutoApprove: true, Environ: e.env, Console: &e.console, Parallelism: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := statuses(res.Report); !equalMaps(got, map[string]string{"flaky@default": string(StatusApplied), "after@default": string(StatusApplied)}) {
-		t.Errorf("resume: %v", got)
-	}
-}
-
-// TestExternalGate: a unit outside the run opens its dependents' gate only
-// when the run state shows it applied at its current digest.
-func TestExternalGate(t *testing.T) {
-	e := newE2E(t, layerRepo(t, `stacks:
-  names:
-    base: {tag_query: base}
-    dev:
-      tag_query: dev
-      rules: {plan_after: [base]}
-    prod: {tag_query: prod}
-`))
-	p, _ := stacks.Load(e.root, configIn(e.root))
-	base, dev := p.UnitsIn("base")[0], p.UnitsIn("dev")[0]
-	runDev := func() *Report {
-		res, err := Execute(context.Background(), p, &stacks.Run{Units: []stacks.RunUnit{{Unit: dev, Why: "selected"}}},
-			Options{Command: CmdPlan, Environ: e.env, Console: &e.console, External: []*stacks.Unit{base}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Report
-	}
-	if got := statuses(runDev()); got["dev@default"] != string(StatusBlocked)+" (waits for base@default to be applied)" || len(got) != 1 {
-		t.Errorf("before base is applied: %v", got)
-	}
-	e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}})
-	if got := statuses(runDev()); got["dev@default"] != string(StatusPlanned) {
-		t.Errorf("after base is applied: %v", got)
-	}
-	// A change to base makes its apply stale: the gate closes again.
-	writeFileT(t, filepath.Join(e.root, "base", "more.tf"), "output \"o\" {\n  value = 1\n}\n")
-	if got := statuses(runDev()); !strings.HasPrefix(got["dev@default"], string(StatusBlocked)) {
-		t.Errorf("after base changed: %v", got)
-	}
-}
-
-// TestPlanJSONAndApplyLock: --plan-json writes show -json per unit; a second
-// apply while one holds the repository lock fails at once naming the holder.
-func TestPlanJSONAndApplyLock(t *testing.T) {
-	e := newE2E(t, layerRepo(t, ""))
-	dir := t.TempDir()
-	e.run(CmdPlan, Options{PlanJSON: dir}, stacks.Selection{})
-	b, err := os.ReadFile(filepath.Join(dir, "base", "default.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan struct {
-		ResourceChanges []struct{ Address string } `json:"resource_changes"`
-	}
-	if err := json.Unmarshal(b, &plan); err != nil || len(plan.ResourceChanges) != 1 || plan.ResourceChanges[0].Address != "terraform_data.this" {
-		t.Errorf("plan JSON: %v %s", err, b)
-	}
-	sd, err := OpenStateDir(filepath.Join(e.root, ".strata"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	held, err := filelock.TryAcquire(sd.LockPath("apply"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Release()
-	held.SetNote("pid 4242, strata apply, started 2026-11-22T02:00:00Z")
-	p, _ := stacks.Load(e.root, configIn(e.root))
-	run, _ := p.Select(stacks.Selection{Cwd: "."})
-	_, err = Execute(context.Background(), p, run, Options{Command: CmdApply, AutoApprove: true, Environ: e.env, Console: &e.console})
-	if err == nil || !strings.Contains(err.Error(), "pid 4242, strata apply, started 2026-11-22T02:00:00Z") {
-		t.Errorf("second apply: %v", err)
-	}
-}
-
-// TestInitsSharingAPluginCacheDoNotOverlap: terraform's plugin cache is not
-// safe under parallel init, so inits using one never overlap, while the
-// plans still run in parallel.
-func TestInitsSharingAPluginCacheDoNotOverlap(t *testing.T) {
-	files := map[string]string{}
-	for _, d := range []string{"a", "b", "c"} {
-		files[d+"/main.tf"] = "module \"m\" {\n  source = \"./m\"\n}\n"
-		files[d+"/m/main.tf"] = "resource \"terraform_data\" \"x\" {}\n"
-	}
-	e := newE2E(t, writeRepo(t, files))
-	res := e.run(CmdPlan, Options{Parallelism: 3}, stacks.Selection{})
-	type span struct{ from, to time.Time }
-	var inits []span
-	for _, u := range res.Report.Units {
-		s, ok := stepOf(u, StepInit)
-		if !ok {
-			t.Fatalf("%s did not init", u.Name())
-		}
-		inits = append(inits, span{s.StartedAt, s.FinishedAt})
-	}
-	sort.Slice(inits, func(i, j int) bool { return inits[i].from.Before(inits[j].from) })
-	for i := 1; i < len(inits); i++ {
-		if inits[i].from.Before(inits[i-1].to) {
-			t.Errorf("init %d started %s before init %d finished %s", i, inits[i].from.Format(time.StampMicro), i-1, inits[i-1].to.Format(time.StampMicro))
 		}
 	}
 }

@@ -41,25 +41,6 @@ func processEnvOf(environ []string) (map[string]string, error) {
 	return tfexec.CleanEnv(env), nil
 }
 
-// lookupEnv finds a variable in an environment list; the last entry wins,
-// as it does for a process.
-func lookupEnv(environ []string, name string) (string, bool) {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(environ[i], "="); ok && k == name {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-// getenvIn is os.Getenv over an environment list.
-func getenvIn(environ []string) func(string) string {
-	return func(name string) string {
-		v, _ := lookupEnv(environ, name)
-		return v
-	}
-}
-
 // tfVarsFromEnv returns the TF_VAR_ values of an environment, by variable
 // name.
 func tfVarsFromEnv(environ []string) map[string]string {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/strata-iac/strata/report"
 )
 
 // outcome is what an engine call reports beyond success.
@@ -22,7 +23,7 @@ type outcome struct {
 	// OutputsKnown from the latter only (a saved plan is counted from its
 	// JSON, see planStep).
 	HasChanges     bool
-	Changes        Changes
+	Changes        report.Changes
 	ChangedOutputs []string
 	OutputsKnown   bool
 	// Outputs come from output -json.
@@ -97,12 +98,9 @@ func (x *executor) Execute(ctx context.Context, unitID string, inv invocation, o
 	return inv.Call.run(ctx, x, tf, inv, out, errOut)
 }
 
-// planSummary is the engine's own count of a plan's changes, and
-// applySummary of an apply's.
-var (
-	planSummary  = regexp.MustCompile(`Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy`)
-	applySummary = regexp.MustCompile(`Apply complete! Resources: (?:(\d+) imported, )?(\d+) added, (\d+) changed, (\d+) destroyed`)
-)
+// applySummary is the engine's own count of an apply's changes
+// (report.PlanSummary a plan's).
+var applySummary = regexp.MustCompile(`Apply complete! Resources: (?:(\d+) imported, )?(\d+) added, (\d+) changed, (\d+) destroyed`)
 
 // applyNow applies without a plan file; the change counts come from the
 // apply's own summary line, the changed outputs from the plan it prints
@@ -132,7 +130,7 @@ func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p applyNo
 	if err := tf.Apply(ctx, opts...); err != nil {
 		o := planOutcome(false, planned.summary)
 		o.Changes.Outputs, o.ChangedOutputs = len(outputs.names), outputs.names
-		o.HasChanges = o.Changes != (Changes{})
+		o.HasChanges = o.Changes != (report.Changes{})
 		return o, err
 	}
 	o := outcome{ChangedOutputs: outputs.names, OutputsKnown: scan.summary != ""}
@@ -142,7 +140,7 @@ func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p applyNo
 		o.Changes.Destroy, _ = strconv.Atoi(m[4])
 	}
 	o.Changes.Outputs = len(outputs.names)
-	o.HasChanges = o.Changes != (Changes{})
+	o.HasChanges = o.Changes != (report.Changes{})
 	return o, nil
 }
 
@@ -178,7 +176,7 @@ func (x *executor) rawPlan(ctx context.Context, inv invocation, argv []string, o
 // failed: its summary line's counts.
 func planOutcome(changed bool, summary string) outcome {
 	o := outcome{HasChanges: changed}
-	if m := planSummary.FindStringSubmatch(summary); m != nil {
+	if m := report.PlanSummary.FindStringSubmatch(summary); m != nil {
 		o.Changes.Add, _ = strconv.Atoi(m[2])
 		o.Changes.Change, _ = strconv.Atoi(m[3])
 		o.Changes.Destroy, _ = strconv.Atoi(m[4])

@@ -6,26 +6,6 @@ import (
 	"strings"
 )
 
-// Step names, as the report shows them.
-const (
-	StepInit      = "init"
-	StepWorkspace = "workspace"
-	StepPlan      = "plan"
-	StepApply     = "apply"
-	StepOutput    = "output"
-	StepValidate  = "validate"
-	StepRun       = "run"
-	StepShow      = "show"
-	StepEnv       = "env"
-	// The policy tools a step may run from PATH.
-	StepCheckov  = "checkov"
-	StepConftest = "conftest"
-	StepOPA      = "opa"
-	// StepState is recording the run state: a failure to write it fails
-	// the unit, since a later run would act on a record that is wrong.
-	StepState = "state"
-)
-
 // invocation is one engine call, built apart from running it: the engine,
 // the dir, the environment and the call (InitCall, PlanCall, …). Tests
 // inspect it; the executor runs it through terraform-exec.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -23,13 +25,13 @@ func engineStepsOnly(steps []stacks.RunStep, phase string) bool {
 	n := 0
 	for _, st := range steps {
 		switch st.Type {
-		case StepInit:
-			if phase == StepApply && (len(st.ExtraArgs) > 0 || len(st.Env) > 0) {
+		case report.StepInit:
+			if phase == report.StepApply && (len(st.ExtraArgs) > 0 || len(st.Env) > 0) {
 				return false
 			}
 		case phase:
 			n++
-			if phase == StepApply && (len(st.Env) > 0 || st.Retry != nil) {
+			if phase == report.StepApply && (len(st.Env) > 0 || st.Retry != nil) {
 				return false
 			}
 		case "oidc", "gate", "gates", "slack", "drift_create_issue":
@@ -48,14 +50,15 @@ func engineStepsOnly(steps []stacks.RunStep, phase string) bool {
 // saves none to read) falls back to the usual plan: the coordinator then
 // applies it as usual.
 func (j *job) planApply(ctx context.Context) {
-	steps := j.r.workflowSteps(j.ur, StepPlan)
-	j.takeReviewed()
-	if j.reuseBeforeWorkflow(ctx, steps) {
+	steps := j.r.workflowSteps(j.ur, report.StepPlan)
+	us := j.savedRecord()
+	j.takeReviewed(us)
+	if j.reuseBeforeWorkflow(ctx, steps, us) {
 		j.review(true)
 		return
 	}
 	if j.ur.reviewed != nil {
-		j.runWorkflow(ctx, StepPlan, steps)
+		j.runWorkflow(ctx, report.StepPlan, steps)
 		j.review(false)
 		return
 	}
@@ -64,9 +67,9 @@ func (j *job) planApply(ctx context.Context) {
 	}
 	for i, st := range steps {
 		switch st.Type {
-		case StepInit:
+		case report.StepInit:
 			j.initStep(ctx, st, fmt.Sprintf("plan step %d (init)", i+1))
-		case StepPlan:
+		case report.StepPlan:
 			j.applyNow(ctx, st)
 		}
 		if j.res.err != nil {
@@ -93,7 +96,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	env, varFile, args := pc.env, pc.varFile, pc.args
 	// A plan saved earlier is not what gets applied: its record goes first,
 	// as any apply's does.
-	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) { s.Plan = nil }); j.failed(ctx, StepState, err) {
+	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *runstate.UnitState) { s.Plan = nil }); j.failed(ctx, report.StepState, err) {
 		return
 	}
 	os.Remove(j.ur.planFile)
@@ -108,16 +111,16 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 			}
 		}
 	}
-	o, err := j.step(ctx, StepApply, func() invocation {
-		return invocation{Step: StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
+	o, err := j.step(ctx, report.StepApply, func() invocation {
+		return invocation{Step: report.StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
 			Call: applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan}}
 	}, false)
-	result := StatusApplied
+	result := report.StatusApplied
 	switch {
 	case ctx.Err() != nil && err != nil:
-		result = StatusCancelled
+		result = report.StatusCancelled
 	case err != nil:
-		result = StatusFailed
+		result = report.StatusFailed
 	}
 	j.res.hasChanges, j.res.changes = o.HasChanges, o.Changes
 	j.res.changedOutputs, j.res.outputsKnown = o.ChangedOutputs, o.OutputsKnown
@@ -126,19 +129,19 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	case err != nil || o.HasChanges || j.ur.forceApply:
 		// As the two calls would: an apply is recorded when one ran
 		// (a plan with no changes is never applied).
-		serr = j.recordApply(ctx, ApplyRecord{Digest: j.res.digest, Result: result,
+		serr = j.recordApply(ctx, runstate.ApplyRecord{Digest: j.res.digest, Result: result,
 			ChangedOutputs: o.ChangedOutputs, OutputsKnown: o.OutputsKnown}, !wholePlan(args))
 	case wholePlan(args):
 		// Nothing to change: recorded as a plan with no changes is.
 		if deployed := j.r.deployedNow(ctx, j.ur.u); deployed != nil {
-			serr = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *UnitState) { s.Deployed = deployed })
+			serr = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *runstate.UnitState) { s.Deployed = deployed })
 		}
 	}
 	if err == nil && serr != nil {
-		j.failed(ctx, StepState, serr)
+		j.failed(ctx, report.StepState, serr)
 		return
 	}
-	if j.failed(ctx, StepApply, err) {
+	if j.failed(ctx, report.StepApply, err) {
 		return
 	}
 	j.res.applied = true

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -35,19 +37,19 @@ workflows:
 	}
 	for _, name := range []string{"base@default", "dev@default"} {
 		u := unitByName(t, res.Report, name)
-		if _, planned := stepOf(u, StepPlan); planned || u.Status != StatusApplied || u.Changes != (Changes{Add: 1}) {
+		if _, planned := stepOf(u, report.StepPlan); planned || u.Status != report.StatusApplied || u.Changes != (report.Changes{Add: 1}) {
 			t.Errorf("%s: %s %v, steps %v; want applied in one call, +1", name, u.Status, u.Changes, u.Steps)
 		}
 	}
-	if _, planned := stepOf(unitByName(t, res.Report, "prod@default"), StepPlan); !planned {
+	if _, planned := stepOf(unitByName(t, res.Report, "prod@default"), report.StepPlan); !planned {
 		t.Errorf("prod, whose workflow has a run step, was not planned apart")
 	}
 
 	// The same repository applied in two calls (each wave approved by
 	// hand) records the same digests.
 	two := newE2E(t, layerRepo(t, config))
-	res = two.run(CmdApply, Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerYes, nil }}, stacks.Selection{})
-	if _, planned := stepOf(unitByName(t, res.Report, "base@default"), StepPlan); !planned || res.ExitCode != 0 {
+	res = two.run(CmdApply, Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerYes, nil }}, stacks.Selection{})
+	if _, planned := stepOf(unitByName(t, res.Report, "base@default"), report.StepPlan); !planned || res.ExitCode != 0 {
 		t.Fatalf("two calls: %v", statuses(res.Report))
 	}
 	for _, dir := range []string{"base", "dev"} {
@@ -60,7 +62,7 @@ workflows:
 	one.console.Reset()
 	res = one.run(CmdPlan, Options{}, stacks.Selection{})
 	for name, st := range statuses(res.Report) {
-		if st != string(StatusNoChanges) {
+		if st != string(report.StatusNoChanges) {
 			t.Errorf("plan after: %s %s", name, st)
 		}
 	}
@@ -68,16 +70,16 @@ workflows:
 
 // stateDirOf is the state dir of the repository at root and its unit in
 // dir.
-func stateDirOf(t *testing.T, root, dir string) (*StateDir, *stacks.Unit) {
+func stateDirOf(t *testing.T, root, dir string) (*runstate.StateDir, *stacks.Unit) {
 	t.Helper()
 	p, err := stacks.Load(root, configIn(root))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &StateDir{Path: filepath.Join(root, ".strata")}, p.UnitsIn(dir)[0]
+	return &runstate.StateDir{Path: filepath.Join(root, ".strata")}, p.UnitsIn(dir)[0]
 }
 
-func journal(t *testing.T, root, dir string) *UnitState {
+func journal(t *testing.T, root, dir string) *runstate.UnitState {
 	t.Helper()
 	sd, u := stateDirOf(t, root, dir)
 	us, err := sd.ReadUnit(u)
@@ -96,10 +98,10 @@ func TestApplyInOneCallFails(t *testing.T) {
 	}))
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
 	u := unitByName(t, res.Report, "a@default")
-	if _, planned := stepOf(u, StepPlan); planned || u.Status != StatusFailed || u.Changes != (Changes{Add: 1}) || res.ExitCode != 1 {
+	if _, planned := stepOf(u, report.StepPlan); planned || u.Status != report.StatusFailed || u.Changes != (report.Changes{Add: 1}) || res.ExitCode != 1 {
 		t.Errorf("a: %s (%s) %v, steps %v, exit %d", u.Status, u.Reason, u.Changes, u.Steps, res.ExitCode)
 	}
-	if us := journal(t, e.root, "a"); us.Apply == nil || us.Apply.Result != StatusFailed {
+	if us := journal(t, e.root, "a"); us.Apply == nil || us.Apply.Result != report.StatusFailed {
 		t.Errorf("journal: %+v", us.Apply)
 	}
 }

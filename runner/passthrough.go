@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -38,59 +40,21 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 	}
 	opt := Options{Command: command, Environ: po.Environ, Installer: po.Installer, StateDir: po.StateDir, Console: po.Stderr, DropIn: true}
 	var (
-		enginePath string
-		env        []string
-		workDir    = dir
+		c   *passCall
+		err error
 	)
 	if u != nil {
-		run := &stacks.Run{Units: []stacks.RunUnit{{Unit: u, Why: WhySelectedUnit}}, DropIn: true}
-		r, err := newRunState(ctx, p, run, opt)
-		if err != nil {
-			return 1, err
-		}
-		ur := r.units[0]
-		if ur.unsupported {
-			return 1, fmt.Errorf("%s: engine %s is not supported", u.Name(), ur.choice.Name)
-		}
-		j := &job{r: r, ur: ur.unit}
-		if command == CmdOutput && !j.init(ctx, false, false, InitArgs{}, nil) {
-			// strata's output inits a unit that needs it, as its other
-			// commands do; terraform's output then prints as it would.
-			return 1, fmt.Errorf("%s: init: %v", u.Name(), firstLine(errorText(j.res.err)))
-		}
-		if !j.workspace(ctx, false) {
-			return 1, fmt.Errorf("%s: selecting workspace %s: %v", u.Name(), u.Workspace, firstLine(errorText(j.res.err)))
-		}
-		enginePath, workDir = ur.engine.Path, ur.dir
-		for k, v := range tfVarsFromEnv(po.Environ) {
-			ur.env["TF_VAR_"+k] = v
-		}
-		for k, v := range stackTFVars(u) {
-			ur.env["TF_VAR_"+k] = v
-		}
-		env = envList(ur.env)
-		if takesVarFile[command] {
-			varFile, remove, err := r.passthroughVarFile(ctx, j)
-			if err != nil {
-				return 1, err
-			}
-			defer remove()
-			if varFile != "" {
-				// Right after the command, so the user's own -var and
-				// -var-file, later on the line, win as they do in plan.
-				args = append([]string{"-var-file=" + varFile}, args...)
-			}
-		}
+		c, err = passthroughInUnit(ctx, p, u, command, args, opt)
 	} else {
-		e, err := topLevelEngine(ctx, p, opt)
-		if err != nil {
-			return 1, err
-		}
-		enginePath, env = e.Path, po.Environ
+		c, err = passthroughOutside(ctx, p, dir, args, opt)
 	}
-	cmd := exec.CommandContext(ctx, enginePath, append([]string{command}, args...)...)
-	cmd.Dir = workDir
-	cmd.Env = env
+	if err != nil {
+		return 1, err
+	}
+	defer c.done()
+	cmd := exec.CommandContext(ctx, c.engine, append([]string{command}, c.args...)...)
+	cmd.Dir = c.dir
+	cmd.Env = c.env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = po.Stdin, po.Stdout, po.Stderr
 	// The terminal's Ctrl-C reaches the engine directly (same process
 	// group); strata only waits for it.
@@ -115,7 +79,7 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 			}
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
 		return exitErr.ExitCode(), nil
@@ -126,9 +90,79 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 	return 0, nil
 }
 
+// passCall is an engine command passed through, ready to run: the
+// engine, the dir, the environment and the arguments, and what to remove
+// when it ends.
+type passCall struct {
+	engine, dir string
+	env, args   []string
+	done        func()
+}
+
+// passthroughInUnit prepares a command in a unit's dir as strata's own
+// commands would: init when it needs one, its workspace, its environment
+// with strata's and the stack's variables, and its var file for the
+// commands that read variables.
+func passthroughInUnit(ctx context.Context, p *stacks.Project, u *stacks.Unit, command string, args []string, opt Options) (*passCall, error) {
+	run := &stacks.Run{Units: []stacks.RunUnit{{Unit: u, Why: WhySelectedUnit}}, DropIn: true}
+	r, err := newRunState(ctx, p, run, opt)
+	if err != nil {
+		return nil, err
+	}
+	ur := r.units[0]
+	if ur.unsupported {
+		return nil, fmt.Errorf("%s: engine %s is not supported", u.Name(), ur.choice.Name)
+	}
+	j := &job{r: r, ur: ur.unit}
+	if initsFirst[command] && !j.init(ctx, false, false, InitArgs{}, nil) {
+		// strata's output inits a unit that needs it, as its other
+		// commands do; terraform's output then prints as it would.
+		return nil, fmt.Errorf("%s: init: %v", u.Name(), firstLine(errorText(j.res.err)))
+	}
+	if !j.workspace(ctx, false) {
+		return nil, fmt.Errorf("%s: selecting workspace %s: %v", u.Name(), u.Workspace, firstLine(errorText(j.res.err)))
+	}
+	c := &passCall{engine: ur.engine.Path, dir: ur.dir, done: func() {}}
+	for k, v := range tfVarsFromEnv(opt.Environ) {
+		ur.env["TF_VAR_"+k] = v
+	}
+	for k, v := range stackTFVars(u) {
+		ur.env["TF_VAR_"+k] = v
+	}
+	c.env = envList(ur.env)
+	if takesVarFile[command] {
+		varFile, remove, err := r.passthroughVarFile(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		c.done = remove
+		if varFile != "" {
+			// Right after the command, so the user's own -var and
+			// -var-file, later on the line, win as they do in plan.
+			args = append([]string{"-var-file=" + varFile}, args...)
+		}
+	}
+	c.args = args
+	return c, nil
+}
+
+// passthroughOutside prepares a command outside any unit: the engine the
+// repository's config chooses, in dir, with strata's environment.
+func passthroughOutside(ctx context.Context, p *stacks.Project, dir string, args []string, opt Options) (*passCall, error) {
+	e, err := topLevelEngine(ctx, p, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &passCall{engine: e.Path, dir: dir, env: opt.Environ, args: args, done: func() {}}, nil
+}
+
 // takesVarFile are the engine commands strata passes through that read
 // input variables: they get the unit's var file, as its plan does.
 var takesVarFile = map[string]bool{"console": true, "refresh": true, "import": true}
+
+// initsFirst are the engine commands strata passes through that init the
+// unit first when it needs it, as strata's own commands do.
+var initsFirst = map[string]bool{command.Output: true}
 
 // passthroughVarFile writes the var file a unit's plan would get: its
 // inputs from other stacks, their producers read as they stand, and the
@@ -162,7 +196,7 @@ func topLevelEngine(ctx context.Context, p *stacks.Project, opt Options) (*engin
 	in := opt.Installer
 	if in == nil {
 		var err error
-		if in, err = engines.NewInstallerFromLookup(getenvIn(opt.Environ)); err != nil {
+		if in, err = engines.NewInstallerFromLookup(environ.Getenv(opt.Environ)); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	tfjson "github.com/hashicorp/terraform-json"
+	"github.com/strata-iac/strata/report"
 )
 
 // Reading a saved plan: `show -json` of the plan file, decoded with
@@ -20,7 +21,7 @@ import (
 
 // planView is what strata reads from a plan's JSON.
 type planView struct {
-	Changes Changes
+	Changes report.Changes
 	// ChangedOutputs are the root module outputs the plan changes,
 	// sorted.
 	ChangedOutputs []string
@@ -235,8 +236,8 @@ func allStrings(v any, out *[]string) {
 // own summary does (create: add; update: change; delete: destroy; a
 // replacement, delete and create in either order: one add and one
 // destroy; no-op, read and forget: nothing), and the outputs it changes.
-func countPlan(p *tfjson.Plan) (Changes, []string) {
-	var c Changes
+func countPlan(p *tfjson.Plan) (report.Changes, []string) {
+	var c report.Changes
 	for _, rc := range p.ResourceChanges {
 		if rc == nil || rc.Change == nil {
 			continue

@@ -11,6 +11,7 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -35,14 +36,14 @@ func TestCountPlan(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		plan    tfjson.Plan
-		want    Changes
+		want    report.Changes
 		outputs []string
 	}{
 		{name: "empty"},
-		{name: "create", plan: tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{rc(create), rc(create)}}, want: Changes{Add: 2}},
-		{name: "update and delete", plan: tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{rc(update), rc(del)}}, want: Changes{Change: 1, Destroy: 1}},
-		{name: "replace, delete first", plan: tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{rc(del, create)}}, want: Changes{Add: 1, Destroy: 1}},
-		{name: "replace, create first", plan: tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{rc(create, del)}}, want: Changes{Add: 1, Destroy: 1}},
+		{name: "create", plan: tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{rc(create), rc(create)}}, want: report.Changes{Add: 2}},
+		{name: "update and delete", plan: tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{rc(update), rc(del)}}, want: report.Changes{Change: 1, Destroy: 1}},
+		{name: "replace, delete first", plan: tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{rc(del, create)}}, want: report.Changes{Add: 1, Destroy: 1}},
+		{name: "replace, create first", plan: tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{rc(create, del)}}, want: report.Changes{Add: 1, Destroy: 1}},
 		{name: "no-op, read and forget", plan: tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{rc(noop), rc(read), rc(forget), {}}}},
 		{
 			name: "outputs only",
@@ -50,7 +51,7 @@ func TestCountPlan(t *testing.T) {
 				ResourceChanges: []*tfjson.ResourceChange{rc(noop)},
 				OutputChanges:   map[string]*tfjson.Change{"b": oc(update), "a": oc(create), "same": oc(noop), "gone": oc(del)},
 			},
-			want:    Changes{Outputs: 3},
+			want:    report.Changes{Outputs: 3},
 			outputs: []string{"a", "b", "gone"},
 		},
 		{
@@ -59,7 +60,7 @@ func TestCountPlan(t *testing.T) {
 				ResourceChanges: []*tfjson.ResourceChange{rc(create), rc(update)},
 				OutputChanges:   map[string]*tfjson.Change{"id": oc(create)},
 			},
-			want:    Changes{Add: 1, Change: 1, Outputs: 1},
+			want:    report.Changes{Add: 1, Change: 1, Outputs: 1},
 			outputs: []string{"id"},
 		},
 	} {
@@ -91,7 +92,7 @@ func TestReadPlanJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Changes{Add: 1, Outputs: 5}); v.Changes != want {
+	if want := (report.Changes{Add: 1, Outputs: 5}); v.Changes != want {
 		t.Errorf("changes = %+v, want %+v", v.Changes, want)
 	}
 	if want := []string{"big", "id", "list", "map", "secret"}; !reflect.DeepEqual(v.ChangedOutputs, want) {
@@ -159,7 +160,7 @@ o = "v3"
 }
 
 func TestChangesString(t *testing.T) {
-	for c, want := range map[Changes]string{
+	for c, want := range map[report.Changes]string{
 		{}:                              "+0 ~0 -0",
 		{Add: 1, Change: 2, Destroy: 3}: "+1 ~2 -3",
 		{Outputs: 1}:                    "+0 ~0 -0 ~1 output",
@@ -183,34 +184,34 @@ func TestOutputOnlyChange(t *testing.T) {
 	main := filepath.Join(root, "a", "main.tf")
 	e := newE2E(t, root)
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
-	if u := unitByName(t, res.Report, "a@default"); u.Status != StatusApplied || u.Changes != (Changes{Add: 1, Outputs: 1}) {
+	if u := unitByName(t, res.Report, "a@default"); u.Status != report.StatusApplied || u.Changes != (report.Changes{Add: 1, Outputs: 1}) {
 		t.Fatalf("first apply: %s %+v\n%s", u.Status, u.Changes, e.console.String())
 	}
 	replaceIn(t, main, "v1", "v2")
 	res = e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
 	u := unitByName(t, res.Report, "a@default")
-	if u.Status != StatusPlanned || u.Changes != (Changes{Outputs: 1}) || res.ExitCode != 2 {
+	if u.Status != report.StatusPlanned || u.Changes != (report.Changes{Outputs: 1}) || res.ExitCode != 2 {
 		t.Fatalf("plan: %s %+v exit %d\n%s", u.Status, u.Changes, res.ExitCode, e.console.String())
 	}
-	if _, shown := stepOf(u, StepShow); !shown {
+	if _, shown := stepOf(u, report.StepShow); !shown {
 		t.Errorf("the plan's JSON was not read: steps %v", u.Steps)
 	}
 	if us := journal(t, root, "a"); us.Plan == nil || !reflect.DeepEqual(us.Plan.ChangedOutputs, []string{"o"}) || !us.Plan.OutputsKnown {
 		t.Errorf("plan record: %+v", us.Plan)
 	}
 	// The saved plan is reused and applied: two calls.
-	res = e.run(CmdApply, Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerYes, nil }}, stacks.Selection{})
-	if u := unitByName(t, res.Report, "a@default"); u.Status != StatusApplied || u.Changes != (Changes{Outputs: 1}) || res.ExitCode != 0 {
+	res = e.run(CmdApply, Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerYes, nil }}, stacks.Selection{})
+	if u := unitByName(t, res.Report, "a@default"); u.Status != report.StatusApplied || u.Changes != (report.Changes{Outputs: 1}) || res.ExitCode != 0 {
 		t.Fatalf("apply of the saved plan: %s %+v exit %d\n%s", u.Status, u.Changes, res.ExitCode, e.console.String())
 	}
 	// Applied in one call.
 	replaceIn(t, main, "v2", "v3")
 	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
 	u = unitByName(t, res.Report, "a@default")
-	if _, planned := stepOf(u, StepPlan); planned || u.Status != StatusApplied || u.Changes != (Changes{Outputs: 1}) {
+	if _, planned := stepOf(u, report.StepPlan); planned || u.Status != report.StatusApplied || u.Changes != (report.Changes{Outputs: 1}) {
 		t.Fatalf("apply in one call: %s %+v, steps %v\n%s", u.Status, u.Changes, u.Steps, e.console.String())
 	}
-	if us := journal(t, root, "a"); us.Apply == nil || us.Apply.Result != StatusApplied {
+	if us := journal(t, root, "a"); us.Apply == nil || us.Apply.Result != report.StatusApplied {
 		t.Errorf("apply record: %+v", us.Apply)
 	}
 	if got := outputsOf(t, e, "a")["o"]; got != `"v3"` {
@@ -218,7 +219,7 @@ func TestOutputOnlyChange(t *testing.T) {
 	}
 	res = e.run(CmdPlan, Options{}, stacks.Selection{})
 	u = unitByName(t, res.Report, "a@default")
-	if _, shown := stepOf(u, StepShow); u.Status != StatusNoChanges || shown {
+	if _, shown := stepOf(u, report.StepShow); u.Status != report.StatusNoChanges || shown {
 		t.Errorf("plan after: %s, steps %v", u.Status, u.Steps)
 	}
 }

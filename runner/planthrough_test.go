@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -99,7 +100,7 @@ func TestPlanThrough(t *testing.T) {
 	e.console.Reset()
 	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Dirs: []string{"net", "db"}})
 	net, db := unitByName(t, res.Report, "net@default"), unitByName(t, res.Report, "db@default")
-	if net.Status != StatusApplied || db.Status != StatusApplied {
+	if net.Status != report.StatusApplied || db.Status != report.StatusApplied {
 		t.Fatalf("apply with zone-c: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	if strings.Contains(e.console.String(), "[db@default] reusing the plan") {
@@ -124,7 +125,7 @@ func TestPlanThroughInApply(t *testing.T) {
 	netTF := filepath.Join(root, "net", "main.tf")
 	replaceIn(t, netTF, "zone-a", "zone-d")
 	var waves [][]string
-	approve := func(units []*UnitReport) (Answer, error) {
+	approve := func(units []*report.UnitReport) (Answer, error) {
 		var names []string
 		for _, u := range units {
 			names = append(names, u.Name())
@@ -141,8 +142,8 @@ func TestPlanThroughInApply(t *testing.T) {
 	if len(waves) != 2 || strings.Join(waves[0], " ") != "db@default net@default" || strings.Join(waves[1], " ") != "ruled@default" {
 		t.Errorf("waves = %v, want db and net in the first", waves)
 	}
-	netApply, _ := stepOf(unitByName(t, res.Report, "net@default"), StepApply)
-	dbApply, _ := stepOf(unitByName(t, res.Report, "db@default"), StepApply)
+	netApply, _ := stepOf(unitByName(t, res.Report, "net@default"), report.StepApply)
+	dbApply, _ := stepOf(unitByName(t, res.Report, "db@default"), report.StepApply)
 	if dbApply.StartedAt.Before(netApply.FinishedAt) {
 		t.Error("db applied before net")
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -46,7 +47,7 @@ func TestFlagsTerraformExecCannotExpress(t *testing.T) {
 	e := newE2E(t, root)
 	res := e.run(CmdPlan, Options{}, stacks.Selection{})
 	u := unitByName(t, res.Report, "app@default")
-	if u.Status != StatusPlanned || u.Changes != (Changes{Add: 1}) {
+	if u.Status != report.StatusPlanned || u.Changes != (report.Changes{Add: 1}) {
 		t.Fatalf("app: %s (%s) %v\n%s", u.Status, u.Reason, u.Changes, e.console.String())
 	}
 	if !strings.Contains(e.console.String(), `+ input  = "eu-west-1"`) {
@@ -60,7 +61,7 @@ func TestFlagsTerraformExecCannotExpress(t *testing.T) {
 	e = newE2E(t, root)
 	res = e.run(CmdPlan, Options{}, stacks.Selection{})
 	u = unitByName(t, res.Report, "app@default")
-	if u.Status != StatusFailed || !strings.HasPrefix(u.Reason, "init failed") || !strings.Contains(e.console.String(), "-migrate-state") {
+	if u.Status != report.StatusFailed || !strings.HasPrefix(u.Reason, "init failed") || !strings.Contains(e.console.String(), "-migrate-state") {
 		t.Errorf("app: %s (%s)\n%s", u.Status, u.Reason, e.console.String())
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -79,7 +81,7 @@ func TestReadersPulledIn(t *testing.T) {
 	if why := unitByName(t, res.Report, "web@default").Why; why != "reads: app@default (app.seen_vpc)" {
 		t.Errorf("web's why = %q", why)
 	}
-	netApply, _ := stepOf(unitByName(t, res.Report, "network@default"), StepApply)
+	netApply, _ := stepOf(unitByName(t, res.Report, "network@default"), report.StepApply)
 	appPlan, _ := planOf(unitByName(t, res.Report, "app@default"))
 	if appPlan.StartedAt.Before(netApply.FinishedAt) {
 		t.Error("app planned before network was applied")
@@ -145,12 +147,12 @@ func TestReadersUnknownOutputs(t *testing.T) {
 	replaceIn(t, netTF, "vpc-1", "vpc-2")
 	e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
 	sd, network := stateDirOf(t, e.root, "network")
-	if err := sd.UpdateUnit(network, func(s *UnitState) {
+	if err := sd.UpdateUnit(network, func(s *runstate.UnitState) {
 		s.Plan.ChangedOutputs, s.Plan.OutputsKnown, s.Plan.Changes.Outputs = nil, false, 0
 	}); err != nil {
 		t.Fatal(err)
 	}
-	res := e.run(CmdApply, Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerAll, nil }}, stacks.Selection{Stacks: []string{"network"}})
+	res := e.run(CmdApply, Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerAll, nil }}, stacks.Selection{Stacks: []string{"network"}})
 	got := statuses(res.Report)
 	if len(got) != 3 || got["network@default"] != "applied" || got["app@default"] != "applied" || got["web@default"] != "applied" {
 		t.Fatalf("apply of the reused plan: %v\n%s", got, e.console.String())

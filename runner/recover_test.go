@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -45,7 +47,7 @@ func TestStalePlanIsPlannedAgain(t *testing.T) {
 	e := newE2E(t, copyTree(t, fixtureDir("nested")))
 	e.applyAll("first apply")
 	editFileT(t, filepath.Join(e.root, "base", "main.tf"), `parts  = ["base", "base"]`, `parts  = ["base", "v2"]`)
-	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); statuses(res.Report)["base@default"] != string(StatusPlanned) {
+	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); statuses(res.Report)["base@default"] != string(report.StatusPlanned) {
 		t.Fatalf("plan: %v", statuses(res.Report))
 	}
 	terraformIn(t, e, "base", "apply", "-auto-approve", "-input=false")
@@ -55,11 +57,11 @@ func TestStalePlanIsPlannedAgain(t *testing.T) {
 		t.Fatalf("apply after the state changed: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
 	for name, st := range statuses(res.Report) {
-		want := string(StatusApplied)
+		want := string(report.StatusApplied)
 		if name == "base@default" {
 			want += " (" + reasonAppliedEarlier + ")"
 		}
-		if st != want && st != string(StatusNoChanges) {
+		if st != want && st != string(report.StatusNoChanges) {
 			t.Errorf("%s: %s", name, st)
 		}
 	}
@@ -80,7 +82,7 @@ func TestStalePlanIsAskedAboutAgain(t *testing.T) {
 	terraformIn(t, e, "base", "apply", "-auto-approve", "-input=false")
 	editFileT(t, filepath.Join(e.root, "base", "terraform.tfstate"), `"base-2"`, `"drifted"`)
 	var asked []int
-	approve := func(units []*UnitReport) (Answer, error) {
+	approve := func(units []*report.UnitReport) (Answer, error) {
 		asked = append(asked, len(units))
 		return AnswerYes, nil
 	}
@@ -88,7 +90,7 @@ func TestStalePlanIsAskedAboutAgain(t *testing.T) {
 	// The new plan makes the change the saved one made (from "drifted"
 	// rather than "base"): the same changes as the plan reviewed.
 	base := unitByName(t, res.Report, "base@default")
-	if base.Status != StatusApplied || res.ExitCode != 0 {
+	if base.Status != report.StatusApplied || res.ExitCode != 0 {
 		t.Fatalf("base: %s (%s), exit %d\n%s", base.Status, base.Reason, res.ExitCode, e.console.String())
 	}
 	if base.Replanned == nil || !base.Replanned.Same || !strings.HasPrefix(base.Reason, "re-planned: same changes as the reviewed plan, from the plan run at ") {
@@ -136,7 +138,7 @@ func TestInterruptedApplyInvalidatesSavedPlan(t *testing.T) {
 	if got := statuses(res.Report)["slow@default"]; !strings.HasPrefix(got, "cancelled (interrupted during apply") {
 		t.Fatalf("slow: %s", got)
 	}
-	sd, _ := OpenStateDir(filepath.Join(root, ".strata"))
+	sd, _ := runstate.OpenStateDir(filepath.Join(root, ".strata"))
 	us, err := sd.ReadUnit(p.Units[0])
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +146,7 @@ func TestInterruptedApplyInvalidatesSavedPlan(t *testing.T) {
 	if us.Plan != nil {
 		t.Errorf("the saved plan of an interrupted apply is still recorded: %+v", us.Plan)
 	}
-	if us.Apply == nil || us.Apply.Result != StatusCancelled {
+	if us.Apply == nil || us.Apply.Result != report.StatusCancelled {
 		t.Errorf("apply record: %+v", us.Apply)
 	}
 	os.Remove(filepath.Join(root, "slow", "started"))
@@ -172,13 +174,13 @@ func TestDestroyWithInputs(t *testing.T) {
 		t.Fatalf("destroy: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
 	for name, st := range statuses(res.Report) {
-		if st != string(StatusDestroyed) {
+		if st != string(report.StatusDestroyed) {
 			t.Errorf("%s: %s", name, st)
 		}
 	}
-	network, _ := stepOf(unitByName(t, res.Report, "network@default"), StepApply)
+	network, _ := stepOf(unitByName(t, res.Report, "network@default"), report.StepApply)
 	for _, consumer := range []string{"app@default", "db@default"} {
-		c, _ := stepOf(unitByName(t, res.Report, consumer), StepApply)
+		c, _ := stepOf(unitByName(t, res.Report, consumer), report.StepApply)
 		if !c.FinishedAt.Before(network.StartedAt) {
 			t.Errorf("%s was destroyed after its producer network", consumer)
 		}
@@ -203,7 +205,7 @@ func TestDestroyLeftBlockedFails(t *testing.T) {
 	e := newE2E(t, chainRepo(t, "vpc-1"))
 	res := e.run(CmdDestroy, Options{AutoApprove: true}, stacks.Selection{})
 	got := statuses(res.Report)
-	if !strings.HasPrefix(got["app@default"], string(StatusBlocked)) || res.ExitCode != 1 || res.Report.OK {
+	if !strings.HasPrefix(got["app@default"], string(report.StatusBlocked)) || res.ExitCode != 1 || res.Report.OK {
 		t.Errorf("exit %d ok %t: %v", res.ExitCode, res.Report.OK, got)
 	}
 }
@@ -239,8 +241,8 @@ func TestCorruptJournal(t *testing.T) {
 			if len(aside) != 1 || readFile(t, aside[0]) != content {
 				t.Errorf("journal not moved aside whole: %v", aside)
 			}
-			var us UnitState
-			if err := json.Unmarshal([]byte(readFile(t, journal)), &us); err != nil || us.Apply == nil || us.Apply.Result != StatusApplied {
+			var us runstate.UnitState
+			if err := json.Unmarshal([]byte(readFile(t, journal)), &us); err != nil || us.Apply == nil || us.Apply.Result != report.StatusApplied {
 				t.Errorf("the new record: %+v, %v", us, err)
 			}
 		})
@@ -258,7 +260,7 @@ func TestRunStateWriteErrorFailsUnit(t *testing.T) {
 	}
 	res := e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}})
 	u := unitByName(t, res.Report, "base@default")
-	if u.Status != StatusFailed || !strings.Contains(u.Reason, "run state of base@default") || res.ExitCode != 1 {
+	if u.Status != report.StatusFailed || !strings.Contains(u.Reason, "run state of base@default") || res.ExitCode != 1 {
 		t.Errorf("base: %s (%s), exit %d", u.Status, u.Reason, res.ExitCode)
 	}
 }
@@ -267,17 +269,17 @@ func TestRunStateWriteErrorFailsUnit(t *testing.T) {
 // plan before asking about it, as a new plan would be shown.
 func TestApplyShowsReusedPlan(t *testing.T) {
 	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
-	if res := e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}}); statuses(res.Report)["base@default"] != string(StatusPlanned) {
+	if res := e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}}); statuses(res.Report)["base@default"] != string(report.StatusPlanned) {
 		t.Fatalf("plan: %v", statuses(res.Report))
 	}
 	e.console.Reset()
 	var shown string
-	approve := func(units []*UnitReport) (Answer, error) {
+	approve := func(units []*report.UnitReport) (Answer, error) {
 		shown = e.console.String()
 		return AnswerYes, nil
 	}
 	res := e.run(CmdApply, Options{Approve: approve}, stacks.Selection{Stacks: []string{"base"}})
-	if statuses(res.Report)["base@default"] != string(StatusApplied) {
+	if statuses(res.Report)["base@default"] != string(report.StatusApplied) {
 		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	if !strings.Contains(shown, "reusing the plan saved at") || !strings.Contains(shown, "[base@default] Plan: 1 to add, 0 to change, 0 to destroy") {
@@ -321,11 +323,11 @@ workflows:
 			writeFileT(t, filepath.Join(e.root, "dev", "broken.tf"), "variable \"needed\" {\n  type = string\n}\n")
 			res := e.run(CmdPlan, Options{}, stacks.Selection{})
 			got := statuses(res.Report)
-			want := string(StatusPlanned)
+			want := string(report.StatusPlanned)
 			if auto {
 				want += " (auto_apply waits for dev@default, which failed)"
 			}
-			if !strings.HasPrefix(got["dev@default"], string(StatusFailed)) || got["prod@default"] != want {
+			if !strings.HasPrefix(got["dev@default"], string(report.StatusFailed)) || got["prod@default"] != want {
 				t.Errorf("plan: %v; want prod %q", got, want)
 			}
 		})
@@ -351,12 +353,12 @@ func TestReusedPlanRunsNoPlanSteps(t *testing.T) {
 		"app/main.tf": "variable \"stamp\" {\n  type = string\n}\nresource \"terraform_data\" \"x\" {\n  input = \"fixed\"\n}\n",
 	})
 	e := newE2E(t, root)
-	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); statuses(res.Report)["app@default"] != string(StatusPlanned) {
+	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); statuses(res.Report)["app@default"] != string(report.StatusPlanned) {
 		t.Fatalf("plan: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	e.console.Reset()
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
-	if statuses(res.Report)["app@default"] != string(StatusApplied) {
+	if statuses(res.Report)["app@default"] != string(report.StatusApplied) {
 		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	if !strings.Contains(e.console.String(), "reusing the plan saved at") {
@@ -371,8 +373,8 @@ func TestReusedPlanRunsNoPlanSteps(t *testing.T) {
 // the apply exits 1, as terraform's apply does when answered no.
 func TestAnswerNoExitsOne(t *testing.T) {
 	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
-	res := e.run(CmdApply, Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerNo, nil }}, stacks.Selection{Stacks: []string{"base"}})
-	if got := statuses(res.Report)["base@default"]; got != string(StatusPlanned)+" (not approved)" || res.ExitCode != 1 || res.Report.OK {
+	res := e.run(CmdApply, Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerNo, nil }}, stacks.Selection{Stacks: []string{"base"}})
+	if got := statuses(res.Report)["base@default"]; got != string(report.StatusPlanned)+" (not approved)" || res.ExitCode != 1 || res.Report.OK {
 		t.Errorf("base: %s, exit %d, ok %t", got, res.ExitCode, res.Report.OK)
 	}
 }

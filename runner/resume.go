@@ -1,13 +1,16 @@
 package runner
 
-import "github.com/strata-iac/strata/stacks"
+import (
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/stacks"
+)
 
 // ResumeRun is the run of --resume REPORT (docs/behaviour.md#resume): the
 // units the report left failed, skipped, blocked or cancelled run again;
 // the units it left planned are gates outside the run, open once applied
 // at their current digest. gone names the report's units the repository
 // no longer has.
-func ResumeRun(p *stacks.Project, rep *Report) (run *stacks.Run, external []*stacks.Unit, gone []string) {
+func ResumeRun(p *stacks.Project, rep *report.Report) (run *stacks.Run, external []*stacks.Unit, gone []string) {
 	byID := make(map[string]*stacks.Unit, len(p.Units))
 	for _, u := range p.Units {
 		byID[u.ID()] = u
@@ -20,9 +23,9 @@ func ResumeRun(p *stacks.Project, rep *Report) (run *stacks.Run, external []*sta
 			continue
 		}
 		switch ur.Status {
-		case StatusFailed, StatusSkipped, StatusBlocked, StatusCancelled, StatusMissing:
+		case report.StatusFailed, report.StatusSkipped, report.StatusBlocked, report.StatusCancelled, report.StatusMissing:
 			run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + string(ur.Status)})
-		case StatusPlanned:
+		case report.StatusPlanned:
 			external = append(external, u)
 		}
 	}

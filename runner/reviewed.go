@@ -6,7 +6,10 @@ import (
 	"os"
 	"regexp"
 	"strconv"
-	"time"
+
+	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 )
 
 // What was reviewed is what is applied (docs/behaviour.md#saved-plans).
@@ -18,30 +21,6 @@ import (
 // whether the changes are the same. --require-reviewed-plan refuses to
 // apply changes no reviewed plan holds.
 
-// Replanned is how the plan an apply made compares with the reviewed plan
-// it replaced.
-type Replanned struct {
-	// ReviewedBy is where the reviewed plan was made: "PR #5", or "the
-	// plan run at <time>".
-	ReviewedBy string  `json:"reviewed_by"`
-	Reviewed   Changes `json:"reviewed"`
-	// New are the new plan's changes: what was applied, or would have been.
-	New Changes `json:"new"`
-	// Same says the new plan makes the changes the reviewed one made: the
-	// same resources with the same actions and planned values, and the
-	// same outputs.
-	Same bool `json:"same"`
-}
-
-// text is the comparison as a reason: verb names what happened to the
-// new plan's changes ("applied", "new").
-func (rp *Replanned) text(verb string) string {
-	if rp.Same {
-		return "re-planned: same changes as the reviewed plan, from " + rp.ReviewedBy
-	}
-	return fmt.Sprintf("re-planned: differs from the reviewed plan, from %s (reviewed %s, %s %s)", rp.ReviewedBy, rp.Reviewed, verb, rp.New)
-}
-
 // reasonAppliedEarlier and reasonDestroyedEarlier are the reasons of a
 // unit whose stale saved plan had changes that the state already holds.
 const (
@@ -49,26 +28,9 @@ const (
 	reasonDestroyedEarlier = "destroyed earlier: the state already holds the saved plan's changes"
 )
 
-// reviewedBy says where a reviewed plan was made.
-func (p *PlanRecord) reviewedBy() string {
-	if p.Review != "" {
-		return p.Review
-	}
-	return "the plan run at " + p.At.UTC().Format(time.RFC3339)
-}
-
-// reviewable reports whether a saved plan is one a review saw: made by
-// `plan`, not for a destroy. A plan an apply made and left (not approved,
-// or stale and planned again) is not one, as under -auto-approve nobody
-// saw it, and a record written before plans said who made them does not
-// say.
-func (p *PlanRecord) reviewable() bool {
-	return p != nil && p.Command == CmdPlan && !p.Destroy
-}
-
 // sameChanges reports whether a new plan (hasChanges, changeSet) makes
 // the changes the reviewed plan a makes.
-func sameChanges(a *PlanRecord, hasChanges bool, changeSet string) bool {
+func sameChanges(a *runstate.PlanRecord, hasChanges bool, changeSet string) bool {
 	if !a.HasChanges || !hasChanges {
 		return a.HasChanges == hasChanges
 	}
@@ -80,14 +42,14 @@ var pullRequestRef = regexp.MustCompile(`^refs/pull/([0-9]+)/(?:merge|head)$`)
 
 // pullRequestOf names the pull request a CI run builds, from the CI's
 // environment: "PR #5" on GitHub, "MR !5" on GitLab; "" outside one.
-func pullRequestOf(environ []string) string {
-	get := getenvIn(environ)
-	switch ciOf(get) {
-	case ciGitHub:
+func pullRequestOf(env []string) string {
+	get := environ.Getenv(env)
+	switch report.ServiceOf(get) {
+	case report.GitHub:
 		if m := pullRequestRef.FindStringSubmatch(get("GITHUB_REF")); m != nil {
 			return "PR #" + m[1]
 		}
-	case ciGitLab:
+	case report.GitLab:
 		if iid := get("CI_MERGE_REQUEST_IID"); iid != "" {
 			return "MR !" + iid
 		}
@@ -97,22 +59,22 @@ func pullRequestOf(environ []string) string {
 
 // PullRequestName names pull request n as the CI service does: "MR !5"
 // on GitLab, "PR #5" otherwise.
-func PullRequestName(n int, environ []string) string {
-	if ciOf(getenvIn(environ)) == ciGitLab {
+func PullRequestName(n int, env []string) string {
+	if report.ServiceOf(environ.Getenv(env)) == report.GitLab {
 		return "MR !" + strconv.Itoa(n)
 	}
 	return "PR #" + strconv.Itoa(n)
 }
 
-// takeReviewed keeps the unit's saved plan, when a review saw it, before
-// an apply's plan job reuses it or plans in its place.
-func (j *job) takeReviewed() {
+// takeReviewed keeps the saved plan of the unit's record us, when a
+// review saw it, before an apply's plan job reuses it or plans in its
+// place.
+func (j *job) takeReviewed(us *runstate.UnitState) {
 	j.ur.reviewed = nil
-	if j.r.opt.Command != CmdApply || j.ur.userPlan || j.r.destroying() {
+	if !j.r.policy.ReusesPlans || j.ur.userPlan || j.r.destroying() {
 		return
 	}
-	us, err := j.r.sd.ReadUnit(j.ur.u)
-	if err != nil || !us.Plan.reviewable() {
+	if us == nil || !us.Plan.Reviewable() {
 		return
 	}
 	p := *us.Plan
@@ -124,7 +86,7 @@ func (j *job) takeReviewed() {
 // changes no reviewed plan holds (refuseUnreviewed). reused says the job
 // holds the saved plan itself.
 func (j *job) review(reused bool) {
-	if j.res.err != nil || j.r.opt.Command != CmdApply || j.ur.userPlan || j.r.destroying() {
+	if j.res.err != nil || !j.r.policy.ReusesPlans || j.ur.userPlan || j.r.destroying() {
 		return
 	}
 	if !reused {
@@ -140,10 +102,10 @@ func (j *job) compareReviewed() {
 	if rv == nil {
 		return
 	}
-	rp := &Replanned{ReviewedBy: rv.reviewedBy(), Reviewed: rv.Changes, New: j.res.changes,
+	rp := &report.Replanned{ReviewedBy: rv.ReviewedBy(), Reviewed: rv.Changes, New: j.res.changes,
 		Same: sameChanges(rv, j.res.hasChanges, j.res.changeSet)}
 	j.res.replan = rp
-	j.r.con.note(fmt.Sprintf("[%s] %s", j.ur.u.Name(), rp.text("new")))
+	j.r.con.note(fmt.Sprintf("[%s] %s", j.ur.u.Name(), rp.Text("new")))
 }
 
 // refuseUnreviewed, under --require-reviewed-plan, refuses the job's plan
@@ -169,7 +131,7 @@ func (j *job) refuseUnreviewed(reused bool) bool {
 		return false
 	}
 	j.res.refused = why + "; not applied (--require-reviewed-plan)"
-	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *UnitState) { s.Plan = nil }); err != nil {
+	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *runstate.UnitState) { s.Plan = nil }); err != nil {
 		j.res.refused += "; and its plan could not be discarded: " + err.Error()
 	}
 	os.Remove(j.ur.planFile)
@@ -184,17 +146,16 @@ func (j *job) refuseUnreviewed(reused bool) bool {
 // bucket) or by hand. Nothing is applied again; the run state records the
 // saved plan applied at its digest, as that apply would have, and the
 // report shows its changes.
-func (j *job) appliedEarlier(ctx context.Context, saved *PlanRecord) {
-	result := StatusApplied
+func (j *job) appliedEarlier(ctx context.Context, saved *runstate.PlanRecord) {
+	result := report.StatusApplied
 	if j.r.destroying() {
-		result = StatusDestroyed
+		result = report.StatusDestroyed
 	}
-	known := saved.OutputsKnown || !saved.HasChanges
-	err := j.recordApply(ctx, ApplyRecord{Digest: saved.Digest, Result: result, ChangedOutputs: saved.ChangedOutputs, OutputsKnown: known}, saved.Partial)
+	err := j.recordApply(ctx, saved.Applied(result), saved.Partial)
 	os.Remove(j.ur.planFile)
 	j.res.appliedEarlier = true
 	j.res.hasChanges, j.res.changes, j.res.digest, j.res.changeSet = saved.HasChanges, saved.Changes, saved.Digest, saved.ChangeSet
-	j.res.changedOutputs, j.res.outputsKnown = saved.ChangedOutputs, known
+	j.res.changedOutputs, j.res.outputsKnown = saved.ChangedOutputs, saved.KnowsOutputs()
 	j.r.con.note(fmt.Sprintf("[%s] the new plan has no changes: the state already holds the saved plan's changes (%s), applied earlier", j.ur.u.Name(), saved.Changes))
-	j.failed(ctx, StepState, err)
+	j.failed(ctx, report.StepState, err)
 }

@@ -11,6 +11,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -40,11 +41,11 @@ func reviewPR5(t *testing.T, e *e2e) {
 	t.Helper()
 	writeFileT(t, filepath.Join(e.root, "app", "main.tf"), testenv.AppTF("a0-b0-c9", ""))
 	res := e.run(CmdPlan, Options{PullRequest: "PR #5"}, stacks.Selection{})
-	if got := statuses(res.Report)["app@default"]; got != string(StatusPlanned) {
+	if got := statuses(res.Report)["app@default"]; got != string(report.StatusPlanned) {
 		t.Fatalf("plan: app %s\n%s", got, e.console.String())
 	}
 	rec := journal(t, e.root, "app").Plan
-	if rec == nil || rec.Command != CmdPlan || rec.Review != "PR #5" || rec.ChangeSet == "" || rec.Changes != (Changes{Change: 1}) {
+	if rec == nil || rec.Command != CmdPlan || rec.Review != "PR #5" || rec.ChangeSet == "" || rec.Changes != (report.Changes{Change: 1}) {
 		t.Fatalf("the reviewed plan's record: %+v", rec)
 	}
 }
@@ -70,15 +71,15 @@ func TestReplannedAfterMerge(t *testing.T) {
 		t.Fatalf("apply: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
 	app := unitByName(t, res.Report, "app@default")
-	want := &Replanned{ReviewedBy: "PR #5", Reviewed: Changes{Change: 1}, New: Changes{Add: 1, Change: 1}}
-	if app.Status != StatusApplied || !reflect.DeepEqual(app.Replanned, want) {
+	want := &report.Replanned{ReviewedBy: "PR #5", Reviewed: report.Changes{Change: 1}, New: report.Changes{Add: 1, Change: 1}}
+	if app.Status != report.StatusApplied || !reflect.DeepEqual(app.Replanned, want) {
 		t.Fatalf("app: %s, replanned %+v; want %+v", app.Status, app.Replanned, want)
 	}
 	const reason = "re-planned: differs from the reviewed plan, from PR #5 (reviewed +0 ~1 -0, applied +1 ~1 -0)"
 	if app.Reason != reason {
 		t.Errorf("app's reason: %q, want %q", app.Reason, reason)
 	}
-	if app.Changes != (Changes{Add: 1, Change: 1}) {
+	if app.Changes != (report.Changes{Add: 1, Change: 1}) {
 		t.Errorf("app's changes: %s, want the apply's +1 ~1 -0", app.Changes)
 	}
 	var table bytes.Buffer
@@ -113,7 +114,7 @@ func TestReplannedSameChanges(t *testing.T) {
 		t.Fatalf("apply: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
 	app := unitByName(t, res.Report, "app@default")
-	if app.Status != StatusApplied || app.Replanned == nil || !app.Replanned.Same {
+	if app.Status != report.StatusApplied || app.Replanned == nil || !app.Replanned.Same {
 		t.Fatalf("app: %s, replanned %+v", app.Status, app.Replanned)
 	}
 	if want := "re-planned: same changes as the reviewed plan, from PR #5"; app.Reason != want {
@@ -144,17 +145,17 @@ func TestRequireReviewedPlanRefuses(t *testing.T) {
 	}
 	app := unitByName(t, res.Report, "app@default")
 	const reason = "app@default: its new plan differs from the reviewed plan, from PR #5 (reviewed +0 ~1 -0, new +1 ~1 -0); not applied (--require-reviewed-plan)"
-	if app.Status != StatusFailed || app.Reason != reason {
+	if app.Status != report.StatusFailed || app.Reason != reason {
 		t.Errorf("app: %s (%s), want failed (%s)", app.Status, app.Reason, reason)
 	}
-	if app.Replanned == nil || app.Replanned.Same || app.Changes != (Changes{Add: 1, Change: 1}) {
+	if app.Replanned == nil || app.Replanned.Same || app.Changes != (report.Changes{Add: 1, Change: 1}) {
 		t.Errorf("app: replanned %+v, changes %s", app.Replanned, app.Changes)
 	}
-	if _, applied := stepOf(app, StepApply); applied {
+	if _, applied := stepOf(app, report.StepApply); applied {
 		t.Error("app ran an apply step")
 	}
 	web := unitByName(t, res.Report, "web@default")
-	if web.Status != StatusSkipped || web.Reason != "app@default failed" || web.Cause != "app@default" {
+	if web.Status != report.StatusSkipped || web.Reason != "app@default failed" || web.Cause != "app@default" {
 		t.Errorf("web: %s (%s), cause %q", web.Status, web.Reason, web.Cause)
 	}
 	if got := readFile(t, filepath.Join(e.root, "app", "terraform.tfstate")); got != appState {
@@ -170,7 +171,7 @@ func TestRequireReviewedPlanRefuses(t *testing.T) {
 	// Nothing reviewed the merged changes: apply alone refuses them.
 	res = e.run(CmdApply, opt, stacks.Selection{})
 	app = unitByName(t, res.Report, "app@default")
-	if want := "app@default: no reviewed plan for its changes (+1 ~1 -0); not applied (--require-reviewed-plan)"; app.Status != StatusFailed || app.Reason != want {
+	if want := "app@default: no reviewed plan for its changes (+1 ~1 -0); not applied (--require-reviewed-plan)"; app.Status != report.StatusFailed || app.Reason != want {
 		t.Errorf("apply without a saved plan: app %s (%s), want failed (%s)", app.Status, app.Reason, want)
 	}
 	if res.ExitCode != 1 {
@@ -183,7 +184,7 @@ func TestRequireReviewedPlanRefuses(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("apply of the reviewed plan: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
-	if app = unitByName(t, res.Report, "app@default"); app.Status != StatusApplied || app.Replanned != nil || app.Reason != "" {
+	if app = unitByName(t, res.Report, "app@default"); app.Status != report.StatusApplied || app.Replanned != nil || app.Reason != "" {
 		t.Errorf("app: %s (%s), replanned %+v", app.Status, app.Reason, app.Replanned)
 	}
 	if got := testenv.StateInputs(t, filepath.Join(e.root, "app")); got["app"] != "a0-b7-c9" || got["b"] != "b7" {
@@ -215,13 +216,13 @@ func TestStalePlanReplannedCounts(t *testing.T) {
 				t.Fatalf("the saved plan was not stale:\n%s", e.console.String())
 			}
 			app := unitByName(t, res.Report, "app@default")
-			want := &Replanned{ReviewedBy: "PR #5", Reviewed: Changes{Change: 1}, New: Changes{Change: 1, Destroy: 1}}
+			want := &report.Replanned{ReviewedBy: "PR #5", Reviewed: report.Changes{Change: 1}, New: report.Changes{Change: 1, Destroy: 1}}
 			if !reflect.DeepEqual(app.Replanned, want) || app.Changes != want.New {
 				t.Errorf("app: changes %s, replanned %+v; want %s, %+v", app.Changes, app.Replanned, want.New, want)
 			}
 			inputs := testenv.StateInputs(t, filepath.Join(e.root, "app"))
 			if !require {
-				if app.Status != StatusApplied || res.ExitCode != 0 {
+				if app.Status != report.StatusApplied || res.ExitCode != 0 {
 					t.Fatalf("app: %s (%s), exit %d\n%s", app.Status, app.Reason, res.ExitCode, e.console.String())
 				}
 				if inputs["app"] != "a0-b0-c9" || inputs["b"] != "" {
@@ -229,10 +230,10 @@ func TestStalePlanReplannedCounts(t *testing.T) {
 				}
 				return
 			}
-			if app.Status != StatusFailed || !strings.Contains(app.Reason, "its new plan differs from the reviewed plan") || res.ExitCode != 1 {
+			if app.Status != report.StatusFailed || !strings.Contains(app.Reason, "its new plan differs from the reviewed plan") || res.ExitCode != 1 {
 				t.Errorf("app: %s (%s), exit %d", app.Status, app.Reason, res.ExitCode)
 			}
-			if web := unitByName(t, res.Report, "web@default"); web.Status != StatusSkipped || web.Cause != "app@default" {
+			if web := unitByName(t, res.Report, "web@default"); web.Status != report.StatusSkipped || web.Cause != "app@default" {
 				t.Errorf("web: %s (%s)", web.Status, web.Reason)
 			}
 			if inputs["app"] != "a0-b0-c0" || inputs["b"] != "b7" {
@@ -259,7 +260,7 @@ func TestStalePlanAppliedEarlier(t *testing.T) {
 		t.Fatalf("apply: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
 	app := unitByName(t, res.Report, "app@default")
-	if app.Status != StatusApplied || app.Reason != reasonAppliedEarlier || app.Changes != saved.Changes {
+	if app.Status != report.StatusApplied || app.Reason != reasonAppliedEarlier || app.Changes != saved.Changes {
 		t.Errorf("app: %s (%s) %s, want applied (%s) %s", app.Status, app.Reason, app.Changes, reasonAppliedEarlier, saved.Changes)
 	}
 	if app.Digest != saved.Digest {
@@ -269,14 +270,14 @@ func TestStalePlanAppliedEarlier(t *testing.T) {
 		t.Errorf("%d applies ran; the state already held the changes", n)
 	}
 	us := journal(t, e.root, "app")
-	if us.Plan != nil || us.Apply == nil || us.Apply.Result != StatusApplied || us.Apply.Digest != saved.Digest {
+	if us.Plan != nil || us.Apply == nil || us.Apply.Result != report.StatusApplied || us.Apply.Digest != saved.Digest {
 		t.Errorf("app's run state: plan %+v, apply %+v", us.Plan, us.Apply)
 	}
-	if web := unitByName(t, res.Report, "web@default"); web.Status != StatusNoChanges {
+	if web := unitByName(t, res.Report, "web@default"); web.Status != report.StatusNoChanges {
 		t.Errorf("web: %s (%s), want no_changes: app's gate opened", web.Status, web.Reason)
 	}
 	res = e.run(CmdPlan, Options{}, stacks.Selection{})
-	if got := statuses(res.Report)["app@default"]; got != string(StatusNoChanges) {
+	if got := statuses(res.Report)["app@default"]; got != string(report.StatusNoChanges) {
 		t.Errorf("plan after: app %s", got)
 	}
 }

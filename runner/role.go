@@ -1,6 +1,9 @@
 package runner
 
-import "github.com/strata-iac/strata/stacks"
+import (
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/stacks"
+)
 
 // Role is what a unit is to a command: one it runs, or one outside the
 // run that the run needs something from.
@@ -39,7 +42,7 @@ func (r Role) outside() bool { return r == RoleGate || r == RoleProducer || r ==
 type member struct {
 	stacks.RunUnit
 	role      Role
-	status    Status
+	status    report.Status
 	rootCause string
 	// lazy: a producer outside the run that only readers need, read
 	// when one of them joins the run.

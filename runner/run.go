@@ -4,56 +4,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/internal/safepath"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
-// Commands the runner executes.
+// Commands the runner executes (their meaning is command's table).
 const (
-	CmdInit     = "init"
-	CmdPlan     = "plan"
-	CmdApply    = "apply"
-	CmdDestroy  = "destroy"
-	CmdDrift    = "drift"
-	CmdValidate = "validate"
-	CmdOutput   = "output"
+	CmdInit     = command.Init
+	CmdPlan     = command.Plan
+	CmdApply    = command.Apply
+	CmdDestroy  = command.Destroy
+	CmdDrift    = command.Drift
+	CmdValidate = command.Validate
+	CmdOutput   = command.Output
 )
 
-// readsOnly reports whether a command only reads: init, validate and
-// output run every unit of the run at once, with no order between them and
-// no input values, since none of them plans (docs/behaviour.md#commands).
-// A producer with no value, or one that failed, never keeps a unit of
-// theirs from running.
-func readsOnly(command string) bool {
-	switch command {
-	case CmdInit, CmdValidate, CmdOutput:
-		return true
-	}
-	return false
+// policyOf is the policy of the options' command; an engine command
+// passed through has one that does none of a run command's things.
+func policyOf(opt Options) *command.Policy {
+	p, _ := command.Of(opt.Command)
+	return p
 }
 
 // takesInputs reports whether a command gives units the values of their
 // inputs: the ones that plan, and the passthrough commands that read
 // variables.
-func takesInputs(command string) bool {
-	switch command {
-	case CmdPlan, CmdApply, CmdDestroy, CmdDrift:
-		return true
-	}
-	return takesVarFile[command]
+func takesInputs(opt Options) bool {
+	return policyOf(opt).Plans || takesVarFile[opt.Command]
 }
-
-// Answer is the reply to `Apply N units? [yes/all/no]`.
-type Answer int
 
 const (
 	AnswerNo Answer = iota
@@ -61,143 +51,10 @@ const (
 	AnswerAll
 )
 
-// Options shape one command.
-type Options struct {
-	Command     string
-	Parallelism int
-	EngineArgs  EngineArgs
-	// AutoApprove is -auto-approve: apply without asking.
-	AutoApprove bool
-	// RequireReviewedPlan (apply) applies no changes but those of a
-	// reviewed saved plan (docs/behaviour.md#saved-plans).
-	RequireReviewedPlan bool
-	// PullRequest names where this command's plans are made for review
-	// ("PR #5"), recorded with each plan; read from the CI's environment
-	// when empty.
-	PullRequest string
-	// NoAutoApply keeps plan from applying auto_apply units.
-	NoAutoApply bool
-	FailFast    bool
-	// DetailedExitCode is plan's -detailed-exitcode.
-	DetailedExitCode bool
-	// StateDir is the state directory (default <root>/.strata).
-	StateDir string
-	// ScratchState says the state directory is a copy of state kept
-	// elsewhere (StateDir.Scratch): a CI job's.
-	ScratchState bool
-	// LockTimeout bounds the wait for the repository apply lock; zero
-	// fails at once when another process holds it.
-	LockTimeout time.Duration
-	// KillAfter is how long an interrupted engine gets before SIGKILL;
-	// zero never kills.
-	KillAfter     time.Duration
-	ShowSensitive bool
-	NoPluginCache bool
-
-	// Console receives what people read; ErrConsole strata's notes and the
-	// engine's stderr in drop-in (Console when nil). Terminal says Console
-	// is one.
-	Console    io.Writer
-	ErrConsole io.Writer
-	Terminal   bool
-	// DropIn streams the engine's output unchanged (one unit, docs/behaviour.md#steps-of-a-unit).
-	DropIn bool
-	// Approve asks about a wave of plans; nil means no one can be asked.
-	Approve func(units []*UnitReport) (Answer, error)
-	// Kill is closed on a second interrupt: finish at once.
-	Kill <-chan struct{}
-
-	// Environ is strata's environment (os.Environ() when nil).
-	Environ []string
-	// Installer resolves engines (engines.NewInstallerFromEnv when nil).
-	Installer *engines.Installer
-	// RetryDelay is the first pause between tries of a transient failure
-	// (5 s when zero; ×1.5 each try).
-	RetryDelay time.Duration
-	// StillEvery is how often a long step reports it is still running
-	// without a terminal (60 s when zero).
-	StillEvery time.Duration
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
-	// PlanOut also writes the saved plan to this file (drop-in plan -out).
-	PlanOut string
-	// ApplyFile applies this saved plan (drop-in apply FILE).
-	ApplyFile string
-	// External are units outside the run that its gates wait for: under
-	// --changed the modified units left out by selection, under --resume
-	// the units the report left planned. Each opens only when the run
-	// state shows it applied at its current digest.
-	External []*stacks.Unit
-	// PlanJSON writes `show -json` of every saved plan under this dir.
-	PlanJSON string
-	// NoPropagate (--no-propagate) keeps the run as selected: no consumer
-	// joins it when a producer's apply changes an output it reads.
-	NoPropagate bool
-	// Settled are units of the same CI run settled by earlier jobs,
-	// with how each ended (docs/ci.md). They join the graph and never
-	// run: one that applied, had no changes or succeeded opens its gates
-	// (and feeds its outputs to consumers); one that failed or was
-	// skipped skips its dependents, naming the root cause; any other
-	// holds them, as in a run on one machine.
-	Settled []Settled
-	// Readers are the units a CI job's manifest marks as readers
-	// (docs/ci.md#readers). They join the graph as the readers of a run on
-	// one machine do (RoleReader): each joins the run only when a producer,
-	// of this job or settled by an earlier one, applied a change to an
-	// output it reads.
-	Readers []*stacks.Unit
-	// ReaderDone is called as each reader that did not join the run ends,
-	// with its report: no_changes when its inputs did not change; skipped,
-	// blocked or cancelled as what it waits for ended. CI jobs record it
-	// for the jobs of later waves. A reader that joins ends through
-	// UnitDone like any unit.
-	ReaderDone func(*stacks.Unit, *UnitReport)
-	// UnitDone is called by the scheduler as each unit of the run ends,
-	// with its final report, before the command ends; CI jobs record
-	// results there, so a job that dies keeps what it finished.
-	UnitDone func(*stacks.Unit, *UnitReport)
-	// Applying is called as an apply with changes starts, with the digest
-	// it applies: before the engine when a saved plan is applied (an error
-	// fails the unit, nothing applied), and as the engine prints its plan
-	// when one call plans and applies. CI jobs record it, so a retry knows
-	// an earlier attempt applied what it could not record
-	// (docs/ci.md#an-apply-the-bucket-did-not-take).
-	Applying func(u *stacks.Unit, digest string) error
-	// Warnings are what a unit's report must say beyond its status, known
-	// before the run (a corrupt record in the state bucket moved aside):
-	// printed as the run starts, and kept in the unit's report.
-	Warnings map[*stacks.Unit][]string
-}
-
-// Settled is a unit settled by another job of a CI run.
-type Settled struct {
-	Unit   *stacks.Unit
-	Status Status
-	// Cause names the failed unit at the root of a skipped one.
-	Cause string
-	// ChangedOutputs are the outputs its apply in the run changed, when
-	// OutputsKnown: they decide whether its readers join.
-	ChangedOutputs []string
-	OutputsKnown   bool
-}
-
-// Result is a finished command.
-type Result struct {
-	Report   *Report
-	ExitCode int
-}
-
-// UsageError is a problem with the command itself, found before anything
-// runs (exit 1).
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
 // Execute runs a command over the units of a run. Config and engine errors
 // are returned before anything runs; unit failures are in the report.
 func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Options) (*Result, error) {
-	mutating := opt.Command == CmdApply || opt.Command == CmdDestroy
-	if mutating && !opt.AutoApprove && opt.Approve == nil && opt.ApplyFile == "" {
+	if policyOf(opt).Applies && !opt.AutoApprove && opt.Approve == nil && opt.ApplyFile == "" {
 		return nil, &UsageError{fmt.Sprintf("%s needs -auto-approve when it cannot ask (no terminal)", opt.Command)}
 	}
 	r, err := newRunState(ctx, p, run, opt)
@@ -225,50 +82,11 @@ func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Option
 	return &Result{Report: rep, ExitCode: rep.ExitCode}, nil
 }
 
-// newRunState fills the options' defaults, opens the state dir, builds the
-// graph and prepares every unit of the run.
-func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Options) (*runState, error) {
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
-	if opt.Environ == nil {
-		opt.Environ = os.Environ()
-	}
-	if opt.PullRequest == "" {
-		opt.PullRequest = pullRequestOf(opt.Environ)
-	}
-	if opt.Parallelism < 1 {
-		opt.Parallelism = 4
-	}
-	if opt.RetryDelay == 0 {
-		opt.RetryDelay = 5 * time.Second
-	}
-	if opt.StillEvery == 0 {
-		opt.StillEvery = time.Minute
-	}
-	if opt.Console == nil {
-		opt.Console = io.Discard
-	}
-	base, err := processEnvOf(opt.Environ)
-	if err != nil {
-		return nil, err
-	}
-	stateDirPath := opt.StateDir
-	if stateDirPath == "" {
-		stateDirPath = filepath.Join(p.Root, ".strata")
-	}
-	sd, err := OpenStateDir(stateDirPath)
-	if err != nil {
-		return nil, err
-	}
-	sd.Scratch = opt.ScratchState
-	// Units outside the run that gates wait for join the graph; they never
-	// run, and open their gates only when the run state shows them applied
-	// at their current digest (docs/behaviour.md#rules).
-	addPre, force, preBlocked, err := prerequisites(p, run, opt, sd)
-	if err != nil {
-		return nil, err
-	}
+// runMembers are the units of a command and their roles: the run's
+// units, stale prerequisites, units other jobs settled, gates outside the
+// run, the producers of their inputs, then readers (a unit already there
+// keeps its role) and their producers, read only once a reader joins.
+func runMembers(p *stacks.Project, run *stacks.Run, opt Options, addPre []stacks.RunUnit) []member {
 	members := make([]member, 0, len(run.Units)+len(addPre))
 	in := map[*stacks.Unit]bool{}
 	add := func(ru stacks.RunUnit, role Role) *member {
@@ -276,7 +94,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 			return nil
 		}
 		in[ru.Unit] = true
-		members = append(members, member{RunUnit: ru, role: role, status: statusPending})
+		members = append(members, member{RunUnit: ru, role: role, status: report.StatusPending})
 		return &members[len(members)-1]
 	}
 	for _, ru := range run.Units {
@@ -301,7 +119,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 			unsettled = append(unsettled, m)
 		}
 	}
-	if takesInputs(opt.Command) {
+	if takesInputs(opt) {
 		for _, u := range producersOf(p, unsettled) {
 			add(stacks.RunUnit{Unit: u, Why: "producer"}, RoleProducer)
 		}
@@ -318,11 +136,43 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 			m.lazy = true
 		}
 	}
+	return members
+}
+
+// newRunState fills the options' defaults, opens the state dir, builds the
+// graph and prepares every unit of the run.
+func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Options) (*runState, error) {
+	if opt.Parallelism < 1 {
+		// The config's parallel_runs, else DefaultParallelism.
+		opt.Parallelism = p.Config.ParallelRuns.Value
+	}
+	opt = opt.WithDefaults()
+	base, err := processEnvOf(opt.Environ)
+	if err != nil {
+		return nil, err
+	}
+	stateDirPath := opt.StateDir
+	if stateDirPath == "" {
+		stateDirPath = runstate.DefaultPath(p.Root)
+	}
+	sd, err := runstate.OpenStateDir(stateDirPath)
+	if err != nil {
+		return nil, err
+	}
+	sd.Scratch = opt.ScratchState
+	// Units outside the run that gates wait for join the graph; they never
+	// run, and open their gates only when the run state shows them applied
+	// at their current digest (docs/behaviour.md#rules).
+	addPre, force, preBlocked, err := prerequisites(p, run, opt, sd)
+	if err != nil {
+		return nil, err
+	}
+	members := runMembers(p, run, opt, addPre)
 	units := make([]*stacks.Unit, len(members))
 	for i, m := range members {
 		units[i] = m.Unit
 	}
-	g, err := p.Graph(units, stacks.GraphOptions{Destroy: opt.Command == CmdDestroy || opt.EngineArgs.Plan.Destroy})
+	g, err := p.Graph(units, stacks.GraphOptions{Destroy: policyOf(opt).Destroys || opt.EngineArgs.Plan.Destroy})
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +181,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		return nil, fmt.Errorf("the repository root: %w", err)
 	}
 	r := &runState{
-		p: p, root: root, g: g, opt: opt, sd: sd, base: base,
+		p: p, root: root, g: g, opt: opt, policy: policyOf(opt), sd: sd, base: base,
 		tfVars: tfVarsFromEnv(opt.Environ),
 		exec:   newExecutor(opt.KillAfter),
 		con:    newConsole(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
@@ -349,7 +199,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 			r.con.note(fmt.Sprintf("[%s] warning: %s", ur.u.Name(), w))
 		}
 	}
-	if opt.Command == CmdDrift || r.destroying() {
+	if r.policy.AsItStands || r.destroying() {
 		// drift compares with the producers' current state; destroy runs
 		// consumers first, so their inputs are the producers' outputs as
 		// they stand, read before anything is destroyed.
@@ -370,7 +220,7 @@ func (r *runState) useSavedPlan(file string) error {
 		}
 	}
 	if len(own) != 1 {
-		return &UsageError{fmt.Sprintf("apply %s applies a saved plan in one unit's dir; this run has %s", file, CountOf(len(own), "unit"))}
+		return &UsageError{fmt.Sprintf("apply %s applies a saved plan in one unit's dir; this run has %s", file, report.CountOf(len(own), "unit"))}
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
@@ -381,7 +231,7 @@ func (r *runState) useSavedPlan(file string) error {
 	}
 	ur := own[0]
 	ur.planFile, ur.userPlan = abs, true
-	ur.phase, ur.status, ur.approved = phasePlanned, StatusPlanned, true
+	ur.phase, ur.status, ur.approved = phasePlanned, report.StatusPlanned, true
 	return nil
 }
 
@@ -408,7 +258,7 @@ func (r *runState) header() {
 	}
 	sort.Strings(order)
 	var b strings.Builder
-	fmt.Fprintf(&b, "strata %s: %s in %s\n", r.opt.Command, CountOf(n, "unit"), CountOf(len(order), "stack"))
+	fmt.Fprintf(&b, "strata %s: %s in %s\n", r.opt.Command, report.CountOf(n, "unit"), report.CountOf(len(order), "stack"))
 	for _, key := range order {
 		fmt.Fprintf(&b, "  %s\n", key)
 		for _, ur := range byStack[key] {
@@ -429,17 +279,15 @@ func (r *runState) header() {
 // mayApply reports whether the command can apply anything, and so needs
 // the repository apply lock.
 func (r *runState) mayApply() bool {
-	switch r.opt.Command {
-	case CmdApply, CmdDestroy:
+	switch {
+	case r.policy.Applies:
 		return true
-	case CmdPlan:
-		if r.opt.NoAutoApply {
-			return false
-		}
-		for _, ur := range r.units {
-			if ur.autoApply && !ur.role.outside() {
-				return true
-			}
+	case !r.policy.AutoApplies || r.opt.NoAutoApply:
+		return false
+	}
+	for _, ur := range r.units {
+		if ur.autoApply && !ur.role.outside() {
+			return true
 		}
 	}
 	return false
@@ -548,7 +396,7 @@ func (r *runState) link() {
 		r.byUnit[ur.u] = ur
 	}
 	for _, ur := range r.units {
-		ur.producer = takesInputs(r.opt.Command) && r.isProducer(ur)
+		ur.producer = takesInputs(r.opt) && r.isProducer(ur)
 		r.linkReaders(ur)
 	}
 	for _, ur := range r.units {
@@ -597,7 +445,7 @@ func (r *runState) installer() (*engines.Installer, error) {
 	if r.opt.Installer != nil {
 		return r.opt.Installer, nil
 	}
-	in, err := engines.NewInstallerFromLookup(getenvIn(r.opt.Environ))
+	in, err := engines.NewInstallerFromLookup(environ.Getenv(r.opt.Environ))
 	if err != nil {
 		return nil, err
 	}
@@ -669,7 +517,7 @@ func (r *runState) pluginCache() string {
 	if v := r.base["TF_PLUGIN_CACHE_DIR"]; v != "" {
 		return v
 	}
-	cache, err := engines.CacheDirFrom(getenvIn(r.opt.Environ))
+	cache, err := engines.CacheDirFrom(environ.Getenv(r.opt.Environ))
 	if err != nil || cache == "" {
 		return ""
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -66,19 +68,19 @@ func (f *fakeJobs) job(ctx context.Context, ur *unit, kind jobKind) stepsResult 
 	f.mu.Unlock()
 	switch {
 	case fail:
-		return stepsResult{err: errors.New("boom"), failedStep: StepPlan}
+		return stepsResult{err: errors.New("boom"), failedStep: report.StepPlan}
 	case kind == jobApply:
 		return stepsResult{}
 	case none:
 		return stepsResult{}
 	case kind == jobPlanApply:
-		return stepsResult{applied: true, hasChanges: true, changes: Changes{Add: 1}}
+		return stepsResult{applied: true, hasChanges: true, changes: report.Changes{Add: 1}}
 	}
-	return stepsResult{hasChanges: true, changes: Changes{Add: 1}}
+	return stepsResult{hasChanges: true, changes: report.Changes{Add: 1}}
 }
 
 func (f *fakeJobs) outside(_ context.Context, ur *unitRun) {
-	ur.phase, ur.status = phaseDone, StatusBlocked
+	ur.phase, ur.status = phaseDone, report.StatusBlocked
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ur.opened = f.opened[ur.u.Name()]
@@ -138,7 +140,7 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 		opt.Parallelism = 4
 	}
 	opt.Now, opt.Console = time.Now, io.Discard
-	sd, err := OpenStateDir(filepath.Join(root, ".strata"))
+	sd, err := runstate.OpenStateDir(filepath.Join(root, ".strata"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,9 +148,9 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runState{p: p, root: base, g: g, opt: opt, sd: sd, con: newConsole(io.Discard, nil, false, false)}
+	r := &runState{p: p, root: base, g: g, opt: opt, policy: policyOf(opt), sd: sd, con: newConsole(io.Discard, nil, false, false)}
 	for _, ru := range members {
-		ur := &unitRun{unit: &unit{u: ru.Unit}, why: ru.Why, status: statusPending, role: ru.role}
+		ur := &unitRun{unit: &unit{u: ru.Unit}, why: ru.Why, status: report.StatusPending, role: ru.role}
 		ur.autoApply = ru.Stack.AutoApply
 		r.units = append(r.units, ur)
 		if err := r.setup(ur, ""); err != nil {
@@ -214,7 +216,7 @@ func TestSchedulerGates(t *testing.T) {
 	f := newFakeJobs()
 	r.schedule(context.Background(), f.work())
 	for name, st := range statusesOf(r) {
-		if st != string(StatusApplied) {
+		if st != string(report.StatusApplied) {
 			t.Errorf("%s: %s", name, st)
 		}
 	}
@@ -248,7 +250,7 @@ func TestSchedulerSkipChain(t *testing.T) {
 		}
 	}
 	// c planned before a failed, or is skipped: either way it never applies.
-	if strings.HasPrefix(got["c@default"], string(StatusApplied)) || f.index("start apply c@default") >= 0 {
+	if strings.HasPrefix(got["c@default"], string(report.StatusApplied)) || f.index("start apply c@default") >= 0 {
 		t.Errorf("c applied after a failed: %s", got["c@default"])
 	}
 	if f.index("start plan+apply b@default") >= 0 || f.index("start plan b@default") >= 0 {
@@ -307,13 +309,13 @@ func TestSchedulerApprovalWaves(t *testing.T) {
 		waves  [][]string
 		status string
 	}{
-		{AnswerYes, [][]string{{"a@default", "c@default", "e@default"}, {"b@default"}, {"d@default"}}, string(StatusApplied)},
-		{AnswerAll, [][]string{{"a@default", "c@default", "e@default"}}, string(StatusApplied)},
-		{AnswerNo, [][]string{{"a@default", "c@default", "e@default"}}, string(StatusPlanned)},
+		{AnswerYes, [][]string{{"a@default", "c@default", "e@default"}, {"b@default"}, {"d@default"}}, string(report.StatusApplied)},
+		{AnswerAll, [][]string{{"a@default", "c@default", "e@default"}}, string(report.StatusApplied)},
+		{AnswerNo, [][]string{{"a@default", "c@default", "e@default"}}, string(report.StatusPlanned)},
 	} {
 		t.Run(fmt.Sprint(tc.answer), func(t *testing.T) {
 			var waves [][]string
-			approve := func(units []*UnitReport) (Answer, error) {
+			approve := func(units []*report.UnitReport) (Answer, error) {
 				var names []string
 				for _, u := range units {
 					names = append(names, u.Name())
@@ -346,9 +348,9 @@ func TestSchedulerOutsideGate(t *testing.T) {
 		got := statusesOf(r)
 		want := "blocked (waits for a@default to be applied)"
 		if opened {
-			want = string(StatusPlanned)
+			want = string(report.StatusPlanned)
 		}
-		if got["b@default"] != want || got["c@default"] != string(StatusPlanned) {
+		if got["b@default"] != want || got["c@default"] != string(report.StatusPlanned) {
 			t.Errorf("a opened %t: %v", opened, got)
 		}
 	}
@@ -392,25 +394,25 @@ func TestSchedulerSettled(t *testing.T) {
 	tests := []struct {
 		name    string
 		command string
-		status  Status
+		status  report.Status
 		cause   string
 		want    map[string]string
 	}{
-		{"applied", CmdApply, StatusApplied, "", map[string]string{
+		{"applied", CmdApply, report.StatusApplied, "", map[string]string{
 			"b@default": "applied", "c@default": "applied", "d@default": "applied", "e@default": "applied"}},
-		{"no changes", CmdApply, StatusNoChanges, "", map[string]string{
+		{"no changes", CmdApply, report.StatusNoChanges, "", map[string]string{
 			"b@default": "applied", "c@default": "applied", "d@default": "applied", "e@default": "applied"}},
-		{"failed", CmdApply, StatusFailed, "", map[string]string{
+		{"failed", CmdApply, report.StatusFailed, "", map[string]string{
 			"b@default": "skipped (a@default failed)", "c@default": "skipped (a@default failed)", "d@default": "skipped (a@default failed)", "e@default": "applied"}},
-		{"skipped", CmdApply, StatusSkipped, "z@default", map[string]string{
+		{"skipped", CmdApply, report.StatusSkipped, "z@default", map[string]string{
 			"b@default": "skipped (z@default failed)", "c@default": "skipped (z@default failed)", "d@default": "skipped (z@default failed)", "e@default": "applied"}},
-		{"planned", CmdApply, StatusPlanned, "", map[string]string{
+		{"planned", CmdApply, report.StatusPlanned, "", map[string]string{
 			"b@default": "blocked (waits for a@default to be applied)", "c@default": "planned (waits for a@default to be applied)",
 			"d@default": "blocked (waits for b@default to be applied)", "e@default": "applied"}},
-		{"failed, plan", CmdPlan, StatusFailed, "", map[string]string{
+		{"failed, plan", CmdPlan, report.StatusFailed, "", map[string]string{
 			// In plan an apply edge holds only the apply: c still plans.
 			"b@default": "skipped (a@default failed)", "c@default": "planned", "d@default": "skipped (a@default failed)", "e@default": "planned"}},
-		{"cancelled, plan", CmdPlan, StatusCancelled, "", map[string]string{
+		{"cancelled, plan", CmdPlan, report.StatusCancelled, "", map[string]string{
 			"b@default": "blocked (waits for a@default to be applied)", "c@default": "planned",
 			"d@default": "blocked (waits for b@default to be applied)", "e@default": "planned"}},
 	}
@@ -423,7 +425,7 @@ func TestSchedulerSettled(t *testing.T) {
 				}
 			}
 			done := map[string]string{}
-			r.opt.UnitDone = func(u *stacks.Unit, rep *UnitReport) {
+			r.opt.UnitDone = func(u *stacks.Unit, rep *report.UnitReport) {
 				if _, twice := done[u.Name()]; twice {
 					t.Errorf("%s ended twice", u.Name())
 				}
@@ -464,9 +466,9 @@ func TestReadingCommandsRunEveryUnit(t *testing.T) {
 			f.fail["a@default"] = true
 			r.schedule(context.Background(), f.work())
 			want := map[string]string{
-				"a@default": string(StatusFailed) + " (plan failed: boom)",
-				"b@default": string(StatusSucceeded), "c@default": string(StatusSucceeded),
-				"d@default": string(StatusSucceeded), "e@default": string(StatusSucceeded),
+				"a@default": string(report.StatusFailed) + " (plan failed: boom)",
+				"b@default": string(report.StatusSucceeded), "c@default": string(report.StatusSucceeded),
+				"d@default": string(report.StatusSucceeded), "e@default": string(report.StatusSucceeded),
 			}
 			if got := statusesOf(r); !reflect.DeepEqual(got, want) {
 				t.Errorf("statuses %v, want %v", got, want)

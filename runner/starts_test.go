@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -37,14 +39,14 @@ func TestEngineStartsPerUnit(t *testing.T) {
 		"d/README.md": "not a module\n",
 	})
 	e := newE2E(t, root)
-	in, err := engines.NewInstallerFromLookup(getenvIn(e.env))
+	in, err := engines.NewInstallerFromLookup(environ.Getenv(e.env))
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.SearchPath = []string{shim}
 	res := e.run(CmdPlan, Options{Installer: in}, stacks.Selection{})
 	for _, name := range []string{"a@default", "b@default", "c@default"} {
-		if u := unitByName(t, res.Report, name); u.Status != StatusPlanned {
+		if u := unitByName(t, res.Report, name); u.Status != report.StatusPlanned {
 			t.Fatalf("%s: %s (%s)\n%s", name, u.Status, u.Reason, e.console.String())
 		}
 	}

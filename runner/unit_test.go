@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -144,74 +145,12 @@ func TestErrorClassification(t *testing.T) {
 	}
 }
 
-func TestExitCode(t *testing.T) {
-	rep := func(statuses ...Status) *Report {
-		r := &Report{}
-		for _, s := range statuses {
-			r.Units = append(r.Units, &UnitReport{Status: s})
-		}
-		return r
-	}
-	tests := []struct {
-		rep      *Report
-		command  string
-		detailed bool
-		want     int
-	}{
-		{rep(StatusNoChanges, StatusApplied), CmdApply, false, 0},
-		{rep(StatusPlanned, StatusNoChanges), CmdPlan, false, 0},
-		{rep(StatusPlanned, StatusNoChanges), CmdPlan, true, 2},
-		{rep(StatusBlocked), CmdPlan, true, 2},
-		{rep(StatusApplied), CmdPlan, true, 2}, // auto-applied
-		{rep(StatusNoChanges), CmdDrift, true, 0},
-		{rep(StatusPlanned, StatusFailed), CmdPlan, true, 1},
-		{rep(StatusSkipped), CmdApply, false, 1},
-		{rep(StatusCancelled), CmdPlan, false, 1},
-		// apply and destroy carry the DAG to its end: a unit left blocked
-		// means they did not.
-		{rep(StatusApplied, StatusBlocked), CmdApply, false, 1},
-		{rep(StatusBlocked), CmdDestroy, false, 1},
-		{rep(StatusBlocked), CmdPlan, false, 0},
-		// A plan not approved: apply exits 1, as terraform's "no" does.
-		{rep(StatusApplied, StatusPlanned), CmdApply, false, 1},
-		// init, validate and output have no gate: every unit must run.
-		{rep(StatusSucceeded, StatusSucceeded), CmdInit, false, 0},
-		{rep(StatusSucceeded, StatusBlocked), CmdValidate, false, 1},
-		{rep(StatusBlocked), CmdOutput, true, 1},
-		{rep(StatusSucceeded, StatusPlanned), CmdInit, false, 1},
-	}
-	for i, tc := range tests {
-		if got := exitCode(tc.rep, tc.command, tc.detailed); got != tc.want {
-			t.Errorf("%d: exit %d, want %d", i, got, tc.want)
-		}
-	}
-}
-
-func TestMarkdownIsCutPerUnit(t *testing.T) {
-	rep := &Report{Command: CmdPlan, Stacks: []StackReport{{Name: "s", Path: []string{"s"}, Status: StatusPlanned}}}
-	for i := 0; i < 3; i++ {
-		rep.Units = append(rep.Units, &UnitReport{Dir: fmt.Sprintf("d%d", i), Workspace: "default", Stack: "s", Status: StatusPlanned,
-			Log: strings.Repeat("line of plan output\n", 40000)})
-	}
-	md := rep.Markdown()
-	if len(md) > summaryLimit+4096 {
-		t.Errorf("summary is %d bytes, over the limit", len(md))
-	}
-	if strings.Count(md, "… cut:") != 3 || strings.Count(md, "<details>") != 3 {
-		t.Errorf("each unit's log is cut with a note")
-	}
-	small := &Report{Command: CmdPlan, Stacks: rep.Stacks, Units: []*UnitReport{{Dir: "d", Workspace: "default", Stack: "s", Status: StatusPlanned, Log: "Plan: 1 to add"}}}
-	if md := small.Markdown(); strings.Contains(md, "cut") || !strings.Contains(md, "### s — planned") || !strings.Contains(md, "Plan: 1 to add") {
-		t.Errorf("small summary:\n%s", md)
-	}
-}
-
 func TestConsoleBlocksAndStatusLines(t *testing.T) {
 	ur := &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "app", Workspace: "default"}}, masker: newMasker("s3cret")}
 	var out bytes.Buffer
 	c := newConsole(&out, nil, false, false)
 	c.stillEvery = 0
-	w := c.stepWriter(ur, StepPlan)
+	w := c.stepWriter(ur, report.StepPlan)
 	fmt.Fprintln(w, "one s3cret")
 	fmt.Fprintln(w.stderr(), "two")
 	if out.Len() != 0 {
@@ -227,7 +166,7 @@ func TestConsoleBlocksAndStatusLines(t *testing.T) {
 	now := time.Unix(100, 0)
 	tc := newConsole(&out, nil, true, false)
 	tc.now = func() time.Time { return now }
-	w = tc.stepWriter(ur, StepApply)
+	w = tc.stepWriter(ur, report.StepApply)
 	if !strings.Contains(out.String(), "… app@default: apply (0s)") {
 		t.Errorf("no status line: %q", out.String())
 	}
@@ -241,7 +180,7 @@ func TestConsoleBlocksAndStatusLines(t *testing.T) {
 func TestApprovalWave(t *testing.T) {
 	// The approval wave: no/yes/all answers decide the units' fate. Here the
 	// coordinator's bookkeeping is checked without engines.
-	r := &runState{p: &stacks.Project{}, opt: Options{Approve: func([]*UnitReport) (Answer, error) { return AnswerAll, nil }}}
+	r := &runState{p: &stacks.Project{}, opt: Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerAll, nil }}}
 	a := &unitRun{unit: &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "a", Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}}}, phase: phasePlanned}
 	r.units = []*unitRun{a}
 	if !r.askWave() || !a.approved || !r.approveAll {
@@ -249,7 +188,7 @@ func TestApprovalWave(t *testing.T) {
 	}
 	b := &unitRun{unit: &unit{u: a.u}, phase: phasePlanned}
 	r.units = []*unitRun{b}
-	r.opt.Approve = func([]*UnitReport) (Answer, error) { return AnswerNo, nil }
+	r.opt.Approve = func([]*report.UnitReport) (Answer, error) { return AnswerNo, nil }
 	if !r.askWave() || b.approved || !b.denied {
 		t.Errorf("no: approved %t denied %t", b.approved, b.denied)
 	}

@@ -11,8 +11,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/subst"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -49,7 +52,7 @@ func substitute(s string, lookup func(string) (string, bool)) (string, string, b
 // variableLookup finds a name for substitution: the unit's stack
 // variables, then what earlier env steps set, then strata's environment,
 // then the unit's own environment (STRATA_DIR, …).
-func variableLookup(u *stacks.Unit, envVars map[string]string, environ []string, unitEnv map[string]string) func(string) (string, bool) {
+func variableLookup(u *stacks.Unit, envVars map[string]string, env []string, unitEnv map[string]string) func(string) (string, bool) {
 	return func(name string) (string, bool) {
 		if v, ok := u.Stack.Variable(name); ok {
 			return v, true
@@ -57,7 +60,7 @@ func variableLookup(u *stacks.Unit, envVars map[string]string, environ []string,
 		if v, ok := envVars[name]; ok {
 			return v, true
 		}
-		if v, ok := lookupEnv(environ, name); ok {
+		if v, ok := environ.Lookup(env, name); ok {
 			return v, true
 		}
 		v, ok := unitEnv[name]
@@ -191,17 +194,17 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunS
 		}
 		prev, prevStep := j.res.err, j.res.failedStep
 		switch st.Type {
-		case StepInit:
+		case report.StepInit:
 			j.initStep(ctx, st, where)
-		case StepPlan:
+		case report.StepPlan:
 			j.planStep(ctx, st, where)
-		case StepApply:
+		case report.StepApply:
 			j.applyStep(ctx, st, where)
-		case StepRun:
+		case report.StepRun:
 			j.runStep(ctx, st, where)
-		case StepEnv:
+		case report.StepEnv:
 			j.envStep(ctx, st, where)
-		case StepCheckov, StepConftest, StepOPA:
+		case report.StepCheckov, report.StepConftest, report.StepOPA:
 			j.toolStep(ctx, st, where)
 		default:
 			// oidc, gates, slack, drift_create_issue: Terrateam's own;
@@ -218,11 +221,11 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunS
 
 // initStep runs init with the step's extra_args and env.
 func (j *job) initStep(ctx context.Context, st stacks.RunStep, where string) {
-	args, env, _, err := j.engineStepArgs(CmdInit, st, where)
-	if j.failed(ctx, StepInit, err) {
+	args, env, _, err := j.engineStepArgs(command.Init, st, where)
+	if j.failed(ctx, report.StepInit, err) {
 		return
 	}
-	j.init(ctx, j.r.opt.Command == CmdInit, false, args.Init, env)
+	j.init(ctx, j.r.policy.Job == command.JobInit, false, args.Init, env)
 }
 
 // engineStepArgs reads a step's extra_args (merged with the command's
@@ -251,11 +254,11 @@ func (j *job) engineStepArgs(command string, st stacks.RunStep, where string) (E
 // unit's dir, in its own process group; an interrupt reaches it as SIGINT.
 func (j *job) runStep(ctx context.Context, st stacks.RunStep, where string) {
 	argv, env, tfVars, err := j.processStep(st, where)
-	if j.failed(ctx, StepRun, err) {
+	if j.failed(ctx, report.StepRun, err) {
 		return
 	}
-	err = j.exec(ctx, StepRun, where, argv, j.processEnv(env, tfVars), st.CaptureOutput, st.IgnoreErrors, nil)
-	j.failed(ctx, StepRun, err)
+	err = j.exec(ctx, report.StepRun, where, argv, j.processEnv(env, tfVars), st.CaptureOutput, st.IgnoreErrors, nil)
+	j.failed(ctx, report.StepRun, err)
 }
 
 func (j *job) processStep(st stacks.RunStep, where string) (argv []string, env, tfVars map[string]string, err error) {
@@ -384,7 +387,7 @@ func (j *job) exec(ctx context.Context, name, where string, argv, env []string, 
 			err = nil
 		}
 	}
-	rep := StepReport{Name: name, StartedAt: started, FinishedAt: j.r.opt.Now(), OK: err == nil}
+	rep := report.StepReport{Name: name, StartedAt: started, FinishedAt: j.r.opt.Now(), OK: err == nil}
 	if capture {
 		rep.Output = j.ur.masker.Mask(kept.String())
 	}
@@ -396,11 +399,11 @@ func (j *job) exec(ctx context.Context, name, where string, argv, env []string, 
 // to cmd's output, method source reads KEY=VALUE lines from it.
 func (j *job) envStep(ctx context.Context, st stacks.RunStep, where string) {
 	argv, env, tfVars, err := j.processStep(st, where)
-	if j.failed(ctx, StepEnv, err) {
+	if j.failed(ctx, report.StepEnv, err) {
 		return
 	}
 	var stdout bytes.Buffer
-	if err := j.exec(ctx, StepEnv, where, argv, j.processEnv(env, tfVars), false, false, &stdout); j.failed(ctx, StepEnv, err) {
+	if err := j.exec(ctx, report.StepEnv, where, argv, j.processEnv(env, tfVars), false, false, &stdout); j.failed(ctx, report.StepEnv, err) {
 		return
 	}
 	set := map[string]string{}
@@ -441,7 +444,7 @@ func (j *job) toolStep(ctx context.Context, st stacks.RunStep, where string) {
 	path, err := exec.LookPath(tool)
 	if err != nil {
 		j.failed(ctx, tool, fmt.Errorf("%s is not on PATH: install it or remove the %s step", tool, where))
-		j.res.steps = append(j.res.steps, StepReport{Name: tool, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
+		j.res.steps = append(j.res.steps, report.StepReport{Name: tool, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
 		return
 	}
 	env, tfVars, err := j.stepEnv(st, where)
@@ -452,7 +455,7 @@ func (j *job) toolStep(ctx context.Context, st stacks.RunStep, where string) {
 	if j.failed(ctx, tool, err) {
 		return
 	}
-	if len(args) == 0 && tool == StepCheckov {
+	if len(args) == 0 && tool == report.StepCheckov {
 		args = []string{"-d", "."}
 	}
 	err = j.exec(ctx, tool, where, append([]string{path}, args...), j.processEnv(env, tfVars), true, st.IgnoreErrors, nil)
@@ -462,10 +465,10 @@ func (j *job) toolStep(ctx context.Context, st stacks.RunStep, where string) {
 // initSteps are the steps of the init command: the workflow's init steps
 // (their extra_args and env), else a plain init.
 func (r *runState) initSteps(ur *unit) []stacks.RunStep {
-	for _, st := range r.workflowSteps(ur, StepPlan) {
-		if st.Type == StepInit {
+	for _, st := range r.workflowSteps(ur, report.StepPlan) {
+		if st.Type == report.StepInit {
 			return []stacks.RunStep{st}
 		}
 	}
-	return []stacks.RunStep{stacks.DefaultStep(StepInit)}
+	return []stacks.RunStep{stacks.DefaultStep(report.StepInit)}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -54,7 +55,7 @@ resource "terraform_data" "x" {
 	e := newE2E(t, root)
 	res := e.run(CmdPlan, Options{}, stacks.Selection{})
 	u := res.Report.Units[0]
-	if u.Status != StatusPlanned {
+	if u.Status != report.StatusPlanned {
 		t.Fatalf("status %s (%s)\n%s", u.Status, u.Reason, e.console.String())
 	}
 	read := func(name string) string {
@@ -149,7 +150,7 @@ workflows:
 			t.Errorf("%s step did not run: %v", f, err)
 		}
 	}
-	if got["ignored@default"] != string(StatusPlanned) {
+	if got["ignored@default"] != string(report.StatusPlanned) {
 		t.Errorf("ignored: %s", got["ignored@default"])
 	}
 }
@@ -188,7 +189,7 @@ resource "terraform_data" "s" {
 	})
 	e := newE2E(t, root)
 	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
-	want := map[string]string{"shared@default#one": string(StatusApplied), "shared@default#two": string(StatusApplied)}
+	want := map[string]string{"shared@default#one": string(report.StatusApplied), "shared@default#two": string(report.StatusApplied)}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())
 	}
@@ -296,7 +297,7 @@ stacks:
 	})
 	e := newE2E(t, root, "TF_VAR_region=from-the-environment")
 	res := e.run(CmdPlan, Options{}, stacks.Selection{})
-	if got := statuses(res.Report)["app@default"]; got != string(StatusPlanned) {
+	if got := statuses(res.Report)["app@default"]; got != string(report.StatusPlanned) {
 		t.Fatalf("app: %s\n%s", got, e.console.String())
 	}
 	if !strings.Contains(e.console.String(), `+ input  = "eu-west-1"`) {

@@ -13,6 +13,7 @@ import (
 // Every bad config gives that one precise message and nothing else wrong,
 // never a panic.
 func TestBadConfigs(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/bad/*.yml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no bad configs: %v", err)

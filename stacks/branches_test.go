@@ -3,6 +3,7 @@ package stacks
 import "testing"
 
 func TestBranchesFromCI(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		env  map[string]string

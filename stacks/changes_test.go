@@ -140,120 +140,123 @@ func changesRepo() map[string]string {
 	}
 }
 
+// modifiedFromGitCases are changes made to changesRepo on a branch, with
+// the files git reports and the units they modify or delete.
+var modifiedFromGitCases = []struct {
+	name     string
+	change   func(f *gitFixture)
+	files    []string
+	modified []string
+	deleted  []string
+}{{
+	name:     "tf",
+	change:   func(f *gitFixture) { f.write(map[string]string{"db/main.tf": "# db\n"}); f.commit("db") },
+	files:    []string{"M db/main.tf"},
+	modified: []string{"db@default: modified: db/main.tf"},
+}, {
+	name:     "tfvars",
+	change:   func(f *gitFixture) { f.write(map[string]string{"db/prod.tfvars": "x = 1\n"}); f.commit("vars") },
+	files:    []string{"A db/prod.tfvars"},
+	modified: []string{"db@default: modified: db/prod.tfvars"},
+}, {
+	name: "first file in sorted order is the reason",
+	change: func(f *gitFixture) {
+		f.write(map[string]string{"db/main.tf": "# db\n", "db/a.tfvars": "x = 1\n"})
+		f.commit("db")
+	},
+	files:    []string{"A db/a.tfvars", "M db/main.tf"},
+	modified: []string{"db@default: modified: db/a.tfvars"},
+}, {
+	name:     "local module, transitively",
+	change:   func(f *gitFixture) { f.write(map[string]string{"modules/vpc/main.tf": "# vpc\n"}); f.commit("vpc") },
+	files:    []string{"M modules/vpc/main.tf"},
+	modified: []string{"edge@default: modified: modules/vpc/main.tf", "svc@default: modified: modules/vpc/main.tf"},
+}, {
+	name:     "module in the middle of the chain",
+	change:   func(f *gitFixture) { f.write(map[string]string{"modules/lb/main.tf": "# lb\n"}); f.commit("lb") },
+	files:    []string{"M modules/lb/main.tf"},
+	modified: []string{"edge@default: modified: modules/lb/main.tf"},
+}, {
+	name: "a file in a module's subdir",
+	change: func(f *gitFixture) {
+		f.write(map[string]string{"modules/vpc/files/user_data.sh": "#!/bin/sh\necho\n"})
+		f.commit("user data")
+	},
+	files:    []string{"M modules/vpc/files/user_data.sh"},
+	modified: []string{"edge@default: modified: modules/vpc/files/user_data.sh", "svc@default: modified: modules/vpc/files/user_data.sh"},
+}, {
+	name: "negated patterns",
+	change: func(f *gitFixture) {
+		f.write(map[string]string{"db/db_test.tf": "# test\n", "app/scratch.tf": "# scratch\n"})
+		f.commit("negated")
+	},
+	files:    []string{"A app/scratch.tf", "A db/db_test.tf"},
+	modified: []string{},
+}, {
+	name:     "pattern outside the dir",
+	change:   func(f *gitFixture) { f.write(map[string]string{"shared/app.yml": "replicas: 2\n"}); f.commit("app") },
+	files:    []string{"M shared/app.yml"},
+	modified: []string{"app@default: modified: shared/app.yml"},
+}, {
+	name:     "rename counts both paths",
+	change:   func(f *gitFixture) { f.git("mv", "db/outputs.tf", "app/outputs.tf"); f.commit("move") },
+	files:    []string{"A app/outputs.tf", "D db/outputs.tf (deleted)"},
+	modified: []string{"app@default: modified: app/outputs.tf", "db@default: modified: db/outputs.tf"},
+}, {
+	name:     "untracked file, autoplan false left out",
+	change:   func(f *gitFixture) { f.write(map[string]string{"net/new.tf": "# new\n"}) },
+	files:    []string{"? net/new.tf"},
+	modified: []string{"net@blue: modified: net/new.tf"},
+}, {
+	name: "staged and unstaged",
+	change: func(f *gitFixture) {
+		f.write(map[string]string{"app/main.tf": "# staged\n"})
+		f.git("add", "app/main.tf")
+		f.write(map[string]string{"db/main.tf": "# unstaged\n"})
+	},
+	files:    []string{"M app/main.tf", "M db/main.tf"},
+	modified: []string{"app@default: modified: app/main.tf", "db@default: modified: db/main.tf"},
+}, {
+	name: "committed and uncommitted together",
+	change: func(f *gitFixture) {
+		f.write(map[string]string{"app/main.tf": "# committed\n"})
+		f.commit("app")
+		f.write(map[string]string{"svc/main.tf": "# uncommitted\n"})
+	},
+	files:    []string{"M app/main.tf", "M svc/main.tf"},
+	modified: []string{"app@default: modified: app/main.tf", "svc@default: modified: svc/main.tf"},
+}, {
+	name:     "deleted dir, committed",
+	change:   func(f *gitFixture) { f.git("rm", "-q", "-r", "old"); f.commit("rm old") },
+	files:    []string{"D old/main.tf (deleted)", "D old/variables.tf (deleted)"},
+	modified: []string{},
+	deleted:  []string{"old@default#default (old/main.tf)"},
+}, {
+	name: "deleted dir, not committed",
+	change: func(f *gitFixture) {
+		if err := os.RemoveAll(filepath.Join(f.work, "old")); err != nil {
+			f.t.Fatal(err)
+		}
+	},
+	files:    []string{"D old/main.tf (deleted)", "D old/variables.tf (deleted)"},
+	modified: []string{},
+	deleted:  []string{"old@default#default (old/main.tf)"},
+}, {
+	name:     "a deleted file in a dir that stays",
+	change:   func(f *gitFixture) { f.git("rm", "-q", "db/outputs.tf"); f.commit("rm") },
+	files:    []string{"D db/outputs.tf (deleted)"},
+	modified: []string{"db@default: modified: db/outputs.tf"},
+}, {
+	name:     "unrelated file",
+	change:   func(f *gitFixture) { f.write(map[string]string{"README.md": "# infra!\n"}); f.commit("docs") },
+	files:    []string{"M README.md"},
+	modified: []string{},
+}}
+
 // TestModifiedUnitsFromGit makes each kind of change on a branch of a real
 // repository and checks the exact units it modifies, with their reasons.
 func TestModifiedUnitsFromGit(t *testing.T) {
-	cases := []struct {
-		name     string
-		change   func(f *gitFixture)
-		files    []string
-		modified []string
-		deleted  []string
-	}{{
-		name:     "tf",
-		change:   func(f *gitFixture) { f.write(map[string]string{"db/main.tf": "# db\n"}); f.commit("db") },
-		files:    []string{"M db/main.tf"},
-		modified: []string{"db@default: modified: db/main.tf"},
-	}, {
-		name:     "tfvars",
-		change:   func(f *gitFixture) { f.write(map[string]string{"db/prod.tfvars": "x = 1\n"}); f.commit("vars") },
-		files:    []string{"A db/prod.tfvars"},
-		modified: []string{"db@default: modified: db/prod.tfvars"},
-	}, {
-		name: "first file in sorted order is the reason",
-		change: func(f *gitFixture) {
-			f.write(map[string]string{"db/main.tf": "# db\n", "db/a.tfvars": "x = 1\n"})
-			f.commit("db")
-		},
-		files:    []string{"A db/a.tfvars", "M db/main.tf"},
-		modified: []string{"db@default: modified: db/a.tfvars"},
-	}, {
-		name:     "local module, transitively",
-		change:   func(f *gitFixture) { f.write(map[string]string{"modules/vpc/main.tf": "# vpc\n"}); f.commit("vpc") },
-		files:    []string{"M modules/vpc/main.tf"},
-		modified: []string{"edge@default: modified: modules/vpc/main.tf", "svc@default: modified: modules/vpc/main.tf"},
-	}, {
-		name:     "module in the middle of the chain",
-		change:   func(f *gitFixture) { f.write(map[string]string{"modules/lb/main.tf": "# lb\n"}); f.commit("lb") },
-		files:    []string{"M modules/lb/main.tf"},
-		modified: []string{"edge@default: modified: modules/lb/main.tf"},
-	}, {
-		name: "a file in a module's subdir",
-		change: func(f *gitFixture) {
-			f.write(map[string]string{"modules/vpc/files/user_data.sh": "#!/bin/sh\necho\n"})
-			f.commit("user data")
-		},
-		files:    []string{"M modules/vpc/files/user_data.sh"},
-		modified: []string{"edge@default: modified: modules/vpc/files/user_data.sh", "svc@default: modified: modules/vpc/files/user_data.sh"},
-	}, {
-		name: "negated patterns",
-		change: func(f *gitFixture) {
-			f.write(map[string]string{"db/db_test.tf": "# test\n", "app/scratch.tf": "# scratch\n"})
-			f.commit("negated")
-		},
-		files:    []string{"A app/scratch.tf", "A db/db_test.tf"},
-		modified: []string{},
-	}, {
-		name:     "pattern outside the dir",
-		change:   func(f *gitFixture) { f.write(map[string]string{"shared/app.yml": "replicas: 2\n"}); f.commit("app") },
-		files:    []string{"M shared/app.yml"},
-		modified: []string{"app@default: modified: shared/app.yml"},
-	}, {
-		name:     "rename counts both paths",
-		change:   func(f *gitFixture) { f.git("mv", "db/outputs.tf", "app/outputs.tf"); f.commit("move") },
-		files:    []string{"A app/outputs.tf", "D db/outputs.tf (deleted)"},
-		modified: []string{"app@default: modified: app/outputs.tf", "db@default: modified: db/outputs.tf"},
-	}, {
-		name:     "untracked file, autoplan false left out",
-		change:   func(f *gitFixture) { f.write(map[string]string{"net/new.tf": "# new\n"}) },
-		files:    []string{"? net/new.tf"},
-		modified: []string{"net@blue: modified: net/new.tf"},
-	}, {
-		name: "staged and unstaged",
-		change: func(f *gitFixture) {
-			f.write(map[string]string{"app/main.tf": "# staged\n"})
-			f.git("add", "app/main.tf")
-			f.write(map[string]string{"db/main.tf": "# unstaged\n"})
-		},
-		files:    []string{"M app/main.tf", "M db/main.tf"},
-		modified: []string{"app@default: modified: app/main.tf", "db@default: modified: db/main.tf"},
-	}, {
-		name: "committed and uncommitted together",
-		change: func(f *gitFixture) {
-			f.write(map[string]string{"app/main.tf": "# committed\n"})
-			f.commit("app")
-			f.write(map[string]string{"svc/main.tf": "# uncommitted\n"})
-		},
-		files:    []string{"M app/main.tf", "M svc/main.tf"},
-		modified: []string{"app@default: modified: app/main.tf", "svc@default: modified: svc/main.tf"},
-	}, {
-		name:     "deleted dir, committed",
-		change:   func(f *gitFixture) { f.git("rm", "-q", "-r", "old"); f.commit("rm old") },
-		files:    []string{"D old/main.tf (deleted)", "D old/variables.tf (deleted)"},
-		modified: []string{},
-		deleted:  []string{"old@default#default (old/main.tf)"},
-	}, {
-		name: "deleted dir, not committed",
-		change: func(f *gitFixture) {
-			if err := os.RemoveAll(filepath.Join(f.work, "old")); err != nil {
-				f.t.Fatal(err)
-			}
-		},
-		files:    []string{"D old/main.tf (deleted)", "D old/variables.tf (deleted)"},
-		modified: []string{},
-		deleted:  []string{"old@default#default (old/main.tf)"},
-	}, {
-		name:     "a deleted file in a dir that stays",
-		change:   func(f *gitFixture) { f.git("rm", "-q", "db/outputs.tf"); f.commit("rm") },
-		files:    []string{"D db/outputs.tf (deleted)"},
-		modified: []string{"db@default: modified: db/outputs.tf"},
-	}, {
-		name:     "unrelated file",
-		change:   func(f *gitFixture) { f.write(map[string]string{"README.md": "# infra!\n"}); f.commit("docs") },
-		files:    []string{"M README.md"},
-		modified: []string{},
-	}}
-	for _, tc := range cases {
+	for _, tc := range modifiedFromGitCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newGitFixture(t, changesRepo())
@@ -277,237 +280,6 @@ func TestModifiedUnitsFromGit(t *testing.T) {
 				t.Errorf("deleted = %q, want %q", got, tc.deleted)
 			}
 		})
-	}
-}
-
-// branchedFixture: main has the base commit A and B (db), origin/release
-// is A, and feature (from B) commits app then net.
-func branchedFixture(t *testing.T) *gitFixture {
-	f := newGitFixture(t, changesRepo())
-	f.git("checkout", "-q", "main")
-	f.git("push", "-q", "origin", "main:release")
-	f.write(map[string]string{"db/main.tf": "# B\n"})
-	f.commit("B")
-	f.git("push", "-q", "origin", "main")
-	f.git("checkout", "-q", "-B", "feature")
-	f.write(map[string]string{"app/main.tf": "# C\n"})
-	f.commit("C")
-	f.write(map[string]string{"net/main.tf": "# D\n"})
-	f.commit("D")
-	f.git("fetch", "-q", "origin")
-	return f
-}
-
-func TestGitChangesBase(t *testing.T) {
-	f := branchedFixture(t)
-	cases := []struct {
-		name string
-		base string
-		env  map[string]string
-		want []string
-	}{
-		{"origin/main when origin/HEAD is absent", "", nil, []string{"M app/main.tf", "M net/main.tf"}},
-		{"--base", "HEAD~1", nil, []string{"M net/main.tf"}},
-		{"--base wins over the CI's variables", "HEAD~1", map[string]string{"GITHUB_BASE_REF": "release"}, []string{"M net/main.tf"}},
-		{"GITHUB_BASE_REF", "", map[string]string{"GITHUB_BASE_REF": "release"}, []string{"M app/main.tf", "M db/main.tf", "M net/main.tf"}},
-		{"CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "", map[string]string{"CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "release"}, []string{"M app/main.tf", "M db/main.tf", "M net/main.tf"}},
-		{"--base HEAD: only the working tree", "HEAD", map[string]string{"CI": "true"}, []string{}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := f.changes(tc.base, tc.env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r := renderChanges(got); !reflect.DeepEqual(r, tc.want) {
-				t.Errorf("changes = %q, want %q", r, tc.want)
-			}
-		})
-	}
-	t.Run("origin/HEAD first", func(t *testing.T) {
-		f.git("remote", "set-head", "origin", "release")
-		got, err := f.changes("", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r, want := renderChanges(got), []string{"M app/main.tf", "M db/main.tf", "M net/main.tf"}; !reflect.DeepEqual(r, want) {
-			t.Errorf("changes = %q, want %q", r, want)
-		}
-	})
-	t.Run("origin/master", func(t *testing.T) {
-		g := newGitFixture(t, changesRepo())
-		g.git("push", "-q", "origin", "main:master")
-		g.git("fetch", "-q", "origin")
-		g.git("update-ref", "-d", "refs/remotes/origin/main")
-		g.write(map[string]string{"db/main.tf": "# x\n"})
-		g.commit("x")
-		got, err := g.changes("", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r, want := renderChanges(got), []string{"M db/main.tf"}; !reflect.DeepEqual(r, want) {
-			t.Errorf("changes = %q, want %q", r, want)
-		}
-	})
-	t.Run("unknown --base", func(t *testing.T) {
-		_, err := f.changes("nope", nil)
-		if err == nil || !strings.Contains(err.Error(), "--base nope: no such commit in this clone") {
-			t.Errorf("err = %v", err)
-		}
-	})
-}
-
-// TestGitChangesOnTheBaseBranch: HEAD is the merge base. A CI push build
-// takes HEAD^1; anywhere else only the working tree counts.
-func TestGitChangesOnTheBaseBranch(t *testing.T) {
-	f := newGitFixture(t, changesRepo())
-	f.git("checkout", "-q", "main")
-	f.write(map[string]string{"db/main.tf": "# merged\n"})
-	f.commit("merge")
-	f.git("push", "-q", "origin", "main")
-	f.write(map[string]string{"app/new.tf": "# local\n"})
-
-	cases := []struct {
-		name string
-		base string
-		env  map[string]string
-		want []string
-	}{
-		{"CI push build", "", map[string]string{"CI": "true"}, []string{"? app/new.tf", "M db/main.tf"}},
-		{"local", "", nil, []string{"? app/new.tf"}},
-		{"CI=false is local", "", map[string]string{"CI": "false"}, []string{"? app/new.tf"}},
-		{"CI with --base", "origin/main", map[string]string{"CI": "true"}, []string{"? app/new.tf"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := f.changes(tc.base, tc.env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r := renderChanges(got); !reflect.DeepEqual(r, tc.want) {
-				t.Errorf("changes = %q, want %q", r, tc.want)
-			}
-		})
-	}
-
-	t.Run("CI push build of the first commit", func(t *testing.T) {
-		g := newGitFixture(t, map[string]string{"a/main.tf": "", "README.md": ""})
-		g.git("checkout", "-q", "main")
-		got, err := g.changes("", map[string]string{"CI": "1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r, want := renderChanges(got), []string{"A README.md", "A a/main.tf"}; !reflect.DeepEqual(r, want) {
-			t.Errorf("changes = %q, want %q", r, want)
-		}
-	})
-}
-
-func TestGitChangesFreshBranch(t *testing.T) {
-	f := newGitFixture(t, changesRepo())
-	f.write(map[string]string{"app/main.tf": "# edited\n", "net/extra.tf": "# new\n"})
-	got, err := f.changes("", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, want := renderChanges(got), []string{"M app/main.tf", "? net/extra.tf"}; !reflect.DeepEqual(r, want) {
-		t.Errorf("changes = %q, want %q", r, want)
-	}
-	f.git("checkout", "-q", "--", ".")
-	if err := os.Remove(filepath.Join(f.work, "net", "extra.tf")); err != nil {
-		t.Fatal(err)
-	}
-	got, err = f.changes("", nil)
-	if err != nil || len(got) != 0 {
-		t.Errorf("clean fresh branch: %q, %v", renderChanges(got), err)
-	}
-}
-
-func TestGitChangesShallowClone(t *testing.T) {
-	f := branchedFixture(t)
-	f.git("push", "-q", "origin", "feature")
-	top := filepath.Dir(f.work)
-	url := "file://" + filepath.ToSlash(f.origin)
-
-	t.Run("base not fetched", func(t *testing.T) {
-		dir := filepath.Join(top, "pr")
-		gitRun(t, top, "clone", "-q", "--depth", "1", "--branch", "feature", url, dir)
-		_, err := git.Changes(context.Background(), dir, git.ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
-		if err == nil || !strings.Contains(err.Error(), "base origin/main (from $GITHUB_BASE_REF) is not in this clone; fetch it with git fetch --unshallow origin main") {
-			t.Errorf("err = %v", err)
-		}
-	})
-	t.Run("no merge base", func(t *testing.T) {
-		dir := filepath.Join(top, "pr2")
-		gitRun(t, top, "clone", "-q", "--depth", "1", "--branch", "feature", url, dir)
-		gitRun(t, dir, "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")
-		_, err := git.Changes(context.Background(), dir, git.ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
-		if err == nil || !strings.Contains(err.Error(), "no merge base of origin/main and HEAD: the clone is shallow; fetch history with git fetch --unshallow") {
-			t.Errorf("err = %v", err)
-		}
-		// Once history is fetched, the same clone works.
-		gitRun(t, dir, "fetch", "-q", "--unshallow", "origin", "main:refs/remotes/origin/main")
-		got, err := git.Changes(context.Background(), dir, git.ChangeOptions{Env: envOf(map[string]string{"GITHUB_BASE_REF": "main"})})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r, want := renderChanges(got), []string{"M app/main.tf", "M net/main.tf"}; !reflect.DeepEqual(r, want) {
-			t.Errorf("changes = %q, want %q", r, want)
-		}
-	})
-	t.Run("CI push build without HEAD^1", func(t *testing.T) {
-		dir := filepath.Join(top, "push")
-		gitRun(t, top, "clone", "-q", "--depth", "1", "--branch", "main", url, dir)
-		_, err := git.Changes(context.Background(), dir, git.ChangeOptions{Env: envOf(map[string]string{"CI": "true"})})
-		if err == nil || !strings.Contains(err.Error(), "HEAD^1 is not in this shallow clone; fetch it with git fetch --deepen=1") {
-			t.Errorf("err = %v", err)
-		}
-	})
-}
-
-func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-
-func TestGitChangesWithoutBase(t *testing.T) {
-	needGit(t)
-	dir := t.TempDir()
-	gitRun(t, dir, "init", "-q")
-	testenv.WriteFile(t, filepath.Join(dir, "a", "main.tf"), "")
-	gitRun(t, dir, "add", "-A")
-	gitRun(t, dir, "commit", "-q", "-m", "a")
-	_, err := git.Changes(context.Background(), dir, git.ChangeOptions{Env: envOf(nil)})
-	want := "--changed: no base to compare with: tried origin/HEAD, origin/main and origin/master (the repository has no remote origin); give one with --base REF"
-	if err == nil || err.Error() != want {
-		t.Errorf("err = %v\nwant %s", err, want)
-	}
-	got, err := git.Changes(context.Background(), dir, git.ChangeOptions{Base: "HEAD", Env: envOf(nil)})
-	if err != nil || len(got) != 0 {
-		t.Errorf("--base HEAD: %q, %v", renderChanges(got), err)
-	}
-
-	_, err = git.Changes(context.Background(), t.TempDir(), git.ChangeOptions{Env: envOf(nil)})
-	if err == nil || !strings.Contains(err.Error(), "--changed needs a git repository") {
-		t.Errorf("outside git: %v", err)
-	}
-	empty := t.TempDir()
-	gitRun(t, empty, "init", "-q")
-	_, err = git.Changes(context.Background(), empty, git.ChangeOptions{Env: envOf(nil)})
-	if err == nil || !strings.Contains(err.Error(), "HEAD has no commit yet") {
-		t.Errorf("no commit: %v", err)
-	}
-}
-
-// TestGitChangesRootBelowTopLevel: the strata root is a subdir of the
-// repository; paths are relative to it and files outside it are dropped.
-func TestGitChangesRootBelowTopLevel(t *testing.T) {
-	f := newGitFixture(t, map[string]string{"infra/app/main.tf": "", "docs/index.md": "", "infra/notes.md": ""})
-	f.write(map[string]string{"infra/app/main.tf": "# x\n", "docs/index.md": "x\n", "infra/app/extra.tf": "", "docs/new.md": ""})
-	f.commit("both")
-	got, err := git.Changes(context.Background(), filepath.Join(f.work, "infra"), git.ChangeOptions{Env: envOf(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, want := renderChanges(got), []string{"A app/extra.tf", "M app/main.tf"}; !reflect.DeepEqual(r, want) {
-		t.Errorf("changes = %q, want %q", r, want)
 	}
 }
 

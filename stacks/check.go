@@ -209,7 +209,56 @@ func unsafeName(name string) string {
 	return ""
 }
 
+// checkStacks reports stack definitions that are malformed or name stacks
+// that are not defined.
 func checkStacks(names *Map[StackDef], c *collector) {
+	r := newStackRefs(names, c)
+	for _, e := range names.Entries {
+		if why := unsafeName(e.Key); why != "" {
+			c.errorf(e.KeyPos, "stacks.names", "found stack name %q: %s; %s", e.Key, why, expectedName)
+		}
+		key := "stacks.names." + e.Key
+		s := e.Value
+		checkStackKind(&s, e.KeyPos, key, c)
+		r.refs(s.Stacks, key+".stacks")
+		if s.Stacks != nil && len(*s.Stacks) == 0 {
+			c.warnf(s.Pos, key+".stacks", "nests no stack: it has no units")
+		}
+		if s.Variables != nil {
+			checkStackVariables(s.Variables, key, c)
+		}
+		if s.Engine != nil {
+			checkEngine(s.Engine, key+".engine", c)
+		}
+		if s.Rules != nil {
+			checkStackRules(&s, key, r, c)
+		}
+		if s.Inputs != nil {
+			for _, in := range s.Inputs.Entries {
+				if in.Value.Stack.Set {
+					r.ref(in.Value.Stack, key+".inputs."+in.Key)
+				}
+			}
+		}
+		if s.OnChange != nil {
+			oc := s.OnChange
+			c.warnOnce("deprecated:on_change", oc.Pos, key+".on_change", "deprecated: on_change is the first stacks design; write rules (apply_after) instead")
+			r.refs(oc.CanApplyAfter, key+".on_change.can_apply_after")
+			r.refs(oc.ApplyAfter, key+".on_change.apply_after")
+		}
+	}
+}
+
+// stackRefs checks references to stacks against the stacks defined.
+type stackRefs struct {
+	defined map[string]*StackDef
+	// list is the defined names, sorted, for error messages.
+	list []string
+	c    *collector
+}
+
+// newStackRefs returns a checker of references to the stacks in names.
+func newStackRefs(names *Map[StackDef], c *collector) stackRefs {
 	defined := map[string]*StackDef{}
 	for i := range names.Entries {
 		defined[names.Entries[i].Key] = &names.Entries[i].Value
@@ -219,85 +268,74 @@ func checkStacks(names *Map[StackDef], c *collector) {
 		list = append(list, n)
 	}
 	sort.Strings(list)
-	ref := func(s String, key string) {
-		if _, ok := defined[s.Value]; !ok {
-			c.errorf(s.Pos, key, "unknown stack %q; expected one of: %s%s", s.Value, strings.Join(list, ", "), suggest(s.Value, list))
+	return stackRefs{defined: defined, list: list, c: c}
+}
+
+// ref reports s at key when it names no defined stack.
+func (r stackRefs) ref(s String, key string) {
+	if _, ok := r.defined[s.Value]; !ok {
+		r.c.errorf(s.Pos, key, "unknown stack %q; expected one of: %s%s", s.Value, strings.Join(r.list, ", "), suggest(s.Value, r.list))
+	}
+}
+
+// refs reports each element of l that names no defined stack.
+func (r stackRefs) refs(l *[]String, key string) {
+	if l == nil {
+		return
+	}
+	for i, s := range *l {
+		r.ref(s, fmt.Sprintf("%s[%d]", key, i))
+	}
+}
+
+// checkStackKind reports a stack that is not exactly one of a leaf stack
+// (tag_query) and a nested one (stacks), and a tag_query it cannot use.
+func checkStackKind(s *StackDef, keyPos Pos, key string, c *collector) {
+	switch {
+	case s.TagQuery != nil && s.Stacks != nil:
+		c.errorf(s.Pos, key, "has both tag_query and stacks; expected exactly one (tag_query for a leaf stack, stacks for a nested one)")
+	case s.TagQuery == nil && s.Stacks == nil:
+		c.errorf(orPos(s.Pos, keyPos), key, "has neither tag_query nor stacks; expected exactly one (tag_query for a leaf stack, stacks for a nested one)")
+	}
+	if s.TagQuery != nil {
+		if q := checkQuery(*s.TagQuery, key+".tag_query", c); q != nil && q.UsesTag("stack_name:") {
+			c.errorf(s.TagQuery.Pos, key+".tag_query", "a stack's tag_query is matched against dirspace tags and cannot use stack_name:")
 		}
 	}
-	refs := func(l *[]String, key string) {
-		if l == nil {
-			return
-		}
-		for i, s := range *l {
-			ref(s, fmt.Sprintf("%s[%d]", key, i))
+}
+
+// checkStackVariables reports stack variable names that are not valid
+// identifiers or that are reserved.
+func checkStackVariables(vars *Map[Scalar], key string, c *collector) {
+	for _, v := range vars.Entries {
+		vkey := key + ".variables." + v.Key
+		if !variableNameRE.MatchString(v.Key) {
+			c.errorf(v.KeyPos, vkey, "found %q; expected a name of letters, digits and _ not starting with a digit", v.Key)
+		} else if why := reservedVariable(v.Key); why != "" {
+			c.errorf(v.KeyPos, vkey, "%q cannot be a stack variable: %s", v.Key, why)
 		}
 	}
-	for _, e := range names.Entries {
-		if why := unsafeName(e.Key); why != "" {
-			c.errorf(e.KeyPos, "stacks.names", "found stack name %q: %s; %s", e.Key, why, expectedName)
+}
+
+// checkStackRules reports rules of s that name undefined stacks, carry a
+// bad duration or contradict the stack's own auto_apply.
+func checkStackRules(s *StackDef, key string, r stackRefs, c *collector) {
+	r.refs(s.Rules.PlanAfter, key+".rules.plan_after")
+	r.refs(s.Rules.ApplyAfter, key+".rules.apply_after")
+	r.refs(s.Rules.ModifiedBy, key+".rules.modified_by")
+	for i, p := range s.Rules.Prerequisites {
+		pkey := fmt.Sprintf("%s.rules.prerequisites[%d]", key, i)
+		if p.Stack.Set {
+			r.ref(p.Stack, pkey+".stack")
 		}
-		key := "stacks.names." + e.Key
-		s := e.Value
-		switch {
-		case s.TagQuery != nil && s.Stacks != nil:
-			c.errorf(s.Pos, key, "has both tag_query and stacks; expected exactly one (tag_query for a leaf stack, stacks for a nested one)")
-		case s.TagQuery == nil && s.Stacks == nil:
-			c.errorf(orPos(s.Pos, e.KeyPos), key, "has neither tag_query nor stacks; expected exactly one (tag_query for a leaf stack, stacks for a nested one)")
-		}
-		if s.TagQuery != nil {
-			if q := checkQuery(*s.TagQuery, key+".tag_query", c); q != nil && q.UsesTag("stack_name:") {
-				c.errorf(s.TagQuery.Pos, key+".tag_query", "a stack's tag_query is matched against dirspace tags and cannot use stack_name:")
+		if p.SucceededWithin.Set {
+			if _, err := ParseDuration(p.SucceededWithin.Value); err != nil {
+				c.errorf(p.SucceededWithin.Pos, pkey+".succeeded_within", "found %q; expected a duration such as 90m, 1h30m or 2d", p.SucceededWithin.Value)
 			}
 		}
-		refs(s.Stacks, key+".stacks")
-		if s.Stacks != nil && len(*s.Stacks) == 0 {
-			c.warnf(s.Pos, key+".stacks", "nests no stack: it has no units")
-		}
-		if s.Variables != nil {
-			for _, v := range s.Variables.Entries {
-				vkey := key + ".variables." + v.Key
-				if !variableNameRE.MatchString(v.Key) {
-					c.errorf(v.KeyPos, vkey, "found %q; expected a name of letters, digits and _ not starting with a digit", v.Key)
-				} else if why := reservedVariable(v.Key); why != "" {
-					c.errorf(v.KeyPos, vkey, "%q cannot be a stack variable: %s", v.Key, why)
-				}
-			}
-		}
-		if s.Engine != nil {
-			checkEngine(s.Engine, key+".engine", c)
-		}
-		if s.Rules != nil {
-			refs(s.Rules.PlanAfter, key+".rules.plan_after")
-			refs(s.Rules.ApplyAfter, key+".rules.apply_after")
-			refs(s.Rules.ModifiedBy, key+".rules.modified_by")
-			for i, p := range s.Rules.Prerequisites {
-				pkey := fmt.Sprintf("%s.rules.prerequisites[%d]", key, i)
-				if p.Stack.Set {
-					ref(p.Stack, pkey+".stack")
-				}
-				if p.SucceededWithin.Set {
-					if _, err := ParseDuration(p.SucceededWithin.Value); err != nil {
-						c.errorf(p.SucceededWithin.Pos, pkey+".succeeded_within", "found %q; expected a duration such as 90m, 1h30m or 2d", p.SucceededWithin.Value)
-					}
-				}
-			}
-			if s.Rules.AutoApply.Set && s.AutoApply.Set && s.Rules.AutoApply.Value != s.AutoApply.Value {
-				c.errorf(s.AutoApply.Pos, key+".auto_apply", "is %t but rules.auto_apply is %t; expected one value (or only one of the keys)", s.AutoApply.Value, s.Rules.AutoApply.Value)
-			}
-		}
-		if s.Inputs != nil {
-			for _, in := range s.Inputs.Entries {
-				if in.Value.Stack.Set {
-					ref(in.Value.Stack, key+".inputs."+in.Key)
-				}
-			}
-		}
-		if s.OnChange != nil {
-			oc := s.OnChange
-			c.warnOnce("deprecated:on_change", oc.Pos, key+".on_change", "deprecated: on_change is the first stacks design; write rules (apply_after) instead")
-			refs(oc.CanApplyAfter, key+".on_change.can_apply_after")
-			refs(oc.ApplyAfter, key+".on_change.apply_after")
-		}
+	}
+	if s.Rules.AutoApply.Set && s.AutoApply.Set && s.Rules.AutoApply.Value != s.AutoApply.Value {
+		c.errorf(s.AutoApply.Pos, key+".auto_apply", "is %t but rules.auto_apply is %t; expected one value (or only one of the keys)", s.AutoApply.Value, s.Rules.AutoApply.Value)
 	}
 }
 

@@ -64,14 +64,7 @@ func (e *CycleError) Error() string {
 // between the run's stacks is left out, and depends_on order is kept through
 // units that are not in the run.
 func (p *Project) Graph(units []*Unit, opt GraphOptions) (*Graph, error) {
-	g := &Graph{Units: append([]*Unit(nil), units...), Layer: make(map[*Unit]int, len(units))}
-	sortUnits(g.Units)
-	g.index = make(map[*Unit]int32, len(g.Units))
-	runUnitsOf := map[*Stack][]*Unit{}
-	for i, u := range g.Units {
-		g.index[u] = int32(i)
-		runUnitsOf[u.Stack] = append(runUnitsOf[u.Stack], u)
-	}
+	g, runUnitsOf := newGraph(units)
 	runStacks := make([]*Stack, 0, len(runUnitsOf))
 	for s := range runUnitsOf {
 		runStacks = append(runStacks, s)
@@ -83,14 +76,48 @@ func (p *Project) Graph(units []*Unit, opt GraphOptions) (*Graph, error) {
 		count += len(runUnitsOf[se.from]) * len(runUnitsOf[se.to])
 	}
 	g.Edges = make([]Edge, 0, count)
-	add := func(e Edge) {
-		if opt.Destroy && e.Kind == PlanEdge {
-			e.From, e.To = e.To, e.From
-		}
-		g.Edges = append(g.Edges, e)
-	}
 	// Rule edges join different stacks and depends_on edges stay inside
 	// one, so no edge is added twice.
+	g.addRuleEdges(sedges, runUnitsOf, opt)
+	for _, v := range g.Units {
+		for _, u := range p.dependsOnInRun(v, g.index) {
+			g.addEdge(Edge{From: u, To: v, Kind: PlanEdge, Why: "depends_on"}, opt)
+		}
+	}
+	p.addDataEdges(g, runUnitsOf, opt)
+	g.indexEdges()
+	if err := g.sortTopologically(); err != nil {
+		return nil, err
+	}
+	g.setLayers()
+	return g, nil
+}
+
+// newGraph returns an edgeless graph of the sorted units and the run's
+// units of each stack.
+func newGraph(units []*Unit) (*Graph, map[*Stack][]*Unit) {
+	g := &Graph{Units: append([]*Unit(nil), units...), Layer: make(map[*Unit]int, len(units))}
+	sortUnits(g.Units)
+	g.index = make(map[*Unit]int32, len(g.Units))
+	runUnitsOf := map[*Stack][]*Unit{}
+	for i, u := range g.Units {
+		g.index[u] = int32(i)
+		runUnitsOf[u.Stack] = append(runUnitsOf[u.Stack], u)
+	}
+	return g, runUnitsOf
+}
+
+// addEdge adds e to the graph, a plan edge reversed when destroying.
+func (g *Graph) addEdge(e Edge, opt GraphOptions) {
+	if opt.Destroy && e.Kind == PlanEdge {
+		e.From, e.To = e.To, e.From
+	}
+	g.Edges = append(g.Edges, e)
+}
+
+// addRuleEdges adds an edge between every pair of run units that a stack
+// edge joins.
+func (g *Graph) addRuleEdges(sedges []stackEdge, runUnitsOf map[*Stack][]*Unit, opt GraphOptions) {
 	for _, se := range sedges {
 		why := "plan_after"
 		if se.kind == ApplyEdge {
@@ -98,15 +125,15 @@ func (p *Project) Graph(units []*Unit, opt GraphOptions) (*Graph, error) {
 		}
 		for _, v := range runUnitsOf[se.to] {
 			for _, u := range runUnitsOf[se.from] {
-				add(Edge{From: u, To: v, Kind: se.kind, Why: why})
+				g.addEdge(Edge{From: u, To: v, Kind: se.kind, Why: why}, opt)
 			}
 		}
 	}
-	for _, v := range g.Units {
-		for _, u := range p.dependsOnInRun(v, g.index) {
-			add(Edge{From: u, To: v, Kind: PlanEdge, Why: "depends_on"})
-		}
-	}
+}
+
+// addDataEdges adds the edges into each unit from its input producers and
+// prerequisites in the run.
+func (p *Project) addDataEdges(g *Graph, runUnitsOf map[*Stack][]*Unit, opt GraphOptions) {
 	// Data edges: a consumer plans only after its producers are applied,
 	// so no placeholder lands in a plan (docs/behaviour.md#inputs-between-stacks). Prerequisites in the run
 	// go before the units that require them (docs/behaviour.md#prerequisites).
@@ -115,7 +142,7 @@ func (p *Project) Graph(units []*Unit, opt GraphOptions) (*Graph, error) {
 		for _, in := range p.inputs[v] {
 			if _, ok := g.index[in.Producer]; ok && !seen[in.Producer] && in.Producer != v {
 				seen[in.Producer] = true
-				add(Edge{From: in.Producer, To: v, Kind: PlanEdge, Why: "inputs"})
+				g.addEdge(Edge{From: in.Producer, To: v, Kind: PlanEdge, Why: "inputs"}, opt)
 			}
 		}
 		for _, pr := range v.Stack.Prerequisites {
@@ -123,12 +150,16 @@ func (p *Project) Graph(units []*Unit, opt GraphOptions) (*Graph, error) {
 				for _, u := range runUnitsOf[l] {
 					if u != v && !seen[u] {
 						seen[u] = true
-						add(Edge{From: u, To: v, Kind: PlanEdge, Why: "prerequisite"})
+						g.addEdge(Edge{From: u, To: v, Kind: PlanEdge, Why: "prerequisite"}, opt)
 					}
 				}
 			}
 		}
 	}
+}
+
+// indexEdges records the edges into and out of each unit.
+func (g *Graph) indexEdges() {
 	g.in = make([][]int32, len(g.Units))
 	g.out = make([][]int32, len(g.Units))
 	for i, e := range g.Edges {
@@ -136,9 +167,10 @@ func (p *Project) Graph(units []*Unit, opt GraphOptions) (*Graph, error) {
 		g.in[to] = append(g.in[to], int32(i))
 		g.out[from] = append(g.out[from], int32(i))
 	}
-	if err := g.sortTopologically(); err != nil {
-		return nil, err
-	}
+}
+
+// setLayers sets the layer of each unit from the topological order.
+func (g *Graph) setLayers() {
 	layer := make([]int, len(g.Units))
 	for _, i := range g.topoSort {
 		for _, ei := range g.in[i] {
@@ -148,7 +180,6 @@ func (p *Project) Graph(units []*Unit, opt GraphOptions) (*Graph, error) {
 		}
 		g.Layer[g.Units[i]] = layer[i]
 	}
-	return g, nil
 }
 
 type stackEdge struct {
@@ -170,6 +201,12 @@ type stackEdge struct {
 // give an edge, and the predecessors of S wait for exactly what its
 // frontier waits for. A chain of n stacks is then n edges, not n²/2 pairs.
 func (p *Project) stackEdges(runStacks []*Stack) []stackEdge {
+	planF, applyF := p.frontiers(runStacks)
+	return unimpliedEdges(runStacks, planF, applyF)
+}
+
+// frontiers returns the plan and apply frontiers of each run stack.
+func (p *Project) frontiers(runStacks []*Stack) (planF, applyF [][]int32) {
 	n := len(runStacks)
 	run := make([]int32, len(p.Stacks)) // 1+ index in runStacks, 0 outside the run
 	for i, s := range runStacks {
@@ -178,8 +215,8 @@ func (p *Project) stackEdges(runStacks []*Stack) []stackEdge {
 	// planF[i], applyF[i]: the frontier of run stack i per rule kind, as
 	// indexes into runStacks, in increasing order. A stack in both is a
 	// plan predecessor only.
-	planF := make([][]int32, n)
-	applyF := make([][]int32, n)
+	planF = make([][]int32, n)
+	applyF = make([][]int32, n)
 	seen := make([]int32, len(p.Stacks)) // stamp of the walk that reached a stack
 	stamp := int32(0)
 	frontier := func(s *Stack, kind ruleKind) []int32 {
@@ -207,9 +244,15 @@ func (p *Project) stackEdges(runStacks []*Stack) []stackEdge {
 		planF[i] = frontier(s, rulePlanAfter)
 		applyF[i] = subtractSorted(frontier(s, ruleApplyAfter), planF[i])
 	}
+	return planF, applyF
+}
+
+// unimpliedEdges returns the edges from each run stack's frontier that no
+// other predecessor implies.
+func unimpliedEdges(runStacks []*Stack, planF, applyF [][]int32) []stackEdge {
 	// reached[j] == mark: run stack j waits, by any path, for one of the
 	// predecessors of the stack being reduced.
-	reached := make([]int32, n)
+	reached := make([]int32, len(runStacks))
 	mark := int32(0)
 	var todo []int32
 	walkFrom := func(preds []int32) {

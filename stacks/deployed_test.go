@@ -9,6 +9,7 @@ import (
 // TestModifiedSinceDeployed: each unit is compared with the commit of its
 // own last successful apply, units sharing a commit by one comparison.
 func TestModifiedSinceDeployed(t *testing.T) {
+	t.Parallel()
 	root := testRepo(t, `dirs:
   quiet:
     when_modified: {autoplan: false}
@@ -78,6 +79,7 @@ func TestModifiedSinceDeployed(t *testing.T) {
 // The first case is Terrateam's own layered-run fixture (no stacks: one
 // default stack): dev/networking deleted, dev/database runs.
 func TestDependentsOfDeleted(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		cfg  string

@@ -50,6 +50,7 @@ func mergeBomb(n int) string {
 // at the alias where the budget ran out, found after visiting no more than
 // the budget, and that the config is then left undecoded.
 func TestAliasBudget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  string
@@ -188,6 +189,7 @@ stacks:
 // by ".." or by a symbolic link, is an error at the key that check and a
 // run both see, and that scanning does not follow symbolic links.
 func TestDirsOutsideRepo(t *testing.T) {
+	t.Parallel()
 	const tf = `resource "terraform_data" "this" {}` + "\n"
 	tests := []struct {
 		name  string

@@ -381,8 +381,7 @@ func (p *Project) siblingLevels(s *Stack, upTo int, w *autoWiring) []map[*Stack]
 func (p *Project) wireAuto(s *Stack, w *autoWiring, c *collector) {
 	owner, upTo := autoOwner(s)
 	pos, key := autoPos(owner), "stacks.names."+owner.Name+".auto_inputs"
-	after := p.orderedAfter(s, w)
-	var siblings []map[*Stack]bool // found when first needed
+	scope := &autoScope{p: p, s: s, upTo: upTo, w: w, after: p.orderedAfter(s, w)}
 	unwired := map[string]bool{}
 	for _, u := range s.Units {
 		m := p.module(u.Dir)
@@ -398,18 +397,7 @@ func (p *Project) wireAuto(s *Stack, w *autoWiring, c *collector) {
 			if hasInput(p.inputs[u], n) {
 				continue
 			}
-			producers, where := producersAmong(w.producers[n], after), "upstream"
-			if len(producers) == 0 {
-				if siblings == nil {
-					siblings = p.siblingLevels(s, upTo, w)
-				}
-				for _, level := range siblings {
-					if producers = producersAmong(w.producers[n], level); len(producers) > 0 {
-						where = "sibling"
-						break
-					}
-				}
-			}
+			producers, where := scope.producers(n)
 			switch len(producers) {
 			case 0:
 				if m.Variables[n].Required {
@@ -446,6 +434,41 @@ func (p *Project) wireAuto(s *Stack, w *autoWiring, c *collector) {
 			}
 		}
 	}
+	p.warnUnwired(s, unwired, w, pos, key, c)
+}
+
+// autoScope is where auto_inputs looks for the producers of one stack's
+// variables.
+type autoScope struct {
+	p        *Project
+	s        *Stack
+	upTo     int
+	w        *autoWiring
+	after    map[*Stack]bool
+	siblings []map[*Stack]bool // found when first needed
+}
+
+// producers returns the units that output n at the nearest level that has
+// one, and whether that level is "upstream" or "sibling".
+func (a *autoScope) producers(n string) ([]*Unit, string) {
+	producers, where := producersAmong(a.w.producers[n], a.after), "upstream"
+	if len(producers) == 0 {
+		if a.siblings == nil {
+			a.siblings = a.p.siblingLevels(a.s, a.upTo, a.w)
+		}
+		for _, level := range a.siblings {
+			if producers = producersAmong(a.w.producers[n], level); len(producers) > 0 {
+				where = "sibling"
+				break
+			}
+		}
+	}
+	return producers, where
+}
+
+// warnUnwired warns about each required variable of s left unwired that
+// stacks out of auto_inputs' reach output.
+func (p *Project) warnUnwired(s *Stack, unwired map[string]bool, w *autoWiring, pos Pos, key string, c *collector) {
 	vars := make([]string, 0, len(unwired))
 	for n := range unwired {
 		vars = append(vars, n)

@@ -13,6 +13,7 @@ import (
 // "---" before the document, a trailing one with nothing after, and empty
 // documents around the config are accepted and the config is read whole.
 func TestOneDocument(t *testing.T) {
+	t.Parallel()
 	const body = "dirs:\n  a: {tags: [net]}\nstacks:\n  names:\n    net: {tag_query: net}\n"
 	cases := []struct {
 		name string

@@ -20,6 +20,7 @@ func dirspaceIDs(p *Project) []string {
 }
 
 func TestDiscovery(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		cfg   string
@@ -140,6 +141,7 @@ dirs:
 }
 
 func TestFilePatterns(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		patterns []string
 		global   bool
@@ -330,6 +332,7 @@ stacks:
 `
 
 func TestPropagation(t *testing.T) {
+	t.Parallel()
 	root := testRepo(t, layeredCfg, "net/a", "net/b", "app/x", "app/y", "app/z")
 	p := loadRepo(t, root)
 	tests := []struct {
@@ -414,6 +417,7 @@ stacks:
 }
 
 func TestSelection(t *testing.T) {
+	t.Parallel()
 	root := testRepo(t, `dirs:
   base: {tags: [base]}
   dev/net: {tags: [dev, net]}

@@ -6,6 +6,7 @@ import (
 )
 
 func TestUnsafeName(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, why string
 	}{

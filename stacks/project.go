@@ -217,13 +217,52 @@ func build(root, configFile string, cfg *Config, sds []sourceDir, calls map[stri
 // discover turns the scanned dirs into dirspaces
 // (docs/behaviour.md#root-modules-and-tags).
 func (p *Project) discover(sds []sourceDir, c *collector) {
-	cfg := p.Config
-	globalPatterns := DefaultFilePatterns
-	if cfg.WhenModified != nil && cfg.WhenModified.FilePatterns != nil {
-		globalPatterns = strs(*cfg.WhenModified.FilePatterns)
+	keys := p.splitDirKeys(c)
+	roots := p.patternRoots(sds, keys.exact)
+	var spellDirs *speller
+	spell := func() *speller {
+		if spellDirs == nil {
+			spellDirs = dirSpeller(sds)
+		}
+		return spellDirs
 	}
-	exact := map[string]*MapEntry[Dir]{}
-	var globs []*MapEntry[Dir]
+	p.addListedRoots(roots, keys.exact, sds, spell, c)
+	dirs := make([]string, 0, len(roots))
+	for d := range roots {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	used := map[*MapEntry[Dir]]bool{}
+	for _, dir := range dirs {
+		entry := keys.exact[dir]
+		if entry == nil {
+			if entry = keys.globFor(dir); entry != nil {
+				used[entry] = true
+			}
+		}
+		p.addDirspaces(dir, entry)
+	}
+	if len(used) < len(keys.globs) {
+		p.warnUnmatchedDirKeys(keys.globs, used, dirs, spell(), c)
+	}
+}
+
+// dirKeys are the dirs keys of the config that lie inside the repository,
+// split into exact dirs and globs.
+type dirKeys struct {
+	exact map[string]*MapEntry[Dir]
+	// globs are longest key first: among globs the longest key wins.
+	globs []*MapEntry[Dir]
+	// globPrefix is the literal prefix of each glob: a glob can match only
+	// dirs that start with it.
+	globPrefix []string
+}
+
+// splitDirKeys returns the config's dirs keys that lie inside the
+// repository.
+func (p *Project) splitDirKeys(c *collector) dirKeys {
+	cfg := p.Config
+	keys := dirKeys{exact: map[string]*MapEntry[Dir]{}}
 	if cfg.Dirs != nil {
 		for i := range cfg.Dirs.Entries {
 			e := &cfg.Dirs.Entries[i]
@@ -232,20 +271,40 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 			}
 			key := strings.TrimSuffix(e.Key, "/")
 			if strings.ContainsAny(key, "*?[{") {
-				globs = append(globs, e)
+				keys.globs = append(keys.globs, e)
 			} else {
-				exact[cleanDir(key)] = e
+				keys.exact[cleanDir(key)] = e
 			}
 		}
 	}
-	// Longest glob key first: among globs the longest key wins.
+	globs := keys.globs
 	sort.SliceStable(globs, func(i, j int) bool { return len(globs[i].Key) > len(globs[j].Key) })
-	// A glob can match only dirs that start with its literal prefix.
-	globPrefix := make([]string, len(globs))
+	keys.globPrefix = make([]string, len(globs))
 	for i, g := range globs {
-		globPrefix[i] = literalPrefix(g.Key)
+		keys.globPrefix[i] = literalPrefix(g.Key)
 	}
+	return keys
+}
 
+// globFor returns the longest glob key that matches dir, or nil.
+func (k dirKeys) globFor(dir string) *MapEntry[Dir] {
+	dirSlash := dir + "/"
+	for i, g := range k.globs {
+		if strings.HasPrefix(dirSlash, k.globPrefix[i]) && matchPath(strings.TrimSuffix(g.Key, "/"), dir) {
+			return g
+		}
+	}
+	return nil
+}
+
+// patternRoots returns the scanned dirs holding a file the global file
+// patterns match, less those only called as local modules.
+func (p *Project) patternRoots(sds []sourceDir, exact map[string]*MapEntry[Dir]) map[string]bool {
+	cfg := p.Config
+	globalPatterns := DefaultFilePatterns
+	if cfg.WhenModified != nil && cfg.WhenModified.FilePatterns != nil {
+		globalPatterns = strs(*cfg.WhenModified.FilePatterns)
+	}
 	called := map[string]bool{}
 	for _, calls := range p.ModuleCalls {
 		for _, d := range calls {
@@ -269,6 +328,12 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 			}
 		}
 	}
+	return roots
+}
+
+// addListedRoots adds to roots the exact dirs keys that are directories
+// inside the repository, and warns about those that do not exist.
+func (p *Project) addListedRoots(roots map[string]bool, exact map[string]*MapEntry[Dir], sds []sourceDir, spell func() *speller, c *collector) {
 	// A dir the scan found was reached through directories, never a
 	// symbolic link, so it is one and lies inside the repository; only the
 	// others are checked on disk.
@@ -277,16 +342,12 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 		scanned[sd.dir] = true
 	}
 	resolvesInside := p.resolvesInside(c)
-	var spellDirs *speller
 	for dir, e := range exact {
 		switch {
 		case scanned[dir]:
 			roots[dir] = true
 		case !isDir(filepath.Join(p.Root, filepath.FromSlash(dir))):
-			if spellDirs == nil {
-				spellDirs = dirSpeller(sds)
-			}
-			if near := spellDirs.nearest(dir); near != "" {
+			if near := spell().nearest(dir); near != "" {
 				c.warnf(e.KeyPos, "dirs."+e.Key, "dir %q does not exist; did you mean %q?", e.Key, near)
 			} else {
 				c.warnf(e.KeyPos, "dirs."+e.Key, "dir %q does not exist", e.Key)
@@ -294,32 +355,6 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 		case resolvesInside(dir, e):
 			roots[dir] = true
 		}
-	}
-	dirs := make([]string, 0, len(roots))
-	for d := range roots {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	used := map[*MapEntry[Dir]]bool{}
-	for _, dir := range dirs {
-		entry := exact[dir]
-		if entry == nil {
-			dirSlash := dir + "/"
-			for i, g := range globs {
-				if strings.HasPrefix(dirSlash, globPrefix[i]) && matchPath(strings.TrimSuffix(g.Key, "/"), dir) {
-					entry = g
-					used[g] = true
-					break
-				}
-			}
-		}
-		p.addDirspaces(dir, entry)
-	}
-	if len(used) < len(globs) {
-		if spellDirs == nil {
-			spellDirs = dirSpeller(sds)
-		}
-		p.warnUnmatchedDirKeys(globs, used, dirs, spellDirs, c)
 	}
 }
 

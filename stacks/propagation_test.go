@@ -11,6 +11,7 @@ import (
 // --changed or with --propagate, and --no-propagate turns --changed's
 // propagation off (docs/behaviour.md#propagation).
 func TestExplicitSelectionPropagates(t *testing.T) {
+	t.Parallel()
 	root := testRepo(t, `dirs:
   base: {tags: [base]}
   dev/net: {tags: [dev, net]}

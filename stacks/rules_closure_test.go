@@ -170,74 +170,105 @@ func TestRulesMatchClosure(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatalf("config %d: %v\n%s", iter, diags.Errors(), cfg)
 		}
-		plan, apply, mod := closureOf(p, rulePlanAfter), closureOf(p, ruleApplyAfter), closureOf(p, ruleModifiedBy)
-		for _, s := range p.Stacks {
-			for _, c := range []struct {
-				name string
-				got  []*Stack
-				ref  map[*Stack]bool
-				ask  func(*Stack) bool
-			}{
-				{"plan_after", s.PlanAfterClosure(), plan[s], s.WaitsToPlanFor},
-				{"apply_after", s.ApplyAfterClosure(), apply[s], s.WaitsToApplyFor},
-				{"modified_by", s.ModifiedByClosure(), mod[s], s.IsModifiedBy},
-			} {
-				var want []string
-				for x := range c.ref {
-					want = append(want, x.Name)
-				}
-				sort.Strings(want)
-				if got := stackNames(c.got); strings.Join(got, ",") != strings.Join(want, ",") {
-					t.Errorf("config %d: %s closure of %s = %v, want %v\n%s", iter, c.name, s.Name, got, want, cfg)
-				}
-				for _, x := range p.Stacks {
-					if c.ask(x) != c.ref[x] {
-						t.Errorf("config %d: %s of %s asked about %s = %t", iter, c.name, s.Name, x.Name, c.ask(x))
-					}
+		c := closureCheck{t: t, r: r, iter: iter, cfg: cfg, p: p,
+			plan: closureOf(p, rulePlanAfter), apply: closureOf(p, ruleApplyAfter), mod: closureOf(p, ruleModifiedBy)}
+		c.closures()
+		c.stackEdges()
+		c.propagation()
+	}
+}
+
+// closureCheck compares one random config's project with the reference
+// closures plan, apply and mod.
+type closureCheck struct {
+	t                *testing.T
+	r                *rand.Rand
+	iter             int
+	cfg              string
+	p                *Project
+	plan, apply, mod map[*Stack]map[*Stack]bool
+}
+
+// closures checks each stack's rule closures and what it answers about
+// every stack.
+func (c closureCheck) closures() {
+	t, p := c.t, c.p
+	for _, s := range p.Stacks {
+		for _, k := range []struct {
+			name string
+			got  []*Stack
+			ref  map[*Stack]bool
+			ask  func(*Stack) bool
+		}{
+			{"plan_after", s.PlanAfterClosure(), c.plan[s], s.WaitsToPlanFor},
+			{"apply_after", s.ApplyAfterClosure(), c.apply[s], s.WaitsToApplyFor},
+			{"modified_by", s.ModifiedByClosure(), c.mod[s], s.IsModifiedBy},
+		} {
+			var want []string
+			for x := range k.ref {
+				want = append(want, x.Name)
+			}
+			sort.Strings(want)
+			if got := stackNames(k.got); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("config %d: %s closure of %s = %v, want %v\n%s", c.iter, k.name, s.Name, got, want, c.cfg)
+			}
+			for _, x := range p.Stacks {
+				if k.ask(x) != k.ref[x] {
+					t.Errorf("config %d: %s of %s asked about %s = %t", c.iter, k.name, s.Name, x.Name, k.ask(x))
 				}
 			}
 		}
-		// The stack-level reduction, for the whole run and random parts.
-		var leaves []*Stack
-		for _, s := range p.Stacks {
-			if s.Leaf {
-				leaves = append(leaves, s)
+	}
+}
+
+// stackEdges checks the stack-level reduction, for the whole run and
+// random parts.
+func (c closureCheck) stackEdges() {
+	t, p := c.t, c.p
+	var leaves []*Stack
+	for _, s := range p.Stacks {
+		if s.Leaf {
+			leaves = append(leaves, s)
+		}
+	}
+	for k := 0; k < 5; k++ {
+		var runStacks []*Stack
+		for _, s := range leaves {
+			if k == 0 || c.r.Intn(2) == 0 {
+				runStacks = append(runStacks, s)
 			}
 		}
-		for k := 0; k < 5; k++ {
-			var runStacks []*Stack
-			for _, s := range leaves {
-				if k == 0 || r.Intn(2) == 0 {
-					runStacks = append(runStacks, s)
+		sortStacks(runStacks)
+		got, want := p.stackEdges(runStacks), refStackEdges(runStacks, c.plan, c.apply)
+		if !reflect.DeepEqual(edgeNames(got), edgeNames(want)) {
+			t.Errorf("config %d, run %v:\n got %v\nwant %v\n%s", c.iter, stackNames(runStacks), edgeNames(got), edgeNames(want), c.cfg)
+		}
+	}
+}
+
+// propagation checks propagation from each unit, and from a few units
+// together.
+func (c closureCheck) propagation() {
+	t, p := c.t, c.p
+	for k := 0; k < len(p.Units)+3; k++ {
+		seed := map[*Unit]string{}
+		if k < len(p.Units) {
+			seed[p.Units[k]] = "selected"
+		} else {
+			for _, u := range p.Units {
+				if c.r.Intn(3) == 0 {
+					seed[u] = "selected"
 				}
-			}
-			sortStacks(runStacks)
-			got, want := p.stackEdges(runStacks), refStackEdges(runStacks, plan, apply)
-			if !reflect.DeepEqual(edgeNames(got), edgeNames(want)) {
-				t.Errorf("config %d, run %v:\n got %v\nwant %v\n%s", iter, stackNames(runStacks), edgeNames(got), edgeNames(want), cfg)
 			}
 		}
-		// Propagation from each unit, and from a few units together.
-		for k := 0; k < len(p.Units)+3; k++ {
-			seed := map[*Unit]string{}
-			if k < len(p.Units) {
-				seed[p.Units[k]] = "selected"
-			} else {
-				for _, u := range p.Units {
-					if r.Intn(3) == 0 {
-						seed[u] = "selected"
-					}
-				}
-			}
-			got, want := map[*Unit]string{}, map[*Unit]string{}
-			for u, w := range seed {
-				got[u], want[u] = w, w
-			}
-			p.propagate(got)
-			refPropagate(p, want, mod)
-			if !reflect.DeepEqual(whyNames(got), whyNames(want)) {
-				t.Errorf("config %d, seed %v:\n got %v\nwant %v\n%s", iter, whyNames(seed), whyNames(got), whyNames(want), cfg)
-			}
+		got, want := map[*Unit]string{}, map[*Unit]string{}
+		for u, w := range seed {
+			got[u], want[u] = w, w
+		}
+		p.propagate(got)
+		refPropagate(p, want, c.mod)
+		if !reflect.DeepEqual(whyNames(got), whyNames(want)) {
+			t.Errorf("config %d, seed %v:\n got %v\nwant %v\n%s", c.iter, whyNames(seed), whyNames(got), whyNames(want), c.cfg)
 		}
 	}
 }

@@ -95,6 +95,7 @@ func TestLoadFromTreeConfigError(t *testing.T) {
 
 // A tree from the bucket is checked before any of it becomes a path.
 func TestTreeFromOutside(t *testing.T) {
+	t.Parallel()
 	ok := TreeDir{Dir: "a", Files: []string{"main.tf"}}
 	cases := []struct {
 		name string

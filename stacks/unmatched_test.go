@@ -8,6 +8,7 @@ import (
 )
 
 func TestQueryTags(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ query, want string }{
 		{"", ""},
 		{"prod", "prod"},
@@ -33,6 +34,7 @@ func TestQueryTags(t *testing.T) {
 }
 
 func TestSpellerNearest(t *testing.T) {
+	t.Parallel()
 	s := newSpeller(map[string]bool{"production": true, "staging": true, "dir:app": true, "dir:network": true, "dir:net": true, "db": true})
 	cases := []struct{ word, want string }{
 		{"prodution", "production"},
@@ -55,6 +57,7 @@ func TestSpellerNearest(t *testing.T) {
 // TestUnmatchedWarnings: what does and does not warn about a query or a
 // dirs key that matches nothing.
 func TestUnmatchedWarnings(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		cfg  string

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
 )
 
@@ -18,9 +19,9 @@ func TestApproverCountsUnits(t *testing.T) {
 		{3, "Apply 3 units? [yes/all/no] "},
 	} {
 		var out bytes.Buffer
-		var units []*runner.UnitReport
+		var units []*report.UnitReport
 		for i := 0; i < tc.units; i++ {
-			units = append(units, &runner.UnitReport{Dir: "d", Workspace: "default"})
+			units = append(units, &report.UnitReport{Dir: "d", Workspace: "default"})
 		}
 		ans, err := terminalApprover(&out, strings.NewReader("yes\n"))(units)
 		if err != nil || ans != runner.AnswerYes {

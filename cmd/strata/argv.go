@@ -102,76 +102,110 @@ func splitArgv(args []string) (strata, engine []string, err error) {
 		return strata, nil, nil
 	}
 	command := args[i]
-	strata = append(strata, command)
-	own := strataCommands[command]
+	s := &argvSplit{args: args, strata: append(strata, command), own: strataCommands[command]}
 	group := commandGroups[command]
 	groupPath := command
-	var positionals []string
-	dangling := ""
 	for i++; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
-			engine = append(engine, args[i+1:]...)
+			s.engine = append(s.engine, args[i+1:]...)
 			i = len(args)
 		case !isFlag(a):
 			switch {
 			case group:
-				strata = append(strata, a)
+				s.strata = append(s.strata, a)
 				groupPath += " " + a
 				group = commandGroups[groupPath]
-			case !own || enginePositionalCommands[command]:
-				engine = append(engine, a)
+			case !s.own || enginePositionalCommands[command]:
+				s.engine = append(s.engine, a)
 			default:
-				positionals = append(positionals, a)
+				s.positionals = append(s.positionals, a)
 			}
 		case strings.HasPrefix(a, "--"):
-			name, _, hasValue := strings.Cut(a[2:], "=")
-			if !strataValueFlags[name] && !strataBoolFlags[name] {
-				if !own {
-					engine = append(engine, a)
-					continue
-				}
-				if _, known := runner.EngineFlagTakesValue(name); known {
-					return nil, nil, fmt.Errorf("%s is not a strata flag: write the engine flag as -%s, or after --", "--"+name, name)
-				}
-			}
-			strata = append(strata, a)
-			if strataValueFlags[name] && !hasValue {
-				if i+1 == len(args) {
-					dangling = a
-					continue
-				}
-				i++
-				strata = append(strata, args[i])
+			if i, err = s.longFlag(i); err != nil {
+				return nil, nil, err
 			}
 		default:
-			if f, takesNext, ok := singleDashFlag(a); ok {
-				strata = append(strata, f)
-				if takesNext {
-					if i+1 == len(args) {
-						dangling = a
-						continue
-					}
-					i++
-					strata = append(strata, args[i])
-				}
-				continue
-			}
-			engine = append(engine, a)
-			name, _, hasValue := strings.Cut(a[1:], "=")
-			if takesValue, _ := runner.EngineFlagTakesValue(name); takesValue && !hasValue && i+1 < len(args) {
-				i++
-				engine = append(engine, args[i])
-			}
+			i = s.shortFlag(i)
 		}
 	}
 	// A flag missing its value is reported by urfave/cli when it ends the
 	// line; moving the positional arguments after it would give it one.
-	if dangling != "" && len(positionals) > 0 {
-		return nil, nil, fmt.Errorf("flag needs an argument: %s", dangling)
+	if s.dangling != "" && len(s.positionals) > 0 {
+		return nil, nil, fmt.Errorf("flag needs an argument: %s", s.dangling)
 	}
-	return append(strata, positionals...), engine, nil
+	return append(s.strata, s.positionals...), s.engine, nil
+}
+
+// argvSplit is a command line that splitArgv is splitting after its
+// command: strata's part so far, the engine's, and the command's
+// positional arguments, which go after strata's flags.
+type argvSplit struct {
+	args        []string
+	strata      []string
+	engine      []string
+	positionals []string
+	// own is whether the command is strata's own rather than the engine's.
+	own bool
+	// dangling is a strata flag that ends the line without its value.
+	dangling string
+}
+
+// longFlag takes the two-dash flag args[i], with its value when it takes
+// the next argument, and returns the index of the last argument it took.
+// A two-dash flag is strata's, but for a command that is not strata's own,
+// where it is the engine's; an engine flag written with two dashes after
+// strata's own command is an error.
+func (s *argvSplit) longFlag(i int) (int, error) {
+	a := s.args[i]
+	name, _, hasValue := strings.Cut(a[2:], "=")
+	if !strataValueFlags[name] && !strataBoolFlags[name] {
+		if !s.own {
+			s.engine = append(s.engine, a)
+			return i, nil
+		}
+		if _, known := runner.EngineFlagTakesValue(name); known {
+			return i, fmt.Errorf("%s is not a strata flag: write the engine flag as -%s, or after --", "--"+name, name)
+		}
+	}
+	s.strata = append(s.strata, a)
+	if strataValueFlags[name] && !hasValue {
+		if i+1 == len(s.args) {
+			s.dangling = a
+			return i, nil
+		}
+		i++
+		s.strata = append(s.strata, s.args[i])
+	}
+	return i, nil
+}
+
+// shortFlag takes the single-dash flag args[i], strata's when
+// singleDashFlag says so and the engine's otherwise, with its value when
+// it takes the next argument, and returns the index of the last argument
+// it took.
+func (s *argvSplit) shortFlag(i int) int {
+	a := s.args[i]
+	if f, takesNext, ok := singleDashFlag(a); ok {
+		s.strata = append(s.strata, f)
+		if takesNext {
+			if i+1 == len(s.args) {
+				s.dangling = a
+				return i
+			}
+			i++
+			s.strata = append(s.strata, s.args[i])
+		}
+		return i
+	}
+	s.engine = append(s.engine, a)
+	name, _, hasValue := strings.Cut(a[1:], "=")
+	if takesValue, _ := runner.EngineFlagTakesValue(name); takesValue && !hasValue && i+1 < len(s.args) {
+		i++
+		s.engine = append(s.engine, s.args[i])
+	}
+	return i
 }
 
 // isFlag reports whether a looks like a flag; `-` alone is an argument.

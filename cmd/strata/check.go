@@ -3,9 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/urfave/cli/v2"
-
-	"github.com/strata-iac/strata/runner"
 )
 
 func checkCommand() *cli.Command {
@@ -40,10 +39,10 @@ func checkCommand() *cli.Command {
 				}
 			}
 			if onPath > 0 {
-				fmt.Fprintf(c.App.ErrWriter, "warning: no engine is configured for %s; they run the terraform on PATH (set engine: {name: terraform, version: ...} to pin one)\n", runner.CountOf(onPath, "unit"))
+				fmt.Fprintf(c.App.ErrWriter, "warning: no engine is configured for %s; they run the terraform on PATH (set engine: {name: terraform, version: ...} to pin one)\n", report.CountOf(onPath, "unit"))
 			}
 			fmt.Fprintf(c.App.Writer, "ok: %s: %s, %s (%d leaf), %s, %s\n",
-				cfg, runner.CountOf(len(p.Dirspaces), "dirspace"), runner.CountOf(len(p.Stacks), "stack"), leaves, runner.CountOf(len(p.Units), "unit"), runner.CountOf(len(p.Diagnostics.Warnings()), "warning"))
+				cfg, report.CountOf(len(p.Dirspaces), "dirspace"), report.CountOf(len(p.Stacks), "stack"), leaves, report.CountOf(len(p.Units), "unit"), report.CountOf(len(p.Diagnostics.Warnings()), "warning"))
 			return nil
 		},
 	}

@@ -11,12 +11,15 @@ import (
 	"strings"
 	"time"
 
+	cmdpolicy "github.com/strata-iac/strata/command"
+
 	"github.com/sethvargo/go-githubactions"
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
 )
 
@@ -55,12 +58,6 @@ func openState(c *cli.Context) (*objstore.Store, error) {
 	return st, nil
 }
 
-// openBucket opens the state bucket at url, its requests bounded by
-// --state-timeout.
-func openBucket(c *cli.Context, url string) (*objstore.Store, error) {
-	return objstore.Open(c.Context, url, objstore.Options{Timeout: c.Duration("state-timeout")})
-}
-
 // withState runs a ci command's action with the bucket of --state open.
 func withState(action func(*cli.Context, *objstore.Store) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
@@ -73,7 +70,7 @@ func withState(action func(*cli.Context, *objstore.Store) error) cli.ActionFunc 
 	}
 }
 
-var ciCommands = []string{runner.CmdInit, runner.CmdPlan, runner.CmdApply, runner.CmdDestroy, runner.CmdDrift, runner.CmdValidate}
+var ciCommands = []string{cmdpolicy.Init, cmdpolicy.Plan, cmdpolicy.Apply, cmdpolicy.Destroy, cmdpolicy.Drift, cmdpolicy.Validate}
 
 func ciStartCommand() *cli.Command {
 	return &cli.Command{
@@ -99,16 +96,12 @@ func ciStartCommand() *cli.Command {
 	}
 }
 
+// ciStart plans a run once and writes it to the bucket: its units, waves
+// and shards (docs/ci.md).
 func ciStart(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return cli.Exit("strata ci start takes one command: "+fmt.Sprint(ciCommands), 1)
-	}
-	command := c.Args().First()
-	if !slices.Contains(ciCommands, command) {
-		return cli.Exit(fmt.Sprintf("strata ci start %s: expected one of %v", command, ciCommands), 1)
-	}
-	if (command == runner.CmdApply || command == runner.CmdDestroy) && !c.Bool("auto-approve") {
-		return cli.Exit(fmt.Sprintf("strata ci start %s needs --auto-approve: nobody can be asked in CI (review the plan of a pull request instead)", command), 1)
+	command, pol, err := ciStartCommandOf(c)
+	if err != nil {
+		return err
 	}
 	s, err := openProject(c)
 	if err != nil {
@@ -131,7 +124,7 @@ func ciStart(c *cli.Context) error {
 		return err
 	}
 	defer st.Close()
-	rep := runner.CIFromEnv(os.Environ())
+	rep := report.CIFromEnv(os.Environ())
 	link := c.String("link")
 	if rep != nil && link == "" {
 		link = rep.RunURL
@@ -139,12 +132,12 @@ func ciStart(c *cli.Context) error {
 	commit := checkoutCommit(c.Context, s.project.Root, rep)
 	m, err := ci.Start(c.Context, st, s.project, run, ci.StartOptions{
 		Command: command, Run: c.String("run"), Shards: c.Int("shards"),
-		Destroy: command == runner.CmdDestroy || ea.Plan.Destroy,
+		Destroy: pol.Destroys || ea.Plan.Destroy,
 		Options: ci.RunOptions{
 			AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"), DetailedExitCode: c.Bool("detailed-exitcode"),
 			Parallelism: c.Int("parallelism"), EngineArgs: rawEngine,
 			// Only apply reads it, so the variable may be set for every job.
-			RequireReviewedPlan: command == runner.CmdApply && c.Bool("require-reviewed-plan"),
+			RequireReviewedPlan: pol.ReusesPlans && c.Bool("require-reviewed-plan"),
 		},
 		Gates: gates, NoPropagate: c.Bool("no-propagate"), PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
 	})
@@ -159,6 +152,29 @@ func ciStart(c *cli.Context) error {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
+	return printStarted(c, m)
+}
+
+// ciStartCommandOf decides the command ci start runs, from its one
+// argument, and refuses one that applies without --auto-approve.
+func ciStartCommandOf(c *cli.Context) (string, *cmdpolicy.Policy, error) {
+	if c.NArg() != 1 {
+		return "", nil, cli.Exit("strata ci start takes one command: "+fmt.Sprint(ciCommands), 1)
+	}
+	command := c.Args().First()
+	if !slices.Contains(ciCommands, command) {
+		return "", nil, cli.Exit(fmt.Sprintf("strata ci start %s: expected one of %v", command, ciCommands), 1)
+	}
+	pol := cmdpolicy.Must(command)
+	if pol.Applies && !c.Bool("auto-approve") {
+		return "", nil, cli.Exit(fmt.Sprintf("strata ci start %s needs --auto-approve: nobody can be asked in CI (review the plan of a pull request instead)", command), 1)
+	}
+	return command, pol, nil
+}
+
+// printStarted prints the run ci start wrote: as JSON with --json, else
+// its units, waves and shards.
+func printStarted(c *cli.Context, m *ci.Manifest) error {
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		return enc.Encode(struct {
@@ -172,9 +188,9 @@ func ciStart(c *cli.Context) error {
 			readers++
 		}
 	}
-	units := runner.CountOf(len(m.Units)-readers, "unit")
+	units := report.CountOf(len(m.Units)-readers, "unit")
 	if readers > 0 {
-		units += fmt.Sprintf(" (and %s, which join when an apply changes what they read)", runner.CountOf(readers, "reader"))
+		units += fmt.Sprintf(" (and %s, which join when an apply changes what they read)", report.CountOf(readers, "reader"))
 	}
 	fmt.Fprintf(c.App.Writer, "run %s: %s, %d waves, at most %d shards\n", m.Run, units, len(m.Waves), m.Shards)
 	for _, w := range m.Waves {
@@ -233,7 +249,7 @@ func ciRunCommand() *cli.Command {
 				Console: c.App.Writer, ErrConsole: c.App.ErrWriter, Environ: os.Environ(),
 				Kill: kill, KillAfter: c.Duration("kill-after"), NoPluginCache: c.Bool("no-plugin-cache"),
 				StateDir: c.Path("state-dir"), Job: ci.JobName(os.Getenv),
-				Commit: checkoutCommit(ctx, loc.root, runner.CIFromEnv(os.Environ())),
+				Commit: checkoutCommit(ctx, loc.root, report.CIFromEnv(os.Environ())),
 			}
 			// The job's part of the run is read from the bucket while the
 			// config is read; the project is built from the run's tree.
@@ -260,13 +276,13 @@ func ciRunCommand() *cli.Command {
 				res.Report.WriteTable(c.App.Writer)
 			}
 			if res.Done > 0 {
-				fmt.Fprintf(c.App.Writer, "%s of this shard already recorded by an earlier attempt\n", runner.CountOf(res.Done, "unit"))
+				fmt.Fprintf(c.App.Writer, "%s of this shard already recorded by an earlier attempt\n", report.CountOf(res.Done, "unit"))
 			}
 			if len(res.Held) > 0 {
 				// Not this job's outcome to record: the holder's stands,
 				// or a retry of this job completes what is missing.
 				return cli.Exit(fmt.Sprintf("%s held by another process (the engine's state lock; a duplicate job of this shard?): this job recorded nothing for %s; the holder's outcome stands, and a retry completes what is still missing",
-					runner.CountOf(len(res.Held), "unit"), strings.Join(res.Held, ", ")), 1)
+					report.CountOf(len(res.Held), "unit"), strings.Join(res.Held, ", ")), 1)
 			}
 			return nil
 		},
@@ -284,8 +300,8 @@ func ciFinishCommand() *cli.Command {
 			// summary, saying why, as a run on one machine that stops
 			// before any unit does.
 			failed := func(err error) error {
-				rep := runner.FailedReport("", started, time.Now(), fmt.Sprintf("run %s: %v", c.String("run"), err))
-				rep.CI = runner.CIFromEnv(os.Environ())
+				rep := report.FailedReport("", started, time.Now(), fmt.Sprintf("run %s: %v", c.String("run"), err))
+				rep.CI = report.CIFromEnv(os.Environ())
 				writeReport(c, rep)
 				writeSummary(c, rep)
 				return cli.Exit(err.Error(), 1)
@@ -299,7 +315,7 @@ func ciFinishCommand() *cli.Command {
 			if err != nil {
 				return failed(err)
 			}
-			rep.CI = runner.CIFromEnv(os.Environ())
+			rep.CI = report.CIFromEnv(os.Environ())
 			writeReport(c, rep)
 			writeSummary(c, rep)
 			rep.WriteTable(c.App.Writer)
@@ -327,7 +343,7 @@ func ciUnlockCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
 			}
-			fmt.Fprintf(c.App.Writer, "PR #%d: %s unlocked\n", c.Int("pr"), runner.CountOf(len(freed), "dirspace"))
+			fmt.Fprintf(c.App.Writer, "PR #%d: %s unlocked\n", c.Int("pr"), report.CountOf(len(freed), "dirspace"))
 			return nil
 		}),
 	}
@@ -358,7 +374,7 @@ func ciCheckCommand() *cli.Command {
 // checkoutCommit is the commit a job works on: the CI's own (the commit
 // the pipeline runs for, from rep), else the checkout's HEAD; "" when
 // neither says.
-func checkoutCommit(ctx context.Context, root string, rep *runner.CIReport) string {
+func checkoutCommit(ctx context.Context, root string, rep *report.CIReport) string {
 	if rep != nil && rep.Commit != "" {
 		return rep.Commit
 	}

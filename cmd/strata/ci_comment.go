@@ -8,7 +8,7 @@ import (
 
 	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/internal/objstore"
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/report"
 )
 
 // ciCommentCommand is `strata ci comment`: the pull request comment of a
@@ -17,7 +17,7 @@ func ciCommentCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "comment",
 		Usage: "print a run's pull request comment: the verdict and a folded block per stack, within GitHub's size limit",
-		Description: "The comment's first line is " + ci.CommentMarker + ", so that a CI job can find\n" +
+		Description: "The comment's first line is " + report.CommentMarker + ", so that a CI job can find\n" +
 			"the comment it posted before and update it.",
 		Flags: []cli.Flag{
 			stateFlag(), stateTimeoutFlag(), runIDFlag(true),
@@ -28,12 +28,12 @@ func ciCommentCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
 			}
-			rep.CI = runner.CIFromEnv(os.Environ())
+			rep.CI = report.CIFromEnv(os.Environ())
 			link := c.String("link")
 			if link == "" {
 				link = m.Link
 			}
-			fmt.Fprint(c.App.Writer, ci.Comment(rep, link))
+			fmt.Fprint(c.App.Writer, report.Comment(rep, link))
 			return nil
 		}),
 	}

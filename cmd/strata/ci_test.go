@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/report"
 )
 
 const chainRepo = `dirs:
@@ -88,11 +88,11 @@ func TestCICommands(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	report := filepath.Join(t.TempDir(), "report.json")
-	if r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", report); r.code != 0 {
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	if r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", reportFile); r.code != 0 {
 		t.Fatalf("finish: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, u := range readReport(t, report).Units {
+	for _, u := range readReport(t, reportFile).Units {
 		if u.Status != "applied" {
 			t.Errorf("%s: %s", u.Name(), u.Status)
 		}
@@ -168,11 +168,11 @@ func TestCIReaders(t *testing.T) {
 	env := append(hermeticEnv(t), "CI=true")
 	bucket := "file://" + t.TempDir()
 
-	build := func() (*runner.Report, string) {
+	build := func() (*report.Report, string) {
 		t.Helper()
 		return ciBuild(t, root, env, bucket, "apply", "--changed", "--auto-approve", "--shards", "2")
 	}
-	whys := func(rep *runner.Report) map[string]string {
+	whys := func(rep *report.Report) map[string]string {
 		out := map[string]string{}
 		for _, u := range rep.Units {
 			out[u.Dir] = string(u.Status) + " " + u.Why
@@ -239,7 +239,7 @@ func startRun(t *testing.T, root string, env []string, args ...string) (startedR
 // ciBuild is one CI run of a command as a team's CI runs it: ci start with
 // args, every job of every wave, ci finish and ci check, each a process
 // of its own. It returns the report and what start printed.
-func ciBuild(t *testing.T, root string, env []string, bucket string, args ...string) (*runner.Report, string) {
+func ciBuild(t *testing.T, root string, env []string, bucket string, args ...string) (*report.Report, string) {
 	t.Helper()
 	plan, started := startRun(t, root, env, slices.Concat(args, []string{"--state", bucket, "--json"})...)
 	for _, w := range plan.Waves {
@@ -250,12 +250,12 @@ func ciBuild(t *testing.T, root string, env []string, bucket string, args ...str
 			}
 		}
 	}
-	report := filepath.Join(t.TempDir(), "report.json")
-	if r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", report); r.code != 0 {
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	if r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", reportFile); r.code != 0 {
 		t.Fatalf("finish: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := runBin(t, root, env, "ci", "check", "--state", bucket, "--run", plan.Run); r.code != 0 || !strings.Contains(r.stdout, "every invariant holds") {
 		t.Errorf("check: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	return readReport(t, report), started
+	return readReport(t, reportFile), started
 }

@@ -3,24 +3,25 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	cmdpolicy "github.com/strata-iac/strata/command"
+
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
 // Root modules a change deleted (docs/behaviour.md#changed-units). One
 // whose run state says an apply deployed it, with no destroy since, may
 // still hold resources: plan and apply put its dir back as it was at that
-// commit, for the length of the command (runner.Restore), and plan its
+// commit, for the length of the command (runstate.Restore), and plan its
 // destroy to report what its state holds; with --destroy-deleted, apply
 // destroys it, after the rest of the run, in destroy order.
 
@@ -58,7 +59,7 @@ func stillDeployed(c *cli.Context, s *session, deleted []stacks.DeletedUnit) ([]
 	if err != nil {
 		return nil, err
 	}
-	repo, err := git.Open(c.Context, s.project.Root)
+	repo, err := s.gitRepo(c)
 	if err != nil {
 		return nil, err
 	}
@@ -81,27 +82,17 @@ func stillDeployed(c *cli.Context, s *session, deleted []stacks.DeletedUnit) ([]
 // deletedRun is what runDeleted did: the report of the deleted units and
 // the exit code it calls for.
 type deletedRun struct {
-	report *runner.Report
+	report *report.Report
 	code   int
 }
 
 // runDeleted puts the deleted units back, plans their destroy (or, for
 // apply --destroy-deleted, destroys them, asking as apply does) and takes
 // their dirs away again. Each unit's report says what its state holds.
-func runDeleted(ctx context.Context, c *cli.Context, s *session, command string, gone []deletedUnit, opt runner.Options) (*deletedRun, error) {
-	stateDir := opt.StateDir
-	if stateDir == "" {
-		stateDir = filepath.Join(s.project.Root, ".strata")
-	}
-	repo, err := git.Open(ctx, s.project.Root)
-	if err != nil {
-		return nil, err
-	}
-	dirs := make([]runner.RestoreDir, len(gone))
-	for i, d := range gone {
-		dirs[i] = runner.RestoreDir{Dir: d.Dir, Commit: d.from}
-	}
-	restored, err := runner.Restore(ctx, s.project.Root, stateDir, repo, dirs)
+// st is the --state bucket the run opened, nil without one.
+func runDeleted(ctx context.Context, c *cli.Context, s *session, st *objstore.Store, gone []deletedUnit, opt runner.Options) (*deletedRun, error) {
+	stateDir := stateDirOf(c, s)
+	restored, err := restoreDeleted(ctx, s, stateDir, gone)
 	if err != nil {
 		return nil, err
 	}
@@ -110,13 +101,45 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, command string,
 			fmt.Fprintf(c.App.ErrWriter, "strata: removing the deleted dirs put back (%s): %v\n", strings.Join(restored.Names(), ", "), err)
 		}
 	}()
-	loc, err := locateProject(c)
+	back, run, err := deletedUnitsRun(c, s, gone)
 	if err != nil {
 		return nil, err
 	}
-	back, err := stacks.Load(s.project.Root, loc.cfgPath)
+	if len(run.Units) == 0 {
+		return &deletedRun{report: &report.Report{}}, nil
+	}
+	pol := cmdpolicy.Must(opt.Command)
+	destroy := pol.Applies && c.Bool("destroy-deleted")
+	dopt := deletedOptions(opt, destroy)
+	res, err := executeDeleted(ctx, st, stateDir, back, run, dopt)
 	if err != nil {
-		return nil, fmt.Errorf("loading the config with the deleted dirs put back: %w", err)
+		return nil, err
+	}
+	return reportDeleted(c, pol, res, destroy, opt.DetailedExitCode), nil
+}
+
+// restoreDeleted puts the deleted units' dirs back as they were at the
+// commit each is put back from (runstate.Restore).
+func restoreDeleted(ctx context.Context, s *session, stateDir string, gone []deletedUnit) (*runstate.Restored, error) {
+	// Opened with ctx, not through s.gitRepo: an interrupt stops the restore.
+	repo, err := git.Open(ctx, s.project.Root)
+	if err != nil {
+		return nil, err
+	}
+	dirs := make([]runstate.RestoreDir, len(gone))
+	for i, d := range gone {
+		dirs[i] = runstate.RestoreDir{Dir: d.Dir, Commit: d.from}
+	}
+	return runstate.Restore(ctx, s.project.Root, stateDir, repo, dirs)
+}
+
+// deletedUnitsRun loads the config with the deleted dirs put back and
+// decides the run of the deleted units it finds there; a deleted unit it
+// does not find gets a warning.
+func deletedUnitsRun(c *cli.Context, s *session, gone []deletedUnit) (*stacks.Project, *stacks.Run, error) {
+	back, err := stacks.Load(s.project.Root, s.cfgPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading the config with the deleted dirs put back: %w", err)
 	}
 	run := &stacks.Run{}
 	for _, d := range gone {
@@ -131,32 +154,36 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, command string,
 			fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s was deployed, and its dir as it was at %s is no root module of stack %s: what its state holds is not known\n", d.Dir, d.Workspace, git.ShortID(d.from), d.Stack.Name)
 		}
 	}
-	if len(run.Units) == 0 {
-		return &deletedRun{report: &runner.Report{}}, nil
-	}
+	return back, run, nil
+}
+
+// deletedOptions decides the deleted units' options from the run's: a
+// destroy when destroy is set, else a destroy plan with -detailed-exitcode,
+// with none of the run's engine arguments, drop-in files or readers.
+func deletedOptions(opt runner.Options, destroy bool) runner.Options {
 	dopt := opt
 	dopt.EngineArgs = runner.EngineArgs{}
 	dopt.External, dopt.PlanOut, dopt.ApplyFile, dopt.PlanJSON, dopt.DropIn = nil, "", "", "", false
 	// Only the deleted units: nothing reads what a destroy removes.
 	dopt.NoPropagate, dopt.Readers, dopt.ReaderDone, dopt.UnitDone = true, nil, nil, nil
-	destroy := command == runner.CmdApply && c.Bool("destroy-deleted")
 	if destroy {
-		dopt.Command = runner.CmdDestroy
+		dopt.Command = cmdpolicy.Destroy
 	} else {
-		dopt.Command = runner.CmdPlan
+		dopt.Command = cmdpolicy.Plan
 		dopt.EngineArgs.Plan.Destroy = true
 		dopt.DetailedExitCode = true
 	}
+	return dopt
+}
+
+// executeDeleted runs the deleted units, with the --state bucket st
+// attached when there is one: what a destroy records goes to the bucket
+// too, so that the next run does not find these units deployed.
+func executeDeleted(ctx context.Context, st *objstore.Store, stateDir string, back *stacks.Project, run *stacks.Run, dopt runner.Options) (*runner.Result, error) {
 	stateWritten := func() error { return nil }
-	if url := c.String("state"); url != "" {
-		// What the destroy records goes to the bucket too: the next run
-		// must not find these units deployed.
-		st, err := objstore.Open(ctx, url, objstore.Options{Timeout: c.Duration("state-timeout")})
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		if stateWritten, err = ci.Attach(ctx, st, stateDir, run.List(), ci.JobName(os.Getenv), &dopt); err != nil {
+	if st != nil {
+		var err error
+		if stateWritten, err = attachState(ctx, st, stateDir, run.List(), &dopt); err != nil {
 			return nil, err
 		}
 	}
@@ -167,35 +194,42 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, command string,
 	if err != nil {
 		return nil, err
 	}
+	return res, nil
+}
+
+// reportDeleted decides what each deleted unit's report says its state
+// holds, and the exit code: a deleted unit's resources kept are reported,
+// never a failure.
+func reportDeleted(c *cli.Context, pol *cmdpolicy.Policy, res *runner.Result, destroy, detailed bool) *deletedRun {
 	out := &deletedRun{report: res.Report}
 	for _, u := range res.Report.Units {
-		if destroy || u.Status == runner.StatusFailed {
+		if destroy || u.Status == report.StatusFailed {
 			continue
 		}
 		n := u.Changes.Destroy
 		if n == 0 {
-			u.Status, u.Reason = runner.StatusNoChanges, "its dir was deleted; its state holds nothing"
+			u.Status, u.Reason = report.StatusNoChanges, "its dir was deleted; its state holds nothing"
 			continue
 		}
 		how := "strata apply --changed --destroy-deleted destroys them"
-		if command == runner.CmdPlan && c.Bool("destroy-deleted") {
+		if !pol.Applies && c.Bool("destroy-deleted") {
 			how = "apply --destroy-deleted destroys them"
 		}
-		u.Status = runner.StatusPlanned
-		u.Reason = fmt.Sprintf("its dir was deleted; its state holds %s: %s", runner.CountOf(n, "resource"), how)
+		u.Status = report.StatusPlanned
+		u.Reason = fmt.Sprintf("its dir was deleted; its state holds %s: %s", report.CountOf(n, "resource"), how)
 		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s: %s\n", u.Dir, u.Workspace, u.Reason)
 	}
 	out.code = res.ExitCode
 	switch {
 	case destroy:
-	case command == runner.CmdPlan && res.ExitCode == 2 && !opt.DetailedExitCode:
+	case !pol.Applies && res.ExitCode == 2 && !detailed:
 		out.code = 0
-	case command == runner.CmdApply && res.ExitCode == 2:
+	case pol.Applies && res.ExitCode == 2:
 		// Reported, not failed: keeping a deleted unit's resources is the
 		// user's call.
 		out.code = 0
 	}
-	return out, nil
+	return out
 }
 
 func destroyDeletedFlag() cli.Flag {
@@ -206,8 +240,8 @@ func destroyDeletedFlag() cli.Flag {
 // code both call for.
 func joinDeleted(res *runner.Result, d *deletedRun, command string, detailed bool) *runner.Result {
 	rep := res.Report
-	units := append(append([]*runner.UnitReport(nil), rep.Units...), d.report.Units...)
-	joined := runner.NewReport(command, rep.StartedAt, time.Now(), units, detailed)
+	units := append(append([]*report.UnitReport(nil), rep.Units...), d.report.Units...)
+	joined := report.NewReport(command, rep.StartedAt, time.Now(), units, detailed)
 	joined.CI = rep.CI
 	code := res.ExitCode
 	switch {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/strata-iac/strata/internal/testenv"
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/report"
 )
 
 // A push build compares each unit with the commit of its own last
@@ -63,10 +63,10 @@ func testenvWrite(t *testing.T, path, content string) {
 }
 
 // unitWhys are the units of a report, each as "id status why".
-func unitWhys(t *testing.T, report string) []string {
+func unitWhys(t *testing.T, reportFile string) []string {
 	t.Helper()
 	var out []string
-	for _, u := range readReport(t, report).Units {
+	for _, u := range readReport(t, reportFile).Units {
 		out = append(out, u.Dir+" "+string(u.Status)+" "+u.Why)
 	}
 	sort.Strings(out)
@@ -86,10 +86,10 @@ func TestPushBuildAppliesSkippedRuns(t *testing.T) {
 	needTerraform(t)
 	root := deployedRepo(t)
 	env := append(hermeticEnv(t), "CI=true")
-	report := filepath.Join(t.TempDir(), "report.json")
+	reportFile := filepath.Join(t.TempDir(), "report.json")
 	apply := func() binRun {
 		t.Helper()
-		r := runBin(t, root, env, "apply", "--changed", "-auto-approve", "--report", report)
+		r := runBin(t, root, env, "apply", "--changed", "-auto-approve", "--report", reportFile)
 		if r.code != 0 {
 			t.Fatalf("apply --changed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
@@ -104,7 +104,7 @@ func TestPushBuildAppliesSkippedRuns(t *testing.T) {
 		t.Errorf("first run's warning:\n%s", r.stderr)
 	}
 	want := []string{"app applied modified: app/main.tf", "db applied modified: db/main.tf", "net applied modified: net/main.tf"}
-	if got := unitWhys(t, report); !reflect.DeepEqual(got, want) {
+	if got := unitWhys(t, reportFile); !reflect.DeepEqual(got, want) {
 		t.Fatalf("first run: %q, want %q", got, want)
 	}
 
@@ -115,7 +115,7 @@ func TestPushBuildAppliesSkippedRuns(t *testing.T) {
 		t.Errorf("a run with recorded applies warns:\n%s", r.stderr)
 	}
 	want = []string{"app applied modified: app/main.tf", "net applied modified: net/main.tf"}
-	if got := unitWhys(t, report); !reflect.DeepEqual(got, want) {
+	if got := unitWhys(t, reportFile); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after a cancelled run: %q, want %q", got, want)
 	}
 	for dir, v := range map[string]string{"net": "net-2", "db": "db-1", "app": "app-2"} {
@@ -128,7 +128,7 @@ func TestPushBuildAppliesSkippedRuns(t *testing.T) {
 	// run does not take it again.
 	merge(t, root, "db/main.tf", "# comment\n"+deployedTF("db-1"))
 	apply()
-	if got, want := unitWhys(t, report), []string{"db no_changes modified: db/main.tf"}; !reflect.DeepEqual(got, want) {
+	if got, want := unitWhys(t, reportFile), []string{"db no_changes modified: db/main.tf"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("a change with nothing to apply: %q, want %q", got, want)
 	}
 	// Nothing merged since: nothing runs.
@@ -204,10 +204,10 @@ func TestDeletedUnitHoldingResources(t *testing.T) {
 	gitIn(t, root, "commit", "-q", "-m", "legacy")
 	gitIn(t, root, "push", "-q", "origin", "main")
 	env := append(hermeticEnv(t), "CI=true")
-	report := filepath.Join(t.TempDir(), "report.json")
+	reportFile := filepath.Join(t.TempDir(), "report.json")
 	run := func(args ...string) binRun {
 		t.Helper()
-		r := runBin(t, root, env, append(args, "--changed", "--report", report)...)
+		r := runBin(t, root, env, append(args, "--changed", "--report", reportFile)...)
 		if r.code != 0 {
 			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
@@ -222,10 +222,10 @@ func TestDeletedUnitHoldingResources(t *testing.T) {
 	want := []string{"legacy planned deleted"}
 	for _, args := range [][]string{{"plan"}, {"apply", "-auto-approve"}} {
 		r := run(args...)
-		if got := unitWhys(t, report); !reflect.DeepEqual(got, want) {
+		if got := unitWhys(t, reportFile); !reflect.DeepEqual(got, want) {
 			t.Errorf("%v: %q, want %q", args, got, want)
 		}
-		if u := readReport(t, report).Units[0]; u.Changes.Destroy != 2 || !strings.Contains(u.Reason, "its state holds 2 resources") {
+		if u := readReport(t, reportFile).Units[0]; u.Changes.Destroy != 2 || !strings.Contains(u.Reason, "its state holds 2 resources") {
 			t.Errorf("%v: %+v", args, u)
 		}
 		if !strings.Contains(r.stderr, "legacy@default: its dir was deleted; its state holds 2 resources: strata apply --changed --destroy-deleted destroys them") {
@@ -237,7 +237,7 @@ func TestDeletedUnitHoldingResources(t *testing.T) {
 	}
 
 	run("apply", "-auto-approve", "--destroy-deleted")
-	if got, want := unitWhys(t, report), []string{"legacy destroyed deleted"}; !reflect.DeepEqual(got, want) {
+	if got, want := unitWhys(t, reportFile), []string{"legacy destroyed deleted"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("--destroy-deleted: %q, want %q", got, want)
 	}
 	b, err := os.ReadFile(filepath.Join(root, "legacy", "terraform.tfstate"))
@@ -312,14 +312,14 @@ func TestDestroyDeletedInDestroyOrder(t *testing.T) {
 	gitIn(t, root, "rm", "-q", "net/main.tf", "db/main.tf")
 	gitIn(t, root, "commit", "-q", "-m", "rm net db")
 	gitIn(t, root, "push", "-q", "origin", "main")
-	report := filepath.Join(t.TempDir(), "report.json")
-	r := runBin(t, root, env, "apply", "--changed", "-auto-approve", "--destroy-deleted", "--report", report)
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	r := runBin(t, root, env, "apply", "--changed", "-auto-approve", "--destroy-deleted", "--report", reportFile)
 	if r.code != 0 {
 		t.Fatalf("apply --destroy-deleted: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	applied := map[string]runner.StepReport{}
-	for _, u := range readReport(t, report).Units {
-		if u.Status != runner.StatusDestroyed || u.Why != "deleted" {
+	applied := map[string]report.StepReport{}
+	for _, u := range readReport(t, reportFile).Units {
+		if u.Status != report.StatusDestroyed || u.Why != "deleted" {
 			t.Errorf("%s: %s, %s", u.Dir, u.Status, u.Why)
 		}
 		for _, st := range u.Steps {

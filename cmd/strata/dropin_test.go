@@ -267,12 +267,12 @@ func TestValidate(t *testing.T) {
 		"bad/main.tf":  "resource \"terraform_data\" \"x\" {\n  bogus = 1\n}\n",
 	})
 	env := hermeticEnv(t)
-	report := filepath.Join(t.TempDir(), "report.json")
-	r := runBin(t, root, env, "validate", "--report", report)
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	r := runBin(t, root, env, "validate", "--report", reportFile)
 	if r.code != 1 {
 		t.Fatalf("validate at the root: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, u := range readReport(t, report).Units {
+	for _, u := range readReport(t, reportFile).Units {
 		want := map[string]string{"good": "succeeded", "bad": "failed: validate failed: Unsupported argument"}[u.Dir]
 		got := string(u.Status)
 		if u.Reason != "" {

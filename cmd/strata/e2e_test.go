@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/internal/testenv"
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/report"
 )
 
 // End-to-end tests of the strata binary with real terraform: signals, exit
@@ -68,9 +68,9 @@ func runBinIn(t *testing.T, dir string, env []string, stdin string, args ...stri
 	return binRun{code, out.String(), errb.String()}
 }
 
-func readReport(t *testing.T, path string) *runner.Report {
+func readReport(t *testing.T, path string) *report.Report {
 	t.Helper()
-	rep, err := runner.ReadReport(path)
+	rep, err := report.ReadReport(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +103,8 @@ stacks:
 `,
 	})
 	env := hermeticEnv(t)
-	report := filepath.Join(t.TempDir(), "report.json")
-	cmd := exec.Command(strataBin, "apply", "-auto-approve", "--report", report)
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(strataBin, "apply", "-auto-approve", "--report", reportFile)
 	cmd.Dir, cmd.Env = root, env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -133,7 +133,7 @@ stacks:
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, out.String())
 	}
-	rep := readReport(t, report)
+	rep := readReport(t, reportFile)
 	st := map[string]string{}
 	for _, u := range rep.Units {
 		st[u.Name()] = string(u.Status) + " (" + u.Reason + ")"
@@ -168,13 +168,13 @@ func TestDriftExitCode(t *testing.T) {
 		"b/main.tf":  "resource \"terraform_data\" \"x\" {}\n",
 	})
 	env := hermeticEnv(t)
-	report := filepath.Join(t.TempDir(), "r.json")
-	r := runBin(t, root, env, "drift", "--report", report)
+	reportFile := filepath.Join(t.TempDir(), "r.json")
+	r := runBin(t, root, env, "drift", "--report", reportFile)
 	if r.code != 2 {
 		t.Fatalf("drift with changes: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, u := range readReport(t, report).Units {
-		if u.Status != runner.StatusPlanned {
+	for _, u := range readReport(t, reportFile).Units {
+		if u.Status != report.StatusPlanned {
 			t.Errorf("drift ignores gates: %s is %s", u.Name(), u.Status)
 		}
 	}
@@ -188,21 +188,21 @@ func TestDriftExitCode(t *testing.T) {
 	if r := runBin(t, root, env, "apply"); r.code != 1 || !strings.Contains(r.stderr, "needs -auto-approve") {
 		t.Errorf("apply without -auto-approve: exit %d, %s", r.code, r.stderr)
 	}
-	r = runBin(t, root, env, "destroy", "-auto-approve", "--report", report)
+	r = runBin(t, root, env, "destroy", "-auto-approve", "--report", reportFile)
 	if r.code != 0 {
 		t.Fatalf("destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	rep := readReport(t, report)
+	rep := readReport(t, reportFile)
 	var aFinished, bStarted time.Time
 	for _, u := range rep.Units {
-		if u.Status != runner.StatusDestroyed {
+		if u.Status != report.StatusDestroyed {
 			t.Errorf("destroy: %s is %s", u.Name(), u.Status)
 		}
 		for _, s := range u.Steps {
-			if u.Dir == "b" && s.Name == runner.StepApply {
+			if u.Dir == "b" && s.Name == report.StepApply {
 				aFinished = s.FinishedAt
 			}
-			if u.Dir == "a" && s.Name == runner.StepPlan {
+			if u.Dir == "a" && s.Name == report.StepPlan {
 				bStarted = s.StartedAt
 			}
 		}
@@ -379,14 +379,14 @@ stacks:
 			t.Errorf("%s: %s, want %s", k, got[k], v)
 		}
 	}
-	report := filepath.Join(t.TempDir(), "r.json")
-	r = runBin(t, root, env, "apply", "-auto-approve", "--report", report)
+	reportFile := filepath.Join(t.TempDir(), "r.json")
+	r = runBin(t, root, env, "apply", "-auto-approve", "--report", reportFile)
 	if r.code != 0 {
 		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, u := range readReport(t, report).Units {
+	for _, u := range readReport(t, reportFile).Units {
 		engine := u.Engine.Name + " " + u.Engine.Version
-		if (u.Dir == "prod" && engine != "terraform 1.5.7") || (u.Dir == "dev" && engine != "tofu 1.8.8") || u.Status != runner.StatusApplied {
+		if (u.Dir == "prod" && engine != "terraform 1.5.7") || (u.Dir == "dev" && engine != "tofu 1.8.8") || u.Status != report.StatusApplied {
 			t.Errorf("%s: %s with %s", u.Name(), u.Status, engine)
 		}
 	}
@@ -428,13 +428,13 @@ func TestChangedPropagationExamples(t *testing.T) {
 				t.Fatal(err)
 			}
 			gitIn(t, root, "commit", "-q", "-am", "change network")
-			report := filepath.Join(t.TempDir(), "r.json")
-			r := runBin(t, root, env, "plan", "--changed", "--report", report)
+			reportFile := filepath.Join(t.TempDir(), "r.json")
+			r := runBin(t, root, env, "plan", "--changed", "--report", reportFile)
 			if r.code != 0 {
 				t.Fatalf("plan --changed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			got := map[string]string{}
-			for _, u := range readReport(t, report).Units {
+			for _, u := range readReport(t, reportFile).Units {
 				got[u.Name()] = u.Why + " " + string(u.Status)
 			}
 			if !reflect.DeepEqual(got, ex.want) {
@@ -461,8 +461,8 @@ func TestSecondInterruptKills(t *testing.T) {
 		"stubborn/main.tf": "resource \"terraform_data\" \"s\" {}\n",
 	})
 	env := hermeticEnv(t)
-	report := filepath.Join(t.TempDir(), "report.json")
-	cmd := exec.Command(strataBin, "apply", "-auto-approve", "--all", "--report", report)
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(strataBin, "apply", "-auto-approve", "--all", "--report", reportFile)
 	cmd.Dir, cmd.Env = root, env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -485,8 +485,8 @@ func TestSecondInterruptKills(t *testing.T) {
 	if finishedErr == nil {
 		t.Error("strata waited for the step to end after the second interrupt")
 	}
-	rep := readReport(t, report)
-	if len(rep.Units) != 1 || rep.Units[0].Status != runner.StatusCancelled || rep.Units[0].Reason != "killed: state may be incomplete" {
+	rep := readReport(t, reportFile)
+	if len(rep.Units) != 1 || rep.Units[0].Status != report.StatusCancelled || rep.Units[0].Reason != "killed: state may be incomplete" {
 		t.Errorf("report: %+v", rep.Units[0])
 	}
 	pid := strings.TrimSpace(readFileT(t, filepath.Join(root, "stubborn", "grandchild.pid")))

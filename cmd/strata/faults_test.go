@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-iac/strata/internal/testenv"
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/report"
 )
 
 // s3Env is the environment of a strata process that talks to srv.
@@ -31,8 +31,8 @@ func TestStalledBucket(t *testing.T) {
 	env := s3Env(t)
 	m, _ := startRun(t, root, env, "apply", "--auto-approve", "--state", srv.URL, "--json")
 	job := []string{"ci", "run", "--state", srv.URL, "--state-timeout", "500ms", "--run", m.Run, "--wave", "0", "--shard", "0"}
-	report := filepath.Join(t.TempDir(), "report.json")
-	finish := []string{"ci", "finish", "--state", srv.URL, "--state-timeout", "500ms", "--run", m.Run, "--report", report}
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	finish := []string{"ci", "finish", "--state", srv.URL, "--state-timeout", "500ms", "--run", m.Run, "--report", reportFile}
 
 	srv.Stop()
 	r := runBin(t, root, env, job...)
@@ -43,7 +43,7 @@ func TestStalledBucket(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("finish on a stalled bucket: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if rep := readReport(t, report); rep.OK || !strings.Contains(rep.Error, "no answer") || len(rep.Units) != 0 {
+	if rep := readReport(t, reportFile); rep.OK || !strings.Contains(rep.Error, "no answer") || len(rep.Units) != 0 {
 		t.Errorf("finish's report on a stalled bucket: ok %t, error %q, %d units", rep.OK, rep.Error, len(rep.Units))
 	}
 
@@ -54,8 +54,8 @@ func TestStalledBucket(t *testing.T) {
 	if r := runBin(t, root, env, finish...); r.code != 0 {
 		t.Fatalf("finish: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, u := range readReport(t, report).Units {
-		if u.Status != runner.StatusApplied {
+	for _, u := range readReport(t, reportFile).Units {
+		if u.Status != report.StatusApplied {
 			t.Errorf("%s: %s (%s)", u.Name(), u.Status, u.Reason)
 		}
 	}

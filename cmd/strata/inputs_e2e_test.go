@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/internal/testenv"
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/report"
 )
 
 // siblingRepo is two top-level stacks, no rule between them: app takes
@@ -35,7 +35,7 @@ output "region" {
 }
 
 // stepTimes returns when a unit's named step started and finished.
-func stepTimes(rep *runner.Report, dir, step string) (started, finished time.Time, ok bool) {
+func stepTimes(rep *report.Report, dir, step string) (started, finished time.Time, ok bool) {
 	for _, u := range rep.Units {
 		if u.Dir != dir {
 			continue
@@ -69,14 +69,14 @@ func TestAutoInputsSiblingOrders(t *testing.T) {
 	if len(g.Edges) != 1 || g.Edges[0].From != "net@default#net" || g.Edges[0].To != "app@default#app" || g.Edges[0].Kind != "plan" || g.Edges[0].Via != "inputs" {
 		t.Errorf("graph edges: %+v", g.Edges)
 	}
-	report := filepath.Join(t.TempDir(), "r.json")
-	r = runBin(t, root, env, "apply", "-auto-approve", "--report", report)
+	reportFile := filepath.Join(t.TempDir(), "r.json")
+	r = runBin(t, root, env, "apply", "-auto-approve", "--report", reportFile)
 	if r.code != 0 {
 		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	rep := readReport(t, report)
+	rep := readReport(t, reportFile)
 	for _, u := range rep.Units {
-		if u.Status != runner.StatusApplied {
+		if u.Status != report.StatusApplied {
 			t.Errorf("%s is %s (%s)", u.Name(), u.Status, u.Reason)
 		}
 		if u.Dir == "app" {
@@ -85,17 +85,17 @@ func TestAutoInputsSiblingOrders(t *testing.T) {
 			}
 		}
 	}
-	_, netApplied, ok1 := stepTimes(rep, "net", runner.StepApply)
+	_, netApplied, ok1 := stepTimes(rep, "net", report.StepApply)
 	// Under -auto-approve app plans and applies in one apply call.
-	appStarted, _, ok2 := stepTimes(rep, "app", runner.StepApply)
+	appStarted, _, ok2 := stepTimes(rep, "app", report.StepApply)
 	if !ok1 || !ok2 || appStarted.Before(netApplied) {
 		t.Errorf("app started before net was applied (net applied %v %t, app started %v %t)", netApplied, ok1, appStarted, ok2)
 	}
-	r = runBin(t, root, env, "output", "--dir", "app", "--report", report)
+	r = runBin(t, root, env, "output", "--dir", "app", "--report", reportFile)
 	if r.code != 0 {
 		t.Fatalf("output: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	rep = readReport(t, report)
+	rep = readReport(t, reportFile)
 	if len(rep.Units) != 1 {
 		t.Fatalf("output: %d units", len(rep.Units))
 	}
@@ -113,21 +113,21 @@ func TestReadingCommandsNeedNoInputs(t *testing.T) {
 	needTerraform(t)
 	root := siblingRepo(t)
 	env := hermeticEnv(t)
-	report := filepath.Join(t.TempDir(), "r.json")
+	reportFile := filepath.Join(t.TempDir(), "r.json")
 	for _, args := range [][]string{
 		{"init"}, {"validate"}, {"output"},
 		{"validate", "--dir", "app"}, {"output", "--stack", "app"},
 	} {
-		r := runBin(t, root, env, append(args, "--report", report)...)
+		r := runBin(t, root, env, append(args, "--report", reportFile)...)
 		if r.code != 0 {
 			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 			continue
 		}
-		rep := readReport(t, report)
+		rep := readReport(t, reportFile)
 		ran := map[string]bool{}
 		for _, u := range rep.Units {
 			ran[u.Dir] = true
-			if u.Status != runner.StatusSucceeded {
+			if u.Status != report.StatusSucceeded {
 				t.Errorf("%v: %s is %s (%s)", args, u.Name(), u.Status, u.Reason)
 			}
 		}
@@ -162,13 +162,13 @@ func TestOutputAfterApplyingAChain(t *testing.T) {
 	if r := runBin(t, root, env, "apply", "-auto-approve"); r.code != 0 {
 		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	report := filepath.Join(t.TempDir(), "r.json")
-	r := runBin(t, root, env, "output", "-json", "--report", report)
+	reportFile := filepath.Join(t.TempDir(), "r.json")
+	r := runBin(t, root, env, "output", "-json", "--report", reportFile)
 	if r.code != 0 {
 		t.Fatalf("output -json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, u := range readReport(t, report).Units {
-		if u.Status != runner.StatusSucceeded {
+	for _, u := range readReport(t, reportFile).Units {
+		if u.Status != report.StatusSucceeded {
 			t.Errorf("%s is %s (%s)", u.Name(), u.Status, u.Reason)
 		}
 	}

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
 )
 
 // TestRotatedSecretMasked: a sensitive value rotates from old to new. The
@@ -43,9 +44,7 @@ output "token" {
 	if r := runBin(t, root, env, "apply", "-auto-approve"); r.code != 0 {
 		t.Fatalf("first apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if err := os.WriteFile(filepath.Join(root, "strata.yml"), []byte(config(newSecret)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, filepath.Join(root, "strata.yml"), config(newSecret))
 
 	// The old value takes the place of the masked one in the printed
 	// change of the input.
@@ -63,11 +62,7 @@ output "token" {
 		}
 		written := map[string]string{"stdout": r.stdout, "stderr": r.stderr}
 		for _, f := range []string{report, summary, step} {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			written[filepath.Base(f)] = string(b)
+			written[filepath.Base(f)] = readFileT(t, f)
 		}
 		for _, what := range []string{"stdout", "summary.md", "step.md"} {
 			if !changed.MatchString(written[what]) {

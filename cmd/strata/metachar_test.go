@@ -2,13 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"testing"
 
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 )
 
 // TestMetacharacterDirsE2E: dirs whose names hold glob metacharacters are
@@ -42,21 +42,19 @@ func TestMetacharacterDirsE2E(t *testing.T) {
 		t.Fatalf("ls --all: units in %q, want %q", got, want)
 	}
 
-	if err := os.WriteFile(filepath.Join(root, "e[1]", "main.tf"), []byte(res+"# changed\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, filepath.Join(root, "e[1]", "main.tf"), res+"# changed\n")
 	gitIn(t, root, "commit", "-q", "-am", "change e[1]")
 	if got, want := whys(lsChanged(t, root)), []string{"e[1]@default: modified: e[1]/main.tf"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("ls --changed after a change in e[1]: %q, want %q", got, want)
 	}
 
-	report := filepath.Join(t.TempDir(), "report.json")
-	r := runBin(t, root, hermeticEnv(t), "plan", "--dir", "c{d}", "--report", report)
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	r := runBin(t, root, hermeticEnv(t), "plan", "--dir", "c{d}", "--report", reportFile)
 	if r.code != 0 {
 		t.Fatalf("plan --dir c{d}: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	rep := readReport(t, report)
-	if len(rep.Units) != 1 || rep.Units[0].Dir != "c{d}" || rep.Units[0].Status != runner.StatusPlanned {
+	rep := readReport(t, reportFile)
+	if len(rep.Units) != 1 || rep.Units[0].Dir != "c{d}" || rep.Units[0].Status != report.StatusPlanned {
 		t.Fatalf("plan --dir c{d}: units %+v, want c{d} planned", rep.Units)
 	}
 }

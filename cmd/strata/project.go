@@ -10,7 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/internal/git"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -18,10 +19,12 @@ import (
 // project there.
 type session struct {
 	project *stacks.Project
+	cfgPath string // the config file the project was loaded from
 	cwd     string // repo-relative dir strata was started in
 	// deleted are the units whose dir a --changed change deleted, as far
 	// as the selection covers them.
 	deleted []stacks.DeletedUnit
+	repo    *git.Repo // the git work tree, once gitRepo opened it
 }
 
 // openProject finds the repository, loads it and prints its warnings once.
@@ -31,11 +34,7 @@ func openProject(c *cli.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	stateDir := c.Path("state-dir")
-	if stateDir == "" {
-		stateDir = filepath.Join(loc.root, ".strata")
-	}
-	if err := runner.CleanRestored(stateDir, loc.root, func(msg string) { fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg) }); err != nil {
+	if err := runstate.CleanRestored(stateDirAt(c, loc.root), loc.root, func(msg string) { fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg) }); err != nil {
 		return nil, cli.Exit(err.Error(), 1)
 	}
 	return loc.load(c, nil)
@@ -114,7 +113,20 @@ func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*ses
 	if err != nil || strings.HasPrefix(rel, "..") {
 		rel = "."
 	}
-	return &session{project: p, cwd: filepath.ToSlash(rel)}, nil
+	return &session{project: p, cfgPath: cfgPath, cwd: filepath.ToSlash(rel)}, nil
+}
+
+// gitRepo is the git work tree holding the project, opened once per
+// command.
+func (s *session) gitRepo(c *cli.Context) (*git.Repo, error) {
+	if s.repo == nil {
+		repo, err := git.Open(c.Context, s.project.Root)
+		if err != nil {
+			return nil, err
+		}
+		s.repo = repo
+	}
+	return s.repo, nil
 }
 
 func printDiagnostics(w io.Writer, ds stacks.Diagnostics) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/report"
 )
 
 // TestRequireReviewedPlan: apply --require-reviewed-plan (or
@@ -22,11 +22,11 @@ func TestRequireReviewedPlan(t *testing.T) {
 		"app/main.tf": "resource \"terraform_data\" \"app\" {\n  input = \"one\"\n}\n",
 	})
 	env := hermeticEnv(t)
-	report := filepath.Join(t.TempDir(), "report.json")
+	reportFile := filepath.Join(t.TempDir(), "report.json")
 	const reason = "app@default: no reviewed plan for its changes (+1 ~0 -0); not applied (--require-reviewed-plan)"
 	for name, args := range map[string][]string{
-		"flag":     {"apply", "-auto-approve", "--require-reviewed-plan", "--report", report},
-		"variable": {"apply", "-auto-approve", "--report", report},
+		"flag":     {"apply", "-auto-approve", "--require-reviewed-plan", "--report", reportFile},
+		"variable": {"apply", "-auto-approve", "--report", reportFile},
 	} {
 		e := env
 		if name == "variable" {
@@ -36,7 +36,7 @@ func TestRequireReviewedPlan(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stdout, reason) {
 			t.Errorf("%s: exit %d, want 1 with %q\n%s%s", name, r.code, reason, r.stdout, r.stderr)
 		}
-		if u := readReport(t, report).Units[0]; u.Status != runner.StatusFailed || u.Reason != reason {
+		if u := readReport(t, reportFile).Units[0]; u.Status != report.StatusFailed || u.Reason != reason {
 			t.Errorf("%s: report: %s (%s)", name, u.Status, u.Reason)
 		}
 	}
@@ -46,10 +46,10 @@ func TestRequireReviewedPlan(t *testing.T) {
 	if r := runBin(t, root, env, "plan"); r.code != 0 {
 		t.Fatalf("plan: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := runBin(t, root, env, "apply", "-auto-approve", "--require-reviewed-plan", "--report", report); r.code != 0 {
+	if r := runBin(t, root, env, "apply", "-auto-approve", "--require-reviewed-plan", "--report", reportFile); r.code != 0 {
 		t.Fatalf("apply of the reviewed plan: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if u := readReport(t, report).Units[0]; u.Status != runner.StatusApplied {
+	if u := readReport(t, reportFile).Units[0]; u.Status != report.StatusApplied {
 		t.Errorf("apply of the reviewed plan: %s (%s)", u.Status, u.Reason)
 	}
 	r := runBin(t, root, env, "apply", "-auto-approve", "--require-reviewed-plan", "--destroy-deleted")
@@ -59,28 +59,18 @@ func TestRequireReviewedPlan(t *testing.T) {
 
 	bucket := t.TempDir()
 	for command, want := range map[string]bool{"apply": true, "plan": false} {
-		args := []string{"ci", "start", command, "--state", "file://" + bucket, "--json", "--require-reviewed-plan"}
+		args := []string{command, "--state", "file://" + bucket, "--json", "--require-reviewed-plan"}
 		if command == "apply" {
 			args = append(args, "--auto-approve")
 		}
-		r := runBin(t, root, env, args...)
-		if r.code != 0 {
-			t.Fatalf("ci start %s: %d\n%s", command, r.code, r.stderr)
-		}
-		var started struct{ Run string }
-		if err := json.Unmarshal([]byte(r.stdout), &started); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(filepath.Join(bucket, "runs", started.Run, "manifest.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		started, _ := startRun(t, root, env, args...)
+		b := readFileT(t, filepath.Join(bucket, "runs", started.Run, "manifest.json"))
 		var m struct {
 			Options struct {
 				RequireReviewedPlan bool `json:"require_reviewed_plan"`
 			} `json:"options"`
 		}
-		if err := json.Unmarshal(b, &m); err != nil {
+		if err := json.Unmarshal([]byte(b), &m); err != nil {
 			t.Fatal(err)
 		}
 		if m.Options.RequireReviewedPlan != want {

@@ -15,11 +15,14 @@ import (
 	"syscall"
 	"time"
 
+	cmdpolicy "github.com/strata-iac/strata/command"
+
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/internal/atomicfile"
+	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -76,13 +79,13 @@ func runCommand(name, usage string, extra ...cli.Flag) *cli.Command {
 
 func runCommands() []*cli.Command {
 	return []*cli.Command{
-		runCommand(runner.CmdInit, "init every unit in the run"),
-		runCommand(runner.CmdPlan, "plan every unit whose plan gates are open; apply auto_apply stacks", destroyDeletedFlag()),
-		runCommand(runner.CmdApply, "plan, approve and apply every unit, in order, to the end of the DAG", destroyDeletedFlag(), requireReviewedPlanFlag()),
-		runCommand(runner.CmdDestroy, "plan -destroy and apply, in destroy order"),
-		runCommand(runner.CmdDrift, "plan every unit at once, ignoring gates; exit 2 when anything drifted"),
-		runCommand(runner.CmdValidate, "validate every unit"),
-		runCommand(runner.CmdOutput, "print every unit's outputs (-json: one JSON object by unit)",
+		runCommand(cmdpolicy.Init, "init every unit in the run"),
+		runCommand(cmdpolicy.Plan, "plan every unit whose plan gates are open; apply auto_apply stacks", destroyDeletedFlag()),
+		runCommand(cmdpolicy.Apply, "plan, approve and apply every unit, in order, to the end of the DAG", destroyDeletedFlag(), requireReviewedPlanFlag()),
+		runCommand(cmdpolicy.Destroy, "plan -destroy and apply, in destroy order"),
+		runCommand(cmdpolicy.Drift, "plan every unit at once, ignoring gates; exit 2 when anything drifted"),
+		runCommand(cmdpolicy.Validate, "validate every unit"),
+		runCommand(cmdpolicy.Output, "print every unit's outputs (-json: one JSON object by unit)",
 			&cli.BoolFlag{Name: "show-sensitive", Usage: "print sensitive output values"}),
 	}
 }
@@ -102,146 +105,225 @@ func runEngineCommand(c *cli.Context, command string) (err error) {
 		if errors.As(err, &ee) && ee.why != "" {
 			why = ee.why
 		}
-		rep := runner.FailedReport(command, started, time.Now(), why)
+		rep := report.FailedReport(command, started, time.Now(), why)
 		writeReport(c, rep)
 		writeSummary(c, rep)
 	}()
 	return runEngine(c, command, &reported)
 }
 
+// runEngine runs one engine command, step by step: the command line, the
+// run, the runner's options, the run with the bucket attached, and what
+// it reports.
 func runEngine(c *cli.Context, command string, reported *bool) error {
 	s, err := openProject(c)
 	if err != nil {
 		return err
 	}
+	pol := cmdpolicy.Must(command)
+	cl, err := readCommandLine(c, command, pol)
+	if err != nil {
+		return err
+	}
+	sel, err := selectEngineRun(c, s, pol)
+	if err != nil {
+		return err
+	}
+	if len(sel.run.Units) == 0 && len(sel.gone) == 0 {
+		fmt.Fprintln(c.App.Writer, "no units selected")
+		return nil
+	}
+	if pol.PrintsOutputs && sel.dropIn() {
+		// In a unit's dir, output is terraform's own: -raw, -json and a
+		// name print exactly what terraform output prints.
+		*reported = true
+		return dropInOutput(c, s, sel.run.Units[0].Unit, cl.rawEngine)
+	}
+	if err := cl.checkDropIn(sel); err != nil {
+		return err
+	}
+	ctx, kill, signalled := interruptible(c.Context, c.App.ErrWriter)
+	opt, err := engineOptions(c, command, cl, sel, kill)
+	if err != nil {
+		return err
+	}
+	res, werr, err := executeEngine(ctx, c, s, sel, &opt)
+	if err != nil {
+		return err
+	}
+	*reported = true
+	return finishEngine(c, pol, res, werr, signalled, cl.ea, opt.DropIn)
+}
+
+// commandLine is what an engine command's command line asks beyond
+// strata's flags.
+type commandLine struct {
+	rawEngine          []string // the engine arguments, plan's -out taken off
+	ea                 runner.EngineArgs
+	planOut, applyFile string
+}
+
+// readCommandLine decides the engine arguments, plan's -out FILE and
+// apply's FILE, and refuses an argument the command does not take and
+// flags that cannot go together.
+func readCommandLine(c *cli.Context, command string, pol *cmdpolicy.Policy) (*commandLine, error) {
 	start, _ := os.Getwd()
 	if d := c.Path("chdir"); d != "" {
 		start, _ = filepath.Abs(d)
 	}
-	rawEngine := engineArgsOf(c)
-	var planOut, applyFile string
-	if command == runner.CmdPlan {
-		rawEngine, planOut = extractOut(rawEngine, start)
+	cl := &commandLine{rawEngine: engineArgsOf(c)}
+	if pol.SavesPlanFile {
+		cl.rawEngine, cl.planOut = extractOut(cl.rawEngine, start)
 	}
 	args := c.Args().Slice()
 	switch {
-	case command == runner.CmdApply && len(args) == 1:
-		applyFile = args[0]
+	case pol.AppliesPlanFile && len(args) == 1:
+		cl.applyFile = args[0]
 	case len(args) > 0:
-		return cli.Exit(fmt.Sprintf("strata %s takes no argument %q; engine arguments go after --", command, args[0]), 1)
+		return nil, cli.Exit(fmt.Sprintf("strata %s takes no argument %q; engine arguments go after --", command, args[0]), 1)
 	}
-	ea, err := runner.ParseEngineArgs(command, rawEngine, start)
+	ea, err := runner.ParseEngineArgs(command, cl.rawEngine, start)
 	if err != nil {
-		return cli.Exit(err.Error(), 1)
+		return nil, cli.Exit(err.Error(), 1)
 	}
+	cl.ea = ea
 	if c.Bool("require-reviewed-plan") && c.Bool("destroy-deleted") {
 		// A destroy always plans again: nothing it destroys was reviewed.
-		return cli.Exit("--require-reviewed-plan cannot go with --destroy-deleted: a destroy plans again, so nobody reviewed what it destroys", 1)
+		return nil, cli.Exit("--require-reviewed-plan cannot go with --destroy-deleted: a destroy plans again, so nobody reviewed what it destroys", 1)
 	}
-	var (
-		run      *stacks.Run
-		external []*stacks.Unit
-	)
-	if f := c.Path("resume"); f != "" {
-		run, external, err = resumeRun(c, s, f)
-	} else {
-		run, external, err = selectRunAndGates(c, s, "")
-	}
-	if err != nil {
-		return err
-	}
-	var gone []deletedUnit
-	if (command == runner.CmdPlan || command == runner.CmdApply) && len(s.deleted) > 0 {
-		if gone, err = stillDeployed(c, s, s.deleted); err != nil {
-			return cli.Exit(err.Error(), 1)
-		}
-	}
-	if len(run.Units) == 0 && len(gone) == 0 {
-		fmt.Fprintln(c.App.Writer, "no units selected")
+	return cl, nil
+}
+
+// checkDropIn refuses plan -out FILE and apply FILE anywhere but in one
+// unit's dir.
+func (cl *commandLine) checkDropIn(sel *selectedRun) error {
+	if (cl.planOut == "" && cl.applyFile == "") || sel.dropIn() {
 		return nil
 	}
-	if command == runner.CmdOutput && run.DropIn && len(run.Units) == 1 {
-		// In a unit's dir, output is terraform's own: -raw, -json and a
-		// name print exactly what terraform output prints.
-		*reported = true
-		return dropInOutput(c, s, run.Units[0].Unit, rawEngine)
+	what := "plan -out"
+	if cl.applyFile != "" {
+		what = "apply FILE"
 	}
-	if (planOut != "" || applyFile != "") && !(run.DropIn && len(run.Units) == 1) {
-		what := "plan -out"
-		if applyFile != "" {
-			what = "apply FILE"
+	return cli.Exit(fmt.Sprintf("%s works in one unit's dir (drop-in); this run has %s", what, report.CountOf(len(sel.run.Units), "unit")), 1)
+}
+
+// selectedRun is the units an engine command runs.
+type selectedRun struct {
+	run      *stacks.Run
+	external []*stacks.Unit
+	// gone are the deleted units that may still hold resources.
+	gone []deletedUnit
+}
+
+// dropIn reports whether the run is the one unit of the dir strata was
+// started in.
+func (sel *selectedRun) dropIn() bool { return sel.run.DropIn && len(sel.run.Units) == 1 }
+
+// selectEngineRun decides which units run: those --resume's report left
+// undone, else the selection; and, when the command looks at them, the
+// deleted units whose run state says they may still hold resources.
+func selectEngineRun(c *cli.Context, s *session, pol *cmdpolicy.Policy) (*selectedRun, error) {
+	sel := &selectedRun{}
+	var err error
+	if f := c.Path("resume"); f != "" {
+		sel.run, sel.external, err = resumeRun(c, s, f)
+	} else {
+		sel.run, sel.external, err = selectRunAndGates(c, s, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if pol.HandlesDeleted && len(s.deleted) > 0 {
+		if sel.gone, err = stillDeployed(c, s, s.deleted); err != nil {
+			return nil, cli.Exit(err.Error(), 1)
 		}
-		return cli.Exit(fmt.Sprintf("%s works in one unit's dir (drop-in); this run has %s", what, runner.CountOf(len(run.Units), "unit")), 1)
 	}
-	parallelism := c.Int("parallelism")
-	if parallelism == 0 {
-		parallelism = s.project.Config.ParallelRuns.Value
-	}
+	return sel, nil
+}
+
+// engineOptions decides the runner's options from the flags, the command
+// line and the run: the defaults strata fills in, whether a terminal is
+// there to ask for approval, and --plan-json's dir.
+func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selectedRun, kill <-chan struct{}) (runner.Options, error) {
 	terminal := isTerminal(os.Stdout) && isTerminal(os.Stdin)
-	ctx, kill, signalled := interruptible(c.Context, c.App.ErrWriter)
 	opt := runner.Options{
-		Command: command, Parallelism: parallelism, EngineArgs: ea,
+		Command: command, Parallelism: c.Int("parallelism"), EngineArgs: cl.ea,
 		AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"), RequireReviewedPlan: c.Bool("require-reviewed-plan"),
 		DetailedExitCode: c.Bool("detailed-exitcode"), FailFast: c.Bool("fail-fast"),
 		StateDir: c.Path("state-dir"), LockTimeout: c.Duration("lock-timeout"), KillAfter: c.Duration("kill-after"),
 		ShowSensitive: c.Bool("show-sensitive"), NoPluginCache: c.Bool("no-plugin-cache"),
 		Console: c.App.Writer, ErrConsole: c.App.ErrWriter, Terminal: terminal && c.App.Writer == os.Stdout,
-		DropIn: run.DropIn && len(run.Units) == 1,
-		Kill:   kill, PlanOut: planOut, ApplyFile: applyFile, External: external,
+		DropIn: sel.dropIn(),
+		Kill:   kill, PlanOut: cl.planOut, ApplyFile: cl.applyFile, External: sel.external,
 		NoPropagate: c.Bool("no-propagate"),
 	}
 	if d := c.Path("plan-json"); d != "" {
+		var err error
 		if opt.PlanJSON, err = filepath.Abs(d); err != nil {
-			return fmt.Errorf("--plan-json %s: %w", d, err)
+			return opt, fmt.Errorf("--plan-json %s: %w", d, err)
 		}
 	}
 	if opt.Terminal {
 		opt.Approve = terminalApprover(c.App.Writer, os.Stdin)
 	}
+	return opt, nil
+}
+
+// executeEngine runs the selected units, then the deleted ones, with the
+// --state bucket attached when there is one; werr says what the bucket
+// missed of the run's state.
+func executeEngine(ctx context.Context, c *cli.Context, s *session, sel *selectedRun, opt *runner.Options) (res *runner.Result, werr, err error) {
 	stateWritten := func() error { return nil }
+	var st *objstore.Store
 	if url := c.String("state"); url != "" {
-		st, err := openBucket(c, url)
-		if err != nil {
-			return cli.Exit(err.Error(), 1)
+		if st, err = openBucket(c, url); err != nil {
+			return nil, nil, cli.Exit(err.Error(), 1)
 		}
 		defer st.Close()
-		sd := opt.StateDir
-		if sd == "" {
-			sd = filepath.Join(s.project.Root, ".strata")
-		}
-		units := append([]*stacks.Unit(nil), external...)
-		for _, ru := range run.Units {
-			units = append(units, ru.Unit)
-		}
-		// A consumer the run may pull in has its state mirrored too.
-		units = append(units, runner.Readers(s.project, run, opt)...)
-		if stateWritten, err = ci.Attach(ctx, st, sd, units, ci.JobName(os.Getenv), &opt); err != nil {
-			return cli.Exit(err.Error(), 1)
+		if stateWritten, err = attachState(ctx, st, stateDirOf(c, s), mirroredUnits(s, sel, *opt), opt); err != nil {
+			return nil, nil, cli.Exit(err.Error(), 1)
 		}
 	}
-	var res *runner.Result
-	if len(run.Units) > 0 {
-		res, err = runner.Execute(ctx, s.project, run, opt)
+	if len(sel.run.Units) > 0 {
+		res, err = runner.Execute(ctx, s.project, sel.run, *opt)
 	} else {
 		// Only deleted units to look at.
-		res = &runner.Result{Report: runner.NewReport(command, time.Now(), time.Now(), nil, false)}
+		res = &runner.Result{Report: report.NewReport(opt.Command, time.Now(), time.Now(), nil, false)}
 	}
-	werr := stateWritten()
+	werr = stateWritten()
 	if err != nil {
-		return cli.Exit(err.Error(), 1)
+		return nil, nil, cli.Exit(err.Error(), 1)
 	}
-	if len(gone) > 0 && ctx.Err() == nil {
-		d, err := runDeleted(ctx, c, s, command, gone, opt)
+	if len(sel.gone) > 0 && ctx.Err() == nil {
+		d, err := runDeleted(ctx, c, s, st, sel.gone, *opt)
 		if err != nil {
-			return cli.Exit(err.Error(), 1)
+			return nil, nil, cli.Exit(err.Error(), 1)
 		}
-		res = joinDeleted(res, d, command, opt.DetailedExitCode)
+		res = joinDeleted(res, d, opt.Command, opt.DetailedExitCode)
 	}
+	return res, werr, nil
+}
+
+// mirroredUnits are the units whose state the bucket mirrors: the run's,
+// the external units it reads, and the consumers it may pull in.
+func mirroredUnits(s *session, sel *selectedRun, opt runner.Options) []*stacks.Unit {
+	units := append([]*stacks.Unit(nil), sel.external...)
+	for _, ru := range sel.run.Units {
+		units = append(units, ru.Unit)
+	}
+	// A consumer the run may pull in has its state mirrored too.
+	return append(units, runner.Readers(s.project, sel.run, opt)...)
+}
+
+// finishEngine decides the exit code (a bucket that missed some state,
+// or an interrupt, fails the run) and writes the report, the summary, the
+// outputs and the final table.
+func finishEngine(c *cli.Context, pol *cmdpolicy.Policy, res *runner.Result, werr error, signalled func() int, ea runner.EngineArgs, dropIn bool) error {
 	rep := res.Report
 	code := res.ExitCode
-	if err := werr; err != nil {
+	if werr != nil {
 		// The bucket missed some of the run's state: never silently.
-		fmt.Fprintf(c.App.ErrWriter, "strata: %v\n", err)
+		fmt.Fprintf(c.App.ErrWriter, "strata: %v\n", werr)
 		code = 1
 		rep.ExitCode, rep.OK = code, false
 	}
@@ -249,13 +331,12 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		code = sig
 		rep.ExitCode, rep.OK = code, false
 	}
-	*reported = true
 	writeReport(c, rep)
 	writeSummary(c, rep)
-	if command == runner.CmdOutput {
-		printOutputs(c.App.Writer, rep, ea.Command, opt.DropIn)
+	if pol.PrintsOutputs {
+		printOutputs(c.App.Writer, rep, ea.Command, dropIn)
 	}
-	if !opt.DropIn {
+	if !dropIn {
 		fmt.Fprintln(c.App.Writer)
 		rep.WriteTable(c.App.Writer)
 	}
@@ -305,15 +386,15 @@ func interruptible(parent context.Context, w io.Writer) (context.Context, <-chan
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // terminalApprover asks `Apply N units? [yes/all/no]` about a wave of plans.
-func terminalApprover(w io.Writer, in io.Reader) func([]*runner.UnitReport) (runner.Answer, error) {
+func terminalApprover(w io.Writer, in io.Reader) func([]*report.UnitReport) (runner.Answer, error) {
 	r := bufio.NewReader(in)
-	return func(units []*runner.UnitReport) (runner.Answer, error) {
+	return func(units []*report.UnitReport) (runner.Answer, error) {
 		fmt.Fprintln(w)
 		for _, u := range units {
 			fmt.Fprintf(w, "  %-40s %s  %s\n", u.Name(), strings.Join(u.StackPath, "/"), u.Changes)
 		}
 		for {
-			fmt.Fprintf(w, "Apply %s? [yes/all/no] ", runner.CountOf(len(units), "unit"))
+			fmt.Fprintf(w, "Apply %s? [yes/all/no] ", report.CountOf(len(units), "unit"))
 			line, err := r.ReadString('\n')
 			switch strings.TrimSpace(strings.ToLower(line)) {
 			case "yes", "y":
@@ -330,7 +411,7 @@ func terminalApprover(w io.Writer, in io.Reader) func([]*runner.UnitReport) (run
 	}
 }
 
-func writeReport(c *cli.Context, rep *runner.Report) {
+func writeReport(c *cli.Context, rep *report.Report) {
 	if f := c.Path("report"); f != "" {
 		if err := rep.WriteJSON(f); err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "strata: report: %v\n", err)
@@ -340,7 +421,7 @@ func writeReport(c *cli.Context, rep *runner.Report) {
 
 // writeSummary writes the Markdown summary, 0600 like the plans it quotes,
 // and appends it to $GITHUB_STEP_SUMMARY when set.
-func writeSummary(c *cli.Context, rep *runner.Report) {
+func writeSummary(c *cli.Context, rep *report.Report) {
 	md := rep.Markdown()
 	if f := c.Path("summary"); f != "" {
 		if err := atomicfile.Write(f, []byte(md), 0o600); err != nil {
@@ -364,7 +445,7 @@ func writeSummary(c *cli.Context, rep *runner.Report) {
 // printOutputs prints the output command's result: with -json, one object
 // keyed by unit ID; otherwise `unit: name = value` lines (`name = value` in
 // drop-in).
-func printOutputs(w io.Writer, rep *runner.Report, args []string, dropIn bool) {
+func printOutputs(w io.Writer, rep *report.Report, args []string, dropIn bool) {
 	asJSON := false
 	for _, a := range args {
 		if a == "-json" || a == "--json" {
@@ -404,7 +485,7 @@ func printOutputs(w io.Writer, rep *runner.Report, args []string, dropIn bool) {
 // dropInOutput runs terraform's output in a unit's dir with the unit's
 // engine, environment and workspace.
 func dropInOutput(c *cli.Context, s *session, u *stacks.Unit, args []string) error {
-	code, err := runner.Passthrough(c.Context, s.project, u, filepath.Join(s.project.Root, filepath.FromSlash(u.Dir)), runner.CmdOutput, args, runner.PassthroughOptions{
+	code, err := runner.Passthrough(c.Context, s.project, u, filepath.Join(s.project.Root, filepath.FromSlash(u.Dir)), cmdpolicy.Output, args, runner.PassthroughOptions{
 		Stdin: os.Stdin, Stdout: c.App.Writer, Stderr: c.App.ErrWriter, StateDir: c.Path("state-dir"),
 	})
 	if err != nil {
@@ -451,7 +532,7 @@ func extractOut(args []string, cwd string) (rest []string, out string) {
 // cancelled (runner.ResumeRun); units the repository no longer has get a
 // warning.
 func resumeRun(c *cli.Context, s *session, path string) (*stacks.Run, []*stacks.Unit, error) {
-	rep, err := runner.ReadReport(path)
+	rep, err := report.ReadReport(path)
 	if err != nil {
 		return nil, nil, cli.Exit(err.Error(), 1)
 	}

@@ -4,16 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/spell"
-	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -166,7 +164,7 @@ func closestDir(p *stacks.Project, d string) string {
 // state records no such commit compares with HEAD^1, and says what that
 // can lose.
 func changedUnits(c *cli.Context, s *session) (map[*stacks.Unit]string, []stacks.DeletedUnit, error) {
-	repo, err := git.Open(c.Context, s.project.Root)
+	repo, err := s.gitRepo(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,30 +217,34 @@ func deployedCommits(c *cli.Context, s *session) (map[*stacks.Unit]string, error
 	if err != nil {
 		return nil, err
 	}
-	return runner.DeployedCommits(states), nil
+	return runstate.DeployedCommits(states), nil
 }
 
 // unitStates reads the records of units from the run state: the --state
 // bucket when the command has one, else the state dir.
-func unitStates(c *cli.Context, s *session, units []*stacks.Unit) (map[*stacks.Unit]*runner.UnitState, error) {
+func unitStates(c *cli.Context, s *session, units []*stacks.Unit) (map[*stacks.Unit]*runstate.UnitState, error) {
 	if url := c.String("state"); url != "" {
 		st, err := openBucket(c, url)
 		if err != nil {
 			return nil, err
 		}
 		defer st.Close()
-		return ci.UnitStates(c.Context, st, units)
+		return runstate.ReadBucket(c.Context, st, units)
 	}
-	return runner.UnitStates(stateDirOf(c, s), units, func(msg string) {
+	return runstate.ReadLocal(stateDirOf(c, s), units, func(msg string) {
 		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg)
 	})
 }
 
 // stateDirOf is the command's state dir: --state-dir, else .strata at the
 // root.
-func stateDirOf(c *cli.Context, s *session) string {
+func stateDirOf(c *cli.Context, s *session) string { return stateDirAt(c, s.project.Root) }
+
+// stateDirAt is the state dir of a command whose repository is at root:
+// --state-dir, else .strata at root.
+func stateDirAt(c *cli.Context, root string) string {
 	if dir := c.Path("state-dir"); dir != "" {
 		return dir
 	}
-	return filepath.Join(s.project.Root, ".strata")
+	return runstate.DefaultPath(root)
 }

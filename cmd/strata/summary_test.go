@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,11 +18,8 @@ func TestSummaryEscapesBaseBranch(t *testing.T) {
 	if r := runBin(t, root, env, "plan", "--all", "--summary", summary); r.code != 0 {
 		t.Fatalf("plan: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	md, err := os.ReadFile(summary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(md), "\n")
+	md := readFileT(t, summary)
+	lines := strings.Split(md, "\n")
 	if len(lines) < 3 || !strings.HasSuffix(lines[2], " · base ``"+base+"``") {
 		t.Fatalf("context line does not end with the base in one code span:\n%s", md)
 	}

@@ -285,13 +285,31 @@ type patternWalk struct {
 // pattern's literal base, pruning the excluded dirs, and matches paths with
 // doublestar. A pattern that leaves the repository matches nothing.
 func matchFilePatterns(root string, patterns []string, counted map[string]bool) ([]string, error) {
+	walks, negated, err := planPatternWalks(patterns)
+	if err != nil || len(walks) == 0 {
+		return nil, err
+	}
+	fsys := os.DirFS(root)
+	found := make(map[string]bool)
+	var out []string
+	for _, pw := range walks {
+		if out, err = pw.collect(fsys, negated, counted, found, out); err != nil {
+			return nil, fmt.Errorf("file patterns under %s: %w", pw.base, err)
+		}
+	}
+	return out, nil
+}
+
+// planPatternWalks returns one walk per literal base dir of the positive
+// patterns, in base order, and the negated patterns.
+func planPatternWalks(patterns []string) ([]*patternWalk, []string, error) {
 	var negated []string
 	walks := make(map[string]*patternWalk)
 	var bases []string
 	for _, raw := range patterns {
 		p, neg := strings.CutPrefix(raw, "!")
 		if !doublestar.ValidatePattern(p) {
-			return nil, fmt.Errorf("file pattern %q is not valid", raw)
+			return nil, nil, fmt.Errorf("file pattern %q is not valid", raw)
 		}
 		if neg {
 			negated = append(negated, p)
@@ -315,59 +333,64 @@ func matchFilePatterns(root string, patterns []string, counted map[string]bool) 
 		}
 		pw.patterns = append(pw.patterns, p)
 	}
-	if len(walks) == 0 {
-		return nil, nil
-	}
 	sort.Strings(bases)
-
-	fsys := os.DirFS(root)
-	found := make(map[string]bool)
-	var out []string
-	for _, base := range bases {
-		pw := walks[base]
-		baseDepth := 0
-		if base != "." {
-			baseDepth = strings.Count(base, "/") + 1
-		}
-		err := fs.WalkDir(fsys, base, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if p == base && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
-					return fs.SkipAll
-				}
-				return err
-			}
-			depth := 0
-			if p != "." {
-				depth = strings.Count(p, "/") + 1 - baseDepth
-			}
-			if d.IsDir() {
-				if p != base && (excludedDir(d.Name()) || (pw.maxDepth >= 0 && depth >= pw.maxDepth)) {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if counted[p] || found[p] || excludedFile(d.Name()) {
-				return nil
-			}
-			if !matchAnyPattern(pw.patterns, p) || matchAnyPattern(negated, p) {
-				return nil
-			}
-			if t := d.Type(); t&fs.ModeSymlink != 0 {
-				if fi, err := fs.Stat(fsys, p); err != nil || !fi.Mode().IsRegular() {
-					return nil
-				}
-			} else if !t.IsRegular() {
-				return nil
-			}
-			found[p] = true
-			out = append(out, p)
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("file patterns under %s: %w", base, err)
-		}
+	out := make([]*patternWalk, len(bases))
+	for i, base := range bases {
+		out[i] = walks[base]
 	}
-	return out, nil
+	return out, negated, nil
+}
+
+// collect appends to out, and marks found, the files under the walk's base
+// that the patterns select and that are not yet counted or found.
+func (pw *patternWalk) collect(fsys fs.FS, negated []string, counted, found map[string]bool, out []string) ([]string, error) {
+	base := pw.base
+	baseDepth := 0
+	if base != "." {
+		baseDepth = strings.Count(base, "/") + 1
+	}
+	err := fs.WalkDir(fsys, base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == base && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		depth := 0
+		if p != "." {
+			depth = strings.Count(p, "/") + 1 - baseDepth
+		}
+		if d.IsDir() {
+			if p != base && (excludedDir(d.Name()) || (pw.maxDepth >= 0 && depth >= pw.maxDepth)) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if counted[p] || found[p] || excludedFile(d.Name()) {
+			return nil
+		}
+		if !matchAnyPattern(pw.patterns, p) || matchAnyPattern(negated, p) {
+			return nil
+		}
+		if !isRegularFile(fsys, p, d) {
+			return nil
+		}
+		found[p] = true
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
+
+// isRegularFile reports whether the entry d at p is a regular file or a
+// symbolic link to one.
+func isRegularFile(fsys fs.FS, p string, d fs.DirEntry) bool {
+	t := d.Type()
+	if t&fs.ModeSymlink == 0 {
+		return t.IsRegular()
+	}
+	fi, err := fs.Stat(fsys, p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // hasExcludedDir reports whether a repo-relative path lies in an excluded

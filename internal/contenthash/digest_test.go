@@ -97,104 +97,108 @@ func TestDigestFormatAndStability(t *testing.T) {
 	}
 }
 
-func TestDigestChanges(t *testing.T) {
-	cases := []struct {
-		name    string
-		change  func(t *testing.T, root string, in *DigestInput)
-		changes bool
-	}{
-		{"file content", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"app/variables.tf": `variable "name" { default = "x" }`})
-		}, true},
-		{"new file in a subdir", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"app/config/more.json": `{}`})
-		}, true},
-		{"file removed", func(t *testing.T, root string, in *DigestInput) {
-			removeDigestFile(t, root, "app/config/settings.json")
-		}, true},
-		{"local module file", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"modules/net/main.tf": `resource "null_resource" "m2" {}`})
-		}, true},
-		{"new file in a local module subdir", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"modules/net/templates/user_data.sh": "#!/bin/sh"})
-		}, true},
-		{"git-ignored secret.auto.tfvars", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"app/secret.auto.tfvars": `password = "hunter2"`})
-		}, true},
-		{"engine", func(t *testing.T, root string, in *DigestInput) { in.Engine = "tofu" }, true},
-		{"engine version", func(t *testing.T, root string, in *DigestInput) { in.EngineVersion = "1.9.9" }, true},
-		{"workspace", func(t *testing.T, root string, in *DigestInput) { in.Workspace = "staging" }, true},
-		{"stack", func(t *testing.T, root string, in *DigestInput) { in.Stack = "dev" }, true},
-		{"variable value", func(t *testing.T, root string, in *DigestInput) {
-			in.Variables = map[string]string{"region": "eu-west-2", "size": "small"}
-		}, true},
-		{"variable added", func(t *testing.T, root string, in *DigestInput) {
-			in.Variables = map[string]string{"region": "eu-west-1", "size": "small", "zone": ""}
-		}, true},
-		{"engine arg added", func(t *testing.T, root string, in *DigestInput) {
-			in.EngineArgs = append(in.EngineArgs, "-refresh=false")
-		}, true},
-		{"engine arg order", func(t *testing.T, root string, in *DigestInput) {
-			in.EngineArgs = []string{"-parallelism=4", "-target=module.net"}
-		}, true},
-		{"var file", func(t *testing.T, root string, in *DigestInput) {
-			in.VarFile = []byte(`{"region":"eu-west-2"}`)
-		}, true},
-		{"var file dropped", func(t *testing.T, root string, in *DigestInput) { in.VarFile = nil }, true},
-		{"pattern file outside the dir", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"shared/common.yaml": "common: 2"})
-		}, true},
-		{"new pattern file", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"shared/deep/extra.yaml": "extra: 1"})
-		}, true},
-		{"pattern dropped", func(t *testing.T, root string, in *DigestInput) {
-			in.FilePatterns = []string{"!shared/skip.yaml"}
-		}, true},
+// digestChanges are changes to digestRepo and its input, and whether each
+// changes the digest.
+var digestChanges = []struct {
+	name    string
+	change  func(t *testing.T, root string, in *DigestInput)
+	changes bool
+}{
+	{"file content", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"app/variables.tf": `variable "name" { default = "x" }`})
+	}, true},
+	{"new file in a subdir", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"app/config/more.json": `{}`})
+	}, true},
+	{"file removed", func(t *testing.T, root string, in *DigestInput) {
+		removeDigestFile(t, root, "app/config/settings.json")
+	}, true},
+	{"local module file", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"modules/net/main.tf": `resource "null_resource" "m2" {}`})
+	}, true},
+	{"new file in a local module subdir", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"modules/net/templates/user_data.sh": "#!/bin/sh"})
+	}, true},
+	{"git-ignored secret.auto.tfvars", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"app/secret.auto.tfvars": `password = "hunter2"`})
+	}, true},
+	{"engine", func(t *testing.T, root string, in *DigestInput) { in.Engine = "tofu" }, true},
+	{"engine version", func(t *testing.T, root string, in *DigestInput) { in.EngineVersion = "1.9.9" }, true},
+	{"workspace", func(t *testing.T, root string, in *DigestInput) { in.Workspace = "staging" }, true},
+	{"stack", func(t *testing.T, root string, in *DigestInput) { in.Stack = "dev" }, true},
+	{"variable value", func(t *testing.T, root string, in *DigestInput) {
+		in.Variables = map[string]string{"region": "eu-west-2", "size": "small"}
+	}, true},
+	{"variable added", func(t *testing.T, root string, in *DigestInput) {
+		in.Variables = map[string]string{"region": "eu-west-1", "size": "small", "zone": ""}
+	}, true},
+	{"engine arg added", func(t *testing.T, root string, in *DigestInput) {
+		in.EngineArgs = append(in.EngineArgs, "-refresh=false")
+	}, true},
+	{"engine arg order", func(t *testing.T, root string, in *DigestInput) {
+		in.EngineArgs = []string{"-parallelism=4", "-target=module.net"}
+	}, true},
+	{"var file", func(t *testing.T, root string, in *DigestInput) {
+		in.VarFile = []byte(`{"region":"eu-west-2"}`)
+	}, true},
+	{"var file dropped", func(t *testing.T, root string, in *DigestInput) { in.VarFile = nil }, true},
+	{"pattern file outside the dir", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"shared/common.yaml": "common: 2"})
+	}, true},
+	{"new pattern file", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"shared/deep/extra.yaml": "extra: 1"})
+	}, true},
+	{"pattern dropped", func(t *testing.T, root string, in *DigestInput) {
+		in.FilePatterns = []string{"!shared/skip.yaml"}
+	}, true},
 
-		{"data dir", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{
-				"app/.terraform/environment":       "prod",
-				"app/.terraform/modules/m.json":    "{}",
-				"modules/net/.terraform/cache.txt": "other",
-			})
-		}, false},
-		{"state dir", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{".strata/runs.json": `{"x":1}`, "app/.strata/plans/p": "plan"})
-		}, false},
-		{"git dir", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{".git/HEAD": "ref: refs/heads/other", "app/.git/config": "x"})
-		}, false},
-		{"state files", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{
-				"app/terraform.tfstate":         `{"serial":2}`,
-				"app/terraform.tfstate.backup":  `{"serial":1}`,
-				"app/errored.tfstate":           `{}`,
-				"modules/net/terraform.tfstate": `{}`,
-			})
-		}, false},
-		{"workspace state dir", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"app/terraform.tfstate.d/prod/x": "state 2"})
-		}, false},
-		{"subdir that is another root", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"app/nested/main.tf": `resource "null_resource" "n2" {}`, "app/nested/new.tf": ""})
-		}, false},
-		{"file outside everything", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"docs/readme.md": "new docs", "other/x.tf": ""})
-		}, false},
-		{"negated pattern", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"shared/skip.yaml": "skip: 2"})
-		}, false},
-		{"pattern match under a data dir", func(t *testing.T, root string, in *DigestInput) {
-			writeDigestTree(t, root, map[string]string{"shared/.terraform/x.yaml": "changed"})
-		}, false},
-		{"pattern repeating a tree file", func(t *testing.T, root string, in *DigestInput) {
-			in.FilePatterns = append(in.FilePatterns, "app/*.tf")
-		}, false},
-		{"variables map order", func(t *testing.T, root string, in *DigestInput) {
-			in.Variables = map[string]string{"size": "small", "region": "eu-west-1"}
-		}, false},
-	}
-	for _, tc := range cases {
+	{"data dir", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{
+			"app/.terraform/environment":       "prod",
+			"app/.terraform/modules/m.json":    "{}",
+			"modules/net/.terraform/cache.txt": "other",
+		})
+	}, false},
+	{"state dir", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{".strata/runs.json": `{"x":1}`, "app/.strata/plans/p": "plan"})
+	}, false},
+	{"git dir", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{".git/HEAD": "ref: refs/heads/other", "app/.git/config": "x"})
+	}, false},
+	{"state files", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{
+			"app/terraform.tfstate":         `{"serial":2}`,
+			"app/terraform.tfstate.backup":  `{"serial":1}`,
+			"app/errored.tfstate":           `{}`,
+			"modules/net/terraform.tfstate": `{}`,
+		})
+	}, false},
+	{"workspace state dir", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"app/terraform.tfstate.d/prod/x": "state 2"})
+	}, false},
+	{"subdir that is another root", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"app/nested/main.tf": `resource "null_resource" "n2" {}`, "app/nested/new.tf": ""})
+	}, false},
+	{"file outside everything", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"docs/readme.md": "new docs", "other/x.tf": ""})
+	}, false},
+	{"negated pattern", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"shared/skip.yaml": "skip: 2"})
+	}, false},
+	{"pattern match under a data dir", func(t *testing.T, root string, in *DigestInput) {
+		writeDigestTree(t, root, map[string]string{"shared/.terraform/x.yaml": "changed"})
+	}, false},
+	{"pattern repeating a tree file", func(t *testing.T, root string, in *DigestInput) {
+		in.FilePatterns = append(in.FilePatterns, "app/*.tf")
+	}, false},
+	{"variables map order", func(t *testing.T, root string, in *DigestInput) {
+		in.Variables = map[string]string{"size": "small", "region": "eu-west-1"}
+	}, false},
+}
+
+func TestDigestChanges(t *testing.T) {
+	t.Parallel()
+	for _, tc := range digestChanges {
 		t.Run(tc.name, func(t *testing.T) {
 			root, in := digestRepo(t)
 			before := mustDigest(t, in)
@@ -208,6 +212,7 @@ func TestDigestChanges(t *testing.T) {
 }
 
 func TestDigestRootUnit(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeDigestTree(t, root, map[string]string{
 		"main.tf":                 `module "m" { source = "./app/mod" }`,
@@ -240,6 +245,7 @@ func TestDigestRootUnit(t *testing.T) {
 }
 
 func TestDigestFraming(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	base := DigestInput{Root: root, Dir: "."}
 	pairs := []struct {
@@ -313,6 +319,7 @@ func TestDigestSymlinks(t *testing.T) {
 }
 
 func TestDigestErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		change func(in *DigestInput)

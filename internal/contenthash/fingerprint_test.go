@@ -117,97 +117,101 @@ func TestInitFingerprintStable(t *testing.T) {
 	}
 }
 
-func TestInitFingerprintChanges(t *testing.T) {
-	cases := []struct {
-		name    string
-		change  func(t *testing.T, root string, in *FingerprintInput)
-		changes bool
-	}{
-		{"resource", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/main.tf", `bucket = "example"`, `bucket = "other"`)
-		}, false},
-		{"output", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/outputs.tf", `aws_s3_bucket.b.id`, `aws_s3_bucket.b.arn`)
-		}, false},
-		{"variable", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/variables.tf", `10.0.0.0/16`, `10.1.0.0/16`)
-		}, false},
-		{"module input other than source and version", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/main.tf", `name    = "main"`, `name    = "other"`)
-		}, false},
-		{"new file of resources", func(t *testing.T, root string, in *FingerprintInput) {
-			writeDigestTree(t, root, map[string]string{"app/more.tf": `resource "null_resource" "y" {}`})
-		}, false},
-		{"resource in a local module", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "modules/net/main.tf", `"null_resource" "x"`, `"null_resource" "z"`)
-		}, false},
-		{"JSON resource", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/extra.tf.json", `"byte_length": 4`, `"byte_length": 8`)
-		}, false},
-		{"JSON terraform reformatted", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/extra.tf.json",
-				`{"required_providers": {"random": {"source": "hashicorp/random", "version": "3.6.0"}}}`,
-				`{ "required_providers": { "random": { "version": "3.6.0",  "source": "hashicorp/random" } } }`)
-		}, false},
-		{"files the engine does not load", func(t *testing.T, root string, in *FingerprintInput) {
-			writeDigestTree(t, root, map[string]string{
-				"app/README.md":        "# app",
-				"app/sub/x.tf":         `terraform { backend "local" {} }`,
-				"app/.hidden.tf":       `terraform { backend "local" {} }`,
-				"app/main.tf~":         `terraform { backend "local" {} }`,
-				"app/terraform.tfvars": `cidr = "10.2.0.0/16"`,
-			})
-		}, false},
+// fingerprintChanges are changes to fingerprintRepo and its input, and
+// whether each changes the init fingerprint.
+var fingerprintChanges = []struct {
+	name    string
+	change  func(t *testing.T, root string, in *FingerprintInput)
+	changes bool
+}{
+	{"resource", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/main.tf", `bucket = "example"`, `bucket = "other"`)
+	}, false},
+	{"output", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/outputs.tf", `aws_s3_bucket.b.id`, `aws_s3_bucket.b.arn`)
+	}, false},
+	{"variable", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/variables.tf", `10.0.0.0/16`, `10.1.0.0/16`)
+	}, false},
+	{"module input other than source and version", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/main.tf", `name    = "main"`, `name    = "other"`)
+	}, false},
+	{"new file of resources", func(t *testing.T, root string, in *FingerprintInput) {
+		writeDigestTree(t, root, map[string]string{"app/more.tf": `resource "null_resource" "y" {}`})
+	}, false},
+	{"resource in a local module", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "modules/net/main.tf", `"null_resource" "x"`, `"null_resource" "z"`)
+	}, false},
+	{"JSON resource", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/extra.tf.json", `"byte_length": 4`, `"byte_length": 8`)
+	}, false},
+	{"JSON terraform reformatted", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/extra.tf.json",
+			`{"required_providers": {"random": {"source": "hashicorp/random", "version": "3.6.0"}}}`,
+			`{ "required_providers": { "random": { "version": "3.6.0",  "source": "hashicorp/random" } } }`)
+	}, false},
+	{"files the engine does not load", func(t *testing.T, root string, in *FingerprintInput) {
+		writeDigestTree(t, root, map[string]string{
+			"app/README.md":        "# app",
+			"app/sub/x.tf":         `terraform { backend "local" {} }`,
+			"app/.hidden.tf":       `terraform { backend "local" {} }`,
+			"app/main.tf~":         `terraform { backend "local" {} }`,
+			"app/terraform.tfvars": `cidr = "10.2.0.0/16"`,
+		})
+	}, false},
 
-		{"backend", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/main.tf", `bucket = "state"`, `bucket = "state2"`)
-		}, true},
-		{"required_providers", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/main.tf", `version = "~> 5.0"`, `version = "~> 5.1"`)
-		}, true},
-		{"module source", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/main.tf", `"../modules/net"`, `"../modules/net2"`)
-		}, true},
-		{"module version", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/main.tf", `"5.1.0"`, `"5.2.0"`)
-		}, true},
-		{"module added", func(t *testing.T, root string, in *FingerprintInput) {
-			writeDigestTree(t, root, map[string]string{"app/more.tf": `module "extra" { source = "../modules/net" }`})
-		}, true},
-		{"module version in a local module", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "modules/net/main.tf", `"1.0.0"`, `"1.1.0"`)
-		}, true},
-		{"module source in a local module", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "modules/net/main.tf", `"hashicorp/subnets/cidr"`, `"hashicorp/subnets/other"`)
-		}, true},
-		{"required_providers in a local module", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "modules/net/main.tf", `"hashicorp/null"`, `"hashicorp/null", version = "3.2.0"`)
-		}, true},
-		{"JSON terraform", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/extra.tf.json", `"3.6.0"`, `"3.7.0"`)
-		}, true},
-		{"JSON module version", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/extra.tf.json", `"1.0.0"`, `"1.0.1"`)
-		}, true},
-		{"lock file", func(t *testing.T, root string, in *FingerprintInput) {
-			editFile(t, root, "app/.terraform.lock.hcl", `5.31.0`, `5.32.0`)
-		}, true},
-		{"lock file removed", func(t *testing.T, root string, in *FingerprintInput) {
-			removeDigestFile(t, root, "app/.terraform.lock.hcl")
-		}, true},
-		{"engine", func(t *testing.T, root string, in *FingerprintInput) { in.Engine = "tofu" }, true},
-		{"engine version", func(t *testing.T, root string, in *FingerprintInput) { in.EngineVersion = "1.10.0" }, true},
-		{"init arg", func(t *testing.T, root string, in *FingerprintInput) {
-			in.InitArgs = []string{"-backend-config=bucket=other", "-upgrade=false"}
-		}, true},
-		{"init arg added", func(t *testing.T, root string, in *FingerprintInput) {
-			in.InitArgs = append(in.InitArgs, "-reconfigure")
-		}, true},
-		{"file that does not parse", func(t *testing.T, root string, in *FingerprintInput) {
-			writeDigestTree(t, root, map[string]string{"app/broken.tf": `resource "x" "y" {`})
-		}, true},
-	}
-	for _, tc := range cases {
+	{"backend", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/main.tf", `bucket = "state"`, `bucket = "state2"`)
+	}, true},
+	{"required_providers", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/main.tf", `version = "~> 5.0"`, `version = "~> 5.1"`)
+	}, true},
+	{"module source", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/main.tf", `"../modules/net"`, `"../modules/net2"`)
+	}, true},
+	{"module version", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/main.tf", `"5.1.0"`, `"5.2.0"`)
+	}, true},
+	{"module added", func(t *testing.T, root string, in *FingerprintInput) {
+		writeDigestTree(t, root, map[string]string{"app/more.tf": `module "extra" { source = "../modules/net" }`})
+	}, true},
+	{"module version in a local module", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "modules/net/main.tf", `"1.0.0"`, `"1.1.0"`)
+	}, true},
+	{"module source in a local module", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "modules/net/main.tf", `"hashicorp/subnets/cidr"`, `"hashicorp/subnets/other"`)
+	}, true},
+	{"required_providers in a local module", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "modules/net/main.tf", `"hashicorp/null"`, `"hashicorp/null", version = "3.2.0"`)
+	}, true},
+	{"JSON terraform", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/extra.tf.json", `"3.6.0"`, `"3.7.0"`)
+	}, true},
+	{"JSON module version", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/extra.tf.json", `"1.0.0"`, `"1.0.1"`)
+	}, true},
+	{"lock file", func(t *testing.T, root string, in *FingerprintInput) {
+		editFile(t, root, "app/.terraform.lock.hcl", `5.31.0`, `5.32.0`)
+	}, true},
+	{"lock file removed", func(t *testing.T, root string, in *FingerprintInput) {
+		removeDigestFile(t, root, "app/.terraform.lock.hcl")
+	}, true},
+	{"engine", func(t *testing.T, root string, in *FingerprintInput) { in.Engine = "tofu" }, true},
+	{"engine version", func(t *testing.T, root string, in *FingerprintInput) { in.EngineVersion = "1.10.0" }, true},
+	{"init arg", func(t *testing.T, root string, in *FingerprintInput) {
+		in.InitArgs = []string{"-backend-config=bucket=other", "-upgrade=false"}
+	}, true},
+	{"init arg added", func(t *testing.T, root string, in *FingerprintInput) {
+		in.InitArgs = append(in.InitArgs, "-reconfigure")
+	}, true},
+	{"file that does not parse", func(t *testing.T, root string, in *FingerprintInput) {
+		writeDigestTree(t, root, map[string]string{"app/broken.tf": `resource "x" "y" {`})
+	}, true},
+}
+
+func TestInitFingerprintChanges(t *testing.T) {
+	t.Parallel()
+	for _, tc := range fingerprintChanges {
 		t.Run(tc.name, func(t *testing.T) {
 			root, in := fingerprintRepo(t)
 			before := mustFingerprint(t, in)
@@ -244,6 +248,7 @@ func TestInitFingerprintNoLockFile(t *testing.T) {
 }
 
 func TestInitFingerprintErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		change func(in *FingerprintInput)

@@ -291,9 +291,11 @@ func (g gitRepo) base(flag string, env func(string) string) (ref, id string, err
 		ref := "origin/" + branch
 		id, ok := g.commit(ref)
 		if !ok {
-			fetch := "git fetch origin " + branch
+			// The refspec names the remote-tracking branch: a clone of
+			// one branch fetches no other into origin/ by itself.
+			fetch := "git fetch origin " + branch + ":refs/remotes/" + ref
 			if g.shallow() {
-				fetch = "git fetch --unshallow origin " + branch + " (or fetch-depth: 0 in actions/checkout)"
+				fetch = "git fetch --unshallow origin " + branch + ":refs/remotes/" + ref + " (or fetch-depth: 0 in actions/checkout)"
 			}
 			return "", "", fmt.Errorf("--changed: base %s (from $%s) is not in this clone; fetch it with %s", ref, v, fetch)
 		}

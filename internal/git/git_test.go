@@ -201,3 +201,77 @@ func TestRestore(t *testing.T) {
 		}
 	}
 }
+
+// open opens the repository at dir, failing the test when it cannot.
+func open(t *testing.T, dir string) *Repo {
+	t.Helper()
+	r, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// changed is paths(r.Changes(from)), failing the test on an error.
+func changed(t *testing.T, r *Repo, from string) []string {
+	t.Helper()
+	cs, err := r.Changes(from)
+	if err != nil {
+		t.Fatalf("Changes(%q): %v", from, err)
+	}
+	return paths(cs)
+}
+
+// wantErr fails the test unless err's message holds every part.
+func wantErr(t *testing.T, what string, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error, want one saying %q", what, parts)
+		return
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error %q does not say %q", what, err, p)
+		}
+	}
+}
+
+var underPrefixCases = []struct {
+	p, prefix, rel string
+	ok             bool
+}{
+	{"a/main.tf", "", "a/main.tf", true},
+	{"infra/a/main.tf", "infra", "a/main.tf", true},
+	{"infra2/main.tf", "infra", "", false},
+	{"infra", "infra", "", false},
+	{"x/infra/a.tf", "infra", "", false},
+	{"infra/prod/b.tf", "infra/prod", "b.tf", true},
+}
+
+func TestUnderPrefix(t *testing.T) {
+	t.Parallel()
+	for _, tc := range underPrefixCases {
+		if rel, ok := underPrefix(tc.p, tc.prefix); rel != tc.rel || ok != tc.ok {
+			t.Errorf("underPrefix(%q, %q) = %q, %v; want %q, %v", tc.p, tc.prefix, rel, ok, tc.rel, tc.ok)
+		}
+	}
+}
+
+func TestSmallHelpers(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]bool{"": false, "0": false, "false": false, "FALSE": false, "true": true, "1": true, "yes": true} {
+		if isSet(v) != want {
+			t.Errorf("isSet(%q) = %v", v, !want)
+		}
+	}
+	for s, want := range map[string][]string{"": nil, "\x00": nil, "a\x00": {"a"}, "a\x00b c\x00": {"a", "b c"}} {
+		if got := splitNUL(s); !reflect.DeepEqual(got, want) {
+			t.Errorf("splitNUL(%q) = %q, want %q", s, got, want)
+		}
+	}
+	for id, want := range map[string]string{"": "", "abc": "abc", strings.Repeat("f", 40): strings.Repeat("f", 12)} {
+		if got := ShortID(id); got != want {
+			t.Errorf("ShortID(%q) = %q, want %q", id, got, want)
+		}
+	}
+}

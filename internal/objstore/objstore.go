@@ -97,7 +97,12 @@ type Store struct {
 func Open(ctx context.Context, rawURL string, opt Options) (*Store, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {
-		return openDir(rawURL, opt)
+		// A plain directory path: it has no query to read.
+		timeout, err := takeTimeout(&url.URL{}, opt)
+		if err != nil {
+			return nil, fmt.Errorf("state dir %s: %w", rawURL, err)
+		}
+		return openDir(ctx, rawURL, timeout)
 	}
 	timeout, err := takeTimeout(u, opt)
 	if err != nil {
@@ -109,7 +114,7 @@ func Open(ctx context.Context, rawURL string, opt Options) (*Store, error) {
 	)
 	switch u.Scheme {
 	case "file":
-		return openDir(u.Path, Options{Timeout: timeout})
+		return openDir(ctx, u.Path, timeout)
 	case "mem":
 		return &Store{b: memblob.OpenBucket(nil), url: "mem://", timeout: timeout}, nil
 	case s3blob.Scheme:
@@ -136,11 +141,7 @@ func Open(ctx context.Context, rawURL string, opt Options) (*Store, error) {
 // redact is a state URL as messages show it: without a password.
 func redact(u *url.URL) string { return u.Redacted() }
 
-func openDir(dir string, opt Options) (*Store, error) {
-	timeout := opt.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+func openDir(ctx context.Context, dir string, timeout time.Duration) (*Store, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -148,7 +149,7 @@ func openDir(dir string, opt Options) (*Store, error) {
 	s := &Store{dir: dir, url: "file://" + filepath.ToSlash(dir), timeout: timeout}
 	// The first call that reaches the file system: a stuck one fails
 	// here, at the store's deadline.
-	if err := s.do(context.Background(), "creating", "the directory", func(context.Context) error {
+	if err := s.do(ctx, "creating", "the directory", func(context.Context) error {
 		return os.MkdirAll(dir, 0o700)
 	}); err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)

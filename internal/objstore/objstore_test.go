@@ -401,6 +401,8 @@ func TestStuckFileStore(t *testing.T) {
 }
 
 func TestStateTimeoutQuery(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
 	for _, tc := range []struct {
 		url  string
 		opt  Options
@@ -413,6 +415,9 @@ func TestStateTimeoutQuery(t *testing.T) {
 		{url: "mem://?timeout=soon", err: `timeout="soon": expected a positive duration`},
 		{url: "mem://?timeout=-1s", err: `expected a positive duration`},
 		{url: "mem://", opt: Options{Timeout: -time.Second}, err: "negative"},
+		{url: dir, want: DefaultTimeout},
+		{url: dir, opt: Options{Timeout: 5 * time.Second}, want: 5 * time.Second},
+		{url: dir, opt: Options{Timeout: -time.Second}, err: "negative"},
 	} {
 		s, err := Open(context.Background(), tc.url, tc.opt)
 		if tc.err != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -98,11 +99,10 @@ func openS3(ctx context.Context, u *url.URL, timeout time.Duration) (*blob.Bucke
 	var copts []func(*s3.Options)
 	boolParam := func(key string) (value, ok bool, err error) {
 		raw := q.Get(key)
+		q.Del(key)
 		if raw == "" {
-			q.Del(key)
 			return false, false, nil
 		}
-		q.Del(key)
 		v, err := strconv.ParseBool(raw)
 		if err != nil {
 			return false, false, fmt.Errorf("%s=%q: expected true or false", key, raw)
@@ -112,11 +112,7 @@ func openS3(ctx context.Context, u *url.URL, timeout time.Duration) (*blob.Bucke
 	if v := q.Get("ssetype"); v != "" {
 		q.Del("ssetype")
 		t := types.ServerSideEncryption(v)
-		known := false
-		for _, k := range t.Values() {
-			known = known || k == t
-		}
-		if !known {
+		if !slices.Contains(t.Values(), t) {
 			return nil, fmt.Errorf("ssetype=%q: expected one of %v", v, t.Values())
 		}
 		bopts.EncryptionType = t

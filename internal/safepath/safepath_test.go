@@ -8,6 +8,7 @@ import (
 )
 
 func TestJoin(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	outside := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(base, "state", "app"), 0o700); err != nil {
@@ -63,6 +64,7 @@ func checkJoin(t *testing.T, what string, elems []string, want string, join func
 // TestBaseLater: a Base sees links made below it after it was made, and a
 // Base made before its dir existed checks every path the way Join does.
 func TestBaseLater(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	outside := t.TempDir()
 	made, err := NewBase(root)

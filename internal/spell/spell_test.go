@@ -3,6 +3,7 @@ package spell
 import "testing"
 
 func TestDistance(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		a, b string
 		want int
@@ -17,6 +18,7 @@ func TestDistance(t *testing.T) {
 }
 
 func TestNearest(t *testing.T) {
+	t.Parallel()
 	cands := []string{"apply", "plan", "prod/network", "plan"}
 	for _, tc := range []struct {
 		word  string

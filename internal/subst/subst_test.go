@@ -3,6 +3,7 @@ package subst
 import "testing"
 
 func TestExpand(t *testing.T) {
+	t.Parallel()
 	vars := map[string]string{"environment": "prod", "STRATA_STACK": "app", "x": "1"}
 	lookup := func(n string) (string, bool) { v, ok := vars[n]; return v, ok }
 	tests := []struct {

@@ -20,7 +20,7 @@ func TestBuildTagsAsShipped(t *testing.T) {
 		"../../action.yml":                         "go install -tags " + BuildTags + " ",
 		"../../docs/examples/ci/github-caller.yml": "go install -tags " + BuildTags + " ",
 		"../../docs/examples/ci/strata.yml":        "go install -tags " + BuildTags + " ",
-		"../../ci/emit.go":                         `installTags = "` + BuildTags + `"`,
+		"../../ci/emit_github.go":                  `installTags = "` + BuildTags + `"`,
 	} {
 		b, err := os.ReadFile(file)
 		if err != nil {

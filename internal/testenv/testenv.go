@@ -6,11 +6,13 @@ package testenv
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,18 +110,26 @@ func freeAddr(t *testing.T) string {
 }
 
 // serve starts a server and waits until it answers an HTTP request on
-// addr (bounded, on loopback only); the test's cleanup stops it.
+// addr and holds the port itself (bounded, on loopback only); the test's
+// cleanup stops it.
 func serve(t *testing.T, cmd *exec.Cmd, addr string) {
 	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	_, portText, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portText)
 	for i := 0; ; i++ {
 		resp, err := http.Get("http://" + addr + "/")
 		if err == nil {
 			resp.Body.Close()
-			return
+			// The answer must be this server's: another process may
+			// have taken the port freeAddr found free.
+			if listensOn(cmd.Process.Pid, port) {
+				return
+			}
+			err = fmt.Errorf("%s answers, and it is not the server this test started", addr)
 		}
 		if i == 200 {
 			t.Fatalf("%s did not start: %v", filepath.Base(cmd.Path), err)
@@ -186,6 +196,9 @@ func (s *S3) Start() {
 func (s *S3) Stop() {
 	s.t.Helper()
 	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := waitStopped(s.cmd.Process.Pid, 10*time.Second); err != nil {
 		s.t.Fatal(err)
 	}
 	s.t.Cleanup(func() { s.cmd.Process.Signal(syscall.SIGCONT) })

@@ -16,6 +16,7 @@ func nest(n int, open, inner, close string) string {
 // parse error at the level that goes too deep, whatever makes the levels,
 // and that the parser stops there instead of exhausting the stack.
 func TestParseDepthLimit(t *testing.T) {
+	t.Parallel()
 	const million = 1_000_000
 	tests := []struct {
 		name   string
@@ -51,6 +52,7 @@ func TestParseDepthLimit(t *testing.T) {
 // that everything that walks a parsed query handles it: printing, parsing
 // the printed text, comparing, matching and selecting.
 func TestDeepQueryAllowed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		query string
@@ -91,6 +93,7 @@ func TestDeepQueryAllowed(t *testing.T) {
 // trees, and that and/or operands nested in groups or side by side are
 // merged once, not copied at every level.
 func TestParseIsLinear(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		query string
 		kind  nodeKind
@@ -117,6 +120,7 @@ func TestParseIsLinear(t *testing.T) {
 // TestWarningsBounded checks that a query with many warnings keeps a few,
 // each short, and says how many more there were.
 func TestWarningsBounded(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		query   string
@@ -144,6 +148,7 @@ func TestWarningsBounded(t *testing.T) {
 }
 
 func TestGlobSegmentLimit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		query string
 		err   string
@@ -171,6 +176,7 @@ func TestGlobSegmentLimit(t *testing.T) {
 // are still found by globs, and that indexing them builds no level per
 // segment.
 func TestDeepTags(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat("a/", 100_000) + "b"
 	subjects := []Subject{
 		{Tags: []string{deep}, Dir: "d"},

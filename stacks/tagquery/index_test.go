@@ -68,6 +68,7 @@ func randomSubjects(r *rand.Rand, n int) []Subject {
 // TestSelectAgreesWithMatch is the property Select rests on: for every query
 // and subject, the set says what Match says, and SelectFrom what MatchFrom says.
 func TestSelectAgreesWithMatch(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	queries := []string{"", "not *", "not (a or not a)", "a b or c", "dir:aws/** and not dir:aws/*"}
 	for _, tc := range parseCases {
@@ -112,6 +113,7 @@ func checkSelect(t *testing.T, q *Query, ix *Index, subjects []Subject) {
 }
 
 func TestSelect(t *testing.T) {
+	t.Parallel()
 	subjects := []Subject{
 		{Tags: []string{"dir:aws/prod", "workspace:default", "prod"}, Dir: "aws/prod"},
 		{Tags: []string{"dir:aws/prod/vpc", "workspace:default", "prod"}, Dir: "aws/prod/vpc"},
@@ -151,6 +153,7 @@ func TestSelect(t *testing.T) {
 }
 
 func TestSet(t *testing.T) {
+	t.Parallel()
 	ix := NewIndex(make([]Subject, 130))
 	all := ix.All()
 	evens := Set{words: make([]uint64, 3)}
@@ -267,6 +270,7 @@ func BenchmarkMatchEach(b *testing.B) {
 }
 
 func TestBenchmarkRepoAgrees(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("checks the benchmark's 10,000 subjects")
 	}
@@ -286,6 +290,7 @@ func TestBenchmarkRepoAgrees(t *testing.T) {
 // Select against doublestar.Match, the reference Match uses, on patterns and
 // tags with empty segments, leading and trailing '/', and "**" everywhere.
 func TestGlobWalkAgreesWithDoublestar(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 8))
 	join := func(parts []string, n int) string {
 		segs := make([]string, n)

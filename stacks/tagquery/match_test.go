@@ -3,6 +3,7 @@ package tagquery
 import "testing"
 
 func TestMatch(t *testing.T) {
+	t.Parallel()
 	zoom := Subject{Tags: []string{"a", "b", "c"}, Dir: "foo/bar/baz/zoom"}
 	tests := []struct {
 		name    string
@@ -75,6 +76,7 @@ func TestMatch(t *testing.T) {
 }
 
 func TestMatchFrom(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		query string
 		from  string

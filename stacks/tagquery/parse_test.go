@@ -103,6 +103,7 @@ var parseCases = []struct {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range parseCases {
 		t.Run(tc.name, func(t *testing.T) {
 			q, err := Parse(tc.query)
@@ -120,6 +121,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestStringRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, tc := range parseCases {
 		t.Run(tc.name, func(t *testing.T) {
 			q := MustParse(tc.query)
@@ -142,6 +144,7 @@ func TestStringRoundTrip(t *testing.T) {
 }
 
 func TestString(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ query, want string }{
 		{"a b or c", "a and (b or c)"},
 		{"a and b or c", "a and b or c"},
@@ -161,6 +164,7 @@ func TestString(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		query   string
 		column  int
@@ -229,6 +233,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseErrorText(t *testing.T) {
+	t.Parallel()
 	_, err := Parse("a and (b")
 	want := `tag query "a and (b": column 9: missing closing parenthesis`
 	if err == nil || err.Error() != want {
@@ -237,6 +242,7 @@ func TestParseErrorText(t *testing.T) {
 }
 
 func TestMustParsePanics(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if recover() == nil {
 			t.Error("MustParse(\"(\") did not panic")
@@ -246,6 +252,7 @@ func TestMustParsePanics(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		query string
 		want  []string
@@ -290,6 +297,7 @@ func TestWarnings(t *testing.T) {
 }
 
 func TestUsesTag(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		query  string
 		prefix string
@@ -311,6 +319,7 @@ func TestUsesTag(t *testing.T) {
 }
 
 func TestNilQueryIsEmpty(t *testing.T) {
+	t.Parallel()
 	var q *Query
 	if !q.IsEmpty() || !q.Match(Subject{Dir: "a"}) || q.String() != "" || q.Source() != "" || q.UsesTag("") || q.Warnings() != nil {
 		t.Error("a nil *Query does not behave as the empty query")

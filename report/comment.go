@@ -1,4 +1,4 @@
-package ci
+package report
 
 import (
 	"fmt"
@@ -7,9 +7,11 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/strata-iac/strata/runner"
 )
+
+// CommentMarker opens every pull request comment strata writes, so that
+// the next run updates it instead of adding another.
+const CommentMarker = "<!-- strata:comment -->"
 
 // CommentLimit is the most bytes a pull request comment has: GitHub
 // refuses a body over 65,536 characters, and a body's bytes are never
@@ -28,7 +30,7 @@ const commentErrorLimit = 4000
 // each, then every stack, then the list itself is cut. The comment says
 // what was left out and links the full summary (link, else the report's
 // CI run).
-func Comment(rep *runner.Report, link string) string {
+func Comment(rep *Report, link string) string {
 	if link == "" && rep.CI != nil {
 		link = rep.CI.RunURL
 	}
@@ -83,18 +85,18 @@ type commentCut struct {
 
 type commentStack struct {
 	path   string
-	status runner.Status
-	units  []*runner.UnitReport
+	status Status
+	units  []*UnitReport
 }
 
 type commentView struct {
-	rep        *runner.Report
+	rep        *Report
 	link       string
 	stacks     []commentStack
 	longestLog int
 }
 
-func newCommentView(rep *runner.Report, link string) *commentView {
+func newCommentView(rep *Report, link string) *commentView {
 	v := &commentView{rep: rep, link: link}
 	index := map[string]int{}
 	for _, s := range rep.Stacks {
@@ -119,22 +121,9 @@ func newCommentView(rep *runner.Report, link string) *commentView {
 	}
 	// Failures first, then what changes, then the rest.
 	sort.SliceStable(v.stacks, func(i, j int) bool {
-		return stackRank(v.stacks[i].status) < stackRank(v.stacks[j].status)
+		return rank(v.stacks[i].status) < rank(v.stacks[j].status)
 	})
 	return v
-}
-
-// stackStatusOrder ranks statuses as a stack's status does (runner).
-var stackStatusOrder = []runner.Status{runner.StatusFailed, runner.StatusMissing, runner.StatusCancelled, runner.StatusSkipped, runner.StatusBlocked,
-	runner.StatusPlanned, runner.StatusApplied, runner.StatusDestroyed, runner.StatusSucceeded, runner.StatusNoChanges}
-
-func stackRank(s runner.Status) int {
-	for i, o := range stackStatusOrder {
-		if o == s {
-			return i
-		}
-	}
-	return len(stackStatusOrder)
 }
 
 func (v *commentView) render(cut commentCut) string {
@@ -150,7 +139,7 @@ func (v *commentView) render(cut commentCut) string {
 	}
 	if rep.Error != "" {
 		e, _ := cutText(rep.Error, commentErrorLimit, false)
-		fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", unfenced(e))
+		fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", fence(e))
 	}
 	var left []string
 	listed := len(v.stacks)
@@ -160,7 +149,7 @@ func (v *commentView) render(cut commentCut) string {
 	cutLogs := false
 	folded := 0
 	for _, s := range v.stacks[:listed] {
-		if cut.fold == foldAll || cut.fold == foldPassed && s.status != runner.StatusFailed {
+		if cut.fold == foldAll || cut.fold == foldPassed && s.status != StatusFailed {
 			fmt.Fprintf(&b, "- %s\n", stackLine(s))
 			folded++
 			continue
@@ -173,8 +162,8 @@ func (v *commentView) render(cut commentCut) string {
 		cutLogs = v.writeStack(&b, s, cut.logs) || cutLogs
 	}
 	if listed < len(v.stacks) {
-		fmt.Fprintf(&b, "- … and %s more\n", runner.CountOf(len(v.stacks)-listed, "stack"))
-		left = append(left, fmt.Sprintf("%s not listed", runner.CountOf(len(v.stacks)-listed, "stack")))
+		fmt.Fprintf(&b, "- … and %s more\n", CountOf(len(v.stacks)-listed, "stack"))
+		left = append(left, fmt.Sprintf("%s not listed", CountOf(len(v.stacks)-listed, "stack")))
 	}
 	if folded > 0 {
 		b.WriteString("\n")
@@ -186,7 +175,7 @@ func (v *commentView) render(cut commentCut) string {
 		left = append([]string{"every stack is one line"}, left...)
 	}
 	if cutLogs {
-		what := fmt.Sprintf("plan outputs cut to %s each", runner.CountOf(cut.logs, "byte"))
+		what := fmt.Sprintf("plan outputs cut to %s each", CountOf(cut.logs, "byte"))
 		if cut.logs == 0 {
 			what = "plan outputs left out"
 		}
@@ -206,13 +195,13 @@ func (v *commentView) render(cut commentCut) string {
 // writeStack writes a stack's block and reports whether it cut an output.
 func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) bool {
 	open := ""
-	if s.status == runner.StatusFailed {
+	if s.status == StatusFailed {
 		open = " open"
 	}
 	fmt.Fprintf(b, "<details%s><summary>%s</summary>\n\n", open, stackLine(s))
 	b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")
 	for _, u := range s.units {
-		fmt.Fprintf(b, "| <code>%s</code> | %s | %s | %s |\n", tableCell(u.Name()), string(u.Status), u.ChangesText(), tableCell(u.Note()))
+		fmt.Fprintf(b, "| <code>%s</code> | %s | %s | %s |\n", TableCell(u.Name()), string(u.Status), u.ChangesText(), TableCell(u.Note()))
 	}
 	b.WriteString("\n")
 	cut := false
@@ -222,13 +211,13 @@ func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) b
 				cut = true
 				continue
 			}
-			out, c := cutText(o.text, logs, u.Status == runner.StatusFailed)
+			out, c := cutText(o.text, logs, u.Status == StatusFailed)
 			cut = cut || c
 			open := ""
-			if u.Status == runner.StatusFailed {
+			if u.Status == StatusFailed {
 				open = " open"
 			}
-			fmt.Fprintf(b, "<details%s><summary><code>%s</code> %s</summary>\n\n```\n%s\n```\n\n</details>\n\n", open, htmlText(u.Name()), html.EscapeString(o.title), unfenced(out))
+			fmt.Fprintf(b, "<details%s><summary><code>%s</code> %s</summary>\n\n```\n%s\n```\n\n</details>\n\n", open, htmlText(u.Name()), html.EscapeString(o.title), fence(out))
 		}
 	}
 	b.WriteString("</details>\n\n")
@@ -238,8 +227,8 @@ func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) b
 // stackLine is a stack in one line: its path, status, units and the
 // changes of those whose changes are known.
 func stackLine(s commentStack) string {
-	line := fmt.Sprintf("<b>%s</b> — %s · %s", htmlText(s.path), html.EscapeString(string(s.status)), runner.CountOf(len(s.units), "unit"))
-	if total, ok := runner.TotalChanges(s.units); ok {
+	line := fmt.Sprintf("<b>%s</b> — %s · %s", htmlText(s.path), html.EscapeString(string(s.status)), CountOf(len(s.units), "unit"))
+	if total, ok := TotalChanges(s.units); ok {
 		line += " · " + total.String()
 	}
 	return line
@@ -250,14 +239,14 @@ type unitOutput struct{ title, text string }
 // unitOutputs are what a unit shows below its stack's table: the output
 // of each step that captures it, and the engine's output unless the unit
 // has no changes (its row says all there is).
-func unitOutputs(u *runner.UnitReport) []unitOutput {
+func unitOutputs(u *UnitReport) []unitOutput {
 	var out []unitOutput
 	for _, st := range u.Steps {
 		if t := trimBlank(st.Output); t != "" {
 			out = append(out, unitOutput{st.Name + " output", t})
 		}
 	}
-	if t := trimBlank(u.Log); t != "" && u.Status != runner.StatusNoChanges {
+	if t := trimBlank(u.Log); t != "" && u.Status != StatusNoChanges {
 		title := string(u.Status)
 		if c, ok := u.PlanChanges(); ok {
 			title += ", " + c.String()
@@ -288,13 +277,13 @@ func cutText(s string, limit int, tail bool) (string, bool) {
 		for start < len(s) && !utf8.RuneStart(s[start]) {
 			start++
 		}
-		return fmt.Sprintf("… %s cut\n", runner.CountOf(start, "byte")) + s[start:], true
+		return fmt.Sprintf("… %s cut\n", CountOf(start, "byte")) + s[start:], true
 	}
 	end := limit
 	for end > 0 && !utf8.RuneStart(s[end]) {
 		end--
 	}
-	return s[:end] + fmt.Sprintf("\n… %s cut", runner.CountOf(len(s)-end, "byte")), true
+	return s[:end] + fmt.Sprintf("\n… %s cut", CountOf(len(s)-end, "byte")), true
 }
 
 // htmlText is a name or message as HTML text: it can open no tag, comment or
@@ -306,14 +295,11 @@ func htmlText(s string) string { return markdownPunct.Replace(html.EscapeString(
 var markdownPunct = strings.NewReplacer("`", "&#96;", "[", "&#91;", "]", "&#93;", `\`, "&#92;",
 	"*", "&#42;", "_", "&#95;", "~", "&#126;")
 
-// tableCell is text in a table cell: one line, no column break.
-func tableCell(s string) string {
+// TableCell is text in a table cell: one line, no column break.
+func TableCell(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	return strings.ReplaceAll(htmlText(s), "|", "&#124;")
 }
-
-// unfenced keeps text from closing the code block it is quoted in.
-func unfenced(s string) string { return strings.ReplaceAll(s, "```", "``\u200b`") }
 
 // mdLink is a Markdown link to an http(s) URL; any other URL is shown as
 // text.

@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"encoding/json"
@@ -6,13 +6,16 @@ import (
 	"html"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/strata-iac/strata/stacks"
+	cmdpolicy "github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/internal/atomicfile"
 )
 
 // Report is the JSON report of a command (docs/behaviour.md#report).
@@ -31,43 +34,6 @@ type Report struct {
 	// CI is the commit and CI run the command ran for, when a CI service
 	// says.
 	CI *CIReport `json:"ci,omitempty"`
-}
-
-// CIReport is what the CI service says about the run: the commit, the
-// branch a merge request targets and a link to the CI run.
-type CIReport struct {
-	Service   string `json:"service"` // "github" or "gitlab"
-	Commit    string `json:"commit,omitempty"`
-	CommitURL string `json:"commit_url,omitempty"`
-	Base      string `json:"base,omitempty"`
-	RunURL    string `json:"run_url,omitempty"`
-}
-
-// CIFromEnv reads the CI service's variables from an environment list;
-// nil outside GitHub Actions and GitLab CI.
-func CIFromEnv(environ []string) *CIReport {
-	get := getenvIn(environ)
-	switch ciOf(get) {
-	case ciGitHub:
-		ci := &CIReport{Service: "github", Commit: get("GITHUB_SHA"), Base: get("GITHUB_BASE_REF")}
-		server, repo := strings.TrimSuffix(get("GITHUB_SERVER_URL"), "/"), get("GITHUB_REPOSITORY")
-		if server != "" && repo != "" {
-			if id := get("GITHUB_RUN_ID"); id != "" {
-				ci.RunURL = server + "/" + repo + "/actions/runs/" + id
-			}
-			if ci.Commit != "" {
-				ci.CommitURL = server + "/" + repo + "/commit/" + ci.Commit
-			}
-		}
-		return ci
-	case ciGitLab:
-		ci := &CIReport{Service: "gitlab", Commit: get("CI_COMMIT_SHA"), Base: get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"), RunURL: get("CI_PIPELINE_URL")}
-		if project := strings.TrimSuffix(get("CI_PROJECT_URL"), "/"); project != "" && ci.Commit != "" {
-			ci.CommitURL = project + "/-/commit/" + ci.Commit
-		}
-		return ci
-	}
-	return nil
 }
 
 // FailedReport is the report of a command that stopped before any unit
@@ -119,10 +85,10 @@ type UnitReport struct {
 	// Log is the engine output of the unit's plan and apply, masked, for
 	// the summary.
 	Log string `json:"-"`
-	// order is the unit's place in the run's DAG (by layer, then name), so
+	// Order is the unit's place in the run's DAG (by layer, then name), so
 	// the summary reads in the order things happen; the report's units
 	// stay in ID order.
-	order int
+	Order int `json:"-"`
 }
 
 // Name is the unit as the console shows it.
@@ -175,69 +141,21 @@ func (u *UnitReport) Note() string {
 	return strings.Join(parts, "; ")
 }
 
-func (r *runState) unitReport(ur *unitRun) *UnitReport {
-	u := ur.u
-	rep := &UnitReport{
-		Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path,
-		Engine: EngineReport{Name: ur.choice.Name, Version: ur.choice.Version},
-		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned,
-		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
-		Log: ur.masker.Mask(ur.output.String()), Warnings: ur.warnings,
-	}
-	if ur.engine != nil {
-		rep.Engine = EngineReport{Name: ur.engine.Name, Version: ur.engine.Version.String()}
-	}
-	if rep.Steps == nil {
-		rep.Steps = []StepReport{}
-	}
-	if ur.cause != nil {
-		rep.Cause = ur.cause.rootName()
-	}
-	if rep.Status == statusPending {
-		rep.Status = StatusCancelled
-	}
-	return rep
-}
-
-// report assembles the report and its exit code (docs/behaviour.md#commands).
-func (r *runState) report(started time.Time) *Report {
-	place := map[*stacks.Unit]int{}
-	if r.g != nil {
-		for i, u := range r.g.Order() {
-			place[u] = i
-		}
-	}
-	ci := ciOf(getenvIn(r.opt.Environ))
-	var units []*UnitReport
-	for _, ur := range r.units {
-		if ur.role.outside() || ur.hidden() {
-			continue
-		}
-		ureport := r.unitReport(ur)
-		ureport.order = place[ur.u]
-		units = append(units, ureport)
-		if ureport.Status == StatusFailed && ci == ciGitHub && !r.opt.DropIn {
-			ws, _ := lookupEnv(r.opt.Environ, "GITHUB_WORKSPACE")
-			r.con.annotate(ur.unit, ureport, r.p.Root, ws)
-		}
-	}
-	rep := assemble(r.opt.Command, started, r.opt.Now(), units, r.detailed())
-	rep.CI = CIFromEnv(r.opt.Environ)
-	return rep
-}
-
 // NewReport assembles the report of a command from its units' reports,
 // given in the order things happen (a CI run's report, docs/ci.md):
 // each stack's status and the exit code are worked out as for a run on
 // one machine. detailed is plan's -detailed-exitcode (always so for drift).
 func NewReport(command string, started, finished time.Time, units []*UnitReport, detailed bool) *Report {
 	for i, u := range units {
-		u.order = i
+		u.Order = i
 	}
-	return assemble(command, started, finished, units, detailed || command == CmdDrift)
+	return Assemble(command, started, finished, units, detailed)
 }
 
-func assemble(command string, started, finished time.Time, units []*UnitReport, detailed bool) *Report {
+// Assemble is the report of a command from its units' reports, in
+// their order (NewReport numbers it); detailed asks for the detailed
+// exit code, which the command's policy may ask for too.
+func Assemble(command string, started, finished time.Time, units []*UnitReport, detailed bool) *Report {
 	rep := &Report{Version: 1, Command: command, StartedAt: started.UTC(), FinishedAt: finished.UTC(), Units: units}
 	byStack := map[string]*StackReport{}
 	var order []string
@@ -267,10 +185,6 @@ func assemble(command string, started, finished time.Time, units []*UnitReport, 
 	return rep
 }
 
-func (r *runState) detailed() bool {
-	return r.opt.Command == CmdDrift || (r.opt.Command == CmdPlan && r.opt.DetailedExitCode)
-}
-
 func rank(status Status) int {
 	for i, s := range stackStatusOrder {
 		if s == status {
@@ -288,9 +202,10 @@ func rank(status Status) int {
 // auto-applied; else 0. Signals are the caller's (130, 143).
 func exitCode(rep *Report, command string, detailed bool) int {
 	code := 0
-	mutating := command == CmdApply || command == CmdDestroy
+	pol, _ := cmdpolicy.Of(command)
+	detailed = detailed || pol.Detailed
 	for _, u := range rep.Units {
-		if readsOnly(command) && u.Status != StatusSucceeded {
+		if pol.ReadsOnly && u.Status != StatusSucceeded {
 			// These commands have no gate to wait for: a unit that did
 			// not run is a unit the user asked about and did not get.
 			return 1
@@ -299,14 +214,14 @@ func exitCode(rep *Report, command string, detailed bool) int {
 		case StatusFailed, StatusSkipped, StatusCancelled, StatusMissing:
 			return 1
 		case StatusBlocked, StatusPlanned:
-			if mutating {
+			if pol.Applies {
 				return 1
 			}
 			if detailed {
 				code = 2
 			}
 		case StatusApplied, StatusDestroyed:
-			if detailed && command == CmdPlan {
+			if detailed && pol.AutoApplies {
 				code = 2
 			}
 		}
@@ -320,7 +235,10 @@ func (rep *Report) WriteJSON(path string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(b, '\n'))
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, append(b, '\n'), 0o600)
 }
 
 // ReadReport reads a report written by --report (for --resume).
@@ -382,13 +300,13 @@ func (rep *Report) Markdown() string {
 	byStack := map[string][]*UnitReport{}
 	first := map[string]int{}
 	for _, u := range rep.Units {
-		if o, ok := first[u.Stack]; !ok || u.order < o {
-			first[u.Stack] = u.order
+		if o, ok := first[u.Stack]; !ok || u.Order < o {
+			first[u.Stack] = u.Order
 		}
 		byStack[u.Stack] = append(byStack[u.Stack], u)
 	}
 	for _, us := range byStack {
-		sort.SliceStable(us, func(i, j int) bool { return us[i].order < us[j].order })
+		sort.SliceStable(us, func(i, j int) bool { return us[i].Order < us[j].Order })
 	}
 	sort.SliceStable(stacks, func(i, j int) bool { return first[stacks[i].Name] < first[stacks[j].Name] })
 	render := func(logLimit int) string {
@@ -591,7 +509,7 @@ func (u *UnitReport) PlanChanges() (Changes, bool) {
 			return u.Changes, true
 		}
 	}
-	if m := planSummary.FindStringSubmatch(u.Log); m != nil {
+	if m := PlanSummary.FindStringSubmatch(u.Log); m != nil {
 		var c Changes
 		c.Add, _ = strconv.Atoi(m[2])
 		c.Change, _ = strconv.Atoi(m[3])
@@ -631,6 +549,9 @@ func (u *UnitReport) ChangesText() string {
 // says all there is. A plan that changes only outputs counts no resource
 // changes, and is still shown.
 func (u *UnitReport) unchanged() bool { return u.Status == StatusNoChanges }
+
+// PlanSummary is the engine's own count of a plan's changes.
+var PlanSummary = regexp.MustCompile(`Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy`)
 
 // CountOf is n nouns, in words: "1 unit", "3 units".
 func CountOf(n int, noun string) string {

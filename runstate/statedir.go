@@ -1,4 +1,4 @@
-package runner
+package runstate
 
 import (
 	"bytes"
@@ -12,8 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/safepath"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -50,6 +52,10 @@ func (s *StateDir) folder(name string) (*safepath.Base, error) {
 	got, _ := s.folders.LoadOrStore(name, b)
 	return got.(*safepath.Base), nil
 }
+
+// DefaultPath is the state dir of the repository at root when nothing
+// names one: .strata at the root.
+func DefaultPath(root string) string { return filepath.Join(root, ".strata") }
 
 // OpenStateDir creates the state directory if needed, with a .gitignore of
 // `*` so it is never committed (the user's own .gitignore is never edited).
@@ -146,11 +152,11 @@ type InitRecord struct {
 
 // PlanRecord is the last plan.
 type PlanRecord struct {
-	Digest     string  `json:"digest"`
-	File       string  `json:"file"` // relative to the state dir
-	HasChanges bool    `json:"has_changes"`
-	Changes    Changes `json:"changes"`
-	Destroy    bool    `json:"destroy,omitempty"`
+	Digest     string         `json:"digest"`
+	File       string         `json:"file"` // relative to the state dir
+	HasChanges bool           `json:"has_changes"`
+	Changes    report.Changes `json:"changes"`
+	Destroy    bool           `json:"destroy,omitempty"`
 	// Partial says the plan covers part of the unit (targeted or
 	// refresh-only): applying it deploys no commit.
 	Partial bool      `json:"partial,omitempty"`
@@ -178,36 +184,16 @@ type PlanRecord struct {
 
 // ApplyRecord is the last apply.
 type ApplyRecord struct {
-	Digest  string    `json:"digest"`
-	At      time.Time `json:"at"`
-	Result  Status    `json:"result"` // applied, destroyed, failed
-	Destroy bool      `json:"destroy,omitempty"`
+	Digest  string        `json:"digest"`
+	At      time.Time     `json:"at"`
+	Result  report.Status `json:"result"` // applied, destroyed, failed
+	Destroy bool          `json:"destroy,omitempty"`
 	// ChangedOutputs names the root module outputs the apply changed, and
 	// OutputsKnown says its plan was read for them: a CI job of a later
 	// wave reads them to decide whether a reader joins the run
 	// (docs/ci.md#readers).
 	ChangedOutputs []string `json:"changed_outputs,omitempty"`
 	OutputsKnown   bool     `json:"outputs_known,omitempty"`
-}
-
-// Changes counts a plan's changes: resources to add, change and destroy
-// (a replacement is one add and one destroy), and root module outputs
-// whose value changes, appears or goes.
-type Changes struct {
-	Add     int `json:"add"`
-	Change  int `json:"change"`
-	Destroy int `json:"destroy"`
-	Outputs int `json:"outputs"`
-}
-
-// String is "+add ~change -destroy", then "~N output(s)" when outputs
-// change.
-func (c Changes) String() string {
-	s := fmt.Sprintf("+%d ~%d -%d", c.Add, c.Change, c.Destroy)
-	if c.Outputs > 0 {
-		s += " ~" + CountOf(c.Outputs, "output")
-	}
-	return s
 }
 
 // unitStateFile is a unit's journal file: state/<dir>/<workspace>#<stack>.json.
@@ -305,7 +291,7 @@ func (s *StateDir) updateUnit(u *stacks.Unit, change func(*UnitState), sync bool
 	if bytes.Equal(b, raw) {
 		return nil
 	}
-	if err := writeStateFile(path, b, sync); err != nil {
+	if err := WriteFile(path, b, sync); err != nil {
 		return fmt.Errorf("recording the run state of %s: %w", u.Name(), err)
 	}
 	return nil
@@ -314,12 +300,12 @@ func (s *StateDir) updateUnit(u *stacks.Unit, change func(*UnitState), sync bool
 // writeFileAtomic writes a state file (0600), creating its directory
 // (0700): a crash leaves the previous state readable.
 func writeFileAtomic(path string, data []byte) error {
-	return writeStateFile(path, data, true)
+	return WriteFile(path, data, true)
 }
 
-// writeStateFile writes a state file atomically, synced to disk or not
+// WriteFile writes a state file atomically, synced to disk or not
 // (for files made again after a crash).
-func writeStateFile(path string, data []byte, sync bool) error {
+func WriteFile(path string, data []byte, sync bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -327,4 +313,34 @@ func writeStateFile(path string, data []byte, sync bool) error {
 		return atomicfile.WriteUnsynced(path, data, 0o600)
 	}
 	return atomicfile.Write(path, data, 0o600)
+}
+
+// ReviewedBy says where a reviewed plan was made.
+func (p *PlanRecord) ReviewedBy() string {
+	if p.Review != "" {
+		return p.Review
+	}
+	return "the plan run at " + p.At.UTC().Format(time.RFC3339)
+}
+
+// Reviewable reports whether a saved plan is one a review saw: made by
+// `plan`, not for a destroy. A plan an apply made and left (not approved,
+// or stale and planned again) is not one, as under -auto-approve nobody
+// saw it, and a record written before plans said who made them does not
+// say.
+func (p *PlanRecord) Reviewable() bool {
+	if p == nil {
+		return false
+	}
+	pol, _ := command.Of(p.Command)
+	return pol.ReviewsPlans && !p.Destroy
+}
+
+// KnowsOutputs reports whether the record names every output the plan
+// changes: the plan was read for them, or it changes nothing.
+func (p *PlanRecord) KnowsOutputs() bool { return p.OutputsKnown || !p.HasChanges }
+
+// Applied is the record of an apply of this plan that ended with result.
+func (p *PlanRecord) Applied(result report.Status) ApplyRecord {
+	return ApplyRecord{Digest: p.Digest, Result: result, ChangedOutputs: p.ChangedOutputs, OutputsKnown: p.KnowsOutputs()}
 }

@@ -1,10 +1,11 @@
-package runner
+package runstate
 
 import (
 	"os"
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -47,7 +48,7 @@ func testUpdateUnit(t *testing.T, sd *StateDir, update func(*stacks.Unit, func(*
 		t.Fatalf("clearing the plan of a unit never recorded wrote %s (%v)", path, err)
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	if err := update(u, func(s *UnitState) { s.Apply = &ApplyRecord{Digest: "sha256:1", At: at, Result: StatusApplied} }); err != nil {
+	if err := update(u, func(s *UnitState) { s.Apply = &ApplyRecord{Digest: "sha256:1", At: at, Result: report.StatusApplied} }); err != nil {
 		t.Fatal(err)
 	}
 	st1, err := os.Stat(path)

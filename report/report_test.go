@@ -1,16 +1,19 @@
-package runner
+package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-iac/strata/command"
 )
 
 func TestVerdict(t *testing.T) {
 	rep := func(statuses ...Status) *Report {
-		r := &Report{Command: CmdPlan}
+		r := &Report{Command: command.Plan}
 		for _, s := range statuses {
 			r.Units = append(r.Units, &UnitReport{Status: s})
 		}
@@ -70,17 +73,17 @@ func TestChangesColumn(t *testing.T) {
 // their units in DAG order (not by name), "-" where a unit has no plan,
 // no block for a unit without changes, and "1 unit".
 func TestMarkdownForAReviewer(t *testing.T) {
-	rep := &Report{Command: CmdApply,
+	rep := &Report{Command: command.Apply,
 		Stacks: []StackReport{
 			{Name: "app", Path: []string{"app"}, Status: StatusFailed},
 			{Name: "net", Path: []string{"net"}, Status: StatusApplied},
 		},
 		Units: []*UnitReport{
 			{Dir: "app/api", Workspace: "default", Stack: "app", Status: StatusFailed, Reason: "apply failed: local-exec provisioner error",
-				Changes: Changes{Add: 1}, Steps: []StepReport{{Name: StepPlan, OK: true}, {Name: StepApply}}, Log: "Plan: 1 to add\nError: local-exec provisioner error", order: 3},
-			{Dir: "app/web", Workspace: "default", Stack: "app", Status: StatusSkipped, Reason: "app/api@default failed", order: 4},
-			{Dir: "net/a", Workspace: "default", Stack: "net", Status: StatusNoChanges, Log: "No changes. Your infrastructure matches the configuration.", order: 2},
-			{Dir: "net/z", Workspace: "default", Stack: "net", Status: StatusApplied, Changes: Changes{Add: 2, Change: 1}, Log: "Apply complete! Resources: 2 added, 1 changed, 0 destroyed.", order: 0},
+				Changes: Changes{Add: 1}, Steps: []StepReport{{Name: StepPlan, OK: true}, {Name: StepApply}}, Log: "Plan: 1 to add\nError: local-exec provisioner error", Order: 3},
+			{Dir: "app/web", Workspace: "default", Stack: "app", Status: StatusSkipped, Reason: "app/api@default failed", Order: 4},
+			{Dir: "net/a", Workspace: "default", Stack: "net", Status: StatusNoChanges, Log: "No changes. Your infrastructure matches the configuration.", Order: 2},
+			{Dir: "net/z", Workspace: "default", Stack: "net", Status: StatusApplied, Changes: Changes{Add: 2, Change: 1}, Log: "Apply complete! Resources: 2 added, 1 changed, 0 destroyed.", Order: 0},
 		},
 		CI: &CIReport{Service: "github", Commit: "0123456789abcdef0123456789abcdef01234567", CommitURL: "https://github.example/o/r/commit/0123456789abcdef0123456789abcdef01234567",
 			Base: "main", RunURL: "https://github.example/o/r/actions/runs/42"},
@@ -114,12 +117,12 @@ func TestMarkdownForAReviewer(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, md)
 		}
 	}
-	one := &Report{Command: CmdPlan, Stacks: []StackReport{{Name: "s", Path: []string{"s"}, Status: StatusPlanned}},
+	one := &Report{Command: command.Plan, Stacks: []StackReport{{Name: "s", Path: []string{"s"}, Status: StatusPlanned}},
 		Units: []*UnitReport{{Dir: "d", Workspace: "default", Stack: "s", Status: StatusPlanned, Changes: Changes{Add: 1}, Log: "Plan: 1 to add"}}}
 	if md := one.Markdown(); !strings.Contains(md, "**+1 ~0 -0** in 1 unit\n") || strings.Contains(md, "1 units") {
 		t.Errorf("one unit:\n%s", md)
 	}
-	stopped := FailedReport(CmdApply, time.Unix(0, 0), time.Unix(1, 0), "another strata holds the repository apply lock")
+	stopped := FailedReport(command.Apply, time.Unix(0, 0), time.Unix(1, 0), "another strata holds the repository apply lock")
 	if md := stopped.Markdown(); !strings.HasPrefix(md, "## strata apply: stopped\n\n**Stopped before any unit ran.**") {
 		t.Errorf("stopped:\n%s", md)
 	}
@@ -153,7 +156,7 @@ func TestCIFromEnv(t *testing.T) {
 // TestReportJSONIsAdditive: outside CI the report has no "ci" key and
 // nothing of the summary's ordering; in CI the key is there.
 func TestReportJSONIsAdditive(t *testing.T) {
-	rep := &Report{Version: 1, Command: CmdPlan, Stacks: []StackReport{}, Units: []*UnitReport{{Dir: "d", Workspace: "default", Stack: "s", order: 7}}}
+	rep := &Report{Version: 1, Command: command.Plan, Stacks: []StackReport{}, Units: []*UnitReport{{Dir: "d", Workspace: "default", Stack: "s", Order: 7}}}
 	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +233,7 @@ func TestMarkdownEscapesNames(t *testing.T) {
 		}
 	}
 	base := "ma`in](http://x)"
-	rep := &Report{Command: CmdPlan,
+	rep := &Report{Command: command.Plan,
 		Stacks: []StackReport{{Name: "s", Path: []string{"s"}, Status: StatusPlanned}},
 		Units: []*UnitReport{{Dir: "d`ir|x](http://y)<b>", Workspace: "default", Stack: "s", Status: StatusPlanned,
 			Changes: Changes{Add: 1}, Log: "Plan: 1 to add"}},
@@ -270,5 +273,67 @@ func TestMarkdownEscapesNames(t *testing.T) {
 	}
 	if !strings.Contains(md, "<summary>d`ir|x](http://y)&lt;b&gt;@default: planned, +1 ~0 -0</summary>") {
 		t.Errorf("the unit's name is not HTML text in its block's summary:\n%s", md)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	rep := func(statuses ...Status) *Report {
+		r := &Report{}
+		for _, s := range statuses {
+			r.Units = append(r.Units, &UnitReport{Status: s})
+		}
+		return r
+	}
+	tests := []struct {
+		rep      *Report
+		command  string
+		detailed bool
+		want     int
+	}{
+		{rep(StatusNoChanges, StatusApplied), command.Apply, false, 0},
+		{rep(StatusPlanned, StatusNoChanges), command.Plan, false, 0},
+		{rep(StatusPlanned, StatusNoChanges), command.Plan, true, 2},
+		{rep(StatusBlocked), command.Plan, true, 2},
+		{rep(StatusApplied), command.Plan, true, 2}, // auto-applied
+		{rep(StatusNoChanges), command.Drift, true, 0},
+		{rep(StatusPlanned, StatusFailed), command.Plan, true, 1},
+		{rep(StatusSkipped), command.Apply, false, 1},
+		{rep(StatusCancelled), command.Plan, false, 1},
+		// apply and destroy carry the DAG to its end: a unit left blocked
+		// means they did not.
+		{rep(StatusApplied, StatusBlocked), command.Apply, false, 1},
+		{rep(StatusBlocked), command.Destroy, false, 1},
+		{rep(StatusBlocked), command.Plan, false, 0},
+		// A plan not approved: apply exits 1, as terraform's "no" does.
+		{rep(StatusApplied, StatusPlanned), command.Apply, false, 1},
+		// init, validate and output have no gate: every unit must run.
+		{rep(StatusSucceeded, StatusSucceeded), command.Init, false, 0},
+		{rep(StatusSucceeded, StatusBlocked), command.Validate, false, 1},
+		{rep(StatusBlocked), command.Output, true, 1},
+		{rep(StatusSucceeded, StatusPlanned), command.Init, false, 1},
+	}
+	for i, tc := range tests {
+		if got := exitCode(tc.rep, tc.command, tc.detailed); got != tc.want {
+			t.Errorf("%d: exit %d, want %d", i, got, tc.want)
+		}
+	}
+}
+
+func TestMarkdownIsCutPerUnit(t *testing.T) {
+	rep := &Report{Command: command.Plan, Stacks: []StackReport{{Name: "s", Path: []string{"s"}, Status: StatusPlanned}}}
+	for i := 0; i < 3; i++ {
+		rep.Units = append(rep.Units, &UnitReport{Dir: fmt.Sprintf("d%d", i), Workspace: "default", Stack: "s", Status: StatusPlanned,
+			Log: strings.Repeat("line of plan output\n", 40000)})
+	}
+	md := rep.Markdown()
+	if len(md) > summaryLimit+4096 {
+		t.Errorf("summary is %d bytes, over the limit", len(md))
+	}
+	if strings.Count(md, "… cut:") != 3 || strings.Count(md, "<details>") != 3 {
+		t.Errorf("each unit's log is cut with a note")
+	}
+	small := &Report{Command: command.Plan, Stacks: rep.Stacks, Units: []*UnitReport{{Dir: "d", Workspace: "default", Stack: "s", Status: StatusPlanned, Log: "Plan: 1 to add"}}}
+	if md := small.Markdown(); strings.Contains(md, "cut") || !strings.Contains(md, "### s — planned") || !strings.Contains(md, "Plan: 1 to add") {
+		t.Errorf("small summary:\n%s", md)
 	}
 }

@@ -1,4 +1,4 @@
-package ci
+package report
 
 import (
 	"fmt"
@@ -7,35 +7,33 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"github.com/strata-iac/strata/runner"
 )
 
 // commentReport is a report of n units over the given number of stacks,
 // each unit with a plan output of logBytes bytes; every failEvery-th unit
 // failed (0: none), its output ending with the engine's error.
-func commentReport(n, stacks, logBytes, failEvery int) *runner.Report {
-	rep := &runner.Report{Command: "plan"}
-	status := map[string]runner.Status{}
+func commentReport(n, stacks, logBytes, failEvery int) *Report {
+	rep := &Report{Command: "plan"}
+	status := map[string]Status{}
 	for i := 0; i < n; i++ {
 		stack := fmt.Sprintf("environment-%04d-with-a-longish-stack-name", i%stacks)
-		u := &runner.UnitReport{
+		u := &UnitReport{
 			Dir: fmt.Sprintf("services/team-%04d/module", i), Workspace: "default", Stack: stack,
-			StackPath: []string{"all", stack}, Status: runner.StatusPlanned, Changes: runner.Changes{Add: 1},
+			StackPath: []string{"all", stack}, Status: StatusPlanned, Changes: Changes{Add: 1},
 			Log: strings.Repeat("  + resource \"terraform_data\" \"x\" {}\n", logBytes/30+1)[:logBytes],
 		}
 		if failEvery > 0 && i%failEvery == 0 {
-			u.Status, u.Reason, u.Changes = runner.StatusFailed, "plan failed: Unsupported argument", runner.Changes{}
+			u.Status, u.Reason, u.Changes = StatusFailed, "plan failed: Unsupported argument", Changes{}
 			u.Log += "\nError: Unsupported argument"
 		}
 		rep.Units = append(rep.Units, u)
-		if status[stack] != runner.StatusFailed {
+		if status[stack] != StatusFailed {
 			status[stack] = u.Status
 		}
 	}
 	for i := 0; i < stacks && i < n; i++ {
 		stack := fmt.Sprintf("environment-%04d-with-a-longish-stack-name", i)
-		rep.Stacks = append(rep.Stacks, runner.StackReport{Name: stack, Path: []string{"all", stack}, Status: status[stack]})
+		rep.Stacks = append(rep.Stacks, StackReport{Name: stack, Path: []string{"all", stack}, Status: status[stack]})
 	}
 	return rep
 }
@@ -96,18 +94,18 @@ func TestCommentWithinTheLimit(t *testing.T) {
 // reason holds cannot open a tag, end the comment's marker or break a
 // table row.
 func TestCommentFolds(t *testing.T) {
-	rep := &runner.Report{Command: "apply",
-		Stacks: []runner.StackReport{
-			{Name: "a-ok", Path: []string{"a-ok"}, Status: runner.StatusApplied},
-			{Name: "b-bad", Path: []string{"prod", "b-bad"}, Status: runner.StatusFailed},
-			{Name: "c-same", Path: []string{"c-same"}, Status: runner.StatusNoChanges},
+	rep := &Report{Command: "apply",
+		Stacks: []StackReport{
+			{Name: "a-ok", Path: []string{"a-ok"}, Status: StatusApplied},
+			{Name: "b-bad", Path: []string{"prod", "b-bad"}, Status: StatusFailed},
+			{Name: "c-same", Path: []string{"c-same"}, Status: StatusNoChanges},
 		},
-		Units: []*runner.UnitReport{
-			{Dir: "ok", Workspace: "default", Stack: "a-ok", Status: runner.StatusApplied, Changes: runner.Changes{Add: 2}, Log: "Apply complete!"},
-			{Dir: "bad", Workspace: "default", Stack: "b-bad", Status: runner.StatusFailed, Reason: "a|b <!-- strata:comment --> </details>\nsecond line", Log: "Error: boom\n```\nnot a fence"},
-			{Dir: "same", Workspace: "default", Stack: "c-same", Status: runner.StatusNoChanges, Log: "No changes."},
+		Units: []*UnitReport{
+			{Dir: "ok", Workspace: "default", Stack: "a-ok", Status: StatusApplied, Changes: Changes{Add: 2}, Log: "Apply complete!"},
+			{Dir: "bad", Workspace: "default", Stack: "b-bad", Status: StatusFailed, Reason: "a|b <!-- strata:comment --> </details>\nsecond line", Log: "Error: boom\n```\nnot a fence"},
+			{Dir: "same", Workspace: "default", Stack: "c-same", Status: StatusNoChanges, Log: "No changes."},
 		},
-		CI: &runner.CIReport{Commit: "0123456789abcdef", CommitURL: "https://github.example/o/r/commit/0123456789abcdef", RunURL: "https://github.example/o/r/actions/runs/7"},
+		CI: &CIReport{Commit: "0123456789abcdef", CommitURL: "https://github.example/o/r/commit/0123456789abcdef", RunURL: "https://github.example/o/r/actions/runs/7"},
 	}
 	body := Comment(rep, "")
 	for _, want := range []string{
@@ -136,7 +134,7 @@ func TestCommentFolds(t *testing.T) {
 }
 
 func TestCommentStopped(t *testing.T) {
-	rep := runner.FailedReport("plan", time.Time{}, time.Time{}, "strata.yml:3:5: unknown key "+strings.Repeat("x", 10000))
+	rep := FailedReport("plan", time.Time{}, time.Time{}, "strata.yml:3:5: unknown key "+strings.Repeat("x", 10000))
 	body := Comment(rep, "javascript:alert(1)")
 	for _, want := range []string{"### strata plan: stopped", "**Stopped before any unit ran.**", "bytes cut", "Full summary (<code>javascript:alert(1)</code>)"} {
 		if !strings.Contains(body, want) {
@@ -171,11 +169,11 @@ func TestCutText(t *testing.T) {
 // "](http://x)", and a unit name holding brackets, are text in the
 // comment: no character of theirs can end a code span or make a link.
 func TestCommentEscapesBaseBranch(t *testing.T) {
-	rep := &runner.Report{Command: "plan",
-		Stacks: []runner.StackReport{{Name: "s", Path: []string{"s"}, Status: runner.StatusPlanned}},
-		Units: []*runner.UnitReport{{Dir: "[x](http://y)", Workspace: "default", Stack: "s", Status: runner.StatusPlanned,
-			Changes: runner.Changes{Add: 1}, Log: "Plan: 1 to add"}},
-		CI: &runner.CIReport{Base: "ma`in](http://x)"}}
+	rep := &Report{Command: "plan",
+		Stacks: []StackReport{{Name: "s", Path: []string{"s"}, Status: StatusPlanned}},
+		Units: []*UnitReport{{Dir: "[x](http://y)", Workspace: "default", Stack: "s", Status: StatusPlanned,
+			Changes: Changes{Add: 1}, Log: "Plan: 1 to add"}},
+		CI: &CIReport{Base: "ma`in](http://x)"}}
 	body := Comment(rep, "")
 	for _, want := range []string{
 		"base <code>ma&#96;in&#93;(http://x)</code>",

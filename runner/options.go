@@ -1,0 +1,178 @@
+package runner
+
+import (
+	"io"
+	"os"
+	"time"
+
+	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// Answer is the reply to `Apply N units? [yes/all/no]`.
+type Answer int
+
+// Options shape one command.
+type Options struct {
+	Command     string
+	Parallelism int
+	EngineArgs  EngineArgs
+	// AutoApprove is -auto-approve: apply without asking.
+	AutoApprove bool
+	// RequireReviewedPlan (apply) applies no changes but those of a
+	// reviewed saved plan (docs/behaviour.md#saved-plans).
+	RequireReviewedPlan bool
+	// PullRequest names where this command's plans are made for review
+	// ("PR #5"), recorded with each plan; read from the CI's environment
+	// when empty.
+	PullRequest string
+	// NoAutoApply keeps plan from applying auto_apply units.
+	NoAutoApply bool
+	FailFast    bool
+	// DetailedExitCode is plan's -detailed-exitcode.
+	DetailedExitCode bool
+	// StateDir is the state directory (default <root>/.strata).
+	StateDir string
+	// ScratchState says the state directory is a copy of state kept
+	// elsewhere (StateDir.Scratch): a CI job's.
+	ScratchState bool
+	// LockTimeout bounds the wait for the repository apply lock; zero
+	// fails at once when another process holds it.
+	LockTimeout time.Duration
+	// KillAfter is how long an interrupted engine gets before SIGKILL;
+	// zero never kills.
+	KillAfter     time.Duration
+	ShowSensitive bool
+	NoPluginCache bool
+
+	// Console receives what people read; ErrConsole strata's notes and the
+	// engine's stderr in drop-in (Console when nil). Terminal says Console
+	// is one.
+	Console    io.Writer
+	ErrConsole io.Writer
+	Terminal   bool
+	// DropIn streams the engine's output unchanged (one unit, docs/behaviour.md#steps-of-a-unit).
+	DropIn bool
+	// Approve asks about a wave of plans; nil means no one can be asked.
+	Approve func(units []*report.UnitReport) (Answer, error)
+	// Kill is closed on a second interrupt: finish at once.
+	Kill <-chan struct{}
+
+	// Environ is strata's environment (os.Environ() when nil).
+	Environ []string
+	// Installer resolves engines (engines.NewInstallerFromEnv when nil).
+	Installer *engines.Installer
+	// RetryDelay is the first pause between tries of a transient failure
+	// (5 s when zero; ×1.5 each try).
+	RetryDelay time.Duration
+	// StillEvery is how often a long step reports it is still running
+	// without a terminal (60 s when zero).
+	StillEvery time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// PlanOut also writes the saved plan to this file (drop-in plan -out).
+	PlanOut string
+	// ApplyFile applies this saved plan (drop-in apply FILE).
+	ApplyFile string
+	// External are units outside the run that its gates wait for: under
+	// --changed the modified units left out by selection, under --resume
+	// the units the report left planned. Each opens only when the run
+	// state shows it applied at its current digest.
+	External []*stacks.Unit
+	// PlanJSON writes `show -json` of every saved plan under this dir.
+	PlanJSON string
+	// NoPropagate (--no-propagate) keeps the run as selected: no consumer
+	// joins it when a producer's apply changes an output it reads.
+	NoPropagate bool
+	// Settled are units of the same CI run settled by earlier jobs,
+	// with how each ended (docs/ci.md). They join the graph and never
+	// run: one that applied, had no changes or succeeded opens its gates
+	// (and feeds its outputs to consumers); one that failed or was
+	// skipped skips its dependents, naming the root cause; any other
+	// holds them, as in a run on one machine.
+	Settled []Settled
+	// Readers are the units a CI job's manifest marks as readers
+	// (docs/ci.md#readers). They join the graph as the readers of a run on
+	// one machine do (RoleReader): each joins the run only when a producer,
+	// of this job or settled by an earlier one, applied a change to an
+	// output it reads.
+	Readers []*stacks.Unit
+	// ReaderDone is called as each reader that did not join the run ends,
+	// with its report: no_changes when its inputs did not change; skipped,
+	// blocked or cancelled as what it waits for ended. CI jobs record it
+	// for the jobs of later waves. A reader that joins ends through
+	// UnitDone like any unit.
+	ReaderDone func(*stacks.Unit, *report.UnitReport)
+	// UnitDone is called by the scheduler as each unit of the run ends,
+	// with its final report, before the command ends; CI jobs record
+	// results there, so a job that dies keeps what it finished.
+	UnitDone func(*stacks.Unit, *report.UnitReport)
+	// Applying is called as an apply with changes starts, with the digest
+	// it applies: before the engine when a saved plan is applied (an error
+	// fails the unit, nothing applied), and as the engine prints its plan
+	// when one call plans and applies. CI jobs record it, so a retry knows
+	// an earlier attempt applied what it could not record
+	// (docs/ci.md#an-apply-the-bucket-did-not-take).
+	Applying func(u *stacks.Unit, digest string) error
+	// Warnings are what a unit's report must say beyond its status, known
+	// before the run (a corrupt record in the state bucket moved aside):
+	// printed as the run starts, and kept in the unit's report.
+	Warnings map[*stacks.Unit][]string
+}
+
+// Settled is a unit settled by another job of a CI run.
+type Settled struct {
+	Unit   *stacks.Unit
+	Status report.Status
+	// Cause names the failed unit at the root of a skipped one.
+	Cause string
+	// ChangedOutputs are the outputs its apply in the run changed, when
+	// OutputsKnown: they decide whether its readers join.
+	ChangedOutputs []string
+	OutputsKnown   bool
+}
+
+// Result is a finished command.
+type Result struct {
+	Report   *report.Report
+	ExitCode int
+}
+
+// UsageError is a problem with the command itself, found before anything
+// runs (exit 1).
+type UsageError struct{ Msg string }
+
+// DefaultParallelism is how many units run at once when nothing says.
+const DefaultParallelism = 4
+
+// WithDefaults is the options with every unset field at its default: the
+// clock, the environment, the pull request from the CI's environment,
+// DefaultParallelism, the retry delay, how often a long step says it is
+// still running, and a console that discards.
+func (o Options) WithDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ()
+	}
+	if o.PullRequest == "" {
+		o.PullRequest = pullRequestOf(o.Environ)
+	}
+	if o.Parallelism < 1 {
+		o.Parallelism = DefaultParallelism
+	}
+	if o.RetryDelay == 0 {
+		o.RetryDelay = 5 * time.Second
+	}
+	if o.StillEvery == 0 {
+		o.StillEvery = time.Minute
+	}
+	if o.Console == nil {
+		o.Console = io.Discard
+	}
+	return o
+}
+
+func (e *UsageError) Error() string { return e.Msg }

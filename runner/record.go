@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/stacks"
+)
+
+func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
+	u := ur.u
+	rep := &report.UnitReport{
+		Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path,
+		Engine: report.EngineReport{Name: ur.choice.Name, Version: ur.choice.Version},
+		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned,
+		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
+		Log: ur.masker.Mask(ur.output.String()), Warnings: ur.warnings,
+	}
+	if ur.engine != nil {
+		rep.Engine = report.EngineReport{Name: ur.engine.Name, Version: ur.engine.Version.String()}
+	}
+	if rep.Steps == nil {
+		rep.Steps = []report.StepReport{}
+	}
+	if ur.cause != nil {
+		rep.Cause = ur.cause.rootName()
+	}
+	if rep.Status == report.StatusPending {
+		rep.Status = report.StatusCancelled
+	}
+	return rep
+}
+
+// report assembles the report and its exit code (docs/behaviour.md#commands).
+func (r *runState) report(started time.Time) *report.Report {
+	place := map[*stacks.Unit]int{}
+	if r.g != nil {
+		for i, u := range r.g.Order() {
+			place[u] = i
+		}
+	}
+	ci := report.ServiceOf(environ.Getenv(r.opt.Environ))
+	var units []*report.UnitReport
+	for _, ur := range r.units {
+		if ur.role.outside() || ur.hidden() {
+			continue
+		}
+		ureport := r.unitReport(ur)
+		ureport.Order = place[ur.u]
+		units = append(units, ureport)
+		if ureport.Status == report.StatusFailed && ci == report.GitHub && !r.opt.DropIn {
+			ws, _ := environ.Lookup(r.opt.Environ, "GITHUB_WORKSPACE")
+			r.con.annotate(ur.unit, ureport, r.p.Root, ws)
+		}
+	}
+	rep := report.Assemble(r.opt.Command, started, r.opt.Now(), units, r.detailed())
+	rep.CI = report.CIFromEnv(r.opt.Environ)
+	return rep
+}
+
+func (r *runState) detailed() bool {
+	return r.policy.Detailed || (r.policy.DetailedOnRequest && r.opt.DetailedExitCode)
+}

@@ -1,0 +1,423 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/strata-iac/strata/report"
+)
+
+// How a unit ends: the coordinator moves a unit on as its job ends
+// (complete), and settles what waits for it, as it fails, is skipped or
+// stays planned (docs/architecture.md#the-scheduler).
+
+// complete records a finished job and moves the unit on.
+func (r *runState) complete(ctx context.Context, jr jobResult) {
+	ur, res := jr.ur, jr.res
+	ur.steps = append(ur.steps, res.steps...)
+	if res.produced != nil {
+		ur.produced = res.produced
+	}
+	if res.replan != nil {
+		ur.replanned = res.replan
+	}
+	if res.refused != "" {
+		// --require-reviewed-plan: nothing is applied, and what waits
+		// for the unit is skipped, as after a failure.
+		ur.changes, ur.digest = res.changes, res.digest
+		r.fail(ur, res, res.refused)
+		return
+	}
+	if res.err != nil {
+		if res.changes != (report.Changes{}) {
+			// What the failed step was about to change.
+			ur.changes = res.changes
+		}
+		switch {
+		case res.interrupted:
+			r.finish(ur, report.StatusCancelled, "interrupted during "+res.failedStep)
+		default:
+			r.fail(ur, res, "")
+		}
+		return
+	}
+	if jr.kind == jobApply || res.applied {
+		r.completeApply(ur, res)
+		return
+	}
+	if r.policy.ReadsOnly {
+		ur.outputs = res.outputs
+		r.finish(ur, report.StatusSucceeded, "")
+		r.open(ur)
+		return
+	}
+	ur.changes = res.changes
+	ur.digest = res.digest
+	ur.changedOutputs, ur.outputsKnown = res.changedOutputs, res.outputsKnown
+	if cause := deadCause(ur); cause != nil && res.hasChanges {
+		// A unit it waits for failed while it was planning: its plan
+		// stays, and it goes no further.
+		if r.policy.HoldsPlanned {
+			r.heldPlanned(ur, cause)
+			return
+		}
+		r.skip(ur, cause)
+		return
+	}
+	if !res.hasChanges && !(ur.forceApply && !r.policy.AsItStands) {
+		reason := r.againstReason(ur)
+		if reason == "" && ur.replanned != nil {
+			reason = ur.replanned.Text("applied")
+		}
+		r.finish(ur, report.StatusNoChanges, reason)
+		r.open(ur)
+		return
+	}
+	r.planned(ur, res)
+}
+
+// planned moves on a unit whose plan has changes: reported (drift),
+// left planned or auto-applied (plan), or approved when nobody is asked
+// (apply); one not approved yet lets its readers plan against its plan.
+func (r *runState) planned(ur *unitRun, res stepsResult) {
+	ur.phase = phasePlanned
+	ur.status = report.StatusPlanned
+	ur.planned = res.plannedOutputs
+	switch {
+	case !r.policy.Applies && !r.policy.AutoApplies:
+		// drift: a plan with changes is what it reports.
+		r.finish(ur, report.StatusPlanned, "")
+		return
+	case r.policy.AutoApplies:
+		if !ur.autoApply || r.opt.NoAutoApply {
+			r.finish(ur, report.StatusPlanned, r.againstReason(ur))
+		} else if r.opt.AutoApprove || r.approveAll || !r.opt.Terminal || r.opt.Approve == nil {
+			r.approve(ur)
+		}
+	default:
+		if r.opt.AutoApprove || r.approveAll {
+			r.approve(ur)
+		}
+	}
+	if !ur.approved {
+		r.planThrough(ur)
+	}
+}
+
+// completeApply moves a unit on after its apply job (or a plan and apply
+// in one call): applied, destroyed or with nothing to change, or planned
+// again when its saved plan was stale.
+func (r *runState) completeApply(ur *unitRun, res stepsResult) {
+	if res.replanned {
+		// The saved plan was stale and was made again; it is applied
+		// only when nobody needs to look at it first: asked about
+		// again where someone can be asked, else left planned.
+		ur.changes, ur.digest = res.changes, res.digest
+		if r.opt.Approve == nil {
+			r.finish(ur, report.StatusPlanned, "plan was stale; re-planned")
+			return
+		}
+		ur.phase, ur.status, ur.reason, ur.approved = phasePlanned, report.StatusPlanned, "plan was stale; re-planned", false
+		if r.approveAll {
+			r.approve(ur)
+		}
+		return
+	}
+	st := report.StatusApplied
+	if r.destroying() {
+		st = report.StatusDestroyed
+	}
+	if res.applied || res.outputsKnown {
+		// Applied in one call, or planned again before the apply.
+		ur.changedOutputs, ur.outputsKnown = res.changedOutputs, res.outputsKnown
+	}
+	if res.applied || res.fresh {
+		// Applied in one call, or planned again first: the counts
+		// are what was applied.
+		ur.changes, ur.digest = res.changes, res.digest
+	}
+	if res.applied && !res.hasChanges && !ur.forceApply {
+		st = report.StatusNoChanges
+	}
+	reason := ""
+	switch {
+	case res.appliedEarlier:
+		reason = reasonAppliedEarlier
+		if st == report.StatusDestroyed {
+			reason = reasonDestroyedEarlier
+		}
+	case ur.replanned != nil:
+		reason = ur.replanned.Text("applied")
+	}
+	r.finish(ur, st, reason)
+	r.open(ur)
+}
+
+// planThrough lets the consumers that wait for a planned unit only for
+// its outputs plan now, against its plan, when the plan leaves every
+// value they read known (docs/behaviour.md#inputs-between-stacks). Such
+// a consumer's gate then holds only its apply, so it still applies after
+// the unit. A unit approved at once is applied before long, and its
+// consumers plan against what it applied instead: their plans stay
+// reusable.
+func (r *runState) planThrough(ur *unitRun) {
+	if ur.planned == nil || r.destroying() || !r.policy.FeedsReaders {
+		return
+	}
+	for i := range ur.out {
+		e := &ur.out[i]
+		c := e.to
+		if !e.plan || !e.data || e.through || c.phase != phaseWaitPlan || c.hidden() {
+			continue
+		}
+		var unknown []string
+		for _, in := range r.p.Inputs(c.u) {
+			if in.Producer != ur.u {
+				continue
+			}
+			if po, ok := ur.planned[in.Output]; !ok || !po.Known {
+				unknown = append(unknown, in.From)
+			}
+		}
+		if len(unknown) > 0 {
+			verb := "is"
+			if len(unknown) > 1 {
+				verb = "are"
+			}
+			c.unknown = append(c.unknown, fmt.Sprintf("%s %s unknown until %s is applied", strings.Join(unknown, ", "), verb, ur.u.Name()))
+			continue
+		}
+		e.through = true
+		c.planWaits--
+		c.applyWaits++
+		c.against = append(c.against, ur)
+		r.consider(c)
+	}
+}
+
+// againstReason is a unit's reason when it planned against plans of
+// units not applied since: "planned against network@default's plan".
+func (r *runState) againstReason(ur *unitRun) string {
+	var names []string
+	for _, p := range ur.against {
+		if !p.opened {
+			names = append(names, p.u.Name()+"'s plan")
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "planned against " + strings.Join(names, ", ")
+}
+
+// plannedAgainst reports whether ur planned against prod's plan.
+func (ur *unitRun) plannedAgainst(prod *unitRun) bool {
+	return slices.Contains(ur.against, prod)
+}
+
+// askWave asks about the plans waiting for approval, once per wave, when
+// nothing else can move. It reports whether anything changed.
+func (r *runState) askWave() bool {
+	var wave []*unitRun
+	for _, ur := range r.units {
+		if ur.phase == phasePlanned && !ur.approved && !ur.denied {
+			wave = append(wave, ur)
+		}
+	}
+	if len(wave) == 0 || r.opt.Approve == nil {
+		return false
+	}
+	reports := make([]*report.UnitReport, len(wave))
+	for i, ur := range wave {
+		reports[i] = r.unitReport(ur)
+	}
+	ans, err := r.opt.Approve(reports)
+	if err != nil {
+		r.con.note("strata: " + err.Error())
+		ans = AnswerNo
+	}
+	for _, ur := range wave {
+		switch ans {
+		case AnswerYes, AnswerAll:
+			r.approve(ur)
+		default:
+			ur.denied = true
+		}
+	}
+	if ans == AnswerAll {
+		r.approveAll = true
+	}
+	return true
+}
+
+// fail marks a unit failed and every unit waiting for it, directly or not,
+// skipped with it as the root cause; --fail-fast cancels the rest. The
+// reason is the failed step's, unless one is given.
+func (r *runState) fail(ur *unitRun, res stepsResult, reason string) {
+	if res.failedStep == "internal" {
+		// A panic in strata itself: the whole trace goes to the log.
+		r.con.note(fmt.Sprintf("[%s] %v", ur.u.Name(), res.err))
+	}
+	if reason == "" {
+		reason = fmt.Sprintf("%s failed", res.failedStep)
+		if msg := failureReason(ur.masker.Mask(errorText(res.err))); msg != "" {
+			reason += ": " + msg
+		}
+	}
+	r.finish(ur, report.StatusFailed, reason)
+	r.skipDependents(ur, ur)
+	if r.opt.FailFast {
+		r.stopping = true
+	}
+}
+
+func (r *runState) skipDependents(ur, cause *unitRun) {
+	if r.policy.ReadsOnly {
+		// Nothing waits for anything: every unit still runs.
+		return
+	}
+	planOnly := r.policy.HoldsPlanned
+	for _, e := range ur.out {
+		s := e.to
+		switch {
+		case planOnly && !e.plan && s.phase == phaseWaitPlan:
+			// In plan, an apply edge holds only the apply: the unit
+			// still plans, and ends planned (heldPlanned).
+		case planOnly && s.phase == phasePlanned && !s.opened:
+			r.heldPlanned(s, cause)
+		case s.phase == phaseWaitPlan || (s.phase == phasePlanned && !s.opened):
+			r.skip(s, cause)
+		}
+	}
+}
+
+// heldPlanned ends a unit whose own plan succeeded in plan, though a unit
+// it waits for failed: it is planned, and only its apply is held.
+func (r *runState) heldPlanned(ur, cause *unitRun) {
+	ur.cause = cause
+	reason := ""
+	if ur.autoApply && !r.opt.NoAutoApply && r.policy.AutoApplies {
+		reason = "auto_apply waits for " + cause.rootName() + ", which failed"
+	}
+	r.finish(ur, report.StatusPlanned, reason)
+	r.skipDependents(ur, cause)
+}
+
+func (r *runState) skip(ur, cause *unitRun) {
+	ur.cause = cause
+	r.finish(ur, report.StatusSkipped, cause.rootName()+" failed")
+	r.skipDependents(ur, cause)
+}
+
+// rootName names a failed unit at the root of skips: the unit, or for one
+// another job settled as skipped, the root that job named.
+func (ur *unitRun) rootName() string {
+	if ur.rootCause != "" {
+		return ur.rootCause
+	}
+	return ur.u.Name()
+}
+
+// deadCause returns the failed unit at the root of a predecessor that will
+// never open, or nil.
+func deadCause(ur *unitRun) *unitRun {
+	for _, preds := range [][]*unitRun{ur.planPreds, ur.applyPreds} {
+		for _, p := range preds {
+			switch p.status {
+			case report.StatusFailed:
+				return p
+			case report.StatusSkipped:
+				if p.cause != nil {
+					return p.cause
+				}
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+func (r *runState) finish(ur *unitRun, status report.Status, reason string) {
+	ur.phase = phaseDone
+	ur.status = status
+	ur.reason = reason
+	switch {
+	case ur.role.outside():
+	case ur.hidden():
+		if r.opt.ReaderDone != nil {
+			r.opt.ReaderDone(ur.u, r.unitReport(ur))
+		}
+	case r.opt.UnitDone != nil:
+		r.opt.UnitDone(ur.u, r.unitReport(ur))
+	}
+}
+
+// finalize settles every unit still waiting: a unit waiting for its plan
+// gates is blocked (naming what it waits for) or cancelled when strata was
+// stopping; a planned unit not applied stays planned, with why.
+func (r *runState) finalize() {
+	for _, ur := range r.units {
+		switch ur.phase {
+		case phaseWaitPlan:
+			if r.stopping {
+				reason := "not started"
+				if r.opt.FailFast && !r.killed {
+					reason = "not started: --fail-fast after a failure"
+				}
+				r.finish(ur, report.StatusCancelled, reason)
+				continue
+			}
+			reason := "waits for " + waitingFor(ur.planPreds) + " to be applied"
+			if len(ur.unknown) > 0 {
+				reason = strings.Join(ur.unknown, "; ")
+			}
+			r.finish(ur, report.StatusBlocked, reason)
+		case phasePlanned:
+			reason := ""
+			switch {
+			case r.stopping:
+				reason = "not applied: strata was stopped"
+			case ur.denied:
+				reason = "not approved"
+			case r.againstReason(ur) != "":
+				reason = r.againstReason(ur)
+			case !gatesOpen(ur.applyPreds):
+				if r.policy.AutoApplies {
+					reason = "auto_apply waits for " + waitingFor(ur.applyPreds)
+				} else {
+					reason = "waits for " + waitingFor(ur.applyPreds) + " to be applied"
+				}
+			}
+			r.finish(ur, report.StatusPlanned, reason)
+		case phasePlanning, phaseApplying:
+			r.finish(ur, report.StatusCancelled, reasonKilled)
+		}
+	}
+}
+
+// waitingFor names the units of preds not opened; a reader that stayed
+// out of the run is named by what it waits for in turn.
+func waitingFor(preds []*unitRun) string {
+	var names []string
+	seen := map[*unitRun]bool{}
+	var walk func([]*unitRun)
+	walk = func(preds []*unitRun) {
+		for _, p := range preds {
+			if p.opened || seen[p] {
+				continue
+			}
+			seen[p] = true
+			if p.hidden() {
+				walk(p.planPreds)
+				continue
+			}
+			names = append(names, p.u.Name())
+		}
+	}
+	walk(preds)
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,163 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// The apply steps of a unit's job: the saved plan applied, planned again
+// when stale, and the apply recorded in the run state.
+
+// apply runs the unit's apply steps.
+func (j *job) apply(ctx context.Context) {
+	j.runWorkflow(ctx, report.StepApply, j.r.workflowSteps(j.ur, report.StepApply))
+}
+
+// applyStep applies the unit's saved plan (extra_args never go to apply
+// <planfile>). A plan the engine calls stale is discarded and made again,
+// and the new one is applied only when nobody has to look at it first (or
+// it has no changes); with retry enabled, a failed apply re-plans and tries
+// again on the same terms. A new plan is compared with the reviewed plan
+// (reviewed.go); a stale plan whose new plan has no changes was applied
+// earlier (appliedEarlier).
+func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
+	env, _, err := j.stepEnv(st, where)
+	if j.failed(ctx, report.StepApply, err) {
+		return
+	}
+	if !j.init(ctx, false, false, j.ur.initArgs, nil) || !j.workspace(ctx, false) {
+		return
+	}
+	tries, delay, backoff := 1, j.r.opt.RetryDelay, 1.5
+	if r := st.Retry; r != nil {
+		tries, backoff = r.Tries, r.Backoff
+		if r.Delay != nil {
+			delay = *r.Delay
+		}
+	}
+	auto := j.r.opt.AutoApprove || j.ur.autoApply
+	stalePlans := 0
+	for try := 1; ; try++ {
+		var saved *runstate.PlanRecord
+		saved, err = j.applyOnce(ctx, env)
+		if err == nil || ctx.Err() != nil || j.ur.userPlan {
+			// A user's own plan file (apply FILE) is theirs: strata
+			// never makes another in its place, as terraform would not.
+			break
+		}
+		stale := strings.Contains(errorText(err), "Saved plan is stale")
+		if stale {
+			stalePlans++
+			j.r.con.note(fmt.Sprintf("[%s] the saved plan is stale (the state changed since it was made); planning again", j.ur.u.Name()))
+		}
+		if (!stale && try >= tries) || stalePlans > 1 {
+			break
+		}
+		if !stale {
+			j.r.con.note(fmt.Sprintf("[%s] apply failed; retrying (%d of %d) in %s", j.ur.u.Name(), try+1, tries, delay))
+			select {
+			case <-ctx.Done():
+			case <-time.After(delay):
+			}
+			delay = time.Duration(float64(delay) * backoff)
+		}
+		// A stale or failed apply needs a new plan.
+		j.res.err, j.res.failedStep = nil, ""
+		j.planStep(ctx, stacks.DefaultStep(report.StepPlan), where)
+		if j.res.err != nil {
+			return
+		}
+		j.res.fresh = true
+		if stale && saved != nil && saved.HasChanges && !j.res.hasChanges {
+			j.appliedEarlier(ctx, saved)
+			return
+		}
+		if j.r.policy.ReusesPlans && !j.r.destroying() {
+			j.compareReviewed()
+			if j.refuseUnreviewed(false) {
+				return
+			}
+		}
+		if !auto && j.res.hasChanges {
+			if stale {
+				j.res.replanned = true
+				return
+			}
+			j.failed(ctx, report.StepApply, fmt.Errorf("%w; a new plan is saved for review", err))
+			return
+		}
+	}
+	if err == nil && !j.ur.userPlan {
+		os.Remove(j.ur.planFile)
+	}
+	j.failed(ctx, report.StepApply, err)
+}
+
+// applyOnce applies the saved plan once, recording the apply in the run
+// state, and returns the plan's record. The plan record is cleared before
+// the engine starts: a plan is applied at most once, and an apply that
+// fails, is interrupted or never reports back (strata killed) leaves no
+// plan to be reused.
+func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.PlanRecord, error) {
+	var saved *runstate.PlanRecord
+	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *runstate.UnitState) { saved, s.Plan = s.Plan, nil }); err != nil {
+		j.res.steps = append(j.res.steps, report.StepReport{Name: report.StepApply, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
+		return nil, err
+	}
+	if f := j.r.opt.Applying; f != nil && saved != nil && saved.HasChanges {
+		if err := f(j.ur.u, saved.Digest); err != nil {
+			j.res.steps = append(j.res.steps, report.StepReport{Name: report.StepApply, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
+			return saved, fmt.Errorf("not applied: recording that the apply starts: %w", err)
+		}
+	}
+	_, err := j.step(ctx, report.StepApply, func() invocation {
+		return invocation{Step: report.StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: applyPlanCall{File: j.ur.planFile}}
+	}, false)
+	result := report.StatusApplied
+	if j.r.destroying() {
+		result = report.StatusDestroyed
+	}
+	switch {
+	case ctx.Err() != nil && err != nil:
+		result = report.StatusCancelled
+	case err != nil:
+		result = report.StatusFailed
+	}
+	a, partial := runstate.ApplyRecord{Result: result}, false
+	if saved != nil {
+		a, partial = saved.Applied(result), saved.Partial
+	}
+	if serr := j.recordApply(ctx, a, partial); serr != nil {
+		if err == nil {
+			// The apply happened; only its record is missing.
+			return saved, fmt.Errorf("the apply succeeded, but %w", serr)
+		}
+		return saved, fmt.Errorf("%w; and %v", err, serr)
+	}
+	return saved, err
+}
+
+// recordApply records an apply of the unit's plan in its run state, now,
+// with the commit it deployed when it applied the whole unit (not partial)
+// and clears the plan record: an apply consumes its plan.
+func (j *job) recordApply(ctx context.Context, a runstate.ApplyRecord, partial bool) error {
+	var deployed *runstate.DeployedRecord
+	if a.Result == report.StatusApplied && !partial {
+		deployed = j.r.deployedNow(ctx, j.ur.u)
+	}
+	a.At, a.Destroy = j.r.opt.Now().UTC(), j.r.destroying()
+	return j.r.sd.UpdateUnit(j.ur.u, func(s *runstate.UnitState) {
+		s.Plan = nil
+		s.Apply = &a
+		if deployed != nil {
+			s.Deployed = deployed
+		}
+	})
+}
