@@ -215,7 +215,7 @@ func (r *runState) pullReader(ctx context.Context, w work, ur *unitRun) bool {
 	}
 	ur.pulled = true
 	ur.why = "reads: " + strings.Join(parts, ", ")
-	r.con.note(fmt.Sprintf("[%s] joins the run: it %s, changed by its apply", ur.u.Name(), strings.Replace(ur.why, "reads: ", "reads ", 1)))
+	r.con.Note(fmt.Sprintf("[%s] joins the run: it %s, changed by its apply", ur.u.Name(), strings.Replace(ur.why, "reads: ", "reads ", 1)))
 	r.readLazyProducers(ctx, w, ur)
 	return true
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 
@@ -165,54 +164,4 @@ func currentWorkspace(dataDir string) string {
 		return ws
 	}
 	return "default"
-}
-
-// masker replaces secret values with *** in text.
-type masker struct {
-	mu      sync.Mutex // a unit's job adds values while its console masks
-	secrets []string   // longest first
-	known   map[string]bool
-}
-
-// newMasker masks the given values (empty and one-character values are
-// ignored: masking them would shred every line).
-func newMasker(values ...string) *masker {
-	m := &masker{}
-	m.Add(values...)
-	return m
-}
-
-// Add masks more values: an env step's sensitive output, the strings a
-// plan marks sensitive.
-func (m *masker) Add(values ...string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	added := false
-	for _, v := range values {
-		if len(v) > 1 && !m.known[v] {
-			if m.known == nil {
-				m.known = map[string]bool{}
-			}
-			m.known[v] = true
-			m.secrets = append(m.secrets, v)
-			added = true
-		}
-	}
-	if added {
-		// Longest first, so a secret containing another is masked whole.
-		sort.SliceStable(m.secrets, func(i, j int) bool { return len(m.secrets[i]) > len(m.secrets[j]) })
-	}
-}
-
-// Mask returns s with every secret replaced.
-func (m *masker) Mask(s string) string {
-	if m == nil {
-		return s
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, v := range m.secrets {
-		s = strings.ReplaceAll(s, v, "***")
-	}
-	return s
 }

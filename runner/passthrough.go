@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/diagnostics"
 	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -117,10 +118,10 @@ func passthroughInUnit(ctx context.Context, p *stacks.Project, u *stacks.Unit, c
 	if initsFirst[command] && !j.init(ctx, false, false, InitArgs{}, nil) {
 		// strata's output inits a unit that needs it, as its other
 		// commands do; terraform's output then prints as it would.
-		return nil, fmt.Errorf("%s: init: %v", u.Name(), firstLine(errorText(j.res.err)))
+		return nil, fmt.Errorf("%s: init: %v", u.Name(), diagnostics.FirstLine(errorText(j.res.err)))
 	}
 	if !j.workspace(ctx, false) {
-		return nil, fmt.Errorf("%s: selecting workspace %s: %v", u.Name(), u.Workspace, firstLine(errorText(j.res.err)))
+		return nil, fmt.Errorf("%s: selecting workspace %s: %v", u.Name(), u.Workspace, diagnostics.FirstLine(errorText(j.res.err)))
 	}
 	c := &passCall{engine: ur.engine.Path, dir: ur.dir, done: func() {}}
 	for k, v := range tfVarsFromEnv(opt.Environ) {
@@ -178,7 +179,7 @@ func (r *runState) passthroughVarFile(ctx context.Context, j *job) (string, func
 	}
 	vals, missing := r.someInputValues(r.byUnit[j.ur.u])
 	for _, m := range missing {
-		r.con.note(fmt.Sprintf("warning: input %s of %s is unset: %s", m.input.Var, j.ur.u.Name(), m.why))
+		r.con.Note(fmt.Sprintf("warning: input %s of %s is unset: %s", m.input.Var, j.ur.u.Name(), m.why))
 	}
 	j.ur.inputVals = vals
 	content, err := j.prepareInputs()

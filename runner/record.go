@@ -15,7 +15,7 @@ func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
 		Engine: report.EngineReport{Name: ur.choice.Name, Version: ur.choice.Version},
 		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
-		Log: ur.masker.Mask(ur.output.String()), Warnings: ur.warnings,
+		Log: ur.display.Log(), Warnings: ur.warnings,
 	}
 	if ur.engine != nil {
 		rep.Engine = report.EngineReport{Name: ur.engine.Name, Version: ur.engine.Version.String()}
@@ -51,7 +51,7 @@ func (r *runState) report(started time.Time) *report.Report {
 		units = append(units, ureport)
 		if ureport.Status == report.StatusFailed && ci == report.GitHub && !r.opt.DropIn {
 			ws, _ := environ.Lookup(r.opt.Environ, "GITHUB_WORKSPACE")
-			r.con.annotate(ur.unit, ureport, r.p.Root, ws)
+			r.con.Annotate(ur.display, ureport, r.p.Root, ws)
 		}
 	}
 	rep := report.Assemble(r.opt.Command, started, r.opt.Now(), units, r.detailed())

@@ -105,7 +105,7 @@ func (j *job) compareReviewed() {
 	rp := &report.Replanned{ReviewedBy: rv.ReviewedBy(), Reviewed: rv.Changes, New: j.res.changes,
 		Same: sameChanges(rv, j.res.hasChanges, j.res.changeSet)}
 	j.res.replan = rp
-	j.r.con.note(fmt.Sprintf("[%s] %s", j.ur.u.Name(), rp.Text("new")))
+	j.r.con.Note(fmt.Sprintf("[%s] %s", j.ur.u.Name(), rp.Text("new")))
 }
 
 // refuseUnreviewed, under --require-reviewed-plan, refuses the job's plan
@@ -135,7 +135,7 @@ func (j *job) refuseUnreviewed(reused bool) bool {
 		j.res.refused += "; and its plan could not be discarded: " + err.Error()
 	}
 	os.Remove(j.ur.planFile)
-	j.r.con.note(fmt.Sprintf("[%s] %s", name, j.res.refused))
+	j.r.con.Note(fmt.Sprintf("[%s] %s", name, j.res.refused))
 	return true
 }
 
@@ -156,6 +156,6 @@ func (j *job) appliedEarlier(ctx context.Context, saved *runstate.PlanRecord) {
 	j.res.appliedEarlier = true
 	j.res.hasChanges, j.res.changes, j.res.digest, j.res.changeSet = saved.HasChanges, saved.Changes, saved.Digest, saved.ChangeSet
 	j.res.changedOutputs, j.res.outputsKnown = saved.ChangedOutputs, saved.KnowsOutputs()
-	j.r.con.note(fmt.Sprintf("[%s] the new plan has no changes: the state already holds the saved plan's changes (%s), applied earlier", j.ur.u.Name(), saved.Changes))
+	j.r.con.Note(fmt.Sprintf("[%s] the new plan has no changes: the state already holds the saved plan's changes (%s), applied earlier", j.ur.u.Name(), saved.Changes))
 	j.failed(ctx, report.StepState, err)
 }

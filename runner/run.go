@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/filelock"
@@ -184,10 +185,10 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		p: p, root: root, g: g, opt: opt, policy: policyOf(opt), sd: sd, base: base,
 		tfVars: tfVarsFromEnv(opt.Environ),
 		exec:   newExecutor(opt.KillAfter),
-		con:    newConsole(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
+		con:    console.New(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
 	}
-	r.con.stillEvery, r.con.now = opt.StillEvery, opt.Now
-	sd.Warn = func(msg string) { r.con.note("warning: " + msg) }
+	r.con.StillEvery, r.con.Now = opt.StillEvery, opt.Now
+	sd.Warn = func(msg string) { r.con.Note("warning: " + msg) }
 	if err := r.prepare(ctx, members); err != nil {
 		return nil, err
 	}
@@ -196,7 +197,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		ur.preBlocked = preBlocked[ur.u]
 		ur.warnings = opt.Warnings[ur.u]
 		for _, w := range ur.warnings {
-			r.con.note(fmt.Sprintf("[%s] warning: %s", ur.u.Name(), w))
+			r.con.Note(fmt.Sprintf("[%s] warning: %s", ur.u.Name(), w))
 		}
 	}
 	if r.policy.AsItStands || r.destroying() {
@@ -273,7 +274,7 @@ func (r *runState) header() {
 	if len(names) > 0 {
 		fmt.Fprintf(&b, "  engines: %s\n", strings.Join(names, ", "))
 	}
-	r.con.note(strings.TrimRight(b.String(), "\n"))
+	r.con.Note(strings.TrimRight(b.String(), "\n"))
 }
 
 // mayApply reports whether the command can apply anything, and so needs
@@ -449,8 +450,8 @@ func (r *runState) installer() (*engines.Installer, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.Warn = func(s string) { r.con.note("warning: " + s) }
-	in.Progress = func(s string) { r.con.note(s) }
+	in.Warn = func(s string) { r.con.Note("warning: " + s) }
+	in.Progress = func(s string) { r.con.Note(s) }
 	r.opt.Installer = in
 	return in, nil
 }
@@ -495,7 +496,8 @@ func (r *runState) setup(ur *unitRun, pluginCache string) error {
 			secrets = append(secrets, v.Value)
 		}
 	}
-	ur.masker = newMasker(secrets...)
+	ur.masker = console.NewMasker(secrets...)
+	ur.display = &console.Unit{Name: u.Name(), Masker: ur.masker}
 	if ur.engine == nil {
 		return nil
 	}
@@ -508,6 +510,8 @@ func (r *runState) setup(ur *unitRun, pluginCache string) error {
 	}
 	in.PluginCache = pluginCache
 	ur.env = unitEnv(in)
+	// The unit's environment is the run's plus its stack's variables.
+	ur.display.Service = report.ServiceOf(func(k string) string { return ur.env[k] })
 	return nil
 }
 

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/report"
@@ -95,10 +95,12 @@ type unit struct {
 	dir, dataDir, planFile, varFile, tmpDir string
 	ownDataDir                              bool
 	env                                     map[string]string
-	masker                                  *masker
-	autoApply                               bool
-	forceApply                              bool // a stale prerequisite: applied even without changes
-	userPlan                                bool // planFile is the user's (apply FILE): never removed
+	masker                                  *console.Masker
+	// display is what the console knows of the unit.
+	display    *console.Unit
+	autoApply  bool
+	forceApply bool // a stale prerequisite: applied even without changes
+	userPlan   bool // planFile is the user's (apply FILE): never removed
 	// planAfter are the units this one plans after: a saved plan made
 	// before one of them was applied is not reused.
 	planAfter []*stacks.Unit
@@ -113,7 +115,6 @@ type unit struct {
 	outputsKnown   bool
 
 	inputVals map[string]json.RawMessage // input values, set before its plan
-	output    strings.Builder            // engine output kept for the summary
 	inited    bool                       // init ran or was found current in this command
 	initArgs  InitArgs                   // the init arguments of the unit's init step
 	warnings  []string                   // Options.Warnings of the unit
@@ -155,7 +156,7 @@ type runState struct {
 	base   map[string]string
 	tfVars map[string]string
 	exec   *executor
-	con    *console
+	con    *console.Console
 
 	units  []*unitRun
 	byUnit map[*stacks.Unit]*unitRun
@@ -536,14 +537,4 @@ func (r *runState) settle(ctx context.Context, ur *unitRun) {
 
 func (r *runState) destroying() bool {
 	return r.policy.Destroys || r.opt.EngineArgs.Plan.Destroy
-}
-
-func firstLine(s string) string {
-	for _, line := range strings.Split(s, "\n") {
-		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "│"))
-		if line != "" && !strings.HasPrefix(line, "exit status") && line != "╷" {
-			return line
-		}
-	}
-	return ""
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
@@ -148,7 +149,7 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runState{p: p, root: base, g: g, opt: opt, policy: policyOf(opt), sd: sd, con: newConsole(io.Discard, nil, false, false)}
+	r := &runState{p: p, root: base, g: g, opt: opt, policy: policyOf(opt), sd: sd, con: console.New(io.Discard, nil, false, false)}
 	for _, ru := range members {
 		ur := &unitRun{unit: &unit{u: ru.Unit}, why: ru.Why, status: report.StatusPending, role: ru.role}
 		ur.autoApply = ru.Stack.AutoApply

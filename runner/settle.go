@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/strata-iac/strata/internal/diagnostics"
 	"github.com/strata-iac/strata/report"
 )
 
@@ -236,7 +237,7 @@ func (r *runState) askWave() bool {
 	}
 	ans, err := r.opt.Approve(reports)
 	if err != nil {
-		r.con.note("strata: " + err.Error())
+		r.con.Note("strata: " + err.Error())
 		ans = AnswerNo
 	}
 	for _, ur := range wave {
@@ -259,11 +260,11 @@ func (r *runState) askWave() bool {
 func (r *runState) fail(ur *unitRun, res stepsResult, reason string) {
 	if res.failedStep == "internal" {
 		// A panic in strata itself: the whole trace goes to the log.
-		r.con.note(fmt.Sprintf("[%s] %v", ur.u.Name(), res.err))
+		r.con.Note(fmt.Sprintf("[%s] %v", ur.u.Name(), res.err))
 	}
 	if reason == "" {
 		reason = fmt.Sprintf("%s failed", res.failedStep)
-		if msg := failureReason(ur.masker.Mask(errorText(res.err))); msg != "" {
+		if msg := diagnostics.FailureReason(ur.masker.Mask(errorText(res.err))); msg != "" {
 			reason += ": " + msg
 		}
 	}

@@ -55,13 +55,13 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 		stale := strings.Contains(errorText(err), "Saved plan is stale")
 		if stale {
 			stalePlans++
-			j.r.con.note(fmt.Sprintf("[%s] the saved plan is stale (the state changed since it was made); planning again", j.ur.u.Name()))
+			j.r.con.Note(fmt.Sprintf("[%s] the saved plan is stale (the state changed since it was made); planning again", j.ur.u.Name()))
 		}
 		if (!stale && try >= tries) || stalePlans > 1 {
 			break
 		}
 		if !stale {
-			j.r.con.note(fmt.Sprintf("[%s] apply failed; retrying (%d of %d) in %s", j.ur.u.Name(), try+1, tries, delay))
+			j.r.con.Note(fmt.Sprintf("[%s] apply failed; retrying (%d of %d) in %s", j.ur.u.Name(), try+1, tries, delay))
 			select {
 			case <-ctx.Done():
 			case <-time.After(delay):

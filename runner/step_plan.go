@@ -218,7 +218,7 @@ func (j *job) reusePlan(us *runstate.UnitState) bool {
 	j.res.hasChanges, j.res.changes, j.res.changeSet = us.Plan.HasChanges, us.Plan.Changes, us.Plan.ChangeSet
 	j.res.noSecrets = us.Plan.NoSecrets
 	j.res.changedOutputs, j.res.outputsKnown = us.Plan.ChangedOutputs, us.Plan.KnowsOutputs()
-	j.r.con.note(fmt.Sprintf("[%s] reusing the plan saved at %s", j.ur.u.Name(), us.Plan.At.Format(time.RFC3339)))
+	j.r.con.Note(fmt.Sprintf("[%s] reusing the plan saved at %s", j.ur.u.Name(), us.Plan.At.Format(time.RFC3339)))
 	return true
 }
 

@@ -75,7 +75,7 @@ type job struct {
 func (r *runState) runJob(ctx context.Context, ur *unit, kind jobKind) stepsResult {
 	j := &job{r: r, ur: ur}
 	lock, err := filelock.Acquire(ctx, r.sd.DirLockPath(ur.u.Dir), func() {
-		r.con.note(fmt.Sprintf("[%s] waiting for another strata working in %s", ur.u.Name(), ur.u.Dir))
+		r.con.Note(fmt.Sprintf("[%s] waiting for another strata working in %s", ur.u.Name(), ur.u.Dir))
 	})
 	if err != nil {
 		j.res.err, j.res.failedStep, j.res.interrupted = err, "lock", ctx.Err() != nil
@@ -140,8 +140,8 @@ func (j *job) stepHeld(ctx context.Context, name string, build func() invocation
 	)
 	for try := 1; ; try++ {
 		inv := build()
-		out := j.r.con.stepWriter(j.ur, name)
-		o, err = j.r.exec.Execute(ctx, j.ur.u.ID(), inv, out, out.stderr())
+		out := j.r.con.Step(j.ur.display, name)
+		o, err = j.r.exec.Execute(ctx, j.ur.u.ID(), inv, out, out.Stderr())
 		if err == nil || ctx.Err() != nil {
 			held = func() { out.Close() }
 			break
@@ -156,7 +156,7 @@ func (j *job) stepHeld(ctx context.Context, name string, build func() invocation
 		if !retry || !transient(err) || try >= 3 {
 			break
 		}
-		j.r.con.note(fmt.Sprintf("[%s] %s failed with a transient error; trying again in %s", j.ur.u.Name(), name, delay))
+		j.r.con.Note(fmt.Sprintf("[%s] %s failed with a transient error; trying again in %s", j.ur.u.Name(), name, delay))
 		select {
 		case <-ctx.Done():
 		case <-time.After(delay):

@@ -1,13 +1,10 @@
 package runner
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
@@ -119,13 +116,6 @@ stacks:
 	}
 }
 
-func TestMasker(t *testing.T) {
-	m := newMasker("hunter2", "x", "", "hunter2-long")
-	if got := m.Mask("a hunter2-long b hunter2 x"); got != "a *** b *** x" {
-		t.Errorf("Mask = %q", got)
-	}
-}
-
 func TestErrorClassification(t *testing.T) {
 	for _, tc := range []struct {
 		msg               string
@@ -142,38 +132,6 @@ func TestErrorClassification(t *testing.T) {
 		if transient(err) != tc.transient || initRequired(err) != tc.doInit {
 			t.Errorf("%q: transient %t init %t", tc.msg, transient(err), initRequired(err))
 		}
-	}
-}
-
-func TestConsoleBlocksAndStatusLines(t *testing.T) {
-	ur := &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "app", Workspace: "default"}}, masker: newMasker("s3cret")}
-	var out bytes.Buffer
-	c := newConsole(&out, nil, false, false)
-	c.stillEvery = 0
-	w := c.stepWriter(ur, report.StepPlan)
-	fmt.Fprintln(w, "one s3cret")
-	fmt.Fprintln(w.stderr(), "two")
-	if out.Len() != 0 {
-		t.Fatalf("output before the step ended: %q", out.String())
-	}
-	w.Close()
-	if got := out.String(); got != "[app@default] one ***\n[app@default] two\n" {
-		t.Errorf("block = %q", got)
-	}
-	// On a terminal a status line stands below the blocks while a step
-	// runs, and is erased before the next block.
-	out.Reset()
-	now := time.Unix(100, 0)
-	tc := newConsole(&out, nil, true, false)
-	tc.now = func() time.Time { return now }
-	w = tc.stepWriter(ur, report.StepApply)
-	if !strings.Contains(out.String(), "… app@default: apply (0s)") {
-		t.Errorf("no status line: %q", out.String())
-	}
-	fmt.Fprintln(w, "done")
-	w.Close()
-	if !strings.Contains(out.String(), "\x1b[1A\x1b[J[app@default] done\n") {
-		t.Errorf("the status line is not erased before the block: %q", out.String())
 	}
 }
 

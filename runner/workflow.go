@@ -363,11 +363,11 @@ func (j *job) exec(ctx context.Context, name, where string, argv, env []string, 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = j.ur.dir, env
 	ownProcessGroup(cmd)
-	out := j.r.con.stepWriter(j.ur, name)
+	out := j.r.con.Step(j.ur.display, name)
 	var kept bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Writer(out), out.stderr()
+	cmd.Stdout, cmd.Stderr = io.Writer(out), out.Stderr()
 	if capture {
-		cmd.Stdout, cmd.Stderr = io.MultiWriter(out, &kept), io.MultiWriter(out.stderr(), &kept)
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(out, &kept), io.MultiWriter(out.Stderr(), &kept)
 	}
 	if stdout != nil {
 		cmd.Stdout = stdout
@@ -383,7 +383,7 @@ func (j *job) exec(ctx context.Context, name, where string, argv, env []string, 
 	if err != nil {
 		err = fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 		if ignoreErrors && ctx.Err() == nil {
-			j.r.con.note(fmt.Sprintf("[%s] %s failed, ignored (ignore_errors): %v", j.ur.u.Name(), where, err))
+			j.r.con.Note(fmt.Sprintf("[%s] %s failed, ignored (ignore_errors): %v", j.ur.u.Name(), where, err))
 			err = nil
 		}
 	}
@@ -434,7 +434,7 @@ func (j *job) envStep(ctx context.Context, st stacks.RunStep, where string) {
 		}
 	}
 	sort.Strings(names)
-	j.r.con.note(fmt.Sprintf("[%s] env: set %s", j.ur.u.Name(), strings.Join(names, ", ")))
+	j.r.con.Note(fmt.Sprintf("[%s] env: set %s", j.ur.u.Name(), strings.Join(names, ", ")))
 }
 
 // toolStep runs checkov, conftest or opa from PATH in the unit's dir with

@@ -1,4 +1,4 @@
-package runner
+package console
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/strata-iac/strata/report"
 )
 
-// console is what people read while a command runs
+// Console is what people read while a command runs
 // (docs/behaviour.md#steps-of-a-unit, Output). Drop-in (one unit): the
 // engine's output streams unchanged. Otherwise each step's output is
 // printed as one block when the step ends, every line prefixed `[unit] `,
@@ -32,39 +32,43 @@ import (
 //
 // A warning box the engine prints in every call (terraform's "Unable to
 // open CLI configuration file") is printed once per run.
-type console struct {
-	mu         sync.Mutex
-	w          io.Writer
-	errW       io.Writer // strata's notes, and the engine's stderr in drop-in
-	terminal   bool
-	dropIn     bool
-	stillEvery time.Duration
-	now        func() time.Time
+type Console struct {
+	mu       sync.Mutex
+	w        io.Writer
+	errW     io.Writer // strata's notes, and the engine's stderr in drop-in
+	terminal bool
+	dropIn   bool
+	// StillEvery is how often a long step says it is still running
+	// without a terminal (never when zero); Now is the clock.
+	StillEvery time.Duration
+	Now        func() time.Time
 
-	running  []*stepWriter
+	running  []*StepWriter
 	drawn    int // status lines currently on screen
 	stopTick chan struct{}
 
 	warned   map[string]bool // warning boxes already printed in this run
-	live     *stepWriter     // CI: the step that streams
-	open     *stepWriter     // CI: the step whose group is open
+	live     *StepWriter     // CI: the step that streams
+	open     *StepWriter     // CI: the step whose group is open
 	sections int             // GitLab: sections opened, for unique names
 	// failures keeps, per unit and step, the last block of that step that
 	// has an Error diagnostic: a failed unit's annotation points at it.
-	failures map[*unit]map[string]string
+	failures map[*Unit]map[string]string
 }
 
-func newConsole(w, errW io.Writer, terminal, dropIn bool) *console {
+// New is a console writing to w, and strata's notes in drop-in to errW
+// (w when nil).
+func New(w, errW io.Writer, terminal, dropIn bool) *Console {
 	if errW == nil {
 		errW = w
 	}
-	return &console{w: w, errW: errW, terminal: terminal, dropIn: dropIn, stillEvery: time.Minute, now: time.Now,
-		warned: map[string]bool{}, failures: map[*unit]map[string]string{}}
+	return &Console{w: w, errW: errW, terminal: terminal, dropIn: dropIn, StillEvery: time.Minute, Now: time.Now,
+		warned: map[string]bool{}, failures: map[*Unit]map[string]string{}}
 }
 
-// note prints one line of strata's own: on the error stream in drop-in, so
+// Note prints one line of strata's own: on the error stream in drop-in, so
 // the engine's stdout stays clean for pipes.
-func (c *console) note(s string) {
+func (c *Console) Note(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearStatus()
@@ -77,14 +81,14 @@ func (c *console) note(s string) {
 	c.drawStatus()
 }
 
-// stepWriter collects one step's output. terraform-exec copies the
+// StepWriter collects one step's output. terraform-exec copies the
 // engine's stdout and stderr from two goroutines. In drop-in each stream
-// has its stepWriter, guarded by its mu; otherwise both land in one
-// stepWriter, each through a lineSplitter of its own, guarded by the
+// has its StepWriter, guarded by its mu; otherwise both land in one
+// StepWriter, each through a lineSplitter of its own, guarded by the
 // console's mu.
-type stepWriter struct {
-	c       *console
-	ur      *unit
+type StepWriter struct {
+	c       *Console
+	ur      *Unit
 	step    string
 	started time.Time
 	done    chan struct{}
@@ -92,7 +96,7 @@ type stepWriter struct {
 	// Drop-in.
 	mu      sync.Mutex // guards partial
 	partial []byte     // an unfinished line
-	errSide *stepWriter
+	errSide *StepWriter
 	isErr   bool
 
 	// Otherwise, guarded by c.mu.
@@ -108,30 +112,29 @@ type stepWriter struct {
 	closed   bool
 }
 
-// stderr returns the writer for the engine's stderr: the same block
+// Stderr returns the writer for the engine's stderr: the same block
 // normally, the error stream in drop-in.
-func (sw *stepWriter) stderr() io.Writer {
+func (sw *StepWriter) Stderr() io.Writer {
 	if !sw.c.dropIn {
 		return stderrSide{sw}
 	}
 	if sw.errSide == nil {
-		sw.errSide = &stepWriter{c: sw.c, ur: sw.ur, step: sw.step, started: sw.started, done: make(chan struct{}), isErr: true}
+		sw.errSide = &StepWriter{c: sw.c, ur: sw.ur, step: sw.step, started: sw.started, done: make(chan struct{}), isErr: true}
 	}
 	return sw.errSide
 }
 
-func (sw *stepWriter) target() io.Writer {
+func (sw *StepWriter) target() io.Writer {
 	if sw.isErr {
 		return sw.c.errW
 	}
 	return sw.c.w
 }
 
-func (c *console) stepWriter(ur *unit, step string) *stepWriter {
-	sw := &stepWriter{c: c, ur: ur, step: step, started: c.now(), done: make(chan struct{})}
+func (c *Console) Step(ur *Unit, step string) *StepWriter {
+	sw := &StepWriter{c: c, ur: ur, step: step, started: c.Now(), done: make(chan struct{})}
 	if !c.terminal && !c.dropIn {
-		// The unit's environment is the run's plus its stack's variables.
-		sw.ci = report.ServiceOf(func(k string) string { return ur.env[k] })
+		sw.ci = ur.Service
 		// A plan's lines wait for its end: strata reads the saved plan
 		// for the values it marks sensitive before they are printed
 		// (docs/behaviour.md#what-is-masked).
@@ -148,28 +151,28 @@ func (c *console) stepWriter(ur *unit, step string) *stepWriter {
 		c.live = sw
 	}
 	c.mu.Unlock()
-	if !c.terminal && !c.dropIn && c.stillEvery > 0 {
+	if !c.terminal && !c.dropIn && c.StillEvery > 0 {
 		go sw.still()
 	}
 	return sw
 }
 
 // still reports a long step without a terminal.
-func (sw *stepWriter) still() {
-	t := time.NewTicker(sw.c.stillEvery)
+func (sw *StepWriter) still() {
+	t := time.NewTicker(sw.c.StillEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-sw.done:
 			return
 		case <-t.C:
-			mins := int(sw.c.now().Sub(sw.started).Round(time.Minute) / time.Minute)
-			sw.c.note(fmt.Sprintf("[%s] still %s (%dm)", sw.ur.u.Name(), sw.step, mins))
+			mins := int(sw.c.Now().Sub(sw.started).Round(time.Minute) / time.Minute)
+			sw.c.Note(fmt.Sprintf("[%s] still %s (%dm)", sw.ur.Name, sw.step, mins))
 		}
 	}
 }
 
-func (sw *stepWriter) Write(p []byte) (int, error) {
+func (sw *StepWriter) Write(p []byte) (int, error) {
 	if !sw.c.dropIn {
 		return sw.write(&sw.out, p)
 	}
@@ -185,7 +188,7 @@ func (sw *stepWriter) Write(p []byte) (int, error) {
 		raw := string(sw.partial[:i+1])
 		sw.c.mu.Lock()
 		sw.ur.output.WriteString(raw)
-		io.WriteString(sw.target(), sw.ur.masker.Mask(raw))
+		io.WriteString(sw.target(), sw.ur.Masker.Mask(raw))
 		sw.c.mu.Unlock()
 		sw.partial = sw.partial[i+1:]
 	}
@@ -193,11 +196,11 @@ func (sw *stepWriter) Write(p []byte) (int, error) {
 }
 
 // stderrSide is the engine's stderr into a step's block.
-type stderrSide struct{ sw *stepWriter }
+type stderrSide struct{ sw *StepWriter }
 
 func (s stderrSide) Write(p []byte) (int, error) { return s.sw.write(&s.sw.err, p) }
 
-func (sw *stepWriter) write(ls *lineSplitter, p []byte) (int, error) {
+func (sw *StepWriter) write(ls *lineSplitter, p []byte) (int, error) {
 	c := sw.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -210,13 +213,13 @@ func (sw *stepWriter) write(ls *lineSplitter, p []byte) (int, error) {
 
 // take receives whole lines from a stream: one line, or a box with the
 // line that introduces it. Callers hold c.mu.
-func (sw *stepWriter) take(lines []string) {
+func (sw *StepWriter) take(lines []string) {
 	sw.raw = append(sw.raw, lines...)
 	trimmed := make([]string, len(lines))
 	masked := make([]string, len(lines))
 	for i, l := range lines {
 		trimmed[i] = strings.TrimRight(l, "\r")
-		masked[i] = sw.ur.masker.maskLine(trimmed[i])
+		masked[i] = sw.ur.Masker.MaskLine(trimmed[i])
 	}
 	if key, ok := warningBox(masked); ok {
 		if sw.c.warned[key] {
@@ -235,7 +238,7 @@ func (sw *stepWriter) take(lines []string) {
 // Blank lines wait for what follows them: a block never starts or ends
 // with one, and a dropped warning leaves none behind at the start.
 // Callers hold c.mu.
-func (sw *stepWriter) put(l string) {
+func (sw *StepWriter) put(l string) {
 	if strings.TrimSpace(l) == "" {
 		if sw.printed || len(sw.pending) > 0 {
 			sw.blanks++
@@ -253,7 +256,7 @@ func (sw *stepWriter) put(l string) {
 
 // flushLive prints what the streaming step has pending, in its group.
 // Callers hold c.mu.
-func (c *console) flushLive() {
+func (c *Console) flushLive() {
 	sw := c.live
 	if sw == nil || len(sw.pending) == 0 {
 		return
@@ -266,12 +269,12 @@ func (c *console) flushLive() {
 	sw.pending = nil
 }
 
-func (c *console) printLines(sw *stepWriter, lines []string) {
-	prefix := "[" + sw.ur.u.Name() + "] "
+func (c *Console) printLines(sw *StepWriter, lines []string) {
+	prefix := "[" + sw.ur.Name + "] "
 	var b strings.Builder
 	for _, line := range lines {
 		b.WriteString(prefix)
-		b.WriteString(sw.ur.masker.maskLine(line))
+		b.WriteString(sw.ur.Masker.MaskLine(line))
 		b.WriteByte('\n')
 	}
 	io.WriteString(c.w, b.String())
@@ -282,7 +285,7 @@ func (c *console) printLines(sw *stepWriter, lines []string) {
 var sectionName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
 // Close ends the step: its block is printed.
-func (sw *stepWriter) Close() error {
+func (sw *StepWriter) Close() error {
 	if sw.errSide != nil {
 		sw.errSide.Close()
 	}
@@ -303,7 +306,7 @@ func (sw *stepWriter) Close() error {
 	if c.dropIn {
 		if len(sw.partial) > 0 {
 			sw.ur.output.Write(sw.partial)
-			io.WriteString(sw.target(), sw.ur.masker.Mask(string(sw.partial))+"\n")
+			io.WriteString(sw.target(), sw.ur.Masker.Mask(string(sw.partial))+"\n")
 		}
 		return nil
 	}
@@ -316,7 +319,7 @@ func (sw *stepWriter) Close() error {
 		// by then (docs/behaviour.md#what-is-masked).
 		sw.ur.output.WriteString(raw + "\n")
 	}
-	text := sw.ur.masker.Mask(raw)
+	text := sw.ur.Masker.Mask(raw)
 	if strings.Contains(text, "Error: ") {
 		if c.failures[sw.ur] == nil {
 			c.failures[sw.ur] = map[string]string{}
@@ -344,8 +347,8 @@ func (sw *stepWriter) Close() error {
 
 // handOver lets the running step that started first stream next: what it
 // has collected is printed now. Callers hold c.mu.
-func (c *console) handOver() {
-	var next *stepWriter
+func (c *Console) handOver() {
+	var next *StepWriter
 	for _, sw := range c.running {
 		if sw.stream && (next == nil || sw.started.Before(next.started)) {
 			next = sw
@@ -360,7 +363,7 @@ func (c *console) handOver() {
 const maxAnnotations = 10
 
 // clearStatus erases the status lines (terminal only). Callers hold mu.
-func (c *console) clearStatus() {
+func (c *Console) clearStatus() {
 	if !c.terminal || c.dropIn || c.drawn == 0 {
 		return
 	}
@@ -370,13 +373,13 @@ func (c *console) clearStatus() {
 
 // drawStatus prints one line per running step (terminal only): the unit,
 // its step and how long the step has run. Callers hold mu.
-func (c *console) drawStatus() {
+func (c *Console) drawStatus() {
 	if !c.terminal || c.dropIn || len(c.running) == 0 {
 		return
 	}
 	lines := make([]string, 0, len(c.running))
 	for _, sw := range c.running {
-		lines = append(lines, fmt.Sprintf("  … %s: %s (%s)", sw.ur.u.Name(), sw.step, c.now().Sub(sw.started).Round(time.Second)))
+		lines = append(lines, fmt.Sprintf("  … %s: %s (%s)", sw.ur.Name, sw.step, c.Now().Sub(sw.started).Round(time.Second)))
 	}
 	sort.Strings(lines)
 	for _, l := range lines {
@@ -387,7 +390,7 @@ func (c *console) drawStatus() {
 
 // startTicker refreshes the status lines every second while steps run.
 // Callers hold mu.
-func (c *console) startTicker() {
+func (c *Console) startTicker() {
 	if c.stopTick != nil {
 		return
 	}
@@ -413,4 +416,24 @@ func (c *console) startTicker() {
 			}
 		}
 	}()
+}
+
+// Unit is what the console knows of one unit: its name, the CI service
+// its environment names, what it masks, and everything the engine printed
+// for it, kept unmasked until the summary asks (Log).
+type Unit struct {
+	Name    string
+	Service report.Service
+	Masker  *Masker
+	output  strings.Builder
+}
+
+// Log is the unit's whole output, masked with what the masker knows by
+// now: a value a later step marked sensitive is masked in the earlier
+// steps' lines too.
+func (u *Unit) Log() string {
+	if u == nil {
+		return ""
+	}
+	return u.Masker.Mask(u.output.String())
 }

@@ -1,4 +1,4 @@
-package runner
+package diagnostics
 
 import (
 	"regexp"
@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// diagnostic is one of the engine's diagnostics as terraform and tofu print
+// Diagnostic is one of the engine's diagnostics as terraform and tofu print
 // them without colour:
 //
 //	Error: <summary>
@@ -17,7 +17,7 @@ import (
 //	<detail>
 //
 // either bare or inside a box (╷ │ … ╵).
-type diagnostic struct {
+type Diagnostic struct {
 	Severity string // "Error" or "Warning"
 	Summary  string
 	// File and Line are the position the engine gave, File as it printed
@@ -27,15 +27,15 @@ type diagnostic struct {
 	Detail string
 }
 
-// diagnosticPosition is the line naming where a diagnostic points.
+// diagnosticPosition is the line naming where a Diagnostic points.
 var diagnosticPosition = regexp.MustCompile(`^on (.+) line (\d+)(?:, in .*)?:$`)
 
 // diagnosticSource is a quoted source line ("  3:   default = 1") or the
 // underline and value lines the engine draws below it.
 var diagnosticSource = regexp.MustCompile(`^(\d+:|├|│|╵)`)
 
-// unboxed is a line without the box's left border, trimmed.
-func unboxed(line string) string {
+// Unboxed is a line without the box's left border, trimmed.
+func Unboxed(line string) string {
 	t := strings.TrimSpace(line)
 	if rest, ok := strings.CutPrefix(t, "│"); ok {
 		t = strings.TrimSpace(rest)
@@ -57,12 +57,12 @@ func diagnosticHead(t string) (severity, summary string, ok bool) {
 // terminal the engine wraps long ones at about 78 columns.
 const maxSummaryLines = 3
 
-// parseDiagnostics finds the engine's diagnostics in a step's output.
-func parseDiagnostics(text string) []diagnostic {
+// Parse finds the engine's diagnostics in a step's output.
+func Parse(text string) []Diagnostic {
 	lines := strings.Split(text, "\n")
 	var (
-		out    []diagnostic
-		cur    *diagnostic
+		out    []Diagnostic
+		cur    *Diagnostic
 		detail []string
 	)
 	finish := func() {
@@ -75,19 +75,19 @@ func parseDiagnostics(text string) []diagnostic {
 	for i := 0; i < len(lines); i++ {
 		raw := strings.TrimSpace(lines[i])
 		if raw == "╷" || raw == "╵" {
-			// A box holds one diagnostic; its end ends it.
+			// A box holds one Diagnostic; its end ends it.
 			if raw == "╵" {
 				finish()
 			}
 			continue
 		}
-		t := unboxed(lines[i])
+		t := Unboxed(lines[i])
 		if sev, summary, ok := diagnosticHead(t); ok {
 			finish()
-			cur = &diagnostic{Severity: sev, Summary: summary}
+			cur = &Diagnostic{Severity: sev, Summary: summary}
 			// A wrapped summary goes on until the blank line under it.
 			for n := 1; n < maxSummaryLines && i+1 < len(lines); n++ {
-				next := unboxed(lines[i+1])
+				next := Unboxed(lines[i+1])
 				if _, _, head := diagnosticHead(next); next == "" || next == "╵" || head {
 					break
 				}
@@ -116,15 +116,27 @@ func parseDiagnostics(text string) []diagnostic {
 	return out
 }
 
-// failureReason is why a step failed, from the error the engine call
-// returned: the summary of its first Error diagnostic, else the first
+// FailureReason is why a step failed, from the error the engine call
+// returned: the summary of its first Error Diagnostic, else the first
 // line that says anything. Warnings the engine prints first (a missing
 // CLI config file warns on every call) are not the reason.
-func failureReason(s string) string {
-	for _, d := range parseDiagnostics(s) {
+func FailureReason(s string) string {
+	for _, d := range Parse(s) {
 		if d.Severity == "Error" {
 			return d.Summary
 		}
 	}
-	return firstLine(s)
+	return FirstLine(s)
+}
+
+// FirstLine is the first line of s that says anything: not blank, not
+// a box border, not "exit status N".
+func FirstLine(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "│"))
+		if line != "" && !strings.HasPrefix(line, "exit status") && line != "╷" {
+			return line
+		}
+	}
+	return ""
 }

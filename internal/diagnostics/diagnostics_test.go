@@ -1,26 +1,17 @@
-package runner
+package diagnostics
 
 import (
 	"reflect"
 	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
 )
-
-// cliConfigWarning is what terraform prints on stderr in every call when
-// TF_CLI_CONFIG_FILE names a file that does not exist.
-const cliConfigWarning = `There are some problems with the CLI configuration:
-╷
-│ Warning: Unable to open CLI configuration file
-│
-│ The CLI configuration file at "/home/ci/.terraformrc" does not exist.
-╵
-
-`
 
 func TestFailureReason(t *testing.T) {
 	tests := []struct {
 		name, err, want string
 	}{
-		{"bare diagnostic after the CLI config warning", "exit status 1\n" + cliConfigWarning + `
+		{"bare Diagnostic after the CLI config warning", "exit status 1\n" + testenv.CLIConfigWarning + `
 Error: Invalid default value for variable
 
   on main.tf line 8, in variable "v":
@@ -28,7 +19,7 @@ Error: Invalid default value for variable
 
 This default value is not compatible with the variable's type constraint.
 `, "Invalid default value for variable"},
-		{"boxed diagnostic", "exit status 1\n" + cliConfigWarning + `╷
+		{"boxed Diagnostic", "exit status 1\n" + testenv.CLIConfigWarning + `╷
 │ Error: Unsupported argument
 │
 │   on main.tf line 2, in resource "terraform_data" "x":
@@ -46,14 +37,14 @@ Error: Unsupported block type
 `, "Terraform encountered problems during initialisation, including problems with the configuration, described below."},
 		{"the first of several errors", "Error: First one\n\nError: Second one\n", "First one"},
 		{"no Error line: the first line that says anything", "exit status 3\n\nsomething went wrong\nmore", "something went wrong"},
-		{"only a warning: the first line", cliConfigWarning, "There are some problems with the CLI configuration:"},
-		{"Error: without a summary is no diagnostic", "Error:\nreal cause", "Error:"},
+		{"only a warning: the first line", testenv.CLIConfigWarning, "There are some problems with the CLI configuration:"},
+		{"Error: without a summary is no Diagnostic", "Error:\nreal cause", "Error:"},
 		{"empty", "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := failureReason(tc.err); got != tc.want {
-				t.Errorf("failureReason = %q, want %q", got, tc.want)
+			if got := FailureReason(tc.err); got != tc.want {
+				t.Errorf("FailureReason = %q, want %q", got, tc.want)
 			}
 		})
 	}
@@ -62,9 +53,9 @@ Error: Unsupported block type
 func TestParseDiagnostics(t *testing.T) {
 	tests := []struct {
 		name, text string
-		want       []diagnostic
+		want       []Diagnostic
 	}{
-		{"provisioner failure with a 'with' line", cliConfigWarning + `
+		{"provisioner failure with a 'with' line", testenv.CLIConfigWarning + `
 Error: local-exec provisioner error
 
   with terraform_data.x,
@@ -72,7 +63,7 @@ Error: local-exec provisioner error
    2:   provisioner "local-exec" {
 
 Error running command 'exit 1': exit status 1. Output:
-`, []diagnostic{
+`, []Diagnostic{
 			{Severity: "Warning", Summary: "Unable to open CLI configuration file", Detail: `The CLI configuration file at "/home/ci/.terraformrc" does not exist.`},
 			{Severity: "Error", Summary: "local-exec provisioner error", File: "main.tf", Line: 2, Detail: "Error running command 'exit 1': exit status 1. Output:"},
 		}},
@@ -86,18 +77,18 @@ Error running command 'exit 1': exit status 1. Output:
 │
 │ Not a CIDR.
 ╵
-`, []diagnostic{
+`, []Diagnostic{
 			{Severity: "Error", Summary: "Invalid value for variable", File: "../modules/net/variables.tf", Line: 12, Detail: "Not a CIDR."},
 		}},
-		{"no position", "Error: No configuration files\n\nApply requires configuration to be present.\n", []diagnostic{
+		{"no position", "Error: No configuration files\n\nApply requires configuration to be present.\n", []Diagnostic{
 			{Severity: "Error", Summary: "No configuration files", Detail: "Apply requires configuration to be present."},
 		}},
 		{"plain output", "Plan: 1 to add, 0 to change, 0 to destroy.\n", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := parseDiagnostics(tc.text); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("parseDiagnostics =\n%#v\nwant\n%#v", got, tc.want)
+			if got := Parse(tc.text); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Parse =\n%#v\nwant\n%#v", got, tc.want)
 			}
 		})
 	}

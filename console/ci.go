@@ -1,4 +1,4 @@
-package runner
+package console
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-githubactions"
+	"github.com/strata-iac/strata/internal/diagnostics"
 	"github.com/strata-iac/strata/report"
 )
 
@@ -17,8 +18,8 @@ import (
 
 // openGroup starts a collapsible group for a step's lines. Callers hold
 // c.mu.
-func (c *console) openGroup(sw *stepWriter) {
-	title := sw.ur.u.Name() + " " + sw.step
+func (c *Console) openGroup(sw *StepWriter) {
+	title := sw.ur.Name + " " + sw.step
 	if sw.groups > 0 {
 		title += " (continued)"
 	}
@@ -28,8 +29,8 @@ func (c *console) openGroup(sw *stepWriter) {
 		io.WriteString(c.w, githubCommand(func(a *githubactions.Action) { a.Group(title) }))
 	case report.GitLab:
 		c.sections++
-		sw.section = fmt.Sprintf("strata_%d_%s", c.sections, sectionName.ReplaceAllString(sw.ur.u.Name()+"_"+sw.step, "_"))
-		fmt.Fprintf(c.w, "\x1b[0Ksection_start:%d:%s[collapsed=true]\r\x1b[0K%s\n", c.now().Unix(), sw.section, title)
+		sw.section = fmt.Sprintf("strata_%d_%s", c.sections, sectionName.ReplaceAllString(sw.ur.Name+"_"+sw.step, "_"))
+		fmt.Fprintf(c.w, "\x1b[0Ksection_start:%d:%s[collapsed=true]\r\x1b[0K%s\n", c.Now().Unix(), sw.section, title)
 	default:
 		return
 	}
@@ -37,7 +38,7 @@ func (c *console) openGroup(sw *stepWriter) {
 }
 
 // closeGroup ends the open group, if any. Callers hold c.mu.
-func (c *console) closeGroup() {
+func (c *Console) closeGroup() {
 	sw := c.open
 	if sw == nil {
 		return
@@ -47,7 +48,7 @@ func (c *console) closeGroup() {
 	case report.GitHub:
 		io.WriteString(c.w, githubCommand(func(a *githubactions.Action) { a.EndGroup() }))
 	case report.GitLab:
-		fmt.Fprintf(c.w, "\x1b[0Ksection_end:%d:%s\r\x1b[0K\n", c.now().Unix(), sw.section)
+		fmt.Fprintf(c.w, "\x1b[0Ksection_end:%d:%s\r\x1b[0K\n", c.Now().Unix(), sw.section)
 	}
 }
 
@@ -60,11 +61,11 @@ func githubCommand(issue func(*githubactions.Action)) string {
 	return b.String()
 }
 
-// annotate turns a failed unit into GitHub annotations: one per Error
+// Annotate turns a failed unit into GitHub annotations: one per Error
 // diagnostic of the step that failed, at its file and line (relative to
 // the repository) when the engine gave one; a plain one with the reason
 // when it gave none.
-func (c *console) annotate(ur *unit, rep *report.UnitReport, root, workspace string) {
+func (c *Console) Annotate(ur *Unit, rep *report.UnitReport, root, workspace string) {
 	failedStep := ""
 	for i := len(rep.Steps) - 1; i >= 0; i-- {
 		if !rep.Steps[i].OK {
@@ -78,7 +79,7 @@ func (c *console) annotate(ur *unit, rep *report.UnitReport, root, workspace str
 	n := 0
 	seen := map[string]bool{}
 	if failedStep != "" {
-		for _, d := range parseDiagnostics(c.failures[ur][failedStep]) {
+		for _, d := range diagnostics.Parse(c.failures[ur][failedStep]) {
 			if d.Severity != "Error" || n == maxAnnotations {
 				continue
 			}

@@ -1,8 +1,10 @@
-package runner
+package console
 
 import (
 	"bytes"
 	"strings"
+
+	"github.com/strata-iac/strata/internal/diagnostics"
 )
 
 // Engine output as lines: split as it comes, warnings boxed once, secrets
@@ -88,7 +90,7 @@ func warningBox(lines []string) (string, bool) {
 		return "", false
 	}
 	for _, l := range lines[start+1:] {
-		t := unboxed(l)
+		t := diagnostics.Unboxed(l)
 		if t == "" {
 			continue
 		}
@@ -104,9 +106,9 @@ func warningBox(lines []string) (string, bool) {
 	return strings.Join(trimmed, "\n"), true
 }
 
-// maskLine masks one line of output. A secret of several lines never
+// MaskLine masks one line of output. A secret of several lines never
 // shows whole on one line, so each of its lines is masked by itself.
-func (m *masker) maskLine(s string) string {
+func (m *Masker) MaskLine(s string) string {
 	if m == nil {
 		return s
 	}

@@ -1,4 +1,4 @@
-package runner
+package console
 
 import (
 	"bytes"
@@ -8,25 +8,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
-	"github.com/strata-iac/strata/stacks"
 )
 
 // ciUnit is a unit whose environment says which CI it runs in.
-func ciUnit(dir string, env ...string) *unit {
+func ciUnit(dir string, env ...string) *Unit {
 	m := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		m[k] = v
 	}
-	return &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: dir, Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}},
-		env: m, masker: newMasker()}
+	return &Unit{Name: dir + "@default", Service: report.ServiceOf(func(k string) string { return m[k] }), Masker: NewMasker()}
 }
 
-func testConsole(out *bytes.Buffer, terminal, dropIn bool) *console {
-	c := newConsole(out, nil, terminal, dropIn)
-	c.stillEvery = 0
-	c.now = func() time.Time { return time.Unix(1700000000, 0) }
+func testConsole(out *bytes.Buffer, terminal, dropIn bool) *Console {
+	c := New(out, nil, terminal, dropIn)
+	c.StillEvery = 0
+	c.Now = func() time.Time { return time.Unix(1700000000, 0) }
 	return c
 }
 
@@ -47,20 +46,20 @@ func TestGitHubGroupsStreamOneAtATime(t *testing.T) {
 		}
 		out.Reset()
 	}
-	swA := c.stepWriter(a, report.StepApply)
-	swB := c.stepWriter(b, report.StepPlan)
+	swA := c.Step(a, report.StepApply)
+	swB := c.Step(b, report.StepPlan)
 	fmt.Fprintln(swA, "a1")
 	expect("a's first line", "::group::a@default apply\n[a@default] a1\n")
 	fmt.Fprintln(swB, "b1")
-	fmt.Fprintln(swB.stderr(), "b2")
+	fmt.Fprintln(swB.Stderr(), "b2")
 	expect("b's lines", "")
 	swB.Close()
 	expect("b's end", "::endgroup::\n::group::b@default plan\n[b@default] b1\n[b@default] b2\n::endgroup::\n")
 	fmt.Fprintln(swA, "a2")
 	expect("a's next line", "::group::a@default apply (continued)\n[a@default] a2\n")
-	c.note("[x@default] still plan (1m)")
+	c.Note("[x@default] still plan (1m)")
 	expect("a note", "::endgroup::\n[x@default] still plan (1m)\n")
-	swC := c.stepWriter(cu, report.StepInit)
+	swC := c.Step(cu, report.StepInit)
 	fmt.Fprintln(swC, "c1")
 	expect("c's first line", "")
 	swA.Close()
@@ -74,7 +73,7 @@ func TestGitHubGroupsStreamOneAtATime(t *testing.T) {
 func TestGitLabSections(t *testing.T) {
 	var out bytes.Buffer
 	c := testConsole(&out, false, false)
-	sw := c.stepWriter(ciUnit("net/vpc", "GITLAB_CI=true"), report.StepPlan)
+	sw := c.Step(ciUnit("net/vpc", "GITLAB_CI=true"), report.StepPlan)
 	fmt.Fprintln(sw, "Plan: 1 to add")
 	sw.Close()
 	want := "\x1b[0Ksection_start:1700000000:strata_1_net_vpc_default_plan[collapsed=true]\r\x1b[0Knet/vpc@default plan\n" +
@@ -90,7 +89,7 @@ func TestGitLabSections(t *testing.T) {
 func TestOutsideCIBlocksAreWhole(t *testing.T) {
 	var out bytes.Buffer
 	c := testConsole(&out, false, false)
-	sw := c.stepWriter(ciUnit("a", "CI=true"), report.StepPlan)
+	sw := c.Step(ciUnit("a", "CI=true"), report.StepPlan)
 	fmt.Fprintln(sw, "one")
 	if out.Len() != 0 {
 		t.Fatalf("printed before the step ended: %q", out.String())
@@ -109,15 +108,15 @@ func TestRepeatedWarningBoxOncePerRun(t *testing.T) {
 		t.Run(env, func(t *testing.T) {
 			var out bytes.Buffer
 			c := testConsole(&out, false, false)
-			var units []*unit
+			var units []*Unit
 			for _, dir := range []string{"a", "b", "c"} {
 				ur := ciUnit(dir, env)
 				units = append(units, ur)
-				sw := c.stepWriter(ur, report.StepPlan)
-				fmt.Fprint(sw.stderr(), cliConfigWarning)
+				sw := c.Step(ur, report.StepPlan)
+				fmt.Fprint(sw.Stderr(), testenv.CLIConfigWarning)
 				fmt.Fprintf(sw, "Plan: 1 to add (%s)\n", dir)
 				if dir == "c" {
-					fmt.Fprint(sw.stderr(), "╷\n│ Warning: Deprecated attribute\n│\n│ Use x.\n╵\n╷\n│ Error: Boom\n╵\n")
+					fmt.Fprint(sw.Stderr(), "╷\n│ Warning: Deprecated attribute\n│\n│ Use x.\n╵\n╷\n│ Error: Boom\n╵\n")
 				}
 				sw.Close()
 			}
@@ -140,7 +139,7 @@ func TestRepeatedWarningBoxOncePerRun(t *testing.T) {
 			}
 			for _, ur := range units {
 				if !strings.Contains(ur.output.String(), "Unable to open CLI configuration file") {
-					t.Errorf("%s: the summary lost the warning", ur.u.Name())
+					t.Errorf("%s: the summary lost the warning", ur.Name)
 				}
 			}
 		})
@@ -153,10 +152,10 @@ func TestRepeatedWarningBoxOncePerRun(t *testing.T) {
 func TestBoxStaysWhole(t *testing.T) {
 	var out bytes.Buffer
 	c := testConsole(&out, false, false)
-	sw := c.stepWriter(ciUnit("a"), report.StepPlan)
-	fmt.Fprint(sw.stderr(), "╷\n│ Warning: X\n")
+	sw := c.Step(ciUnit("a"), report.StepPlan)
+	fmt.Fprint(sw.Stderr(), "╷\n│ Warning: X\n")
 	fmt.Fprintln(sw, "Plan: 1 to add")
-	fmt.Fprint(sw.stderr(), "│\n│ detail\n╵\n")
+	fmt.Fprint(sw.Stderr(), "│\n│ detail\n╵\n")
 	sw.Close()
 	want := "[a@default] Plan: 1 to add\n[a@default] ╷\n[a@default] │ Warning: X\n[a@default] │\n[a@default] │ detail\n[a@default] ╵\n"
 	if got := out.String(); got != want {
@@ -168,19 +167,19 @@ func TestBoxStaysWhole(t *testing.T) {
 // output as it is, in CI too: no prefix, no group, no warning dropped.
 func TestDropInUnchangedInCI(t *testing.T) {
 	var out, errOut bytes.Buffer
-	c := newConsole(&out, &errOut, false, true)
-	c.stillEvery = 0
+	c := New(&out, &errOut, false, true)
+	c.StillEvery = 0
 	ur := ciUnit("a", "GITHUB_ACTIONS=true")
 	for _, step := range []string{report.StepInit, report.StepPlan} {
-		sw := c.stepWriter(ur, step)
-		fmt.Fprint(sw.stderr(), cliConfigWarning)
+		sw := c.Step(ur, step)
+		fmt.Fprint(sw.Stderr(), testenv.CLIConfigWarning)
 		fmt.Fprintln(sw, step+" output")
 		sw.Close()
 	}
 	if got := out.String(); got != "init output\nplan output\n" {
 		t.Errorf("stdout %q", got)
 	}
-	if got := errOut.String(); got != cliConfigWarning+cliConfigWarning {
+	if got := errOut.String(); got != testenv.CLIConfigWarning+testenv.CLIConfigWarning {
 		t.Errorf("stderr %q", got)
 	}
 }
@@ -191,8 +190,8 @@ func TestStreamedSecretsMasked(t *testing.T) {
 	var out bytes.Buffer
 	c := testConsole(&out, false, false)
 	ur := ciUnit("a", "GITHUB_ACTIONS=true")
-	ur.masker = newMasker("hunter2", "-----BEGIN KEY-----\nc2VjcmV0LWxpbmU=\n-----END KEY-----")
-	sw := c.stepWriter(ur, report.StepPlan)
+	ur.Masker = NewMasker("hunter2", "-----BEGIN KEY-----\nc2VjcmV0LWxpbmU=\n-----END KEY-----")
+	sw := c.Step(ur, report.StepPlan)
 	fmt.Fprintln(sw, "token hunter2")
 	fmt.Fprintln(sw, "  c2VjcmV0LWxpbmU=")
 	sw.Close()
@@ -208,18 +207,18 @@ func TestPlanLinesWaitForItsSecrets(t *testing.T) {
 	var out bytes.Buffer
 	c := testConsole(&out, false, false)
 	ur := ciUnit("a", "GITHUB_ACTIONS=true")
-	plan := c.stepWriter(ur, report.StepPlan)
+	plan := c.Step(ur, report.StepPlan)
 	fmt.Fprintln(plan, `  ~ input = "old-secret" -> "new"`)
 	if got := out.String(); got != "" {
 		t.Fatalf("a plan line was printed before the plan ended: %q", got)
 	}
-	ur.masker.Add("old-secret")
+	ur.Masker.Add("old-secret")
 	plan.Close()
 	if got, want := out.String(), "::group::a@default plan\n[a@default]   ~ input = \"***\" -> \"new\"\n::endgroup::\n"; got != want {
 		t.Errorf("plan block:\n got %q\nwant %q", got, want)
 	}
 	out.Reset()
-	apply := c.stepWriter(ur, report.StepApply)
+	apply := c.Step(ur, report.StepApply)
 	fmt.Fprintln(apply, "applying old-secret")
 	if got, want := out.String(), "::group::a@default apply\n[a@default] applying ***\n"; got != want {
 		t.Errorf("apply streams:\n got %q\nwant %q", got, want)
@@ -232,13 +231,13 @@ func TestPlanLinesWaitForItsSecrets(t *testing.T) {
 func TestStatusLineShowsStepAndElapsed(t *testing.T) {
 	var out bytes.Buffer
 	now := time.Unix(1000, 0)
-	c := newConsole(&out, nil, true, false)
-	c.now = func() time.Time { return now }
-	sw := c.stepWriter(ciUnit("app"), report.StepApply)
-	sw2 := c.stepWriter(ciUnit("db"), report.StepInit)
+	c := New(&out, nil, true, false)
+	c.Now = func() time.Time { return now }
+	sw := c.Step(ciUnit("app"), report.StepApply)
+	sw2 := c.Step(ciUnit("db"), report.StepInit)
 	now = now.Add(65 * time.Second)
 	out.Reset()
-	c.note("a note")
+	c.Note("a note")
 	got := out.String()
 	for _, want := range []string{"a note\n", "  … app@default: apply (1m5s)\n", "  … db@default: init (1m5s)\n"} {
 		if !strings.Contains(got, want) {
@@ -257,7 +256,7 @@ func TestAnnotations(t *testing.T) {
 		rep    report.UnitReport
 		want   string
 	}{
-		{"positioned errors, each once, the warning left out", cliConfigWarning + `
+		{"positioned errors, each once, the warning left out", testenv.CLIConfigWarning + `
 Error: Unsupported argument
 
   on main.tf line 3, in resource "terraform_data" "x":
@@ -285,13 +284,13 @@ Error: Missing required argument
 			c := testConsole(&out, false, false)
 			ur := ciUnit("net", "GITHUB_ACTIONS=true")
 			if tc.output != "" {
-				sw := c.stepWriter(ur, report.StepPlan)
-				fmt.Fprint(sw.stderr(), tc.output)
+				sw := c.Step(ur, report.StepPlan)
+				fmt.Fprint(sw.Stderr(), tc.output)
 				sw.Close()
 			}
 			out.Reset()
 			rep := tc.rep
-			c.annotate(ur, &rep, "/repo", "")
+			c.Annotate(ur, &rep, "/repo", "")
 			if got := out.String(); got != tc.want {
 				t.Errorf("got\n%q\nwant\n%q", got, tc.want)
 			}
