@@ -11,6 +11,7 @@ import (
 	"time"
 
 	cmdpolicy "github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/job"
 
 	"github.com/sourcegraph/conc/pool"
 
@@ -395,7 +396,7 @@ func (j *Job) runnerOptions(p *stacks.Project, o SliceOptions, sl *jobSlice, rec
 	// the apply that compares what it plans with it.
 	pr := ""
 	if m.PR != 0 {
-		pr = runner.PullRequestName(m.PR, o.Environ)
+		pr = job.PullRequestName(m.PR, o.Environ)
 	}
 	return runner.Options{
 		Command: m.Command, Parallelism: m.Options.Parallelism, EngineArgs: ea,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
@@ -39,7 +40,7 @@ func producersOf(p *stacks.Project, members []member) []*stacks.Unit {
 // isProducer reports whether a unit's outputs feed a unit of the run
 // (readers, which may never join, aside: see linkReaders).
 func (r *runState) isProducer(ur *unitRun) bool {
-	for _, c := range r.p.Consumers(ur.u) {
+	for _, c := range r.p.Consumers(ur.Spec) {
 		if cu := r.byUnit[c]; cu != nil && !cu.role.outside() && cu.role != RoleReader {
 			return true
 		}
@@ -116,13 +117,13 @@ func readersOf(p *stacks.Project, run *stacks.Run, opt Options, members []member
 // unit of the run (then this unit's outputs are read even when it does not
 // change: that other unit may pull the reader in).
 func (r *runState) linkReaders(ur *unitRun) {
-	for _, c := range r.p.Consumers(ur.u) {
+	for _, c := range r.p.Consumers(ur.Spec) {
 		cu := r.byUnit[c]
 		if cu == nil || cu.role != RoleReader {
 			continue
 		}
 		for _, in := range r.p.Inputs(c) {
-			if in.Producer == ur.u {
+			if in.Producer == ur.Spec {
 				if ur.readers == nil {
 					ur.readers = map[string]bool{}
 				}
@@ -138,7 +139,7 @@ func (r *runState) linkReaders(ur *unitRun) {
 // once its job ends: for its consumers in the run always; for readers only
 // when they may need them: it applied a change they read (or one whose
 // outputs are not known), or a reader of it reads another unit of the run.
-func (ur *unit) readsFor(applied bool, res *stepsResult) bool {
+func (ur *unit) readsFor(applied bool, res *job.Result) bool {
 	if ur.producer {
 		return true
 	}
@@ -151,9 +152,9 @@ func (ur *unit) readsFor(applied bool, res *stepsResult) bool {
 	if !applied {
 		return false
 	}
-	known, changed := res.outputsKnown, res.changedOutputs
-	if !res.outputsKnown && res.changedOutputs == nil {
-		known, changed = ur.outputsKnown, ur.changedOutputs
+	known, changed := res.OutputsKnown, res.ChangedOutputs
+	if !res.OutputsKnown && res.ChangedOutputs == nil {
+		known, changed = ur.OutputsKnown, ur.ChangedOutputs
 	}
 	if !known {
 		return true
@@ -188,15 +189,15 @@ func (r *runState) pullReader(ctx context.Context, w work, ur *unitRun) bool {
 		}
 		return append(list, source{prod, []string{from}})
 	}
-	for _, in := range r.p.Inputs(ur.u) {
+	for _, in := range r.p.Inputs(ur.Spec) {
 		prod := r.byUnit[in.Producer]
 		if prod == nil || prod.hidden() || prod.role == RoleGate || prod.role == RoleProducer || prod.status != report.StatusApplied {
 			continue
 		}
 		switch {
-		case !prod.outputsKnown:
+		case !prod.OutputsKnown:
 			unknown = add(unknown, prod, in.From)
-		case slices.Contains(prod.changedOutputs, in.Output):
+		case slices.Contains(prod.ChangedOutputs, in.Output):
 			pulled = add(pulled, prod, in.From)
 		}
 	}
@@ -211,11 +212,11 @@ func (r *runState) pullReader(ctx context.Context, w work, ur *unitRun) bool {
 	}
 	parts := make([]string, len(pulled))
 	for i, s := range pulled {
-		parts[i] = fmt.Sprintf("%s (%s)", s.prod.u.Name(), strings.Join(s.reads, ", "))
+		parts[i] = fmt.Sprintf("%s (%s)", s.prod.Spec.Name(), strings.Join(s.reads, ", "))
 	}
 	ur.pulled = true
 	ur.why = "reads: " + strings.Join(parts, ", ")
-	r.con.Note(fmt.Sprintf("[%s] joins the run: it %s, changed by its apply", ur.u.Name(), strings.Replace(ur.why, "reads: ", "reads ", 1)))
+	r.con.Note(fmt.Sprintf("[%s] joins the run: it %s, changed by its apply", ur.Spec.Name(), strings.Replace(ur.why, "reads: ", "reads ", 1)))
 	r.readLazyProducers(ctx, w, ur)
 	return true
 }
@@ -225,7 +226,7 @@ func (r *runState) pullReader(ctx context.Context, w work, ur *unitRun) bool {
 // newRunState), readers that stayed out of it, and units settled by an
 // earlier CI job whose outputs only readers read.
 func (r *runState) readLazyProducers(ctx context.Context, w work, ur *unitRun) {
-	for _, in := range r.p.Inputs(ur.u) {
+	for _, in := range r.p.Inputs(ur.Spec) {
 		switch prod := r.byUnit[in.Producer]; {
 		case prod == nil:
 		case prod.lazy:
@@ -243,19 +244,18 @@ func (r *runState) readLazyProducers(ctx context.Context, w work, ur *unitRun) {
 // its gates and whose outputs were not read: only readers read them, and
 // only once one may need them.
 func (ur *unitRun) unreadSettled() bool {
-	return ur.role == RoleSettled && ur.opened && ur.produced == nil && ur.engine != nil
+	return ur.role == RoleSettled && ur.opened && ur.produced == nil && ur.Engine != nil
 }
 
 // readSettled reads the outputs of a unit an earlier CI job settled, as
 // they stand, for the units of this job that consume them; false when
 // they cannot be read.
 func (r *runState) readSettled(ctx context.Context, ur *unitRun) bool {
-	j := &job{r: r, ur: ur.unit}
-	j.readOutputs(ctx)
-	if j.res.producedErr != nil {
+	res := r.jobs.ReadOutputs(ctx, ur.Unit)
+	if res.ProducedErr != nil {
 		return false
 	}
-	ur.produced = j.res.produced
+	ur.produced = res.Produced
 	return true
 }
 
@@ -263,32 +263,16 @@ func (r *runState) readSettled(ctx context.Context, ur *unitRun) bool {
 // digest it would plan with now, its inputs as its producers left them.
 func (r *runState) appliedAsNow(ur *unitRun) bool {
 	vals, missing := r.inputValues(ur)
-	if missing != "" || ur.engine == nil {
+	if missing != "" || ur.Engine == nil {
 		return false
 	}
-	ur.inputVals = vals
-	j := &job{r: r, ur: ur.unit}
-	if _, err := j.prepareInputs(); err != nil {
+	ur.InputVals = vals
+	digest, err := r.jobs.Digest(ur.Unit)
+	if err != nil {
 		return false
 	}
-	us, err := r.sd.ReadUnit(ur.u)
-	return err == nil && us.Apply != nil && us.Apply.Result == report.StatusApplied && us.Apply.Digest == j.res.digest
-}
-
-// readOutputs reads a producer's outputs (output -json, as a step of the
-// producer) once, after its last apply in the run or as it stands.
-func (j *job) readOutputs(ctx context.Context) {
-	j.res.produced, _, j.res.producedErr = j.engineOutputs(ctx, j.ur.initArgs)
-}
-
-// jsonString is a JSON value as text: a string's content, anything else as
-// written.
-func jsonString(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return string(raw)
+	us, err := r.sd.ReadUnit(ur.Spec)
+	return err == nil && us.Apply != nil && us.Apply.Result == report.StatusApplied && us.Apply.Digest == digest
 }
 
 // inputValues are a consumer's input values, as JSON for the var file, or
@@ -310,7 +294,7 @@ type unsetInput struct {
 // someInputValues are the values a consumer's producers have, and the
 // inputs they have none for, in variable order.
 func (r *runState) someInputValues(ur *unitRun) (map[string]json.RawMessage, []unsetInput) {
-	ins := r.p.Inputs(ur.u)
+	ins := r.p.Inputs(ur.Spec)
 	if len(ins) == 0 {
 		return nil, nil
 	}
@@ -323,7 +307,7 @@ func (r *runState) someInputValues(ur *unitRun) (map[string]json.RawMessage, []u
 			po := prod.planned[in.Output]
 			vals[in.Var] = po.Value
 			if in.Sensitive || po.Sensitive {
-				ur.masker.Add(jsonString(po.Value))
+				ur.Masker.Add(job.JSONString(po.Value))
 			}
 			continue
 		}
@@ -339,7 +323,7 @@ func (r *runState) someInputValues(ur *unitRun) (map[string]json.RawMessage, []u
 		}
 		vals[in.Var] = out.Value
 		if in.Sensitive {
-			ur.masker.Add(jsonString(out.Value))
+			ur.Masker.Add(job.JSONString(out.Value))
 		}
 	}
 	return vals, missing
@@ -349,7 +333,7 @@ func (r *runState) someInputValues(ur *unitRun) (map[string]json.RawMessage, []u
 // masked.
 func (r *runState) inputReports(ur *unitRun) map[string]report.InputReport {
 	out := map[string]report.InputReport{}
-	for _, in := range r.p.Inputs(ur.u) {
+	for _, in := range r.p.Inputs(ur.Spec) {
 		rep := report.InputReport{From: in.From}
 		if prod := r.byUnit[in.Producer]; prod != nil && ur.plannedAgainst(prod) {
 			if po := prod.planned[in.Output]; in.Sensitive || po.Sensitive {
@@ -381,13 +365,11 @@ func (r *runState) inputReports(ur *unitRun) map[string]report.InputReport {
 // it stands (before anything runs).
 func (r *runState) readExternalProducer(ctx context.Context, ur *unitRun) {
 	ur.phase, ur.status = phaseDone, report.StatusBlocked
-	if ur.engine == nil {
+	if ur.Engine == nil {
 		return
 	}
-	j := &job{r: r, ur: ur.unit}
-	j.readOutputs(ctx)
-	if j.res.producedErr == nil {
-		ur.produced = j.res.produced
+	if res := r.jobs.ReadOutputs(ctx, ur.Unit); res.ProducedErr == nil {
+		ur.produced = res.Produced
 		ur.opened = true
 	}
 }
@@ -502,11 +484,10 @@ func formatDuration(d time.Duration) string {
 // from the producers' current state.
 func (r *runState) readProducersNow(ctx context.Context) {
 	for _, ur := range r.units {
-		if !ur.role.outside() && ur.engine != nil && r.isProducer(ur) {
-			j := &job{r: r, ur: ur.unit}
-			j.readOutputs(ctx)
-			ur.produced = j.res.produced
-			ur.steps = append(ur.steps, j.res.steps...)
+		if !ur.role.outside() && ur.Engine != nil && r.isProducer(ur) {
+			res := r.jobs.ReadOutputs(ctx, ur.Unit)
+			ur.produced = res.Produced
+			ur.steps = append(ur.steps, res.Steps...)
 		}
 	}
 	for _, ur := range r.units {
@@ -515,7 +496,7 @@ func (r *runState) readProducersNow(ctx context.Context) {
 			if missing != "" {
 				ur.preBlocked = missing
 			}
-			ur.inputVals = vals
+			ur.InputVals = vals
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -16,8 +17,8 @@ func EngineChoice(p *stacks.Project, u *stacks.Unit, environ []string) (stacks.E
 	if err != nil || !strings.Contains(c.Version, "$") {
 		return c, err
 	}
-	lookup := variableLookup(u, nil, environ, nil)
-	if c.Version, err = substituteFor(c.Version, "the engine version", u, lookup); err != nil {
+	lookup := job.VariableLookup(u, nil, environ, nil)
+	if c.Version, err = job.SubstituteFor(c.Version, "the engine version", u, lookup); err != nil {
 		return c, fmt.Errorf("%s: %w", u.Name(), err)
 	}
 	return c, nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -158,7 +159,7 @@ func (o Options) WithDefaults() Options {
 		o.Environ = os.Environ()
 	}
 	if o.PullRequest == "" {
-		o.PullRequest = pullRequestOf(o.Environ)
+		o.PullRequest = job.PullRequestOf(o.Environ)
 	}
 	if o.Parallelism < 1 {
 		o.Parallelism = DefaultParallelism

@@ -11,8 +11,8 @@ import (
 
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/engines"
-	"github.com/strata-iac/strata/internal/diagnostics"
 	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -112,27 +112,23 @@ func passthroughInUnit(ctx context.Context, p *stacks.Project, u *stacks.Unit, c
 	}
 	ur := r.units[0]
 	if ur.unsupported {
-		return nil, fmt.Errorf("%s: engine %s is not supported", u.Name(), ur.choice.Name)
+		return nil, fmt.Errorf("%s: engine %s is not supported", u.Name(), ur.Choice.Name)
 	}
-	j := &job{r: r, ur: ur.unit}
-	if initsFirst[command] && !j.init(ctx, false, false, InitArgs{}, nil) {
+	if err := r.jobs.Prepare(ctx, ur.Unit, initsFirst[command]); err != nil {
 		// strata's output inits a unit that needs it, as its other
 		// commands do; terraform's output then prints as it would.
-		return nil, fmt.Errorf("%s: init: %v", u.Name(), diagnostics.FirstLine(errorText(j.res.err)))
+		return nil, err
 	}
-	if !j.workspace(ctx, false) {
-		return nil, fmt.Errorf("%s: selecting workspace %s: %v", u.Name(), u.Workspace, diagnostics.FirstLine(errorText(j.res.err)))
+	c := &passCall{engine: ur.Engine.Path, dir: ur.Dir, done: func() {}}
+	for k, v := range job.TFVarsFromEnv(opt.Environ) {
+		ur.Env["TF_VAR_"+k] = v
 	}
-	c := &passCall{engine: ur.engine.Path, dir: ur.dir, done: func() {}}
-	for k, v := range tfVarsFromEnv(opt.Environ) {
-		ur.env["TF_VAR_"+k] = v
+	for k, v := range job.StackTFVars(u) {
+		ur.Env["TF_VAR_"+k] = v
 	}
-	for k, v := range stackTFVars(u) {
-		ur.env["TF_VAR_"+k] = v
-	}
-	c.env = envList(ur.env)
+	c.env = job.EnvList(ur.Env)
 	if takesVarFile[command] {
-		varFile, remove, err := r.passthroughVarFile(ctx, j)
+		varFile, remove, err := r.passthroughVarFile(ctx, ur)
 		if err != nil {
 			return nil, err
 		}
@@ -171,22 +167,18 @@ var initsFirst = map[string]bool{command.Output: true}
 // value is left out with a warning naming it, and the command runs anyway:
 // console and import read state, and the engine says when it needs the
 // variable after all.
-func (r *runState) passthroughVarFile(ctx context.Context, j *job) (string, func(), error) {
-	for _, ur := range r.units {
-		if ur.role == RoleProducer {
-			r.readExternalProducer(ctx, ur)
+func (r *runState) passthroughVarFile(ctx context.Context, ur *unitRun) (string, func(), error) {
+	for _, p := range r.units {
+		if p.role == RoleProducer {
+			r.readExternalProducer(ctx, p)
 		}
 	}
-	vals, missing := r.someInputValues(r.byUnit[j.ur.u])
+	vals, missing := r.someInputValues(ur)
 	for _, m := range missing {
-		r.con.Note(fmt.Sprintf("warning: input %s of %s is unset: %s", m.input.Var, j.ur.u.Name(), m.why))
+		r.con.Note(fmt.Sprintf("warning: input %s of %s is unset: %s", m.input.Var, ur.Spec.Name(), m.why))
 	}
-	j.ur.inputVals = vals
-	content, err := j.prepareInputs()
-	if err != nil {
-		return "", func() {}, err
-	}
-	return j.writeVarFile(content)
+	ur.InputVals = vals
+	return r.jobs.WriteVarFile(ur.Unit)
 }
 
 // WhySelectedUnit is the why of a unit a command names directly.

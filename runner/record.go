@@ -9,16 +9,16 @@ import (
 )
 
 func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
-	u := ur.u
+	u := ur.Spec
 	rep := &report.UnitReport{
 		Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path,
-		Engine: report.EngineReport{Name: ur.choice.Name, Version: ur.choice.Version},
+		Engine: report.EngineReport{Name: ur.Choice.Name, Version: ur.Choice.Version},
 		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
-		Log: ur.display.Log(), Warnings: ur.warnings,
+		Log: ur.Display.Log(), Warnings: ur.warnings,
 	}
-	if ur.engine != nil {
-		rep.Engine = report.EngineReport{Name: ur.engine.Name, Version: ur.engine.Version.String()}
+	if ur.Engine != nil {
+		rep.Engine = report.EngineReport{Name: ur.Engine.Name, Version: ur.Engine.Version.String()}
 	}
 	if rep.Steps == nil {
 		rep.Steps = []report.StepReport{}
@@ -47,11 +47,11 @@ func (r *runState) report(started time.Time) *report.Report {
 			continue
 		}
 		ureport := r.unitReport(ur)
-		ureport.Order = place[ur.u]
+		ureport.Order = place[ur.Spec]
 		units = append(units, ureport)
 		if ureport.Status == report.StatusFailed && ci == report.GitHub && !r.opt.DropIn {
 			ws, _ := environ.Lookup(r.opt.Environ, "GITHUB_WORKSPACE")
-			r.con.Annotate(ur.display, ureport, r.p.Root, ws)
+			r.con.Annotate(ur.Display, ureport, r.p.Root, ws)
 		}
 	}
 	rep := report.Assemble(r.opt.Command, started, r.opt.Now(), units, r.detailed())

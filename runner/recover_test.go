@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
@@ -59,7 +60,7 @@ func TestStalePlanIsPlannedAgain(t *testing.T) {
 	for name, st := range statuses(res.Report) {
 		want := string(report.StatusApplied)
 		if name == "base@default" {
-			want += " (" + reasonAppliedEarlier + ")"
+			want += " (" + job.ReasonAppliedEarlier + ")"
 		}
 		if st != want && st != string(report.StatusNoChanges) {
 			t.Errorf("%s: %s", name, st)

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/internal/safepath"
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
@@ -148,7 +149,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		opt.Parallelism = p.Config.ParallelRuns.Value
 	}
 	opt = opt.WithDefaults()
-	base, err := processEnvOf(opt.Environ)
+	base, err := job.ProcessEnvOf(opt.Environ)
 	if err != nil {
 		return nil, err
 	}
@@ -183,21 +184,20 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	}
 	r := &runState{
 		p: p, root: root, g: g, opt: opt, policy: policyOf(opt), sd: sd, base: base,
-		tfVars: tfVarsFromEnv(opt.Environ),
-		exec:   newExecutor(opt.KillAfter),
-		con:    console.New(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
+		con: console.New(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
 	}
 	r.con.StillEvery, r.con.Now = opt.StillEvery, opt.Now
+	r.jobs = r.jobRun()
 	sd.Warn = func(msg string) { r.con.Note("warning: " + msg) }
 	if err := r.prepare(ctx, members); err != nil {
 		return nil, err
 	}
 	for _, ur := range r.units {
-		ur.forceApply = force[ur.u]
-		ur.preBlocked = preBlocked[ur.u]
-		ur.warnings = opt.Warnings[ur.u]
+		ur.ForceApply = force[ur.Spec]
+		ur.preBlocked = preBlocked[ur.Spec]
+		ur.warnings = opt.Warnings[ur.Spec]
 		for _, w := range ur.warnings {
-			r.con.Note(fmt.Sprintf("[%s] warning: %s", ur.u.Name(), w))
+			r.con.Note(fmt.Sprintf("[%s] warning: %s", ur.Spec.Name(), w))
 		}
 	}
 	if r.policy.AsItStands || r.destroying() {
@@ -207,6 +207,18 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		r.readProducersNow(ctx)
 	}
 	return r, nil
+}
+
+// jobRun is the run's fixed context for its jobs, from the options.
+func (r *runState) jobRun() *job.Run {
+	o := r.opt
+	return &job.Run{
+		Project: r.p, Policy: r.policy, State: r.sd, Console: r.con,
+		Exec: job.NewExecutor(o.KillAfter), Procs: &job.Procs{}, TFVars: job.TFVarsFromEnv(o.Environ), Destroying: r.destroying(),
+		Command: o.Command, EngineArgs: o.EngineArgs, AutoApprove: o.AutoApprove, RequireReviewedPlan: o.RequireReviewedPlan,
+		ShowSensitive: o.ShowSensitive, PullRequest: o.PullRequest, PlanOut: o.PlanOut, PlanJSON: o.PlanJSON,
+		KillAfter: o.KillAfter, RetryDelay: o.RetryDelay, Environ: o.Environ, Now: o.Now, Applying: o.Applying,
+	}
 }
 
 // useSavedPlan makes `apply FILE` apply FILE as terraform does: no plan,
@@ -231,7 +243,7 @@ func (r *runState) useSavedPlan(file string) error {
 		return &UsageError{fmt.Sprintf("apply %s: %v", file, err)}
 	}
 	ur := own[0]
-	ur.planFile, ur.userPlan = abs, true
+	ur.PlanFile, ur.UserPlan = abs, true
 	ur.phase, ur.status, ur.approved = phasePlanned, report.StatusPlanned, true
 	return nil
 }
@@ -248,13 +260,13 @@ func (r *runState) header() {
 			continue
 		}
 		n++
-		key := strings.Join(ur.u.Stack.Path, "/")
+		key := strings.Join(ur.Spec.Stack.Path, "/")
 		if _, ok := byStack[key]; !ok {
 			order = append(order, key)
 		}
 		byStack[key] = append(byStack[key], ur)
-		if ur.engine != nil {
-			engines[ur.engine.String()] = true
+		if ur.Engine != nil {
+			engines[ur.Engine.String()] = true
 		}
 	}
 	sort.Strings(order)
@@ -263,7 +275,7 @@ func (r *runState) header() {
 	for _, key := range order {
 		fmt.Fprintf(&b, "  %s\n", key)
 		for _, ur := range byStack[key] {
-			fmt.Fprintf(&b, "    %s (%s)\n", ur.u.Name(), ur.why)
+			fmt.Fprintf(&b, "    %s (%s)\n", ur.Spec.Name(), ur.why)
 		}
 	}
 	names := make([]string, 0, len(engines))
@@ -287,7 +299,7 @@ func (r *runState) mayApply() bool {
 		return false
 	}
 	for _, ur := range r.units {
-		if ur.autoApply && !ur.role.outside() {
+		if ur.AutoApply && !ur.role.outside() {
 			return true
 		}
 	}
@@ -343,7 +355,7 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	reported := map[string]bool{}
 	for i, ru := range members {
 		c := choices[i]
-		ur := &unitRun{unit: &unit{u: ru.Unit, choice: c, changedOutputs: ru.changedOutputs, outputsKnown: ru.outputsKnown},
+		ur := &unitRun{unit: &unit{Unit: &job.Unit{Spec: ru.Unit, Choice: c, ChangedOutputs: ru.changedOutputs, OutputsKnown: ru.outputsKnown}},
 			why: ru.Why, status: ru.status, rootCause: ru.rootCause, role: ru.role, lazy: ru.lazy}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
@@ -359,7 +371,7 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 			}
 			continue
 		}
-		ur.engine = resolved[i]
+		ur.Engine = resolved[i]
 		if ur.role.outside() {
 			continue
 		}
@@ -367,7 +379,7 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 		// (a CI job's dirs come from the bucket).
 		dir, err := r.root.Join(ru.Dir)
 		if err == nil {
-			err = engines.CheckRequiredVersion(dir, ur.engine)
+			err = engines.CheckRequiredVersion(dir, ur.Engine)
 		}
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", ru.Name(), err))
@@ -394,7 +406,7 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 func (r *runState) link() {
 	r.byUnit = make(map[*stacks.Unit]*unitRun, len(r.units))
 	for _, ur := range r.units {
-		r.byUnit[ur.u] = ur
+		r.byUnit[ur.Spec] = ur
 	}
 	for _, ur := range r.units {
 		ur.producer = takesInputs(r.opt) && r.isProducer(ur)
@@ -405,24 +417,24 @@ func (r *runState) link() {
 		// the two units and no rule orders their stacks (the graph leaves
 		// out a plan_after edge another path implies).
 		ruled := map[*unitRun]bool{}
-		for _, ei := range r.g.In(ur.u) {
+		for _, ei := range r.g.In(ur.Spec) {
 			if e := r.g.Edges[ei]; e.Kind == stacks.PlanEdge && e.Why != "inputs" {
 				ruled[r.byUnit[e.From]] = true
 			}
 		}
-		for _, ei := range r.g.In(ur.u) {
+		for _, ei := range r.g.In(ur.Spec) {
 			e := r.g.Edges[ei]
 			pred := r.byUnit[e.From]
 			plan := e.Kind == stacks.PlanEdge
 			if plan {
 				ur.planPreds = append(ur.planPreds, pred)
-				ur.planAfter = append(ur.planAfter, pred.u)
+				ur.PlanAfter = append(ur.PlanAfter, pred.Spec)
 			} else {
 				ur.applyPreds = append(ur.applyPreds, pred)
 			}
 			pred.succs = append(pred.succs, ur)
 			data := plan && e.Why == "inputs" && !ruled[pred] && !r.destroying() &&
-				!ur.u.Stack.WaitsToPlanFor(pred.u.Stack) && !requires(ur.u.Stack, pred.u.Stack)
+				!ur.Spec.Stack.WaitsToPlanFor(pred.Spec.Stack) && !requires(ur.Spec.Stack, pred.Spec.Stack)
 			pred.out = append(pred.out, gateEdge{to: ur, plan: plan, data: data})
 		}
 	}
@@ -470,48 +482,48 @@ func terraformOnPath(ctx context.Context, in *engines.Installer) (*engines.Engin
 // the provider plugin cache ("" for none). Every path made from the unit's
 // names is checked to stay where it belongs.
 func (r *runState) setup(ur *unitRun, pluginCache string) error {
-	u := ur.u
+	u := ur.Spec
 	dir, err := r.root.Join(u.Dir)
 	if err != nil {
 		return fmt.Errorf("%s: %w", u.Name(), err)
 	}
-	ur.dir = dir
-	if ur.dataDir, ur.ownDataDir, err = dataDir(r.p.Root, u); err != nil {
+	ur.Dir = dir
+	if ur.DataDir, ur.OwnDataDir, err = job.DataDirOf(r.p.Root, u); err != nil {
 		return err
 	}
 
-	if ur.planFile, err = r.sd.PlanFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared); err != nil {
+	if ur.PlanFile, err = r.sd.PlanFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared); err != nil {
 		return err
 	}
-	if ur.varFile, err = r.sd.VarFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared); err != nil {
+	if ur.VarFile, err = r.sd.VarFile(u.Dir, u.Workspace, u.Stack.Name, u.Shared); err != nil {
 		return err
 	}
-	if ur.tmpDir, err = r.sd.TmpDir(u.Dir, u.Workspace, u.Stack.Name, u.Shared); err != nil {
+	if ur.TmpDir, err = r.sd.TmpDir(u.Dir, u.Workspace, u.Stack.Name, u.Shared); err != nil {
 		return err
 	}
-	ur.autoApply = u.Stack.AutoApply || u.WhenModified.Autoapply
+	ur.AutoApply = u.Stack.AutoApply || u.WhenModified.Autoapply
 	var secrets []string
 	for _, v := range u.Stack.Variables {
 		if v.Sensitive {
 			secrets = append(secrets, v.Value)
 		}
 	}
-	ur.masker = console.NewMasker(secrets...)
-	ur.display = &console.Unit{Name: u.Name(), Masker: ur.masker}
-	if ur.engine == nil {
+	ur.Masker = console.NewMasker(secrets...)
+	ur.Display = &console.Unit{Name: u.Name(), Masker: ur.Masker}
+	if ur.Engine == nil {
 		return nil
 	}
-	in := unitEnvInput{
-		Base: r.base, Unit: u, Root: r.p.Root, Engine: ur.engine.Name, Version: ur.engine.Version.String(),
-		EnginePath: ur.engine.Path, PlanFile: ur.planFile, TmpDir: ur.tmpDir,
+	in := job.UnitEnvInput{
+		Base: r.base, Unit: u, Root: r.p.Root, Engine: ur.Engine.Name, Version: ur.Engine.Version.String(),
+		EnginePath: ur.Engine.Path, PlanFile: ur.PlanFile, TmpDir: ur.TmpDir,
 	}
-	if ur.ownDataDir {
-		in.DataDir = ur.dataDir
+	if ur.OwnDataDir {
+		in.DataDir = ur.DataDir
 	}
 	in.PluginCache = pluginCache
-	ur.env = unitEnv(in)
+	ur.Env = job.UnitEnv(in)
 	// The unit's environment is the run's plus its stack's variables.
-	ur.display.Service = report.ServiceOf(func(k string) string { return ur.env[k] })
+	ur.Display.Service = report.ServiceOf(func(k string) string { return ur.Env[k] })
 	return nil
 }
 
@@ -544,5 +556,5 @@ func (r *runState) computePriorities() {
 			}
 		}
 	}
-	sort.SliceStable(r.units, func(i, j int) bool { return r.units[i].u.ID() < r.units[j].u.ID() })
+	sort.SliceStable(r.units, func(i, j int) bool { return r.units[i].Spec.ID() < r.units[j].Spec.ID() })
 }

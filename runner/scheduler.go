@@ -3,7 +3,6 @@ package runner
 import (
 	"container/heap"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/console"
-	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/safepath"
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
@@ -75,7 +74,7 @@ type unitRun struct {
 	// against are the producers whose plans this unit planned against,
 	// before they were applied; unknown says which values a producer's
 	// plan left unknown, for the reason should the unit stay blocked.
-	planned map[string]plannedOutput
+	planned map[string]job.PlannedOutput
 	against []*unitRun
 	unknown []string
 }
@@ -84,44 +83,16 @@ type unitRun struct {
 // listing, report or exit code.
 func (ur *unitRun) hidden() bool { return ur.role == RoleReader && !ur.pulled }
 
-// unit is what a unit's jobs work with: its paths, environment, engine and
-// what its steps learn along the way. The coordinator fills it before the
-// unit's first job and hands it to one job at a time.
+// unit is a unit of the run as the coordinator sees it: what its jobs
+// work with (job.Unit), and what only the coordinator reads.
 type unit struct {
-	u      *stacks.Unit
-	choice stacks.EngineChoice
-	engine *engines.Engine
-
-	dir, dataDir, planFile, varFile, tmpDir string
-	ownDataDir                              bool
-	env                                     map[string]string
-	masker                                  *console.Masker
-	// display is what the console knows of the unit.
-	display    *console.Unit
-	autoApply  bool
-	forceApply bool // a stale prerequisite: applied even without changes
-	userPlan   bool // planFile is the user's (apply FILE): never removed
-	// planAfter are the units this one plans after: a saved plan made
-	// before one of them was applied is not reused.
-	planAfter []*stacks.Unit
-	producer  bool // its outputs feed a unit of the run
+	*job.Unit
+	producer bool // its outputs feed a unit of the run
 	// readers are the outputs of this unit readers read; readerNeedsAll
 	// says one of them reads another unit of the run too (linkReaders).
 	readers        map[string]bool
 	readerNeedsAll bool
-	// changedOutputs are the outputs its plan changes, when outputsKnown;
-	// set by the coordinator when the plan ends, read by its apply job.
-	changedOutputs []string
-	outputsKnown   bool
-
-	inputVals map[string]json.RawMessage // input values, set before its plan
-	inited    bool                       // init ran or was found current in this command
-	initArgs  InitArgs                   // the init arguments of the unit's init step
-	warnings  []string                   // Options.Warnings of the unit
-	// reviewed is the saved plan a review saw, as the unit's plan job in
-	// apply found it (takeReviewed): its apply job compares a plan made
-	// again with it.
-	reviewed *runstate.PlanRecord
+	warnings       []string // Options.Warnings of the unit
 }
 
 // reasonKilled is the reason of a unit whose step was killed by a second
@@ -154,8 +125,6 @@ type runState struct {
 	policy *command.Policy // what the command means, looked up once
 	sd     *runstate.StateDir
 	base   map[string]string
-	tfVars map[string]string
-	exec   *executor
 	con    *console.Console
 
 	units  []*unitRun
@@ -168,26 +137,14 @@ type runState struct {
 	stopping   bool // fail-fast or interrupt: start nothing new
 	killed     bool
 
-	procs procGroups // run steps' process groups, shared with the jobs
-
-	checkout checkout // the commit units record as deployed
+	// jobs is the run's fixed context its jobs read (job.Run).
+	jobs *job.Run
 }
-
-type jobKind int
-
-const (
-	jobPlan jobKind = iota
-	jobApply
-	// jobPlanApply plans and applies in one engine call (apply without a
-	// plan file) where nobody reviews the plan and nothing needs its file;
-	// the job falls back to a plain plan when it finds otherwise.
-	jobPlanApply
-)
 
 type jobResult struct {
 	ur   *unitRun
-	kind jobKind
-	res  stepsResult
+	kind job.Kind
+	res  job.Result
 }
 
 // schedule runs the units over the graph: a unit's plan starts the moment
@@ -223,7 +180,7 @@ func (r *runState) schedule(ctx context.Context, w work) {
 		select {
 		case jr := <-s.results:
 			s.inflight--
-			s.busyDir[jr.ur.u.Dir] = false
+			s.busyDir[jr.ur.Spec.Dir] = false
 			r.complete(ctx, jr)
 		case <-killed:
 			r.killNow()
@@ -252,7 +209,7 @@ func (r *runState) settleBeforeStart(ctx context.Context, w work) {
 		case ur.preBlocked != "":
 			r.finish(ur, report.StatusBlocked, ur.preBlocked)
 		case ur.unsupported:
-			r.finish(ur, report.StatusFailed, fmt.Sprintf("engine %s is not supported", ur.choice.Name))
+			r.finish(ur, report.StatusFailed, fmt.Sprintf("engine %s is not supported", ur.Choice.Name))
 			r.skipDependents(ur, ur)
 		}
 	}
@@ -286,7 +243,7 @@ func (r *runState) countGates() {
 // killed, and their units cancelled.
 func (r *runState) killNow() {
 	r.killed = true
-	r.killSteps()
+	r.jobs.Procs.Kill()
 	for _, ur := range r.units {
 		if ur.phase == phasePlanning || ur.phase == phaseApplying {
 			r.finish(ur, report.StatusCancelled, reasonKilled)
@@ -318,7 +275,7 @@ func (s *dispatch) startReady(ctx context.Context) {
 		if !ok {
 			continue
 		}
-		if s.busyDir[ur.u.Dir] || (ur.hidden() && r.lazyBusy(ur, s.busyDir)) {
+		if s.busyDir[ur.Spec.Dir] || (ur.hidden() && r.lazyBusy(ur, s.busyDir)) {
 			// Units sharing a dir never run steps at once.
 			aside = append(aside, ur)
 			continue
@@ -341,18 +298,18 @@ func (s *dispatch) startReady(ctx context.Context) {
 
 // jobFor is the job a ready unit runs, with its input values; false when
 // an input has no value, and the unit is blocked.
-func (r *runState) jobFor(ur *unitRun, kind jobKind) (readyJob, bool) {
+func (r *runState) jobFor(ur *unitRun, kind job.Kind) (readyJob, bool) {
 	j := readyJob{ur, kind}
-	if kind == jobPlan && r.oneCallApply(ur) {
-		j.kind = jobPlanApply
+	if kind == job.Plan && r.oneCallApply(ur) {
+		j.kind = job.PlanApply
 	}
-	if j.kind != jobApply && !r.policy.AsItStands && takesInputs(r.opt) {
+	if j.kind != job.Apply && !r.policy.AsItStands && takesInputs(r.opt) {
 		vals, missing := r.inputValues(j.ur)
 		if missing != "" {
 			r.finish(j.ur, report.StatusBlocked, missing)
 			return j, false
 		}
-		j.ur.inputVals = vals
+		j.ur.InputVals = vals
 	}
 	return j, true
 }
@@ -360,17 +317,17 @@ func (r *runState) jobFor(ur *unitRun, kind jobKind) (readyJob, bool) {
 // start runs a job on the pool; a panicking job fails its unit with the
 // stack trace.
 func (s *dispatch) start(ctx context.Context, j readyJob) {
-	s.busyDir[j.ur.u.Dir] = true
+	s.busyDir[j.ur.Spec.Dir] = true
 	s.inflight++
-	if j.kind == jobApply {
+	if j.kind == job.Apply {
 		j.ur.phase = phaseApplying
 	} else {
 		j.ur.phase = phasePlanning
 	}
 	s.workers.Go(func() {
-		var res stepsResult
+		var res job.Result
 		if rec := panics.Try(func() { res = s.w.job(ctx, j.ur.unit, j.kind) }); rec != nil {
-			res = stepsResult{err: fmt.Errorf("internal error: %v\n%s", rec.Value, rec.Stack), failedStep: "internal"}
+			res = job.Result{Err: fmt.Errorf("internal error: %v\n%s", rec.Value, rec.Stack), FailedStep: "internal"}
 		}
 		s.results <- jobResult{ur: j.ur, kind: j.kind, res: res}
 	})
@@ -381,13 +338,13 @@ func (s *dispatch) start(ctx context.Context, j readyJob) {
 // gate's unit or a producer), before anything starts. The coordinator
 // alone decides what runs when; tests give it jobs that run no engine.
 type work struct {
-	job     func(ctx context.Context, u *unit, kind jobKind) stepsResult
+	job     func(ctx context.Context, u *unit, kind job.Kind) job.Result
 	outside func(ctx context.Context, ur *unitRun)
 }
 
 // engineWork is the work of a real run: engine steps.
 func (r *runState) engineWork() work {
-	return work{job: r.runJob, outside: func(ctx context.Context, ur *unitRun) {
+	return work{job: func(ctx context.Context, ur *unit, kind job.Kind) job.Result { return r.jobs.Do(ctx, ur.Unit, kind, ur.readsFor) }, outside: func(ctx context.Context, ur *unitRun) {
 		switch ur.role {
 		case RoleProducer:
 			r.readExternalProducer(ctx, ur)
@@ -401,14 +358,14 @@ func (r *runState) engineWork() work {
 
 type readyJob struct {
 	ur   *unitRun
-	kind jobKind
+	kind job.Kind
 }
 
 // lazyBusy reports whether a producer a reader would have read first
 // lives in a dir where a job runs.
 func (r *runState) lazyBusy(ur *unitRun, busyDir map[string]bool) bool {
-	for _, in := range r.p.Inputs(ur.u) {
-		if prod := r.byUnit[in.Producer]; prod != nil && (prod.lazy || prod.hidden() || prod.unreadSettled()) && busyDir[prod.u.Dir] {
+	for _, in := range r.p.Inputs(ur.Spec) {
+		if prod := r.byUnit[in.Producer]; prod != nil && (prod.lazy || prod.hidden() || prod.unreadSettled()) && busyDir[prod.Spec.Dir] {
 			return true
 		}
 	}
@@ -422,17 +379,17 @@ func (r *runState) lazyBusy(ur *unitRun, busyDir map[string]bool) bool {
 func (r *runState) oneCallApply(ur *unitRun) bool {
 	// --require-reviewed-plan looks at a plan before it is applied.
 	return r.policy.OneCallApply && (r.opt.AutoApprove || r.approveAll) && ur.applyWaits == 0 && !r.opt.RequireReviewedPlan &&
-		r.opt.PlanJSON == "" && r.opt.PlanOut == "" && r.opt.ApplyFile == "" && !ur.userPlan &&
-		engineStepsOnly(r.workflowSteps(ur.unit, report.StepPlan), report.StepPlan) && engineStepsOnly(r.workflowSteps(ur.unit, report.StepApply), report.StepApply)
+		r.opt.PlanJSON == "" && r.opt.PlanOut == "" && r.opt.ApplyFile == "" && !ur.UserPlan &&
+		job.EngineStepsOnly(r.p.StepsFor(ur.Spec, report.StepPlan), report.StepPlan) && job.EngineStepsOnly(r.p.StepsFor(ur.Spec, report.StepApply), report.StepApply)
 }
 
 // readyKind says which job of a unit can start now, if any.
-func (r *runState) readyKind(ur *unitRun) (jobKind, bool) {
+func (r *runState) readyKind(ur *unitRun) (job.Kind, bool) {
 	switch ur.phase {
 	case phaseWaitPlan:
-		return jobPlan, r.planGateOpen(ur)
+		return job.Plan, r.planGateOpen(ur)
 	case phasePlanned:
-		return jobApply, ur.approved && ur.planWaits == 0 && ur.applyWaits == 0
+		return job.Apply, ur.approved && ur.planWaits == 0 && ur.applyWaits == 0
 	}
 	return 0, false
 }
@@ -473,7 +430,7 @@ func (q readyQueue) Less(i, j int) bool {
 	if q[i].priority != q[j].priority {
 		return q[i].priority > q[j].priority
 	}
-	return q[i].u.ID() < q[j].u.ID()
+	return q[i].Spec.ID() < q[j].Spec.ID()
 }
 func (q readyQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
 func (q *readyQueue) Push(x any)   { *q = append(*q, x.(*unitRun)) }
@@ -503,18 +460,18 @@ func gatesOpen(preds []*unitRun) bool {
 // the run state shows it applied at its current digest.
 func (r *runState) openExternal(ctx context.Context, ur *unitRun) {
 	ur.phase, ur.status = phaseDone, report.StatusBlocked
-	if ur.engine == nil {
+	if ur.Engine == nil {
 		return
 	}
-	j := &job{r: r, ur: ur.unit}
-	if _, err := j.prepareInputs(); err != nil {
-		return
-	}
-	us, err := r.sd.ReadUnit(ur.u)
+	digest, err := r.jobs.Digest(ur.Unit)
 	if err != nil {
 		return
 	}
-	if us.Apply != nil && us.Apply.Result == report.StatusApplied && us.Apply.Digest == j.res.digest {
+	us, err := r.sd.ReadUnit(ur.Spec)
+	if err != nil {
+		return
+	}
+	if us.Apply != nil && us.Apply.Result == report.StatusApplied && us.Apply.Digest == digest {
 		ur.opened = true
 	}
 }
@@ -529,7 +486,7 @@ func (r *runState) settle(ctx context.Context, ur *unitRun) {
 	default:
 		return
 	}
-	if ur.producer && ur.engine != nil && !r.destroying() && !r.readSettled(ctx, ur) {
+	if ur.producer && ur.Engine != nil && !r.destroying() && !r.readSettled(ctx, ur) {
 		return
 	}
 	ur.opened = true

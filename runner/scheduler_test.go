@@ -16,6 +16,7 @@ import (
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
@@ -42,20 +43,20 @@ func newFakeJobs() *fakeJobs {
 	return &fakeJobs{runningIn: map[string]int{}, fail: map[string]bool{}, noChanges: map[string]bool{}, opened: map[string]bool{}}
 }
 
-var kindNames = map[jobKind]string{jobPlan: "plan", jobApply: "apply", jobPlanApply: "plan+apply"}
+var kindNames = map[job.Kind]string{job.Plan: "plan", job.Apply: "apply", job.PlanApply: "plan+apply"}
 
 func (f *fakeJobs) work() work {
 	return work{job: f.job, outside: f.outside}
 }
 
-func (f *fakeJobs) job(ctx context.Context, ur *unit, kind jobKind) stepsResult {
-	name := ur.u.Name()
+func (f *fakeJobs) job(ctx context.Context, ur *unit, kind job.Kind) job.Result {
+	name := ur.Spec.Name()
 	f.mu.Lock()
 	f.log = append(f.log, "start "+kindNames[kind]+" "+name)
 	f.running++
 	f.maxRunning = max(f.maxRunning, f.running)
-	f.runningIn[ur.u.Dir]++
-	if f.runningIn[ur.u.Dir] > 1 {
+	f.runningIn[ur.Spec.Dir]++
+	if f.runningIn[ur.Spec.Dir] > 1 {
 		f.sharedOverlap = true
 	}
 	f.mu.Unlock()
@@ -64,27 +65,27 @@ func (f *fakeJobs) job(ctx context.Context, ur *unit, kind jobKind) stepsResult 
 	f.mu.Lock()
 	f.log = append(f.log, "end "+kindNames[kind]+" "+name)
 	f.running--
-	f.runningIn[ur.u.Dir]--
+	f.runningIn[ur.Spec.Dir]--
 	fail, none := f.fail[name], f.noChanges[name]
 	f.mu.Unlock()
 	switch {
 	case fail:
-		return stepsResult{err: errors.New("boom"), failedStep: report.StepPlan}
-	case kind == jobApply:
-		return stepsResult{}
+		return job.Result{Err: errors.New("boom"), FailedStep: report.StepPlan}
+	case kind == job.Apply:
+		return job.Result{}
 	case none:
-		return stepsResult{}
-	case kind == jobPlanApply:
-		return stepsResult{applied: true, hasChanges: true, changes: report.Changes{Add: 1}}
+		return job.Result{}
+	case kind == job.PlanApply:
+		return job.Result{Applied: true, HasChanges: true, Changes: report.Changes{Add: 1}}
 	}
-	return stepsResult{hasChanges: true, changes: report.Changes{Add: 1}}
+	return job.Result{HasChanges: true, Changes: report.Changes{Add: 1}}
 }
 
 func (f *fakeJobs) outside(_ context.Context, ur *unitRun) {
 	ur.phase, ur.status = phaseDone, report.StatusBlocked
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ur.opened = f.opened[ur.u.Name()]
+	ur.opened = f.opened[ur.Spec.Name()]
 }
 
 // index is the position of an entry in the log, -1 when absent.
@@ -151,8 +152,8 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 	}
 	r := &runState{p: p, root: base, g: g, opt: opt, policy: policyOf(opt), sd: sd, con: console.New(io.Discard, nil, false, false)}
 	for _, ru := range members {
-		ur := &unitRun{unit: &unit{u: ru.Unit}, why: ru.Why, status: report.StatusPending, role: ru.role}
-		ur.autoApply = ru.Stack.AutoApply
+		ur := &unitRun{unit: &unit{Unit: &job.Unit{Spec: ru.Unit}}, why: ru.Why, status: report.StatusPending, role: ru.role}
+		ur.AutoApply = ru.Stack.AutoApply
 		r.units = append(r.units, ur)
 		if err := r.setup(ur, ""); err != nil {
 			t.Fatal(err)
@@ -181,7 +182,7 @@ func statusesOf(r *runState) map[string]string {
 		if ur.reason != "" {
 			s += " (" + ur.reason + ")"
 		}
-		out[ur.u.Name()] = s
+		out[ur.Spec.Name()] = s
 	}
 	return out
 }
@@ -421,7 +422,7 @@ func TestSchedulerSettled(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := schedulerRun(t, layers, []string{"a", "b", "c", "d", "e"}, Options{Command: tt.command, AutoApprove: true}, "a")
 			for _, ur := range r.units {
-				if ur.u.Dir == "a" {
+				if ur.Spec.Dir == "a" {
 					ur.role, ur.status, ur.rootCause = RoleSettled, tt.status, tt.cause
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/strata-iac/strata/internal/diagnostics"
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 )
 
@@ -18,47 +19,47 @@ import (
 // complete records a finished job and moves the unit on.
 func (r *runState) complete(ctx context.Context, jr jobResult) {
 	ur, res := jr.ur, jr.res
-	ur.steps = append(ur.steps, res.steps...)
-	if res.produced != nil {
-		ur.produced = res.produced
+	ur.steps = append(ur.steps, res.Steps...)
+	if res.Produced != nil {
+		ur.produced = res.Produced
 	}
-	if res.replan != nil {
-		ur.replanned = res.replan
+	if res.Replan != nil {
+		ur.replanned = res.Replan
 	}
-	if res.refused != "" {
+	if res.Refused != "" {
 		// --require-reviewed-plan: nothing is applied, and what waits
 		// for the unit is skipped, as after a failure.
-		ur.changes, ur.digest = res.changes, res.digest
-		r.fail(ur, res, res.refused)
+		ur.changes, ur.digest = res.Changes, res.Digest
+		r.fail(ur, res, res.Refused)
 		return
 	}
-	if res.err != nil {
-		if res.changes != (report.Changes{}) {
+	if res.Err != nil {
+		if res.Changes != (report.Changes{}) {
 			// What the failed step was about to change.
-			ur.changes = res.changes
+			ur.changes = res.Changes
 		}
 		switch {
-		case res.interrupted:
-			r.finish(ur, report.StatusCancelled, "interrupted during "+res.failedStep)
+		case res.Interrupted:
+			r.finish(ur, report.StatusCancelled, "interrupted during "+res.FailedStep)
 		default:
 			r.fail(ur, res, "")
 		}
 		return
 	}
-	if jr.kind == jobApply || res.applied {
+	if jr.kind == job.Apply || res.Applied {
 		r.completeApply(ur, res)
 		return
 	}
 	if r.policy.ReadsOnly {
-		ur.outputs = res.outputs
+		ur.outputs = res.Outputs
 		r.finish(ur, report.StatusSucceeded, "")
 		r.open(ur)
 		return
 	}
-	ur.changes = res.changes
-	ur.digest = res.digest
-	ur.changedOutputs, ur.outputsKnown = res.changedOutputs, res.outputsKnown
-	if cause := deadCause(ur); cause != nil && res.hasChanges {
+	ur.changes = res.Changes
+	ur.digest = res.Digest
+	ur.ChangedOutputs, ur.OutputsKnown = res.ChangedOutputs, res.OutputsKnown
+	if cause := deadCause(ur); cause != nil && res.HasChanges {
 		// A unit it waits for failed while it was planning: its plan
 		// stays, and it goes no further.
 		if r.policy.HoldsPlanned {
@@ -68,7 +69,7 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		r.skip(ur, cause)
 		return
 	}
-	if !res.hasChanges && !(ur.forceApply && !r.policy.AsItStands) {
+	if !res.HasChanges && !(ur.ForceApply && !r.policy.AsItStands) {
 		reason := r.againstReason(ur)
 		if reason == "" && ur.replanned != nil {
 			reason = ur.replanned.Text("applied")
@@ -83,17 +84,17 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 // planned moves on a unit whose plan has changes: reported (drift),
 // left planned or auto-applied (plan), or approved when nobody is asked
 // (apply); one not approved yet lets its readers plan against its plan.
-func (r *runState) planned(ur *unitRun, res stepsResult) {
+func (r *runState) planned(ur *unitRun, res job.Result) {
 	ur.phase = phasePlanned
 	ur.status = report.StatusPlanned
-	ur.planned = res.plannedOutputs
+	ur.planned = res.PlannedOutputs
 	switch {
 	case !r.policy.Applies && !r.policy.AutoApplies:
 		// drift: a plan with changes is what it reports.
 		r.finish(ur, report.StatusPlanned, "")
 		return
 	case r.policy.AutoApplies:
-		if !ur.autoApply || r.opt.NoAutoApply {
+		if !ur.AutoApply || r.opt.NoAutoApply {
 			r.finish(ur, report.StatusPlanned, r.againstReason(ur))
 		} else if r.opt.AutoApprove || r.approveAll || !r.opt.Terminal || r.opt.Approve == nil {
 			r.approve(ur)
@@ -111,12 +112,12 @@ func (r *runState) planned(ur *unitRun, res stepsResult) {
 // completeApply moves a unit on after its apply job (or a plan and apply
 // in one call): applied, destroyed or with nothing to change, or planned
 // again when its saved plan was stale.
-func (r *runState) completeApply(ur *unitRun, res stepsResult) {
-	if res.replanned {
+func (r *runState) completeApply(ur *unitRun, res job.Result) {
+	if res.Replanned {
 		// The saved plan was stale and was made again; it is applied
 		// only when nobody needs to look at it first: asked about
 		// again where someone can be asked, else left planned.
-		ur.changes, ur.digest = res.changes, res.digest
+		ur.changes, ur.digest = res.Changes, res.Digest
 		if r.opt.Approve == nil {
 			r.finish(ur, report.StatusPlanned, "plan was stale; re-planned")
 			return
@@ -131,24 +132,24 @@ func (r *runState) completeApply(ur *unitRun, res stepsResult) {
 	if r.destroying() {
 		st = report.StatusDestroyed
 	}
-	if res.applied || res.outputsKnown {
+	if res.Applied || res.OutputsKnown {
 		// Applied in one call, or planned again before the apply.
-		ur.changedOutputs, ur.outputsKnown = res.changedOutputs, res.outputsKnown
+		ur.ChangedOutputs, ur.OutputsKnown = res.ChangedOutputs, res.OutputsKnown
 	}
-	if res.applied || res.fresh {
+	if res.Applied || res.Fresh {
 		// Applied in one call, or planned again first: the counts
 		// are what was applied.
-		ur.changes, ur.digest = res.changes, res.digest
+		ur.changes, ur.digest = res.Changes, res.Digest
 	}
-	if res.applied && !res.hasChanges && !ur.forceApply {
+	if res.Applied && !res.HasChanges && !ur.ForceApply {
 		st = report.StatusNoChanges
 	}
 	reason := ""
 	switch {
-	case res.appliedEarlier:
-		reason = reasonAppliedEarlier
+	case res.AppliedEarlier:
+		reason = job.ReasonAppliedEarlier
 		if st == report.StatusDestroyed {
-			reason = reasonDestroyedEarlier
+			reason = job.ReasonDestroyedEarlier
 		}
 	case ur.replanned != nil:
 		reason = ur.replanned.Text("applied")
@@ -175,8 +176,8 @@ func (r *runState) planThrough(ur *unitRun) {
 			continue
 		}
 		var unknown []string
-		for _, in := range r.p.Inputs(c.u) {
-			if in.Producer != ur.u {
+		for _, in := range r.p.Inputs(c.Spec) {
+			if in.Producer != ur.Spec {
 				continue
 			}
 			if po, ok := ur.planned[in.Output]; !ok || !po.Known {
@@ -188,7 +189,7 @@ func (r *runState) planThrough(ur *unitRun) {
 			if len(unknown) > 1 {
 				verb = "are"
 			}
-			c.unknown = append(c.unknown, fmt.Sprintf("%s %s unknown until %s is applied", strings.Join(unknown, ", "), verb, ur.u.Name()))
+			c.unknown = append(c.unknown, fmt.Sprintf("%s %s unknown until %s is applied", strings.Join(unknown, ", "), verb, ur.Spec.Name()))
 			continue
 		}
 		e.through = true
@@ -205,7 +206,7 @@ func (r *runState) againstReason(ur *unitRun) string {
 	var names []string
 	for _, p := range ur.against {
 		if !p.opened {
-			names = append(names, p.u.Name()+"'s plan")
+			names = append(names, p.Spec.Name()+"'s plan")
 		}
 	}
 	if len(names) == 0 {
@@ -257,14 +258,14 @@ func (r *runState) askWave() bool {
 // fail marks a unit failed and every unit waiting for it, directly or not,
 // skipped with it as the root cause; --fail-fast cancels the rest. The
 // reason is the failed step's, unless one is given.
-func (r *runState) fail(ur *unitRun, res stepsResult, reason string) {
-	if res.failedStep == "internal" {
+func (r *runState) fail(ur *unitRun, res job.Result, reason string) {
+	if res.FailedStep == "internal" {
 		// A panic in strata itself: the whole trace goes to the log.
-		r.con.Note(fmt.Sprintf("[%s] %v", ur.u.Name(), res.err))
+		r.con.Note(fmt.Sprintf("[%s] %v", ur.Spec.Name(), res.Err))
 	}
 	if reason == "" {
-		reason = fmt.Sprintf("%s failed", res.failedStep)
-		if msg := diagnostics.FailureReason(ur.masker.Mask(errorText(res.err))); msg != "" {
+		reason = fmt.Sprintf("%s failed", res.FailedStep)
+		if msg := diagnostics.FailureReason(ur.Masker.Mask(job.ErrorText(res.Err))); msg != "" {
 			reason += ": " + msg
 		}
 	}
@@ -300,7 +301,7 @@ func (r *runState) skipDependents(ur, cause *unitRun) {
 func (r *runState) heldPlanned(ur, cause *unitRun) {
 	ur.cause = cause
 	reason := ""
-	if ur.autoApply && !r.opt.NoAutoApply && r.policy.AutoApplies {
+	if ur.AutoApply && !r.opt.NoAutoApply && r.policy.AutoApplies {
 		reason = "auto_apply waits for " + cause.rootName() + ", which failed"
 	}
 	r.finish(ur, report.StatusPlanned, reason)
@@ -319,7 +320,7 @@ func (ur *unitRun) rootName() string {
 	if ur.rootCause != "" {
 		return ur.rootCause
 	}
-	return ur.u.Name()
+	return ur.Spec.Name()
 }
 
 // deadCause returns the failed unit at the root of a predecessor that will
@@ -349,10 +350,10 @@ func (r *runState) finish(ur *unitRun, status report.Status, reason string) {
 	case ur.role.outside():
 	case ur.hidden():
 		if r.opt.ReaderDone != nil {
-			r.opt.ReaderDone(ur.u, r.unitReport(ur))
+			r.opt.ReaderDone(ur.Spec, r.unitReport(ur))
 		}
 	case r.opt.UnitDone != nil:
-		r.opt.UnitDone(ur.u, r.unitReport(ur))
+		r.opt.UnitDone(ur.Spec, r.unitReport(ur))
 	}
 }
 
@@ -415,7 +416,7 @@ func waitingFor(preds []*unitRun) string {
 				walk(p.planPreds)
 				continue
 			}
-			names = append(names, p.u.Name())
+			names = append(names, p.Spec.Name())
 		}
 	}
 	walk(preds)

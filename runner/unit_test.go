@@ -1,150 +1,23 @@
 package runner
 
 import (
-	"errors"
-	"reflect"
-	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
-
-func boolp(b bool) *bool { return &b }
-
-func TestInvocationArgs(t *testing.T) {
-	tests := []struct {
-		inv  invocation
-		want string
-	}{
-		{invocation{Call: initCall{}}, "init"},
-		{invocation{Call: initCall{Args: InitArgs{Upgrade: true, Backend: boolp(false), BackendConfig: []string{"key=a/b"}, PluginDir: []string{"/p"}}}},
-			"init -upgrade -backend=false -backend-config=key=a/b -plugin-dir=/p"},
-		{invocation{Call: planCall{Out: "/s/p.tfplan"}}, "plan -out=/s/p.tfplan"},
-		{invocation{Call: planCall{Out: "/s/p.tfplan", VarFile: "/s/v.json", Args: PlanArgs{
-			VarFiles: []string{"/u.tfvars"}, Vars: []string{"x=1"}, Targets: []string{"a.b"}, Refresh: boolp(false),
-			Destroy: true, LockTimeout: "5s", Parallelism: 3}}},
-			"plan -out=/s/p.tfplan -var-file=/s/v.json -var-file=/u.tfvars -var=x=1 -target=a.b -refresh=false -destroy -lock-timeout=5s -parallelism=3"},
-		{invocation{Call: applyPlanCall{File: "/s/p.tfplan"}}, "apply /s/p.tfplan"},
-		{invocation{Call: applyNowCall{VarFile: "/s/v.json", Args: PlanArgs{Targets: []string{"a.b"}}}}, "apply -auto-approve -var-file=/s/v.json -target=a.b"},
-		{invocation{Call: workspaceCall{Name: "prod"}}, "workspace select prod"},
-		{invocation{Call: workspaceCall{Name: "prod", New: true}}, "workspace new prod"},
-		{invocation{Call: validateCall{}}, "validate"},
-		{invocation{Call: outputCall{}}, "output -json"},
-		{invocation{Call: showCall{File: "/s/p.tfplan"}}, "show -json /s/p.tfplan"},
-		{invocation{Call: showCall{File: "/s/p.tfplan", Text: true}}, "show /s/p.tfplan"},
-	}
-	for _, tc := range tests {
-		if got := strings.Join(tc.inv.Args(), " "); got != tc.want {
-			t.Errorf("Args() = %q, want %q", got, tc.want)
-		}
-	}
-	// The user's var files come after strata's, so they win (docs/behaviour.md#input-variables).
-	args := invocation{Call: planCall{Out: "o", VarFile: "strata.json", Args: PlanArgs{VarFiles: []string{"mine.tfvars"}}}}.Args()
-	if !(indexOf(args, "-var-file=strata.json") < indexOf(args, "-var-file=mine.tfvars")) {
-		t.Errorf("var file order: %v", args)
-	}
-}
-
-func indexOf(ss []string, s string) int {
-	for i, x := range ss {
-		if x == s {
-			return i
-		}
-	}
-	return -1
-}
-
-func TestProcessEnv(t *testing.T) {
-	env, err := processEnvOf([]string{"PATH=/bin", "AWS_PROFILE=x", "TF_VAR_region=eu", "TF_LOG=debug", "TF_WORKSPACE=w", "TF_PLUGIN_CACHE_DIR=/c", "BROKEN"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"PATH": "/bin", "AWS_PROFILE": "x", "TF_PLUGIN_CACHE_DIR": "/c"}
-	if !reflect.DeepEqual(env, want) {
-		t.Errorf("ProcessEnv = %v, want %v", env, want)
-	}
-	if _, err := processEnvOf([]string{"TF_CLI_ARGS_plan=-lock=false"}); err == nil || !strings.Contains(err.Error(), "TF_CLI_ARGS_plan is set") {
-		t.Errorf("TF_CLI_ARGS_*: %v", err)
-	}
-	if got := tfVarsFromEnv([]string{"TF_VAR_a=1", "TF_VAR_=x", "OTHER=2"}); !reflect.DeepEqual(got, map[string]string{"a": "1"}) {
-		t.Errorf("TFVarsFromEnv = %v", got)
-	}
-}
-
-func TestUnitEnv(t *testing.T) {
-	root := t.TempDir()
-	writeFileT(t, root+"/strata.yml", `dirs:
-  net: {tags: [net]}
-stacks:
-  names:
-    prod:
-      stacks: [prod-net]
-      variables: {environment: prod}
-    prod-net:
-      tag_query: net
-      variables: {region: eu-west-1}
-`)
-	writeFileT(t, root+"/net/main.tf", "")
-	p, err := stacks.Load(root, root+"/strata.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := p.UnitsIn("net")[0]
-	env := unitEnv(unitEnvInput{Base: map[string]string{"PATH": "/bin"}, Unit: u, Root: root, Engine: "tofu", Version: "1.8.8",
-		EnginePath: "/e/tofu", PlanFile: "/s/p.tfplan", TmpDir: "/s/tmp", PluginCache: "/cache/plugins"})
-	want := map[string]string{
-		"PATH": "/bin", "environment": "prod", "region": "eu-west-1", "STACK_VAR_ENVIRONMENT": "prod", "STACK_VAR_REGION": "eu-west-1",
-		"STRATA_STACK": "prod-net", "STRATA_STACK_PATH": "prod/prod-net", "STRATA_DIR": "net", "STRATA_WORKSPACE": "default",
-		"STRATA_ROOT": root, "STRATA_ENGINE": "tofu", "STRATA_ENGINE_VERSION": "1.8.8", "STRATA_PLAN_FILE": "/s/p.tfplan",
-		"STRATA_TMPDIR": "/s/tmp", "TERRATEAM_DIR": "net", "TERRATEAM_WORKSPACE": "default", "TERRATEAM_ROOT": root,
-		"TERRATEAM_PLAN_FILE": "/s/p.tfplan", "TERRATEAM_TMPDIR": "/s/tmp", "TERRATEAM_STACK": "prod-net",
-		"TERRATEAM_ENGINE_NAME": "tofu", "TERRATEAM_TF_CMD": "/e/tofu", "TF_PLUGIN_CACHE_DIR": "/cache/plugins",
-		"CHECKPOINT_DISABLE": "1",
-	}
-	if !reflect.DeepEqual(env, want) {
-		for k, v := range want {
-			if env[k] != v {
-				t.Errorf("%s = %q, want %q", k, env[k], v)
-			}
-		}
-		for k := range env {
-			if _, ok := want[k]; !ok {
-				t.Errorf("unexpected %s", k)
-			}
-		}
-	}
-}
-
-func TestErrorClassification(t *testing.T) {
-	for _, tc := range []struct {
-		msg               string
-		transient, doInit bool
-	}{
-		{"exit status 1\nError: Failed to install provider\n... TLS handshake timeout", true, false},
-		{"Error: Failed to query available provider packages: 503 Service Unavailable", true, false},
-		{"Error: Error acquiring the state lock\n... i/o timeout", false, false},
-		{`Error: Backend initialization required, please run "terraform init"`, false, true},
-		{"Error: Module not installed", false, true},
-		{"Error: Unsupported argument", false, false},
-	} {
-		err := errors.New(tc.msg)
-		if transient(err) != tc.transient || initRequired(err) != tc.doInit {
-			t.Errorf("%q: transient %t init %t", tc.msg, transient(err), initRequired(err))
-		}
-	}
-}
 
 func TestApprovalWave(t *testing.T) {
 	// The approval wave: no/yes/all answers decide the units' fate. Here the
 	// coordinator's bookkeeping is checked without engines.
 	r := &runState{p: &stacks.Project{}, opt: Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerAll, nil }}}
-	a := &unitRun{unit: &unit{u: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "a", Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}}}, phase: phasePlanned}
+	a := &unitRun{unit: &unit{Unit: &job.Unit{Spec: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "a", Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}}}}, phase: phasePlanned}
 	r.units = []*unitRun{a}
 	if !r.askWave() || !a.approved || !r.approveAll {
 		t.Errorf("all: approved %t approveAll %t", a.approved, r.approveAll)
 	}
-	b := &unitRun{unit: &unit{u: a.u}, phase: phasePlanned}
+	b := &unitRun{unit: &unit{Unit: &job.Unit{Spec: a.Spec}}, phase: phasePlanned}
 	r.units = []*unitRun{b}
 	r.opt.Approve = func([]*report.UnitReport) (Answer, error) { return AnswerNo, nil }
 	if !r.askWave() || b.approved || !b.denied {

@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 // apply runs the unit's apply steps.
 func (j *job) apply(ctx context.Context) {
-	j.runWorkflow(ctx, report.StepApply, j.r.workflowSteps(j.ur, report.StepApply))
+	j.runWorkflow(ctx, report.StepApply, j.run.workflowSteps(j.ur, report.StepApply))
 }
 
 // applyStep applies the unit's saved plan (extra_args never go to apply
@@ -32,36 +32,36 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 	if j.failed(ctx, report.StepApply, err) {
 		return
 	}
-	if !j.init(ctx, false, false, j.ur.initArgs, nil) || !j.workspace(ctx, false) {
+	if !j.init(ctx, false, false, j.ur.InitArgs, nil) || !j.workspace(ctx, false) {
 		return
 	}
-	tries, delay, backoff := 1, j.r.opt.RetryDelay, 1.5
+	tries, delay, backoff := 1, j.run.RetryDelay, 1.5
 	if r := st.Retry; r != nil {
 		tries, backoff = r.Tries, r.Backoff
 		if r.Delay != nil {
 			delay = *r.Delay
 		}
 	}
-	auto := j.r.opt.AutoApprove || j.ur.autoApply
+	auto := j.run.AutoApprove || j.ur.AutoApply
 	stalePlans := 0
 	for try := 1; ; try++ {
 		var saved *runstate.PlanRecord
 		saved, err = j.applyOnce(ctx, env)
-		if err == nil || ctx.Err() != nil || j.ur.userPlan {
+		if err == nil || ctx.Err() != nil || j.ur.UserPlan {
 			// A user's own plan file (apply FILE) is theirs: strata
 			// never makes another in its place, as terraform would not.
 			break
 		}
-		stale := strings.Contains(errorText(err), "Saved plan is stale")
+		stale := strings.Contains(ErrorText(err), "Saved plan is stale")
 		if stale {
 			stalePlans++
-			j.r.con.Note(fmt.Sprintf("[%s] the saved plan is stale (the state changed since it was made); planning again", j.ur.u.Name()))
+			j.run.Console.Note(fmt.Sprintf("[%s] the saved plan is stale (the state changed since it was made); planning again", j.ur.Spec.Name()))
 		}
 		if (!stale && try >= tries) || stalePlans > 1 {
 			break
 		}
 		if !stale {
-			j.r.con.Note(fmt.Sprintf("[%s] apply failed; retrying (%d of %d) in %s", j.ur.u.Name(), try+1, tries, delay))
+			j.run.Console.Note(fmt.Sprintf("[%s] apply failed; retrying (%d of %d) in %s", j.ur.Spec.Name(), try+1, tries, delay))
 			select {
 			case <-ctx.Done():
 			case <-time.After(delay):
@@ -69,33 +69,33 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 			delay = time.Duration(float64(delay) * backoff)
 		}
 		// A stale or failed apply needs a new plan.
-		j.res.err, j.res.failedStep = nil, ""
+		j.res.Err, j.res.FailedStep = nil, ""
 		j.planStep(ctx, stacks.DefaultStep(report.StepPlan), where)
-		if j.res.err != nil {
+		if j.res.Err != nil {
 			return
 		}
-		j.res.fresh = true
-		if stale && saved != nil && saved.HasChanges && !j.res.hasChanges {
+		j.res.Fresh = true
+		if stale && saved != nil && saved.HasChanges && !j.res.HasChanges {
 			j.appliedEarlier(ctx, saved)
 			return
 		}
-		if j.r.policy.ReusesPlans && !j.r.destroying() {
+		if j.run.Policy.ReusesPlans && !j.run.Destroying {
 			j.compareReviewed()
 			if j.refuseUnreviewed(false) {
 				return
 			}
 		}
-		if !auto && j.res.hasChanges {
+		if !auto && j.res.HasChanges {
 			if stale {
-				j.res.replanned = true
+				j.res.Replanned = true
 				return
 			}
 			j.failed(ctx, report.StepApply, fmt.Errorf("%w; a new plan is saved for review", err))
 			return
 		}
 	}
-	if err == nil && !j.ur.userPlan {
-		os.Remove(j.ur.planFile)
+	if err == nil && !j.ur.UserPlan {
+		os.Remove(j.ur.PlanFile)
 	}
 	j.failed(ctx, report.StepApply, err)
 }
@@ -107,21 +107,21 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 // plan to be reused.
 func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.PlanRecord, error) {
 	var saved *runstate.PlanRecord
-	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *runstate.UnitState) { saved, s.Plan = s.Plan, nil }); err != nil {
-		j.res.steps = append(j.res.steps, report.StepReport{Name: report.StepApply, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
+	if err := j.run.State.UpdateUnit(j.ur.Spec, func(s *runstate.UnitState) { saved, s.Plan = s.Plan, nil }); err != nil {
+		j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepApply, StartedAt: j.run.Now(), FinishedAt: j.run.Now()})
 		return nil, err
 	}
-	if f := j.r.opt.Applying; f != nil && saved != nil && saved.HasChanges {
-		if err := f(j.ur.u, saved.Digest); err != nil {
-			j.res.steps = append(j.res.steps, report.StepReport{Name: report.StepApply, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
+	if f := j.run.Applying; f != nil && saved != nil && saved.HasChanges {
+		if err := f(j.ur.Spec, saved.Digest); err != nil {
+			j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepApply, StartedAt: j.run.Now(), FinishedAt: j.run.Now()})
 			return saved, fmt.Errorf("not applied: recording that the apply starts: %w", err)
 		}
 	}
 	_, err := j.step(ctx, report.StepApply, func() invocation {
-		return invocation{Step: report.StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: applyPlanCall{File: j.ur.planFile}}
+		return invocation{Step: report.StepApply, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env), Call: applyPlanCall{File: j.ur.PlanFile}}
 	}, false)
 	result := report.StatusApplied
-	if j.r.destroying() {
+	if j.run.Destroying {
 		result = report.StatusDestroyed
 	}
 	switch {
@@ -150,10 +150,10 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.P
 func (j *job) recordApply(ctx context.Context, a runstate.ApplyRecord, partial bool) error {
 	var deployed *runstate.DeployedRecord
 	if a.Result == report.StatusApplied && !partial {
-		deployed = j.r.deployedNow(ctx, j.ur.u)
+		deployed = j.run.deployedNow(ctx, j.ur.Spec)
 	}
-	a.At, a.Destroy = j.r.opt.Now().UTC(), j.r.destroying()
-	return j.r.sd.UpdateUnit(j.ur.u, func(s *runstate.UnitState) {
+	a.At, a.Destroy = j.run.Now().UTC(), j.run.Destroying
+	return j.run.State.UpdateUnit(j.ur.Spec, func(s *runstate.UnitState) {
 		s.Plan = nil
 		s.Apply = &a
 		if deployed != nil {

@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"context"
@@ -35,17 +35,17 @@ type outcome struct {
 // executor runs invocations through terraform-exec. It keeps one
 // *tfexec.Terraform per unit, since the unit's steps run one after another
 // and reusing it keeps terraform-exec's version cache.
-type executor struct {
+type Executor struct {
 	killAfter time.Duration
 	mu        sync.Mutex                   // guards tfs; each entry is used by one worker at a time
 	tfs       map[string]*tfexec.Terraform // by unit ID
 }
 
-func newExecutor(killAfter time.Duration) *executor {
-	return &executor{killAfter: killAfter, tfs: map[string]*tfexec.Terraform{}}
+func NewExecutor(killAfter time.Duration) *Executor {
+	return &Executor{killAfter: killAfter, tfs: map[string]*tfexec.Terraform{}}
 }
 
-func (x *executor) terraform(ctx context.Context, unitID string, inv invocation) (*tfexec.Terraform, error) {
+func (x *Executor) terraform(ctx context.Context, unitID string, inv invocation) (*tfexec.Terraform, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if tf, ok := x.tfs[unitID]; ok && tf.ExecPath() == inv.Engine && tf.WorkingDir() == inv.Dir {
@@ -67,7 +67,7 @@ func (x *executor) terraform(ctx context.Context, unitID string, inv invocation)
 
 // Execute runs one invocation, with the engine's stdout written to out and
 // its stderr to errOut.
-func (x *executor) Execute(ctx context.Context, unitID string, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (x *Executor) Execute(ctx context.Context, unitID string, inv invocation, out, errOut io.Writer) (outcome, error) {
 	tf, err := x.terraform(ctx, unitID, inv)
 	if err != nil {
 		return outcome{}, err
@@ -113,7 +113,7 @@ var applySummary = regexp.MustCompile(`Apply complete! Resources: (?:(\d+) impor
 // `apply -auto-approve` took 56 ms, `output -json` 29 ms, and `plan -out`,
 // `show -json` and `apply FILE` 138 ms together; reading the text the
 // apply prints anyway costs nothing.
-func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p applyNowCall, out io.Writer) (outcome, error) {
+func (x *Executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p applyNowCall, out io.Writer) (outcome, error) {
 	// apply prints its plan first: a failed apply still says what it was
 	// about to change.
 	planned := &lineScanner{w: out, seen: p.OnPlan}
@@ -146,7 +146,7 @@ func (x *executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p applyNo
 
 // plan makes a saved plan; only whether it has changes is read here (its
 // detailed exit code): the counts come from the plan file.
-func (x *executor) plan(ctx context.Context, tf *tfexec.Terraform, p planCall, out io.Writer) (outcome, error) {
+func (x *Executor) plan(ctx context.Context, tf *tfexec.Terraform, p planCall, out io.Writer) (outcome, error) {
 	opts := []tfexec.PlanOption{tfexec.Out(p.Out)}
 	if p.VarFile != "" {
 		opts = append(opts, tfexec.VarFile(p.VarFile))
@@ -161,7 +161,7 @@ func (x *executor) plan(ctx context.Context, tf *tfexec.Terraform, p planCall, o
 
 // rawPlan runs a plan that carries flags terraform-exec cannot express,
 // reading its detailed exit code as terraform-exec does.
-func (x *executor) rawPlan(ctx context.Context, inv invocation, argv []string, out, errOut io.Writer) (outcome, error) {
+func (x *Executor) rawPlan(ctx context.Context, inv invocation, argv []string, out, errOut io.Writer) (outcome, error) {
 	code, err := x.runRaw(ctx, inv, argv, out, errOut)
 	if code == 2 && ctx.Err() == nil {
 		err = nil
@@ -305,7 +305,7 @@ func outputsJSON(outs map[string]tfexec.OutputMeta, showSensitive bool) map[stri
 }
 
 // errorText is an engine error's message, without Go's wrapping.
-func errorText(err error) string {
+func ErrorText(err error) string {
 	if err == nil {
 		return ""
 	}
@@ -314,7 +314,7 @@ func errorText(err error) string {
 
 // initRequired reports whether an engine error asks for init.
 func initRequired(err error) bool {
-	s := errorText(err)
+	s := ErrorText(err)
 	for _, p := range []string{
 		"Backend initialization required", "please run \"terraform init\"", "please run \"tofu init\"",
 		"Module not installed", "Required plugins are not installed", "Inconsistent dependency lock file",
@@ -340,7 +340,7 @@ var transientPatterns = []string{
 // transient reports whether an engine error is worth retrying. State lock
 // errors never are: another run holds the state.
 func transient(err error) bool {
-	s := errorText(err)
+	s := ErrorText(err)
 	if strings.Contains(s, "Error acquiring the state lock") {
 		return false
 	}

@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"context"
@@ -26,11 +26,11 @@ type checkout struct {
 
 // deployedNow is the record of a unit deployed now: nil outside a git
 // repository (nothing to compare with later).
-func (r *runState) deployedNow(ctx context.Context, u *stacks.Unit) *runstate.DeployedRecord {
+func (r *Run) deployedNow(ctx context.Context, u *stacks.Unit) *runstate.DeployedRecord {
 	co := &r.checkout
 	co.once.Do(func() {
 		// An interrupt after an apply must not lose its record.
-		repo, err := git.Open(context.WithoutCancel(ctx), r.p.Root)
+		repo, err := git.Open(context.WithoutCancel(ctx), r.Project.Root)
 		if err != nil {
 			return
 		}
@@ -49,7 +49,7 @@ func (r *runState) deployedNow(ctx context.Context, u *stacks.Unit) *runstate.De
 		}
 		if len(edited) > 0 {
 			// A clean checkout, CI's, needs no index of the project.
-			modified, _ := r.p.ModifiedUnits(edited)
+			modified, _ := r.Project.ModifiedUnits(edited)
 			co.dirty = make(map[*stacks.Unit]bool, len(modified))
 			for u := range modified {
 				co.dirty[u] = true
@@ -60,7 +60,7 @@ func (r *runState) deployedNow(ctx context.Context, u *stacks.Unit) *runstate.De
 	if co.commit == "" {
 		return nil
 	}
-	return &runstate.DeployedRecord{Commit: co.commit, At: r.opt.Now().UTC(), Dirty: co.dirty[u]}
+	return &runstate.DeployedRecord{Commit: co.commit, At: r.Now().UTC(), Dirty: co.dirty[u]}
 }
 
 // wholePlan reports whether a plan covers the whole unit: a targeted,

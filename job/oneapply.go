@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // (init and the phase's own), so no step reads the plan file: a run, env
 // or policy step keeps the two calls. An init step of the apply phase
 // with its own arguments keeps them too, since one call has one init.
-func engineStepsOnly(steps []stacks.RunStep, phase string) bool {
+func EngineStepsOnly(steps []stacks.RunStep, phase string) bool {
 	n := 0
 	for _, st := range steps {
 		switch st.Type {
@@ -50,14 +50,14 @@ func engineStepsOnly(steps []stacks.RunStep, phase string) bool {
 // saves none to read) falls back to the usual plan: the coordinator then
 // applies it as usual.
 func (j *job) planApply(ctx context.Context) {
-	steps := j.r.workflowSteps(j.ur, report.StepPlan)
+	steps := j.run.workflowSteps(j.ur, report.StepPlan)
 	us := j.savedRecord()
 	j.takeReviewed(us)
 	if j.reuseBeforeWorkflow(ctx, steps, us) {
 		j.review(true)
 		return
 	}
-	if j.ur.reviewed != nil {
+	if j.ur.Reviewed != nil {
 		j.runWorkflow(ctx, report.StepPlan, steps)
 		j.review(false)
 		return
@@ -72,7 +72,7 @@ func (j *job) planApply(ctx context.Context) {
 		case report.StepPlan:
 			j.applyNow(ctx, st)
 		}
-		if j.res.err != nil {
+		if j.res.Err != nil {
 			return
 		}
 	}
@@ -96,23 +96,23 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	env, varFile, args := pc.env, pc.varFile, pc.args
 	// A plan saved earlier is not what gets applied: its record goes first,
 	// as any apply's does.
-	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *runstate.UnitState) { s.Plan = nil }); j.failed(ctx, report.StepState, err) {
+	if err := j.run.State.UpdateUnit(j.ur.Spec, func(s *runstate.UnitState) { s.Plan = nil }); j.failed(ctx, report.StepState, err) {
 		return
 	}
-	os.Remove(j.ur.planFile)
+	os.Remove(j.ur.PlanFile)
 	var onPlan func()
-	if f := j.r.opt.Applying; f != nil {
-		u, digest := j.ur.u, j.res.digest
+	if f := j.run.Applying; f != nil {
+		u, digest := j.ur.Spec, j.res.Digest
 		onPlan = func() {
 			// The engine goes on meanwhile: a record that fails is a
 			// warning, not a reason to stop an apply under way.
 			if err := f(u, digest); err != nil {
-				j.r.con.Note(fmt.Sprintf("[%s] warning: recording that the apply starts: %v", u.Name(), err))
+				j.run.Console.Note(fmt.Sprintf("[%s] warning: recording that the apply starts: %v", u.Name(), err))
 			}
 		}
 	}
 	o, err := j.step(ctx, report.StepApply, func() invocation {
-		return invocation{Step: report.StepApply, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
+		return invocation{Step: report.StepApply, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env),
 			Call: applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan}}
 	}, false)
 	result := report.StatusApplied
@@ -122,19 +122,19 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	case err != nil:
 		result = report.StatusFailed
 	}
-	j.res.hasChanges, j.res.changes = o.HasChanges, o.Changes
-	j.res.changedOutputs, j.res.outputsKnown = o.ChangedOutputs, o.OutputsKnown
+	j.res.HasChanges, j.res.Changes = o.HasChanges, o.Changes
+	j.res.ChangedOutputs, j.res.OutputsKnown = o.ChangedOutputs, o.OutputsKnown
 	var serr error
 	switch {
-	case err != nil || o.HasChanges || j.ur.forceApply:
+	case err != nil || o.HasChanges || j.ur.ForceApply:
 		// As the two calls would: an apply is recorded when one ran
 		// (a plan with no changes is never applied).
-		serr = j.recordApply(ctx, runstate.ApplyRecord{Digest: j.res.digest, Result: result,
+		serr = j.recordApply(ctx, runstate.ApplyRecord{Digest: j.res.Digest, Result: result,
 			ChangedOutputs: o.ChangedOutputs, OutputsKnown: o.OutputsKnown}, !wholePlan(args))
 	case wholePlan(args):
 		// Nothing to change: recorded as a plan with no changes is.
-		if deployed := j.r.deployedNow(ctx, j.ur.u); deployed != nil {
-			serr = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *runstate.UnitState) { s.Deployed = deployed })
+		if deployed := j.run.deployedNow(ctx, j.ur.Spec); deployed != nil {
+			serr = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) { s.Deployed = deployed })
 		}
 	}
 	if err == nil && serr != nil {
@@ -144,5 +144,5 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	if j.failed(ctx, report.StepApply, err) {
 		return
 	}
-	j.res.applied = true
+	j.res.Applied = true
 }

@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"bytes"
@@ -13,13 +13,13 @@ import (
 // environment with TF_IN_AUTOMATION set, its own process group, one
 // SIGINT when ctx ends (a SIGKILL after killAfter, when set), and a failure
 // carrying the engine's stderr. It returns the exit code.
-func (x *executor) runRaw(ctx context.Context, inv invocation, argv []string, out, errOut io.Writer) (int, error) {
+func (x *Executor) runRaw(ctx context.Context, inv invocation, argv []string, out, errOut io.Writer) (int, error) {
 	if ctx.Err() != nil {
 		return 1, ctx.Err()
 	}
 	cmd := exec.Command(inv.Engine, argv...)
 	cmd.Dir = inv.Dir
-	cmd.Env = append(envList(inv.Env), "TF_IN_AUTOMATION=1")
+	cmd.Env = append(EnvList(inv.Env), "TF_IN_AUTOMATION=1")
 	ownProcessGroup(cmd)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(errOut, &stderr)

@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ func (inv invocation) String() string {
 }
 
 // envList renders an environment map as sorted KEY=VALUE pairs.
-func envList(env map[string]string) []string {
+func EnvList(env map[string]string) []string {
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		out = append(out, fmt.Sprintf("%s=%s", k, v))

@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 // plan runs the unit's plan steps; in apply, a saved plan still current
 // is reused instead of a new plan (docs/behaviour.md#run-state).
 func (j *job) plan(ctx context.Context) {
-	steps := j.r.workflowSteps(j.ur, report.StepPlan)
-	if !j.r.policy.ReusesPlans {
+	steps := j.run.workflowSteps(j.ur, report.StepPlan)
+	if !j.run.Policy.ReusesPlans {
 		j.runWorkflow(ctx, report.StepPlan, steps)
 		return
 	}
@@ -57,7 +57,7 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 	if _, err := j.prepareInputsWith(ea, tfVars); err != nil || !j.reusePlan(us) {
 		return false
 	}
-	if j.res.hasChanges && !j.res.noSecrets {
+	if j.res.HasChanges && !j.res.NoSecrets {
 		// The text shows what the plan's JSON marks sensitive wherever
 		// the engine does not (docs/behaviour.md#what-is-masked): read
 		// it first, unless reading it when it was made found nothing.
@@ -69,10 +69,10 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 		if j.failed(ctx, report.StepShow, err) {
 			return true
 		}
-		j.ur.masker.Add(v.Secrets...)
+		j.ur.Masker.Add(v.Secrets...)
 	}
 	_, err = j.step(ctx, report.StepShow, func() invocation {
-		return invocation{Step: report.StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: showCall{File: j.ur.planFile, Text: true}}
+		return invocation{Step: report.StepShow, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env), Call: showCall{File: j.ur.PlanFile, Text: true}}
 	}, true)
 	j.failed(ctx, report.StepShow, err)
 	return true
@@ -86,12 +86,12 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	}
 	defer pc.done()
 	env, varFile, args := pc.env, pc.varFile, pc.args
-	if err := os.MkdirAll(filepath.Dir(j.ur.planFile), 0o700); j.failed(ctx, "setup", err) {
+	if err := os.MkdirAll(filepath.Dir(j.ur.PlanFile), 0o700); j.failed(ctx, "setup", err) {
 		return
 	}
 	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, func() invocation {
-		return invocation{Step: report.StepPlan, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env),
-			Call: planCall{Out: j.ur.planFile, VarFile: varFile, Args: args}}
+		return invocation{Step: report.StepPlan, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env),
+			Call: planCall{Out: j.ur.PlanFile, VarFile: varFile, Args: args}}
 	}, true)
 	// The plan's block is printed once its JSON has given the values it
 	// marks sensitive, or when reading it failed.
@@ -99,21 +99,21 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	if j.failed(ctx, report.StepPlan, err) {
 		return
 	}
-	j.res.hasChanges, j.res.changes, j.res.changeSet = o.HasChanges, report.Changes{}, ""
-	j.res.changedOutputs, j.res.outputsKnown, j.res.plannedOutputs = nil, true, nil
+	j.res.HasChanges, j.res.Changes, j.res.ChangeSet = o.HasChanges, report.Changes{}, ""
+	j.res.ChangedOutputs, j.res.OutputsKnown, j.res.PlannedOutputs = nil, true, nil
 	// A saved plan holds every value the plan saw, secrets included.
-	if err := os.Chmod(j.ur.planFile, 0o600); j.failed(ctx, report.StepPlan, err) {
+	if err := os.Chmod(j.ur.PlanFile, 0o600); j.failed(ctx, report.StepPlan, err) {
 		return
 	}
-	if out := j.r.opt.PlanOut; out != "" {
-		if err := copyFile(j.ur.planFile, out); j.failed(ctx, report.StepPlan, err) {
+	if out := j.run.PlanOut; out != "" {
+		if err := copyFile(j.ur.PlanFile, out); j.failed(ctx, report.StepPlan, err) {
 			return
 		}
 	}
 	// A plan with changes is read as JSON for its counts and outputs; one
 	// without (detailed exit code 0) needs no other engine call, unless
 	// --plan-json asks for its JSON. Either way the plan is shown once.
-	if o.HasChanges || j.r.opt.PlanJSON != "" {
+	if o.HasChanges || j.run.PlanJSON != "" {
 		planJSON, err := j.showJSON(ctx, env)
 		if j.failed(ctx, report.StepShow, err) {
 			return
@@ -123,24 +123,24 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 			if j.failed(ctx, report.StepShow, err) {
 				return
 			}
-			j.res.changes, j.res.changedOutputs, j.res.plannedOutputs = v.Changes, v.ChangedOutputs, v.Outputs
-			j.res.changeSet, j.res.noSecrets = v.ChangeSet, len(v.Secrets) == 0
-			j.ur.masker.Add(v.Secrets...)
+			j.res.Changes, j.res.ChangedOutputs, j.res.PlannedOutputs = v.Changes, v.ChangedOutputs, v.Outputs
+			j.res.ChangeSet, j.res.NoSecrets = v.ChangeSet, len(v.Secrets) == 0
+			j.ur.Masker.Add(v.Secrets...)
 		}
-		if dir := j.r.opt.PlanJSON; dir != "" && j.failed(ctx, report.StepShow, j.writePlanJSON(dir, planJSON)) {
+		if dir := j.run.PlanJSON; dir != "" && j.failed(ctx, report.StepShow, j.writePlanJSON(dir, planJSON)) {
 			return
 		}
 	}
-	rel, _ := filepath.Rel(j.r.sd.Path, j.ur.planFile)
+	rel, _ := filepath.Rel(j.run.State.Path, j.ur.PlanFile)
 	var deployed *runstate.DeployedRecord
-	if j.r.policy.ReusesPlans && !o.HasChanges && wholePlan(args) {
+	if j.run.Policy.ReusesPlans && !o.HasChanges && wholePlan(args) {
 		// Nothing to change: what is deployed is this content.
-		deployed = j.r.deployedNow(ctx, j.ur.u)
+		deployed = j.run.deployedNow(ctx, j.ur.Spec)
 	}
-	err = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *runstate.UnitState) {
-		s.Plan = &runstate.PlanRecord{Digest: j.res.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: j.res.changes,
-			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.r.opt.Now().UTC(), ChangedOutputs: j.res.changedOutputs, OutputsKnown: true,
-			Command: j.r.opt.Command, Review: j.r.opt.PullRequest, ChangeSet: j.res.changeSet, NoSecrets: j.res.noSecrets}
+	err = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
+		s.Plan = &runstate.PlanRecord{Digest: j.res.Digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: j.res.Changes,
+			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.run.Now().UTC(), ChangedOutputs: j.res.ChangedOutputs, OutputsKnown: true,
+			Command: j.run.Command, Review: j.run.PullRequest, ChangeSet: j.res.ChangeSet, NoSecrets: j.res.NoSecrets}
 		if deployed != nil {
 			s.Deployed = deployed
 		}
@@ -152,7 +152,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 // own.
 func (j *job) showJSON(ctx context.Context, env map[string]string) ([]byte, error) {
 	o, err := j.step(ctx, report.StepShow, func() invocation {
-		return invocation{Step: report.StepShow, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(env), Call: showCall{File: j.ur.planFile}}
+		return invocation{Step: report.StepShow, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env), Call: showCall{File: j.ur.PlanFile}}
 	}, true)
 	return o.PlanJSON, err
 }
@@ -186,7 +186,7 @@ func (j *job) preparePlanCall(ctx context.Context, st stacks.RunStep, where stri
 	args := ea.Plan
 	targets, _ := j.targets()
 	args.Targets = append(append([]string(nil), args.Targets...), targets...)
-	if j.r.policy.Destroys {
+	if j.run.Policy.Destroys {
 		args.Destroy = true
 	}
 	return planInputs{env: env, varFile: varFile, args: args, done: removeVarFile}, true
@@ -195,7 +195,7 @@ func (j *job) preparePlanCall(ctx context.Context, st stacks.RunStep, where stri
 // savedRecord is the unit's record as an apply's plan job starts, read
 // once for the reviewed plan and the plan to reuse; nil when unreadable.
 func (j *job) savedRecord() *runstate.UnitState {
-	us, _ := j.r.sd.ReadUnit(j.ur.u)
+	us, _ := j.run.State.ReadUnit(j.ur.Spec)
 	return us
 }
 
@@ -203,29 +203,29 @@ func (j *job) savedRecord() *runstate.UnitState {
 // is the current one and no unit this one plans after was applied since
 // it was made.
 func (j *job) reusePlan(us *runstate.UnitState) bool {
-	if us == nil || us.Plan == nil || us.Plan.Digest != j.res.digest || us.Plan.Destroy {
+	if us == nil || us.Plan == nil || us.Plan.Digest != j.res.Digest || us.Plan.Destroy {
 		return false
 	}
-	if _, err := os.Stat(j.ur.planFile); err != nil {
+	if _, err := os.Stat(j.ur.PlanFile); err != nil {
 		return false
 	}
-	for _, p := range j.ur.planAfter {
-		ps, err := j.r.sd.ReadUnit(p)
+	for _, p := range j.ur.PlanAfter {
+		ps, err := j.run.State.ReadUnit(p)
 		if err != nil || (ps.Apply != nil && ps.Apply.At.After(us.Plan.At)) {
 			return false
 		}
 	}
-	j.res.hasChanges, j.res.changes, j.res.changeSet = us.Plan.HasChanges, us.Plan.Changes, us.Plan.ChangeSet
-	j.res.noSecrets = us.Plan.NoSecrets
-	j.res.changedOutputs, j.res.outputsKnown = us.Plan.ChangedOutputs, us.Plan.KnowsOutputs()
-	j.r.con.Note(fmt.Sprintf("[%s] reusing the plan saved at %s", j.ur.u.Name(), us.Plan.At.Format(time.RFC3339)))
+	j.res.HasChanges, j.res.Changes, j.res.ChangeSet = us.Plan.HasChanges, us.Plan.Changes, us.Plan.ChangeSet
+	j.res.NoSecrets = us.Plan.NoSecrets
+	j.res.ChangedOutputs, j.res.OutputsKnown = us.Plan.ChangedOutputs, us.Plan.KnowsOutputs()
+	j.run.Console.Note(fmt.Sprintf("[%s] reusing the plan saved at %s", j.ur.Spec.Name(), us.Plan.At.Format(time.RFC3339)))
 	return true
 }
 
 // writePlanJSON writes show -json of the saved plan to
 // DIR/<dir>/<workspace>[#stack].json for policy tools (--plan-json).
 func (j *job) writePlanJSON(dir string, planJSON []byte) error {
-	u := j.ur.u
+	u := j.ur.Spec
 	name := u.Workspace
 	if u.Shared {
 		name += "#" + u.Stack.Name

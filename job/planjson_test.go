@@ -1,9 +1,8 @@
-package runner
+package job
 
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -12,7 +11,6 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/strata-iac/strata/report"
-	"github.com/strata-iac/strata/stacks"
 )
 
 func rc(actions ...tfjson.Action) *tfjson.ResourceChange {
@@ -98,7 +96,7 @@ func TestReadPlanJSON(t *testing.T) {
 	if want := []string{"big", "id", "list", "map", "secret"}; !reflect.DeepEqual(v.ChangedOutputs, want) {
 		t.Errorf("changed outputs = %v, want %v", v.ChangedOutputs, want)
 	}
-	for name, want := range map[string]plannedOutput{
+	for name, want := range map[string]PlannedOutput{
 		"same":   {Value: json.RawMessage(`"s"`), Known: true},
 		"big":    {Value: json.RawMessage(`12345678901234567890`), Known: true},
 		"id":     {},
@@ -169,58 +167,6 @@ func TestChangesString(t *testing.T) {
 		if got := c.String(); got != want {
 			t.Errorf("%+v: %q, want %q", c, got, want)
 		}
-	}
-}
-
-// TestOutputOnlyChange: a plan that changes only an output is planned and
-// counts it (its JSON read by one show step; a plan without changes shows
-// nothing), and its apply ends applied, whether the saved plan is applied
-// or the unit is applied in one call.
-func TestOutputOnlyChange(t *testing.T) {
-	root := writeRepo(t, map[string]string{
-		"strata.yml": "dirs:\n  a: {tags: [a]}\n",
-		"a/main.tf":  "resource \"terraform_data\" \"x\" {}\noutput \"o\" {\n  value = \"v1\"\n}\n",
-	})
-	main := filepath.Join(root, "a", "main.tf")
-	e := newE2E(t, root)
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
-	if u := unitByName(t, res.Report, "a@default"); u.Status != report.StatusApplied || u.Changes != (report.Changes{Add: 1, Outputs: 1}) {
-		t.Fatalf("first apply: %s %+v\n%s", u.Status, u.Changes, e.console.String())
-	}
-	replaceIn(t, main, "v1", "v2")
-	res = e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
-	u := unitByName(t, res.Report, "a@default")
-	if u.Status != report.StatusPlanned || u.Changes != (report.Changes{Outputs: 1}) || res.ExitCode != 2 {
-		t.Fatalf("plan: %s %+v exit %d\n%s", u.Status, u.Changes, res.ExitCode, e.console.String())
-	}
-	if _, shown := stepOf(u, report.StepShow); !shown {
-		t.Errorf("the plan's JSON was not read: steps %v", u.Steps)
-	}
-	if us := journal(t, root, "a"); us.Plan == nil || !reflect.DeepEqual(us.Plan.ChangedOutputs, []string{"o"}) || !us.Plan.OutputsKnown {
-		t.Errorf("plan record: %+v", us.Plan)
-	}
-	// The saved plan is reused and applied: two calls.
-	res = e.run(CmdApply, Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerYes, nil }}, stacks.Selection{})
-	if u := unitByName(t, res.Report, "a@default"); u.Status != report.StatusApplied || u.Changes != (report.Changes{Outputs: 1}) || res.ExitCode != 0 {
-		t.Fatalf("apply of the saved plan: %s %+v exit %d\n%s", u.Status, u.Changes, res.ExitCode, e.console.String())
-	}
-	// Applied in one call.
-	replaceIn(t, main, "v2", "v3")
-	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
-	u = unitByName(t, res.Report, "a@default")
-	if _, planned := stepOf(u, report.StepPlan); planned || u.Status != report.StatusApplied || u.Changes != (report.Changes{Outputs: 1}) {
-		t.Fatalf("apply in one call: %s %+v, steps %v\n%s", u.Status, u.Changes, u.Steps, e.console.String())
-	}
-	if us := journal(t, root, "a"); us.Apply == nil || us.Apply.Result != report.StatusApplied {
-		t.Errorf("apply record: %+v", us.Apply)
-	}
-	if got := outputsOf(t, e, "a")["o"]; got != `"v3"` {
-		t.Errorf("output o = %s after the apply", got)
-	}
-	res = e.run(CmdPlan, Options{}, stacks.Selection{})
-	u = unitByName(t, res.Report, "a@default")
-	if _, shown := stepOf(u, report.StepShow); u.Status != report.StatusNoChanges || shown {
-		t.Errorf("plan after: %s, steps %v", u.Status, u.Steps)
 	}
 }
 

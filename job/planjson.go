@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"crypto/sha256"
@@ -27,7 +27,7 @@ type planView struct {
 	ChangedOutputs []string
 	// Outputs are the outputs' values after the plan, as far as the plan
 	// knows them (docs/behaviour.md#inputs-between-stacks).
-	Outputs map[string]plannedOutput
+	Outputs map[string]PlannedOutput
 	// ChangeSet is a digest of what the plan changes (changeSet).
 	ChangeSet string
 	// Secrets are the strings the plan marks sensitive, before and after
@@ -37,7 +37,7 @@ type planView struct {
 
 // plannedOutput is an output's value after a plan: known (its JSON) or
 // unknown until apply.
-type plannedOutput struct {
+type PlannedOutput struct {
 	Value     json.RawMessage
 	Known     bool
 	Sensitive bool
@@ -269,15 +269,15 @@ func countPlan(p *tfjson.Plan) (report.Changes, []string) {
 // plannedOutputs are the root module's outputs after the plan: from
 // output_changes, where after_unknown says whether the value (or any part
 // of it) waits for the apply, else from planned_values.
-func plannedOutputs(p *tfjson.Plan) map[string]plannedOutput {
-	out := map[string]plannedOutput{}
+func plannedOutputs(p *tfjson.Plan) map[string]PlannedOutput {
+	out := map[string]PlannedOutput{}
 	if p.PlannedValues != nil {
 		for name, o := range p.PlannedValues.Outputs {
 			if o == nil {
 				continue
 			}
 			if b, err := json.Marshal(o.Value); err == nil {
-				out[name] = plannedOutput{Value: b, Known: true, Sensitive: o.Sensitive}
+				out[name] = PlannedOutput{Value: b, Known: true, Sensitive: o.Sensitive}
 			}
 		}
 	}
@@ -289,7 +289,7 @@ func plannedOutputs(p *tfjson.Plan) map[string]plannedOutput {
 			delete(out, name)
 			continue
 		}
-		po := plannedOutput{Known: !anyTrue(oc.AfterUnknown), Sensitive: anyTrue(oc.AfterSensitive)}
+		po := PlannedOutput{Known: !anyTrue(oc.AfterUnknown), Sensitive: anyTrue(oc.AfterSensitive)}
 		if po.Known {
 			b, err := json.Marshal(oc.After)
 			if err != nil {

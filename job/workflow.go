@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"bufio"
@@ -24,8 +24,8 @@ import (
 // [init, plan] and [init, apply] when there is none.
 
 // workflowSteps returns the unit's steps for one phase (plan or apply).
-func (r *runState) workflowSteps(ur *unit, phase string) []stacks.RunStep {
-	return r.p.StepsFor(ur.u, phase)
+func (r *Run) workflowSteps(ur *Unit, phase string) []stacks.RunStep {
+	return r.Project.StepsFor(ur.Spec, phase)
 }
 
 // SubstitutionError names a variable no source defines.
@@ -52,7 +52,7 @@ func substitute(s string, lookup func(string) (string, bool)) (string, string, b
 // variableLookup finds a name for substitution: the unit's stack
 // variables, then what earlier env steps set, then strata's environment,
 // then the unit's own environment (STRATA_DIR, …).
-func variableLookup(u *stacks.Unit, envVars map[string]string, env []string, unitEnv map[string]string) func(string) (string, bool) {
+func VariableLookup(u *stacks.Unit, envVars map[string]string, env []string, unitEnv map[string]string) func(string) (string, bool) {
 	return func(name string) (string, bool) {
 		if v, ok := u.Stack.Variable(name); ok {
 			return v, true
@@ -69,7 +69,7 @@ func variableLookup(u *stacks.Unit, envVars map[string]string, env []string, uni
 }
 
 // substituteFor substitutes s for one unit, or names the unknown variable.
-func substituteFor(s, where string, u *stacks.Unit, lookup func(string) (string, bool)) (string, error) {
+func SubstituteFor(s, where string, u *stacks.Unit, lookup func(string) (string, bool)) (string, error) {
 	out, name, ok := substitute(s, lookup)
 	if !ok {
 		return "", &SubstitutionError{Name: name, Stack: u.Stack.Name, Where: where}
@@ -78,7 +78,7 @@ func substituteFor(s, where string, u *stacks.Unit, lookup func(string) (string,
 }
 
 func (j *job) subst(s, where string) (string, error) {
-	return substituteFor(s, where, j.ur.u, variableLookup(j.ur.u, j.envVars, j.r.opt.Environ, j.ur.env))
+	return SubstituteFor(s, where, j.ur.Spec, VariableLookup(j.ur.Spec, j.envVars, j.run.Environ, j.ur.Env))
 }
 
 func (j *job) substAll(ss []string, where string) ([]string, error) {
@@ -114,8 +114,8 @@ func (j *job) stepEnv(st stacks.RunStep, where string) (env, tfVars map[string]s
 // engineEnv is the environment of one engine call: the unit's, what env
 // steps set (TF_VAR_ values aside), then the step's own env.
 func (j *job) engineEnv(stepEnv map[string]string) map[string]string {
-	env := make(map[string]string, len(j.ur.env)+len(j.envVars)+len(stepEnv))
-	for k, v := range j.ur.env {
+	env := make(map[string]string, len(j.ur.Env)+len(j.envVars)+len(stepEnv))
+	for k, v := range j.ur.Env {
 		env[k] = v
 	}
 	for k, v := range j.envVars {
@@ -134,10 +134,10 @@ func (j *job) engineEnv(stepEnv map[string]string) map[string]string {
 // them).
 func (j *job) processEnv(stepEnv, stepTFVars map[string]string) []string {
 	env := j.engineEnv(stepEnv)
-	for k, v := range j.r.tfVars {
+	for k, v := range j.run.TFVars {
 		env["TF_VAR_"+k] = v
 	}
-	for k, v := range stackTFVars(j.ur.u) {
+	for k, v := range StackTFVars(j.ur.Spec) {
 		env["TF_VAR_"+k] = v
 	}
 	for k, v := range j.envVars {
@@ -148,14 +148,14 @@ func (j *job) processEnv(stepEnv, stepTFVars map[string]string) []string {
 	for k, v := range stepTFVars {
 		env["TF_VAR_"+k] = v
 	}
-	return envList(env)
+	return EnvList(env)
 }
 
 // workflowEnvironment exports the matching workflow's environment,
 // substituted, as STRATA_ENVIRONMENT (and TERRATEAM_ENVIRONMENT) to every
 // step.
 func (j *job) workflowEnvironment() error {
-	environment, ok := j.r.p.EnvironmentFor(j.ur.u)
+	environment, ok := j.run.Project.EnvironmentFor(j.ur.Spec)
 	if !ok {
 		return nil
 	}
@@ -179,7 +179,7 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunS
 	}
 	for i, st := range steps {
 		where := fmt.Sprintf("%s step %d (%s)", phase, i+1, st.Type)
-		failedBefore := j.res.err != nil
+		failedBefore := j.res.Err != nil
 		runOn := st.RunOn
 		switch {
 		case runOn == "always":
@@ -192,7 +192,7 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunS
 			j.failed(ctx, st.Type, ctx.Err())
 			return
 		}
-		prev, prevStep := j.res.err, j.res.failedStep
+		prev, prevStep := j.res.Err, j.res.FailedStep
 		switch st.Type {
 		case report.StepInit:
 			j.initStep(ctx, st, where)
@@ -211,10 +211,10 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunS
 			// accepted and ignored.
 			continue
 		}
-		if failedBefore && j.res.err != prev && prev != nil {
+		if failedBefore && j.res.Err != prev && prev != nil {
 			// A failure step that fails keeps the first failure as the
 			// unit's reason.
-			j.res.err, j.res.failedStep = prev, prevStep
+			j.res.Err, j.res.FailedStep = prev, prevStep
 		}
 	}
 }
@@ -225,7 +225,7 @@ func (j *job) initStep(ctx context.Context, st stacks.RunStep, where string) {
 	if j.failed(ctx, report.StepInit, err) {
 		return
 	}
-	j.init(ctx, j.r.policy.Job == command.JobInit, false, args.Init, env)
+	j.init(ctx, j.run.Policy.Job == command.JobInit, false, args.Init, env)
 }
 
 // engineStepArgs reads a step's extra_args (merged with the command's
@@ -239,9 +239,9 @@ func (j *job) engineStepArgs(command string, st stacks.RunStep, where string) (E
 	if err != nil {
 		return EngineArgs{}, nil, nil, err
 	}
-	ea := j.r.opt.EngineArgs
+	ea := j.run.EngineArgs
 	if len(extra) > 0 {
-		own, err := ParseEngineArgs(command, extra, j.ur.dir)
+		own, err := engineargs.Parse(command, extra, j.ur.Dir)
 		if err != nil {
 			return EngineArgs{}, nil, nil, fmt.Errorf("%s: extra_args: %w", where, err)
 		}
@@ -268,7 +268,7 @@ func (j *job) processStep(st stacks.RunStep, where string) (argv []string, env, 
 	}
 	argv, name, ok := substituteCmd(st.Cmd, j.cmdLookup)
 	if !ok {
-		return nil, nil, nil, &SubstitutionError{Name: name, Stack: j.ur.u.Stack.Name, Where: where + ".cmd", InCmd: true}
+		return nil, nil, nil, &SubstitutionError{Name: name, Stack: j.ur.Spec.Stack.Name, Where: where + ".cmd", InCmd: true}
 	}
 	if len(argv) == 0 {
 		return nil, nil, nil, fmt.Errorf("%s: empty cmd", where)
@@ -337,18 +337,18 @@ func shellScriptIndex(argv []string) int {
 // cmdLookup finds a name in a step's cmd: the unit's stack variables, then
 // the values strata itself sets from the config and its own paths.
 func (j *job) cmdLookup(name string) (string, bool) {
-	if v, ok := j.ur.u.Stack.Variable(name); ok {
+	if v, ok := j.ur.Spec.Stack.Variable(name); ok {
 		return v, true
 	}
 	if upper, ok := strings.CutPrefix(name, "STACK_VAR_"); ok {
-		for _, v := range j.ur.u.Stack.Variables {
+		for _, v := range j.ur.Spec.Stack.Variables {
 			if strings.ToUpper(v.Name) == upper {
 				return v.Value, true
 			}
 		}
 	}
 	if strataValue(name) {
-		v, ok := j.ur.env[name]
+		v, ok := j.ur.Env[name]
 		return v, ok
 	}
 	return "", false
@@ -359,11 +359,11 @@ func (j *job) cmdLookup(name string) (string, bool) {
 // process's stdout instead of the block (env steps); with ignoreErrors a
 // failure is noted and the step still counts as done.
 func (j *job) exec(ctx context.Context, name, where string, argv, env []string, capture, ignoreErrors bool, stdout *bytes.Buffer) error {
-	started := j.r.opt.Now()
+	started := j.run.Now()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = j.ur.dir, env
+	cmd.Dir, cmd.Env = j.ur.Dir, env
 	ownProcessGroup(cmd)
-	out := j.r.con.Step(j.ur.display, name)
+	out := j.run.Console.Step(j.ur.Display, name)
 	var kept bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Writer(out), out.Stderr()
 	if capture {
@@ -374,24 +374,24 @@ func (j *job) exec(ctx context.Context, name, where string, argv, env []string, 
 	}
 	err := cmd.Start()
 	if err == nil {
-		j.r.procs.add(cmd)
-		defer j.r.procs.remove(cmd)
+		j.run.Procs.add(cmd)
+		defer j.run.Procs.remove(cmd)
 		// The step's process group gets one SIGINT, as engines do.
-		err = waitInterruptible(ctx, cmd, interruptGroup, j.r.opt.KillAfter)
+		err = waitInterruptible(ctx, cmd, interruptGroup, j.run.KillAfter)
 	}
 	out.Close()
 	if err != nil {
 		err = fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 		if ignoreErrors && ctx.Err() == nil {
-			j.r.con.Note(fmt.Sprintf("[%s] %s failed, ignored (ignore_errors): %v", j.ur.u.Name(), where, err))
+			j.run.Console.Note(fmt.Sprintf("[%s] %s failed, ignored (ignore_errors): %v", j.ur.Spec.Name(), where, err))
 			err = nil
 		}
 	}
-	rep := report.StepReport{Name: name, StartedAt: started, FinishedAt: j.r.opt.Now(), OK: err == nil}
+	rep := report.StepReport{Name: name, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil}
 	if capture {
-		rep.Output = j.ur.masker.Mask(kept.String())
+		rep.Output = j.ur.Masker.Mask(kept.String())
 	}
-	j.res.steps = append(j.res.steps, rep)
+	j.res.Steps = append(j.res.Steps, rep)
 	return err
 }
 
@@ -430,11 +430,11 @@ func (j *job) envStep(ctx context.Context, st stacks.RunStep, where string) {
 		j.envVars[k] = v
 		names = append(names, k)
 		if st.Sensitive {
-			j.ur.masker.Add(v)
+			j.ur.Masker.Add(v)
 		}
 	}
 	sort.Strings(names)
-	j.r.con.Note(fmt.Sprintf("[%s] env: set %s", j.ur.u.Name(), strings.Join(names, ", ")))
+	j.run.Console.Note(fmt.Sprintf("[%s] env: set %s", j.ur.Spec.Name(), strings.Join(names, ", ")))
 }
 
 // toolStep runs checkov, conftest or opa from PATH in the unit's dir with
@@ -444,7 +444,7 @@ func (j *job) toolStep(ctx context.Context, st stacks.RunStep, where string) {
 	path, err := exec.LookPath(tool)
 	if err != nil {
 		j.failed(ctx, tool, fmt.Errorf("%s is not on PATH: install it or remove the %s step", tool, where))
-		j.res.steps = append(j.res.steps, report.StepReport{Name: tool, StartedAt: j.r.opt.Now(), FinishedAt: j.r.opt.Now()})
+		j.res.Steps = append(j.res.Steps, report.StepReport{Name: tool, StartedAt: j.run.Now(), FinishedAt: j.run.Now()})
 		return
 	}
 	env, tfVars, err := j.stepEnv(st, where)
@@ -464,7 +464,7 @@ func (j *job) toolStep(ctx context.Context, st stacks.RunStep, where string) {
 
 // initSteps are the steps of the init command: the workflow's init steps
 // (their extra_args and env), else a plain init.
-func (r *runState) initSteps(ur *unit) []stacks.RunStep {
+func (r *Run) initSteps(ur *Unit) []stacks.RunStep {
 	for _, st := range r.workflowSteps(ur, report.StepPlan) {
 		if st.Type == report.StepInit {
 			return []stacks.RunStep{st}

@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"context"
@@ -24,8 +24,8 @@ import (
 // reasonAppliedEarlier and reasonDestroyedEarlier are the reasons of a
 // unit whose stale saved plan had changes that the state already holds.
 const (
-	reasonAppliedEarlier   = "applied earlier: the state already holds the saved plan's changes"
-	reasonDestroyedEarlier = "destroyed earlier: the state already holds the saved plan's changes"
+	ReasonAppliedEarlier   = "applied earlier: the state already holds the saved plan's changes"
+	ReasonDestroyedEarlier = "destroyed earlier: the state already holds the saved plan's changes"
 )
 
 // sameChanges reports whether a new plan (hasChanges, changeSet) makes
@@ -42,7 +42,7 @@ var pullRequestRef = regexp.MustCompile(`^refs/pull/([0-9]+)/(?:merge|head)$`)
 
 // pullRequestOf names the pull request a CI run builds, from the CI's
 // environment: "PR #5" on GitHub, "MR !5" on GitLab; "" outside one.
-func pullRequestOf(env []string) string {
+func PullRequestOf(env []string) string {
 	get := environ.Getenv(env)
 	switch report.ServiceOf(get) {
 	case report.GitHub:
@@ -70,15 +70,15 @@ func PullRequestName(n int, env []string) string {
 // review saw it, before an apply's plan job reuses it or plans in its
 // place.
 func (j *job) takeReviewed(us *runstate.UnitState) {
-	j.ur.reviewed = nil
-	if !j.r.policy.ReusesPlans || j.ur.userPlan || j.r.destroying() {
+	j.ur.Reviewed = nil
+	if !j.run.Policy.ReusesPlans || j.ur.UserPlan || j.run.Destroying {
 		return
 	}
 	if us == nil || !us.Plan.Reviewable() {
 		return
 	}
 	p := *us.Plan
-	j.ur.reviewed = &p
+	j.ur.Reviewed = &p
 }
 
 // review compares the plan an apply's job now holds with the reviewed
@@ -86,7 +86,7 @@ func (j *job) takeReviewed(us *runstate.UnitState) {
 // changes no reviewed plan holds (refuseUnreviewed). reused says the job
 // holds the saved plan itself.
 func (j *job) review(reused bool) {
-	if j.res.err != nil || !j.r.policy.ReusesPlans || j.ur.userPlan || j.r.destroying() {
+	if j.res.Err != nil || !j.run.Policy.ReusesPlans || j.ur.UserPlan || j.run.Destroying {
 		return
 	}
 	if !reused {
@@ -98,14 +98,14 @@ func (j *job) review(reused bool) {
 // compareReviewed compares the job's new plan with the reviewed plan, and
 // notes how it compares.
 func (j *job) compareReviewed() {
-	rv := j.ur.reviewed
+	rv := j.ur.Reviewed
 	if rv == nil {
 		return
 	}
-	rp := &report.Replanned{ReviewedBy: rv.ReviewedBy(), Reviewed: rv.Changes, New: j.res.changes,
-		Same: sameChanges(rv, j.res.hasChanges, j.res.changeSet)}
-	j.res.replan = rp
-	j.r.con.Note(fmt.Sprintf("[%s] %s", j.ur.u.Name(), rp.Text("new")))
+	rp := &report.Replanned{ReviewedBy: rv.ReviewedBy(), Reviewed: rv.Changes, New: j.res.Changes,
+		Same: sameChanges(rv, j.res.HasChanges, j.res.ChangeSet)}
+	j.res.Replan = rp
+	j.run.Console.Note(fmt.Sprintf("[%s] %s", j.ur.Spec.Name(), rp.Text("new")))
 }
 
 // refuseUnreviewed, under --require-reviewed-plan, refuses the job's plan
@@ -114,28 +114,28 @@ func (j *job) compareReviewed() {
 // apply takes it for a reviewed one. A plan with no changes needs no
 // review.
 func (j *job) refuseUnreviewed(reused bool) bool {
-	if !j.r.opt.RequireReviewedPlan || !j.res.hasChanges {
+	if !j.run.RequireReviewedPlan || !j.res.HasChanges {
 		return false
 	}
-	name := j.ur.u.Name()
+	name := j.ur.Spec.Name()
 	var why string
 	switch {
-	case j.ur.reviewed == nil:
-		why = fmt.Sprintf("%s: no reviewed plan for its changes (%s)", name, j.res.changes)
+	case j.ur.Reviewed == nil:
+		why = fmt.Sprintf("%s: no reviewed plan for its changes (%s)", name, j.res.Changes)
 	case reused:
 		return false
-	case j.res.replan != nil && !j.res.replan.Same:
+	case j.res.Replan != nil && !j.res.Replan.Same:
 		why = fmt.Sprintf("%s: its new plan differs from the reviewed plan, from %s (reviewed %s, new %s)",
-			name, j.res.replan.ReviewedBy, j.res.replan.Reviewed, j.res.replan.New)
+			name, j.res.Replan.ReviewedBy, j.res.Replan.Reviewed, j.res.Replan.New)
 	default:
 		return false
 	}
-	j.res.refused = why + "; not applied (--require-reviewed-plan)"
-	if err := j.r.sd.UpdateUnit(j.ur.u, func(s *runstate.UnitState) { s.Plan = nil }); err != nil {
-		j.res.refused += "; and its plan could not be discarded: " + err.Error()
+	j.res.Refused = why + "; not applied (--require-reviewed-plan)"
+	if err := j.run.State.UpdateUnit(j.ur.Spec, func(s *runstate.UnitState) { s.Plan = nil }); err != nil {
+		j.res.Refused += "; and its plan could not be discarded: " + err.Error()
 	}
-	os.Remove(j.ur.planFile)
-	j.r.con.Note(fmt.Sprintf("[%s] %s", name, j.res.refused))
+	os.Remove(j.ur.PlanFile)
+	j.run.Console.Note(fmt.Sprintf("[%s] %s", name, j.res.Refused))
 	return true
 }
 
@@ -148,14 +148,14 @@ func (j *job) refuseUnreviewed(reused bool) bool {
 // report shows its changes.
 func (j *job) appliedEarlier(ctx context.Context, saved *runstate.PlanRecord) {
 	result := report.StatusApplied
-	if j.r.destroying() {
+	if j.run.Destroying {
 		result = report.StatusDestroyed
 	}
 	err := j.recordApply(ctx, saved.Applied(result), saved.Partial)
-	os.Remove(j.ur.planFile)
-	j.res.appliedEarlier = true
-	j.res.hasChanges, j.res.changes, j.res.digest, j.res.changeSet = saved.HasChanges, saved.Changes, saved.Digest, saved.ChangeSet
-	j.res.changedOutputs, j.res.outputsKnown = saved.ChangedOutputs, saved.KnowsOutputs()
-	j.r.con.Note(fmt.Sprintf("[%s] the new plan has no changes: the state already holds the saved plan's changes (%s), applied earlier", j.ur.u.Name(), saved.Changes))
+	os.Remove(j.ur.PlanFile)
+	j.res.AppliedEarlier = true
+	j.res.HasChanges, j.res.Changes, j.res.Digest, j.res.ChangeSet = saved.HasChanges, saved.Changes, saved.Digest, saved.ChangeSet
+	j.res.ChangedOutputs, j.res.OutputsKnown = saved.ChangedOutputs, saved.KnowsOutputs()
+	j.run.Console.Note(fmt.Sprintf("[%s] the new plan has no changes: the state already holds the saved plan's changes (%s), applied earlier", j.ur.Spec.Name(), saved.Changes))
 	j.failed(ctx, report.StepState, err)
 }

@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ type engineCall interface {
 	// checksVersion reports whether terraform-exec asks the engine's
 	// version before this command.
 	checksVersion() bool
-	run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error)
+	run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error)
 }
 
 // initCall is `init`.
@@ -50,7 +50,7 @@ func (c initCall) checksVersion() bool {
 	return len(c.Args.Extra) == 0 && (c.Version == nil || c.Version.LessThan(lockFlagsGone))
 }
 
-func (c initCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (c initCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	if !c.checksVersion() {
 		_, err := x.runRaw(ctx, inv, c.rawArgs(), out, errOut)
 		return outcome{}, err
@@ -102,7 +102,7 @@ func (c planCall) Argv() []string {
 	return append(a, c.Args.Flags()...)
 }
 func (planCall) checksVersion() bool { return false }
-func (c planCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (c planCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	if len(c.Args.Extra) > 0 {
 		return x.rawPlan(ctx, inv, c.rawArgs(), out, errOut)
 	}
@@ -122,7 +122,7 @@ type applyPlanCall struct{ File string }
 
 func (c applyPlanCall) Argv() []string    { return []string{"apply", c.File} }
 func (applyPlanCall) checksVersion() bool { return false }
-func (c applyPlanCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
+func (c applyPlanCall) run(ctx context.Context, _ *Executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
 	return outcome{}, tf.Apply(ctx, tfexec.DirOrPlan(c.File))
 }
 
@@ -144,7 +144,7 @@ func (c applyNowCall) Argv() []string {
 	return append(a, c.Args.Flags()...)
 }
 func (applyNowCall) checksVersion() bool { return false }
-func (c applyNowCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, _ invocation, out, _ io.Writer) (outcome, error) {
+func (c applyNowCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, _ invocation, out, _ io.Writer) (outcome, error) {
 	return x.applyNow(ctx, tf, c, out)
 }
 
@@ -161,7 +161,7 @@ func (c workspaceCall) Argv() []string {
 	return []string{"workspace", "select", c.Name}
 }
 func (workspaceCall) checksVersion() bool { return false }
-func (c workspaceCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
+func (c workspaceCall) run(ctx context.Context, _ *Executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
 	if c.New {
 		return outcome{}, tf.WorkspaceNew(ctx, c.Name)
 	}
@@ -178,7 +178,7 @@ type validateCall struct{ Args []string }
 
 func (c validateCall) Argv() []string    { return append([]string{"validate"}, c.Args...) }
 func (validateCall) checksVersion() bool { return false }
-func (c validateCall) run(ctx context.Context, x *executor, _ *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (c validateCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	_, err := x.runRaw(ctx, inv, append([]string{"validate", "-no-color"}, c.Args...), out, errOut)
 	return outcome{}, err
 }
@@ -188,7 +188,7 @@ type outputCall struct{}
 
 func (outputCall) Argv() []string      { return []string{"output", "-json"} }
 func (outputCall) checksVersion() bool { return false }
-func (outputCall) run(ctx context.Context, _ *executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
+func (outputCall) run(ctx context.Context, _ *Executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
 	// terraform-exec copies the JSON to stdout; strata prints the outputs
 	// itself.
 	tf.SetStdout(io.Discard)
@@ -214,7 +214,7 @@ func (c showCall) Argv() []string {
 // ShowPlanFile builds, run directly, since ShowPlanFile first starts the
 // engine for `version -json` in every unit; strata knows the version.
 func (c showCall) checksVersion() bool { return c.Text }
-func (c showCall) run(ctx context.Context, x *executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (c showCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	if c.Text {
 		tf.SetStdout(io.Discard)
 		// The text comes back whole, and is printed as the plan was.

@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // sets those itself, and TF_VAR_ values reach the engine through the var
 // file (docs/behaviour.md#input-variables). A TF_CLI_ARGS* variable is an error: it would add arguments
 // to every engine call behind strata's back.
-func processEnvOf(environ []string) (map[string]string, error) {
+func ProcessEnvOf(environ []string) (map[string]string, error) {
 	env := make(map[string]string, len(environ))
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
@@ -42,7 +42,7 @@ func processEnvOf(environ []string) (map[string]string, error) {
 
 // tfVarsFromEnv returns the TF_VAR_ values of an environment, by variable
 // name.
-func tfVarsFromEnv(environ []string) map[string]string {
+func TFVarsFromEnv(environ []string) map[string]string {
 	out := map[string]string{}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
@@ -67,7 +67,7 @@ func strataValue(name string) bool { return strataValues[name] }
 
 // stackTFVars are a unit's stack variables named TF_VAR_<name>, by input
 // variable name: they go to the var file, as env steps' TF_VAR_ values do.
-func stackTFVars(u *stacks.Unit) map[string]string {
+func StackTFVars(u *stacks.Unit) map[string]string {
 	var out map[string]string
 	for _, v := range u.Stack.Variables {
 		if name, ok := strings.CutPrefix(v.Name, "TF_VAR_"); ok && name != "" {
@@ -81,7 +81,7 @@ func stackTFVars(u *stacks.Unit) map[string]string {
 }
 
 // unitEnvInput is what a unit's environment is made of.
-type unitEnvInput struct {
+type UnitEnvInput struct {
 	Base        map[string]string // ProcessEnv
 	Unit        *stacks.Unit
 	Root        string
@@ -97,7 +97,7 @@ type unitEnvInput struct {
 // unitEnv is the environment of every step of a unit (docs/behaviour.md#stack-variables): the process
 // environment, the stack variables under their own names and as
 // STACK_VAR_<NAME>, and strata's and Terrateam's variables.
-func unitEnv(in unitEnvInput) map[string]string {
+func UnitEnv(in UnitEnvInput) map[string]string {
 	env := make(map[string]string, len(in.Base)+len(in.Unit.Stack.Variables)*2+20)
 	for k, v := range in.Base {
 		env[k] = v
@@ -141,7 +141,7 @@ func unitEnv(in unitEnvInput) map[string]string {
 // dataDir is where a unit's engine keeps its working data: the dir's
 // .terraform, or its own under .terraform/strata/<stack>/<workspace> when
 // several stacks share the dir (docs/behaviour.md#stacks-and-membership).
-func dataDir(root string, u *stacks.Unit) (dir string, own bool, err error) {
+func DataDirOf(root string, u *stacks.Unit) (dir string, own bool, err error) {
 	base := filepath.Join(root, filepath.FromSlash(u.Dir), ".terraform")
 	if u.Shared {
 		dir, err := safepath.Join(filepath.Join(base, "strata"), u.Stack.Name, u.Workspace)

@@ -1,4 +1,4 @@
-package runner
+package job
 
 import (
 	"context"
@@ -18,12 +18,12 @@ import (
 // init runs init unless the unit's data dir is current (docs/behaviour.md#steps-of-a-unit): its
 // fingerprint equals the one recorded at the last successful init.
 func (j *job) init(ctx context.Context, always, noBackend bool, args InitArgs, stepEnv map[string]string) bool {
-	if !always && j.ur.inited {
+	if !always && j.ur.Inited {
 		return true
 	}
 	fp, fpErr := j.fingerprint(args)
 	if !always && fpErr == nil && j.initCurrent(fp) {
-		j.ur.inited, j.ur.initArgs = true, args
+		j.ur.Inited, j.ur.InitArgs = true, args
 		return true
 	}
 	_, err := j.initNow(ctx, noBackend, args, stepEnv)
@@ -48,39 +48,39 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEn
 	}
 	o, err := j.step(ctx, report.StepInit, func() invocation {
 		a := args
-		return invocation{Step: report.StepInit, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(stepEnv), Call: initCall{Args: a, Version: j.ur.engine.Version}}
+		return invocation{Step: report.StepInit, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(stepEnv), Call: initCall{Args: a, Version: j.ur.Engine.Version}}
 	}, true)
 	if err != nil {
 		return o, err
 	}
-	j.ur.inited = true
-	j.ur.initArgs = args
+	j.ur.Inited = true
+	j.ur.InitArgs = args
 	if noBackend {
 		return o, nil
 	}
 	if fp, ferr := j.fingerprint(args); ferr == nil {
-		_, statErr := os.Stat(j.ur.dataDir)
-		err = j.r.sd.UpdateUnitUnsynced(j.ur.u, func(s *runstate.UnitState) {
-			s.Init = &runstate.InitRecord{Fingerprint: fp, At: j.r.opt.Now().UTC(), DataDir: statErr == nil}
+		_, statErr := os.Stat(j.ur.DataDir)
+		err = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
+			s.Init = &runstate.InitRecord{Fingerprint: fp, At: j.run.Now().UTC(), DataDir: statErr == nil}
 		})
 	}
 	return o, err
 }
 
 func (j *job) initCurrent(fp string) bool {
-	us, err := j.r.sd.ReadUnit(j.ur.u)
+	us, err := j.run.State.ReadUnit(j.ur.Spec)
 	if err != nil || us.Init == nil || us.Init.Fingerprint != fp {
 		return false
 	}
-	_, statErr := os.Stat(j.ur.dataDir)
+	_, statErr := os.Stat(j.ur.DataDir)
 	return statErr == nil || !us.Init.DataDir
 }
 
 func (j *job) fingerprint(args InitArgs) (string, error) {
-	u := j.ur.u
+	u := j.ur.Spec
 	return contenthash.InitFingerprint(contenthash.FingerprintInput{
-		Root: j.r.p.Root, Dir: u.Dir, ModuleDirs: j.r.p.LocalModules(u.Dir),
-		Engine: j.ur.engine.Name, EngineVersion: j.ur.engine.Version.String(),
+		Root: j.run.Project.Root, Dir: u.Dir, ModuleDirs: j.run.Project.LocalModules(u.Dir),
+		Engine: j.ur.Engine.Name, EngineVersion: j.ur.Engine.Version.String(),
 		InitArgs: initArgText(args),
 	})
 }
@@ -92,21 +92,21 @@ func initArgText(a InitArgs) []string {
 // workspace selects the unit's workspace unless its data dir already has
 // it; a missing workspace is created in plan and apply (docs/behaviour.md#steps-of-a-unit).
 func (j *job) workspace(ctx context.Context, create bool) bool {
-	ws := j.ur.u.Workspace
-	if !j.ur.u.CreateAndSelectWorkspace || currentWorkspace(j.ur.dataDir) == ws {
+	ws := j.ur.Spec.Workspace
+	if !j.ur.Spec.CreateAndSelectWorkspace || currentWorkspace(j.ur.DataDir) == ws {
 		return true
 	}
 	_, err := j.step(ctx, report.StepWorkspace, func() invocation {
-		return invocation{Step: report.StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: workspaceCall{Name: ws}}
+		return invocation{Step: report.StepWorkspace, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: workspaceCall{Name: ws}}
 	}, true)
-	if err != nil && create && ctx.Err() == nil && strings.Contains(errorText(err), "doesn't exist") {
+	if err != nil && create && ctx.Err() == nil && strings.Contains(ErrorText(err), "doesn't exist") {
 		// The failed select stays in the report; the new workspace follows.
 		_, err = j.step(ctx, report.StepWorkspace, func() invocation {
-			return invocation{Step: report.StepWorkspace, Engine: j.ur.engine.Path, Dir: j.ur.dir, Env: j.engineEnv(nil), Call: workspaceCall{Name: ws, New: true}}
+			return invocation{Step: report.StepWorkspace, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: workspaceCall{Name: ws, New: true}}
 		}, true)
 		if err == nil {
 			// The report shows the workspace step once, as it ended.
-			j.res.steps = append(j.res.steps[:len(j.res.steps)-2], j.res.steps[len(j.res.steps)-1])
+			j.res.Steps = append(j.res.Steps[:len(j.res.Steps)-2], j.res.Steps[len(j.res.Steps)-1])
 		}
 	}
 	return !j.failed(ctx, report.StepWorkspace, err)

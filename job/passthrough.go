@@ -1,0 +1,55 @@
+package job
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/strata-iac/strata/internal/diagnostics"
+)
+
+// Prepare readies a unit for an engine command passed through in its dir
+// (docs/behaviour.md#passthrough), as its own jobs would: init first when
+// init says so and the unit needs one, then its workspace.
+func (r *Run) Prepare(ctx context.Context, ur *Unit, init bool) error {
+	j := &job{run: r, ur: ur}
+	if init && !j.init(ctx, false, false, InitArgs{}, nil) {
+		return fmt.Errorf("%s: init: %v", ur.Spec.Name(), diagnostics.FirstLine(ErrorText(j.res.Err)))
+	}
+	if !j.workspace(ctx, false) {
+		return fmt.Errorf("%s: selecting workspace %s: %v", ur.Spec.Name(), ur.Spec.Workspace, diagnostics.FirstLine(ErrorText(j.res.Err)))
+	}
+	return nil
+}
+
+// WriteVarFile writes the var file the unit's plan would get, from its
+// InputVals and the TF_VAR_ values, for one engine call passed through: it
+// returns the file's path ("" when there is nothing to write) and the
+// function that removes it.
+func (r *Run) WriteVarFile(ur *Unit) (string, func(), error) {
+	j := &job{run: r, ur: ur}
+	content, err := j.prepareInputs()
+	if err != nil {
+		return "", func() {}, err
+	}
+	return j.writeVarFile(content)
+}
+
+// ReadOutputs reads a unit's outputs as they stand (init when needed, its
+// workspace, output -json) outside any of its jobs: a producer outside the
+// run, or one an earlier CI job settled. The result holds the outputs
+// (Produced, ProducedErr) and the steps that read them.
+func (r *Run) ReadOutputs(ctx context.Context, ur *Unit) Result {
+	j := &job{run: r, ur: ur}
+	j.readOutputs(ctx)
+	return j.res
+}
+
+// Digest is the digest a plan of the unit would have now, with its
+// InputVals as they are set (docs/behaviour.md#saved-plans).
+func (r *Run) Digest(ur *Unit) (string, error) {
+	j := &job{run: r, ur: ur}
+	if _, err := j.prepareInputs(); err != nil {
+		return "", err
+	}
+	return j.res.Digest, nil
+}

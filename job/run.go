@@ -1,0 +1,102 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/console"
+	"github.com/strata-iac/strata/internal/filelock"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// Run is the run's fixed context every job of it reads: set once by the
+// coordinator before the first job starts and never written after, but
+// for what deployedNow finds once. A job returns its Result and never
+// reaches back into the coordinator.
+type Run struct {
+	Project *stacks.Project
+	Policy  *command.Policy
+	State   *runstate.StateDir
+	Console *console.Console
+	Exec    *Executor
+	// Procs are the process groups of the run's steps, which the
+	// coordinator kills on a second interrupt.
+	Procs *Procs
+	// TFVars are strata's TF_VAR_ values (TFVarsFromEnv).
+	TFVars map[string]string
+	// Destroying: the command destroys (destroy, or plan -destroy).
+	Destroying bool
+
+	// The command's settings, as runner.Options has them.
+	Command             string
+	EngineArgs          EngineArgs
+	AutoApprove         bool
+	RequireReviewedPlan bool
+	ShowSensitive       bool
+	PullRequest         string
+	PlanOut             string
+	PlanJSON            string
+	KillAfter           time.Duration
+	RetryDelay          time.Duration
+	Environ             []string
+	Now                 func() time.Time
+	// Applying is runner.Options.Applying.
+	Applying func(u *stacks.Unit, digest string) error
+
+	checkout checkout // the commit units record as deployed
+}
+
+// Do runs one job of a unit: its steps in order, holding the unit's dir
+// lock while any of them runs. Once the steps ended well, readsOutputs
+// says whether the unit's outputs are read for the coordinator (a
+// producer's, or those its readers read), as a step of the job.
+func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, readsOutputs func(applied bool, res *Result) bool) Result {
+	j := &job{run: r, ur: ur}
+	lock, err := filelock.Acquire(ctx, r.State.DirLockPath(ur.Spec.Dir), func() {
+		r.Console.Note(fmt.Sprintf("[%s] waiting for another strata working in %s", ur.Spec.Name(), ur.Spec.Dir))
+	})
+	if err != nil {
+		j.res.Err, j.res.FailedStep, j.res.Interrupted = err, "lock", ctx.Err() != nil
+		return j.res
+	}
+	defer lock.Release()
+	if err := os.MkdirAll(ur.TmpDir, 0o700); err != nil {
+		j.res.Err, j.res.FailedStep = err, "setup"
+		return j.res
+	}
+	switch {
+	case kind == Apply:
+		j.apply(ctx)
+	case kind == PlanApply:
+		j.planApply(ctx)
+	case r.Policy.Job == command.JobInit:
+		j.runWorkflow(ctx, report.StepInit, r.initSteps(ur))
+	case r.Policy.Job == command.JobValidate:
+		j.validate(ctx)
+	case r.Policy.Job == command.JobOutput:
+		j.output(ctx)
+	default:
+		j.plan(ctx)
+	}
+	applied := kind == Apply || j.res.Applied
+	if j.res.Err == nil && !r.Policy.AsItStands && !r.Destroying &&
+		(applied || (!j.res.HasChanges && !ur.ForceApply)) && readsOutputs(applied, &j.res) {
+		j.readOutputs(ctx)
+	}
+	return j.res
+}
+
+// otherRoots lists the dirs of other root modules below dir (and below its
+// local modules), which the content digest leaves out.
+func (r *Run) otherRoots(dir string) []string {
+	out := r.Project.RootsBelow(dir)
+	for _, m := range r.Project.LocalModules(dir) {
+		out = append(out, r.Project.RootsBelow(m)...)
+	}
+	return out
+}
