@@ -65,25 +65,11 @@ var strataValues = map[string]bool{
 // strataValue reports whether a name is one strata sets itself.
 func strataValue(name string) bool { return strataValues[name] }
 
-// stackTFVars are a unit's stack variables named TF_VAR_<name>, by input
-// variable name: they go to the var file, as env steps' TF_VAR_ values do.
-func StackTFVars(u *stacks.Unit) map[string]string {
-	var out map[string]string
-	for _, v := range u.Stack.Variables {
-		if name, ok := strings.CutPrefix(v.Name, "TF_VAR_"); ok && name != "" {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[name] = v.Value
-		}
-	}
-	return out
-}
-
 // unitEnvInput is what a unit's environment is made of.
 type UnitEnvInput struct {
 	Base        map[string]string // ProcessEnv
 	Unit        *stacks.Unit
+	Vars        *Vars // the unit's stack variables
 	Root        string
 	Engine      string // name
 	Version     string
@@ -98,18 +84,19 @@ type UnitEnvInput struct {
 // environment, the stack variables under their own names and as
 // STACK_VAR_<NAME>, and strata's and Terrateam's variables.
 func UnitEnv(in UnitEnvInput) map[string]string {
-	env := make(map[string]string, len(in.Base)+len(in.Unit.Stack.Variables)*2+20)
+	env := make(map[string]string, len(in.Base)+len(in.Vars.byName)*2+20)
 	for k, v := range in.Base {
 		env[k] = v
 	}
-	for _, v := range in.Unit.Stack.Variables {
-		env["STACK_VAR_"+strings.ToUpper(v.Name)] = v.Value
-		if strings.HasPrefix(v.Name, "TF_VAR_") {
+	for k, v := range in.Vars.exported {
+		env[k] = v
+	}
+	for k, v := range in.Vars.byName {
+		if !strings.HasPrefix(k, "TF_VAR_") {
 			// terraform-exec refuses TF_VAR_ in an engine's environment:
-			// these reach the engine through the var file (stackTFVars).
-			continue
+			// these reach the engine through the var file (Vars.TFVars).
+			env[k] = v
 		}
-		env[v.Name] = v.Value
 	}
 	vals := map[string]string{
 		"STACK": in.Unit.Stack.Name, "STACK_PATH": strings.Join(in.Unit.Stack.Path, "/"),

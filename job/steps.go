@@ -14,7 +14,6 @@ import (
 	"github.com/strata-iac/strata/internal/contenthash"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
-	"github.com/strata-iac/strata/stacks"
 )
 
 // Result is what a job reports to the coordinator.
@@ -60,8 +59,8 @@ type Result struct {
 
 // job is the working state of one job of one unit.
 type job struct {
-	run    *Run
-	ur   *Unit
+	run *Run
+	ur  *Unit
 	res Result
 	// envVars are what env steps set, for the later steps.
 	envVars map[string]string
@@ -149,7 +148,7 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 	}
 	in := varFileInput{
 		Dir:          j.ur.Dir,
-		TFVars:       []map[string]string{j.run.TFVars, StackTFVars(u), fromEnvSteps, stepTFVars},
+		TFVars:       []map[string]string{j.run.TFVars, j.ur.Vars.TFVars(), fromEnvSteps, stepTFVars},
 		Inputs:       j.ur.InputVals,
 		UserVars:     ea.Plan.Vars,
 		UserVarFiles: ea.Plan.VarFiles,
@@ -164,7 +163,7 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 	// Their values are in the plan itself.
 	digestContent := content
 	if len(fromEnvSteps) > 0 {
-		in.TFVars = []map[string]string{j.run.TFVars, StackTFVars(u), stepTFVars}
+		in.TFVars = []map[string]string{j.run.TFVars, j.ur.Vars.TFVars(), stepTFVars}
 		if digestContent, err = buildVarFile(in); err != nil {
 			return nil, fmt.Errorf("var file: %w", err)
 		}
@@ -184,7 +183,7 @@ func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (va
 	j.res.Digest, err = contenthash.Digest(contenthash.DigestInput{
 		Root: j.run.Project.Root, Dir: u.Dir, ModuleDirs: j.run.Project.LocalModules(u.Dir), OtherRoots: j.run.otherRoots(u.Dir),
 		FilePatterns: u.FilePatterns(), Engine: j.ur.Engine.Name, EngineVersion: j.ur.Engine.Version.String(),
-		Workspace: u.Workspace, Stack: u.Stack.Name, Variables: variableMap(u),
+		Workspace: u.Workspace, Stack: u.Stack.Name, Variables: j.ur.Vars.All(),
 		EngineArgs: args, VarFile: digestContent,
 	})
 	if err == nil {
@@ -272,15 +271,6 @@ func (j *job) engineOutputs(ctx context.Context, initArgs InitArgs) (map[string]
 		}
 	}
 	return o.Outputs, "", nil
-}
-
-// variableMap is a unit's effective stack variables.
-func variableMap(u *stacks.Unit) map[string]string {
-	m := make(map[string]string, len(u.Stack.Variables))
-	for _, v := range u.Stack.Variables {
-		m[v.Name] = v.Value
-	}
-	return m
 }
 
 // copyFile copies a saved plan to where the user asked for it, 0600

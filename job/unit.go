@@ -14,6 +14,7 @@ import (
 // the unit's first job and hands it to one job at a time.
 type Unit struct {
 	Spec   *stacks.Unit
+	Vars   *Vars // its stack variables, read once
 	Choice stacks.EngineChoice
 	Engine *engines.Engine
 

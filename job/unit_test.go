@@ -83,7 +83,7 @@ stacks:
 		t.Fatal(err)
 	}
 	u := p.UnitsIn("net")[0]
-	env := UnitEnv(UnitEnvInput{Base: map[string]string{"PATH": "/bin"}, Unit: u, Root: root, Engine: "tofu", Version: "1.8.8",
+	env := UnitEnv(UnitEnvInput{Base: map[string]string{"PATH": "/bin"}, Unit: u, Vars: VarsOf(u.Stack), Root: root, Engine: "tofu", Version: "1.8.8",
 		EnginePath: "/e/tofu", PlanFile: "/s/p.tfplan", TmpDir: "/s/tmp", PluginCache: "/cache/plugins"})
 	want := map[string]string{
 		"PATH": "/bin", "environment": "prod", "region": "eu-west-1", "STACK_VAR_ENVIRONMENT": "prod", "STACK_VAR_REGION": "eu-west-1",

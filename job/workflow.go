@@ -52,9 +52,9 @@ func substitute(s string, lookup func(string) (string, bool)) (string, string, b
 // variableLookup finds a name for substitution: the unit's stack
 // variables, then what earlier env steps set, then strata's environment,
 // then the unit's own environment (STRATA_DIR, …).
-func VariableLookup(u *stacks.Unit, envVars map[string]string, env []string, unitEnv map[string]string) func(string) (string, bool) {
+func VariableLookup(vars *Vars, envVars map[string]string, env []string, unitEnv map[string]string) func(string) (string, bool) {
 	return func(name string) (string, bool) {
-		if v, ok := u.Stack.Variable(name); ok {
+		if v, ok := vars.Lookup(name); ok {
 			return v, true
 		}
 		if v, ok := envVars[name]; ok {
@@ -78,7 +78,7 @@ func SubstituteFor(s, where string, u *stacks.Unit, lookup func(string) (string,
 }
 
 func (j *job) subst(s, where string) (string, error) {
-	return SubstituteFor(s, where, j.ur.Spec, VariableLookup(j.ur.Spec, j.envVars, j.run.Environ, j.ur.Env))
+	return SubstituteFor(s, where, j.ur.Spec, VariableLookup(j.ur.Vars, j.envVars, j.run.Environ, j.ur.Env))
 }
 
 func (j *job) substAll(ss []string, where string) ([]string, error) {
@@ -137,7 +137,7 @@ func (j *job) processEnv(stepEnv, stepTFVars map[string]string) []string {
 	for k, v := range j.run.TFVars {
 		env["TF_VAR_"+k] = v
 	}
-	for k, v := range StackTFVars(j.ur.Spec) {
+	for k, v := range j.ur.Vars.TFVars() {
 		env["TF_VAR_"+k] = v
 	}
 	for k, v := range j.envVars {
@@ -337,15 +337,11 @@ func shellScriptIndex(argv []string) int {
 // cmdLookup finds a name in a step's cmd: the unit's stack variables, then
 // the values strata itself sets from the config and its own paths.
 func (j *job) cmdLookup(name string) (string, bool) {
-	if v, ok := j.ur.Spec.Stack.Variable(name); ok {
+	if v, ok := j.ur.Vars.Lookup(name); ok {
 		return v, true
 	}
-	if upper, ok := strings.CutPrefix(name, "STACK_VAR_"); ok {
-		for _, v := range j.ur.Spec.Stack.Variables {
-			if strings.ToUpper(v.Name) == upper {
-				return v.Value, true
-			}
-		}
+	if v, ok := j.ur.Vars.LookupExported(name); ok {
+		return v, true
 	}
 	if strataValue(name) {
 		v, ok := j.ur.Env[name]

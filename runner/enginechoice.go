@@ -17,7 +17,7 @@ func EngineChoice(p *stacks.Project, u *stacks.Unit, environ []string) (stacks.E
 	if err != nil || !strings.Contains(c.Version, "$") {
 		return c, err
 	}
-	lookup := job.VariableLookup(u, nil, environ, nil)
+	lookup := job.VariableLookup(job.VarsOf(u.Stack), nil, environ, nil)
 	if c.Version, err = job.SubstituteFor(c.Version, "the engine version", u, lookup); err != nil {
 		return c, fmt.Errorf("%s: %w", u.Name(), err)
 	}

@@ -123,7 +123,7 @@ func passthroughInUnit(ctx context.Context, p *stacks.Project, u *stacks.Unit, c
 	for k, v := range job.TFVarsFromEnv(opt.Environ) {
 		ur.Env["TF_VAR_"+k] = v
 	}
-	for k, v := range job.StackTFVars(u) {
+	for k, v := range ur.Vars.TFVars() {
 		ur.Env["TF_VAR_"+k] = v
 	}
 	c.env = job.EnvList(ur.Env)

@@ -502,19 +502,14 @@ func (r *runState) setup(ur *unitRun, pluginCache string) error {
 		return err
 	}
 	ur.AutoApply = u.Stack.AutoApply || u.WhenModified.Autoapply
-	var secrets []string
-	for _, v := range u.Stack.Variables {
-		if v.Sensitive {
-			secrets = append(secrets, v.Value)
-		}
-	}
-	ur.Masker = console.NewMasker(secrets...)
+	ur.Vars = job.VarsOf(u.Stack)
+	ur.Masker = console.NewMasker(ur.Vars.Secrets()...)
 	ur.Display = &console.Unit{Name: u.Name(), Masker: ur.Masker}
 	if ur.Engine == nil {
 		return nil
 	}
 	in := job.UnitEnvInput{
-		Base: r.base, Unit: u, Root: r.p.Root, Engine: ur.Engine.Name, Version: ur.Engine.Version.String(),
+		Base: r.base, Unit: u, Vars: ur.Vars, Root: r.p.Root, Engine: ur.Engine.Name, Version: ur.Engine.Version.String(),
 		EnginePath: ur.Engine.Path, PlanFile: ur.PlanFile, TmpDir: ur.TmpDir,
 	}
 	if ur.OwnDataDir {

@@ -344,7 +344,9 @@ type work struct {
 
 // engineWork is the work of a real run: engine steps.
 func (r *runState) engineWork() work {
-	return work{job: func(ctx context.Context, ur *unit, kind job.Kind) job.Result { return r.jobs.Do(ctx, ur.Unit, kind, ur.readsFor) }, outside: func(ctx context.Context, ur *unitRun) {
+	return work{job: func(ctx context.Context, ur *unit, kind job.Kind) job.Result {
+		return r.jobs.Do(ctx, ur.Unit, kind, ur.readsFor)
+	}, outside: func(ctx context.Context, ur *unitRun) {
 		switch ur.role {
 		case RoleProducer:
 			r.readExternalProducer(ctx, ur)
