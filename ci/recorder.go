@@ -112,6 +112,16 @@ func (r *recorder) readerOut(u *stacks.Unit, ur *report.UnitReport) {
 	})
 }
 
+// applyRefused withdraws what applying recorded for a unit whose saved
+// plan the engine refused as stale: nothing was applied, and a retry that
+// finds nothing left to apply must not credit this attempt with it.
+func (r *recorder) applyRefused(u *stacks.Unit) error {
+	if err := r.st.Delete(r.ctx, applyingKey(r.run, runstate.UnitKey(u))); err != nil {
+		return fmt.Errorf("withdrawing the record of the apply of %s: %w", u.Name(), err)
+	}
+	return nil
+}
+
 // applying records, before it starts, that the job applies a unit's
 // changes, so a retry knows they may be in its engine state
 // (docs/ci.md#an-apply-the-bucket-did-not-take).

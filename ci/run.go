@@ -410,7 +410,7 @@ func (j *Job) runnerOptions(p *stacks.Project, o SliceOptions, sl *jobSlice, rec
 		// its slice (docs/ci.md#readers).
 		NoPropagate: true, Readers: sl.readers, ReaderDone: rec.readerOut,
 		Warnings: runstate.Warnings(sl.pulls, j.units),
-		Applying: rec.applying,
+		Applying: rec.applying, ApplyRefused: rec.applyRefused,
 	}
 }
 

@@ -45,8 +45,9 @@ type Run struct {
 	RetryDelay          time.Duration
 	Environ             []string
 	Now                 func() time.Time
-	// Applying is runner.Options.Applying.
-	Applying func(u *stacks.Unit, digest string) error
+	// Applying and ApplyRefused are runner.Options'.
+	Applying     func(u *stacks.Unit, digest string) error
+	ApplyRefused func(u *stacks.Unit) error
 
 	checkout checkout // the commit units record as deployed
 }

@@ -53,6 +53,13 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 			break
 		}
 		stale := strings.Contains(ErrorText(err), "Saved plan is stale")
+		if stale && saved != nil && saved.HasChanges && j.run.ApplyRefused != nil {
+			// The engine refused before changing anything.
+			if werr := j.run.ApplyRefused(j.ur.Spec); werr != nil {
+				err = fmt.Errorf("%w; withdrawing the record that the apply started: %v", err, werr)
+				break
+			}
+		}
 		if stale {
 			stalePlans++
 			j.run.Console.Note(fmt.Sprintf("[%s] the saved plan is stale (the state changed since it was made); planning again", j.ur.Spec.Name()))

@@ -116,6 +116,10 @@ type Options struct {
 	// an earlier attempt applied what it could not record
 	// (docs/ci.md#an-apply-the-bucket-did-not-take).
 	Applying func(u *stacks.Unit, digest string) error
+	// ApplyRefused is called when the engine refused, as stale, a saved
+	// plan Applying was called for: it changed nothing, and a record
+	// Applying made must not make a retry believe otherwise.
+	ApplyRefused func(u *stacks.Unit) error
 	// Warnings are what a unit's report must say beyond its status, known
 	// before the run (a corrupt record in the state bucket moved aside):
 	// printed as the run starts, and kept in the unit's report.

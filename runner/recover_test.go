@@ -102,6 +102,42 @@ func TestStalePlanIsAskedAboutAgain(t *testing.T) {
 	}
 }
 
+// TestStaleApplyWithdrawn: a saved plan the engine refuses as stale
+// changed nothing, so the record that its apply started (Applying) is
+// withdrawn (ApplyRefused) before the new plan is applied with a record
+// of its own: a CI retry must not credit the refused apply with changes
+// someone else made.
+func TestStaleApplyWithdrawn(t *testing.T) {
+	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
+	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}}); res.ExitCode != 0 {
+		t.Fatalf("first apply: %v", statuses(res.Report))
+	}
+	editFileT(t, filepath.Join(e.root, "base", "main.tf"), `"base"`, `"base-2"`)
+	e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}})
+	terraformIn(t, e, "base", "apply", "-auto-approve", "-input=false")
+	editFileT(t, filepath.Join(e.root, "base", "terraform.tfstate"), `"base-2"`, `"drifted"`)
+	var calls []string
+	opt := Options{
+		Approve: func([]*report.UnitReport) (Answer, error) { return AnswerYes, nil },
+		Applying: func(u *stacks.Unit, digest string) error {
+			calls = append(calls, "applying "+u.Name())
+			return nil
+		},
+		ApplyRefused: func(u *stacks.Unit) error {
+			calls = append(calls, "refused "+u.Name())
+			return nil
+		},
+	}
+	res := e.run(CmdApply, opt, stacks.Selection{Stacks: []string{"base"}})
+	if base := unitByName(t, res.Report, "base@default"); base.Status != report.StatusApplied {
+		t.Fatalf("base: %s (%s)\n%s", base.Status, base.Reason, e.console.String())
+	}
+	want := "applying base@default, refused base@default, applying base@default"
+	if got := strings.Join(calls, ", "); got != want {
+		t.Errorf("calls: %s, want %s", got, want)
+	}
+}
+
 // TestInterruptedApplyInvalidatesSavedPlan: an apply cut short leaves no
 // saved plan to reuse; the next apply plans again and succeeds.
 func TestInterruptedApplyInvalidatesSavedPlan(t *testing.T) {

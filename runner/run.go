@@ -217,7 +217,7 @@ func (r *runState) jobRun() *job.Run {
 		Exec: job.NewExecutor(o.KillAfter), Procs: &job.Procs{}, TFVars: job.TFVarsFromEnv(o.Environ), Destroying: r.destroying(),
 		Command: o.Command, EngineArgs: o.EngineArgs, AutoApprove: o.AutoApprove, RequireReviewedPlan: o.RequireReviewedPlan,
 		ShowSensitive: o.ShowSensitive, PullRequest: o.PullRequest, PlanOut: o.PlanOut, PlanJSON: o.PlanJSON,
-		KillAfter: o.KillAfter, RetryDelay: o.RetryDelay, Environ: o.Environ, Now: o.Now, Applying: o.Applying,
+		KillAfter: o.KillAfter, RetryDelay: o.RetryDelay, Environ: o.Environ, Now: o.Now, Applying: o.Applying, ApplyRefused: o.ApplyRefused,
 	}
 }
 
