@@ -1,6 +1,8 @@
 package engineargs
 
 import (
+	cmdpolicy "github.com/strata-iac/strata/command"
+
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -215,12 +217,13 @@ func Parse(command string, args []string, cwd string) (EngineArgs, error) {
 		return ea, nil
 	}
 	var flags []engineFlag
-	switch command {
-	case "plan", "apply", "destroy", "drift":
+	pol, run := cmdpolicy.Of(command)
+	switch {
+	case run && pol.Plans:
 		flags = planFlags
-	case "init":
+	case run && pol.Job == cmdpolicy.JobInit:
 		flags = initFlags
-	case "stacks", "ls", "graph", "check", "engines":
+	case runsNoEngine[command]:
 		return ea, fmt.Errorf("strata %s runs no engine and takes no engine arguments, found %q", command, args[0])
 	default:
 		ea.Command = append([]string(nil), args...)
@@ -325,11 +328,14 @@ func (p *engineArgsParser) positional(arg, bareBool string) error {
 	switch {
 	case bareBool != "" && (arg == "true" || arg == "false"):
 		hint = fmt.Sprintf("; write -%s=%s", bareBool, arg)
-	case p.command == "apply":
+	case cmdpolicy.Must(p.command).AppliesPlanFile:
 		hint = "; a saved plan is applied with strata apply FILE"
 	}
 	return fmt.Errorf("strata %s takes no positional engine argument, found %q%s", p.command, arg, hint)
 }
+
+// runsNoEngine are strata's own commands that run no engine.
+var runsNoEngine = map[string]bool{"stacks": true, "ls": true, "graph": true, "check": true, "engines": true}
 
 // check rejects combinations the engine would reject, before anything runs.
 func (p *engineArgsParser) check() error {
@@ -337,7 +343,7 @@ func (p *engineArgsParser) check() error {
 	switch {
 	case pl.RefreshOnly && pl.Refresh != nil && !*pl.Refresh:
 		return fmt.Errorf("engine flags -refresh-only and -refresh=false cannot be combined")
-	case pl.RefreshOnly && (pl.Destroy || p.command == "destroy"):
+	case pl.RefreshOnly && (pl.Destroy || cmdpolicy.Must(p.command).Destroys):
 		return fmt.Errorf("engine flag -refresh-only cannot be combined with a destroy plan")
 	case in.Reconfigure && in.ForceCopy:
 		return fmt.Errorf("engine flags -reconfigure and -force-copy cannot be combined: -force-copy is for migrating state")
