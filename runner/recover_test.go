@@ -71,9 +71,11 @@ func TestStalePlanIsPlannedAgain(t *testing.T) {
 	}
 }
 
-// TestStalePlanIsAskedAboutAgain: where someone can be asked, the new plan
-// that replaces a stale one is shown and asked about again.
-func TestStalePlanIsAskedAboutAgain(t *testing.T) {
+// staleSavedPlan is a stack base applied, then planned with a change
+// whose saved plan the state no longer matches: the change was applied
+// by hand, and the state then drifted.
+func staleSavedPlan(t *testing.T) *e2e {
+	t.Helper()
 	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
 	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}}); res.ExitCode != 0 {
 		t.Fatalf("first apply: %v", statuses(res.Report))
@@ -82,6 +84,13 @@ func TestStalePlanIsAskedAboutAgain(t *testing.T) {
 	e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}})
 	terraformIn(t, e, "base", "apply", "-auto-approve", "-input=false")
 	editFileT(t, filepath.Join(e.root, "base", "terraform.tfstate"), `"base-2"`, `"drifted"`)
+	return e
+}
+
+// TestStalePlanIsAskedAboutAgain: where someone can be asked, the new plan
+// that replaces a stale one is shown and asked about again.
+func TestStalePlanIsAskedAboutAgain(t *testing.T) {
+	e := staleSavedPlan(t)
 	var asked []int
 	approve := func(units []*report.UnitReport) (Answer, error) {
 		asked = append(asked, len(units))
@@ -108,14 +117,7 @@ func TestStalePlanIsAskedAboutAgain(t *testing.T) {
 // of its own: a CI retry must not credit the refused apply with changes
 // someone else made.
 func TestStaleApplyWithdrawn(t *testing.T) {
-	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}}); res.ExitCode != 0 {
-		t.Fatalf("first apply: %v", statuses(res.Report))
-	}
-	editFileT(t, filepath.Join(e.root, "base", "main.tf"), `"base"`, `"base-2"`)
-	e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"base"}})
-	terraformIn(t, e, "base", "apply", "-auto-approve", "-input=false")
-	editFileT(t, filepath.Join(e.root, "base", "terraform.tfstate"), `"base-2"`, `"drifted"`)
+	e := staleSavedPlan(t)
 	var calls []string
 	opt := Options{
 		Approve: func([]*report.UnitReport) (Answer, error) { return AnswerYes, nil },
