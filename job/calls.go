@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/strata-iac/strata/internal/engineargs"
 )
 
 // Each engine command strata runs is one small type: its arguments, its
@@ -28,7 +29,7 @@ type engineCall interface {
 
 // initCall is `init`.
 type initCall struct {
-	Args InitArgs
+	Args engineargs.InitArgs
 	// Version is the engine's, as strata resolved it (nil if unknown).
 	Version *version.Version
 }
@@ -91,7 +92,7 @@ func (c initCall) rawArgs() []string {
 type planCall struct {
 	Out     string
 	VarFile string // strata's var file, "" when there is none
-	Args    PlanArgs
+	Args    engineargs.PlanArgs
 }
 
 func (c planCall) Argv() []string {
@@ -130,7 +131,7 @@ func (c applyPlanCall) run(ctx context.Context, _ *Executor, tf *tfexec.Terrafor
 // var file and arguments.
 type applyNowCall struct {
 	VarFile string
-	Args    PlanArgs
+	Args    engineargs.PlanArgs
 	// OnPlan is called once, when the engine has printed a plan with
 	// changes and goes on to apply it.
 	OnPlan func() `json:"-"`

@@ -5,6 +5,7 @@ import (
 	"path"
 	"sync"
 
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
@@ -65,6 +66,6 @@ func (r *Run) deployedNow(ctx context.Context, u *stacks.Unit) *runstate.Deploye
 
 // wholePlan reports whether a plan covers the whole unit: a targeted,
 // refresh-only or destroy plan deploys only part of its content.
-func wholePlan(a PlanArgs) bool {
+func wholePlan(a engineargs.PlanArgs) bool {
 	return len(a.Targets) == 0 && !a.RefreshOnly && !a.Destroy
 }

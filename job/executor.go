@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/report"
 )
 
@@ -213,7 +214,7 @@ func (s *lineScanner) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-func initOptions(a InitArgs) []tfexec.InitOption {
+func initOptions(a engineargs.InitArgs) []tfexec.InitOption {
 	var o []tfexec.InitOption
 	if a.Upgrade {
 		o = append(o, tfexec.Upgrade(true))
@@ -247,7 +248,7 @@ type sharedOption interface {
 
 // engineOptions are the terraform-exec options of plan's flags, which
 // apply without a plan file takes as well.
-func engineOptions(a PlanArgs) []sharedOption {
+func engineOptions(a engineargs.PlanArgs) []sharedOption {
 	var o []sharedOption
 	for _, f := range a.VarFiles {
 		o = append(o, tfexec.VarFile(f))
@@ -282,7 +283,7 @@ func engineOptions(a PlanArgs) []sharedOption {
 	return o
 }
 
-func planOptions(a PlanArgs) []tfexec.PlanOption {
+func planOptions(a engineargs.PlanArgs) []tfexec.PlanOption {
 	var o []tfexec.PlanOption
 	for _, x := range engineOptions(a) {
 		o = append(o, x)

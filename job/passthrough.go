@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/strata-iac/strata/internal/diagnostics"
+	"github.com/strata-iac/strata/internal/engineargs"
 )
 
 // Prepare readies a unit for an engine command passed through in its dir
@@ -12,7 +13,7 @@ import (
 // init says so and the unit needs one, then its workspace.
 func (r *Run) Prepare(ctx context.Context, ur *Unit, init bool) error {
 	j := &job{run: r, ur: ur}
-	if init && !j.init(ctx, false, false, InitArgs{}, nil) {
+	if init && !j.init(ctx, false, false, engineargs.InitArgs{}, nil) {
 		return fmt.Errorf("%s: init: %v", ur.Spec.Name(), diagnostics.FirstLine(ErrorText(j.res.Err)))
 	}
 	if !j.workspace(ctx, false) {

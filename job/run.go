@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/console"
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
@@ -34,7 +35,7 @@ type Run struct {
 
 	// The command's settings, as runner.Options has them.
 	Command             string
-	EngineArgs          EngineArgs
+	EngineArgs          engineargs.EngineArgs
 	AutoApprove         bool
 	RequireReviewedPlan bool
 	ShowSensitive       bool

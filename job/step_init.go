@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/strata-iac/strata/internal/contenthash"
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
@@ -17,7 +18,7 @@ import (
 
 // init runs init unless the unit's data dir is current (docs/behaviour.md#steps-of-a-unit): its
 // fingerprint equals the one recorded at the last successful init.
-func (j *job) init(ctx context.Context, always, noBackend bool, args InitArgs, stepEnv map[string]string) bool {
+func (j *job) init(ctx context.Context, always, noBackend bool, args engineargs.InitArgs, stepEnv map[string]string) bool {
 	if !always && j.ur.Inited {
 		return true
 	}
@@ -30,7 +31,7 @@ func (j *job) init(ctx context.Context, always, noBackend bool, args InitArgs, s
 	return !j.failed(ctx, report.StepInit, err)
 }
 
-func (j *job) initNow(ctx context.Context, noBackend bool, args InitArgs, stepEnv map[string]string) (outcome, error) {
+func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitArgs, stepEnv map[string]string) (outcome, error) {
 	if noBackend {
 		f := false
 		args.Backend = &f
@@ -76,7 +77,7 @@ func (j *job) initCurrent(fp string) bool {
 	return statErr == nil || !us.Init.DataDir
 }
 
-func (j *job) fingerprint(args InitArgs) (string, error) {
+func (j *job) fingerprint(args engineargs.InitArgs) (string, error) {
 	u := j.ur.Spec
 	return contenthash.InitFingerprint(contenthash.FingerprintInput{
 		Root: j.run.Project.Root, Dir: u.Dir, ModuleDirs: j.run.Project.LocalModules(u.Dir),
@@ -85,7 +86,7 @@ func (j *job) fingerprint(args InitArgs) (string, error) {
 	})
 }
 
-func initArgText(a InitArgs) []string {
+func initArgText(a engineargs.InitArgs) []string {
 	return a.Flags()
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/internal/atomicfile"
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
@@ -163,7 +164,7 @@ func (j *job) showJSON(ctx context.Context, env map[string]string) ([]byte, erro
 type planInputs struct {
 	env     map[string]string
 	varFile string
-	args    PlanArgs
+	args    engineargs.PlanArgs
 	done    func() // removes the var file
 }
 

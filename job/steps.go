@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/contenthash"
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 )
@@ -138,7 +139,7 @@ func (j *job) prepareInputs() (varFile []byte, err error) {
 // given engine arguments. Nothing is written: the var file exists only
 // while the engine call that reads it runs (writeVarFile), since it holds
 // values from strata's environment and other stacks' outputs.
-func (j *job) prepareInputsWith(ea EngineArgs, stepTFVars map[string]string) (varFile []byte, err error) {
+func (j *job) prepareInputsWith(ea engineargs.EngineArgs, stepTFVars map[string]string) (varFile []byte, err error) {
 	u := j.ur.Spec
 	fromEnvSteps := map[string]string{}
 	for k, v := range j.envVars {
@@ -253,7 +254,7 @@ func (j *job) output(ctx context.Context) {
 // engineOutputs runs init (when needed), the workspace selection and
 // output -json; sensitive values join the unit's masker. On failure it
 // returns the step that failed, leaving the job's own error to the caller.
-func (j *job) engineOutputs(ctx context.Context, initArgs InitArgs) (map[string]tfexec.OutputMeta, string, error) {
+func (j *job) engineOutputs(ctx context.Context, initArgs engineargs.InitArgs) (map[string]tfexec.OutputMeta, string, error) {
 	if !j.init(ctx, false, false, initArgs, nil) || !j.workspace(ctx, false) {
 		err, step := j.res.Err, j.res.FailedStep
 		j.res.Err, j.res.FailedStep = nil, ""

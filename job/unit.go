@@ -5,6 +5,7 @@ import (
 
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -37,7 +38,7 @@ type Unit struct {
 
 	InputVals map[string]json.RawMessage // input values, set before its plan
 	Inited    bool                       // init ran or was found current in this command
-	InitArgs  InitArgs                   // the init arguments of the unit's init step
+	InitArgs  engineargs.InitArgs        // the init arguments of the unit's init step
 	// Reviewed is the saved plan a review saw, as the unit's plan job in
 	// apply found it (takeReviewed): its apply job compares a plan made
 	// again with it.

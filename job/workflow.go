@@ -230,20 +230,20 @@ func (j *job) initStep(ctx context.Context, st stacks.RunStep, where string) {
 
 // engineStepArgs reads a step's extra_args (merged with the command's
 // engine arguments) and env.
-func (j *job) engineStepArgs(command string, st stacks.RunStep, where string) (EngineArgs, map[string]string, map[string]string, error) {
+func (j *job) engineStepArgs(command string, st stacks.RunStep, where string) (engineargs.EngineArgs, map[string]string, map[string]string, error) {
 	env, tfVars, err := j.stepEnv(st, where)
 	if err != nil {
-		return EngineArgs{}, nil, nil, err
+		return engineargs.EngineArgs{}, nil, nil, err
 	}
 	extra, err := j.substAll(st.ExtraArgs, where+".extra_args")
 	if err != nil {
-		return EngineArgs{}, nil, nil, err
+		return engineargs.EngineArgs{}, nil, nil, err
 	}
 	ea := j.run.EngineArgs
 	if len(extra) > 0 {
 		own, err := engineargs.Parse(command, extra, j.ur.Dir)
 		if err != nil {
-			return EngineArgs{}, nil, nil, fmt.Errorf("%s: extra_args: %w", where, err)
+			return engineargs.EngineArgs{}, nil, nil, fmt.Errorf("%s: extra_args: %w", where, err)
 		}
 		ea = engineargs.Merge(own, ea)
 	}
