@@ -502,7 +502,14 @@ func (r *runState) setup(ur *unitRun, pluginCache string) error {
 		return err
 	}
 	ur.AutoApply = u.Stack.AutoApply || u.WhenModified.Autoapply
-	ur.Vars = job.VarsOf(u.Stack)
+	if ur.Vars = r.vars[u.Stack]; ur.Vars == nil {
+		// Read once per stack: its units share them.
+		ur.Vars = job.VarsOf(u.Stack)
+		if r.vars == nil {
+			r.vars = map[*stacks.Stack]*job.Vars{}
+		}
+		r.vars[u.Stack] = ur.Vars
+	}
 	ur.Masker = console.NewMasker(ur.Vars.Secrets()...)
 	ur.Display = &console.Unit{Name: u.Name(), Masker: ur.Masker}
 	if ur.Engine == nil {

@@ -139,6 +139,9 @@ type runState struct {
 
 	// jobs is the run's fixed context its jobs read (job.Run).
 	jobs *job.Run
+	// vars are the stack variables of the run's stacks, read once
+	// (setup).
+	vars map[*stacks.Stack]*job.Vars
 }
 
 type jobResult struct {
