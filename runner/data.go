@@ -267,12 +267,7 @@ func (r *runState) appliedAsNow(ur *unitRun) bool {
 		return false
 	}
 	ur.InputVals = vals
-	digest, err := r.jobs.Digest(ur.Unit)
-	if err != nil {
-		return false
-	}
-	us, err := r.sd.ReadUnit(ur.Spec)
-	return err == nil && us.Apply != nil && us.Apply.Result == report.StatusApplied && us.Apply.Digest == digest
+	return r.jobs.AppliedAsNow(ur.Unit)
 }
 
 // inputValues are a consumer's input values, as JSON for the var file, or

@@ -468,17 +468,7 @@ func (r *runState) openExternal(ctx context.Context, ur *unitRun) {
 	if ur.Engine == nil {
 		return
 	}
-	digest, err := r.jobs.Digest(ur.Unit)
-	if err != nil {
-		return
-	}
-	us, err := r.sd.ReadUnit(ur.Spec)
-	if err != nil {
-		return
-	}
-	if us.Apply != nil && us.Apply.Result == report.StatusApplied && us.Apply.Digest == digest {
-		ur.opened = true
-	}
+	ur.opened = r.jobs.AppliedAsNow(ur.Unit)
 }
 
 // settle takes a unit another job of the run settled as that job left

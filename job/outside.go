@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-iac/strata/internal/diagnostics"
 	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/report"
 )
 
 // Prepare readies a unit for an engine command passed through in its dir
@@ -45,12 +46,15 @@ func (r *Run) ReadOutputs(ctx context.Context, ur *Unit) Result {
 	return j.res
 }
 
-// Digest is the digest a plan of the unit would have now, with its
-// InputVals as they are set (docs/behaviour.md#saved-plans).
-func (r *Run) Digest(ur *Unit) (string, error) {
+// AppliedAsNow reports whether the unit's journal shows it applied at the
+// digest it would plan with now, with its InputVals as they are set
+// (docs/behaviour.md#saved-plans): a gate outside the run, or a reader
+// whose inputs did not change.
+func (r *Run) AppliedAsNow(ur *Unit) bool {
 	j := &job{run: r, ur: ur}
 	if _, err := j.prepareInputs(); err != nil {
-		return "", err
+		return false
 	}
-	return j.res.Digest, nil
+	us, err := r.State.ReadUnit(ur.Spec)
+	return err == nil && us.Apply != nil && us.Apply.Result == report.StatusApplied && us.Apply.Digest == j.res.Digest
 }
