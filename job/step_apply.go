@@ -52,14 +52,7 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 			// never makes another in its place, as terraform would not.
 			break
 		}
-		stale := strings.Contains(ErrorText(err), "Saved plan is stale")
-		if stale && saved != nil && saved.HasChanges && j.run.ApplyRefused != nil {
-			// The engine refused before changing anything.
-			if werr := j.run.ApplyRefused(j.ur.Spec); werr != nil {
-				err = fmt.Errorf("%w; withdrawing the record that the apply started: %v", err, werr)
-				break
-			}
-		}
+		stale := stalePlan(err)
 		if stale {
 			stalePlans++
 			j.run.Console.Note(fmt.Sprintf("[%s] the saved plan is stale (the state changed since it was made); planning again", j.ur.Spec.Name()))
@@ -118,15 +111,25 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.P
 		j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepApply, StartedAt: j.run.Now(), FinishedAt: j.run.Now()})
 		return nil, err
 	}
+	started := false
 	if f := j.run.Applying; f != nil && saved != nil && saved.HasChanges {
 		if err := f(j.ur.Spec, saved.Digest); err != nil {
 			j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepApply, StartedAt: j.run.Now(), FinishedAt: j.run.Now()})
 			return saved, fmt.Errorf("not applied: recording that the apply starts: %w", err)
 		}
+		started = true
 	}
 	_, err := j.step(ctx, report.StepApply, func() invocation {
 		return invocation{Step: report.StepApply, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env), Call: applyPlanCall{File: j.ur.PlanFile}}
 	}, false)
+	if f := j.run.ApplyRefused; started && f != nil && stalePlan(err) {
+		// The engine refused the plan before changing anything: the
+		// record that the apply started is withdrawn. Should that fail,
+		// the unit fails rather than plan again.
+		if werr := f(j.ur.Spec); werr != nil {
+			err = fmt.Errorf("the saved plan is stale, and withdrawing the record that its apply started failed: %v", werr)
+		}
+	}
 	result := report.StatusApplied
 	if j.run.Destroying {
 		result = report.StatusDestroyed
@@ -149,6 +152,12 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.P
 		return saved, fmt.Errorf("%w; and %v", err, serr)
 	}
 	return saved, err
+}
+
+// stalePlan reports whether the engine refused a saved plan as stale (the
+// state changed since it was made).
+func stalePlan(err error) bool {
+	return strings.Contains(ErrorText(err), "Saved plan is stale")
 }
 
 // recordApply records an apply of the unit's plan in its run state, now,
