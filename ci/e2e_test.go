@@ -3,9 +3,11 @@ package ci
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,7 +116,7 @@ func TestShardedApply(t *testing.T) {
 			env := testenv.Env(t)
 			st := openStore(t, url)
 			p := loadRepo(t, root)
-			m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 2, Options: RunOptions{AutoApprove: true, Parallelism: 2}})
+			m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 2, Options: runner.Settings{AutoApprove: true, Parallelism: 2}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +172,7 @@ func TestShardedFailure(t *testing.T) {
 	testenv.NeedTerraform(t)
 	root := layeredRepo(t, 3, 3, "l1/c0")
 	st := openStore(t, "file://"+t.TempDir())
-	m, rep := runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 3, Options: RunOptions{AutoApprove: true}})
+	m, rep := runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 3, Options: runner.Settings{AutoApprove: true}})
 	got := statusesOf(rep)
 	want := map[string]string{
 		"l0/c0": "applied", "l0/c1": "applied", "l0/c2": "applied",
@@ -221,7 +223,7 @@ func TestPullRequestFlow(t *testing.T) {
 		t.Fatalf("second PR: %v", err)
 	}
 
-	apply, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 2, PR: 11, Options: RunOptions{AutoApprove: true}})
+	apply, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 2, PR: 11, Options: runner.Settings{AutoApprove: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +262,7 @@ func TestInterruptedJobIsRetried(t *testing.T) {
 	env := testenv.Env(t)
 	st := openStore(t, "file://"+t.TempDir())
 	p := loadRepo(t, root)
-	m, err := Start(context.Background(), st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: RunOptions{AutoApprove: true, Parallelism: 2}})
+	m, err := Start(context.Background(), st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: runner.Settings{AutoApprove: true, Parallelism: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,3 +309,37 @@ func TestInterruptedJobIsRetried(t *testing.T) {
 }
 
 func sleep() { time.Sleep(50 * time.Millisecond) }
+
+// TestEngineArgsReachEveryJob: the engine arguments given to ci start
+// are in the manifest as typed, and every job plans with them: a -target
+// that names nothing leaves each unit with no changes, where the same run
+// without it applies them all.
+func TestEngineArgsReachEveryJob(t *testing.T) {
+	testenv.NeedTerraform(t)
+	root := layeredRepo(t, 2, 2)
+	st := openStore(t, "file://"+t.TempDir())
+	given := []string{"-target=terraform_data.none"}
+	ea, err := runner.ParseEngineArgs(runner.CmdApply, given, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, rep := runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 2, Options: runner.Settings{AutoApprove: true, EngineArgs: ea}})
+	raw, err := json.Marshal(m.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"engine_args":["-target=terraform_data.none"]`; !strings.Contains(string(raw), want) {
+		t.Errorf("manifest options %s, want them to hold %s", raw, want)
+	}
+	for dir, s := range statusesOf(rep) {
+		if s != string(report.StatusNoChanges) {
+			t.Errorf("%s: %s, want no_changes under -target", dir, s)
+		}
+	}
+	_, rep = runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 2, Options: runner.Settings{AutoApprove: true}})
+	for dir, s := range statusesOf(rep) {
+		if s != string(report.StatusApplied) {
+			t.Errorf("%s: %s without -target, want applied", dir, s)
+		}
+	}
+}

@@ -37,7 +37,7 @@ func s3Run(t *testing.T, layers, width int) (*testenv.S3, string, *Manifest) {
 	srv := needS3(t)
 	root := layeredRepo(t, layers, width)
 	st := openStore(t, srv.URL)
-	m, _ := runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 2, Options: RunOptions{AutoApprove: true}})
+	m, _ := runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 2, Options: runner.Settings{AutoApprove: true}})
 	return srv, root, m
 }
 
@@ -174,7 +174,7 @@ resource "terraform_data" "x" { input = "fast" }
 	first, second := testenv.WriteRepo(t, files), testenv.WriteRepo(t, files)
 	st := openStore(t, srv.URL)
 	p := loadRepo(t, first)
-	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: RunOptions{AutoApprove: true, Parallelism: 2}})
+	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: runner.Settings{AutoApprove: true, Parallelism: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestBucketKilledMidJob(t *testing.T) {
 	})
 	st := openStore(t, srv.URL+"&timeout=1s")
 	p := loadRepo(t, root)
-	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: RunOptions{AutoApprove: true}})
+	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: runner.Settings{AutoApprove: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

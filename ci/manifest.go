@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/runstate"
 )
 
@@ -37,8 +38,8 @@ type Manifest struct {
 	PR int `json:"pr,omitempty"`
 	// Link is where the run can be seen (the CI run's URL), for lock
 	// holders and comments.
-	Link    string     `json:"link,omitempty"`
-	Options RunOptions `json:"options"`
+	Link    string          `json:"link,omitempty"`
+	Options runner.Settings `json:"options"`
 	// Shards is the most shards any wave is spread over.
 	Shards int            `json:"shards"`
 	Units  []ManifestUnit `json:"units"`
@@ -80,23 +81,6 @@ func (m *Manifest) refs(ids []string) ([]runstate.Ref, error) {
 		out[i] = runstate.Ref{ID: id, Key: k}
 	}
 	return out, nil
-}
-
-// RunOptions are the options of the command every job runs.
-type RunOptions struct {
-	AutoApprove bool `json:"auto_approve,omitempty"`
-	NoAutoApply bool `json:"no_auto_apply,omitempty"`
-	// DetailedExitCode is plan's -detailed-exitcode: ci finish exits 2
-	// when some unit has changes.
-	DetailedExitCode bool `json:"detailed_exitcode,omitempty"`
-	// RequireReviewedPlan is apply's --require-reviewed-plan: a job
-	// applies no changes but those of a reviewed saved plan
-	// (docs/behaviour.md#saved-plans).
-	RequireReviewedPlan bool `json:"require_reviewed_plan,omitempty"`
-	// Parallelism is the workers of each job (0: the config's, else 4).
-	Parallelism int `json:"parallelism,omitempty"`
-	// EngineArgs are the arguments after --, as given to ci start.
-	EngineArgs []string `json:"engine_args,omitempty"`
 }
 
 // ManifestUnit is one unit of the run.

@@ -265,7 +265,7 @@ type readersRun struct {
 func (e *readersRun) apply(t *testing.T, names ...string) *Manifest {
 	t.Helper()
 	p := loadRepo(t, e.root)
-	m, err := Start(e.ctx, e.st, p, selectStacks(t, p, names...), StartOptions{Command: runner.CmdApply, Shards: 2, Options: RunOptions{AutoApprove: true}})
+	m, err := Start(e.ctx, e.st, p, selectStacks(t, p, names...), StartOptions{Command: runner.CmdApply, Shards: 2, Options: runner.Settings{AutoApprove: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

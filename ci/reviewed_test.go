@@ -57,7 +57,7 @@ func TestCIReviewedPlan(t *testing.T) {
 			})
 			env := testenv.Env(t)
 			st := openStore(t, "mem://")
-			ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, Options: RunOptions{AutoApprove: true}})
+			ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, Options: runner.Settings{AutoApprove: true}})
 
 			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), testenv.AppTF("a0-b0-c9", ""))
 			ciRun(t, st, root, env, StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 5})
@@ -72,7 +72,7 @@ func TestCIReviewedPlan(t *testing.T) {
 
 			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), testenv.AppTF("a0-b7-c9", "resource \"terraform_data\" \"b\" {}\n"))
 			m := ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, PR: 5,
-				Options: RunOptions{AutoApprove: true, RequireReviewedPlan: require}})
+				Options: runner.Settings{AutoApprove: true, RequireReviewedPlan: require}})
 			checkRun(t, st, m.Run)
 			rep, _, err := BuildReport(ctx, st, m.Run)
 			if err != nil {
@@ -142,7 +142,7 @@ func TestRetriedJobAfterLostWrite(t *testing.T) {
 		}
 		before[k] = b
 	}
-	m := ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, Options: RunOptions{AutoApprove: true}})
+	m := ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, Options: runner.Settings{AutoApprove: true}})
 
 	// What the bucket holds had the job's writes failed: the run state
 	// from before the apply, no result and no apply recorded.

@@ -250,7 +250,7 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 	if err != nil {
 		return nil, err
 	}
-	ea, err := runner.ParseEngineArgs(m.Command, m.Options.EngineArgs, p.Root)
+	ea, err := runner.ParseEngineArgs(m.Command, m.Options.EngineArgs.Given, p.Root)
 	if err != nil {
 		return nil, fmt.Errorf("the run's engine arguments: %w", err)
 	}
@@ -398,19 +398,28 @@ func (j *Job) runnerOptions(p *stacks.Project, o SliceOptions, sl *jobSlice, rec
 	if m.PR != 0 {
 		pr = job.PullRequestName(m.PR, o.Environ)
 	}
+	set := m.Options
+	set.Command, set.EngineArgs, set.PullRequest = m.Command, ea, pr
+	set.StateDir, set.ScratchState = sdPath, true
+	set.KillAfter, set.NoPluginCache = o.KillAfter, o.NoPluginCache
+	// ci finish decides the run's exit code, from every job's record.
+	set.DetailedExitCode = false
+	// The manifest fixed the run's units and readers when it started: a
+	// job looks for no reader of its own, and decides for those of its
+	// slice (docs/ci.md#readers).
+	set.NoPropagate = true
 	return runner.Options{
-		Command: m.Command, Parallelism: m.Options.Parallelism, EngineArgs: ea,
-		AutoApprove: m.Options.AutoApprove, NoAutoApply: m.Options.NoAutoApply,
-		RequireReviewedPlan: m.Options.RequireReviewedPlan, PullRequest: pr,
-		StateDir: sdPath, ScratchState: true, Console: o.Console, ErrConsole: o.ErrConsole,
-		Environ: o.Environ, Installer: o.Installer, Kill: o.Kill, KillAfter: o.KillAfter, NoPluginCache: o.NoPluginCache,
-		External: sl.gates, Settled: sl.settle, UnitDone: rec.record,
-		// The manifest fixed the run's units and readers when it started:
-		// a job looks for no reader of its own, and decides for those of
-		// its slice (docs/ci.md#readers).
-		NoPropagate: true, Readers: sl.readers, ReaderDone: rec.readerOut,
-		Warnings: runstate.Warnings(sl.pulls, j.units),
-		Applying: rec.applying, ApplyRefused: rec.applyRefused,
+		Settings: set,
+		Output:   runner.Output{Console: o.Console, ErrConsole: o.ErrConsole},
+		Hooks: runner.Hooks{
+			Kill: o.Kill, UnitDone: rec.record, ReaderDone: rec.readerOut,
+			Applying: rec.applying, ApplyRefused: rec.applyRefused,
+		},
+		Extra: runner.Extra{
+			Environ: o.Environ, Installer: o.Installer,
+			External: sl.gates, Settled: sl.settle, Readers: sl.readers,
+			Warnings: runstate.Warnings(sl.pulls, j.units),
+		},
 	}
 }
 

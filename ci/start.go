@@ -24,7 +24,7 @@ type StartOptions struct {
 	Shards int
 	// Destroy orders the graph as destroy does (destroy, or plan -destroy).
 	Destroy bool
-	Options RunOptions
+	Options runner.Settings
 	// Gates are units outside the run that its units wait for (under
 	// --changed, the modified units the selection left out).
 	Gates []*stacks.Unit
@@ -100,7 +100,7 @@ func startUnits(p *stacks.Project, run *stacks.Run, opt StartOptions) ([]*stacks
 	}
 	readers := map[*stacks.Unit]bool{}
 	if !opt.Destroy {
-		ropt := runner.Options{Command: opt.Command, NoAutoApply: opt.Options.NoAutoApply, NoPropagate: opt.NoPropagate, External: opt.Gates}
+		ropt := runner.Options{Settings: runner.Settings{Command: opt.Command, NoAutoApply: opt.Options.NoAutoApply, NoPropagate: opt.NoPropagate}, Extra: runner.Extra{External: opt.Gates}}
 		for _, u := range runner.Readers(p, run, ropt) {
 			readers[u] = true
 			units = append(units, u)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/console"
-	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
@@ -33,19 +32,11 @@ type Run struct {
 	// Destroying: the command destroys (destroy, or plan -destroy).
 	Destroying bool
 
-	// The command's settings, as runner.Options has them.
-	Command             string
-	EngineArgs          engineargs.EngineArgs
-	AutoApprove         bool
-	RequireReviewedPlan bool
-	ShowSensitive       bool
-	PullRequest         string
-	PlanOut             string
-	PlanJSON            string
-	KillAfter           time.Duration
-	RetryDelay          time.Duration
-	Environ             []string
-	Now                 func() time.Time
+	// Settings are the command's; a job reads those of one unit.
+	Settings
+	RetryDelay time.Duration
+	Environ    []string
+	Now        func() time.Time
 	// Applying and ApplyRefused are runner.Options'.
 	Applying     func(u *stacks.Unit, digest string) error
 	ApplyRefused func(u *stacks.Unit) error

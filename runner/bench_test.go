@@ -222,8 +222,8 @@ func BenchmarkWrapperOverhead(b *testing.B) {
 	}
 	// The first strata plan records the init (terraform's own init above
 	// left no record); from then on init is current and skipped.
-	benchCommand(b, nil, app, env, Options{Command: CmdPlan})
-	rep := benchCommand(b, nil, app, env, Options{Command: CmdPlan})
+	benchCommand(b, nil, app, env, Options{Settings: Settings{Command: CmdPlan}})
+	rep := benchCommand(b, nil, app, env, Options{Settings: Settings{Command: CmdPlan}})
 	benchStatus(b, rep, report.StatusNoChanges)
 	benchNoInit(b, rep)
 
@@ -249,7 +249,7 @@ func BenchmarkWrapperOverhead(b *testing.B) {
 				terraformPlan()
 				engine += time.Since(start)
 				b.StartTimer()
-				rep := benchCommand(b, p, app, env, Options{Command: CmdPlan})
+				rep := benchCommand(b, p, app, env, Options{Settings: Settings{Command: CmdPlan}})
 				if rep.Units[0].Status != report.StatusNoChanges {
 					b.Fatalf("strata plan: %s", rep.Units[0].Status)
 				}
@@ -364,7 +364,7 @@ func newMakespanRepo(b *testing.B, env []string, units []makespanUnit) *makespan
 	b.Helper()
 	template := b.TempDir()
 	benchWriteFiles(b, template, makespanFiles(units))
-	rep := benchCommand(b, nil, template, env, Options{Command: CmdInit, Parallelism: 4})
+	rep := benchCommand(b, nil, template, env, Options{Settings: Settings{Command: CmdInit, Parallelism: 4}})
 	benchStatus(b, rep, report.StatusSucceeded)
 	return &makespanRepo{template: template, env: env}
 }
@@ -383,7 +383,7 @@ func (m *makespanRepo) apply(b *testing.B, timed bool) (time.Duration, *report.R
 		b.StartTimer()
 	}
 	start := time.Now()
-	rep := benchCommand(b, nil, root, m.env, Options{Command: CmdApply, AutoApprove: true, Parallelism: 4})
+	rep := benchCommand(b, nil, root, m.env, Options{Settings: Settings{Command: CmdApply, AutoApprove: true, Parallelism: 4}})
 	took := time.Since(start)
 	benchStatus(b, rep, report.StatusApplied)
 	benchNoInit(b, rep)

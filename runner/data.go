@@ -504,7 +504,7 @@ func WithPrerequisites(p *stacks.Project, run *stacks.Run, stateDir string, now 
 	if stateDir == "" {
 		stateDir = runstate.DefaultPath(p.Root)
 	}
-	add, _, _, err := prerequisites(p, run, Options{Command: command.Apply, Now: func() time.Time { return now }}, &runstate.StateDir{Path: stateDir})
+	add, _, _, err := prerequisites(p, run, Options{Settings: Settings{Command: command.Apply}, Extra: Extra{Now: func() time.Time { return now }}}, &runstate.StateDir{Path: stateDir})
 	if err != nil || len(add) == 0 {
 		return run, err
 	}

@@ -110,7 +110,7 @@ func outputsOf(t *testing.T, e *e2e, dir string) map[string]string {
 func TestInputsChain(t *testing.T) {
 	root := chainRepo(t, "vpc-1")
 	e := newE2E(t, root)
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	if res.ExitCode != 0 {
 		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
@@ -142,7 +142,7 @@ func TestInputsChain(t *testing.T) {
 	// the new value.
 	writeFileT(t, filepath.Join(root, "network", "main.tf"), strings.Replace(readFile(t, filepath.Join(root, "network", "main.tf")), "vpc-1", "vpc-2", 1))
 	e.console.Reset()
-	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	got := statuses(res.Report)
 	if got["app@default"] != string(report.StatusApplied) || got["db@default"] != string(report.StatusApplied) {
 		t.Fatalf("second apply: %v", got)
@@ -170,7 +170,7 @@ func TestProducerOutsideTheRun(t *testing.T) {
 		t.Errorf("before network is applied: %v", got)
 	}
 	// Without propagation: network's new outputs would pull app in.
-	e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
+	e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
 	res = e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
 	if got := statuses(res.Report); got["app@default"] != string(report.StatusPlanned) {
 		t.Errorf("after network is applied: %v\n%s", got, e.console.String())
@@ -219,7 +219,7 @@ func TestPrerequisites(t *testing.T) {
 	if got := statuses(res.Report); got["app@default"] != string(report.StatusBlocked)+" (rotate-credentials never succeeded (limit 1h))" {
 		t.Errorf("plan with a never-applied prerequisite: %v", got)
 	}
-	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
 	got := statuses(res.Report)
 	if got["creds@default"] != string(report.StatusApplied) || got["app@default"] != string(report.StatusApplied) {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())
@@ -237,18 +237,18 @@ func TestPrerequisites(t *testing.T) {
 		t.Fatalf("rotations = %d", rotations())
 	}
 	// Within the window: not touched.
-	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
 	if got := statuses(res.Report); len(got) != 1 || got["app@default"] != string(report.StatusNoChanges) {
 		t.Errorf("within the window: %v", got)
 	}
 	// Two hours later: applied again although nothing changed, so the
 	// refresh reaches the state.
 	later := time.Now().Add(2 * time.Hour)
-	res = e.run(CmdPlan, Options{Now: func() time.Time { return later }}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
+	res = e.run(CmdPlan, Options{Extra: Extra{Now: func() time.Time { return later }}}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
 	if got := statuses(res.Report); got["app@default"] != string(report.StatusBlocked)+" (rotate-credentials last succeeded 2h ago (limit 1h))" {
 		t.Errorf("plan two hours later: %v", got)
 	}
-	res = e.run(CmdApply, Options{AutoApprove: true, Now: func() time.Time { return later }}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}, Extra: Extra{Now: func() time.Time { return later }}}, stacks.Selection{Stacks: []string{"app"}, NoPropagate: true})
 	if got := statuses(res.Report); got["creds@default"] != string(report.StatusApplied) {
 		t.Errorf("apply two hours later: %v", got)
 	}
@@ -291,7 +291,7 @@ resource "terraform_data" "workload" {
 `,
 	})
 	e := newE2E(t, root)
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"cluster"}, NoPropagate: true})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"cluster"}, NoPropagate: true})
 	got := statuses(res.Report)
 	if got["cluster@default#credentials"] != string(report.StatusApplied) || got["cluster@default#cluster"] != string(report.StatusApplied) {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())

@@ -61,7 +61,7 @@ output "joined" {
 `,
 	})
 	e := newE2E(t, root, `TF_VAR_names=["a","b"]`, "TF_VAR_greeting=hello", "TF_VAR_undeclared=1")
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d: %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
@@ -115,7 +115,7 @@ stacks:
 		"free/main.tf":  strings.Replace(layerTF, "%s", "free", 1),
 	})
 	e := newE2E(t, root)
-	first := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	first := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	want := map[string]string{
 		"flaky@default": string(report.StatusFailed), "after@default": string(report.StatusSkipped), "free@default": string(report.StatusApplied),
 	}
@@ -132,7 +132,7 @@ stacks:
 	if len(external) != 0 || len(gone) != 0 {
 		t.Errorf("resume: gates %v, gone %v", external, gone)
 	}
-	res, err := Execute(context.Background(), p, run, Options{Command: CmdApply, AutoApprove: true, Environ: e.env, Console: &e.console, Parallelism: 2})
+	res, err := Execute(context.Background(), p, run, Options{Settings: Settings{Command: CmdApply, AutoApprove: true, Parallelism: 2}, Extra: Extra{Environ: e.env}, Output: Output{Console: &e.console}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestExternalGate(t *testing.T) {
 	base, dev := p.UnitsIn("base")[0], p.UnitsIn("dev")[0]
 	runDev := func() *report.Report {
 		res, err := Execute(context.Background(), p, &stacks.Run{Units: []stacks.RunUnit{{Unit: dev, Why: "selected"}}},
-			Options{Command: CmdPlan, Environ: e.env, Console: &e.console, External: []*stacks.Unit{base}})
+			Options{Settings: Settings{Command: CmdPlan}, Extra: Extra{Environ: e.env, External: []*stacks.Unit{base}}, Output: Output{Console: &e.console}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestExternalGate(t *testing.T) {
 	if got := statuses(runDev()); got["dev@default"] != string(report.StatusBlocked)+" (waits for base@default to be applied)" || len(got) != 1 {
 		t.Errorf("before base is applied: %v", got)
 	}
-	e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}})
+	e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"base"}})
 	if got := statuses(runDev()); got["dev@default"] != string(report.StatusPlanned) {
 		t.Errorf("after base is applied: %v", got)
 	}
@@ -181,7 +181,7 @@ func TestExternalGate(t *testing.T) {
 func TestPlanJSONAndApplyLock(t *testing.T) {
 	e := newE2E(t, layerRepo(t, ""))
 	dir := t.TempDir()
-	e.run(CmdPlan, Options{PlanJSON: dir}, stacks.Selection{})
+	e.run(CmdPlan, Options{Settings: Settings{PlanJSON: dir}}, stacks.Selection{})
 	b, err := os.ReadFile(filepath.Join(dir, "base", "default.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +204,7 @@ func TestPlanJSONAndApplyLock(t *testing.T) {
 	held.SetNote("pid 4242, strata apply, started 2026-11-22T02:00:00Z")
 	p, _ := stacks.Load(e.root, configIn(e.root))
 	run, _ := p.Select(stacks.Selection{Cwd: "."})
-	_, err = Execute(context.Background(), p, run, Options{Command: CmdApply, AutoApprove: true, Environ: e.env, Console: &e.console})
+	_, err = Execute(context.Background(), p, run, Options{Settings: Settings{Command: CmdApply, AutoApprove: true}, Extra: Extra{Environ: e.env}, Output: Output{Console: &e.console}})
 	if err == nil || !strings.Contains(err.Error(), "pid 4242, strata apply, started 2026-11-22T02:00:00Z") {
 		t.Errorf("second apply: %v", err)
 	}
@@ -220,7 +220,7 @@ func TestInitsSharingAPluginCacheDoNotOverlap(t *testing.T) {
 		files[d+"/m/main.tf"] = "resource \"terraform_data\" \"x\" {}\n"
 	}
 	e := newE2E(t, writeRepo(t, files))
-	res := e.run(CmdPlan, Options{Parallelism: 3}, stacks.Selection{})
+	res := e.run(CmdPlan, Options{Settings: Settings{Parallelism: 3}}, stacks.Selection{})
 	type span struct{ from, to time.Time }
 	var inits []span
 	for _, u := range res.Report.Units {

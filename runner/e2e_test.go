@@ -66,7 +66,7 @@ func (e *e2e) run(command string, opt Options, sel stacks.Selection) *Result {
 // saying what, unless the run exits 0.
 func (e *e2e) applyAll(what string) {
 	e.t.Helper()
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
+	if res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{}); res.ExitCode != 0 {
 		e.t.Fatalf("%s: %v\n%s", what, statuses(res.Report), e.console.String())
 	}
 }
@@ -138,7 +138,7 @@ func planOf(u *report.UnitReport) (report.StepReport, bool) {
 // second plan finds nothing to do.
 func TestNestedFixtureApply(t *testing.T) {
 	e := newE2E(t, copyTree(t, fixtureDir("nested")))
-	res := e.run(CmdApply, Options{AutoApprove: true, Parallelism: 3}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true, Parallelism: 3}}, stacks.Selection{})
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d: %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
@@ -176,7 +176,7 @@ func TestNestedFixtureApply(t *testing.T) {
 		}
 	}
 	e.console.Reset()
-	res = e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
+	res = e.run(CmdPlan, Options{Settings: Settings{DetailedExitCode: true}}, stacks.Selection{})
 	for name, st := range statuses(res.Report) {
 		if st != string(report.StatusNoChanges) {
 			t.Errorf("second plan: %s: %s", name, st)
@@ -212,7 +212,7 @@ func TestPlanAfterAcrossInvocations(t *testing.T) {
       rules: {plan_after: [base]}
     prod: {tag_query: prod}
 `))
-	res := e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
+	res := e.run(CmdPlan, Options{Settings: Settings{DetailedExitCode: true}}, stacks.Selection{})
 	want := map[string]string{
 		"base@default": string(report.StatusPlanned),
 		"dev@default":  string(report.StatusBlocked) + " (waits for base@default to be applied)",
@@ -224,7 +224,7 @@ func TestPlanAfterAcrossInvocations(t *testing.T) {
 	if res.ExitCode != 2 {
 		t.Errorf("-detailed-exitcode with planned and blocked units: exit %d, want 2", res.ExitCode)
 	}
-	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}})
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"base"}})
 	if got := statuses(res.Report); got["base@default"] != string(report.StatusApplied) || len(got) != 1 {
 		t.Fatalf("apply --stack base: %v", got)
 	}
@@ -271,7 +271,7 @@ func TestAutoApplyInPlan(t *testing.T) {
       tag_query: prod
       rules: {apply_after: [dev], auto_apply: true}
 `))
-	res := e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
+	res := e.run(CmdPlan, Options{Settings: Settings{DetailedExitCode: true}}, stacks.Selection{})
 	want := map[string]string{
 		"base@default": string(report.StatusApplied),
 		"dev@default":  string(report.StatusPlanned),
@@ -284,7 +284,7 @@ func TestAutoApplyInPlan(t *testing.T) {
 		t.Errorf("exit %d, want 2 (auto-applied and planned units)", res.ExitCode)
 	}
 	// --no-auto-apply keeps plan a plan.
-	res = e.run(CmdPlan, Options{NoAutoApply: true}, stacks.Selection{Stacks: []string{"prod"}})
+	res = e.run(CmdPlan, Options{Settings: Settings{NoAutoApply: true}}, stacks.Selection{Stacks: []string{"prod"}})
 	if got := statuses(res.Report); got["prod@default"] != string(report.StatusPlanned) {
 		t.Errorf("--no-auto-apply: %v", got)
 	}
@@ -312,7 +312,7 @@ func TestVariablesAndSensitive(t *testing.T) {
 `,
 	})
 	e := newE2E(t, root)
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d: %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
@@ -365,7 +365,7 @@ stacks:
 		"free/main.tf":  strings.Replace(layerTF, "%s", "free", 1),
 	})
 	e := newE2E(t, root)
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	got := statuses(res.Report)
 	if !strings.HasPrefix(got["broken@default"], string(report.StatusFailed)+" (apply failed") {
 		t.Errorf("broken: %s", got["broken@default"])
@@ -429,7 +429,7 @@ resource "terraform_data" "s" {
 `,
 	})
 	e := newE2E(t, root)
-	res := e.run(CmdApply, Options{AutoApprove: true, Parallelism: 4}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true, Parallelism: 4}}, stacks.Selection{})
 	got := statuses(res.Report)
 	if got["multi@blue"] != string(report.StatusApplied) || got["multi@green"] != string(report.StatusApplied) {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())

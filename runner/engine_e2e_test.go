@@ -21,12 +21,12 @@ func TestOutputOnlyChange(t *testing.T) {
 	})
 	main := filepath.Join(root, "a", "main.tf")
 	e := newE2E(t, root)
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	if u := unitByName(t, res.Report, "a@default"); u.Status != report.StatusApplied || u.Changes != (report.Changes{Add: 1, Outputs: 1}) {
 		t.Fatalf("first apply: %s %+v\n%s", u.Status, u.Changes, e.console.String())
 	}
 	replaceIn(t, main, "v1", "v2")
-	res = e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
+	res = e.run(CmdPlan, Options{Settings: Settings{DetailedExitCode: true}}, stacks.Selection{})
 	u := unitByName(t, res.Report, "a@default")
 	if u.Status != report.StatusPlanned || u.Changes != (report.Changes{Outputs: 1}) || res.ExitCode != 2 {
 		t.Fatalf("plan: %s %+v exit %d\n%s", u.Status, u.Changes, res.ExitCode, e.console.String())
@@ -38,13 +38,13 @@ func TestOutputOnlyChange(t *testing.T) {
 		t.Errorf("plan record: %+v", us.Plan)
 	}
 	// The saved plan is reused and applied: two calls.
-	res = e.run(CmdApply, Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerYes, nil }}, stacks.Selection{})
+	res = e.run(CmdApply, Options{Hooks: Hooks{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerYes, nil }}}, stacks.Selection{})
 	if u := unitByName(t, res.Report, "a@default"); u.Status != report.StatusApplied || u.Changes != (report.Changes{Outputs: 1}) || res.ExitCode != 0 {
 		t.Fatalf("apply of the saved plan: %s %+v exit %d\n%s", u.Status, u.Changes, res.ExitCode, e.console.String())
 	}
 	// Applied in one call.
 	replaceIn(t, main, "v2", "v3")
-	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	u = unitByName(t, res.Report, "a@default")
 	if _, planned := stepOf(u, report.StepPlan); planned || u.Status != report.StatusApplied || u.Changes != (report.Changes{Outputs: 1}) {
 		t.Fatalf("apply in one call: %s %+v, steps %v\n%s", u.Status, u.Changes, u.Steps, e.console.String())

@@ -31,7 +31,7 @@ workflows:
       - type: plan
 `
 	one := newE2E(t, layerRepo(t, config))
-	res := one.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res := one.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	if res.ExitCode != 0 {
 		t.Fatalf("apply: %v\n%s", statuses(res.Report), one.console.String())
 	}
@@ -48,7 +48,7 @@ workflows:
 	// The same repository applied in two calls (each wave approved by
 	// hand) records the same digests.
 	two := newE2E(t, layerRepo(t, config))
-	res = two.run(CmdApply, Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerYes, nil }}, stacks.Selection{})
+	res = two.run(CmdApply, Options{Hooks: Hooks{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerYes, nil }}}, stacks.Selection{})
 	if _, planned := stepOf(unitByName(t, res.Report, "base@default"), report.StepPlan); !planned || res.ExitCode != 0 {
 		t.Fatalf("two calls: %v", statuses(res.Report))
 	}
@@ -96,7 +96,7 @@ func TestApplyInOneCallFails(t *testing.T) {
 		"strata.yml": "dirs:\n  a: {tags: [a]}\n",
 		"a/main.tf":  "resource \"terraform_data\" \"x\" {\n  provisioner \"local-exec\" {\n    command = \"exit 1\"\n  }\n}\n",
 	}))
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	u := unitByName(t, res.Report, "a@default")
 	if _, planned := stepOf(u, report.StepPlan); planned || u.Status != report.StatusFailed || u.Changes != (report.Changes{Add: 1}) || res.ExitCode != 1 {
 		t.Errorf("a: %s (%s) %v, steps %v, exit %d", u.Status, u.Reason, u.Changes, u.Steps, res.ExitCode)

@@ -14,39 +14,26 @@ import (
 // Answer is the reply to `Apply N units? [yes/all/no]`.
 type Answer int
 
-// Options shape one command.
+// Options shape one command, in four groups: what the command does
+// (Settings, which a CI manifest carries), where what people read goes
+// (Output), what the caller is told or asked as the run goes (Hooks), and
+// what the caller composes the run with (Extra). Each group's fields are
+// promoted: opt.AutoApprove is opt.Settings.AutoApprove.
 type Options struct {
-	Command     string
-	Parallelism int
-	EngineArgs  EngineArgs
-	// AutoApprove is -auto-approve: apply without asking.
-	AutoApprove bool
-	// RequireReviewedPlan (apply) applies no changes but those of a
-	// reviewed saved plan (docs/behaviour.md#saved-plans).
-	RequireReviewedPlan bool
-	// PullRequest names where this command's plans are made for review
-	// ("PR #5"), recorded with each plan; read from the CI's environment
-	// when empty.
-	PullRequest string
-	// NoAutoApply keeps plan from applying auto_apply units.
-	NoAutoApply bool
-	FailFast    bool
-	// DetailedExitCode is plan's -detailed-exitcode.
-	DetailedExitCode bool
-	// StateDir is the state directory (default <root>/.strata).
-	StateDir string
-	// ScratchState says the state directory is a copy of state kept
-	// elsewhere (StateDir.Scratch): a CI job's.
-	ScratchState bool
-	// LockTimeout bounds the wait for the repository apply lock; zero
-	// fails at once when another process holds it.
-	LockTimeout time.Duration
-	// KillAfter is how long an interrupted engine gets before SIGKILL;
-	// zero never kills.
-	KillAfter     time.Duration
-	ShowSensitive bool
-	NoPluginCache bool
+	Settings
+	Output
+	Hooks
+	Extra
+}
 
+// Settings are what the command does (job.Settings).
+type Settings = job.Settings
+
+// DefaultParallelism is how many units run at once when nothing says.
+const DefaultParallelism = job.DefaultParallelism
+
+// Output is where what people read goes, and how.
+type Output struct {
 	// Console receives what people read; ErrConsole strata's notes and the
 	// engine's stderr in drop-in (Console when nil). Terminal says Console
 	// is one.
@@ -55,50 +42,17 @@ type Options struct {
 	Terminal   bool
 	// DropIn streams the engine's output unchanged (one unit, docs/behaviour.md#steps-of-a-unit).
 	DropIn bool
+	// StillEvery is how often a long step reports it is still running
+	// without a terminal (60 s when zero).
+	StillEvery time.Duration
+}
+
+// Hooks are what the caller is asked or told as the run goes.
+type Hooks struct {
 	// Approve asks about a wave of plans; nil means no one can be asked.
 	Approve func(units []*report.UnitReport) (Answer, error)
 	// Kill is closed on a second interrupt: finish at once.
 	Kill <-chan struct{}
-
-	// Environ is strata's environment (os.Environ() when nil).
-	Environ []string
-	// Installer resolves engines (engines.NewInstallerFromEnv when nil).
-	Installer *engines.Installer
-	// RetryDelay is the first pause between tries of a transient failure
-	// (5 s when zero; ×1.5 each try).
-	RetryDelay time.Duration
-	// StillEvery is how often a long step reports it is still running
-	// without a terminal (60 s when zero).
-	StillEvery time.Duration
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
-	// PlanOut also writes the saved plan to this file (drop-in plan -out).
-	PlanOut string
-	// ApplyFile applies this saved plan (drop-in apply FILE).
-	ApplyFile string
-	// External are units outside the run that its gates wait for: under
-	// --changed the modified units left out by selection, under --resume
-	// the units the report left planned. Each opens only when the run
-	// state shows it applied at its current digest.
-	External []*stacks.Unit
-	// PlanJSON writes `show -json` of every saved plan under this dir.
-	PlanJSON string
-	// NoPropagate (--no-propagate) keeps the run as selected: no consumer
-	// joins it when a producer's apply changes an output it reads.
-	NoPropagate bool
-	// Settled are units of the same CI run settled by earlier jobs,
-	// with how each ended (docs/ci.md). They join the graph and never
-	// run: one that applied, had no changes or succeeded opens its gates
-	// (and feeds its outputs to consumers); one that failed or was
-	// skipped skips its dependents, naming the root cause; any other
-	// holds them, as in a run on one machine.
-	Settled []Settled
-	// Readers are the units a CI job's manifest marks as readers
-	// (docs/ci.md#readers). They join the graph as the readers of a run on
-	// one machine do (RoleReader): each joins the run only when a producer,
-	// of this job or settled by an earlier one, applied a change to an
-	// output it reads.
-	Readers []*stacks.Unit
 	// ReaderDone is called as each reader that did not join the run ends,
 	// with its report: no_changes when its inputs did not change; skipped,
 	// blocked or cancelled as what it waits for ended. CI jobs record it
@@ -120,10 +74,44 @@ type Options struct {
 	// plan Applying was called for: it changed nothing, and a record
 	// Applying made must not make a retry believe otherwise.
 	ApplyRefused func(u *stacks.Unit) error
+}
+
+// Extra is what the caller composes the run with beyond its settings:
+// units outside it and settled elsewhere, what is known of them before
+// it starts, and the process's environment, installer and clocks.
+type Extra struct {
+	// External are units outside the run that its gates wait for: under
+	// --changed the modified units left out by selection, under --resume
+	// the units the report left planned. Each opens only when the run
+	// state shows it applied at its current digest.
+	External []*stacks.Unit
+	// Settled are units of the same CI run settled by earlier jobs,
+	// with how each ended (docs/ci.md). They join the graph and never
+	// run: one that applied, had no changes or succeeded opens its gates
+	// (and feeds its outputs to consumers); one that failed or was
+	// skipped skips its dependents, naming the root cause; any other
+	// holds them, as in a run on one machine.
+	Settled []Settled
+	// Readers are the units a CI job's manifest marks as readers
+	// (docs/ci.md#readers). They join the graph as the readers of a run on
+	// one machine do (RoleReader): each joins the run only when a producer,
+	// of this job or settled by an earlier one, applied a change to an
+	// output it reads.
+	Readers []*stacks.Unit
 	// Warnings are what a unit's report must say beyond its status, known
 	// before the run (a corrupt record in the state bucket moved aside):
 	// printed as the run starts, and kept in the unit's report.
 	Warnings map[*stacks.Unit][]string
+
+	// Environ is strata's environment (os.Environ() when nil).
+	Environ []string
+	// Installer resolves engines (engines.NewInstallerFromEnv when nil).
+	Installer *engines.Installer
+	// RetryDelay is the first pause between tries of a transient failure
+	// (5 s when zero; ×1.5 each try).
+	RetryDelay time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
 }
 
 // Settled is a unit settled by another job of a CI run.
@@ -148,14 +136,13 @@ type Result struct {
 // runs (exit 1).
 type UsageError struct{ Msg string }
 
-// DefaultParallelism is how many units run at once when nothing says.
-const DefaultParallelism = 4
-
 // WithDefaults is the options with every unset field at its default: the
-// clock, the environment, the pull request from the CI's environment,
-// DefaultParallelism, the retry delay, how often a long step says it is
-// still running, and a console that discards.
-func (o Options) WithDefaults() Options {
+// parallelism (the config's parallel_runs, else DefaultParallelism), the
+// clock, the environment, the pull request from the CI's environment, the
+// retry delay, how often a long step says it is still running, and a
+// console that discards.
+func (o Options) WithDefaults(p *stacks.Project) Options {
+	o.Settings = o.Settings.WithDefaults(p.Config.ParallelRuns.Value)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -164,9 +151,6 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.PullRequest == "" {
 		o.PullRequest = job.PullRequestOf(o.Environ)
-	}
-	if o.Parallelism < 1 {
-		o.Parallelism = DefaultParallelism
 	}
 	if o.RetryDelay == 0 {
 		o.RetryDelay = 5 * time.Second

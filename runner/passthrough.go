@@ -39,7 +39,7 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 	if po.Environ == nil {
 		po.Environ = os.Environ()
 	}
-	opt := Options{Command: command, Environ: po.Environ, Installer: po.Installer, StateDir: po.StateDir, Console: po.Stderr, DropIn: true}
+	opt := Options{Settings: Settings{Command: command, StateDir: po.StateDir}, Extra: Extra{Environ: po.Environ, Installer: po.Installer}, Output: Output{Console: po.Stderr, DropIn: true}}
 	var (
 		c   *passCall
 		err error

@@ -68,7 +68,7 @@ output "zone" {
 func TestPlanThrough(t *testing.T) {
 	root := throughRepo(t)
 	e := newE2E(t, root)
-	res := e.run(CmdPlan, Options{DetailedExitCode: true}, stacks.Selection{})
+	res := e.run(CmdPlan, Options{Settings: Settings{DetailedExitCode: true}}, stacks.Selection{})
 	want := map[string]string{
 		"net@default":   "planned",
 		"app@default":   "planned (planned against net@default's plan)",
@@ -98,7 +98,7 @@ func TestPlanThrough(t *testing.T) {
 	}
 	replaceIn(t, netTF, "zone-b", "zone-c")
 	e.console.Reset()
-	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Dirs: []string{"net", "db"}})
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Dirs: []string{"net", "db"}})
 	net, db := unitByName(t, res.Report, "net@default"), unitByName(t, res.Report, "db@default")
 	if net.Status != report.StatusApplied || db.Status != report.StatusApplied {
 		t.Fatalf("apply with zone-c: %v\n%s", statuses(res.Report), e.console.String())
@@ -133,7 +133,7 @@ func TestPlanThroughInApply(t *testing.T) {
 		waves = append(waves, names)
 		return AnswerYes, nil
 	}
-	res := e.run(CmdApply, Options{Approve: approve}, stacks.Selection{Dirs: []string{"net", "db"}})
+	res := e.run(CmdApply, Options{Hooks: Hooks{Approve: approve}}, stacks.Selection{Dirs: []string{"net", "db"}})
 	if got := statuses(res.Report); got["net@default"] != "applied" || got["db@default"] != "applied" || res.ExitCode != 0 {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())
 	}

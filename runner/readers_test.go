@@ -68,7 +68,7 @@ func TestReadersPulledIn(t *testing.T) {
 	e, netTF := readersApplied(t)
 	replaceIn(t, netTF, "vpc-1", "vpc-2")
 	e.console.Reset()
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"network"}})
 	got := statuses(res.Report)
 	want := map[string]string{"network@default": "applied", "app@default": "applied", "web@default": "applied"}
 	if len(got) != len(want) || res.ExitCode != 0 {
@@ -96,14 +96,14 @@ func TestReadersPulledIn(t *testing.T) {
 	// A change to network that leaves its outputs as they were pulls
 	// nobody.
 	writeFileT(t, netTF, readFile(t, netTF)+"resource \"terraform_data\" \"more\" {}\n")
-	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}})
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"network"}})
 	if got := statuses(res.Report); len(got) != 1 || got["network@default"] != "applied" || res.ExitCode != 0 {
 		t.Errorf("apply without an output change: %v (exit %d)", got, res.ExitCode)
 	}
 
 	// --no-propagate keeps the run as selected.
 	replaceIn(t, netTF, "zone-a", "zone-b")
-	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"network"}, NoPropagate: true})
 	if got := statuses(res.Report); len(got) != 1 || got["network@default"] != "applied" {
 		t.Errorf("apply with --no-propagate: %v", got)
 	}
@@ -121,7 +121,7 @@ func TestReadersInPlan(t *testing.T) {
 	cfg := filepath.Join(e.root, "strata.yml")
 	replaceIn(t, cfg, "network: {tag_query: network}", "network: {tag_query: network, auto_apply: true}")
 	replaceIn(t, netTF, "zone-a", "zone-b")
-	res := e.run(CmdPlan, Options{AutoApprove: true, DetailedExitCode: true}, stacks.Selection{Stacks: []string{"network"}})
+	res := e.run(CmdPlan, Options{Settings: Settings{AutoApprove: true, DetailedExitCode: true}}, stacks.Selection{Stacks: []string{"network"}})
 	got := statuses(res.Report)
 	if len(got) != 2 || got["network@default"] != "applied" || got["db@default"] != "planned" || res.ExitCode != 2 {
 		t.Fatalf("plan: %v (exit %d)\n%s", got, res.ExitCode, e.console.String())
@@ -152,7 +152,7 @@ func TestReadersUnknownOutputs(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	res := e.run(CmdApply, Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerAll, nil }}, stacks.Selection{Stacks: []string{"network"}})
+	res := e.run(CmdApply, Options{Hooks: Hooks{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerAll, nil }}}, stacks.Selection{Stacks: []string{"network"}})
 	got := statuses(res.Report)
 	if len(got) != 3 || got["network@default"] != "applied" || got["app@default"] != "applied" || got["web@default"] != "applied" {
 		t.Fatalf("apply of the reused plan: %v\n%s", got, e.console.String())

@@ -53,7 +53,7 @@ func TestStalePlanIsPlannedAgain(t *testing.T) {
 	}
 	terraformIn(t, e, "base", "apply", "-auto-approve", "-input=false")
 	e.console.Reset()
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	if res.ExitCode != 0 {
 		t.Fatalf("apply after the state changed: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
@@ -77,7 +77,7 @@ func TestStalePlanIsPlannedAgain(t *testing.T) {
 func staleSavedPlan(t *testing.T) *e2e {
 	t.Helper()
 	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}}); res.ExitCode != 0 {
+	if res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"base"}}); res.ExitCode != 0 {
 		t.Fatalf("first apply: %v", statuses(res.Report))
 	}
 	editFileT(t, filepath.Join(e.root, "base", "main.tf"), `"base"`, `"base-2"`)
@@ -96,7 +96,7 @@ func TestStalePlanIsAskedAboutAgain(t *testing.T) {
 		asked = append(asked, len(units))
 		return AnswerYes, nil
 	}
-	res := e.run(CmdApply, Options{Approve: approve}, stacks.Selection{Stacks: []string{"base"}})
+	res := e.run(CmdApply, Options{Hooks: Hooks{Approve: approve}}, stacks.Selection{Stacks: []string{"base"}})
 	// The new plan makes the change the saved one made (from "drifted"
 	// rather than "base"): the same changes as the plan reviewed.
 	base := unitByName(t, res.Report, "base@default")
@@ -120,14 +120,16 @@ func TestStaleApplyWithdrawn(t *testing.T) {
 	e := staleSavedPlan(t)
 	var calls []string
 	opt := Options{
-		Approve: func([]*report.UnitReport) (Answer, error) { return AnswerYes, nil },
-		Applying: func(u *stacks.Unit, digest string) error {
-			calls = append(calls, "applying "+u.Name())
-			return nil
-		},
-		ApplyRefused: func(u *stacks.Unit) error {
-			calls = append(calls, "refused "+u.Name())
-			return nil
+		Hooks: Hooks{
+			Approve: func([]*report.UnitReport) (Answer, error) { return AnswerYes, nil },
+			Applying: func(u *stacks.Unit, digest string) error {
+				calls = append(calls, "applying "+u.Name())
+				return nil
+			},
+			ApplyRefused: func(u *stacks.Unit) error {
+				calls = append(calls, "refused "+u.Name())
+				return nil
+			},
 		},
 	}
 	res := e.run(CmdApply, opt, stacks.Selection{Stacks: []string{"base"}})
@@ -169,7 +171,7 @@ func TestInterruptedApplyInvalidatesSavedPlan(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	res, err := Execute(ctx, p, run, Options{Command: CmdApply, AutoApprove: true, Environ: e.env, Console: &e.console, Parallelism: 1})
+	res, err := Execute(ctx, p, run, Options{Settings: Settings{Command: CmdApply, AutoApprove: true, Parallelism: 1}, Extra: Extra{Environ: e.env}, Output: Output{Console: &e.console}})
 	cancel()
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +192,7 @@ func TestInterruptedApplyInvalidatesSavedPlan(t *testing.T) {
 	}
 	os.Remove(filepath.Join(root, "slow", "started"))
 	e.console.Reset()
-	res = e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	if res.ExitCode != 0 {
 		t.Fatalf("apply after the interrupt: %v\n%s", statuses(res.Report), e.console.String())
 	}
@@ -204,11 +206,11 @@ func TestInterruptedApplyInvalidatesSavedPlan(t *testing.T) {
 func TestDestroyWithInputs(t *testing.T) {
 	root := chainRepo(t, "vpc-1")
 	e := newE2E(t, root)
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
+	if res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{}); res.ExitCode != 0 {
 		t.Fatalf("apply: %v", statuses(res.Report))
 	}
 	e.console.Reset()
-	res := e.run(CmdDestroy, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdDestroy, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	if res.ExitCode != 0 || !res.Report.OK {
 		t.Fatalf("destroy: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
@@ -242,7 +244,7 @@ func TestDestroyWithInputs(t *testing.T) {
 // success.
 func TestDestroyLeftBlockedFails(t *testing.T) {
 	e := newE2E(t, chainRepo(t, "vpc-1"))
-	res := e.run(CmdDestroy, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdDestroy, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	got := statuses(res.Report)
 	if !strings.HasPrefix(got["app@default"], string(report.StatusBlocked)) || res.ExitCode != 1 || res.Report.OK {
 		t.Errorf("exit %d ok %t: %v", res.ExitCode, res.Report.OK, got)
@@ -269,7 +271,7 @@ func TestCorruptJournal(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.console.Reset()
-			res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{Stacks: []string{"base"}})
+			res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"base"}})
 			if res.ExitCode != 0 {
 				t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
 			}
@@ -317,7 +319,7 @@ func TestApplyShowsReusedPlan(t *testing.T) {
 		shown = e.console.String()
 		return AnswerYes, nil
 	}
-	res := e.run(CmdApply, Options{Approve: approve}, stacks.Selection{Stacks: []string{"base"}})
+	res := e.run(CmdApply, Options{Hooks: Hooks{Approve: approve}}, stacks.Selection{Stacks: []string{"base"}})
 	if statuses(res.Report)["base@default"] != string(report.StatusApplied) {
 		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
@@ -396,7 +398,7 @@ func TestReusedPlanRunsNoPlanSteps(t *testing.T) {
 		t.Fatalf("plan: %v\n%s", statuses(res.Report), e.console.String())
 	}
 	e.console.Reset()
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	if statuses(res.Report)["app@default"] != string(report.StatusApplied) {
 		t.Fatalf("apply: %v\n%s", statuses(res.Report), e.console.String())
 	}
@@ -412,7 +414,7 @@ func TestReusedPlanRunsNoPlanSteps(t *testing.T) {
 // the apply exits 1, as terraform's apply does when answered no.
 func TestAnswerNoExitsOne(t *testing.T) {
 	e := newE2E(t, layerRepo(t, "stacks:\n  names:\n    base: {tag_query: base}\n"))
-	res := e.run(CmdApply, Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerNo, nil }}, stacks.Selection{Stacks: []string{"base"}})
+	res := e.run(CmdApply, Options{Hooks: Hooks{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerNo, nil }}}, stacks.Selection{Stacks: []string{"base"}})
 	if got := statuses(res.Report)["base@default"]; got != string(report.StatusPlanned)+" (not approved)" || res.ExitCode != 1 || res.Report.OK {
 		t.Errorf("base: %s, exit %d, ok %t", got, res.ExitCode, res.Report.OK)
 	}

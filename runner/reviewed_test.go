@@ -29,7 +29,7 @@ func reviewedRepo(t *testing.T) *e2e {
 		"app/main.tf": testenv.AppTF("a0-b0-c0", ""),
 		"web/main.tf": "resource \"terraform_data\" \"web\" {\n  input = \"w0\"\n}\n",
 	}))
-	if res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{}); res.ExitCode != 0 {
+	if res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{}); res.ExitCode != 0 {
 		t.Fatalf("first apply: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
 	return e
@@ -39,7 +39,7 @@ func reviewedRepo(t *testing.T) *e2e {
 func reviewPR5(t *testing.T, e *e2e) {
 	t.Helper()
 	writeFileT(t, filepath.Join(e.root, "app", "main.tf"), testenv.AppTF("a0-b0-c9", ""))
-	res := e.run(CmdPlan, Options{PullRequest: "PR #5"}, stacks.Selection{})
+	res := e.run(CmdPlan, Options{Settings: Settings{PullRequest: "PR #5"}}, stacks.Selection{})
 	if got := statuses(res.Report)["app@default"]; got != string(report.StatusPlanned) {
 		t.Fatalf("plan: app %s\n%s", got, e.console.String())
 	}
@@ -65,7 +65,7 @@ func TestReplannedAfterMerge(t *testing.T) {
 	reviewPR5(t, e)
 	mergeB7(t, e)
 	e.console.Reset()
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	if res.ExitCode != 0 {
 		t.Fatalf("apply: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
@@ -108,7 +108,7 @@ func TestReplannedSameChanges(t *testing.T) {
 	e := reviewedRepo(t)
 	reviewPR5(t, e)
 	writeFileT(t, filepath.Join(e.root, "app", "main.tf"), "# merged\n"+testenv.AppTF("a0-b0-c9", ""))
-	res := e.run(CmdApply, Options{AutoApprove: true, RequireReviewedPlan: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true, RequireReviewedPlan: true}}, stacks.Selection{})
 	if res.ExitCode != 0 {
 		t.Fatalf("apply: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}
@@ -137,7 +137,7 @@ func TestRequireReviewedPlanRefuses(t *testing.T) {
 	reviewPR5(t, e)
 	mergeB7(t, e)
 	appState := readFile(t, filepath.Join(e.root, "app", "terraform.tfstate"))
-	opt := Options{AutoApprove: true, RequireReviewedPlan: true}
+	opt := Options{Settings: Settings{AutoApprove: true, RequireReviewedPlan: true}}
 	res := e.run(CmdApply, opt, stacks.Selection{})
 	if res.ExitCode != 1 {
 		t.Errorf("exit %d, want 1", res.ExitCode)
@@ -210,7 +210,7 @@ func TestStalePlanReplannedCounts(t *testing.T) {
 			terraformIn(t, e, "app", "apply", "-auto-approve", "-input=false")
 			writeFileT(t, main, testenv.AppTF("a0-b0-c9", ""))
 			e.console.Reset()
-			res := e.run(CmdApply, Options{AutoApprove: true, RequireReviewedPlan: require}, stacks.Selection{})
+			res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true, RequireReviewedPlan: require}}, stacks.Selection{})
 			if !strings.Contains(e.console.String(), "the saved plan is stale") {
 				t.Fatalf("the saved plan was not stale:\n%s", e.console.String())
 			}
@@ -254,7 +254,7 @@ func TestStalePlanAppliedEarlier(t *testing.T) {
 	saved := journal(t, e.root, "app").Plan
 	terraformIn(t, e, "app", "apply", "-input=false", filepath.Join(e.root, ".strata", filepath.FromSlash(saved.File)))
 	e.console.Reset()
-	res := e.run(CmdApply, Options{AutoApprove: true, RequireReviewedPlan: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true, RequireReviewedPlan: true}}, stacks.Selection{})
 	if res.ExitCode != 0 {
 		t.Fatalf("apply: exit %d %v\n%s", res.ExitCode, statuses(res.Report), e.console.String())
 	}

@@ -144,11 +144,7 @@ func runMembers(p *stacks.Project, run *stacks.Run, opt Options, addPre []stacks
 // newRunState fills the options' defaults, opens the state dir, builds the
 // graph and prepares every unit of the run.
 func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Options) (*runState, error) {
-	if opt.Parallelism < 1 {
-		// The config's parallel_runs, else DefaultParallelism.
-		opt.Parallelism = p.Config.ParallelRuns.Value
-	}
-	opt = opt.WithDefaults()
+	opt = opt.WithDefaults(p)
 	base, err := job.ProcessEnvOf(opt.Environ)
 	if err != nil {
 		return nil, err
@@ -215,9 +211,7 @@ func (r *runState) jobRun() *job.Run {
 	return &job.Run{
 		Project: r.p, Policy: r.policy, State: r.sd, Console: r.con,
 		Exec: job.NewExecutor(o.KillAfter), Procs: &job.Procs{}, TFVars: job.TFVarsFromEnv(o.Environ), Destroying: r.destroying(),
-		Command: o.Command, EngineArgs: o.EngineArgs, AutoApprove: o.AutoApprove, RequireReviewedPlan: o.RequireReviewedPlan,
-		ShowSensitive: o.ShowSensitive, PullRequest: o.PullRequest, PlanOut: o.PlanOut, PlanJSON: o.PlanJSON,
-		KillAfter: o.KillAfter, RetryDelay: o.RetryDelay, Environ: o.Environ, Now: o.Now, Applying: o.Applying, ApplyRefused: o.ApplyRefused,
+		Settings: o.Settings, RetryDelay: o.RetryDelay, Environ: o.Environ, Now: o.Now, Applying: o.Applying, ApplyRefused: o.ApplyRefused,
 	}
 }
 

@@ -214,7 +214,7 @@ var layerDirs = []string{"a", "b", "c", "d", "e"}
 // applied; an apply edge holds only the apply. Under -auto-approve a unit
 // whose apply gates are open applies in one job.
 func TestSchedulerGates(t *testing.T) {
-	r := schedulerRun(t, layers, layerDirs, Options{Command: CmdApply, AutoApprove: true})
+	r := schedulerRun(t, layers, layerDirs, Options{Settings: Settings{Command: CmdApply, AutoApprove: true}})
 	f := newFakeJobs()
 	r.schedule(context.Background(), f.work())
 	for name, st := range statusesOf(r) {
@@ -235,7 +235,7 @@ func TestSchedulerGates(t *testing.T) {
 // TestSchedulerSkipChain: a failure skips every unit waiting for it,
 // directly or not, naming the root cause; independent units go on.
 func TestSchedulerSkipChain(t *testing.T) {
-	r := schedulerRun(t, layers, layerDirs, Options{Command: CmdApply, AutoApprove: true})
+	r := schedulerRun(t, layers, layerDirs, Options{Settings: Settings{Command: CmdApply, AutoApprove: true}})
 	f := newFakeJobs()
 	f.fail["a@default"] = true
 	r.schedule(context.Background(), f.work())
@@ -263,7 +263,7 @@ func TestSchedulerSkipChain(t *testing.T) {
 // TestSchedulerFailFast: after the first failure nothing new starts; the
 // units not started are cancelled, saying why.
 func TestSchedulerFailFast(t *testing.T) {
-	r := schedulerRun(t, layers, layerDirs, Options{Command: CmdApply, AutoApprove: true, FailFast: true, Parallelism: 1})
+	r := schedulerRun(t, layers, layerDirs, Options{Settings: Settings{Command: CmdApply, AutoApprove: true, FailFast: true, Parallelism: 1}})
 	f := newFakeJobs()
 	f.fail["a@default"] = true
 	r.schedule(context.Background(), f.work())
@@ -294,7 +294,7 @@ stacks:
     z: {tag_query: x}
 `
 	for i := 0; i < 5; i++ {
-		r := schedulerRun(t, config, []string{"shared"}, Options{Command: CmdPlan, Parallelism: 4})
+		r := schedulerRun(t, config, []string{"shared"}, Options{Settings: Settings{Command: CmdPlan, Parallelism: 4}})
 		f := newFakeJobs()
 		r.schedule(context.Background(), f.work())
 		if len(r.units) != 3 || f.sharedOverlap {
@@ -326,7 +326,7 @@ func TestSchedulerApprovalWaves(t *testing.T) {
 				waves = append(waves, names)
 				return tc.answer, nil
 			}
-			r := schedulerRun(t, layers, layerDirs, Options{Command: CmdApply, Approve: approve})
+			r := schedulerRun(t, layers, layerDirs, Options{Settings: Settings{Command: CmdApply}, Hooks: Hooks{Approve: approve}})
 			r.schedule(context.Background(), newFakeJobs().work())
 			if !reflect.DeepEqual(waves, tc.waves) {
 				t.Errorf("waves %v, want %v", waves, tc.waves)
@@ -343,7 +343,7 @@ func TestSchedulerApprovalWaves(t *testing.T) {
 // settled as applied.
 func TestSchedulerOutsideGate(t *testing.T) {
 	for _, opened := range []bool{false, true} {
-		r := schedulerRun(t, layers, layerDirs, Options{Command: CmdPlan}, "a")
+		r := schedulerRun(t, layers, layerDirs, Options{Settings: Settings{Command: CmdPlan}}, "a")
 		f := newFakeJobs()
 		f.opened["a@default"] = opened
 		r.schedule(context.Background(), f.work())
@@ -361,7 +361,7 @@ func TestSchedulerOutsideGate(t *testing.T) {
 // TestSchedulerPriority: with one worker, the unit with the longest
 // remaining path goes first.
 func TestSchedulerPriority(t *testing.T) {
-	r := schedulerRun(t, layers, layerDirs, Options{Command: CmdPlan, Parallelism: 1})
+	r := schedulerRun(t, layers, layerDirs, Options{Settings: Settings{Command: CmdPlan, Parallelism: 1}})
 	f := newFakeJobs()
 	f.noChanges["a@default"], f.noChanges["b@default"] = true, true
 	r.schedule(context.Background(), f.work())
@@ -380,7 +380,7 @@ func TestSchedulerWorkerBound(t *testing.T) {
 		dirs = append(dirs, d)
 		config += "  " + d + ": {tags: [u]}\n"
 	}
-	r := schedulerRun(t, config, dirs, Options{Command: CmdPlan, Parallelism: 3})
+	r := schedulerRun(t, config, dirs, Options{Settings: Settings{Command: CmdPlan, Parallelism: 3}})
 	f := newFakeJobs()
 	r.schedule(context.Background(), f.work())
 	if f.maxRunning > 3 || f.maxRunning < 2 || len(f.log) != 24 {
@@ -420,7 +420,7 @@ func TestSchedulerSettled(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := schedulerRun(t, layers, []string{"a", "b", "c", "d", "e"}, Options{Command: tt.command, AutoApprove: true}, "a")
+			r := schedulerRun(t, layers, []string{"a", "b", "c", "d", "e"}, Options{Settings: Settings{Command: tt.command, AutoApprove: true}}, "a")
 			for _, ur := range r.units {
 				if ur.Spec.Dir == "a" {
 					ur.role, ur.status, ur.rootCause = RoleSettled, tt.status, tt.cause
@@ -463,7 +463,7 @@ func TestSchedulerSettled(t *testing.T) {
 func TestReadingCommandsRunEveryUnit(t *testing.T) {
 	for _, cmd := range []string{CmdInit, CmdValidate, CmdOutput} {
 		t.Run(cmd, func(t *testing.T) {
-			r := schedulerRun(t, layers, layerDirs, Options{Command: cmd, Parallelism: 1})
+			r := schedulerRun(t, layers, layerDirs, Options{Settings: Settings{Command: cmd, Parallelism: 1}})
 			f := newFakeJobs()
 			f.fail["a@default"] = true
 			r.schedule(context.Background(), f.work())

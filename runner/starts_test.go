@@ -44,7 +44,7 @@ func TestEngineStartsPerUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.SearchPath = []string{shim}
-	res := e.run(CmdPlan, Options{Installer: in}, stacks.Selection{})
+	res := e.run(CmdPlan, Options{Extra: Extra{Installer: in}}, stacks.Selection{})
 	for _, name := range []string{"a@default", "b@default", "c@default"} {
 		if u := unitByName(t, res.Report, name); u.Status != report.StatusPlanned {
 			t.Fatalf("%s: %s (%s)\n%s", name, u.Status, u.Reason, e.console.String())

@@ -11,7 +11,7 @@ import (
 func TestApprovalWave(t *testing.T) {
 	// The approval wave: no/yes/all answers decide the units' fate. Here the
 	// coordinator's bookkeeping is checked without engines.
-	r := &runState{p: &stacks.Project{}, opt: Options{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerAll, nil }}}
+	r := &runState{p: &stacks.Project{}, opt: Options{Hooks: Hooks{Approve: func([]*report.UnitReport) (Answer, error) { return AnswerAll, nil }}}}
 	a := &unitRun{unit: &unit{Unit: &job.Unit{Spec: &stacks.Unit{Dirspace: &stacks.Dirspace{Dir: "a", Workspace: "default"}, Stack: &stacks.Stack{Name: "s"}}}}, phase: phasePlanned}
 	r.units = []*unitRun{a}
 	if !r.askWave() || !a.approved || !r.approveAll {

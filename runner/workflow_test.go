@@ -188,7 +188,7 @@ resource "terraform_data" "s" {
 `,
 	})
 	e := newE2E(t, root)
-	res := e.run(CmdApply, Options{AutoApprove: true}, stacks.Selection{})
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
 	want := map[string]string{"shared@default#one": string(report.StatusApplied), "shared@default#two": string(report.StatusApplied)}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())

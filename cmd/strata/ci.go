@@ -87,7 +87,7 @@ func ciStartCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-auto-apply", Usage: "plan: do not apply auto_apply stacks"},
 			requireReviewedPlanFlag(),
 			&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: ci finish exits 2 when some unit has changes (written -detailed-exitcode)"},
-			&cli.IntFlag{Name: "parallelism", Aliases: []string{"j"}, Usage: "each job runs at most `N` units at once (default: config parallel_runs, else 4)"},
+			parallelismFlag("each job runs"),
 			&cli.BoolFlag{Name: "json", Usage: "print the run and its waves as JSON"},
 			&cli.IntFlag{Name: "max-waves", Usage: "fail if the run needs more than `K` waves (the waves of an emitted workflow)"},
 			&cli.BoolFlag{Name: "github-output", Usage: "set the GitHub Actions step outputs run, waves, has_work_i and shards_i (i < --max-waves)"},
@@ -107,8 +107,7 @@ func ciStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rawEngine := engineArgsOf(c)
-	ea, err := runner.ParseEngineArgs(command, rawEngine, s.project.Root)
+	ea, err := runner.ParseEngineArgs(command, engineArgsOf(c), s.project.Root)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -130,16 +129,14 @@ func ciStart(c *cli.Context) error {
 		link = rep.RunURL
 	}
 	commit := checkoutCommit(c.Context, s.project.Root, rep)
+	set := settingsOf(c, command, ea)
+	// Only apply reads it, so the variable may be set for every job.
+	set.RequireReviewedPlan = pol.ReusesPlans && set.RequireReviewedPlan
 	m, err := ci.Start(c.Context, st, s.project, run, ci.StartOptions{
 		Command: command, Run: c.String("run"), Shards: c.Int("shards"),
 		Destroy: pol.Destroys || ea.Plan.Destroy,
-		Options: ci.RunOptions{
-			AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"), DetailedExitCode: c.Bool("detailed-exitcode"),
-			Parallelism: c.Int("parallelism"), EngineArgs: rawEngine,
-			// Only apply reads it, so the variable may be set for every job.
-			RequireReviewedPlan: pol.ReusesPlans && c.Bool("require-reviewed-plan"),
-		},
-		Gates: gates, NoPropagate: c.Bool("no-propagate"), PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
+		Options: set,
+		Gates:   gates, NoPropagate: c.Bool("no-propagate"), PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)

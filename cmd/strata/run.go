@@ -30,7 +30,7 @@ import (
 // runFlags are the flags of every orchestrating command (docs/behaviour.md#commands).
 func runFlags() []cli.Flag {
 	return append(append(selectionFlags(), reportFlags()...),
-		&cli.IntFlag{Name: "parallelism", Aliases: []string{"j"}, Usage: "run at most `N` units at once (default: config parallel_runs, else 4)", EnvVars: []string{"STRATA_PARALLELISM"}},
+		parallelismFlag("run", "STRATA_PARALLELISM"),
 		&cli.BoolFlag{Name: "fail-fast", Usage: "start nothing new after the first failure", EnvVars: []string{"STRATA_FAIL_FAST"}},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour (the engine's output is never coloured)", EnvVars: []string{"STRATA_NO_COLOR"}},
 		&cli.BoolFlag{Name: "auto-approve", Usage: "apply without asking (written -auto-approve, as terraform does)"},
@@ -246,16 +246,22 @@ func selectEngineRun(c *cli.Context, s *session, pol *cmdpolicy.Policy) (*select
 // there to ask for approval, and --plan-json's dir.
 func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selectedRun, kill <-chan struct{}) (runner.Options, error) {
 	terminal := isTerminal(os.Stdout) && isTerminal(os.Stdin)
+	set := settingsOf(c, command, cl.ea)
+	set.PlanOut, set.ApplyFile = cl.planOut, cl.applyFile
 	opt := runner.Options{
-		Command: command, Parallelism: c.Int("parallelism"), EngineArgs: cl.ea,
-		AutoApprove: c.Bool("auto-approve"), NoAutoApply: c.Bool("no-auto-apply"), RequireReviewedPlan: c.Bool("require-reviewed-plan"),
-		DetailedExitCode: c.Bool("detailed-exitcode"), FailFast: c.Bool("fail-fast"),
-		StateDir: c.Path("state-dir"), LockTimeout: c.Duration("lock-timeout"), KillAfter: c.Duration("kill-after"),
-		ShowSensitive: c.Bool("show-sensitive"), NoPluginCache: c.Bool("no-plugin-cache"),
-		Console: c.App.Writer, ErrConsole: c.App.ErrWriter, Terminal: terminal && c.App.Writer == os.Stdout,
-		DropIn: sel.dropIn(),
-		Kill:   kill, PlanOut: cl.planOut, ApplyFile: cl.applyFile, External: sel.external,
-		NoPropagate: c.Bool("no-propagate"),
+		Settings: set,
+		Output: runner.Output{
+			Console:    c.App.Writer,
+			ErrConsole: c.App.ErrWriter,
+			Terminal:   terminal && c.App.Writer == os.Stdout,
+			DropIn:     sel.dropIn(),
+		},
+		Hooks: runner.Hooks{
+			Kill: kill,
+		},
+		Extra: runner.Extra{
+			External: sel.external,
+		},
 	}
 	if d := c.Path("plan-json"); d != "" {
 		var err error

@@ -5,7 +5,10 @@
 // validates against before anything runs.
 package engineargs
 
-import "strconv"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // EngineArgs are the engine arguments of one command: those after `--`,
 // Terraform flags typed directly on strata's command line, and a step's
@@ -22,6 +25,20 @@ type EngineArgs struct {
 	// digest: plan and init flags in canonical form (-flag=value, paths
 	// absolute), other arguments verbatim.
 	Text []string
+	// Given are the arguments as typed, relative paths and all: what a CI
+	// manifest carries (MarshalJSON), for each job to Parse again against
+	// its own checkout.
+	Given []string
+}
+
+// MarshalJSON writes the arguments as given.
+func (a EngineArgs) MarshalJSON() ([]byte, error) { return json.Marshal(a.Given) }
+
+// UnmarshalJSON reads arguments as given, into Given only: Parse them
+// before use.
+func (a *EngineArgs) UnmarshalJSON(b []byte) error {
+	*a = EngineArgs{}
+	return json.Unmarshal(b, &a.Given)
 }
 
 // PlanArgs are the plan flags terraform-exec can express.

@@ -212,10 +212,10 @@ func FlagTakesValue(name string) (takesValue, known bool) {
 // takes it off before calling, and any positional argument left for a
 // plan-like command or init is an error.
 func Parse(command string, args []string, cwd string) (EngineArgs, error) {
-	var ea EngineArgs
 	if len(args) == 0 {
-		return ea, nil
+		return EngineArgs{}, nil
 	}
+	ea := EngineArgs{Given: append([]string(nil), args...)}
 	var flags []engineFlag
 	pol, run := cmdpolicy.Of(command)
 	switch {

@@ -1,6 +1,7 @@
 package engineargs
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -286,8 +287,13 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("Parse(%q, %q)\n got %#v\nwant %#v", tt.command, tt.args, got, tt.want)
+			// Every parse keeps the arguments as given, for a manifest.
+			want := tt.want
+			if len(tt.args) > 0 {
+				want.Given = tt.args
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("Parse(%q, %q)\n got %#v\nwant %#v", tt.command, tt.args, got, want)
 			}
 		})
 	}
@@ -314,5 +320,38 @@ func TestEngineArgsFlagTakesValue(t *testing.T) {
 		if takesValue != tt.takesValue || known != tt.known {
 			t.Errorf("FlagTakesValue(%q) = %t, %t; want %t, %t", tt.name, takesValue, known, tt.takesValue, tt.known)
 		}
+	}
+}
+
+// TestEngineArgsJSON: arguments travel as given, relative paths and all,
+// and are read back as given only, for Parse to read against another
+// checkout.
+func TestEngineArgsJSON(t *testing.T) {
+	t.Parallel()
+	given := []string{"-var-file=env/dev.tfvars", "-target=terraform_data.x"}
+	ea, err := Parse("plan", given, "/start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(ea)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `["-var-file=env/dev.tfvars","-target=terraform_data.x"]`; string(b) != want {
+		t.Fatalf("json %s, want %s", b, want)
+	}
+	var back EngineArgs
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, EngineArgs{Given: given}) {
+		t.Errorf("read back %#v, want the arguments as given only", back)
+	}
+	again, err := Parse("plan", back.Given, "/elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "/elsewhere/env/dev.tfvars"; len(again.Plan.VarFiles) != 1 || again.Plan.VarFiles[0] != want {
+		t.Errorf("var files %q, want [%s]", again.Plan.VarFiles, want)
 	}
 }
