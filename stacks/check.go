@@ -65,6 +65,7 @@ func checkConfig(cfg *Config, c *collector) {
 	if cfg.Stacks != nil && cfg.Stacks.Names != nil {
 		checkStacks(cfg.Stacks.Names, c)
 	}
+	checkControls(cfg, c)
 }
 
 func checkQuery(s String, key string, c *collector) *tagquery.Query {

@@ -36,6 +36,8 @@ var (
 	scalarType    = reflect.TypeOf(Scalar{})
 	dependsOnType = reflect.TypeOf(DependsOn{})
 	inputRefType  = reflect.TypeOf(InputRef{})
+	checksType    = reflect.TypeOf(ApplyChecks{})
+	checkType     = reflect.TypeOf(ApplyCheck{})
 )
 
 type schema = map[string]any
@@ -62,6 +64,8 @@ func schemaOf(t reflect.Type) schema {
 		return schema{"oneOf": []schema{{"type": "string"}, structSchema(t)}}
 	case inputRefType:
 		return schema{"oneOf": []schema{{"type": "string", "pattern": `^[^.]+\..+$`}, structSchema(t)}}
+	case checksType:
+		return checksSchema()
 	}
 	if t.Kind() == reflect.Slice {
 		return schema{"type": "array", "items": schemaOf(t.Elem())}
@@ -107,6 +111,23 @@ func structSchema(t reflect.Type) schema {
 		s["required"] = required
 	}
 	return s
+}
+
+// checksSchema is apply_requirements.checks: a list of checks, each with
+// its tag query, or the older one map of approved, merge_conflicts and
+// status_checks for every unit.
+func checksSchema() schema {
+	item := structSchema(checkType)
+	item["required"] = []string{"tag_query"}
+	legacy := structSchema(checkType)
+	props := schema{}
+	for k, v := range legacy["properties"].(schema) {
+		if legacyCheckKeys[k] {
+			props[k] = v
+		}
+	}
+	legacy["properties"] = props
+	return schema{"oneOf": []schema{{"type": "array", "items": item}, legacy}}
 }
 
 // ConfigReference renders the configuration reference table of the README:
@@ -192,6 +213,8 @@ func describeType(t reflect.Type, key string) (name string, child reflect.Type, 
 		return "query or map", t, key + "."
 	case inputRefType:
 		return "`stack.output` or map", t, key + "."
+	case checksType:
+		return "list of map (or one map)", checkType, key + "[]."
 	}
 	if t.Kind() == reflect.Slice {
 		n, c, _ := describeType(t.Elem(), key)

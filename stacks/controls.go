@@ -1,0 +1,230 @@
+package stacks
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// AccessControl is `access_control`: who may plan, apply and unlock which
+// units (docs/controls.md#who-may-do-what).
+type AccessControl struct {
+	Pos                           Pos
+	Enabled                       Bool            `yaml:"enabled" doc:"false: everyone may do everything (default true when the section is written)"`
+	Policies                      *[]AccessPolicy `yaml:"policies" doc:"per tag query, who may do what; the first policy matching a unit decides"`
+	ApplyRequireAllDirspaceAccess Bool            `yaml:"apply_require_all_dirspace_access" doc:"an apply refused for one unit is refused for all (default true)"`
+	PlanRequireAllDirspaceAccess  Bool            `yaml:"plan_require_all_dirspace_access" doc:"a plan refused for one unit is refused for all (default false)"`
+	Unlock                        *[]String       `yaml:"unlock" doc:"who may unlock (default *)"`
+	TerrateamConfigUpdate         *[]String       `yaml:"terrateam_config_update" doc:"who may run a pull request that changes the config (default *)"`
+	CIConfigUpdate                *[]String       `yaml:"ci_config_update" doc:"who may run a pull request that changes CI files (default *)"`
+	Files                         *Map[[]String]  `yaml:"files" doc:"path -> who may run a pull request that changes it"`
+}
+
+// AccessPolicy is one entry of access_control.policies.
+type AccessPolicy struct {
+	Pos                    Pos
+	TagQuery               String    `yaml:"tag_query" cfg:"required" doc:"the units the policy is for"`
+	Plan                   *[]String `yaml:"plan" doc:"who may plan (default none once a policy matches)"`
+	Apply                  *[]String `yaml:"apply" doc:"who may apply, auto_apply included"`
+	ApplyAutoapprove       *[]String `yaml:"apply_autoapprove" doc:"who may apply without the approvals apply_requirements asks"`
+	ApplyForce             *[]String `yaml:"apply_force" doc:"who may apply whatever apply_requirements say"`
+	ApplyWithSuperapproval *[]String `yaml:"apply_with_superapproval" doc:"who may apply once a superapprover approved"`
+	Superapproval          *[]String `yaml:"superapproval" doc:"whose approval is a superapproval"`
+}
+
+// ApplyRequirements is `apply_requirements`: what an apply needs of its
+// pull request (docs/controls.md#what-an-apply-requires).
+type ApplyRequirements struct {
+	Pos                             Pos
+	Checks                          *ApplyChecks `yaml:"checks" doc:"per tag query, what an apply needs; the first check matching a unit decides"`
+	CreatePendingApplyCheck         Bool         `yaml:"create_pending_apply_check" doc:"a pending commit status while applies are outstanding (default true)"`
+	CreateCompletedApplyCheckOnNoop Bool         `yaml:"create_completed_apply_check_on_noop" doc:"a completed commit status when nothing needs applying"`
+}
+
+// ApplyChecks are apply_requirements.checks: a list of checks, each with
+// a tag query, or Terrateam's older form, one map for every unit.
+type ApplyChecks struct {
+	Pos  Pos
+	List []ApplyCheck
+	// Legacy: written as one map, which holds for every unit.
+	Legacy bool
+}
+
+// legacyCheckKeys are the keys of the older one-map form.
+var legacyCheckKeys = map[string]bool{"approved": true, "merge_conflicts": true, "status_checks": true}
+
+func (c *ApplyChecks) decodeNode(d *decoder, n *yaml.Node, key string) {
+	*c = ApplyChecks{Pos: posOf(n)}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		d.decode(n, reflectValue(&c.List), key)
+		for i := range c.List {
+			if !c.List[i].TagQuery.Set {
+				d.errorf(c.List[i].Pos, indexKey(key, i), "missing key \"tag_query\"; expected the units the check is for ('' for all)")
+			}
+		}
+	case yaml.MappingNode:
+		c.Legacy = true
+		c.List = make([]ApplyCheck, 1)
+		d.decodeStruct(n, reflectValue(&c.List[0]), key, legacyCheckKeys)
+	default:
+		d.errorf(posOf(n), key, "expected a list of checks or a map, found %s", kindName(n))
+	}
+}
+
+// ApplyCheck is one check of apply_requirements.checks.
+type ApplyCheck struct {
+	Pos                     Pos
+	TagQuery                String        `yaml:"tag_query" doc:"the units the check is for"`
+	Approved                *Approved     `yaml:"approved" doc:"approvals the pull request needs"`
+	MergeConflicts          *EnabledCheck `yaml:"merge_conflicts" doc:"the pull request merges without conflict (default enabled)"`
+	StatusChecks            *StatusChecks `yaml:"status_checks" doc:"the head commit's other checks passed (default enabled)"`
+	ApplyAfterMerge         *EnabledCheck `yaml:"apply_after_merge" doc:"apply only once the pull request is merged (default disabled)"`
+	RequireReadyForReviewPR Bool          `yaml:"require_ready_for_review_pr" doc:"a draft pull request is not applied (default true)"`
+}
+
+// Approved is a check's `approved`.
+type Approved struct {
+	Pos                     Pos
+	Enabled                 Bool      `yaml:"enabled" doc:"approvals are needed (default false)"`
+	Count                   Int       `yaml:"count" doc:"older form: approvals from anyone"`
+	AnyOf                   *[]String `yaml:"any_of" doc:"approvers of which any_of_count are needed (default anyone)"`
+	AnyOfCount              Int       `yaml:"any_of_count" doc:"how many any_of approvals (default 1)"`
+	AllOf                   *[]String `yaml:"all_of" doc:"each must have approved"`
+	RequireCompletedReviews Bool      `yaml:"require_completed_reviews" doc:"the forge's own review verdict is approved"`
+}
+
+// EnabledCheck is a check that is on or off.
+type EnabledCheck struct {
+	Pos     Pos
+	Enabled Bool `yaml:"enabled" doc:"the check holds"`
+}
+
+// StatusChecks is a check's `status_checks`.
+type StatusChecks struct {
+	Pos            Pos
+	Enabled        Bool      `yaml:"enabled" doc:"the head commit's checks passed (default true)"`
+	IgnoreMatching *[]String `yaml:"ignore_matching" doc:"checks not counted: an exact name or a pattern"`
+}
+
+// Roles are the repository roles a `role:` matcher names, strongest first.
+var Roles = []string{"admin", "maintain", "write", "triage", "read"}
+
+// overridable are the sections default_branch_overrides may name.
+var overridable = []string{"access_control", "apply_requirements", "destination_branches"}
+
+// checkControls checks access_control, apply_requirements and
+// default_branch_overrides: their tag queries, matchers and patterns.
+func checkControls(cfg *Config, c *collector) {
+	if cfg.DefaultBranchOverrides != nil {
+		for i, o := range *cfg.DefaultBranchOverrides {
+			if !slices.Contains(overridable, o.Value) {
+				c.errorf(o.Pos, fmt.Sprintf("default_branch_overrides[%d]", i), "found %q; expected one of: %s", o.Value, strings.Join(overridable, ", "))
+			}
+		}
+	}
+	if ac := cfg.AccessControl; ac != nil {
+		if ac.Policies != nil {
+			for i, p := range *ac.Policies {
+				key := fmt.Sprintf("access_control.policies[%d]", i)
+				if p.TagQuery.Set {
+					checkQuery(p.TagQuery, key+".tag_query", c)
+				}
+				for name, list := range map[string]*[]String{
+					"plan": p.Plan, "apply": p.Apply, "apply_autoapprove": p.ApplyAutoapprove, "apply_force": p.ApplyForce,
+					"apply_with_superapproval": p.ApplyWithSuperapproval, "superapproval": p.Superapproval,
+				} {
+					checkMatchers(list, key+"."+name, c)
+				}
+			}
+		}
+		checkMatchers(ac.Unlock, "access_control.unlock", c)
+		checkMatchers(ac.TerrateamConfigUpdate, "access_control.terrateam_config_update", c)
+		checkMatchers(ac.CIConfigUpdate, "access_control.ci_config_update", c)
+		if ac.Files != nil {
+			for _, e := range ac.Files.Entries {
+				list := e.Value
+				checkMatchers(&list, "access_control.files."+e.Key, c)
+			}
+		}
+	}
+	if ar := cfg.ApplyRequirements; ar != nil && ar.Checks != nil {
+		for i, chk := range ar.Checks.List {
+			key := "apply_requirements.checks"
+			if !ar.Checks.Legacy {
+				key = fmt.Sprintf("%s[%d]", key, i)
+				if chk.TagQuery.Set {
+					checkQuery(chk.TagQuery, key+".tag_query", c)
+				}
+			}
+			checkCheck(chk, key, ar.Checks.Legacy, c)
+		}
+	}
+}
+
+// checkCheck checks one apply check's approvals and status patterns.
+func checkCheck(chk ApplyCheck, key string, legacy bool, c *collector) {
+	if a := chk.Approved; a != nil {
+		akey := key + ".approved"
+		if a.Count.Set && !legacy {
+			c.errorf(a.Count.Pos, akey+".count", "count is the older one-map form's; expected any_of_count in a list of checks")
+		}
+		if a.Count.Set && legacy && (a.AnyOf != nil || a.AllOf != nil || a.AnyOfCount.Set) {
+			c.errorf(a.Count.Pos, akey+".count", "count with any_of, any_of_count or all_of; expected one form (any_of_count counts any_of)")
+		}
+		for _, n := range []Int{a.Count, a.AnyOfCount} {
+			if n.Set && n.Value < 0 {
+				c.errorf(n.Pos, akey, "found %d approvals; expected a number of at least 0", n.Value)
+			}
+		}
+		checkMatchers(a.AnyOf, akey+".any_of", c)
+		checkMatchers(a.AllOf, akey+".all_of", c)
+	}
+	if s := chk.StatusChecks; s != nil && s.IgnoreMatching != nil {
+		for i, p := range *s.IgnoreMatching {
+			if _, err := regexp.Compile(p.Value); err != nil {
+				c.warnf(p.Pos, fmt.Sprintf("%s.status_checks.ignore_matching[%d]", key, i), "%q is not a pattern (%v); it matches that exact name only", p.Value, err)
+			}
+		}
+	}
+}
+
+// checkMatchers checks a list of matchers: *, user:NAME, team:SLUG,
+// role:ROLE (repo:ROLE is the same).
+func checkMatchers(list *[]String, key string, c *collector) {
+	if list == nil {
+		return
+	}
+	for i, m := range *list {
+		if why := matcherProblem(m.Value); why != "" {
+			c.errorf(m.Pos, fmt.Sprintf("%s[%d]", key, i), "found %q: %s; expected *, user:NAME, team:SLUG or role:ROLE (%s)", m.Value, why, strings.Join(Roles, ", "))
+		}
+	}
+}
+
+// matcherProblem says what is wrong with a matcher, or "".
+func matcherProblem(m string) string {
+	if m == "*" {
+		return ""
+	}
+	kind, name, ok := strings.Cut(m, ":")
+	switch {
+	case !ok:
+		return "no kind"
+	case name == "":
+		return "no name"
+	}
+	switch kind {
+	case "user", "team":
+		return ""
+	case "role", "repo":
+		if slices.Contains(Roles, name) {
+			return ""
+		}
+		return "no such role"
+	}
+	return "unknown kind " + kind
+}
