@@ -1,0 +1,236 @@
+package controls
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// Op is what a person asks to do to units.
+type Op string
+
+// The operations access_control governs; an auto_apply in plan is Apply.
+const (
+	Plan  Op = "plan"
+	Apply Op = "apply"
+)
+
+// Forge answers who someone is in the repository's forge. An error is
+// never read as "no": a decision that needed the answer denies
+// (docs/controls.md#when-the-forge-fails).
+type Forge interface {
+	// InTeam says whether user is a member of the team, by its slug.
+	InTeam(ctx context.Context, user, team string) (bool, error)
+	// Role is user's role in the repository: one of stacks.Roles, or ""
+	// for none.
+	Role(ctx context.Context, user string) (string, error)
+}
+
+// PullRequest is what apply_requirements read of an apply's pull request.
+type PullRequest struct {
+	// Name is how people know it: "PR #5", "MR !5".
+	Name   string
+	Head   string
+	Draft  bool
+	Merged bool
+	// Mergeable is nil while the forge has not decided.
+	Mergeable *bool
+	// Approvers approved the head commit, each once, in order.
+	Approvers []string
+	// ReviewDecision is the forge's own verdict, with code owners:
+	// "approved", "changes_requested", "review_required", or "" when the
+	// branch requires no review.
+	ReviewDecision string
+	// PendingReviewers are asked for a review and have not given one.
+	PendingReviewers []string
+	// Checks are the head commit's statuses and check runs, strata's own
+	// (those of this CI run) left out.
+	Checks []StatusCheck
+}
+
+// StatusCheck is one status or check run of a commit.
+type StatusCheck struct {
+	Name string
+	// State: success, neutral and skipped pass; anything else (pending,
+	// failure, error, cancelled, …) does not.
+	State string
+}
+
+// passed says the check does not hold an apply back.
+func (s StatusCheck) passed() bool {
+	return s.State == "success" || s.State == "neutral" || s.State == "skipped"
+}
+
+// Request is one command's question: may Actor do Op to Units, under PR.
+type Request struct {
+	Op    Op
+	Actor string
+	// PR is the pull request the units are applied for: the one a comment
+	// or pull request event names, or the one that merged the commit;
+	// nil when there is none.
+	PR    *PullRequest
+	Units []*stacks.Unit
+}
+
+// Decide returns the units Request may not touch, each with why, in words
+// that name the policy or requirement and what is missing. Units it does
+// not name are allowed. A forge that fails denies every unit, with its
+// error.
+func (c *Controls) Decide(ctx context.Context, f Forge, req Request) map[*stacks.Unit]string {
+	d := &decider{c: c, f: f, req: req, ctx: ctx, teams: map[[2]string]bool{}, roles: map[string]string{}}
+	denied := map[*stacks.Unit]string{}
+	for _, u := range req.Units {
+		why, err := d.access(u)
+		if err == nil && why == "" && req.Op == Apply {
+			why, err = d.requirements(u)
+		}
+		if err != nil {
+			return denyAll(req.Units, fmt.Sprintf("the controls could not be checked: %v", err))
+		}
+		if why != "" {
+			denied[u] = why
+		}
+	}
+	d.allOrNothing(denied)
+	return denied
+}
+
+// denyAll denies every unit with one reason.
+func denyAll(units []*stacks.Unit, why string) map[*stacks.Unit]string {
+	out := make(map[*stacks.Unit]string, len(units))
+	for _, u := range units {
+		out[u] = why
+	}
+	return out
+}
+
+// allOrNothing denies the whole request when access to one unit was
+// refused and the config requires access to all of them.
+func (d *decider) allOrNothing(denied map[*stacks.Unit]string) {
+	all := d.c.ApplyRequireAllDirspaceAccess
+	key := "apply_require_all_dirspace_access"
+	if d.req.Op == Plan {
+		all, key = d.c.PlanRequireAllDirspaceAccess, "plan_require_all_dirspace_access"
+	}
+	if !all || len(d.refused) == 0 {
+		return
+	}
+	for _, u := range d.req.Units {
+		if _, ok := denied[u]; !ok {
+			denied[u] = fmt.Sprintf("%s may not %s %s, and access_control.%s refuses the whole %s", d.req.Actor, d.req.Op, d.refused[0].Name(), key, d.req.Op)
+		}
+	}
+}
+
+// decider answers one request, asking the forge each question once.
+type decider struct {
+	c       *Controls
+	f       Forge
+	req     Request
+	ctx     context.Context
+	teams   map[[2]string]bool
+	roles   map[string]string
+	refused []*stacks.Unit // units access_control refused, in order
+}
+
+// access says why the actor may not do the request's Op to u, or "".
+func (d *decider) access(u *stacks.Unit) (string, error) {
+	if !d.c.Access {
+		return "", nil
+	}
+	p := d.c.PolicyFor(u)
+	if p == nil {
+		d.refused = append(d.refused, u)
+		return fmt.Sprintf("no access_control policy matches %s, so no one may %s it", u.Name(), d.req.Op), nil
+	}
+	list := p.Plan
+	if d.req.Op == Apply {
+		list = p.Apply
+	}
+	ok, err := d.matchesAny(d.req.Actor, list)
+	if err != nil || ok {
+		return "", err
+	}
+	if d.req.Op == Apply && len(p.ApplyWithSuperapproval) > 0 {
+		if ok, err := d.superapproved(p); err != nil || ok {
+			return "", err
+		}
+	}
+	d.refused = append(d.refused, u)
+	return fmt.Sprintf("%s may not %s %s: access_control policy %q lets %s %s it", d.req.Actor, d.req.Op, u.Name(), p.QueryText, describe(list), d.req.Op), nil
+}
+
+// superapproved says the actor may apply with a superapproval and a
+// superapprover approved the pull request.
+func (d *decider) superapproved(p *Policy) (bool, error) {
+	may, err := d.matchesAny(d.req.Actor, p.ApplyWithSuperapproval)
+	if err != nil || !may || d.req.PR == nil {
+		return false, err
+	}
+	for _, a := range d.req.PR.Approvers {
+		if ok, err := d.matchesAny(a, p.Superapproval); err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// describe names a matcher list for a reason.
+func describe(list []Matcher) string {
+	if len(list) == 0 {
+		return "no one"
+	}
+	s := make([]string, len(list))
+	for i, m := range list {
+		s[i] = m.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// matchesAny says user matches one of the list.
+func (d *decider) matchesAny(user string, list []Matcher) (bool, error) {
+	for _, m := range list {
+		ok, err := d.matches(user, m)
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// matches says user matches m: role:R matches R and every stronger role.
+func (d *decider) matches(user string, m Matcher) (bool, error) {
+	switch m.Kind {
+	case "*":
+		return true, nil
+	case "user":
+		return strings.EqualFold(user, m.Name), nil
+	case "team":
+		k := [2]string{strings.ToLower(user), m.Name}
+		if in, ok := d.teams[k]; ok {
+			return in, nil
+		}
+		in, err := d.f.InTeam(d.ctx, user, m.Name)
+		if err != nil {
+			return false, fmt.Errorf("is %s in team %s: %w", user, m.Name, err)
+		}
+		d.teams[k] = in
+		return in, nil
+	case "role":
+		k := strings.ToLower(user)
+		role, ok := d.roles[k]
+		if !ok {
+			var err error
+			if role, err = d.f.Role(d.ctx, user); err != nil {
+				return false, fmt.Errorf("the repository role of %s: %w", user, err)
+			}
+			d.roles[k] = role
+		}
+		has, want := slices.Index(stacks.Roles, role), slices.Index(stacks.Roles, m.Name)
+		return has >= 0 && want >= 0 && has <= want, nil
+	}
+	return false, nil
+}

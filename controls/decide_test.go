@@ -1,0 +1,311 @@
+package controls
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// byStack is the stacks design's "different controls based on stack name":
+// prod applied only by team:sre with two SRE approvals, dev by anyone.
+const byStack = `dirs:
+  production: {tags: [production]}
+  development: {tags: [development]}
+stacks:
+  names:
+    prod: {tag_query: production}
+    dev: {tag_query: development}
+access_control:
+  policies:
+    - tag_query: 'stack_name:prod'
+      plan: ['*']
+      apply: ['team:sre']
+    - tag_query: 'stack_name:dev'
+      plan: ['*']
+      apply: ['*']
+apply_requirements:
+  checks:
+    - tag_query: 'stack_name:prod'
+      approved:
+        enabled: true
+        any_of: ['team:sre']
+        any_of_count: 2
+    - tag_query: 'stack_name:dev'
+      approved:
+        enabled: false
+`
+
+// directory is a forge that knows its teams and roles by heart.
+type directory struct {
+	teams map[string][]string // team -> members
+	roles map[string]string
+	err   error
+	asked int
+}
+
+func (d *directory) InTeam(_ context.Context, user, team string) (bool, error) {
+	d.asked++
+	if d.err != nil {
+		return false, d.err
+	}
+	return slices.Contains(d.teams[team], user), nil
+}
+
+func (d *directory) Role(_ context.Context, user string) (string, error) {
+	d.asked++
+	if d.err != nil {
+		return "", d.err
+	}
+	return d.roles[user], nil
+}
+
+func sre() *directory {
+	return &directory{
+		teams: map[string][]string{"sre": {"alice", "carol", "dave"}, "security": {"sam"}},
+		roles: map[string]string{"alice": "admin", "bob": "write", "carol": "maintain", "erin": "read"},
+	}
+}
+
+// project loads a repository of one module per config dir.
+func project(t *testing.T, cfg string, dirs ...string) *stacks.Project {
+	t.Helper()
+	root := t.TempDir()
+	for _, d := range dirs {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, d, "main.tf"), []byte("output \"x\" { value = 1 }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(root, "strata.yml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := stacks.Load(root, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// decided renders a decision as unit -> reason, "ok" for allowed.
+func decided(units []*stacks.Unit, denied map[*stacks.Unit]string) map[string]string {
+	out := map[string]string{}
+	for _, u := range units {
+		out[u.Name()] = "ok"
+		if why, ok := denied[u]; ok {
+			out[u.Name()] = why
+		}
+	}
+	return out
+}
+
+func open() *PullRequest {
+	yes := true
+	return &PullRequest{Name: "PR #5", Head: "abc", Mergeable: &yes}
+}
+
+func TestDecideByStack(t *testing.T) {
+	t.Parallel()
+	p := project(t, byStack, "production", "development")
+	c := Compile(p.Config)
+	withApprovers := func(a ...string) *PullRequest { pr := open(); pr.Approvers = a; return pr }
+	tests := []struct {
+		name  string
+		op    Op
+		actor string
+		pr    *PullRequest
+		want  map[string]string
+	}{
+		{"anyone plans", Plan, "bob", nil, map[string]string{"production@default": "ok", "development@default": "ok"}},
+		{"bob may not apply prod, so not dev either", Apply, "bob", withApprovers("alice", "carol"), map[string]string{
+			"production@default":  `bob may not apply production@default: access_control policy "stack_name:prod" lets team:sre apply it`,
+			"development@default": "bob may not apply production@default, and access_control.apply_require_all_dirspace_access refuses the whole apply",
+		}},
+		{"alice with one SRE approval", Apply, "alice", withApprovers("carol"), map[string]string{
+			"production@default":  `apply_requirements check "stack_name:prod": needs 2 approvals from team:sre, has 1: carol`,
+			"development@default": "ok",
+		}},
+		{"approvals from outside the team do not count", Apply, "alice", withApprovers("carol", "bob", "sam"), map[string]string{
+			"production@default":  `apply_requirements check "stack_name:prod": needs 2 approvals from team:sre, has 1: carol`,
+			"development@default": "ok",
+		}},
+		{"alice with two SRE approvals", Apply, "alice", withApprovers("carol", "dave"), map[string]string{
+			"production@default": "ok", "development@default": "ok",
+		}},
+		{"no pull request", Apply, "alice", nil, map[string]string{
+			"production@default":  `apply_requirements check "stack_name:prod" needs a pull request (approvals, no merge conflicts, passed status checks), and this apply has none`,
+			"development@default": `apply_requirements check "stack_name:dev" needs a pull request (no merge conflicts, passed status checks), and this apply has none`,
+		}},
+		{"merged: the requirements held when it merged", Apply, "alice", &PullRequest{Name: "PR #5", Merged: true}, map[string]string{
+			"production@default": "ok", "development@default": "ok",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := decided(p.Units, c.Decide(context.Background(), sre(), Request{Op: tt.op, Actor: tt.actor, PR: tt.pr, Units: p.Units}))
+			for u, w := range tt.want {
+				if got[u] != w {
+					t.Errorf("%s:\n got %s\nwant %s", u, got[u], w)
+				}
+			}
+		})
+	}
+}
+
+func TestDecideRequirements(t *testing.T) {
+	t.Parallel()
+	cfg := `dirs:
+  app: {tags: [app]}
+apply_requirements:
+  checks:
+    - tag_query: app
+      approved: {enabled: true, all_of: ['team:sre', 'user:sam'], require_completed_reviews: true}
+      merge_conflicts: {enabled: true}
+      status_checks: {enabled: true, ignore_matching: ['^ci/', 'lint']}
+`
+	p := project(t, cfg, "app")
+	c := Compile(p.Config)
+	no := false
+	tests := []struct {
+		name string
+		edit func(*PullRequest)
+		want string
+	}{
+		{"all met", func(pr *PullRequest) { pr.Approvers = []string{"carol", "sam"}; pr.ReviewDecision = "approved" }, "ok"},
+		{"all_of missing one", func(pr *PullRequest) { pr.Approvers = []string{"carol"}; pr.ReviewDecision = "approved" },
+			`apply_requirements check "app": needs an approval from user:sam (all_of)`},
+		{"conflicts, failing and pending checks, a draft", func(pr *PullRequest) {
+			pr.Approvers, pr.ReviewDecision, pr.Mergeable, pr.Draft = []string{"carol", "sam"}, "approved", &no, true
+			pr.Checks = []StatusCheck{{"ci/build", "failure"}, {"lint", "failure"}, {"test", "pending"}, {"docs", "success"}, {"e2e", "failure"}}
+		}, `apply_requirements check "app": PR #5 has merge conflicts; status checks not passed: test (pending), e2e (failure); PR #5 is a draft`},
+		{"mergeability not yet known", func(pr *PullRequest) {
+			pr.Approvers, pr.ReviewDecision, pr.Mergeable = []string{"carol", "sam"}, "approved", nil
+		}, `apply_requirements check "app": the forge has not yet said whether PR #5 merges cleanly`},
+		{"code owners have not approved", func(pr *PullRequest) {
+			pr.Approvers, pr.ReviewDecision = []string{"carol", "sam"}, "review_required"
+		}, `apply_requirements check "app": the forge's review verdict is review required, not approved`},
+		{"no verdict, a review still requested", func(pr *PullRequest) {
+			pr.Approvers, pr.PendingReviewers = []string{"carol", "sam"}, []string{"dave"}
+		}, `apply_requirements check "app": reviews still requested from dave`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pr := open()
+			tt.edit(pr)
+			got := decided(p.Units, c.Decide(context.Background(), sre(), Request{Op: Apply, Actor: "alice", PR: pr, Units: p.Units}))
+			if got["app@default"] != tt.want {
+				t.Errorf("\n got %s\nwant %s", got["app@default"], tt.want)
+			}
+		})
+	}
+}
+
+func TestDecideAccess(t *testing.T) {
+	t.Parallel()
+	cfg := `dirs:
+  prod: {tags: [prod]}
+  dev: {tags: [dev]}
+  other: {tags: [other]}
+access_control:
+  plan_require_all_dirspace_access: true
+  policies:
+    - tag_query: prod
+      plan: ['role:maintain']
+      apply: []
+      apply_with_superapproval: ['role:write']
+      superapproval: ['team:security']
+    - tag_query: dev
+      plan: ['repo:write', 'user:Erin']
+      apply: ['role:write']
+`
+	p := project(t, cfg, "prod", "dev", "other")
+	c := Compile(p.Config)
+	tests := []struct {
+		name  string
+		op    Op
+		actor string
+		pr    *PullRequest
+		want  map[string]string
+	}{
+		{"a role at least as strong matches", Plan, "alice", nil, map[string]string{
+			"prod@default": "ok", "dev@default": "ok",
+		}},
+		{"no policy matches: no one may", Plan, "alice", nil, map[string]string{
+			"other@default": "no access_control policy matches other@default, so no one may plan it",
+			"prod@default":  "alice may not plan other@default, and access_control.plan_require_all_dirspace_access refuses the whole plan",
+		}},
+		{"plan_require_all_dirspace_access", Plan, "bob", nil, map[string]string{
+			"prod@default": `bob may not plan prod@default: access_control policy "prod" lets role:maintain plan it`,
+			"dev@default":  "bob may not plan prod@default, and access_control.plan_require_all_dirspace_access refuses the whole plan",
+		}},
+		{"user names match whatever their case", Plan, "erin", nil, map[string]string{
+			"dev@default":  "erin may not plan prod@default, and access_control.plan_require_all_dirspace_access refuses the whole plan",
+			"prod@default": `erin may not plan prod@default: access_control policy "prod" lets role:maintain plan it`,
+		}},
+		{"superapproval lets a writer apply", Apply, "bob", &PullRequest{Name: "PR #5", Approvers: []string{"sam"}}, map[string]string{
+			"prod@default": "ok", "dev@default": "ok",
+		}},
+		{"without the superapproval no one applies prod", Apply, "alice", &PullRequest{Name: "PR #5", Approvers: []string{"carol"}}, map[string]string{
+			"prod@default": `alice may not apply prod@default: access_control policy "prod" lets no one apply it`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// The units the case names are the request.
+			var units []*stacks.Unit
+			for _, u := range p.Units {
+				if _, ok := tt.want[u.Name()]; ok {
+					units = append(units, u)
+				}
+			}
+			got := decided(units, c.Decide(context.Background(), sre(), Request{Op: tt.op, Actor: tt.actor, PR: tt.pr, Units: units}))
+			for u, w := range tt.want {
+				if got[u] != w {
+					t.Errorf("%s:\n got %s\nwant %s", u, got[u], w)
+				}
+			}
+		})
+	}
+}
+
+// TestForgeFailsClosed: a forge that cannot answer denies every unit with
+// its error, never allows.
+func TestForgeFailsClosed(t *testing.T) {
+	t.Parallel()
+	p := project(t, byStack, "production", "development")
+	dir := sre()
+	dir.err = errors.New("GET /orgs/acme/teams/sre/memberships/alice: 403 Resource not accessible by integration")
+	denied := Compile(p.Config).Decide(context.Background(), dir, Request{Op: Apply, Actor: "alice", PR: open(), Units: p.Units})
+	for _, u := range p.Units {
+		if !strings.Contains(denied[u], "the controls could not be checked: is alice in team sre: GET /orgs/acme/teams/sre/memberships/alice: 403") {
+			t.Errorf("%s: %q, want it denied with the forge's error", u.Name(), denied[u])
+		}
+	}
+}
+
+// TestNoControls: a config without the sections asks nothing of anyone,
+// and asks the forge nothing.
+func TestNoControls(t *testing.T) {
+	t.Parallel()
+	p := project(t, "dirs:\n  app: {tags: [app]}\n", "app")
+	c := Compile(p.Config)
+	dir := sre()
+	if denied := c.Decide(context.Background(), dir, Request{Op: Apply, Actor: "nobody", Units: p.Units}); len(denied) != 0 || c.Any() || dir.asked != 0 {
+		t.Errorf("denied %v, Any %v, forge asked %d times; want nothing asked", denied, c.Any(), dir.asked)
+	}
+	off := project(t, "dirs:\n  app: {tags: [app]}\naccess_control: {enabled: false, policies: [{tag_query: app, apply: []}]}\n", "app")
+	if denied := Compile(off.Config).Decide(context.Background(), dir, Request{Op: Apply, Actor: "nobody", Units: off.Units}); len(denied) != 0 {
+		t.Errorf("access_control.enabled false still denies: %v", denied)
+	}
+}
