@@ -1,0 +1,196 @@
+// Package forge answers what strata's controls ask of the forge that
+// hosts the repository (docs/controls.md#what-strata-asks-the-forge): who
+// is in which team, who holds which repository role, and what a pull
+// request holds (approvals, mergeability, status checks). It goes through
+// the forges' maintained clients and returns package controls' types.
+package forge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v92/github"
+
+	"github.com/strata-iac/strata/controls"
+)
+
+// GitHub is a repository on GitHub or GitHub Enterprise Server.
+type GitHub struct {
+	client      *github.Client
+	owner, repo string
+	// run is this CI run's ID: its own check runs are not counted.
+	run string
+}
+
+// GitHubOptions locate a repository and authenticate to its API.
+type GitHubOptions struct {
+	// API is the REST API's URL (GITHUB_API_URL): https://api.github.com,
+	// or https://HOST/api/v3 on Enterprise Server.
+	API   string
+	Token string
+	// Repository is OWNER/NAME (GITHUB_REPOSITORY).
+	Repository string
+	// Run is the CI run's ID (GITHUB_RUN_ID), whose own checks are left
+	// out of the status checks.
+	Run string
+}
+
+// NewGitHub returns a client of the repository's API, with a timeout on
+// each request: a forge that does not answer refuses, never allows.
+func NewGitHub(o GitHubOptions) (*GitHub, error) {
+	owner, repo, ok := strings.Cut(o.Repository, "/")
+	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
+		return nil, fmt.Errorf("repository %q: expected OWNER/NAME", o.Repository)
+	}
+	if o.Token == "" {
+		return nil, errors.New("no GitHub token: the controls need one to read teams, roles and reviews (GITHUB_TOKEN)")
+	}
+	api := strings.TrimSuffix(o.API, "/") + "/"
+	c, err := github.NewClient(github.WithAuthToken(o.Token), github.WithURLs(&api, &api), github.WithTimeout(30*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("GitHub API %s: %w", o.API, err)
+	}
+	return &GitHub{client: c, owner: owner, repo: repo, run: o.Run}, nil
+}
+
+// notFound says the API answered 404.
+func notFound(resp *github.Response) bool {
+	return resp != nil && resp.StatusCode == http.StatusNotFound
+}
+
+// InTeam says whether user is an active member of the team of the
+// repository's owner; a pending invitation is not membership.
+func (g *GitHub) InTeam(ctx context.Context, user, team string) (bool, error) {
+	m, resp, err := g.client.Teams.GetTeamMembershipBySlug(ctx, g.owner, team, user)
+	if notFound(resp) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return m.GetState() == "active", nil
+}
+
+// Role is user's role in the repository: admin, maintain, write, triage,
+// read, or "" for none.
+func (g *GitHub) Role(ctx context.Context, user string) (string, error) {
+	p, resp, err := g.client.Repositories.GetPermissionLevel(ctx, g.owner, g.repo, user)
+	if notFound(resp) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	role := p.GetRoleName()
+	if role == "" {
+		role = p.GetPermission()
+	}
+	if role == "none" {
+		role = ""
+	}
+	return role, nil
+}
+
+// PullRequest reads pull request n: its state, the approvals of its head
+// commit, who is still asked for a review, and its head commit's checks
+// but those of this CI run.
+func (g *GitHub) PullRequest(ctx context.Context, n int) (*controls.PullRequest, error) {
+	pr, _, err := g.client.PullRequests.Get(ctx, g.owner, g.repo, n)
+	if err != nil {
+		return nil, err
+	}
+	out := &controls.PullRequest{
+		Name: fmt.Sprintf("PR #%d", n), Head: pr.GetHead().GetSHA(),
+		Draft: pr.GetDraft(), Merged: pr.GetMerged(), Mergeable: pr.Mergeable,
+	}
+	for _, u := range pr.RequestedReviewers {
+		out.PendingReviewers = append(out.PendingReviewers, u.GetLogin())
+	}
+	for _, t := range pr.RequestedTeams {
+		out.PendingReviewers = append(out.PendingReviewers, "team:"+t.GetSlug())
+	}
+	if out.Approvers, err = g.approvers(ctx, n, out.Head); err != nil {
+		return nil, err
+	}
+	if out.Checks, err = g.checks(ctx, out.Head); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// approvers are the reviewers whose latest verdict approves the head
+// commit: a later "changes requested" or "dismissed" takes an approval
+// back, and an approval of an earlier commit does not count.
+func (g *GitHub) approvers(ctx context.Context, n int, head string) ([]string, error) {
+	latest := map[string]*github.PullRequestReview{}
+	var order []string
+	for r, err := range g.client.PullRequests.ListReviewsIter(ctx, g.owner, g.repo, n, &github.ListOptions{PerPage: 100}) {
+		if err != nil {
+			return nil, err
+		}
+		login := r.GetUser().GetLogin()
+		switch r.GetState() {
+		case "APPROVED", "CHANGES_REQUESTED", "DISMISSED":
+		default:
+			// A comment is no verdict.
+			continue
+		}
+		if _, seen := latest[login]; !seen {
+			order = append(order, login)
+		}
+		latest[login] = r
+	}
+	var out []string
+	for _, login := range order {
+		if r := latest[login]; r.GetState() == "APPROVED" && r.GetCommitID() == head {
+			out = append(out, login)
+		}
+	}
+	return out, nil
+}
+
+// checks are the commit's statuses and check runs, those of this CI run
+// left out: the job asking is one of them, still running.
+func (g *GitHub) checks(ctx context.Context, sha string) ([]controls.StatusCheck, error) {
+	var out []controls.StatusCheck
+	cs, _, err := g.client.Repositories.GetCombinedStatus(ctx, g.owner, g.repo, sha, &github.ListOptions{PerPage: 100})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range cs.Statuses {
+		out = append(out, controls.StatusCheck{Name: s.GetContext(), State: s.GetState()})
+	}
+	for r, err := range g.client.Checks.ListCheckRunsForRefIter(ctx, g.owner, g.repo, sha, &github.ListCheckRunsOptions{ListOptions: github.ListOptions{PerPage: 100}}) {
+		if err != nil {
+			return nil, err
+		}
+		if g.run != "" && strings.Contains(r.GetDetailsURL(), "/actions/runs/"+g.run+"/") {
+			continue
+		}
+		state := r.GetStatus()
+		if state == "completed" {
+			state = r.GetConclusion()
+		}
+		out = append(out, controls.StatusCheck{Name: r.GetName(), State: state})
+	}
+	return out, nil
+}
+
+// MergedPullRequest is the pull request that merged commit sha, or 0 when
+// none did (a push straight to the branch).
+func (g *GitHub) MergedPullRequest(ctx context.Context, sha string) (int, error) {
+	prs, _, err := g.client.PullRequests.ListPullRequestsWithCommit(ctx, g.owner, g.repo, sha, &github.ListOptions{PerPage: 100})
+	if err != nil {
+		return 0, err
+	}
+	for _, pr := range prs {
+		if pr.GetMergeCommitSHA() == sha || pr.GetMerged() || pr.MergedAt != nil {
+			return pr.GetNumber(), nil
+		}
+	}
+	return 0, nil
+}
