@@ -23,6 +23,7 @@ import (
 //	yaml:"name"        the key
 //	cfg:"required"     the key must be present
 //	cfg:"ignored"      a Terrateam key strata accepts and does not act on
+//	cfg:"unenforced"   a key strata validates fully and does not act on yet
 //	cfg:"deprecated"   accepted with a deprecation warning (doc says instead)
 //	cfg:"ext"          a strata extension of Terrateam's schema
 //	enum:"a,b"         allowed values of a string
@@ -201,6 +202,7 @@ type field struct {
 	index      int
 	required   bool
 	ignored    bool
+	unenforced bool
 	deprecated bool
 	ext        bool
 	enum       []string
@@ -276,6 +278,8 @@ func readFields(t reflect.Type) []field {
 				f.required = true
 			case "ignored":
 				f.ignored = true
+			case "unenforced":
+				f.unenforced = true
 			case "deprecated":
 				f.deprecated = true
 			case "ext":
@@ -347,6 +351,10 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string, allowe
 		if f.ignored {
 			d.warnOnce("ignored:"+genericKey(fkey), posOf(kn), fkey,
 				"accepted and ignored: strata does not act on %q", k)
+		}
+		if f.unenforced {
+			d.warnOnce("unenforced:"+genericKey(fkey), posOf(kn), fkey,
+				"checked, not yet enforced: strata validates %q and does not act on it yet", k)
 		}
 		fv := v.Field(f.index)
 		d.decode(vn, fv, fkey)

@@ -90,6 +90,8 @@ func structSchema(t reflect.Type) schema {
 		switch {
 		case f.ignored:
 			desc = "Accepted and ignored by strata. " + desc
+		case f.unenforced:
+			desc = "Checked, not yet enforced by strata. " + desc
 		case f.deprecated:
 			desc = "Deprecated. " + desc
 		case f.ext:
@@ -138,8 +140,8 @@ func ConfigReference() string {
 	// Each struct's keys are listed once, under the first key that has it;
 	// later keys of the same type point there.
 	documented := map[reflect.Type]string{}
-	var walk func(t reflect.Type, prefix string)
-	walk = func(t reflect.Type, prefix string) {
+	var walk func(t reflect.Type, prefix, inherited string)
+	walk = func(t reflect.Type, prefix, inherited string) {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
@@ -158,6 +160,11 @@ func ConfigReference() string {
 				class = "deprecated"
 			case f.ext:
 				class = "strata"
+			case f.unenforced:
+				class = "checked"
+			}
+			if inherited != "" {
+				class = inherited
 			}
 			doc := f.doc
 			if len(f.enum) > 0 {
@@ -172,11 +179,15 @@ func ConfigReference() string {
 			}
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", key, typ, class, strings.ReplaceAll(doc, "|", `\|`))
 			if child != nil && !f.ignored {
-				walk(child, childPrefix)
+				sub := inherited
+				if f.unenforced {
+					sub = class
+				}
+				walk(child, childPrefix, sub)
 			}
 		}
 	}
-	walk(reflect.TypeOf(Config{}), "")
+	walk(reflect.TypeOf(Config{}), "", "")
 	return b.String()
 }
 
