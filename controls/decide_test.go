@@ -112,18 +112,43 @@ func open() *PullRequest {
 	return &PullRequest{Name: "PR #5", Head: "abc", Mergeable: &yes}
 }
 
+// decideCase is one request and the decision it must get: unit name ->
+// reason, "ok" for allowed. The units it names are the request.
+type decideCase struct {
+	name  string
+	op    Op
+	actor string
+	pr    *PullRequest
+	want  map[string]string
+}
+
+func runDecideCases(t *testing.T, p *stacks.Project, c *Controls, tests []decideCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var units []*stacks.Unit
+			for _, u := range p.Units {
+				if _, ok := tt.want[u.Name()]; ok {
+					units = append(units, u)
+				}
+			}
+			got := decided(units, c.Decide(context.Background(), sre(), Request{Op: tt.op, Actor: tt.actor, PR: tt.pr, Units: units}))
+			for u, w := range tt.want {
+				if got[u] != w {
+					t.Errorf("%s:\n got %s\nwant %s", u, got[u], w)
+				}
+			}
+		})
+	}
+}
+
 func TestDecideByStack(t *testing.T) {
 	t.Parallel()
 	p := project(t, byStack, "production", "development")
 	c := Compile(p.Config)
 	withApprovers := func(a ...string) *PullRequest { pr := open(); pr.Approvers = a; return pr }
-	tests := []struct {
-		name  string
-		op    Op
-		actor string
-		pr    *PullRequest
-		want  map[string]string
-	}{
+	tests := []decideCase{
 		{"anyone plans", Plan, "bob", nil, map[string]string{"production@default": "ok", "development@default": "ok"}},
 		{"bob may not apply prod, so not dev either", Apply, "bob", withApprovers("alice", "carol"), map[string]string{
 			"production@default":  `bob may not apply production@default: access_control policy "stack_name:prod" lets team:sre apply it`,
@@ -148,17 +173,7 @@ func TestDecideByStack(t *testing.T) {
 			"production@default": "ok", "development@default": "ok",
 		}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got := decided(p.Units, c.Decide(context.Background(), sre(), Request{Op: tt.op, Actor: tt.actor, PR: tt.pr, Units: p.Units}))
-			for u, w := range tt.want {
-				if got[u] != w {
-					t.Errorf("%s:\n got %s\nwant %s", u, got[u], w)
-				}
-			}
-		})
-	}
+	runDecideCases(t, p, c, tests)
 }
 
 func TestDecideRequirements(t *testing.T) {
@@ -230,13 +245,7 @@ access_control:
 `
 	p := project(t, cfg, "prod", "dev", "other")
 	c := Compile(p.Config)
-	tests := []struct {
-		name  string
-		op    Op
-		actor string
-		pr    *PullRequest
-		want  map[string]string
-	}{
+	tests := []decideCase{
 		{"a role at least as strong matches", Plan, "alice", nil, map[string]string{
 			"prod@default": "ok", "dev@default": "ok",
 		}},
@@ -259,24 +268,7 @@ access_control:
 			"prod@default": `alice may not apply prod@default: access_control policy "prod" lets no one apply it`,
 		}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			// The units the case names are the request.
-			var units []*stacks.Unit
-			for _, u := range p.Units {
-				if _, ok := tt.want[u.Name()]; ok {
-					units = append(units, u)
-				}
-			}
-			got := decided(units, c.Decide(context.Background(), sre(), Request{Op: tt.op, Actor: tt.actor, PR: tt.pr, Units: units}))
-			for u, w := range tt.want {
-				if got[u] != w {
-					t.Errorf("%s:\n got %s\nwant %s", u, got[u], w)
-				}
-			}
-		})
-	}
+	runDecideCases(t, p, c, tests)
 }
 
 // TestForgeFailsClosed: a forge that cannot answer denies every unit with
