@@ -13,7 +13,7 @@ import (
 func TestJobOnAnotherCommit(t *testing.T) {
 	ctx := context.Background()
 	p := loadRepo(t, layeredRepo(t, 2, 2))
-	st, m := startInMemory(t, p, StartOptions{Command: runner.CmdPlan, Shards: 1, Commit: "aaaa111"})
+	st, m := startInMemory(t, p, StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1, Commit: "aaaa111"})
 	_, err := RunSlice(ctx, st, p, SliceOptions{Run: m.Run, Commit: "bbbb222", StateDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "started on commit aaaa111; this job has bbbb222 checked out") {
 		t.Fatalf("job on another commit: %v", err)

@@ -116,7 +116,7 @@ func TestShardedApply(t *testing.T) {
 			env := testenv.Env(t)
 			st := openStore(t, url)
 			p := loadRepo(t, root)
-			m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 2, Options: runner.Settings{AutoApprove: true, Parallelism: 2}})
+			m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Shards: 2, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true, Parallelism: 2}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +150,7 @@ func TestShardedApply(t *testing.T) {
 			checkRun(t, st, m.Run)
 
 			// A second run finds nothing to change, from the bucket's state.
-			m2, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 3})
+			m2, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func TestShardedFailure(t *testing.T) {
 	testenv.NeedTerraform(t)
 	root := layeredRepo(t, 3, 3, "l1/c0")
 	st := openStore(t, "file://"+t.TempDir())
-	m, rep := runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 3, Options: runner.Settings{AutoApprove: true}})
+	m, rep := runReport(t, st, root, StartOptions{Shards: 3, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true}})
 	got := statusesOf(rep)
 	want := map[string]string{
 		"l0/c0": "applied", "l0/c1": "applied", "l0/c2": "applied",
@@ -202,7 +202,7 @@ func TestPullRequestFlow(t *testing.T) {
 	st := openStore(t, "file://"+t.TempDir())
 	p := loadRepo(t, root)
 
-	plan, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 2, PR: 11, Link: "https://ci.example/11"})
+	plan, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 2, PR: 11, Link: "https://ci.example/11"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,13 +217,13 @@ func TestPullRequestFlow(t *testing.T) {
 		t.Fatalf("plan: %v", got)
 	}
 
-	_, err = Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 12})
+	_, err = Start(ctx, st, p, selectAll(t, p), StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1, PR: 12})
 	var locked *LockedError
 	if !errors.As(err, &locked) || len(locked.Held) != 4 || locked.Held[0].PR != 11 || locked.Held[0].Link != "https://ci.example/11" {
 		t.Fatalf("second PR: %v", err)
 	}
 
-	apply, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 2, PR: 11, Options: runner.Settings{AutoApprove: true}})
+	apply, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Shards: 2, PR: 11, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestPullRequestFlow(t *testing.T) {
 	if err != nil || len(freed) != 4 {
 		t.Fatalf("unlock: %d, %v", len(freed), err)
 	}
-	if _, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 12}); err != nil {
+	if _, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1, PR: 12}); err != nil {
 		t.Fatalf("after unlock: %v", err)
 	}
 }
@@ -262,7 +262,7 @@ func TestInterruptedJobIsRetried(t *testing.T) {
 	env := testenv.Env(t)
 	st := openStore(t, "file://"+t.TempDir())
 	p := loadRepo(t, root)
-	m, err := Start(context.Background(), st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: runner.Settings{AutoApprove: true, Parallelism: 2}})
+	m, err := Start(context.Background(), st, p, selectAll(t, p), StartOptions{Shards: 1, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true, Parallelism: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestEngineArgsReachEveryJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, rep := runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 2, Options: runner.Settings{AutoApprove: true, EngineArgs: ea}})
+	m, rep := runReport(t, st, root, StartOptions{Shards: 2, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true, EngineArgs: ea}})
 	raw, err := json.Marshal(m.Options)
 	if err != nil {
 		t.Fatal(err)
@@ -336,7 +336,7 @@ func TestEngineArgsReachEveryJob(t *testing.T) {
 			t.Errorf("%s: %s, want no_changes under -target", dir, s)
 		}
 	}
-	_, rep = runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 2, Options: runner.Settings{AutoApprove: true}})
+	_, rep = runReport(t, st, root, StartOptions{Shards: 2, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true}})
 	for dir, s := range statusesOf(rep) {
 		if s != string(report.StatusApplied) {
 			t.Errorf("%s: %s without -target, want applied", dir, s)

@@ -37,7 +37,7 @@ func s3Run(t *testing.T, layers, width int) (*testenv.S3, string, *Manifest) {
 	srv := needS3(t)
 	root := layeredRepo(t, layers, width)
 	st := openStore(t, srv.URL)
-	m, _ := runReport(t, st, root, StartOptions{Command: runner.CmdApply, Shards: 2, Options: runner.Settings{AutoApprove: true}})
+	m, _ := runReport(t, st, root, StartOptions{Shards: 2, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true}})
 	return srv, root, m
 }
 
@@ -114,7 +114,7 @@ func TestCorruptUnitState(t *testing.T) {
 	st := openStore(t, srv.URL)
 	plan := func() *report.Report {
 		t.Helper()
-		_, rep := runReport(t, st, root, StartOptions{Command: runner.CmdPlan, Shards: 1})
+		_, rep := runReport(t, st, root, StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1})
 		return rep
 	}
 	rep := plan()
@@ -174,7 +174,7 @@ resource "terraform_data" "x" { input = "fast" }
 	first, second := testenv.WriteRepo(t, files), testenv.WriteRepo(t, files)
 	st := openStore(t, srv.URL)
 	p := loadRepo(t, first)
-	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: runner.Settings{AutoApprove: true, Parallelism: 2}})
+	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Shards: 1, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true, Parallelism: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestBucketKilledMidJob(t *testing.T) {
 	})
 	st := openStore(t, srv.URL+"&timeout=1s")
 	p := loadRepo(t, root)
-	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdApply, Shards: 1, Options: runner.Settings{AutoApprove: true}})
+	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Shards: 1, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ stacks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Start(ctx, st, p, &run, StartOptions{Command: runner.CmdPlan, Shards: 1, Gates: []*stacks.Unit{gate}})
+	m, err := Start(ctx, st, p, &run, StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1, Gates: []*stacks.Unit{gate}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func TestStartListsReaders(t *testing.T) {
 	p := loadRepo(t, testenv.WriteRepo(t, readersFiles()))
 	ctx := context.Background()
 	st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
-	m, err := Start(ctx, st, p, selectStacks(t, p, "net", "web"), StartOptions{Command: runner.CmdApply, Shards: 2})
+	m, err := Start(ctx, st, p, selectStacks(t, p, "net", "web"), StartOptions{Options: runner.Settings{Command: runner.CmdApply}, Shards: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +98,10 @@ func TestStartListsReaders(t *testing.T) {
 	}
 
 	for name, opt := range map[string]StartOptions{
-		"plan":           {Command: runner.CmdPlan, Shards: 1},
-		"--no-propagate": {Command: runner.CmdApply, Shards: 1, NoPropagate: true},
-		"destroy":        {Command: runner.CmdDestroy, Shards: 1, Destroy: true},
-		"gate":           {Command: runner.CmdApply, Shards: 1, Gates: p.UnitsIn("app")},
+		"plan":           {Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1},
+		"--no-propagate": {Options: runner.Settings{Command: runner.CmdApply, NoPropagate: true}, Shards: 1},
+		"destroy":        {Options: runner.Settings{Command: runner.CmdDestroy}, Shards: 1, Destroy: true},
+		"gate":           {Options: runner.Settings{Command: runner.CmdApply}, Shards: 1, Gates: p.UnitsIn("app")},
 	} {
 		st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
 		m, err := Start(ctx, st, p, selectStacks(t, p, "net"), opt)
@@ -140,7 +140,7 @@ func TestReaderResults(t *testing.T) {
 	}
 	start := func() (*objstore.Store, *Manifest) {
 		st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
-		m, err := Start(ctx, st, p, selectStacks(t, p, "net", "web"), StartOptions{Command: runner.CmdApply, Shards: 1, Now: func() time.Time { return at }})
+		m, err := Start(ctx, st, p, selectStacks(t, p, "net", "web"), StartOptions{Options: runner.Settings{Command: runner.CmdApply}, Shards: 1, Now: func() time.Time { return at }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +265,7 @@ type readersRun struct {
 func (e *readersRun) apply(t *testing.T, names ...string) *Manifest {
 	t.Helper()
 	p := loadRepo(t, e.root)
-	m, err := Start(e.ctx, e.st, p, selectStacks(t, p, names...), StartOptions{Command: runner.CmdApply, Shards: 2, Options: runner.Settings{AutoApprove: true}})
+	m, err := Start(e.ctx, e.st, p, selectStacks(t, p, names...), StartOptions{Shards: 2, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,10 +57,10 @@ func TestCIReviewedPlan(t *testing.T) {
 			})
 			env := testenv.Env(t)
 			st := openStore(t, "mem://")
-			ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, Options: runner.Settings{AutoApprove: true}})
+			ciRun(t, st, root, env, StartOptions{Shards: 1, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true}})
 
 			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), testenv.AppTF("a0-b0-c9", ""))
-			ciRun(t, st, root, env, StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 5})
+			ciRun(t, st, root, env, StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1, PR: 5})
 			p := loadRepo(t, root)
 			states, err := runstate.ReadBucket(ctx, st, p.UnitsIn("app"))
 			if err != nil {
@@ -71,8 +71,11 @@ func TestCIReviewedPlan(t *testing.T) {
 			}
 
 			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), testenv.AppTF("a0-b7-c9", "resource \"terraform_data\" \"b\" {}\n"))
-			m := ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, PR: 5,
-				Options: runner.Settings{AutoApprove: true, RequireReviewedPlan: require}})
+			m := ciRun(t, st, root, env, StartOptions{
+				Shards:  1,
+				PR:      5,
+				Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true, RequireReviewedPlan: require},
+			})
 			checkRun(t, st, m.Run)
 			rep, _, err := BuildReport(ctx, st, m.Run)
 			if err != nil {
@@ -129,7 +132,7 @@ func TestRetriedJobAfterLostWrite(t *testing.T) {
 	})
 	env := testenv.Env(t)
 	st := openStore(t, "mem://")
-	ciRun(t, st, root, env, StartOptions{Command: runner.CmdPlan, Shards: 1, PR: 5})
+	ciRun(t, st, root, env, StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1, PR: 5})
 	before := map[string][]byte{}
 	keys, err := st.List(ctx, "units/")
 	if err != nil {
@@ -142,7 +145,7 @@ func TestRetriedJobAfterLostWrite(t *testing.T) {
 		}
 		before[k] = b
 	}
-	m := ciRun(t, st, root, env, StartOptions{Command: runner.CmdApply, Shards: 1, Options: runner.Settings{AutoApprove: true}})
+	m := ciRun(t, st, root, env, StartOptions{Shards: 1, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true}})
 
 	// What the bucket holds had the job's writes failed: the run state
 	// from before the apply, no result and no apply recorded.
@@ -186,7 +189,7 @@ func TestRetriedJobAfterLostWrite(t *testing.T) {
 	checkRun(t, st, m.Run)
 
 	// The bucket's run state has app applied: a plan finds nothing to do.
-	m2 := ciRun(t, st, root, env, StartOptions{Command: runner.CmdPlan, Shards: 1})
+	m2 := ciRun(t, st, root, env, StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1})
 	rep2, _, _ := BuildReport(ctx, st, m2.Run)
 	if got := reportUnit(t, rep2, "app").Status; got != report.StatusNoChanges {
 		t.Errorf("plan after: app %s", got)

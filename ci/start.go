@@ -17,23 +17,23 @@ import (
 
 // StartOptions shape `ci start`.
 type StartOptions struct {
-	Command string
 	// Run is the run's ID; a new one is made when empty. A start retried
 	// with the same ID and the same units finds its manifest and goes on.
 	Run    string
 	Shards int
 	// Destroy orders the graph as destroy does (destroy, or plan -destroy).
 	Destroy bool
+	// Options are the command's settings: its Command, what every job
+	// runs with (the manifest carries them), and NoPropagate
+	// (--no-propagate), which lists no readers: the run stays as
+	// selected.
 	Options runner.Settings
 	// Gates are units outside the run that its units wait for (under
 	// --changed, the modified units the selection left out).
-	Gates []*stacks.Unit
-	// NoPropagate (--no-propagate) lists no readers: the run stays as
-	// selected.
-	NoPropagate bool
-	PR          int
-	Link        string
-	Commit      string
+	Gates  []*stacks.Unit
+	PR     int
+	Link   string
+	Commit string
 	// Environ resolves ${var} engine versions (os.Environ() by the CLI).
 	Environ []string
 	Now     func() time.Time
@@ -100,7 +100,7 @@ func startUnits(p *stacks.Project, run *stacks.Run, opt StartOptions) ([]*stacks
 	}
 	readers := map[*stacks.Unit]bool{}
 	if !opt.Destroy {
-		ropt := runner.Options{Settings: runner.Settings{Command: opt.Command, NoAutoApply: opt.Options.NoAutoApply, NoPropagate: opt.NoPropagate}, Extra: runner.Extra{External: opt.Gates}}
+		ropt := runner.Options{Settings: opt.Options, Extra: runner.Extra{External: opt.Gates}}
 		for _, u := range runner.Readers(p, run, ropt) {
 			readers[u] = true
 			units = append(units, u)
@@ -113,7 +113,7 @@ func startUnits(p *stacks.Project, run *stacks.Run, opt StartOptions) ([]*stacks
 // command and options, and its gates, sorted, with their keys.
 func newManifest(opt StartOptions) *Manifest {
 	m := &Manifest{
-		Version: ManifestVersion, Run: opt.Run, Command: opt.Command, Created: opt.Now().UTC(),
+		Version: ManifestVersion, Run: opt.Run, Command: opt.Options.Command, Created: opt.Now().UTC(),
 		Commit: opt.Commit, PR: opt.PR, Link: opt.Link, Options: opt.Options, Shards: opt.Shards,
 	}
 	for _, u := range opt.Gates {

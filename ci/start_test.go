@@ -31,7 +31,7 @@ func TestWavesAndShards(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d/%d", tt.layers, tt.width, tt.shards), func(t *testing.T) {
 			p := loadRepo(t, layeredRepo(t, tt.layers, tt.width))
 			st, _ := objstore.Open(context.Background(), "mem://", objstore.Options{})
-			m, err := Start(context.Background(), st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: tt.shards})
+			m, err := Start(context.Background(), st, p, selectAll(t, p), StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: tt.shards})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func TestStartIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 	p := loadRepo(t, layeredRepo(t, 2, 2))
 	st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
-	opt := StartOptions{Command: runner.CmdPlan, Shards: 2, Run: "r1", Now: func() time.Time { return time.Unix(0, 0) }}
+	opt := StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 2, Run: "r1", Now: func() time.Time { return time.Unix(0, 0) }}
 	m1, err := Start(ctx, st, p, selectAll(t, p), opt)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestStartIsIdempotent(t *testing.T) {
 	if err != nil || m2.Run != m1.Run || len(m2.Units) != len(m1.Units) {
 		t.Fatalf("retried start: %v", err)
 	}
-	opt.Command = runner.CmdApply
+	opt.Options.Command = runner.CmdApply
 	if _, err := Start(ctx, st, p, selectAll(t, p), opt); err == nil {
 		t.Fatal("a start with another command took run r1")
 	}

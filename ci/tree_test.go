@@ -16,7 +16,7 @@ import (
 func TestJobTree(t *testing.T) {
 	ctx := context.Background()
 	p := loadRepo(t, layeredRepo(t, 2, 3))
-	st, m := startInMemory(t, p, StartOptions{Command: runner.CmdPlan, Shards: 2})
+	st, m := startInMemory(t, p, StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 2})
 	if !strings.HasPrefix(m.Tree, "sha256:") {
 		t.Fatalf("manifest names tree %q; expected a digest", m.Tree)
 	}
@@ -47,7 +47,7 @@ func TestJobBuildsFromTree(t *testing.T) {
 	ctx := context.Background()
 	root := layeredRepo(t, 1, 2)
 	p := loadRepo(t, root)
-	st, m := startInMemory(t, p, StartOptions{Command: runner.CmdPlan, Shards: 1})
+	st, m := startInMemory(t, p, StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1})
 	j, err := FetchJob(ctx, st, SliceOptions{Run: m.Run})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestJobBuildsFromTree(t *testing.T) {
 func TestJobReadsItsWave(t *testing.T) {
 	ctx := context.Background()
 	p := loadRepo(t, layeredRepo(t, 3, 4))
-	st, m := startInMemory(t, p, StartOptions{Command: runner.CmdPlan, Shards: 2})
+	st, m := startInMemory(t, p, StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 2})
 	keys, err := st.List(ctx, "runs/"+m.Run+"/waves/")
 	if err != nil || len(keys) != len(m.Waves) || len(m.Waves) != 3 {
 		t.Fatalf("wave objects %v (%v); expected one for each of %d waves", keys, err, len(m.Waves))
@@ -113,7 +113,7 @@ func TestJobReadsItsWave(t *testing.T) {
 		}
 	}
 	// A start retried after it stored the manifest writes the waves again.
-	if _, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Command: runner.CmdPlan, Shards: 2, Run: m.Run}); err != nil {
+	if _, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 2, Run: m.Run}); err != nil {
 		t.Fatal(err)
 	}
 	if keys, _ := st.List(ctx, "runs/"+m.Run+"/waves/"); len(keys) != len(m.Waves) {

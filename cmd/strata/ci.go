@@ -133,10 +133,10 @@ func ciStart(c *cli.Context) error {
 	// Only apply reads it, so the variable may be set for every job.
 	set.RequireReviewedPlan = pol.ReusesPlans && set.RequireReviewedPlan
 	m, err := ci.Start(c.Context, st, s.project, run, ci.StartOptions{
-		Command: command, Run: c.String("run"), Shards: c.Int("shards"),
+		Run: c.String("run"), Shards: c.Int("shards"),
 		Destroy: pol.Destroys || ea.Plan.Destroy,
 		Options: set,
-		Gates:   gates, NoPropagate: c.Bool("no-propagate"), PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
+		Gates:   gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
