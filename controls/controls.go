@@ -110,7 +110,7 @@ func Compile(cfg *stacks.Config) *Controls {
 		} else {
 			for _, p := range *ac.Policies {
 				c.Policies = append(c.Policies, Policy{
-					Query: mustQuery(p.TagQuery.Value), QueryText: p.TagQuery.Value,
+					Query: queryOf(p.TagQuery.Value), QueryText: p.TagQuery.Value,
 					Plan: parseMatchers(p.Plan), Apply: parseMatchers(p.Apply),
 					ApplyWithSuperapproval: parseMatchers(p.ApplyWithSuperapproval),
 					Superapproval:          parseMatchers(p.Superapproval),
@@ -130,7 +130,7 @@ func Compile(cfg *stacks.Config) *Controls {
 // compileCheck fills a check's defaults as Terrateam does.
 func compileCheck(chk stacks.ApplyCheck) Check {
 	out := Check{
-		Query: mustQuery(chk.TagQuery.Value), QueryText: chk.TagQuery.Value,
+		Query: queryOf(chk.TagQuery.Value), QueryText: chk.TagQuery.Value,
 		AnyOfCount: 1, MergeConflicts: true, StatusChecks: true,
 		ReadyForReview: chk.RequireReadyForReviewPR.Get(true),
 	}
@@ -179,9 +179,9 @@ func (c *Check) ignored(name string) bool {
 	return false
 }
 
-// mustQuery parses a tag query the config check accepted; one that does
+// queryOf parses a tag query the config check accepted; one that does
 // not parse matches nothing, so a control never opens by mistake.
-func mustQuery(s string) *tagquery.Query {
+func queryOf(s string) *tagquery.Query {
 	q, err := tagquery.Parse(s)
 	if err != nil {
 		return nil

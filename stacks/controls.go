@@ -133,12 +133,12 @@ func checkControls(cfg *Config, c *collector) {
 				if p.TagQuery.Set {
 					checkQuery(p.TagQuery, key+".tag_query", c)
 				}
-				for name, list := range map[string]*[]String{
-					"plan": p.Plan, "apply": p.Apply, "apply_autoapprove": p.ApplyAutoapprove, "apply_force": p.ApplyForce,
-					"apply_with_superapproval": p.ApplyWithSuperapproval, "superapproval": p.Superapproval,
-				} {
-					checkMatchers(list, key+"."+name, c)
-				}
+				checkMatchers(p.Plan, key+".plan", c)
+				checkMatchers(p.Apply, key+".apply", c)
+				checkMatchers(p.ApplyAutoapprove, key+".apply_autoapprove", c)
+				checkMatchers(p.ApplyForce, key+".apply_force", c)
+				checkMatchers(p.ApplyWithSuperapproval, key+".apply_with_superapproval", c)
+				checkMatchers(p.Superapproval, key+".superapproval", c)
 			}
 		}
 		checkMatchers(ac.Unlock, "access_control.unlock", c)
