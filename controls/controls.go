@@ -153,6 +153,11 @@ func compileCheck(chk stacks.ApplyCheck) Check {
 		if s.IgnoreMatching != nil {
 			for _, p := range *s.IgnoreMatching {
 				out.IgnoreMatching = append(out.IgnoreMatching, p.Value)
+				// A plain name is that name only; one with pattern
+				// characters is a pattern.
+				if regexp.QuoteMeta(p.Value) == p.Value {
+					continue
+				}
 				if re, err := regexp.Compile(p.Value); err == nil {
 					out.ignorePatterns = append(out.ignorePatterns, re)
 				}

@@ -29,6 +29,9 @@ type Forge interface {
 	Role(ctx context.Context, user string) (string, error)
 }
 
+// KnownRole says r is one of the repository roles role: matchers name.
+func KnownRole(r string) bool { return slices.Contains(stacks.Roles, r) }
+
 // PullRequest is what apply_requirements read of an apply's pull request.
 type PullRequest struct {
 	// Name is how people know it: "PR #5", "MR !5".
@@ -46,6 +49,9 @@ type PullRequest struct {
 	ReviewDecision string
 	// PendingReviewers are asked for a review and have not given one.
 	PendingReviewers []string
+	// ChangesRequested are the reviewers whose latest verdict requests
+	// changes.
+	ChangesRequested []string
 	// Checks are the head commit's statuses and check runs, strata's own
 	// (those of this CI run) left out.
 	Checks []StatusCheck
@@ -84,9 +90,6 @@ func (c *Controls) Decide(ctx context.Context, f Forge, req Request) map[*stacks
 	denied := map[*stacks.Unit]string{}
 	for _, u := range req.Units {
 		why, err := d.access(u)
-		if err == nil && why == "" && req.Op == Apply {
-			why, err = d.requirements(u)
-		}
 		if err != nil {
 			return denyAll(req.Units, fmt.Sprintf("the controls could not be checked: %v", err))
 		}
@@ -94,7 +97,28 @@ func (c *Controls) Decide(ctx context.Context, f Forge, req Request) map[*stacks
 			denied[u] = why
 		}
 	}
-	d.allOrNothing(denied)
+	if d.allOrNothing(denied) || req.Op != Apply {
+		return denied
+	}
+	// A check's answer depends on the check and the pull request only.
+	checked := map[*Check]string{}
+	for _, u := range req.Units {
+		if _, ok := denied[u]; ok {
+			continue
+		}
+		chk := c.CheckFor(u)
+		why, ok := checked[chk]
+		if !ok {
+			var err error
+			if why, err = d.requirements(chk); err != nil {
+				return denyAll(req.Units, fmt.Sprintf("the controls could not be checked: %v", err))
+			}
+			checked[chk] = why
+		}
+		if why != "" {
+			denied[u] = why
+		}
+	}
 	return denied
 }
 
@@ -108,21 +132,22 @@ func denyAll(units []*stacks.Unit, why string) map[*stacks.Unit]string {
 }
 
 // allOrNothing denies the whole request when access to one unit was
-// refused and the config requires access to all of them.
-func (d *decider) allOrNothing(denied map[*stacks.Unit]string) {
+// refused and the config requires access to all of them, and says so.
+func (d *decider) allOrNothing(denied map[*stacks.Unit]string) bool {
 	all := d.c.ApplyRequireAllDirspaceAccess
 	key := "apply_require_all_dirspace_access"
 	if d.req.Op == Plan {
 		all, key = d.c.PlanRequireAllDirspaceAccess, "plan_require_all_dirspace_access"
 	}
 	if !all || len(d.refused) == 0 {
-		return
+		return false
 	}
 	for _, u := range d.req.Units {
 		if _, ok := denied[u]; !ok {
 			denied[u] = fmt.Sprintf("%s may not %s %s, and access_control.%s refuses the whole %s", d.req.Actor, d.req.Op, d.refused[0].Name(), key, d.req.Op)
 		}
 	}
+	return true
 }
 
 // decider answers one request, asking the forge each question once.
@@ -230,6 +255,7 @@ func (d *decider) matches(user string, m Matcher) (bool, error) {
 			d.roles[k] = role
 		}
 		has, want := slices.Index(stacks.Roles, role), slices.Index(stacks.Roles, m.Name)
+		// A stronger role comes first.
 		return has >= 0 && want >= 0 && has <= want, nil
 	}
 	return false, nil

@@ -186,8 +186,12 @@ apply_requirements:
       approved: {enabled: true, all_of: ['team:sre', 'user:sam'], require_completed_reviews: true}
       merge_conflicts: {enabled: true}
       status_checks: {enabled: true, ignore_matching: ['^ci/', 'lint']}
+    - tag_query: draftonly
+      approved: {enabled: false}
+      merge_conflicts: {enabled: false}
+      status_checks: {enabled: false}
 `
-	p := project(t, cfg, "app")
+	p := project(t, strings.Replace(cfg, "app: {tags: [app]}", "app: {tags: [app]}\n  notes: {tags: [draftonly]}", 1), "app", "notes")
 	c := Compile(p.Config)
 	no := false
 	tests := []struct {
@@ -208,6 +212,13 @@ apply_requirements:
 		{"code owners have not approved", func(pr *PullRequest) {
 			pr.Approvers, pr.ReviewDecision = []string{"carol", "sam"}, "review_required"
 		}, `apply_requirements check "app": the forge's review verdict is review required, not approved`},
+		{"a plain name is that name only", func(pr *PullRequest) {
+			pr.Approvers, pr.ReviewDecision = []string{"carol", "sam"}, "approved"
+			pr.Checks = []StatusCheck{{"lint", "failure"}, {"golint-strict", "failure"}}
+		}, `apply_requirements check "app": status checks not passed: golint-strict (failure)`},
+		{"no verdict, changes requested", func(pr *PullRequest) {
+			pr.Approvers, pr.ChangesRequested, pr.PendingReviewers = []string{"carol", "sam"}, []string{"erin"}, []string{"dave"}
+		}, `apply_requirements check "app": changes requested by erin`},
 		{"no verdict, a review still requested", func(pr *PullRequest) {
 			pr.Approvers, pr.PendingReviewers = []string{"carol", "sam"}, []string{"dave"}
 		}, `apply_requirements check "app": reviews still requested from dave`},
@@ -269,6 +280,18 @@ access_control:
 		}},
 	}
 	runDecideCases(t, p, c, tests)
+}
+
+// TestNoPullRequestDraftOnly: being ready for review is asked of a pull
+// request only; an apply after a push straight to the branch is not held
+// by a check that asks nothing else.
+func TestNoPullRequestDraftOnly(t *testing.T) {
+	t.Parallel()
+	cfg := "dirs:\n  notes: {tags: [notes]}\napply_requirements:\n  checks:\n    - {tag_query: notes, merge_conflicts: {enabled: false}, status_checks: {enabled: false}}\n"
+	p := project(t, cfg, "notes")
+	if denied := Compile(p.Config).Decide(context.Background(), sre(), Request{Op: Apply, Actor: "alice", Units: p.Units}); len(denied) != 0 {
+		t.Errorf("denied %v, want the apply allowed", denied)
+	}
 }
 
 // TestForgeFailsClosed: a forge that cannot answer denies every unit with

@@ -5,17 +5,12 @@ import (
 	"strings"
 
 	"github.com/strata-iac/strata/report"
-	"github.com/strata-iac/strata/stacks"
 )
 
-// requirements says what u's apply check finds missing in the request's
+// requirements says what an apply check finds missing in the request's
 // pull request, or "". A merged pull request met them when it merged, as
-// Terrateam has it; a check with nothing enabled asks nothing.
-func (d *decider) requirements(u *stacks.Unit) (string, error) {
-	if !d.c.Requirements {
-		return "", nil
-	}
-	chk := d.c.CheckFor(u)
+// Terrateam has it; no check, or one with nothing enabled, asks nothing.
+func (d *decider) requirements(chk *Check) (string, error) {
 	if chk == nil || !chk.asksAnything() {
 		return "", nil
 	}
@@ -61,9 +56,10 @@ func (d *decider) requirements(u *stacks.Unit) (string, error) {
 	return fmt.Sprintf("apply_requirements check %q: %s", chk.QueryText, strings.Join(missing, "; ")), nil
 }
 
-// asksAnything says the check holds an apply back in some way.
+// asksAnything says the check holds an apply back in some way; being
+// ready for review is asked of a pull request only when there is one.
 func (c *Check) asksAnything() bool {
-	return c.Approved || c.MergeConflicts || c.StatusChecks || c.ApplyAfterMerge || c.ReadyForReview
+	return c.Approved || c.MergeConflicts || c.StatusChecks || c.ApplyAfterMerge
 }
 
 // asks names what the check asks, for an apply without a pull request.
@@ -80,9 +76,6 @@ func (c *Check) asks() string {
 	}
 	if c.ApplyAfterMerge {
 		a = append(a, "a merge")
-	}
-	if c.ReadyForReview && len(a) == 0 {
-		a = append(a, "one ready for review")
 	}
 	return strings.Join(a, ", ")
 }
@@ -131,6 +124,8 @@ func (d *decider) approvals(chk *Check, pr *PullRequest) (string, error) {
 	}
 	if chk.RequireCompletedReviews {
 		switch {
+		case pr.ReviewDecision == "" && len(pr.ChangesRequested) > 0:
+			missing = append(missing, "changes requested by "+strings.Join(pr.ChangesRequested, ", "))
 		case pr.ReviewDecision == "" && len(pr.PendingReviewers) > 0:
 			missing = append(missing, "reviews still requested from "+strings.Join(pr.PendingReviewers, ", "))
 		case pr.ReviewDecision != "" && pr.ReviewDecision != "approved":

@@ -85,11 +85,13 @@ func (g *GitHub) Role(ctx context.Context, user string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A custom role has its own name; its base permission (admin, write
+	// or read) is what role: matchers compare.
 	role := p.GetRoleName()
-	if role == "" {
+	if !controls.KnownRole(role) {
 		role = p.GetPermission()
 	}
-	if role == "none" {
+	if !controls.KnownRole(role) {
 		role = ""
 	}
 	return role, nil
@@ -113,7 +115,7 @@ func (g *GitHub) PullRequest(ctx context.Context, n int) (*controls.PullRequest,
 	for _, t := range pr.RequestedTeams {
 		out.PendingReviewers = append(out.PendingReviewers, "team:"+t.GetSlug())
 	}
-	if out.Approvers, err = g.approvers(ctx, n, out.Head); err != nil {
+	if out.Approvers, out.ChangesRequested, err = g.verdicts(ctx, n, out.Head); err != nil {
 		return nil, err
 	}
 	if out.Checks, err = g.checks(ctx, out.Head); err != nil {
@@ -122,15 +124,16 @@ func (g *GitHub) PullRequest(ctx context.Context, n int) (*controls.PullRequest,
 	return out, nil
 }
 
-// approvers are the reviewers whose latest verdict approves the head
-// commit: a later "changes requested" or "dismissed" takes an approval
-// back, and an approval of an earlier commit does not count.
-func (g *GitHub) approvers(ctx context.Context, n int, head string) ([]string, error) {
+// verdicts are the reviewers whose latest verdict approves the head
+// commit (a later "changes requested" or "dismissed" takes an approval
+// back, and an approval of an earlier commit does not count), and those
+// whose latest verdict requests changes.
+func (g *GitHub) verdicts(ctx context.Context, n int, head string) (approvers, changes []string, err error) {
 	latest := map[string]*github.PullRequestReview{}
 	var order []string
 	for r, err := range g.client.PullRequests.ListReviewsIter(ctx, g.owner, g.repo, n, &github.ListOptions{PerPage: 100}) {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		login := r.GetUser().GetLogin()
 		switch r.GetState() {
@@ -144,25 +147,30 @@ func (g *GitHub) approvers(ctx context.Context, n int, head string) ([]string, e
 		}
 		latest[login] = r
 	}
-	var out []string
 	for _, login := range order {
-		if r := latest[login]; r.GetState() == "APPROVED" && r.GetCommitID() == head {
-			out = append(out, login)
+		switch r := latest[login]; {
+		case r.GetState() == "APPROVED" && r.GetCommitID() == head:
+			approvers = append(approvers, login)
+		case r.GetState() == "CHANGES_REQUESTED":
+			changes = append(changes, login)
 		}
 	}
-	return out, nil
+	return approvers, changes, nil
 }
 
 // checks are the commit's statuses and check runs, those of this CI run
 // left out: the job asking is one of them, still running.
 func (g *GitHub) checks(ctx context.Context, sha string) ([]controls.StatusCheck, error) {
 	var out []controls.StatusCheck
-	cs, _, err := g.client.Repositories.GetCombinedStatus(ctx, g.owner, g.repo, sha, &github.ListOptions{PerPage: 100})
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range cs.Statuses {
-		out = append(out, controls.StatusCheck{Name: s.GetContext(), State: s.GetState()})
+	for page := 1; page != 0; {
+		cs, resp, err := g.client.Repositories.GetCombinedStatus(ctx, g.owner, g.repo, sha, &github.ListOptions{PerPage: 100, Page: page})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range cs.Statuses {
+			out = append(out, controls.StatusCheck{Name: s.GetContext(), State: s.GetState()})
+		}
+		page = resp.NextPage
 	}
 	for r, err := range g.client.Checks.ListCheckRunsForRefIter(ctx, g.owner, g.repo, sha, &github.ListCheckRunsOptions{ListOptions: github.ListOptions{PerPage: 100}}) {
 		if err != nil {
@@ -180,15 +188,16 @@ func (g *GitHub) checks(ctx context.Context, sha string) ([]controls.StatusCheck
 	return out, nil
 }
 
-// MergedPullRequest is the pull request that merged commit sha, or 0 when
-// none did (a push straight to the branch).
+// MergedPullRequest is the pull request whose merge made commit sha, or
+// 0 when none did (a push straight to the branch): a merged pull request
+// that only contains the commit does not count.
 func (g *GitHub) MergedPullRequest(ctx context.Context, sha string) (int, error) {
 	prs, _, err := g.client.PullRequests.ListPullRequestsWithCommit(ctx, g.owner, g.repo, sha, &github.ListOptions{PerPage: 100})
 	if err != nil {
 		return 0, err
 	}
 	for _, pr := range prs {
-		if pr.GetMergeCommitSHA() == sha || pr.GetMerged() || pr.MergedAt != nil {
+		if pr.GetMergeCommitSHA() == sha && pr.MergedAt != nil {
 			return pr.GetNumber(), nil
 		}
 	}

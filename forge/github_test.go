@@ -51,6 +51,8 @@ func (f *fakeGitHub) routes() map[string]func(w http.ResponseWriter, r *http.Req
 				fmt.Fprint(w, `{"permission":"write","role_name":"maintain","user":{"login":"mia","id":3,"type":"User"}}`)
 			case "old":
 				fmt.Fprint(w, `{"permission":"admin","user":{"login":"old","id":4,"type":"User"}}`)
+			case "deployer":
+				fmt.Fprint(w, `{"permission":"write","role_name":"deploy-bot","user":{"login":"deployer","id":6,"type":"User"}}`)
 			case "gone":
 				fmt.Fprint(w, `{"permission":"none","role_name":"none","user":{"login":"gone","id":5,"type":"User"}}`)
 			default:
@@ -93,6 +95,11 @@ func (f *fakeGitHub) routes() map[string]func(w http.ResponseWriter, r *http.Req
 			fmt.Fprint(w, `[{"number":3,"state":"closed","merged_at":null,"merge_commit_sha":"aaa"},{"number":7,"state":"closed","merged_at":"2026-11-20T11:00:00Z","merge_commit_sha":"def"}]`)
 		},
 		"/repos/acme/infra/commits/fed/pulls": func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `[]`) },
+		// fab was pushed straight to main; it is also in pull request 8,
+		// merged into another branch by another commit.
+		"/repos/acme/infra/commits/fab/pulls": func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `[{"number":8,"state":"closed","merged_at":"2026-11-20T11:00:00Z","merge_commit_sha":"bbb"}]`)
+		},
 	}
 }
 
@@ -152,7 +159,8 @@ func TestGitHubTeamsAndRoles(t *testing.T) {
 	if _, err := g.InTeam(ctx, "locked", "sre"); err == nil || !strings.Contains(err.Error(), "403 Resource not accessible by integration") {
 		t.Errorf("a 403 must be an error, got %v", err)
 	}
-	for user, want := range map[string]string{"bob": "write", "mia": "maintain", "old": "admin", "gone": "", "stranger": ""} {
+	// A custom role is compared by its base permission.
+	for user, want := range map[string]string{"bob": "write", "mia": "maintain", "old": "admin", "deployer": "write", "gone": "", "stranger": ""} {
 		if got, err := g.Role(ctx, user); err != nil || got != want {
 			t.Errorf("Role(%s) = %q, %v; want %q", user, got, err, want)
 		}
@@ -173,6 +181,7 @@ func TestGitHubPullRequest(t *testing.T) {
 		// commented; frank's approval is on the second page.
 		Approvers:        []string{"carol", "frank"},
 		PendingReviewers: []string{"dave", "team:security"},
+		ChangesRequested: []string{"erin"},
 		// The check run of this CI run (42) is left out.
 		Checks: []controls.StatusCheck{{Name: "lint", State: "failure"}, {Name: "docs", State: "success"}, {Name: "test", State: "success"}, {Name: "e2e", State: "in_progress"}},
 	}
@@ -187,7 +196,7 @@ func TestGitHubPullRequest(t *testing.T) {
 func TestGitHubMergedPullRequest(t *testing.T) {
 	t.Parallel()
 	g, _ := newFake(t, "t0ken")
-	for sha, want := range map[string]int{"def": 7, "fed": 0} {
+	for sha, want := range map[string]int{"def": 7, "fed": 0, "fab": 0} {
 		if got, err := g.MergedPullRequest(context.Background(), sha); err != nil || got != want {
 			t.Errorf("MergedPullRequest(%s) = %d, %v; want %d", sha, got, err, want)
 		}
