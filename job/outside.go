@@ -52,7 +52,7 @@ func (r *Run) ReadOutputs(ctx context.Context, ur *Unit) Result {
 // whose inputs did not change.
 func (r *Run) AppliedAsNow(ur *Unit) bool {
 	j := &job{run: r, ur: ur}
-	if _, err := j.prepareInputs(); err != nil {
+	if _, err := j.planDigest(r.workflowSteps(ur, report.StepPlan)); err != nil {
 		return false
 	}
 	us, err := r.State.ReadUnit(ur.Spec)

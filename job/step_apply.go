@@ -43,6 +43,7 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 		}
 	}
 	auto := j.run.AutoApprove || j.ur.AutoApply
+	replan, replanWhere := planStepOf(j.run.workflowSteps(j.ur, report.StepPlan))
 	stalePlans := 0
 	for try := 1; ; try++ {
 		var saved *runstate.PlanRecord
@@ -68,9 +69,10 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 			}
 			delay = time.Duration(float64(delay) * backoff)
 		}
-		// A stale or failed apply needs a new plan.
+		// A stale or failed apply needs a new plan, made as the
+		// workflow's plan step makes it.
 		j.res.Err, j.res.FailedStep = nil, ""
-		j.planStep(ctx, stacks.DefaultStep(report.StepPlan), where)
+		j.planStep(ctx, replan, replanWhere)
 		if j.res.Err != nil {
 			return
 		}

@@ -41,21 +41,11 @@ func (j *job) plan(ctx context.Context) {
 // its init) already ran when it was made, and does not run again. The
 // plan is then shown, as a new one would be.
 func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, us *runstate.UnitState) bool {
-	st := stacks.DefaultStep(report.StepPlan)
-	for _, s := range steps {
-		if s.Type == report.StepPlan {
-			st = s
-			break
-		}
-	}
 	if j.workflowEnvironment() != nil {
 		return false
 	}
-	ea, env, tfVars, err := j.engineStepArgs(command.Plan, st, "plan step")
-	if err != nil {
-		return false
-	}
-	if _, err := j.prepareInputsWith(ea, tfVars); err != nil || !j.reusePlan(us) {
+	env, err := j.planDigest(steps)
+	if err != nil || !j.reusePlan(us) {
 		return false
 	}
 	if j.res.HasChanges && !j.res.NoSecrets {
@@ -77,6 +67,30 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 	}, true)
 	j.failed(ctx, report.StepShow, err)
 	return true
+}
+
+// planStepOf is the plan step among a unit's plan steps, with where it
+// stands for messages; the default plan step when the workflow has none.
+func planStepOf(steps []stacks.RunStep) (stacks.RunStep, string) {
+	for i, s := range steps {
+		if s.Type == report.StepPlan {
+			return s, fmt.Sprintf("%s step %d (%s)", report.StepPlan, i+1, s.Type)
+		}
+	}
+	return stacks.DefaultStep(report.StepPlan), "plan step"
+}
+
+// planDigest computes the digest the unit's plan step plans with, its
+// extra_args and env included, before any step of the workflow runs;
+// it returns the step's env.
+func (j *job) planDigest(steps []stacks.RunStep) (map[string]string, error) {
+	st, where := planStepOf(steps)
+	ea, env, tfVars, err := j.engineStepArgs(command.Plan, st, where)
+	if err != nil {
+		return nil, err
+	}
+	_, err = j.prepareInputsWith(ea, tfVars)
+	return env, err
 }
 
 // planStep runs workspace and plan with the step's extra_args and env.
