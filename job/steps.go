@@ -149,6 +149,7 @@ func (j *job) prepareInputsWith(ea engineargs.EngineArgs, stepTFVars map[string]
 	}
 	in := varFileInput{
 		Dir:          j.ur.Dir,
+		Declared:     j.run.Project.Variables(u.Dir),
 		TFVars:       []map[string]string{j.run.TFVars, j.ur.Vars.TFVars(), fromEnvSteps, stepTFVars},
 		Inputs:       j.ur.InputVals,
 		UserVars:     ea.Plan.Vars,

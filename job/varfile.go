@@ -16,6 +16,9 @@ import (
 // varFileInput is what a unit's var file is made from (docs/behaviour.md#input-variables).
 type varFileInput struct {
 	Dir string // absolute module dir
+	// Declared are the variables the module declares, as the project read
+	// it once; nil when it could not be read (the engine says why).
+	Declared map[string]*tfconfig.Variable
 	// TFVars are TF_VAR_ values by variable name, lowest precedence first:
 	// strata's own environment, then the step's env.
 	TFVars []map[string]string
@@ -35,10 +38,6 @@ func buildVarFile(in varFileInput) ([]byte, error) {
 	if len(in.Inputs) == 0 && !anyValues(in.TFVars) {
 		return nil, nil
 	}
-	mod, diags := tfconfig.LoadModule(in.Dir)
-	if diags.HasErrors() && mod == nil {
-		return nil, diags.Err()
-	}
 	setElsewhere := varsSetByFiles(in.Dir, in.UserVarFiles)
 	for _, v := range in.UserVars {
 		if name, _, ok := strings.Cut(v, "="); ok {
@@ -48,7 +47,7 @@ func buildVarFile(in varFileInput) ([]byte, error) {
 	entries := map[string]json.RawMessage{}
 	for _, level := range in.TFVars {
 		for name, value := range level {
-			decl, ok := mod.Variables[name]
+			decl, ok := in.Declared[name]
 			if !ok || setElsewhere[name] {
 				continue
 			}

@@ -237,3 +237,28 @@ func TestInitsSharingAPluginCacheDoNotOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestExternalGateUninspectable: a gate whose module terraform-config-
+// inspect cannot read (it panics on a top-level required_providers block)
+// stays closed, and the command goes on: the var file asks the project's
+// reading of the module, which survived that, and never reads it again.
+func TestExternalGateUninspectable(t *testing.T) {
+	e := newE2E(t, layerRepo(t, `stacks:
+  names:
+    base: {tag_query: base}
+    dev:
+      tag_query: dev
+      rules: {plan_after: [base]}
+`))
+	writeFileT(t, filepath.Join(e.root, "base", "odd.tf"), "required_providers {\n}\n")
+	p, _ := stacks.Load(e.root, configIn(e.root))
+	base, dev := p.UnitsIn("base")[0], p.UnitsIn("dev")[0]
+	res, err := Execute(context.Background(), p, &stacks.Run{Units: []stacks.RunUnit{{Unit: dev, Why: "selected"}}},
+		Options{Settings: Settings{Command: CmdPlan}, Extra: Extra{Environ: append(e.env, "TF_VAR_x=1"), External: []*stacks.Unit{base}}, Output: Output{Console: &e.console}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(res.Report); got["dev@default"] != string(report.StatusBlocked)+" (waits for base@default to be applied)" {
+		t.Errorf("dev: %v", got)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 
@@ -491,4 +492,13 @@ func stackNames(ss []*Stack) []string {
 		out[i] = s.Name
 	}
 	return out
+}
+
+// Variables are the variables the module in dir declares, read once per
+// command; nil when it could not be read (the engine says why).
+func (p *Project) Variables(dir string) map[string]*tfconfig.Variable {
+	if m := p.module(dir); m != nil {
+		return m.Variables
+	}
+	return nil
 }
