@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	cmdpolicy "github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/job"
 
 	"github.com/sourcegraph/conc/pool"
@@ -255,7 +254,7 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 		return nil, fmt.Errorf("the run's engine arguments: %w", err)
 	}
 	rec := newRecorder(ctx, st, mir, j, o, res)
-	rec.destroy = cmdpolicy.Must(m.Command).Destroys || ea.Plan.Destroy
+	rec.destroy = runner.Settings{Command: m.Command, EngineArgs: ea}.Destroying()
 	out, err := runner.Execute(ctx, p, sl.run, j.runnerOptions(p, o, sl, rec, ea, sdPath))
 	werr := rec.w.Wait()
 	if err != nil {

@@ -1,9 +1,11 @@
 package ci
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,5 +163,33 @@ func TestLockRace(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestManifestUnknownCommand: a manifest from the bucket that names a
+// command this strata does not run is refused with an error, never looked
+// up as a known one.
+func TestManifestUnknownCommand(t *testing.T) {
+	p := loadRepo(t, testenv.WriteRepo(t, readersFiles()))
+	ctx := context.Background()
+	st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
+	m, err := Start(ctx, st, p, selectStacks(t, p, "net"), StartOptions{Options: runner.Settings{Command: runner.CmdApply}, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{manifestKey(m.Run), waveKey(m.Run, 0)} {
+		data, _, err := st.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Put(ctx, key, bytes.Replace(data, []byte(`"command":"apply"`), []byte(`"command":"frobnicate"`), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := FetchJob(ctx, st, SliceOptions{Run: m.Run, Wave: 0, Shard: 0}); err == nil || !strings.Contains(err.Error(), `the manifest's command "frobnicate" is not one this strata runs`) {
+		t.Errorf("FetchJob: %v", err)
+	}
+	if _, err := LoadManifest(ctx, st, m.Run); err == nil || !strings.Contains(err.Error(), "frobnicate") {
+		t.Errorf("LoadManifest: %v", err)
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
@@ -100,6 +102,11 @@ func LoadManifest(ctx context.Context, st *objstore.Store, run string) (*Manifes
 func checkVersion(run string, m *Manifest) error {
 	if m.Version != ManifestVersion {
 		return fmt.Errorf("run %s: manifest version %d; this strata reads version %d", run, m.Version, ManifestVersion)
+	}
+	// The manifest comes from the bucket: a command this strata does not
+	// run is refused, never looked up as if it were known.
+	if _, ok := command.Of(m.Command); !ok {
+		return fmt.Errorf("run %s: the manifest's command %q is not one this strata runs; expected one of: %s", run, m.Command, strings.Join(command.Names(), ", "))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package job
 import (
 	"time"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/internal/engineargs"
 )
 
@@ -65,6 +66,13 @@ type Settings struct {
 	ApplyFile string `json:"-"`
 	// PlanJSON writes `show -json` of every saved plan under this dir.
 	PlanJSON string `json:"-"`
+}
+
+// Destroying says the command destroys: destroy, or a plan or apply
+// with -destroy. Its units are ordered as destroy orders them.
+func (s Settings) Destroying() bool {
+	pol, ok := command.Of(s.Command)
+	return ok && pol.Destroys || s.EngineArgs.Plan.Destroy
 }
 
 // DefaultParallelism is how many units run at once when neither a flag

@@ -170,7 +170,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	for i, m := range members {
 		units[i] = m.Unit
 	}
-	g, err := p.Graph(units, stacks.GraphOptions{Destroy: policyOf(opt).Destroys || opt.EngineArgs.Plan.Destroy})
+	g, err := p.Graph(units, stacks.GraphOptions{Destroy: opt.Destroying()})
 	if err != nil {
 		return nil, err
 	}

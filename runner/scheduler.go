@@ -488,5 +488,5 @@ func (r *runState) settle(ctx context.Context, ur *unitRun) {
 }
 
 func (r *runState) destroying() bool {
-	return r.policy.Destroys || r.opt.EngineArgs.Plan.Destroy
+	return r.opt.Destroying()
 }

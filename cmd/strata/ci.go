@@ -134,7 +134,7 @@ func ciStart(c *cli.Context) error {
 	set.RequireReviewedPlan = pol.ReusesPlans && set.RequireReviewedPlan
 	m, err := ci.Start(c.Context, st, s.project, run, ci.StartOptions{
 		Run: c.String("run"), Shards: c.Int("shards"),
-		Destroy: pol.Destroys || ea.Plan.Destroy,
+		Destroy: set.Destroying(),
 		Options: set,
 		Gates:   gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
 	})
