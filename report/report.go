@@ -339,8 +339,8 @@ func (rep *Report) Markdown() string {
 					continue
 				}
 				if logLimit >= 0 && len(log) > logLimit {
-					more := len(u.Log) - logLimit
-					log = log[:logLimit] + fmt.Sprintf("\n… cut: %s more (the summary is limited to 1 MiB)", CountOf(more, "byte"))
+					end := cutPoint(log, logLimit)
+					log = log[:end] + fmt.Sprintf("\n… cut: %s more (the summary is limited to 1 MiB)", CountOf(len(log)-end, "byte"))
 				}
 				summary := html.EscapeString(u.Name()) + ": " + string(u.Status)
 				if c, ok := u.PlanChanges(); ok {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/strata-iac/strata/command"
 )
@@ -337,3 +338,18 @@ func TestMarkdownIsCutPerUnit(t *testing.T) {
 		t.Errorf("small summary:\n%s", md)
 	}
 }
+
+// TestMarkdownCutKeepsCharacters: a log cut for the summary's limit is cut
+// on a character boundary, and the count says what the cut left out.
+func TestMarkdownCutKeepsCharacters(t *testing.T) {
+	t.Parallel()
+	var units []*UnitReport
+	for i := range 3 {
+		units = append(units, &UnitReport{Dir: fmt.Sprintf("d%d", i), Workspace: "default", Stack: "s", Status: StatusPlanned, Log: "x" + strings.Repeat("é", 300_000)})
+	}
+	md := NewReport("plan", time.Now(), time.Now(), units, false).Markdown()
+	if !utf8.ValidString(md) {
+		t.Error("the summary is not valid UTF-8: a log was cut inside a character")
+	}
+}
+
