@@ -153,8 +153,9 @@ func NewReport(command string, started, finished time.Time, units []*UnitReport,
 }
 
 // Assemble is the report of a command from its units' reports, in
-// their order (NewReport numbers it); detailed asks for the detailed
-// exit code, which the command's policy may ask for too.
+// their order (NewReport numbers it); detailed is -detailed-exitcode as
+// given, which counts where the command's policy takes it (drift's exit
+// code is always detailed).
 func Assemble(command string, started, finished time.Time, units []*UnitReport, detailed bool) *Report {
 	rep := &Report{Version: 1, Command: command, StartedAt: started.UTC(), FinishedAt: finished.UTC(), Units: units}
 	byStack := map[string]*StackReport{}
@@ -203,7 +204,8 @@ func rank(status Status) int {
 func exitCode(rep *Report, command string, detailed bool) int {
 	code := 0
 	pol, _ := cmdpolicy.Of(command)
-	detailed = detailed || pol.Detailed
+	// -detailed-exitcode counts where the command takes it.
+	detailed = pol.Detailed || pol.DetailedOnRequest && detailed
 	for _, u := range rep.Units {
 		if pol.ReadsOnly && u.Status != StatusSucceeded {
 			// These commands have no gate to wait for: a unit that did

@@ -353,3 +353,26 @@ func TestMarkdownCutKeepsCharacters(t *testing.T) {
 	}
 }
 
+// TestDetailedOnlyWhereTaken: -detailed-exitcode counts for a command
+// whose policy takes it (plan), drift's exit code is always detailed, and
+// apply's never is, whoever assembles the report: a run on one machine
+// or ci finish.
+func TestDetailedOnlyWhereTaken(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		command  string
+		detailed bool
+		status   Status
+		want     int
+	}{
+		{"plan", true, StatusPlanned, 2},
+		{"plan", false, StatusPlanned, 0},
+		{"drift", false, StatusPlanned, 2},
+		{"apply", true, StatusApplied, 0},
+	} {
+		units := []*UnitReport{{Dir: "a", Workspace: "default", Stack: "s", Status: tc.status}}
+		if got := NewReport(tc.command, time.Now(), time.Now(), units, tc.detailed).ExitCode; got != tc.want {
+			t.Errorf("%s (detailed %v), a unit %s: exit %d, want %d", tc.command, tc.detailed, tc.status, got, tc.want)
+		}
+	}
+}

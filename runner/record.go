@@ -54,11 +54,7 @@ func (r *runState) report(started time.Time) *report.Report {
 			r.con.Annotate(ur.Display, ureport, r.p.Root, ws)
 		}
 	}
-	rep := report.Assemble(r.opt.Command, started, r.opt.Now(), units, r.detailed())
+	rep := report.Assemble(r.opt.Command, started, r.opt.Now(), units, r.opt.DetailedExitCode)
 	rep.CI = report.CIFromEnv(r.opt.Environ)
 	return rep
-}
-
-func (r *runState) detailed() bool {
-	return r.policy.Detailed || (r.policy.DetailedOnRequest && r.opt.DetailedExitCode)
 }
