@@ -215,6 +215,11 @@ func (sw *StepWriter) write(ls *lineSplitter, p []byte) (int, error) {
 // line that introduces it. Callers hold c.mu.
 func (sw *StepWriter) take(lines []string) {
 	sw.raw = append(sw.raw, lines...)
+	if len(lines) == 1 {
+		// One line is never a box (warningBox): nothing to mask for it.
+		sw.put(strings.TrimRight(lines[0], "\r"))
+		return
+	}
 	trimmed := make([]string, len(lines))
 	masked := make([]string, len(lines))
 	for i, l := range lines {
@@ -319,12 +324,15 @@ func (sw *StepWriter) Close() error {
 		// by then (docs/behaviour.md#what-is-masked).
 		sw.ur.output.WriteString(raw + "\n")
 	}
-	text := sw.ur.Masker.Mask(raw)
-	if strings.Contains(text, "Error: ") {
-		if c.failures[sw.ur] == nil {
-			c.failures[sw.ur] = map[string]string{}
+	// Masking only takes text away: output that does not say Error is
+	// not masked to find out that it does not.
+	if strings.Contains(raw, "Error: ") {
+		if text := sw.ur.Masker.Mask(raw); strings.Contains(text, "Error: ") {
+			if c.failures[sw.ur] == nil {
+				c.failures[sw.ur] = map[string]string{}
+			}
+			c.failures[sw.ur][sw.step] = text
 		}
-		c.failures[sw.ur][sw.step] = text
 	}
 	c.clearStatus()
 	if c.live == sw {
