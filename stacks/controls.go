@@ -61,11 +61,6 @@ func (c *ApplyChecks) decodeNode(d *decoder, n *yaml.Node, key string) {
 	switch n.Kind {
 	case yaml.SequenceNode:
 		d.decode(n, reflectValue(&c.List), key)
-		for i := range c.List {
-			if !c.List[i].TagQuery.Set {
-				d.errorf(c.List[i].Pos, indexKey(key, i), "missing key \"tag_query\"; expected the units the check is for ('' for all)")
-			}
-		}
 	case yaml.MappingNode:
 		c.Legacy = true
 		c.List = make([]ApplyCheck, 1)
@@ -78,7 +73,7 @@ func (c *ApplyChecks) decodeNode(d *decoder, n *yaml.Node, key string) {
 // ApplyCheck is one check of apply_requirements.checks.
 type ApplyCheck struct {
 	Pos                     Pos
-	TagQuery                String        `yaml:"tag_query" doc:"the units the check is for"`
+	TagQuery                String        `yaml:"tag_query" cfg:"required" doc:"the units the check is for ('' for all)"`
 	Approved                *Approved     `yaml:"approved" doc:"approvals the pull request needs"`
 	MergeConflicts          *EnabledCheck `yaml:"merge_conflicts" doc:"the pull request merges without conflict (default enabled)"`
 	StatusChecks            *StatusChecks `yaml:"status_checks" doc:"the head commit's other checks passed (default enabled)"`

@@ -120,8 +120,8 @@ func structSchema(t reflect.Type) schema {
 // status_checks for every unit.
 func checksSchema() schema {
 	item := structSchema(checkType)
-	item["required"] = []string{"tag_query"}
 	legacy := structSchema(checkType)
+	delete(legacy, "required")
 	props := schema{}
 	for k, v := range legacy["properties"].(schema) {
 		if legacyCheckKeys[k] {
