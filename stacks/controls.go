@@ -29,8 +29,8 @@ type AccessPolicy struct {
 	TagQuery               String    `yaml:"tag_query" cfg:"required" doc:"the units the policy is for"`
 	Plan                   *[]String `yaml:"plan" doc:"who may plan (default none once a policy matches)"`
 	Apply                  *[]String `yaml:"apply" doc:"who may apply, auto_apply included"`
-	ApplyAutoapprove       *[]String `yaml:"apply_autoapprove" doc:"who may apply without the approvals apply_requirements asks"`
-	ApplyForce             *[]String `yaml:"apply_force" doc:"who may apply whatever apply_requirements say"`
+	ApplyAutoapprove       *[]String `yaml:"apply_autoapprove" doc:"who may run the apply-autoapprove comment command (not yet acted on)"`
+	ApplyForce             *[]String `yaml:"apply_force" doc:"who may run the apply-force comment command (not yet acted on)"`
 	ApplyWithSuperapproval *[]String `yaml:"apply_with_superapproval" doc:"who may apply once a superapprover approved"`
 	Superapproval          *[]String `yaml:"superapproval" doc:"whose approval is a superapproval"`
 }
