@@ -100,7 +100,7 @@ func (x *Executor) Execute(ctx context.Context, unitID string, inv invocation, o
 }
 
 // applySummary is the engine's own count of an apply's changes
-// (report.PlanSummary a plan's).
+// (report.ParsePlanSummary reads a plan's).
 var applySummary = regexp.MustCompile(`Apply complete! Resources: (?:(\d+) imported, )?(\d+) added, (\d+) changed, (\d+) destroyed`)
 
 // applyNow applies without a plan file; the change counts come from the
@@ -177,11 +177,7 @@ func (x *Executor) rawPlan(ctx context.Context, inv invocation, argv []string, o
 // failed: its summary line's counts.
 func planOutcome(changed bool, summary string) outcome {
 	o := outcome{HasChanges: changed}
-	if m := report.PlanSummary.FindStringSubmatch(summary); m != nil {
-		o.Changes.Add, _ = strconv.Atoi(m[2])
-		o.Changes.Change, _ = strconv.Atoi(m[3])
-		o.Changes.Destroy, _ = strconv.Atoi(m[4])
-	}
+	o.Changes, _ = report.ParsePlanSummary(summary)
 	return o
 }
 

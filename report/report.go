@@ -511,11 +511,7 @@ func (u *UnitReport) PlanChanges() (Changes, bool) {
 			return u.Changes, true
 		}
 	}
-	if m := PlanSummary.FindStringSubmatch(u.Log); m != nil {
-		var c Changes
-		c.Add, _ = strconv.Atoi(m[2])
-		c.Change, _ = strconv.Atoi(m[3])
-		c.Destroy, _ = strconv.Atoi(m[4])
+	if c, ok := ParsePlanSummary(u.Log); ok {
 		return c, true
 	}
 	return Changes{}, false
@@ -552,8 +548,22 @@ func (u *UnitReport) ChangesText() string {
 // changes, and is still shown.
 func (u *UnitReport) unchanged() bool { return u.Status == StatusNoChanges }
 
-// PlanSummary is the engine's own count of a plan's changes.
-var PlanSummary = regexp.MustCompile(`Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy`)
+// planSummary is the engine's own count of a plan's changes.
+var planSummary = regexp.MustCompile(`Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy`)
+
+// ParsePlanSummary reads the counts of the engine's "Plan: N to add, …"
+// line in s, when there is one.
+func ParsePlanSummary(s string) (Changes, bool) {
+	m := planSummary.FindStringSubmatch(s)
+	if m == nil {
+		return Changes{}, false
+	}
+	var c Changes
+	c.Add, _ = strconv.Atoi(m[2])
+	c.Change, _ = strconv.Atoi(m[3])
+	c.Destroy, _ = strconv.Atoi(m[4])
+	return c, true
+}
 
 // CountOf is n nouns, in words: "1 unit", "3 units".
 func CountOf(n int, noun string) string {
