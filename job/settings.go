@@ -21,7 +21,7 @@ type Settings struct {
 	// command.PolicyOf says what it means.
 	Command string `json:"-"`
 	// Parallelism is how many units run at once (0: the config's
-	// parallel_runs, else the default; WithDefaults).
+	// parallel_runs, else the default; runner.Options.WithDefaults).
 	Parallelism int `json:"parallelism,omitempty"`
 	// EngineArgs are the engine arguments typed after -- or among
 	// strata's flags. A manifest carries them as given; a job reads them
@@ -73,20 +73,4 @@ type Settings struct {
 func (s Settings) Destroying() bool {
 	pol, ok := command.Of(s.Command)
 	return ok && pol.Destroys || s.EngineArgs.Plan.Destroy
-}
-
-// DefaultParallelism is how many units run at once when neither a flag
-// nor the config says.
-const DefaultParallelism = 4
-
-// WithDefaults is the settings with Parallelism at its default when
-// unset: the config's parallel_runs, else DefaultParallelism.
-func (s Settings) WithDefaults(parallelRuns int) Settings {
-	if s.Parallelism < 1 {
-		s.Parallelism = parallelRuns
-	}
-	if s.Parallelism < 1 {
-		s.Parallelism = DefaultParallelism
-	}
-	return s
 }

@@ -29,8 +29,9 @@ type Options struct {
 // Settings are what the command does (job.Settings).
 type Settings = job.Settings
 
-// DefaultParallelism is how many units run at once when nothing says.
-const DefaultParallelism = job.DefaultParallelism
+// DefaultParallelism is how many units run at once when neither a flag
+// nor the config says.
+const DefaultParallelism = 4
 
 // Output is where what people read goes, and how.
 type Output struct {
@@ -142,7 +143,12 @@ type UsageError struct{ Msg string }
 // retry delay, how often a long step says it is still running, and a
 // console that discards.
 func (o Options) WithDefaults(p *stacks.Project) Options {
-	o.Settings = o.Settings.WithDefaults(p.Config.ParallelRuns.Value)
+	if o.Parallelism < 1 {
+		o.Parallelism = p.Config.ParallelRuns.Value
+	}
+	if o.Parallelism < 1 {
+		o.Parallelism = DefaultParallelism
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
