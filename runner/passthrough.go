@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/strata-iac/strata/command"
+	cmdpolicy "github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/job"
@@ -114,7 +114,9 @@ func passthroughInUnit(ctx context.Context, p *stacks.Project, u *stacks.Unit, c
 	if ur.unsupported {
 		return nil, fmt.Errorf("%s: engine %s is not supported", u.Name(), ur.Choice.Name)
 	}
-	if err := r.jobs.Prepare(ctx, ur.Unit, initsFirst[command]); err != nil {
+	// Of the commands passed through, output inits a unit that needs it
+	// first, as strata's own commands do.
+	if err := r.jobs.Prepare(ctx, ur.Unit, r.policy.Job == cmdpolicy.JobOutput); err != nil {
 		// strata's output inits a unit that needs it, as its other
 		// commands do; terraform's output then prints as it would.
 		return nil, err
@@ -156,10 +158,6 @@ func passthroughOutside(ctx context.Context, p *stacks.Project, dir string, args
 // takesVarFile are the engine commands strata passes through that read
 // input variables: they get the unit's var file, as its plan does.
 var takesVarFile = map[string]bool{"console": true, "refresh": true, "import": true}
-
-// initsFirst are the engine commands strata passes through that init the
-// unit first when it needs it, as strata's own commands do.
-var initsFirst = map[string]bool{command.Output: true}
 
 // passthroughVarFile writes the var file a unit's plan would get: its
 // inputs from other stacks, their producers read as they stand, and the
