@@ -17,8 +17,10 @@ import (
 //   - every unit has a result, under its own key, and no unit started before every unit it
 //     waits for had ended;
 //   - no unit applied more than once;
-//   - a failure skipped exactly the units that wait for it, directly or
-//     not, and every skipped unit names a failed root it waits for;
+//   - a failure or a denial skipped exactly the units that wait for it,
+//     directly or not, and every skipped unit names such a root it waits
+//     for;
+//   - a unit ended denied exactly when the run's start denied it;
 //   - an applied unit applied the digest it planned;
 //   - only a reader is recorded as not needed, and one that is applied
 //     nothing; a reader that joined names what it reads.
@@ -92,7 +94,7 @@ func (fr *failedRoots) of(id string) map[string]bool {
 	f := map[string]bool{}
 	fr.memo[id] = f
 	for _, p := range fr.after[id] {
-		if r := fr.results[p]; r != nil && r.Unit.Status == report.StatusFailed {
+		if r := fr.results[p]; r != nil && (r.Unit.Status == report.StatusFailed || r.Unit.Status == report.StatusDenied) {
 			f[r.Unit.Name()] = true
 		}
 		for n := range fr.of(p) {
@@ -136,8 +138,11 @@ func outcomeViolations(m *Manifest, mu ManifestUnit, r *Result, applies int, roo
 	switch r.Unit.Status {
 	case report.StatusSkipped:
 		if !roots[r.Unit.Cause] {
-			bad = append(bad, fmt.Sprintf("%s skipped for %q, which is not a failed unit it waits for", mu.ID, r.Unit.Cause))
+			bad = append(bad, fmt.Sprintf("%s skipped for %q, which is not a failed or denied unit it waits for", mu.ID, r.Unit.Cause))
 		}
+	}
+	if denied := r.Unit.Status == report.StatusDenied; denied != (mu.Denied != "") {
+		bad = append(bad, fmt.Sprintf("%s ended %s, but the run's start decided the controls %s it", mu.ID, r.Unit.Status, map[bool]string{true: "deny", false: "allow"}[mu.Denied != ""]))
 	}
 	if (r.Unit.Status == report.StatusApplied || r.Unit.Status == report.StatusDestroyed) && r.Applied != r.Unit.Digest {
 		bad = append(bad, fmt.Sprintf("%s applied digest %q, planned %q", mu.ID, r.Applied, r.Unit.Digest))

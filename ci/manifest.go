@@ -17,8 +17,10 @@ import (
 // ManifestVersion is the layout of a manifest this strata writes. Version
 // 2 added Keys: a job no longer splits unit IDs to find their records.
 // Version 3 added readers (ManifestUnit.Reader): a job of an older strata
-// would run them as members.
-const ManifestVersion = 3
+// would run them as members. Version 4 added the controls' decisions
+// (ManifestUnit.Denied, AutoApplyDenied): a job of an older strata would
+// run what they refuse.
+const ManifestVersion = 4
 
 // Manifest is a run planned by `ci start`: what runs, in which wave and
 // shard, and with which options. It is written once, under
@@ -105,6 +107,13 @@ type ManifestUnit struct {
 	// (docs/ci.md#readers): its job runs it only when a producer's apply
 	// changed an output it reads, and records it as not needed otherwise.
 	Reader bool `json:"reader,omitempty"`
+	// Denied says why the config's controls refuse the unit to the person
+	// and pull request the run is for, decided once at start
+	// (docs/controls.md#in-a-run): its job records it denied and runs
+	// nothing. AutoApplyDenied says why they refuse its auto_apply: a
+	// plan leaves it planned.
+	Denied          string `json:"denied,omitempty"`
+	AutoApplyDenied string `json:"auto_apply_denied,omitempty"`
 }
 
 // key is the unit's bucket key.

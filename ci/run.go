@@ -300,6 +300,9 @@ type jobSlice struct {
 	// pulls are the units and readers whose records the job pulled.
 	pulls []*stacks.Unit
 	done  int
+	// denied and autoApplyDenied are what the controls refuse of the
+	// slice's units (ManifestUnit.Denied).
+	denied, autoApplyDenied map[*stacks.Unit]string
 }
 
 // resolve decides which of the slice's units run (those with no recorded
@@ -317,6 +320,7 @@ func (j *Job) resolve(units unitIndex) (*jobSlice, error) {
 			sl.done++
 			continue
 		}
+		sl.refuse(u, mu)
 		if mu.Reader {
 			sl.readers = append(sl.readers, u)
 		} else {
@@ -337,6 +341,23 @@ func (j *Job) resolve(units unitIndex) (*jobSlice, error) {
 	return sl, nil
 }
 
+// refuse keeps what the manifest says the controls refuse of a unit of
+// the slice.
+func (sl *jobSlice) refuse(u *stacks.Unit, mu ManifestUnit) {
+	if mu.Denied != "" {
+		if sl.denied == nil {
+			sl.denied = map[*stacks.Unit]string{}
+		}
+		sl.denied[u] = mu.Denied
+	}
+	if mu.AutoApplyDenied != "" {
+		if sl.autoApplyDenied == nil {
+			sl.autoApplyDenied = map[*stacks.Unit]string{}
+		}
+		sl.autoApplyDenied[u] = mu.AutoApplyDenied
+	}
+}
+
 // settledAs decides how a predecessor from an earlier wave settled: as
 // its recorded result says, or cancelled when it has none.
 func (j *Job) settledAs(pu *stacks.Unit, id string) runner.Settled {
@@ -346,8 +367,21 @@ func (j *Job) settledAs(pu *stacks.Unit, id string) runner.Settled {
 		// one what its apply changed, for the readers here.
 		s.Status, s.Cause = pr.Unit.Status, pr.Unit.Cause
 		s.ChangedOutputs, s.OutputsKnown = pr.ChangedOutputs, pr.OutputsKnown
+		s.CauseDenied = s.Status == report.StatusSkipped && j.deniedByName(s.Cause)
 	}
 	return s
+}
+
+// deniedByName says the unit of the run named name was denied.
+func (j *Job) deniedByName(name string) bool {
+	for _, mu := range j.Manifest.Units {
+		if mu.Denied != "" {
+			if r := j.results[mu.ID]; r != nil && r.Unit.Name() == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // jobStateDir decides the job's local state dir: the one the options
@@ -417,6 +451,7 @@ func (j *Job) runnerOptions(p *stacks.Project, o SliceOptions, sl *jobSlice, rec
 		Extra: runner.Extra{
 			Environ: o.Environ, Installer: o.Installer,
 			External: sl.gates, Settled: sl.settle, Readers: sl.readers,
+			Denied: sl.denied, AutoApplyDenied: sl.autoApplyDenied,
 			Warnings: runstate.Warnings(sl.pulls, j.units),
 		},
 	}

@@ -30,8 +30,11 @@ type StartOptions struct {
 	Options runner.Settings
 	// Gates are units outside the run that its units wait for (under
 	// --changed, the modified units the selection left out).
-	Gates  []*stacks.Unit
-	PR     int
+	Gates []*stacks.Unit
+	// Denied and AutoApplyDenied are the controls' decisions on the
+	// run's units, each with why (runner.Extra).
+	Denied, AutoApplyDenied map[*stacks.Unit]string
+	PR                      int
 	Link   string
 	Commit string
 	// Environ resolves ${var} engine versions (os.Environ() by the CLI).
@@ -142,7 +145,8 @@ func (m *Manifest) addUnits(p *stacks.Project, g *stacks.Graph, opt StartOptions
 			engine = c.Name + " (from PATH)"
 		}
 		mu := ManifestUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Why: why[u],
-			Engine: engine, Wave: g.Layer[u], Shard: place[u], Reader: readers[u]}
+			Engine: engine, Wave: g.Layer[u], Shard: place[u], Reader: readers[u],
+			Denied: opt.Denied[u], AutoApplyDenied: opt.AutoApplyDenied[u]}
 		for _, ei := range g.In(u) {
 			mu.After = append(mu.After, g.Edges[ei].From.ID())
 		}

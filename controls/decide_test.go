@@ -324,3 +324,115 @@ func TestNoControls(t *testing.T) {
 		t.Errorf("access_control.enabled false still denies: %v", denied)
 	}
 }
+
+// source is a CI run's view of the forge for Command: a directory, an
+// actor, a pull request and the default branch's config.
+type source struct {
+	*directory
+	actor   string
+	pr      *PullRequest
+	prErr   error
+	def     *stacks.Config
+	found   bool
+	defErr  error
+	prAsked int
+}
+
+func (s *source) Actor() string { return s.actor }
+
+func (s *source) PullRequest(context.Context) (*PullRequest, error) {
+	s.prAsked++
+	return s.pr, s.prErr
+}
+
+func (s *source) DefaultBranchConfig(context.Context) (*stacks.Config, bool, error) {
+	return s.def, s.found, s.defErr
+}
+
+// parsed reads a config the check must accept.
+func parsed(t *testing.T, text string) *stacks.Config {
+	t.Helper()
+	cfg, diags := stacks.ParseConfig("strata.yml", []byte(text))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return cfg
+}
+
+// TestCommandReadsTheDefaultBranch: a pull request that loosens its own
+// controls is held to the default branch's; a default branch with no
+// config controls nothing; its default_branch_overrides decides which
+// sections it holds; anything that cannot be read refuses every unit.
+func TestCommandReadsTheDefaultBranch(t *testing.T) {
+	t.Parallel()
+	loose := byStack[:strings.Index(byStack, "access_control:")] + "access_control:\n  policies:\n    - tag_query: ''\n      plan: ['*']\n      apply: ['*']\n"
+	p := project(t, loose, "production", "development")
+	onlyReqs := byStack + "default_branch_overrides: [apply_requirements]\n"
+	tests := []struct {
+		name string
+		src  *source
+		op   Op
+		auto bool
+		want map[string]string
+	}{
+		{"on the default branch its own controls", &source{actor: "bob", found: true}, Apply, false,
+			map[string]string{"production@default": "ok", "development@default": "ok"}},
+		{"a pull request that loosens its controls", &source{actor: "bob", def: parsed(t, byStack), found: true}, Apply, false,
+			map[string]string{"production@default": `bob may not apply production@default: access_control policy "stack_name:prod" lets team:sre apply it`, "development@default": `bob may not apply production@default, and access_control.apply_require_all_dirspace_access refuses the whole apply`}},
+		{"a default branch with no config", &source{actor: "bob"}, Apply, false,
+			map[string]string{"production@default": "ok", "development@default": "ok"}},
+		// bob passes the branch's access_control, and is held to the default
+		// branch's apply_requirements, which need a pull request.
+		{"default_branch_overrides leaves access_control to the branch", &source{actor: "bob", def: parsed(t, onlyReqs), found: true}, Apply, false,
+			map[string]string{
+				"production@default":  `apply_requirements check "stack_name:prod" needs a pull request (approvals, no merge conflicts, passed status checks), and this apply has none`,
+				"development@default": `apply_requirements check "stack_name:dev" needs a pull request (no merge conflicts, passed status checks), and this apply has none`,
+			}},
+		{"plan allowed, its auto_apply refused", &source{actor: "bob", def: parsed(t, byStack), found: true}, Plan, true,
+			map[string]string{"production@default": "ok", "development@default": "ok", "auto production@default": `bob may not apply production@default: access_control policy "stack_name:prod" lets team:sre apply it`, "auto development@default": `bob may not apply production@default, and access_control.apply_require_all_dirspace_access refuses the whole apply`}},
+		{"an unreadable default branch", &source{actor: "alice", defErr: errors.New("403 Forbidden")}, Plan, false,
+			map[string]string{"production@default": "the controls could not be checked: reading the default branch's config: 403 Forbidden", "development@default": "the controls could not be checked: reading the default branch's config: 403 Forbidden"}},
+		{"an unreadable pull request", &source{actor: "alice", found: true, prErr: errors.New("502 Bad Gateway")}, Plan, true,
+			map[string]string{"production@default": "the controls could not be checked: reading the pull request: 502 Bad Gateway", "development@default": "the controls could not be checked: reading the pull request: 502 Bad Gateway"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.src.directory = sre()
+			var auto []*stacks.Unit
+			if tt.auto {
+				auto = p.Units
+			}
+			v := Command(context.Background(), tt.src, p.Config, tt.op, p.Units, auto)
+			got := decided(p.Units, v.Denied)
+			for u, why := range decided(auto, v.AutoApplyDenied) {
+				if got[u] == "ok" {
+					got["auto "+u] = why
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("decided %v; want %v", got, tt.want)
+			}
+			for u, w := range tt.want {
+				if got[u] != w {
+					t.Errorf("%s:\n got %s\nwant %s", u, got[u], w)
+				}
+			}
+		})
+	}
+}
+
+// TestCommandAsksForThePullRequestOnlyToApply: a plan with nothing to
+// auto-apply needs nothing of the pull request, so does not ask for it.
+func TestCommandAsksForThePullRequestOnlyToApply(t *testing.T) {
+	t.Parallel()
+	p := project(t, byStack, "production", "development")
+	src := &source{directory: sre(), actor: "bob", found: true}
+	if v := Command(context.Background(), src, p.Config, Plan, p.Units, nil); len(v.Denied) != 0 || src.prAsked != 0 {
+		t.Errorf("plan: denied %v, asked for the pull request %d times", v.Denied, src.prAsked)
+	}
+	Command(context.Background(), src, p.Config, Apply, p.Units, nil)
+	if src.prAsked != 1 {
+		t.Errorf("apply asked for the pull request %d times; want 1", src.prAsked)
+	}
+}

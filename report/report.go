@@ -126,7 +126,7 @@ type StepReport struct {
 }
 
 // stackStatusOrder ranks unit statuses for a stack's status.
-var stackStatusOrder = []Status{StatusFailed, StatusMissing, StatusCancelled, StatusSkipped, StatusBlocked, StatusPlanned, StatusApplied, StatusDestroyed, StatusSucceeded, StatusNoChanges}
+var stackStatusOrder = []Status{StatusFailed, StatusDenied, StatusMissing, StatusCancelled, StatusSkipped, StatusBlocked, StatusPlanned, StatusApplied, StatusDestroyed, StatusSucceeded, StatusNoChanges}
 
 // Note is the unit's reason and warnings, as the table, the summary and
 // the PR comment show them.
@@ -195,7 +195,7 @@ func rank(status Status) int {
 	return len(stackStatusOrder)
 }
 
-// exitCode: 1 when any unit failed, was skipped or cancelled, or, in apply
+// exitCode: 1 when any unit failed, was denied, skipped or cancelled, or, in apply
 // and destroy, was left blocked or planned (the command did not finish its
 // work: a plan not approved exits 1, as terraform's "no" does), or, in
 // init, validate and output, ended anything but succeeded; 2 with a
@@ -213,7 +213,7 @@ func exitCode(rep *Report, command string, detailed bool) int {
 			return 1
 		}
 		switch u.Status {
-		case StatusFailed, StatusSkipped, StatusCancelled, StatusMissing:
+		case StatusFailed, StatusDenied, StatusSkipped, StatusCancelled, StatusMissing:
 			return 1
 		case StatusBlocked, StatusPlanned:
 			if pol.Applies {
@@ -406,6 +406,7 @@ var verdictOrder = []struct {
 	{StatusSucceeded, "succeeded"},
 	{StatusBlocked, "blocked"},
 	{StatusFailed, "failed"},
+	{StatusDenied, "denied"},
 	{StatusSkipped, "skipped"},
 	{StatusCancelled, "cancelled"},
 }

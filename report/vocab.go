@@ -16,6 +16,10 @@ const (
 	StatusBlocked   Status = "blocked"
 	StatusSkipped   Status = "skipped"
 	StatusCancelled Status = "cancelled"
+	// StatusDenied is a unit the config's controls refused to the person
+	// or pull request the command runs for (docs/controls.md): nothing of
+	// it ran.
+	StatusDenied Status = "denied"
 	// StatusMissing is a unit of a run shared by CI jobs that no job
 	// recorded a result for, or whose recorded result was refused
 	// (docs/ci.md#a-result-that-lies).
@@ -26,6 +30,12 @@ const (
 	// is cancelled).
 	StatusPending Status = "pending"
 )
+
+// Dead says a unit ended so that what waits for it can never go on:
+// failed, denied, or skipped for one that did.
+func (s Status) Dead() bool {
+	return s == StatusFailed || s == StatusDenied || s == StatusSkipped
+}
 
 // Changes counts a plan's changes: resources to add, change and destroy
 // (a replacement is one add and one destroy), and root module outputs

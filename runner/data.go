@@ -83,6 +83,9 @@ func readersOf(p *stacks.Project, run *stacks.Run, opt Options, members []member
 		return nil
 	}
 	mayApply := func(u *stacks.Unit) bool {
+		if _, refused := opt.AutoApplyDenied[u]; refused {
+			return false
+		}
 		return policyOf(opt).Applies || (!opt.NoAutoApply && (u.Stack.AutoApply || u.WhenModified.Autoapply))
 	}
 	in := make(map[*stacks.Unit]bool, len(members))

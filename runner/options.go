@@ -103,6 +103,12 @@ type Extra struct {
 	// before the run (a corrupt record in the state bucket moved aside):
 	// printed as the run starts, and kept in the unit's report.
 	Warnings map[*stacks.Unit][]string
+	// Denied are the units the config's controls refuse to this command,
+	// each with why (docs/controls.md#in-a-run): it ends denied and runs
+	// nothing, and what waits for it is skipped naming it.
+	// AutoApplyDenied are the auto_apply units whose apply they refuse:
+	// plan plans each and leaves it planned, saying why.
+	Denied, AutoApplyDenied map[*stacks.Unit]string
 
 	// Environ is strata's environment (os.Environ() when nil).
 	Environ []string
@@ -119,8 +125,10 @@ type Extra struct {
 type Settled struct {
 	Unit   *stacks.Unit
 	Status report.Status
-	// Cause names the failed unit at the root of a skipped one.
-	Cause string
+	// Cause names the failed unit at the root of a skipped one;
+	// CauseDenied says the controls denied it rather than it failed.
+	Cause       string
+	CauseDenied bool
 	// ChangedOutputs are the outputs its apply in the run changed, when
 	// OutputsKnown: they decide whether its readers join.
 	ChangedOutputs []string

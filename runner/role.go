@@ -42,8 +42,9 @@ func (r Role) outside() bool { return r == RoleGate || r == RoleProducer || r ==
 type member struct {
 	stacks.RunUnit
 	role      Role
-	status    report.Status
-	rootCause string
+	status     report.Status
+	rootCause  string
+	rootDenied bool
 	// lazy: a producer outside the run that only readers need, read
 	// when one of them joins the run.
 	lazy bool

@@ -107,7 +107,7 @@ func runMembers(p *stacks.Project, run *stacks.Run, opt Options, addPre []stacks
 	}
 	for _, st := range opt.Settled {
 		if m := add(stacks.RunUnit{Unit: st.Unit, Why: "settled by an earlier job"}, RoleSettled); m != nil {
-			m.status, m.rootCause = st.Status, st.Cause
+			m.status, m.rootCause, m.rootDenied = st.Status, st.Cause, st.CauseDenied
 			m.changedOutputs, m.outputsKnown = st.ChangedOutputs, st.OutputsKnown
 		}
 	}
@@ -350,7 +350,7 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	for i, ru := range members {
 		c := choices[i]
 		ur := &unitRun{unit: &unit{Unit: &job.Unit{Spec: ru.Unit, Choice: c, ChangedOutputs: ru.changedOutputs, OutputsKnown: ru.outputsKnown}},
-			why: ru.Why, status: ru.status, rootCause: ru.rootCause, role: ru.role, lazy: ru.lazy}
+			why: ru.Why, status: ru.status, rootCause: ru.rootCause, rootDenied: ru.rootDenied, role: ru.role, lazy: ru.lazy}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
 			// Its units fail as unsupported; the others run.
@@ -496,6 +496,12 @@ func (r *runState) setup(ur *unitRun, pluginCache string) error {
 		return err
 	}
 	ur.AutoApply = u.Stack.AutoApply || u.WhenModified.Autoapply
+	if !ur.role.outside() {
+		ur.refused = r.opt.Denied[u]
+		if why, ok := r.opt.AutoApplyDenied[u]; ok && ur.AutoApply {
+			ur.AutoApply, ur.autoApplyRefused = false, why
+		}
+	}
 	if ur.Vars = r.vars[u.Stack]; ur.Vars == nil {
 		// Read once per stack: its units share them.
 		ur.Vars = job.VarsOf(u.Stack)

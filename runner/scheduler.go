@@ -52,7 +52,7 @@ type unitRun struct {
 	reason   string
 	opened   bool // applied, or planned with no changes, in this command
 	approved bool
-	denied   bool
+	declined bool // not approved when asked
 	changes  report.Changes
 	digest   string
 	// replanned compares the plan apply made in place of the reviewed
@@ -63,10 +63,17 @@ type unitRun struct {
 	cause     *unitRun       // skipped: the failed unit at the root
 	// rootCause names the failed unit at the root of a settled unit that
 	// was skipped by another job (RoleSettled); the unit itself otherwise.
-	rootCause string
+	// rootDenied says that unit was denied rather than failed.
+	rootCause  string
+	rootDenied bool
 
 	produced   map[string]tfexec.OutputMeta // outputs read for consumers
 	preBlocked string                       // blocked before anything runs, with this reason
+	// refused: the controls deny the unit, with this reason; it ends
+	// denied before anything runs. autoApplyRefused: they deny its
+	// auto_apply, which plan leaves planned with this reason
+	// (docs/controls.md#in-a-run).
+	refused, autoApplyRefused string
 	// pulled: a reader that joined the run; lazy: a producer outside the
 	// run not read yet, as only readers need it.
 	pulled, lazy bool
@@ -206,9 +213,12 @@ func (r *runState) settleBeforeStart(ctx context.Context, w work) {
 			// Read when a reader of it joins the run, if one does.
 		case ur.role.outside():
 			w.outside(ctx, ur)
-			if ur.role == RoleSettled && (ur.status == report.StatusFailed || ur.status == report.StatusSkipped) {
+			if ur.role == RoleSettled && ur.status.Dead() {
 				dead = append(dead, ur)
 			}
+		case ur.refused != "":
+			r.finish(ur, report.StatusDenied, ur.refused)
+			r.skipDependents(ur, ur)
 		case ur.preBlocked != "":
 			r.finish(ur, report.StatusBlocked, ur.preBlocked)
 		case ur.unsupported:

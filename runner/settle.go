@@ -94,9 +94,12 @@ func (r *runState) planned(ur *unitRun, res job.Result) {
 		r.finish(ur, report.StatusPlanned, "")
 		return
 	case r.policy.AutoApplies:
-		if !ur.AutoApply || r.opt.NoAutoApply {
+		switch {
+		case ur.autoApplyRefused != "" && !r.opt.NoAutoApply:
+			r.finish(ur, report.StatusPlanned, "auto_apply refused: "+ur.autoApplyRefused)
+		case !ur.AutoApply || r.opt.NoAutoApply:
 			r.finish(ur, report.StatusPlanned, r.againstReason(ur))
-		} else if r.opt.AutoApprove || r.approveAll || !r.opt.Terminal || r.opt.Approve == nil {
+		case r.opt.AutoApprove || r.approveAll || !r.opt.Terminal || r.opt.Approve == nil:
 			r.approve(ur)
 		}
 	default:
@@ -225,7 +228,7 @@ func (ur *unitRun) plannedAgainst(prod *unitRun) bool {
 func (r *runState) askWave() bool {
 	var wave []*unitRun
 	for _, ur := range r.units {
-		if ur.phase == phasePlanned && !ur.approved && !ur.denied {
+		if ur.phase == phasePlanned && !ur.approved && !ur.declined {
 			wave = append(wave, ur)
 		}
 	}
@@ -246,7 +249,7 @@ func (r *runState) askWave() bool {
 		case AnswerYes, AnswerAll:
 			r.approve(ur)
 		default:
-			ur.denied = true
+			ur.declined = true
 		}
 	}
 	if ans == AnswerAll {
@@ -301,8 +304,12 @@ func (r *runState) skipDependents(ur, cause *unitRun) {
 func (r *runState) heldPlanned(ur, cause *unitRun) {
 	ur.cause = cause
 	reason := ""
-	if ur.AutoApply && !r.opt.NoAutoApply && r.policy.AutoApplies {
-		reason = "auto_apply waits for " + cause.rootName() + ", which failed"
+	switch {
+	case !r.policy.AutoApplies || r.opt.NoAutoApply:
+	case ur.autoApplyRefused != "":
+		reason = "auto_apply refused: " + ur.autoApplyRefused
+	case ur.AutoApply:
+		reason = "auto_apply waits for " + cause.rootName() + ", which " + cause.rootEnd()
 	}
 	r.finish(ur, report.StatusPlanned, reason)
 	r.skipDependents(ur, cause)
@@ -310,7 +317,7 @@ func (r *runState) heldPlanned(ur, cause *unitRun) {
 
 func (r *runState) skip(ur, cause *unitRun) {
 	ur.cause = cause
-	r.finish(ur, report.StatusSkipped, cause.rootName()+" failed")
+	r.finish(ur, report.StatusSkipped, cause.rootName()+" "+cause.rootEnd())
 	r.skipDependents(ur, cause)
 }
 
@@ -323,13 +330,22 @@ func (ur *unitRun) rootName() string {
 	return ur.Spec.Name()
 }
 
+// rootEnd says how the unit at the root of skips ended: "failed", or
+// "was denied" by the controls.
+func (ur *unitRun) rootEnd() string {
+	if ur.status == report.StatusDenied || ur.rootDenied {
+		return "was denied"
+	}
+	return "failed"
+}
+
 // deadCause returns the failed unit at the root of a predecessor that will
 // never open, or nil.
 func deadCause(ur *unitRun) *unitRun {
 	for _, preds := range [][]*unitRun{ur.planPreds, ur.applyPreds} {
 		for _, p := range preds {
 			switch p.status {
-			case report.StatusFailed:
+			case report.StatusFailed, report.StatusDenied:
 				return p
 			case report.StatusSkipped:
 				if p.cause != nil {
@@ -382,7 +398,7 @@ func (r *runState) finalize() {
 			switch {
 			case r.stopping:
 				reason = "not applied: strata was stopped"
-			case ur.denied:
+			case ur.declined:
 				reason = "not approved"
 			case r.againstReason(ur) != "":
 				reason = r.againstReason(ur)

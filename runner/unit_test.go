@@ -20,8 +20,8 @@ func TestApprovalWave(t *testing.T) {
 	b := &unitRun{unit: &unit{Unit: &job.Unit{Spec: a.Spec}}, phase: phasePlanned}
 	r.units = []*unitRun{b}
 	r.opt.Approve = func([]*report.UnitReport) (Answer, error) { return AnswerNo, nil }
-	if !r.askWave() || b.approved || !b.denied {
-		t.Errorf("no: approved %t denied %t", b.approved, b.denied)
+	if !r.askWave() || b.approved || !b.declined {
+		t.Errorf("no: approved %t denied %t", b.approved, b.declined)
 	}
 	if r.askWave() {
 		t.Error("a denied unit is not asked about again")

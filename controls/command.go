@@ -1,0 +1,106 @@
+package controls
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/strata-iac/strata/stacks"
+)
+
+// Source is what a CI run knows of the command it runs: who asks, the
+// forge's answers, the pull request the units are applied for, and the
+// default branch's config (docs/controls.md#in-a-run).
+type Source interface {
+	Forge
+	// Actor is who asks: a comment's author, else the CI's actor.
+	Actor() string
+	// PullRequest is the pull request the command runs for, nil when
+	// there is none.
+	PullRequest(ctx context.Context) (*PullRequest, error)
+	// DefaultBranchConfig is the config of the repository's default
+	// branch when the command runs on another commit, with found false
+	// when that branch has none; nil and true on the default branch
+	// itself.
+	DefaultBranchConfig(ctx context.Context) (cfg *stacks.Config, found bool, err error)
+}
+
+// Verdict is what the controls refuse of one command: units it may not
+// run at all, and auto_apply units it may plan and not apply.
+type Verdict struct {
+	Denied, AutoApplyDenied map[*stacks.Unit]string
+}
+
+// Command decides what the controls of cfg refuse of a command: op to
+// units, and, in plan, the apply of the auto_apply units among them.
+// The controls are the default branch's where default_branch_overrides
+// says so, so a pull request cannot loosen its own. Anything the source
+// cannot answer refuses every unit, with its error.
+func Command(ctx context.Context, src Source, cfg *stacks.Config, op Op, units, autoApply []*stacks.Unit) Verdict {
+	var v Verdict
+	fail := func(err error) Verdict {
+		why := fmt.Sprintf("the controls could not be checked: %v", err)
+		return Verdict{Denied: denyAll(units, why)}
+	}
+	def, found, err := src.DefaultBranchConfig(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("reading the default branch's config: %w", err))
+	}
+	if def != nil || !found {
+		cfg = WithDefaultBranch(cfg, def)
+	}
+	c := Compile(cfg)
+	if !c.Any() {
+		return v
+	}
+	var pr *PullRequest
+	if op == Apply || len(autoApply) > 0 {
+		if pr, err = src.PullRequest(ctx); err != nil {
+			return fail(fmt.Errorf("reading the pull request: %w", err))
+		}
+	}
+	v.Denied = c.Decide(ctx, src, Request{Op: op, Actor: src.Actor(), PR: pr, Units: units})
+	var auto []*stacks.Unit
+	for _, u := range autoApply {
+		if _, ok := v.Denied[u]; !ok {
+			auto = append(auto, u)
+		}
+	}
+	if len(auto) > 0 {
+		v.AutoApplyDenied = c.Decide(ctx, src, Request{Op: Apply, Actor: src.Actor(), PR: pr, Units: auto})
+	}
+	return v
+}
+
+// overridable are the sections default_branch_overrides names when the
+// config leaves it out.
+var overridable = []string{"access_control", "apply_requirements", "destination_branches"}
+
+// WithDefaultBranch is cfg with the sections the default branch's config
+// def names in its default_branch_overrides (all of them when it names
+// none) taken from def: a section def leaves out is left out. A nil def
+// is a default branch with no config, whose sections are all left out.
+func WithDefaultBranch(cfg, def *stacks.Config) *stacks.Config {
+	out := *cfg
+	if def == nil {
+		def = &stacks.Config{}
+	}
+	keys := overridable
+	if def.DefaultBranchOverrides != nil {
+		keys = nil
+		for _, k := range *def.DefaultBranchOverrides {
+			keys = append(keys, k.Value)
+		}
+	}
+	out.DefaultBranchOverrides = def.DefaultBranchOverrides
+	if slices.Contains(keys, "access_control") {
+		out.AccessControl = def.AccessControl
+	}
+	if slices.Contains(keys, "apply_requirements") {
+		out.ApplyRequirements = def.ApplyRequirements
+	}
+	if slices.Contains(keys, "destination_branches") {
+		out.DestinationBranches = def.DestinationBranches
+	}
+	return &out
+}
