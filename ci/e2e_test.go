@@ -343,3 +343,49 @@ func TestEngineArgsReachEveryJob(t *testing.T) {
 		}
 	}
 }
+
+// TestShardedDenied: a unit the controls refuse at start ends denied in
+// its job, which runs nothing of it; the units of later waves that wait
+// for it, directly or not, are skipped saying it was denied; the run
+// exits 1, and its record passes the invariant check.
+func TestShardedDenied(t *testing.T) {
+	testenv.NeedTerraform(t)
+	root := layeredRepo(t, 3, 3)
+	st := openStore(t, "file://"+t.TempDir())
+	asked := 0
+	controls := func(units, _ []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string) {
+		asked++
+		for _, u := range units {
+			if u.Dir == "l0/c1" {
+				return map[*stacks.Unit]string{u: "bob may not apply l0/c1@default"}, nil
+			}
+		}
+		t.Error("l0/c1 is not among the units asked about")
+		return nil, nil
+	}
+	m, rep := runReport(t, st, root, StartOptions{Shards: 2, Controls: controls, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true}})
+	want := map[string]string{
+		"l0/c0": "applied", "l0/c1": "denied", "l0/c2": "applied",
+		// l<i>/c<j> waits for l<i-1>/c<j> and l<i-1>/c<j+1 mod 3>.
+		"l1/c0": "skipped (l0/c1@default)", "l1/c1": "skipped (l0/c1@default)", "l1/c2": "applied",
+		"l2/c0": "skipped (l0/c1@default)", "l2/c1": "skipped (l0/c1@default)", "l2/c2": "skipped (l0/c1@default)",
+	}
+	got := statusesOf(rep)
+	for dir, w := range want {
+		if got[dir] != w {
+			t.Errorf("%s: %s, want %s", dir, got[dir], w)
+		}
+	}
+	for _, u := range rep.Units {
+		switch {
+		case u.Status == report.StatusSkipped && u.Reason != "l0/c1@default was denied":
+			t.Errorf("%s: reason %q, want the denied unit named", u.Dir, u.Reason)
+		case u.Status == report.StatusDenied && (u.Reason != "bob may not apply l0/c1@default" || len(u.Steps) != 0):
+			t.Errorf("%s: reason %q, steps %+v", u.Dir, u.Reason, u.Steps)
+		}
+	}
+	if asked != 1 || rep.ExitCode != 1 || rep.OK {
+		t.Errorf("controls asked %d times; exit %d ok %v; want once, 1, false", asked, rep.ExitCode, rep.OK)
+	}
+	checkRun(t, st, m.Run)
+}

@@ -54,8 +54,12 @@ type Manifest struct {
 	// of earlier waves its units wait for. A unit ID cannot be split back
 	// into its dir, workspace and stack, since both a dir and a workspace
 	// may hold '@'.
-	Keys  map[string]string `json:"keys,omitempty"`
-	Waves []Wave            `json:"waves"`
+	Keys map[string]string `json:"keys,omitempty"`
+	// Denied names the units the controls refused at start
+	// (stacks.Unit.Name), in every wave's part: a job that skips a unit
+	// for one of them says it was denied, not that it failed.
+	Denied []string `json:"denied,omitempty"`
+	Waves  []Wave   `json:"waves"`
 }
 
 // unitKeys maps the ID of every unit the manifest names to its bucket key.

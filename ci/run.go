@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -372,16 +373,9 @@ func (j *Job) settledAs(pu *stacks.Unit, id string) runner.Settled {
 	return s
 }
 
-// deniedByName says the unit of the run named name was denied.
+// deniedByName says the run's start denied the unit named name.
 func (j *Job) deniedByName(name string) bool {
-	for _, mu := range j.Manifest.Units {
-		if mu.Denied != "" {
-			if r := j.results[mu.ID]; r != nil && r.Unit.Name() == name {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.Contains(j.Manifest.Denied, name)
 }
 
 // jobStateDir decides the job's local state dir: the one the options

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/runstate"
@@ -31,12 +32,12 @@ type StartOptions struct {
 	// Gates are units outside the run that its units wait for (under
 	// --changed, the modified units the selection left out).
 	Gates []*stacks.Unit
-	// Denied and AutoApplyDenied are the controls' decisions on the
-	// run's units, each with why (runner.Extra).
-	Denied, AutoApplyDenied map[*stacks.Unit]string
-	PR                      int
-	Link   string
-	Commit string
+	// Controls, when set, decides once what the config's controls refuse
+	// of the manifest's units; every job follows it (ManifestUnit.Denied).
+	Controls runner.ControlsFunc
+	PR       int
+	Link     string
+	Commit   string
 	// Environ resolves ${var} engine versions (os.Environ() by the CLI).
 	Environ []string
 	Now     func() time.Time
@@ -69,7 +70,8 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 		return nil, err
 	}
 	m := newManifest(opt)
-	if err := m.addUnits(p, g, opt, why, readers); err != nil {
+	refused := askControls(opt, units)
+	if err := m.addUnits(p, g, opt, why, readers, refused); err != nil {
 		return nil, err
 	}
 	m.Waves = wavesOf(m.Units)
@@ -112,6 +114,28 @@ func startUnits(p *stacks.Project, run *stacks.Run, opt StartOptions) ([]*stacks
 	return units, why, readers
 }
 
+// verdict is what the controls refuse of a run's units.
+type verdict struct{ denied, autoApply map[*stacks.Unit]string }
+
+// askControls asks the controls, once, about every unit of the manifest,
+// and about the apply of those a plan would auto-apply.
+func askControls(opt StartOptions, units []*stacks.Unit) verdict {
+	if opt.Controls == nil {
+		return verdict{}
+	}
+	var auto []*stacks.Unit
+	if pol, _ := command.Of(opt.Options.Command); pol.AutoApplies && !opt.Options.NoAutoApply {
+		for _, u := range units {
+			if u.Stack.AutoApply || u.WhenModified.Autoapply {
+				auto = append(auto, u)
+			}
+		}
+	}
+	var v verdict
+	v.denied, v.autoApply = opt.Controls(units, auto)
+	return v
+}
+
 // newManifest decides a run's manifest before its units: the run, its
 // command and options, and its gates, sorted, with their keys.
 func newManifest(opt StartOptions) *Manifest {
@@ -133,7 +157,7 @@ func newManifest(opt StartOptions) *Manifest {
 // addUnits decides each unit's entry in the manifest, in graph order: its
 // wave (its layer), its shard, its engine, whether it is a reader, and
 // the units it waits for.
-func (m *Manifest) addUnits(p *stacks.Project, g *stacks.Graph, opt StartOptions, why map[*stacks.Unit]string, readers map[*stacks.Unit]bool) error {
+func (m *Manifest) addUnits(p *stacks.Project, g *stacks.Graph, opt StartOptions, why map[*stacks.Unit]string, readers map[*stacks.Unit]bool, refused verdict) error {
 	place := assignShards(g, opt.Shards)
 	for _, u := range g.Units {
 		c, err := runner.EngineChoice(p, u, opt.Environ)
@@ -146,12 +170,15 @@ func (m *Manifest) addUnits(p *stacks.Project, g *stacks.Graph, opt StartOptions
 		}
 		mu := ManifestUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Why: why[u],
 			Engine: engine, Wave: g.Layer[u], Shard: place[u], Reader: readers[u],
-			Denied: opt.Denied[u], AutoApplyDenied: opt.AutoApplyDenied[u]}
+			Denied: refused.denied[u], AutoApplyDenied: refused.autoApply[u]}
 		for _, ei := range g.In(u) {
 			mu.After = append(mu.After, g.Edges[ei].From.ID())
 		}
 		sort.Strings(mu.After)
 		m.Units = append(m.Units, mu)
+		if mu.Denied != "" {
+			m.Denied = append(m.Denied, u.Name())
+		}
 	}
 	return nil
 }

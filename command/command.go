@@ -97,6 +97,10 @@ type Policy struct {
 	SavesPlanFile, AppliesPlanFile bool
 	// PrintsOutputs: the command prints the units' outputs.
 	PrintsOutputs bool
+	// Controlled is the access_control operation that governs the
+	// command, "plan" or "apply"; "" when the controls leave it alone
+	// (docs/controls.md#in-a-run).
+	Controlled string
 }
 
 var policies = map[string]*Policy{
@@ -105,10 +109,10 @@ var policies = map[string]*Policy{
 	Output:   {Name: Output, Job: JobOutput, ReadsOnly: true, IgnoresGates: true, PrintsOutputs: true},
 	Plan: {Name: Plan, Plans: true, AutoApplies: true, HoldsPlanned: true, FeedsReaders: true,
 		TakesPrerequisites: true, ReviewsPlans: true, DetailedOnRequest: true, HandlesDeleted: true,
-		SavesPlanFile: true},
+		SavesPlanFile: true, Controlled: "plan"},
 	Apply: {Name: Apply, Plans: true, Applies: true, FeedsReaders: true, TakesPrerequisites: true,
-		ReusesPlans: true, OneCallApply: true, HandlesDeleted: true, AppliesPlanFile: true},
-	Destroy: {Name: Destroy, Plans: true, Applies: true, Destroys: true},
+		ReusesPlans: true, OneCallApply: true, HandlesDeleted: true, AppliesPlanFile: true, Controlled: "apply"},
+	Destroy: {Name: Destroy, Plans: true, Applies: true, Destroys: true, Controlled: "apply"},
 	Drift:   {Name: Drift, Plans: true, IgnoresGates: true, HoldsPlanned: true, AsItStands: true, Detailed: true},
 }
 

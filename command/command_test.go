@@ -15,16 +15,16 @@ func TestPolicies(t *testing.T) {
 		{Validate, func(p *Policy) bool { return p.ReadsOnly && p.Job == JobValidate && !p.Applies }, "validate reads only"},
 		{Output, func(p *Policy) bool { return p.ReadsOnly && p.PrintsOutputs && p.Job == JobOutput }, "output prints outputs"},
 		{Plan, func(p *Policy) bool {
-			return p.Plans && !p.Applies && p.AutoApplies && p.HoldsPlanned && p.ReviewsPlans && p.DetailedOnRequest && !p.Detailed
+			return p.Plans && !p.Applies && p.AutoApplies && p.HoldsPlanned && p.ReviewsPlans && p.DetailedOnRequest && !p.Detailed && p.Controlled == "plan"
 		}, "plan plans, auto-applies, makes reviewed plans"},
 		{Apply, func(p *Policy) bool {
-			return p.Plans && p.Applies && !p.Destroys && p.ReusesPlans && p.OneCallApply && !p.ReviewsPlans && !p.HoldsPlanned
+			return p.Plans && p.Applies && !p.Destroys && p.ReusesPlans && p.OneCallApply && !p.ReviewsPlans && !p.HoldsPlanned && p.Controlled == "apply"
 		}, "apply applies, reusing saved plans"},
 		{Destroy, func(p *Policy) bool {
-			return p.Applies && p.Destroys && !p.FeedsReaders && !p.TakesPrerequisites && !p.ReusesPlans
+			return p.Applies && p.Destroys && !p.FeedsReaders && !p.TakesPrerequisites && !p.ReusesPlans && p.Controlled == "apply"
 		}, "destroy applies destroy plans, no readers or prerequisites"},
 		{Drift, func(p *Policy) bool {
-			return p.Plans && !p.Applies && p.IgnoresGates && p.AsItStands && p.Detailed && !p.FeedsReaders && !p.TakesPrerequisites
+			return p.Plans && !p.Applies && p.IgnoresGates && p.AsItStands && p.Detailed && !p.FeedsReaders && !p.TakesPrerequisites && p.Controlled == ""
 		}, "drift plans everything at once against what stands"},
 	}
 	for _, tt := range tests {

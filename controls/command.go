@@ -38,10 +38,7 @@ type Verdict struct {
 // cannot answer refuses every unit, with its error.
 func Command(ctx context.Context, src Source, cfg *stacks.Config, op Op, units, autoApply []*stacks.Unit) Verdict {
 	var v Verdict
-	fail := func(err error) Verdict {
-		why := fmt.Sprintf("the controls could not be checked: %v", err)
-		return Verdict{Denied: denyAll(units, why)}
-	}
+	fail := func(err error) Verdict { return Unchecked(units, err) }
 	def, found, err := src.DefaultBranchConfig(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("reading the default branch's config: %w", err))
@@ -103,4 +100,10 @@ func WithDefaultBranch(cfg, def *stacks.Config) *stacks.Config {
 		out.DestinationBranches = def.DestinationBranches
 	}
 	return &out
+}
+
+// Unchecked is the verdict when the controls cannot be checked: every
+// unit refused, with err (docs/controls.md#when-the-forge-fails).
+func Unchecked(units []*stacks.Unit, err error) Verdict {
+	return Verdict{Denied: denyAll(units, fmt.Sprintf("the controls could not be checked: %v", err))}
 }

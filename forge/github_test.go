@@ -2,6 +2,7 @@ package forge
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 type fakeGitHub struct {
 	mu       sync.Mutex
 	requests []string
+	url      func() string
 }
 
 const head = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
@@ -95,6 +97,19 @@ func (f *fakeGitHub) routes() map[string]func(w http.ResponseWriter, r *http.Req
 			fmt.Fprint(w, `[{"number":3,"state":"closed","merged_at":null,"merge_commit_sha":"aaa"},{"number":7,"state":"closed","merged_at":"2026-11-20T11:00:00Z","merge_commit_sha":"def"}]`)
 		},
 		"/repos/acme/infra/commits/fed/pulls": func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `[]`) },
+		"/repos/acme/infra": func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `{"id":1,"name":"infra","full_name":"acme/infra","private":true,"owner":{"login":"acme","id":9,"type":"Organization"},"default_branch":"trunk"}`)
+		},
+		"/repos/acme/infra/contents/": func(w http.ResponseWriter, r *http.Request) {
+			path := strings.TrimPrefix(r.URL.Path, "/repos/acme/infra/contents/")
+			text, ok := branchFiles[r.URL.Query().Get("ref")+":"+path]
+			if !ok {
+				notFound(w)
+				return
+			}
+			fmt.Fprintf(w, `{"type":"file","encoding":"base64","size":%d,"name":%q,"path":%q,"content":%q,"sha":"3d21ec53a331a6f037a91c368710b99387d012c1","url":"https://api.github.com/repos/acme/infra/contents/%s"}`,
+				len(text), path[strings.LastIndex(path, "/")+1:], path, base64.StdEncoding.EncodeToString([]byte(text)), path)
+		},
 		// fab was pushed straight to main; it is also in pull request 8,
 		// merged into another branch by another commit.
 		"/repos/acme/infra/commits/fab/pulls": func(w http.ResponseWriter, r *http.Request) {
@@ -138,6 +153,7 @@ func newFake(t *testing.T, token string) (*GitHub, *fakeGitHub) {
 	f := &fakeGitHub{}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
+	f.url = func() string { return srv.URL }
 	// An Enterprise Server's API lives under /api/v3, as GITHUB_API_URL
 	// says there.
 	g, err := NewGitHub(GitHubOptions{API: srv.URL + "/api/v3", Token: token, Repository: "acme/infra", Run: "42"})

@@ -36,10 +36,22 @@ func newE2E(t *testing.T, root string, extraEnv ...string) *e2e {
 // run runs a command over every unit of the repository (or the selection).
 func (e *e2e) run(command string, opt Options, sel stacks.Selection) *Result {
 	e.t.Helper()
+	return e.runIn(e.project(), command, opt, sel)
+}
+
+// project loads the repository.
+func (e *e2e) project() *stacks.Project {
+	e.t.Helper()
 	p, err := stacks.Load(e.root, configIn(e.root))
 	if err != nil {
 		e.t.Fatalf("load: %v", err)
 	}
+	return p
+}
+
+// runIn runs a command over the units of p (or the selection).
+func (e *e2e) runIn(p *stacks.Project, command string, opt Options, sel stacks.Selection) *Result {
+	e.t.Helper()
 	if sel.Cwd == "" {
 		sel.Cwd = "."
 	}

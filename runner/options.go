@@ -109,6 +109,10 @@ type Extra struct {
 	// AutoApplyDenied are the auto_apply units whose apply they refuse:
 	// plan plans each and leaves it planned, saying why.
 	Denied, AutoApplyDenied map[*stacks.Unit]string
+	// Controls, when set, is asked once the units that may run are known
+	// (the run's, stale prerequisites, readers) what the controls refuse
+	// of them, added to Denied and AutoApplyDenied.
+	Controls ControlsFunc
 
 	// Environ is strata's environment (os.Environ() when nil).
 	Environ []string
@@ -120,6 +124,12 @@ type Extra struct {
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
+
+// ControlsFunc decides what the config's controls refuse of a command:
+// the units it may not run at all, and the auto_apply units among
+// autoApply whose apply it may not make, each with why
+// (docs/controls.md#in-a-run).
+type ControlsFunc func(units, autoApply []*stacks.Unit) (denied, autoApplyDenied map[*stacks.Unit]string)
 
 // Settled is a unit settled by another job of a CI run.
 type Settled struct {

@@ -41,7 +41,7 @@ func (r Role) outside() bool { return r == RoleGate || r == RoleProducer || r ==
 // the status and root cause its job recorded.
 type member struct {
 	stacks.RunUnit
-	role      Role
+	role       Role
 	status     report.Status
 	rootCause  string
 	rootDenied bool

@@ -166,6 +166,9 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		return nil, err
 	}
 	members := runMembers(p, run, opt, addPre)
+	if opt.Controls != nil {
+		opt.Denied, opt.AutoApplyDenied = askControls(opt, members)
+	}
 	units := make([]*stacks.Unit, len(members))
 	for i, m := range members {
 		units[i] = m.Unit

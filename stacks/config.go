@@ -20,9 +20,9 @@ type Config struct {
 	Dirs                     *Map[Dir]          `yaml:"dirs" doc:"dir or glob -> tags, workspaces, when_modified (docs/behaviour.md#root-modules-and-tags)"`
 	Stacks                   *StacksConfig      `yaml:"stacks" doc:"stack definitions (docs/behaviour.md#stacks-and-membership)"`
 	Workflows                []Workflow         `yaml:"workflows" doc:"per-tag-query steps, environment and engine; first match wins (docs/behaviour.md#workflows-and-steps)"`
-	AccessControl            *AccessControl     `yaml:"access_control" cfg:"unenforced" doc:"who may plan, apply and unlock which units (docs/controls.md#who-may-do-what)"`
-	ApplyRequirements        *ApplyRequirements `yaml:"apply_requirements" cfg:"unenforced" doc:"what an apply needs of its pull request (docs/controls.md#what-an-apply-requires)"`
-	DefaultBranchOverrides   *[]String          `yaml:"default_branch_overrides" cfg:"unenforced" doc:"sections read from the default branch's config, not the pull request's: access_control, apply_requirements, destination_branches (default: all three)"`
+	AccessControl            *AccessControl     `yaml:"access_control" doc:"who may plan, apply and unlock which units (docs/controls.md#who-may-do-what)"`
+	ApplyRequirements        *ApplyRequirements `yaml:"apply_requirements" doc:"what an apply needs of its pull request (docs/controls.md#what-an-apply-requires)"`
+	DefaultBranchOverrides   *[]String          `yaml:"default_branch_overrides" doc:"sections read from the default branch's config, not the pull request's: access_control, apply_requirements, destination_branches (default: all three)"`
 	Automerge                Ignored            `yaml:"automerge" cfg:"ignored" doc:"Terrateam automerge"`
 	BatchRuns                Ignored            `yaml:"batch_runs" cfg:"ignored" doc:"Terrateam batch runs"`
 	CheckoutStrategy         Ignored            `yaml:"checkout_strategy" cfg:"ignored" doc:"Terrateam checkout strategy"`

@@ -33,7 +33,9 @@ type docCase struct {
 	paths     map[string][]string
 	errors    []string // substrings of expected errors (then nothing else is checked)
 	warnings  []string
-	unassign  []string
+	// quiet: the example loads without a single warning.
+	quiet    bool
+	unassign []string
 }
 
 // Directory layouts reused by several examples.
@@ -97,6 +99,9 @@ func checkDocCase(t *testing.T, tc docCase) {
 	}
 	if diags.HasErrors() {
 		t.Fatalf("unexpected errors:\n%s", diagText(diags))
+	}
+	if w := diags.Warnings(); tc.quiet && len(w) > 0 {
+		t.Errorf("expected no warning; got:\n%s", diagText(w))
 	}
 	for _, want := range tc.warnings {
 		if !hasDiag(diags, SeverityWarning, want) {

@@ -137,6 +137,7 @@ func ciStart(c *cli.Context) error {
 		Destroy: set.Destroying(),
 		Options: set,
 		Gates:   gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
+		Controls: controlsOf(c.Context, c, s, pol),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)

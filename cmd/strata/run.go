@@ -147,6 +147,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if err != nil {
 		return err
 	}
+	opt.Controls = controlsOf(ctx, c, s, pol)
 	res, werr, err := executeEngine(ctx, c, s, sel, &opt)
 	if err != nil {
 		return err

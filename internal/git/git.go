@@ -82,6 +82,9 @@ func Open(ctx context.Context, root string) (*Repo, error) {
 	return &Repo{g: g, prefix: prefix, head: head}, nil
 }
 
+// Top is the work tree's top level.
+func (r *Repo) Top() string { return r.g.dir }
+
 // Head is the commit checked out.
 func (r *Repo) Head() string { return r.head }
 

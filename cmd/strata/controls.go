@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	cmdpolicy "github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/controls"
+	"github.com/strata-iac/strata/forge"
+	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// controlsOf is what a command asks of the config's controls
+// (docs/controls.md#in-a-run): nil when they do not govern the command,
+// or cannot be checked where it runs, which it says once when the config
+// holds any.
+func controlsOf(ctx context.Context, c *cli.Context, s *session, pol *cmdpolicy.Policy) runner.ControlsFunc {
+	if pol.Controlled == "" {
+		return nil
+	}
+	env := os.Environ()
+	op := controls.Op(pol.Controlled)
+	switch report.ServiceOf(environ.Getenv(env)) {
+	case report.GitHub:
+		return func(units, auto []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string) {
+			src, err := forge.NewActions(env, configPaths(c, s))
+			if err != nil {
+				v := controls.Unchecked(units, err)
+				return v.Denied, v.AutoApplyDenied
+			}
+			v := controls.Command(ctx, src, s.project.Config, op, units, auto)
+			return v.Denied, v.AutoApplyDenied
+		}
+	case report.GitLab:
+		if !controls.Compile(s.project.Config).Any() {
+			return nil
+		}
+		return func(units, _ []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string) {
+			v := controls.Unchecked(units, fmt.Errorf("strata reads teams, roles and approvals from GitHub only so far, and GitLab CI runs this %s", op))
+			return v.Denied, v.AutoApplyDenied
+		}
+	}
+	if controls.Compile(s.project.Config).Any() {
+		fmt.Fprintln(c.App.ErrWriter, "strata: access_control and apply_requirements are checked in GitHub Actions, where strata knows who runs the command and for which pull request; this run is not checked against them")
+	}
+	return nil
+}
+
+// configPaths are where the project's config may sit in the repository,
+// in the order strata looks for it: the one it loaded, then the names it
+// looks for at the project's root. A pull request that renames or
+// deletes its config is still held to the default branch's.
+func configPaths(c *cli.Context, s *session) []string {
+	top, prefix := s.project.Root, ""
+	if repo, err := s.gitRepo(c); err == nil {
+		top = repo.Top()
+		if rel, err := filepath.Rel(top, s.project.Root); err == nil && rel != "." {
+			prefix = filepath.ToSlash(rel) + "/"
+		}
+	}
+	var out []string
+	if s.cfgPath != "" {
+		if rel, err := filepath.Rel(top, s.cfgPath); err == nil && !strings.HasPrefix(rel, "..") {
+			out = append(out, filepath.ToSlash(rel))
+		}
+	}
+	for _, name := range []string{stacks.StrataConfigFile, stacks.TerrateamConfigFile, stacks.TerrateamConfigFileYAML} {
+		if p := prefix + name; !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

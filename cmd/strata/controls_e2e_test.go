@@ -1,0 +1,184 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
+)
+
+// controlsByStack is the stacks design's "different controls based on
+// stack name": prod applied only by team:sre with two approvals from the
+// team, dev by anyone.
+const controlsByStack = `dirs:
+  production: {tags: [production]}
+  development: {tags: [development]}
+stacks:
+  names:
+    prod:
+      tag_query: production
+    dev:
+      tag_query: development
+access_control:
+  policies:
+    - tag_query: 'stack_name:prod'
+      plan: ['*']
+      apply: ['team:sre']
+    - tag_query: 'stack_name:dev'
+      plan: ['*']
+      apply: ['*']
+apply_requirements:
+  checks:
+    - tag_query: 'stack_name:prod'
+      approved:
+        enabled: true
+        any_of: ['team:sre']
+        any_of_count: 2
+    - tag_query: 'stack_name:dev'
+      approved:
+        enabled: false
+`
+
+// controlsRepo is a repository of the two stacks under controlsByStack,
+// with the same config on the fake's default branch.
+func controlsRepo(t *testing.T, gh *fakeGitHub) string {
+	t.Helper()
+	tf := func(name string) string {
+		return `resource "terraform_data" "x" { input = "` + name + `" }
+output "name" { value = terraform_data.x.output }
+`
+	}
+	gh.files["strata.yml"] = controlsByStack
+	return testenv.WriteRepo(t, map[string]string{
+		"strata.yml":             controlsByStack,
+		"production/main.tf":     tf("production"),
+		"development/main.tf":    tf("development"),
+		"production/.gitignore":  "",
+		"development/.gitignore": "",
+	})
+}
+
+// comment is the payload of an issue_comment event: login commented on
+// pull request n.
+func comment(n int, login string) string {
+	return `{"action":"created","issue":{"number":` + itoa(n) + `,"pull_request":{"url":"https://api.github.com/repos/acme/infra/pulls/` + itoa(n) +
+		`"}},"comment":{"id":1,"body":"strata apply","user":{"login":"` + login + `","id":7,"type":"User"}},"repository":{"full_name":"acme/infra","default_branch":"main"}}`
+}
+
+// unitsOf is each unit's status and reason in a report, by dir.
+func unitsOf(t *testing.T, path string) map[string]*report.UnitReport {
+	t.Helper()
+	out := map[string]*report.UnitReport{}
+	for _, u := range readReport(t, path).Units {
+		out[u.Dir] = u
+	}
+	return out
+}
+
+// TestControlsByStackName: the controls a config declares hold in a
+// GitHub Actions run, read from a fake GitHub: bob may apply dev and not
+// prod; alice, of team sre, applies prod only with two approvals from the
+// team (one from outside it does not count); a pull request that loosens
+// its own controls is held to the default branch's; merge conflicts and a
+// failed status check hold prod back. A refused unit ends denied, runs
+// nothing, and the run exits 1.
+func TestControlsByStackName(t *testing.T) {
+	testenv.NeedTerraform(t)
+	t.Parallel()
+	gh := newFakeGitHub(t)
+	gh.teams["sre"] = []string{"alice", "carol", "dave"}
+	gh.roles = map[string]string{"alice": "admin", "bob": "write", "carol": "write", "dave": "write", "erin": "write"}
+	head := strings.Repeat("a", 40)
+	gh.pulls[5] = &fakePull{head: head, mergeable: true, approvals: []string{"carol", "erin"}, statuses: map[string]string{"lint": "success"}}
+	root := controlsRepo(t, gh)
+	events := t.TempDir()
+	apply := func(t *testing.T, actor string, n int, args ...string) (binRun, map[string]*report.UnitReport) {
+		t.Helper()
+		rep := filepath.Join(t.TempDir(), "report.json")
+		env := testenv.Env(t, gh.env(t, events, actor, "issue_comment", comment(n, actor), "GITHUB_REF=refs/heads/main", "GITHUB_SHA="+head)...)
+		r := runBin(t, root, env, append([]string{"apply", "-auto-approve", "--report", rep}, args...)...)
+		return r, unitsOf(t, rep)
+	}
+	wantUnit := func(t *testing.T, units map[string]*report.UnitReport, dir string, status report.Status, reason string) {
+		t.Helper()
+		u := units[dir]
+		if u == nil || u.Status != status || !strings.Contains(u.Reason, reason) {
+			t.Errorf("%s: %+v; want %s, reason holding %q", dir, u, status, reason)
+			return
+		}
+		if status == report.StatusDenied && len(u.Steps) != 0 {
+			t.Errorf("%s was denied and ran %+v", dir, u.Steps)
+		}
+	}
+
+	t.Run("bob may not apply prod, so not the whole apply", func(t *testing.T) {
+		r, units := apply(t, "bob", 5)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		wantUnit(t, units, "production", report.StatusDenied, `bob may not apply production@default: access_control policy "stack_name:prod" lets team:sre apply it`)
+		wantUnit(t, units, "development", report.StatusDenied, "access_control.apply_require_all_dirspace_access refuses the whole apply")
+		if !strings.Contains(r.stdout+r.stderr, "denied") {
+			t.Errorf("the console does not say what was denied:\n%s%s", r.stdout, r.stderr)
+		}
+	})
+	t.Run("bob applies dev", func(t *testing.T) {
+		r, units := apply(t, "bob", 5, "--stack", "dev")
+		if r.code != 0 {
+			t.Fatalf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		wantUnit(t, units, "development", report.StatusApplied, "")
+	})
+	t.Run("alice with one approval from team sre", func(t *testing.T) {
+		r, units := apply(t, "alice", 5, "--stack", "prod")
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		// erin's approval is not from the team.
+		wantUnit(t, units, "production", report.StatusDenied, `apply_requirements check "stack_name:prod": needs 2 approvals from team:sre, has 1: carol`)
+	})
+	t.Run("alice with two approvals from team sre", func(t *testing.T) {
+		gh.mu.Lock()
+		gh.pulls[5].approvals = append(gh.pulls[5].approvals, "dave")
+		gh.mu.Unlock()
+		r, units := apply(t, "alice", 5, "--stack", "prod")
+		if r.code != 0 {
+			t.Fatalf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		wantUnit(t, units, "production", report.StatusApplied, "")
+	})
+	t.Run("merge conflicts hold prod back", func(t *testing.T) {
+		gh.mu.Lock()
+		gh.pulls[6] = &fakePull{head: strings.Repeat("b", 40), approvals: []string{"carol", "dave"}}
+		gh.mu.Unlock()
+		r, units := apply(t, "alice", 6, "--stack", "prod")
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		wantUnit(t, units, "production", report.StatusDenied, "PR #6 has merge conflicts")
+	})
+	t.Run("a failed status check holds prod back", func(t *testing.T) {
+		gh.mu.Lock()
+		gh.pulls[7] = &fakePull{head: strings.Repeat("c", 40), mergeable: true, approvals: []string{"carol", "dave"}, statuses: map[string]string{"lint": "failure", "docs": "success"}}
+		gh.mu.Unlock()
+		r, units := apply(t, "alice", 7, "--stack", "prod")
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		wantUnit(t, units, "production", report.StatusDenied, "status checks not passed: lint (failure)")
+	})
+	t.Run("a pull request that loosens its own controls", func(t *testing.T) {
+		// The checkout lets anyone apply prod; the default branch does not.
+		loose := strings.Replace(controlsByStack, "apply: ['team:sre']", "apply: ['*']", 1)
+		loose = loose[:strings.Index(loose, "apply_requirements:")]
+		testenv.WriteFile(t, filepath.Join(root, "strata.yml"), loose)
+		defer testenv.WriteFile(t, filepath.Join(root, "strata.yml"), controlsByStack)
+		r, units := apply(t, "bob", 5, "--stack", "prod")
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		wantUnit(t, units, "production", report.StatusDenied, `bob may not apply production@default: access_control policy "stack_name:prod" lets team:sre apply it`)
+	})
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
+)
+
+// fakeGitHub serves the REST endpoints strata's controls read, for
+// repository acme/infra, under /api/v3 as GitHub Enterprise Server does,
+// with the response shapes of GitHub's REST reference. Tests change its
+// teams, pull requests and files between runs.
+type fakeGitHub struct {
+	mu    sync.Mutex
+	token string
+	teams map[string][]string // slug -> active members
+	roles map[string]string   // login -> role_name
+	pulls map[int]*fakePull
+	// files are the default branch's files, by path.
+	files map[string]string
+	// calls counts requests by method and path.
+	calls []string
+	url   string
+}
+
+// fakePull is one pull request.
+type fakePull struct {
+	head        string
+	draft       bool
+	mergeable   bool
+	merged      bool
+	mergeCommit string
+	approvals   []string // logins that approved the head commit
+	statuses    map[string]string
+}
+
+// newFakeGitHub serves a fake GitHub on loopback for the test's life.
+func newFakeGitHub(t *testing.T) *fakeGitHub {
+	t.Helper()
+	f := &fakeGitHub{token: "ghs_fake", teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	f.url = srv.URL + "/api/v3"
+	return f
+}
+
+// env is a GitHub Actions job's environment for a command by actor on
+// event, its payload written to dir.
+func (f *fakeGitHub) env(t *testing.T, dir, actor, event, payload string, more ...string) []string {
+	t.Helper()
+	path := dir + "/event-" + strconv.Itoa(len(f.calls)) + ".json"
+	testenv.WriteFile(t, path, payload)
+	return append([]string{"GITHUB_ACTIONS=true", "GITHUB_API_URL=" + f.url, "GITHUB_TOKEN=" + f.token,
+		"GITHUB_REPOSITORY=acme/infra", "GITHUB_RUN_ID=42", "GITHUB_ACTOR=" + actor,
+		"GITHUB_EVENT_NAME=" + event, "GITHUB_EVENT_PATH=" + path, "GITHUB_SERVER_URL=https://github.com"}, more...)
+}
+
+var (
+	teamMember   = regexp.MustCompile(`^/orgs/acme/teams/([^/]+)/memberships/([^/]+)$`)
+	collaborator = regexp.MustCompile(`^/repos/acme/infra/collaborators/([^/]+)/permission$`)
+	pull         = regexp.MustCompile(`^/repos/acme/infra/pulls/([0-9]+)(/reviews)?$`)
+	commitStatus = regexp.MustCompile(`^/repos/acme/infra/commits/([^/]+)/(status|check-runs|pulls)$`)
+	contents     = regexp.MustCompile(`^/repos/acme/infra/contents/(.+)$`)
+)
+
+func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, r.Method+" "+r.URL.Path)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	path, ok := strings.CutPrefix(r.URL.Path, "/api/v3")
+	switch {
+	case !ok:
+		f.notFound(w)
+	case r.Header.Get("Authorization") != "Bearer "+f.token:
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprint(w, `{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest","status":"401"}`)
+	case teamMember.MatchString(path):
+		m := teamMember.FindStringSubmatch(path)
+		if !slices.Contains(f.teams[m[1]], m[2]) {
+			f.notFound(w)
+			return
+		}
+		fmt.Fprintf(w, `{"url":"https://api.github.com/teams/1/memberships/%s","role":"member","state":"active"}`, m[2])
+	case collaborator.MatchString(path):
+		login := collaborator.FindStringSubmatch(path)[1]
+		role, ok := f.roles[login]
+		if !ok {
+			f.notFound(w)
+			return
+		}
+		fmt.Fprintf(w, `{"permission":%q,"role_name":%q,"user":{"login":%q,"id":1,"type":"User"}}`, basePermission(role), role, login)
+	case pull.MatchString(path):
+		f.servePull(w, pull.FindStringSubmatch(path))
+	case commitStatus.MatchString(path):
+		f.serveCommit(w, commitStatus.FindStringSubmatch(path))
+	case contents.MatchString(path):
+		name := contents.FindStringSubmatch(path)[1]
+		text, ok := f.files[name]
+		if !ok || r.URL.Query().Get("ref") != "main" {
+			f.notFound(w)
+			return
+		}
+		fmt.Fprintf(w, `{"type":"file","encoding":"base64","size":%d,"name":%q,"path":%q,"content":%q,"sha":"3d21ec53a331a6f037a91c368710b99387d012c1"}`,
+			len(text), name[strings.LastIndex(name, "/")+1:], name, base64.StdEncoding.EncodeToString([]byte(text)))
+	case path == "/repos/acme/infra":
+		fmt.Fprint(w, `{"id":1,"name":"infra","full_name":"acme/infra","private":true,"default_branch":"main"}`)
+	default:
+		f.notFound(w)
+	}
+}
+
+func (f *fakeGitHub) notFound(w http.ResponseWriter) {
+	w.WriteHeader(http.StatusNotFound)
+	fmt.Fprint(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}`)
+}
+
+// basePermission is the permission GitHub reports beside a role name.
+func basePermission(role string) string {
+	switch role {
+	case "admin":
+		return "admin"
+	case "maintain", "write":
+		return "write"
+	}
+	return "read"
+}
+
+// servePull answers GET /pulls/N and /pulls/N/reviews.
+func (f *fakeGitHub) servePull(w http.ResponseWriter, m []string) {
+	n, _ := strconv.Atoi(m[1])
+	p, ok := f.pulls[n]
+	if !ok {
+		f.notFound(w)
+		return
+	}
+	if m[2] == "/reviews" {
+		var reviews []map[string]any
+		for i, login := range p.approvals {
+			reviews = append(reviews, map[string]any{"id": i + 1, "user": map[string]any{"login": login, "id": i + 1, "type": "User"},
+				"body": "", "state": "APPROVED", "commit_id": p.head, "submitted_at": "2026-11-20T10:00:00Z"})
+		}
+		writeJSON(w, reviews)
+		return
+	}
+	state, mergeCommit := "open", any(nil)
+	if p.merged {
+		state, mergeCommit = "closed", p.mergeCommit
+	}
+	writeJSON(w, map[string]any{
+		"number": n, "state": state, "title": "change", "draft": p.draft, "merged": p.merged, "mergeable": p.mergeable,
+		"merge_commit_sha": mergeCommit, "user": map[string]any{"login": "alice", "id": 1, "type": "User"},
+		"head": map[string]any{"ref": "change", "sha": p.head}, "base": map[string]any{"ref": "main", "sha": strings.Repeat("0", 40)},
+		"requested_reviewers": []any{}, "requested_teams": []any{},
+	})
+}
+
+// serveCommit answers a commit's combined status, check runs and the
+// pull requests that hold it.
+func (f *fakeGitHub) serveCommit(w http.ResponseWriter, m []string) {
+	sha, what := m[1], m[2]
+	switch what {
+	case "pulls":
+		var out []map[string]any
+		for n, p := range f.pulls {
+			if p.merged && p.mergeCommit == sha {
+				out = append(out, map[string]any{"number": n, "state": "closed", "merged_at": "2026-11-20T11:00:00Z", "merge_commit_sha": sha})
+			}
+		}
+		if out == nil {
+			out = []map[string]any{}
+		}
+		writeJSON(w, out)
+	case "status":
+		statuses := []map[string]any{}
+		for _, p := range f.pulls {
+			if p.head != sha {
+				continue
+			}
+			for _, name := range slices.Sorted(maps.Keys(p.statuses)) {
+				statuses = append(statuses, map[string]any{"id": len(statuses) + 1, "state": p.statuses[name], "context": name, "description": "", "target_url": nil, "created_at": "2026-11-20T10:00:00Z"})
+			}
+		}
+		writeJSON(w, map[string]any{"state": "success", "sha": sha, "total_count": len(statuses), "statuses": statuses})
+	case "check-runs":
+		writeJSON(w, map[string]any{"total_count": 0, "check_runs": []any{}})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}

@@ -1,0 +1,184 @@
+package forge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+
+	"github.com/google/go-github/v92/github"
+
+	"github.com/strata-iac/strata/controls"
+	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// maxEvent is the most of GITHUB_EVENT_PATH read: GitHub caps a webhook
+// payload at 25 MB.
+const maxEvent = 25 << 20
+
+// Actions is what a GitHub Actions job knows of the command it runs, for
+// the controls (controls.Source): who asks, for which pull request, and
+// the default branch's config (docs/controls.md#in-a-run).
+type Actions struct {
+	*GitHub
+	actor string
+	// pr is the pull request the event names; 0 when it names none.
+	pr       int
+	ref, sha string
+	// defaultBranch is the repository's, as the event says; "" when it
+	// does not, and the API is asked.
+	defaultBranch string
+	// configPaths are where the project's config may sit in the
+	// repository, in the order strata looks.
+	configPaths []string
+}
+
+// event is what the controls read of a GitHub Actions event payload,
+// through go-github's types: the repository (every event has it), the
+// pull request (pull_request, pull_request_target, pull_request_review),
+// and the issue and comment of issue_comment.
+type event struct {
+	Repository  *github.Repository   `json:"repository"`
+	PullRequest *github.PullRequest  `json:"pull_request"`
+	Issue       *github.Issue        `json:"issue"`
+	Comment     *github.IssueComment `json:"comment"`
+}
+
+// pullRef is the ref GitHub gives a pull request's merge or head commit.
+var pullRef = regexp.MustCompile(`^refs/pull/([0-9]+)/(?:merge|head)$`)
+
+// NewActions reads a GitHub Actions job's environment: GITHUB_API_URL,
+// GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_ACTOR,
+// GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REF and GITHUB_SHA. The
+// actor is the comment's author on issue_comment, else GITHUB_ACTOR.
+// configPaths are where the project's config may sit in the repository.
+func NewActions(env []string, configPaths []string) (*Actions, error) {
+	get := environ.Getenv(env)
+	api := get("GITHUB_API_URL")
+	if api == "" {
+		api = "https://api.github.com"
+	}
+	gh, err := NewGitHub(GitHubOptions{API: api, Token: get("GITHUB_TOKEN"), Repository: get("GITHUB_REPOSITORY"), Run: get("GITHUB_RUN_ID")})
+	if err != nil {
+		return nil, err
+	}
+	a := &Actions{GitHub: gh, actor: get("GITHUB_ACTOR"), ref: get("GITHUB_REF"), sha: get("GITHUB_SHA"), configPaths: configPaths}
+	if m := pullRef.FindStringSubmatch(a.ref); m != nil {
+		a.pr, _ = strconv.Atoi(m[1])
+	}
+	if path := get("GITHUB_EVENT_PATH"); path != "" {
+		if err := a.readEvent(get("GITHUB_EVENT_NAME"), path); err != nil {
+			return nil, err
+		}
+	}
+	if a.actor == "" {
+		return nil, errors.New("GITHUB_ACTOR is not set: the controls need to know who runs the command")
+	}
+	return a, nil
+}
+
+// readEvent reads the event payload: the default branch, the pull request
+// it names and, for a comment, its author.
+func (a *Actions) readEvent(name, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("the event payload (GITHUB_EVENT_PATH): %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxEvent+1))
+	if err != nil {
+		return fmt.Errorf("the event payload %s: %w", path, err)
+	}
+	if len(data) > maxEvent {
+		return fmt.Errorf("the event payload %s is over %d MB", path, maxEvent>>20)
+	}
+	var ev event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return fmt.Errorf("the event payload %s: %w", path, err)
+	}
+	a.defaultBranch = ev.Repository.GetDefaultBranch()
+	switch {
+	case ev.PullRequest != nil:
+		a.pr = ev.PullRequest.GetNumber()
+	case name == "issue_comment" && ev.Issue.IsPullRequest():
+		a.pr = ev.Issue.GetNumber()
+		a.actor = ev.Comment.GetUser().GetLogin()
+	}
+	return nil
+}
+
+// Actor is who runs the command.
+func (a *Actions) Actor() string { return a.actor }
+
+// PullRequest is the pull request the event names or, for a push, the
+// one whose merge made the commit; nil when there is none.
+func (a *Actions) PullRequest(ctx context.Context) (*controls.PullRequest, error) {
+	n := a.pr
+	if n == 0 && a.sha != "" {
+		var err error
+		if n, err = a.MergedPullRequest(ctx, a.sha); err != nil {
+			return nil, fmt.Errorf("the pull request that merged %s: %w", a.sha, err)
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return a.GitHub.PullRequest(ctx, n)
+}
+
+// DefaultBranchConfig is the default branch's config, when the command
+// does not run on that branch: a command for a pull request, or on
+// another branch (docs/controls.md#the-default-branchs-controls).
+func (a *Actions) DefaultBranchConfig(ctx context.Context) (*stacks.Config, bool, error) {
+	branch := a.defaultBranch
+	if branch == "" {
+		r, _, err := a.client.Repositories.Get(ctx, a.owner, a.repo)
+		if err != nil {
+			return nil, false, fmt.Errorf("the repository's default branch: %w", err)
+		}
+		branch = r.GetDefaultBranch()
+	}
+	if a.pr == 0 && a.ref == "refs/heads/"+branch {
+		return nil, true, nil
+	}
+	for _, path := range a.configPaths {
+		text, found, err := a.File(ctx, path, branch)
+		if err != nil || !found {
+			if err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		cfg, diags := stacks.ParseConfig(path+"@"+branch, text)
+		if diags.HasErrors() {
+			return nil, false, fmt.Errorf("the config of %s does not load: %s", branch, diags.Errors()[0])
+		}
+		return cfg, true, nil
+	}
+	return nil, false, nil
+}
+
+// File reads one file of the repository at ref; found is false when
+// there is none.
+func (g *GitHub) File(ctx context.Context, path, ref string) (data []byte, found bool, err error) {
+	fc, _, resp, err := g.client.Repositories.GetContents(ctx, g.owner, g.repo, path, &github.RepositoryContentGetOptions{Ref: ref})
+	if notFound(resp) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s at %s: %w", path, ref, err)
+	}
+	if fc == nil {
+		return nil, false, fmt.Errorf("%s at %s is a directory", path, ref)
+	}
+	text, err := fc.GetContent()
+	if err != nil {
+		return nil, false, fmt.Errorf("%s at %s: %w", path, ref, err)
+	}
+	return []byte(text), true, nil
+}
