@@ -105,6 +105,7 @@ func githubSecrets() *yaml.Node {
 		"AWS_SECRET_ACCESS_KEY", secret("The state bucket's credentials (s3://); also seen by the engines"),
 		"AWS_SESSION_TOKEN", secret("The state bucket's credentials (s3://); also seen by the engines"),
 		"GOOGLE_CREDENTIALS", secret("A Google service account key (JSON) for a gs:// state bucket, written to a file GOOGLE_APPLICATION_CREDENTIALS names; also seen by the engines"),
+		"STRATA_GITHUB_TOKEN", secret("The token the config's controls read GitHub with at start (teams, roles, the pull request, the default branch's config); the job's own token when unset, which cannot read an organisation's teams"),
 		"STRATA_ENV", secret("Lines NAME=VALUE added to every job's environment, each value masked: the backends' and providers' credentials (AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY for an azblob:// state bucket)"),
 	)
 }
@@ -208,6 +209,7 @@ strata ci start "$STRATA_COMMAND" "${flags[@]}" "${args[@]}"
 			"STRATA_SHARDS", yStr("${{ inputs.shards }}"),
 			"STRATA_PR", yStr("${{ github.event.pull_request.number }}"),
 			"STRATA_LINK", yStr(githubRunURL),
+			"GITHUB_TOKEN", yStr("${{ secrets.STRATA_GITHUB_TOKEN || github.token }}"),
 		),
 		"run", yStr(script),
 	))

@@ -53,7 +53,7 @@ type event struct {
 var pullRef = regexp.MustCompile(`^refs/pull/([0-9]+)/(?:merge|head)$`)
 
 // NewActions reads a GitHub Actions job's environment: GITHUB_API_URL,
-// GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_ACTOR,
+// STRATA_GITHUB_TOKEN or GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_ACTOR,
 // GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REF and GITHUB_SHA. The
 // actor is the comment's author on issue_comment, else GITHUB_ACTOR.
 // configPaths are where the project's config may sit in the repository.
@@ -63,7 +63,11 @@ func NewActions(env []string, configPaths []string) (*Actions, error) {
 	if api == "" {
 		api = "https://api.github.com"
 	}
-	gh, err := NewGitHub(GitHubOptions{API: api, Token: get("GITHUB_TOKEN"), Repository: get("GITHUB_REPOSITORY"), Run: get("GITHUB_RUN_ID")})
+	token := get("STRATA_GITHUB_TOKEN")
+	if token == "" {
+		token = get("GITHUB_TOKEN")
+	}
+	gh, err := NewGitHub(GitHubOptions{API: api, Token: token, Repository: get("GITHUB_REPOSITORY"), Run: get("GITHUB_RUN_ID")})
 	if err != nil {
 		return nil, err
 	}

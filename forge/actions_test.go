@@ -118,3 +118,24 @@ func TestActionsDefaultBranchConfig(t *testing.T) {
 		t.Errorf("a default branch whose config does not load: %v; want its file:line:col", err)
 	}
 }
+
+// TestActionsTokenOverride: STRATA_GITHUB_TOKEN, a token that can read
+// teams, wins over the job's GITHUB_TOKEN.
+func TestActionsTokenOverride(t *testing.T) {
+	t.Parallel()
+	_, f := newFake(t, "t0ken")
+	env := actionsEnv(t, f.url(), "push", `{}`)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "GITHUB_TOKEN=") {
+			env[i] = "GITHUB_TOKEN=job-token"
+		}
+	}
+	env = append(env, "STRATA_GITHUB_TOKEN=t0ken")
+	a, err := NewActions(env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, err := a.InTeam(context.Background(), "carol", "sre"); err != nil || !in {
+		t.Errorf("InTeam with STRATA_GITHUB_TOKEN: %v, %v", in, err)
+	}
+}
