@@ -29,8 +29,15 @@ func controlsOf(ctx context.Context, c *cli.Context, s *session, pol *cmdpolicy.
 	}
 	env := os.Environ()
 	op := controls.Op(pol.Controlled)
-	switch report.ServiceOf(environ.Getenv(env)) {
+	get := environ.Getenv(env)
+	switch report.ServiceOf(get) {
 	case report.GitHub:
+		if get("STRATA_GITHUB_TOKEN") == "" && get("GITHUB_TOKEN") == "" && !controls.Compile(s.project.Config).Any() {
+			// Nothing here to check, and no token to read the default
+			// branch's controls with: a repository that uses controls
+			// passes one (docs/controls.md#the-default-branchs-controls).
+			return nil
+		}
 		return func(units, auto []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string) {
 			src, err := forge.NewActions(env, configPaths(c, s))
 			if err != nil {

@@ -169,6 +169,20 @@ func TestControlsByStackName(t *testing.T) {
 		}
 		wantUnit(t, units, "production", report.StatusDenied, "status checks not passed: lint (failure)")
 	})
+	t.Run("no token", func(t *testing.T) {
+		rep := filepath.Join(t.TempDir(), "report.json")
+		var env []string
+		for _, kv := range gh.env(t, events, "alice", "issue_comment", comment(5, "alice"), "GITHUB_REF=refs/heads/main") {
+			if !strings.HasPrefix(kv, "GITHUB_TOKEN=") {
+				env = append(env, kv)
+			}
+		}
+		r := runBin(t, root, testenv.Env(t, env...), "apply", "-auto-approve", "--stack", "prod", "--report", rep)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		wantUnit(t, unitsOf(t, rep), "production", report.StatusDenied, "the controls could not be checked: no GitHub token")
+	})
 	t.Run("a pull request that loosens its own controls", func(t *testing.T) {
 		// The checkout lets anyone apply prod; the default branch does not.
 		loose := strings.Replace(controlsByStack, "apply: ['team:sre']", "apply: ['*']", 1)
