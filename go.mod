@@ -26,6 +26,7 @@ require (
 	github.com/sourcegraph/conc v0.3.0
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/zclconf/go-cty v1.18.1
+	gitlab.com/gitlab-org/api/client-go v1.46.0
 	go.yaml.in/yaml/v3 v3.0.6
 	gocloud.dev v0.47.0
 	golang.org/x/sync v0.22.0

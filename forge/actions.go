@@ -150,21 +150,7 @@ func (a *Actions) DefaultBranchConfig(ctx context.Context) (*stacks.Config, bool
 	if a.pr == 0 && a.ref == "refs/heads/"+branch {
 		return nil, true, nil
 	}
-	for _, path := range a.configPaths {
-		text, found, err := a.File(ctx, path, branch)
-		if err != nil || !found {
-			if err != nil {
-				return nil, false, err
-			}
-			continue
-		}
-		cfg, diags := stacks.ParseConfig(path+"@"+branch, text)
-		if diags.HasErrors() {
-			return nil, false, fmt.Errorf("the config of %s does not load: %s", branch, diags.Errors()[0])
-		}
-		return cfg, true, nil
-	}
-	return nil, false, nil
+	return branchConfig(ctx, a.GitHub, branch, a.configPaths)
 }
 
 // File reads one file of the repository at ref; found is false when

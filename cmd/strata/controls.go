@@ -30,16 +30,27 @@ func controlsOf(ctx context.Context, c *cli.Context, s *session, pol *cmdpolicy.
 	env := os.Environ()
 	op := controls.Op(pol.Controlled)
 	get := environ.Getenv(env)
+	var open func() (controls.Source, error)
+	var tokens [2]string
 	switch report.ServiceOf(get) {
 	case report.GitHub:
-		if get("STRATA_GITHUB_TOKEN") == "" && get("GITHUB_TOKEN") == "" && !controls.Compile(s.project.Config).Any() {
-			// Nothing here to check, and no token to read the default
-			// branch's controls with: a repository that uses controls
-			// passes one (docs/controls.md#the-default-branchs-controls).
-			return nil
-		}
+		tokens = [2]string{"STRATA_GITHUB_TOKEN", "GITHUB_TOKEN"}
+		open = func() (controls.Source, error) { return forge.NewActions(env, configPaths(c, s)) }
+	case report.GitLab:
+		tokens = [2]string{"STRATA_GITLAB_TOKEN", "GITLAB_TOKEN"}
+		open = func() (controls.Source, error) { return forge.NewGitLabCI(env, configPaths(c, s)) }
+	}
+	has := controls.Compile(s.project.Config).Any()
+	switch {
+	case open == nil:
+	case get(tokens[0]) == "" && get(tokens[1]) == "" && !has:
+		// Nothing here to check, and no token to read the default
+		// branch's controls with: a repository that uses controls
+		// passes one (docs/controls.md#the-default-branchs-controls).
+		return nil
+	default:
 		return func(units, auto []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string) {
-			src, err := forge.NewActions(env, configPaths(c, s))
+			src, err := open()
 			if err != nil {
 				v := controls.Unchecked(units, err)
 				return v.Denied, v.AutoApplyDenied
@@ -47,17 +58,9 @@ func controlsOf(ctx context.Context, c *cli.Context, s *session, pol *cmdpolicy.
 			v := controls.Command(ctx, src, s.project.Config, op, units, auto)
 			return v.Denied, v.AutoApplyDenied
 		}
-	case report.GitLab:
-		if !controls.Compile(s.project.Config).Any() {
-			return nil
-		}
-		return func(units, _ []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string) {
-			v := controls.Unchecked(units, fmt.Errorf("strata reads teams, roles and approvals from GitHub only so far, and GitLab CI runs this %s", op))
-			return v.Denied, v.AutoApplyDenied
-		}
 	}
-	if controls.Compile(s.project.Config).Any() {
-		fmt.Fprintln(c.App.ErrWriter, "strata: access_control and apply_requirements are checked in GitHub Actions, where strata knows who runs the command and for which pull request; this run is not checked against them")
+	if has {
+		fmt.Fprintln(c.App.ErrWriter, "strata: access_control and apply_requirements are checked in GitHub Actions and GitLab CI, where strata knows who runs the command and for which pull request; this run is not checked against them")
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,9 +42,17 @@ apply_requirements:
         enabled: false
 `
 
+// fakeForge is a fake GitHub or GitLab: what it knows, and the
+// environment of a CI job that runs a command by actor for pull (merge)
+// request n.
+type fakeForge interface {
+	state() *forgeState
+	jobEnv(t *testing.T, dir, actor string, n int, token bool) []string
+}
+
 // controlsRepo is a repository of the two stacks under controlsByStack,
 // with the same config on the fake's default branch.
-func controlsRepo(t *testing.T, gh *fakeGitHub) string {
+func controlsRepo(t *testing.T, gh *forgeState) string {
 	t.Helper()
 	tf := func(name string) string {
 		return `resource "terraform_data" "x" { input = "` + name + `" }
@@ -58,13 +67,6 @@ output "name" { value = terraform_data.x.output }
 		"production/.gitignore":  "",
 		"development/.gitignore": "",
 	})
-}
-
-// comment is the payload of an issue_comment event: login commented on
-// pull request n.
-func comment(n int, login string) string {
-	return `{"action":"created","issue":{"number":` + itoa(n) + `,"pull_request":{"url":"https://api.github.com/repos/acme/infra/pulls/` + itoa(n) +
-		`"}},"comment":{"id":1,"body":"strata apply","user":{"login":"` + login + `","id":7,"type":"User"}},"repository":{"full_name":"acme/infra","default_branch":"main"}}`
 }
 
 // unitsOf is each unit's status and reason in a report, by dir.
@@ -87,7 +89,17 @@ func unitsOf(t *testing.T, path string) map[string]*report.UnitReport {
 func TestControlsByStackName(t *testing.T) {
 	testenv.NeedTerraform(t)
 	t.Parallel()
-	gh := newFakeGitHub(t)
+	for name, f := range map[string]fakeForge{"github": newFakeGitHub(t), "gitlab": newFakeGitLab(t)} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			controlsByStackName(t, f)
+		})
+	}
+}
+
+// controlsByStackName is TestControlsByStackName on one forge.
+func controlsByStackName(t *testing.T, f fakeForge) {
+	gh := f.state()
 	gh.teams["sre"] = []string{"alice", "carol", "dave"}
 	gh.roles = map[string]string{"alice": "admin", "bob": "write", "carol": "write", "dave": "write", "erin": "write"}
 	head := strings.Repeat("a", 40)
@@ -97,7 +109,7 @@ func TestControlsByStackName(t *testing.T) {
 	apply := func(t *testing.T, actor string, n int, args ...string) (binRun, map[string]*report.UnitReport) {
 		t.Helper()
 		rep := filepath.Join(t.TempDir(), "report.json")
-		env := testenv.Env(t, gh.env(t, events, actor, "issue_comment", comment(n, actor), "GITHUB_REF=refs/heads/main", "GITHUB_SHA="+head)...)
+		env := testenv.Env(t, f.jobEnv(t, events, actor, n, true)...)
 		r := runBin(t, root, env, append([]string{"apply", "-auto-approve", "--report", rep}, args...)...)
 		return r, unitsOf(t, rep)
 	}
@@ -113,6 +125,12 @@ func TestControlsByStackName(t *testing.T) {
 		}
 	}
 
+	t.Cleanup(func() {
+		asked := slices.ContainsFunc(gh.calls, func(c string) bool { return strings.Contains(c, "/members") })
+		if !asked {
+			t.Errorf("the fake forge was never asked who is in a team: %v", gh.calls)
+		}
+	})
 	t.Run("bob may not apply prod, so not the whole apply", func(t *testing.T) {
 		r, units := apply(t, "bob", 5)
 		if r.code != 1 {
@@ -157,7 +175,7 @@ func TestControlsByStackName(t *testing.T) {
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		wantUnit(t, units, "production", report.StatusDenied, "PR #6 has merge conflicts")
+		wantUnit(t, units, "production", report.StatusDenied, "6 has merge conflicts")
 	})
 	t.Run("a failed status check holds prod back", func(t *testing.T) {
 		gh.mu.Lock()
@@ -171,17 +189,11 @@ func TestControlsByStackName(t *testing.T) {
 	})
 	t.Run("no token", func(t *testing.T) {
 		rep := filepath.Join(t.TempDir(), "report.json")
-		var env []string
-		for _, kv := range gh.env(t, events, "alice", "issue_comment", comment(5, "alice"), "GITHUB_REF=refs/heads/main") {
-			if !strings.HasPrefix(kv, "GITHUB_TOKEN=") {
-				env = append(env, kv)
-			}
-		}
-		r := runBin(t, root, testenv.Env(t, env...), "apply", "-auto-approve", "--stack", "prod", "--report", rep)
+		r := runBin(t, root, testenv.Env(t, f.jobEnv(t, events, "alice", 5, false)...), "apply", "-auto-approve", "--stack", "prod", "--report", rep)
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		wantUnit(t, unitsOf(t, rep), "production", report.StatusDenied, "the controls could not be checked: no GitHub token")
+		wantUnit(t, unitsOf(t, rep), "production", report.StatusDenied, "the controls could not be checked: no Git")
 	})
 	t.Run("a pull request that loosens its own controls", func(t *testing.T) {
 		// The checkout lets anyone apply prod; the default branch does not.

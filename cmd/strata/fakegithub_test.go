@@ -22,17 +22,29 @@ import (
 // with the response shapes of GitHub's REST reference. Tests change its
 // teams, pull requests and files between runs.
 type fakeGitHub struct {
-	mu    sync.Mutex
+	forgeState
 	token string
-	teams map[string][]string // slug -> active members
-	roles map[string]string   // login -> role_name
+	url   string
+}
+
+// forgeState is what a fake forge knows: teams, roles, pull requests and
+// the default branch's files. Tests change it between runs.
+type forgeState struct {
+	mu    sync.Mutex
+	teams map[string][]string // team -> active members
+	roles map[string]string   // login -> role
 	pulls map[int]*fakePull
 	// files are the default branch's files, by path.
 	files map[string]string
-	// calls counts requests by method and path.
+	// calls are the requests served, by method and path.
 	calls []string
-	url   string
 }
+
+func newForgeState() forgeState {
+	return forgeState{teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}}
+}
+
+func (f *forgeState) state() *forgeState { return f }
 
 // fakePull is one pull request.
 type fakePull struct {
@@ -48,11 +60,29 @@ type fakePull struct {
 // newFakeGitHub serves a fake GitHub on loopback for the test's life.
 func newFakeGitHub(t *testing.T) *fakeGitHub {
 	t.Helper()
-	f := &fakeGitHub{token: "ghs_fake", teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}}
+	f := &fakeGitHub{forgeState: newForgeState(), token: "ghs_fake"}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	f.url = srv.URL + "/api/v3"
 	return f
+}
+
+// jobEnv is the environment of a GitHub Actions job that runs actor's
+// comment on pull request n, with the token or without.
+func (f *fakeGitHub) jobEnv(t *testing.T, dir, actor string, n int, token bool) []string {
+	t.Helper()
+	env := f.env(t, dir, actor, "issue_comment", comment(n, actor), "GITHUB_REF=refs/heads/main")
+	if !token {
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GITHUB_TOKEN=") })
+	}
+	return env
+}
+
+// comment is the payload of an issue_comment event: login commented on
+// pull request n.
+func comment(n int, login string) string {
+	return `{"action":"created","issue":{"number":` + strconv.Itoa(n) + `,"pull_request":{"url":"https://api.github.com/repos/acme/infra/pulls/` + strconv.Itoa(n) +
+		`"}},"comment":{"id":1,"body":"strata apply","user":{"login":"` + login + `","id":7,"type":"User"}},"repository":{"full_name":"acme/infra","default_branch":"main"}}`
 }
 
 // env is a GitHub Actions job's environment for a command by actor on

@@ -1,0 +1,95 @@
+package forge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/strata-iac/strata/controls"
+	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// GitLabCI is what a GitLab CI job knows of the command it runs, for the
+// controls (controls.Source): who runs it, for which merge request, and
+// the default branch's config (docs/controls.md#in-a-run).
+type GitLabCI struct {
+	*GitLab
+	actor string
+	// mr is the merge request of a merge request pipeline; 0 otherwise.
+	mr                         int
+	sha, branch, defaultBranch string
+	configPaths                []string
+}
+
+// NewGitLabCI reads a GitLab CI job's environment: CI_API_V4_URL,
+// STRATA_GITLAB_TOKEN or GITLAB_TOKEN (the job token cannot read members
+// or approvals), CI_PROJECT_ID, CI_PIPELINE_ID, GITLAB_USER_LOGIN,
+// CI_MERGE_REQUEST_IID, CI_COMMIT_SHA, CI_COMMIT_BRANCH and
+// CI_DEFAULT_BRANCH. configPaths are where the project's config may sit
+// in the repository.
+func NewGitLabCI(env []string, configPaths []string) (*GitLabCI, error) {
+	get := environ.Getenv(env)
+	api := get("CI_API_V4_URL")
+	if api == "" {
+		api = "https://gitlab.com/api/v4"
+	}
+	token := get("STRATA_GITLAB_TOKEN")
+	if token == "" {
+		token = get("GITLAB_TOKEN")
+	}
+	gl, err := NewGitLab(GitLabOptions{API: api, Token: token, Project: get("CI_PROJECT_ID"), Pipeline: get("CI_PIPELINE_ID")})
+	if err != nil {
+		return nil, err
+	}
+	c := &GitLabCI{GitLab: gl, actor: get("GITLAB_USER_LOGIN"), sha: get("CI_COMMIT_SHA"),
+		branch: get("CI_COMMIT_BRANCH"), defaultBranch: get("CI_DEFAULT_BRANCH"), configPaths: configPaths}
+	if iid := get("CI_MERGE_REQUEST_IID"); iid != "" {
+		if c.mr, err = strconv.Atoi(iid); err != nil {
+			return nil, fmt.Errorf("CI_MERGE_REQUEST_IID %q: expected a number", iid)
+		}
+	}
+	if c.actor == "" {
+		return nil, errors.New("GITLAB_USER_LOGIN is not set: the controls need to know who runs the command")
+	}
+	return c, nil
+}
+
+// Actor is who runs the command: the user who started the pipeline.
+func (c *GitLabCI) Actor() string { return c.actor }
+
+// PullRequest is the pipeline's merge request or, on a branch, the one
+// whose merge made the commit; nil when there is none.
+func (c *GitLabCI) PullRequest(ctx context.Context) (*controls.PullRequest, error) {
+	n := c.mr
+	if n == 0 && c.sha != "" {
+		var err error
+		if n, err = c.MergedPullRequest(ctx, c.sha); err != nil {
+			return nil, fmt.Errorf("the merge request that merged %s: %w", c.sha, err)
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return c.GitLab.PullRequest(ctx, n)
+}
+
+// DefaultBranchConfig is the default branch's config, when the pipeline
+// does not run on that branch (docs/controls.md#the-default-branchs-controls).
+func (c *GitLabCI) DefaultBranchConfig(ctx context.Context) (*stacks.Config, bool, error) {
+	branch := c.defaultBranch
+	if branch == "" {
+		p, _, err := c.client.Projects.GetProject(c.project, nil, gitlab.WithContext(ctx))
+		if err != nil {
+			return nil, false, fmt.Errorf("the project's default branch: %w", err)
+		}
+		branch = p.DefaultBranch
+	}
+	if c.mr == 0 && c.branch == branch {
+		return nil, true, nil
+	}
+	return branchConfig(ctx, c.GitLab, branch, c.configPaths)
+}
