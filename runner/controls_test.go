@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,5 +93,64 @@ func TestAutoApplyRefusedInPlan(t *testing.T) {
 	}
 	if got := statuses(res.Report); !equalMaps(got, want) {
 		t.Errorf("plan: %v, want %v\n%s", got, want, e.console.String())
+	}
+}
+
+// TestAutoApplyConditions: plan auto-applies a plan that holds its
+// stack's condition, and leaves one that does not planned, saying the
+// condition and the plan's figures; apply applies it whatever the
+// condition.
+func TestAutoApplyConditions(t *testing.T) {
+	tf := func(trigger string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "resource \"terraform_data\" \"r%d\" { triggers_replace = %q }\n", i, trigger)
+		}
+		return b.String()
+	}
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `dirs:
+  careful: {tags: [careful]}
+  small: {tags: [small]}
+stacks:
+  names:
+    careful:
+      tag_query: careful
+      auto_apply: {when: no_deletes}
+    small:
+      tag_query: small
+      rules:
+        auto_apply: {max_changes: 2}
+`,
+		"careful/main.tf": tf("v1", 1),
+		"small/main.tf":   tf("v1", 2),
+	})
+	e := newE2E(t, root)
+	res := e.run(CmdPlan, Options{}, stacks.Selection{})
+	want := map[string]string{"careful@default": "applied", "small@default": "applied"}
+	if got := statuses(res.Report); !equalMaps(got, want) {
+		t.Fatalf("first plan: %v, want %v\n%s", got, want, e.console.String())
+	}
+	// A new trigger replaces careful's resource; small gets two more.
+	writeFileT(t, filepath.Join(root, "careful", "main.tf"), tf("v2", 1))
+	writeFileT(t, filepath.Join(root, "small", "main.tf"), tf("v1", 4))
+	res = e.run(CmdPlan, Options{}, stacks.Selection{})
+	want = map[string]string{
+		"careful@default": "planned (auto_apply when no_deletes: the plan destroys 1 (+1 ~0 -1))",
+		"small@default":   "applied",
+	}
+	if got := statuses(res.Report); !equalMaps(got, want) {
+		t.Errorf("second plan: %v, want %v\n%s", got, want, e.console.String())
+	}
+	// Three more is over the limit.
+	writeFileT(t, filepath.Join(root, "small", "main.tf"), tf("v1", 7))
+	res = e.run(CmdPlan, Options{}, stacks.Selection{Stacks: []string{"small"}})
+	if got := statuses(res.Report)["small@default"]; got != "planned (auto_apply max_changes 2: the plan makes 3 (+3 ~0 -0))" {
+		t.Errorf("third plan: %s", got)
+	}
+	// apply is a person's decision: the condition does not hold it back.
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{Stacks: []string{"careful"}})
+	if got := statuses(res.Report)["careful@default"]; got != "applied" {
+		t.Errorf("apply: %s", got)
 	}
 }

@@ -99,6 +99,9 @@ func (r *runState) planned(ur *unitRun, res job.Result) {
 			r.finish(ur, report.StatusPlanned, "auto_apply refused: "+ur.autoApplyRefused)
 		case !ur.AutoApply || r.opt.NoAutoApply:
 			r.finish(ur, report.StatusPlanned, r.againstReason(ur))
+		case ur.Spec.Stack.AutoApplyIf.Holds(ur.changes.Add, ur.changes.Change, ur.changes.Destroy) != "":
+			// docs/behaviour.md#auto-apply-conditions
+			r.finish(ur, report.StatusPlanned, ur.Spec.Stack.AutoApplyIf.Holds(ur.changes.Add, ur.changes.Change, ur.changes.Destroy))
 		case r.opt.AutoApprove || r.approveAll || !r.opt.Terminal || r.opt.Approve == nil:
 			r.approve(ur)
 		}

@@ -335,8 +335,8 @@ func checkStackRules(s *StackDef, key string, r stackRefs, c *collector) {
 			}
 		}
 	}
-	if s.Rules.AutoApply.Set && s.AutoApply.Set && s.Rules.AutoApply.Value != s.AutoApply.Value {
-		c.errorf(s.AutoApply.Pos, key+".auto_apply", "is %t but rules.auto_apply is %t; expected one value (or only one of the keys)", s.AutoApply.Value, s.Rules.AutoApply.Value)
+	if a, r := s.AutoApply, s.Rules.AutoApply; r.Set() && a.Set() && (a.On() != r.On() || a.condition() != r.condition()) {
+		c.errorf(s.AutoApply.Pos, key+".auto_apply", "is %s but rules.auto_apply is %s; expected one value (or only one of the keys)", a, r)
 	}
 }
 

@@ -103,7 +103,7 @@ type StackDef struct {
 	Inputs     *Map[InputRef] `yaml:"inputs" cfg:"ext" doc:"input variables fed from other stacks' outputs (docs/behaviour.md#inputs-between-stacks)"`
 	AutoInputs Bool           `yaml:"auto_inputs" cfg:"ext" doc:"wire declared variables from outputs of the same name of upstream stacks, else of sibling stacks"`
 	Rules      *Rules         `yaml:"rules" doc:"ordering and propagation (docs/behaviour.md#rules)"`
-	AutoApply  Bool           `yaml:"auto_apply" doc:"same as rules.auto_apply"`
+	AutoApply  AutoApply      `yaml:"auto_apply" doc:"same as rules.auto_apply"`
 	OnChange   *OnChange      `yaml:"on_change" cfg:"deprecated" doc:"first stacks design; use rules"`
 }
 
@@ -113,7 +113,7 @@ type Rules struct {
 	PlanAfter     *[]String      `yaml:"plan_after" doc:"stacks that must be applied before this one plans"`
 	ApplyAfter    *[]String      `yaml:"apply_after" doc:"stacks that must be applied before this one applies"`
 	ModifiedBy    *[]String      `yaml:"modified_by" doc:"stacks whose being in the run puts this one in the run"`
-	AutoApply     Bool           `yaml:"auto_apply" doc:"apply planned changes in plan, once apply gates open"`
+	AutoApply     AutoApply      `yaml:"auto_apply" doc:"apply planned changes in plan, once apply gates open; a map adds conditions on the plan"`
 	Prerequisites []Prerequisite `yaml:"prerequisites" cfg:"ext" doc:"stacks that must have applied recently (docs/behaviour.md#prerequisites)"`
 }
 

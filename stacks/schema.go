@@ -38,6 +38,7 @@ var (
 	inputRefType  = reflect.TypeOf(InputRef{})
 	checksType    = reflect.TypeOf(ApplyChecks{})
 	checkType     = reflect.TypeOf(ApplyCheck{})
+	autoApplyType = reflect.TypeOf(AutoApply{})
 )
 
 type schema = map[string]any
@@ -66,6 +67,8 @@ func schemaOf(t reflect.Type) schema {
 		return schema{"oneOf": []schema{{"type": "string", "pattern": `^[^.]+\..+$`}, structSchema(t)}}
 	case checksType:
 		return checksSchema()
+	case autoApplyType:
+		return schema{"oneOf": []schema{{"type": "boolean"}, structSchema(t)}}
 	}
 	if t.Kind() == reflect.Slice {
 		return schema{"type": "array", "items": schemaOf(t.Elem())}
@@ -226,6 +229,8 @@ func describeType(t reflect.Type, key string) (name string, child reflect.Type, 
 		return "`stack.output` or map", t, key + "."
 	case checksType:
 		return "list of map (or one map)", checkType, key + "[]."
+	case autoApplyType:
+		return "bool or map", t, key + "."
 	}
 	if t.Kind() == reflect.Slice {
 		n, c, _ := describeType(t.Elem(), key)

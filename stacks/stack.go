@@ -40,8 +40,10 @@ type Stack struct {
 	Engine    *EngineConfig // nearest stack engine, nil when none
 	EngineOf  string        // the stack that set Engine
 	AutoApply bool
-	AllForOne bool
-	Targets   []string
+	// AutoApplyIf is what a plan must hold for auto_apply to apply it.
+	AutoApplyIf AutoApplyCondition
+	AllForOne   bool
+	Targets     []string
 
 	// Rules after resolution: the stack's own and inherited rules,
 	// expanded to leaf stacks, by name. They are direct: a stack that s
@@ -464,7 +466,7 @@ func (p *Project) resolveInherited(s *Stack, c *collector) {
 			if !autoSet {
 				if v, ok := explicitAutoApply(d); ok {
 					if levelAuto != nil {
-						if w, _ := explicitAutoApply(levelAuto.Def); w != v {
+						if w, _ := explicitAutoApply(levelAuto.Def); w.On() != v.On() || w.condition() != v.condition() {
 							c.errorf(d.Pos, "stacks.names."+a.Name+".auto_apply",
 								"stacks %s and %s are both %s of %s and set auto_apply differently; expected one value at one distance", levelAuto.Name, a.Name, relation(s, a), s.Name)
 						}
@@ -489,7 +491,8 @@ func (p *Project) resolveInherited(s *Stack, c *collector) {
 			s.Engine, s.EngineOf, engineSet = levelEngine.Def.Engine, levelEngine.Name, true
 		}
 		if levelAuto != nil {
-			s.AutoApply, _ = explicitAutoApply(levelAuto.Def)
+			a, _ := explicitAutoApply(levelAuto.Def)
+			s.AutoApply, s.AutoApplyIf = a.On(), a.condition()
 			autoSet = true
 		}
 	}
@@ -520,17 +523,18 @@ func relation(s, a *Stack) string {
 	return "ancestors"
 }
 
-func explicitAutoApply(d *StackDef) (bool, bool) {
+// explicitAutoApply is the auto_apply a stack writes, rules' or its own.
+func explicitAutoApply(d *StackDef) (AutoApply, bool) {
 	if d == nil {
-		return false, false
+		return AutoApply{}, false
 	}
-	if d.Rules != nil && d.Rules.AutoApply.Set {
-		return d.Rules.AutoApply.Value, true
+	if d.Rules != nil && d.Rules.AutoApply.Set() {
+		return d.Rules.AutoApply, true
 	}
-	if d.AutoApply.Set {
-		return d.AutoApply.Value, true
+	if d.AutoApply.Set() {
+		return d.AutoApply, true
 	}
-	return false, false
+	return AutoApply{}, false
 }
 
 func sameEngine(a, b *EngineConfig) bool {
