@@ -270,7 +270,10 @@ fi
 			"name", yStr("Report"),
 			"id", yStr("finish"),
 			"working-directory", yStr("${{ inputs.working-directory }}"),
-			"env", yMap("STRATA_RUN", yStr("${{ needs.start.outputs.run }}")),
+			"env", yMap(
+				"STRATA_RUN", yStr("${{ needs.start.outputs.run }}"),
+				"GITHUB_TOKEN", yStr("${{ secrets.STRATA_GITHUB_TOKEN || github.token }}"),
+			),
 			"run", yStr(`set +e
 strata ci finish --run "$STRATA_RUN" --report strata-report.json --summary strata-summary.md
 code=$?

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/runstate"
 )
@@ -59,7 +60,10 @@ type Manifest struct {
 	// (stacks.Unit.Name), in every wave's part: a job that skips a unit
 	// for one of them says it was denied, not that it failed.
 	Denied []string `json:"denied,omitempty"`
-	Waves  []Wave   `json:"waves"`
+	// ApplyStatus says whether ci finish sets the pull request's apply
+	// status, as the config said at start.
+	ApplyStatus controls.StatusSettings `json:"apply_status,omitzero"`
+	Waves       []Wave                  `json:"waves"`
 }
 
 // unitKeys maps the ID of every unit the manifest names to its bucket key.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/runstate"
@@ -35,9 +36,12 @@ type StartOptions struct {
 	// Controls, when set, decides once what the config's controls refuse
 	// of the manifest's units; every job follows it (ManifestUnit.Denied).
 	Controls runner.ControlsFunc
-	PR       int
-	Link     string
-	Commit   string
+	// ApplyStatus says whether ci finish sets the pull request's apply
+	// status (controls.StatusSettings).
+	ApplyStatus controls.StatusSettings
+	PR          int
+	Link        string
+	Commit      string
 	// Environ resolves ${var} engine versions (os.Environ() by the CLI).
 	Environ []string
 	Now     func() time.Time
@@ -142,6 +146,7 @@ func newManifest(opt StartOptions) *Manifest {
 	m := &Manifest{
 		Version: ManifestVersion, Run: opt.Run, Command: opt.Options.Command, Created: opt.Now().UTC(),
 		Commit: opt.Commit, PR: opt.PR, Link: opt.Link, Options: opt.Options, Shards: opt.Shards,
+		ApplyStatus: opt.ApplyStatus,
 	}
 	for _, u := range opt.Gates {
 		m.Gates = append(m.Gates, u.ID())

@@ -140,7 +140,7 @@ func (d *decider) approvals(chk *Check, pr *PullRequest) (string, error) {
 func (c *Check) failingChecks(pr *PullRequest) string {
 	var failing []string
 	for _, s := range pr.Checks {
-		if !s.passed() && !c.ignored(s.Name) {
+		if !s.passed() && !c.ignored(s.Name) && s.Name != ApplyStatusName {
 			failing = append(failing, fmt.Sprintf("%s (%s)", s.Name, s.State))
 		}
 	}

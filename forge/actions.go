@@ -172,3 +172,17 @@ func (g *GitHub) File(ctx context.Context, path, ref string) (data []byte, found
 	}
 	return []byte(text), true, nil
 }
+
+// SetApplyStatus sets the apply status of the pull request the event
+// names on its head commit; set is false when the event names none
+// (docs/controls.md#the-apply-status).
+func (a *Actions) SetApplyStatus(ctx context.Context, state, description, url string) (set bool, err error) {
+	if a.pr == 0 {
+		return false, nil
+	}
+	pr, _, err := a.client.PullRequests.Get(ctx, a.owner, a.repo, a.pr)
+	if err != nil {
+		return false, fmt.Errorf("PR #%d: %w", a.pr, err)
+	}
+	return true, a.SetStatus(ctx, pr.GetHead().GetSHA(), controls.ApplyStatusName, state, description, url)
+}

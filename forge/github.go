@@ -203,3 +203,16 @@ func (g *GitHub) MergedPullRequest(ctx context.Context, sha string) (int, error)
 	}
 	return 0, nil
 }
+
+// SetStatus sets the commit status name of commit sha: pending, success
+// or failure, with a description and a link.
+func (g *GitHub) SetStatus(ctx context.Context, sha, name, state, description, url string) error {
+	st := github.RepoStatus{State: &state, Context: &name, Description: &description}
+	if url != "" {
+		st.TargetURL = &url
+	}
+	if _, _, err := g.client.Repositories.CreateStatus(ctx, g.owner, g.repo, sha, st); err != nil {
+		return fmt.Errorf("setting the status %q of %s: %w", name, sha, err)
+	}
+	return nil
+}

@@ -247,3 +247,19 @@ func (g *GitLab) File(ctx context.Context, path, ref string) (data []byte, found
 	}
 	return data, true, nil
 }
+
+// SetStatus sets the commit status name of commit sha: pending, success
+// or failure (GitLab's failed), with a description and a link.
+func (g *GitLab) SetStatus(ctx context.Context, sha, name, state, description, url string) error {
+	if state == controls.StatusFailure {
+		state = "failed"
+	}
+	opt := &gitlab.SetCommitStatusOptions{State: gitlab.BuildStateValue(state), Name: &name, Description: &description}
+	if url != "" {
+		opt.TargetURL = &url
+	}
+	if _, _, err := g.client.Commits.SetCommitStatus(g.project, sha, opt, gitlab.WithContext(ctx)); err != nil {
+		return fmt.Errorf("setting the status %q of %s: %w", name, sha, err)
+	}
+	return nil
+}

@@ -93,3 +93,17 @@ func (c *GitLabCI) DefaultBranchConfig(ctx context.Context) (*stacks.Config, boo
 	}
 	return branchConfig(ctx, c.GitLab, branch, c.configPaths)
 }
+
+// SetApplyStatus sets the apply status of the pipeline's merge request
+// on its head commit; set is false in a pipeline for no merge request
+// (docs/controls.md#the-apply-status).
+func (c *GitLabCI) SetApplyStatus(ctx context.Context, state, description, url string) (set bool, err error) {
+	if c.mr == 0 {
+		return false, nil
+	}
+	mr, _, err := c.client.MergeRequests.GetMergeRequest(c.project, int64(c.mr), nil, gitlab.WithContext(ctx))
+	if err != nil {
+		return false, fmt.Errorf("MR !%d: %w", c.mr, err)
+	}
+	return true, c.SetStatus(ctx, mr.SHA, controls.ApplyStatusName, state, description, url)
+}

@@ -40,8 +40,8 @@ type AccessPolicy struct {
 type ApplyRequirements struct {
 	Pos                             Pos
 	Checks                          *ApplyChecks `yaml:"checks" doc:"per tag query, what an apply needs; the first check matching a unit decides"`
-	CreatePendingApplyCheck         Bool         `yaml:"create_pending_apply_check" cfg:"unenforced" doc:"a pending commit status while applies are outstanding (default true)"`
-	CreateCompletedApplyCheckOnNoop Bool         `yaml:"create_completed_apply_check_on_noop" cfg:"unenforced" doc:"a completed commit status when nothing needs applying"`
+	CreatePendingApplyCheck         Bool         `yaml:"create_pending_apply_check" doc:"a pending commit status \"strata apply\" while a pull request's plans wait to be applied (default true)"`
+	CreateCompletedApplyCheckOnNoop Bool         `yaml:"create_completed_apply_check_on_noop" doc:"the status completed when a pull request's plan has nothing to apply (default false)"`
 }
 
 // ApplyChecks are apply_requirements.checks: a list of checks, each with

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/ci"
+	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
@@ -137,7 +138,8 @@ func ciStart(c *cli.Context) error {
 		Destroy: set.Destroying(),
 		Options: set,
 		Gates:   gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
-		Controls: controlsOf(c.Context, c, s, pol),
+		Controls:    controlsOf(c.Context, c, s, pol),
+		ApplyStatus: controls.StatusSettingsOf(s.project.Config),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
@@ -309,11 +311,13 @@ func ciFinishCommand() *cli.Command {
 				return failed(err)
 			}
 			defer st.Close()
-			rep, _, err := ci.BuildReport(c.Context, st, c.String("run"))
+			rep, m, err := ci.BuildReport(c.Context, st, c.String("run"))
 			if err != nil {
 				return failed(err)
 			}
 			rep.CI = report.CIFromEnv(os.Environ())
+			pol, _ := cmdpolicy.Of(m.Command)
+			setApplyStatus(c.Context, c, m.ApplyStatus, pol, rep)
 			writeReport(c, rep)
 			writeSummary(c, rep)
 			rep.WriteTable(c.App.Writer)

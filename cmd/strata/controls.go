@@ -90,3 +90,45 @@ func configPaths(c *cli.Context, s *session) []string {
 	}
 	return out
 }
+
+// applyStatusSink sets a pull request's apply status (forge.Actions,
+// forge.GitLabCI).
+type applyStatusSink interface {
+	SetApplyStatus(ctx context.Context, state, description, url string) (bool, error)
+}
+
+// setApplyStatus sets the apply status of the pull request a CI run is
+// for, after its command (docs/controls.md#the-apply-status). Not being
+// able to is a warning: a branch rule that requires the status still
+// holds the merge back.
+func setApplyStatus(ctx context.Context, c *cli.Context, set controls.StatusSettings, pol *cmdpolicy.Policy, rep *report.Report) {
+	state, description, ok := set.ApplyStatus(pol, rep.Units)
+	if !ok {
+		return
+	}
+	env := os.Environ()
+	var sink applyStatusSink
+	var err error
+	switch report.ServiceOf(environ.Getenv(env)) {
+	case report.GitHub:
+		sink, err = forge.NewActions(env, nil)
+	case report.GitLab:
+		sink, err = forge.NewGitLabCI(env, nil)
+	default:
+		return
+	}
+	url := ""
+	if rep.CI != nil {
+		url = rep.CI.RunURL
+	}
+	done := false
+	if err == nil {
+		done, err = sink.SetApplyStatus(ctx, state, description, url)
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintf(c.App.ErrWriter, "strata: warning: the commit status %q was not set: %v\n", controls.ApplyStatusName, err)
+	case done:
+		fmt.Fprintf(c.App.ErrWriter, "strata: commit status %q: %s, %s\n", controls.ApplyStatusName, state, description)
+	}
+}

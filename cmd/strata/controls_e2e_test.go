@@ -126,6 +126,22 @@ func controlsByStackName(t *testing.T, f fakeForge) {
 	}
 
 	t.Cleanup(func() {
+		// Each command set the apply status of its pull request's head
+		// (GitLab calls a failure failed).
+		want := []string{
+			"aaaaaaa strata apply: failure: 2 units not applied",
+			"aaaaaaa strata apply: success: everything applied",
+			"aaaaaaa strata apply: failure: 1 unit not applied",
+			"aaaaaaa strata apply: pending: 1 unit to apply",
+			"aaaaaaa strata apply: success: everything applied",
+		}
+		got := make([]string, len(gh.statuses))
+		for i, st := range gh.statuses {
+			got[i] = strings.Replace(st, ": failed: ", ": failure: ", 1)
+		}
+		if !slices.Equal(got[:min(len(got), len(want))], want) {
+			t.Errorf("apply statuses:\n got %q\nwant %q (then those of the later subtests)", got, want)
+		}
 		asked := slices.ContainsFunc(gh.calls, func(c string) bool { return strings.Contains(c, "/members") })
 		if !asked {
 			t.Errorf("the fake forge was never asked who is in a team: %v", gh.calls)
@@ -156,6 +172,14 @@ func controlsByStackName(t *testing.T, f fakeForge) {
 		}
 		// erin's approval is not from the team.
 		wantUnit(t, units, "production", report.StatusDenied, `apply_requirements check "stack_name:prod": needs 2 approvals from team:sre, has 1: carol`)
+	})
+	t.Run("a plan leaves the apply status pending", func(t *testing.T) {
+		rep := filepath.Join(t.TempDir(), "report.json")
+		r := runBin(t, root, testenv.Env(t, f.jobEnv(t, events, "alice", 5, true)...), "plan", "--stack", "prod", "--report", rep)
+		if r.code != 0 {
+			t.Fatalf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		wantUnit(t, unitsOf(t, rep), "production", report.StatusPlanned, "")
 	})
 	t.Run("alice with two approvals from team sre", func(t *testing.T) {
 		gh.mu.Lock()

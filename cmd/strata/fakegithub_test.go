@@ -38,6 +38,8 @@ type forgeState struct {
 	files map[string]string
 	// calls are the requests served, by method and path.
 	calls []string
+	// statuses are the commit statuses set, "sha name: state: description".
+	statuses []string
 }
 
 func newForgeState() forgeState {
@@ -102,6 +104,7 @@ var (
 	pull         = regexp.MustCompile(`^/repos/acme/infra/pulls/([0-9]+)(/reviews)?$`)
 	commitStatus = regexp.MustCompile(`^/repos/acme/infra/commits/([^/]+)/(status|check-runs|pulls)$`)
 	contents     = regexp.MustCompile(`^/repos/acme/infra/contents/(.+)$`)
+	setStatus    = regexp.MustCompile(`^/repos/acme/infra/statuses/([0-9a-f]+)$`)
 )
 
 func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -116,6 +119,17 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Header.Get("Authorization") != "Bearer "+f.token:
 		w.WriteHeader(http.StatusUnauthorized)
 		fmt.Fprint(w, `{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest","status":"401"}`)
+	case r.Method == http.MethodPost && setStatus.MatchString(path):
+		var st struct{ State, Context, Description, TargetURL string }
+		if err := json.NewDecoder(r.Body).Decode(&st); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		sha := setStatus.FindStringSubmatch(path)[1]
+		f.statuses = append(f.statuses, fmt.Sprintf("%s %s: %s: %s", sha[:7], st.Context, st.State, st.Description))
+		w.WriteHeader(http.StatusCreated)
+		writeJSON(w, map[string]any{"id": len(f.statuses), "state": st.State, "context": st.Context, "description": st.Description,
+			"target_url": st.TargetURL, "created_at": "2026-11-20T10:00:00Z", "creator": map[string]any{"login": "github-actions[bot]", "type": "Bot"}})
 	case teamMember.MatchString(path):
 		m := teamMember.FindStringSubmatch(path)
 		if !slices.Contains(f.teams[m[1]], m[2]) {

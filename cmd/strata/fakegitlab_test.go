@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -49,6 +50,7 @@ var (
 	glMR       = regexp.MustCompile(`^/projects/42/merge_requests/([0-9]+)(/approvals|/reviewers)?$`)
 	glStatuses = regexp.MustCompile(`^/projects/42/repository/commits/([^/]+)/(statuses|merge_requests)$`)
 	glFile     = regexp.MustCompile(`^/projects/42/repository/files/(.+)$`)
+	glSetState = regexp.MustCompile(`^/projects/42/statuses/([0-9a-f]+)$`)
 )
 
 // glLevels are the access levels a role is given, for the fake.
@@ -85,6 +87,20 @@ func (f *fakeGitLab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Header.Get("PRIVATE-TOKEN") != "glpat-fake":
 		w.WriteHeader(http.StatusUnauthorized)
 		fmt.Fprint(w, `{"message":"401 Unauthorized"}`)
+	case r.Method == http.MethodPost && glSetState.MatchString(path):
+		var st struct {
+			State, Name, Description string
+			TargetURL                string `json:"target_url"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&st); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		sha := glSetState.FindStringSubmatch(path)[1]
+		f.statuses = append(f.statuses, fmt.Sprintf("%s %s: %s: %s", sha[:7], st.Name, st.State, st.Description))
+		w.WriteHeader(http.StatusCreated)
+		writeJSON(w, map[string]any{"id": len(f.statuses), "sha": sha, "status": st.State, "name": st.Name, "description": st.Description,
+			"target_url": st.TargetURL, "allow_failure": false, "created_at": "2026-11-20T10:00:00.000Z", "author": f.user("alice")})
 	case glUsers.MatchString(path):
 		out := []map[string]any{}
 		if name := r.URL.Query().Get("username"); slices.Contains(f.userIDs(), name) {

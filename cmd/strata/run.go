@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
@@ -151,6 +152,9 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	res, werr, err := executeEngine(ctx, c, s, sel, &opt)
 	if err != nil {
 		return err
+	}
+	if !opt.DropIn {
+		setApplyStatus(ctx, c, controls.StatusSettingsOf(s.project.Config), pol, res.Report)
 	}
 	*reported = true
 	return finishEngine(c, pol, res, werr, signalled, cl.ea, opt.DropIn)
