@@ -67,7 +67,7 @@ func NewActions(env []string, configPaths []string) (*Actions, error) {
 	if token == "" {
 		token = get("GITHUB_TOKEN")
 	}
-	gh, err := NewGitHub(GitHubOptions{API: api, Token: token, Repository: get("GITHUB_REPOSITORY"), Run: get("GITHUB_RUN_ID")})
+	gh, err := NewGitHub(GitHubOptions{API: api, Token: token, Repository: get("GITHUB_REPOSITORY"), Run: get("GITHUB_RUN_ID"), GraphQL: get("GITHUB_GRAPHQL_URL")})
 	if err != nil {
 		return nil, err
 	}

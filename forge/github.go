@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v92/github"
+	"github.com/shurcooL/githubv4"
+	"golang.org/x/oauth2"
 
 	"github.com/strata-iac/strata/controls"
 )
@@ -21,6 +23,7 @@ import (
 // GitHub is a repository on GitHub or GitHub Enterprise Server.
 type GitHub struct {
 	client      *github.Client
+	graphql     *githubv4.Client
 	owner, repo string
 	// run is this CI run's ID: its own check runs are not counted.
 	run string
@@ -37,6 +40,9 @@ type GitHubOptions struct {
 	// Run is the CI run's ID (GITHUB_RUN_ID), whose own checks are left
 	// out of the status checks.
 	Run string
+	// GraphQL is the GraphQL API's URL (GITHUB_GRAPHQL_URL); derived from
+	// API when empty.
+	GraphQL string
 }
 
 // NewGitHub returns a client of the repository's API, with a timeout on
@@ -54,7 +60,45 @@ func NewGitHub(o GitHubOptions) (*GitHub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("GitHub API %s: %w", o.API, err)
 	}
-	return &GitHub{client: c, owner: owner, repo: repo, run: o.Run}, nil
+	gql := o.GraphQL
+	if gql == "" {
+		gql = graphQLOf(o.API)
+	}
+	hc := oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: o.Token}))
+	hc.Timeout = 30 * time.Second
+	return &GitHub{client: c, graphql: githubv4.NewEnterpriseClient(gql, hc), owner: owner, repo: repo, run: o.Run}, nil
+}
+
+// graphQLOf is the GraphQL API beside a REST API: api.github.com/graphql,
+// or HOST/api/graphql beside an Enterprise Server's HOST/api/v3.
+func graphQLOf(api string) string {
+	api = strings.TrimSuffix(api, "/")
+	if base, ok := strings.CutSuffix(api, "/api/v3"); ok {
+		return base + "/api/graphql"
+	}
+	return api + "/graphql"
+}
+
+// reviewDecision is the pull request's review verdict, as GitHub's
+// branch rules see it (code owners included): "approved",
+// "changes_requested", "review_required", or "" when no review is
+// required. Only GraphQL gives it.
+func (g *GitHub) reviewDecision(ctx context.Context, n int) (string, error) {
+	var q struct {
+		Repository struct {
+			PullRequest struct {
+				ReviewDecision *githubv4.PullRequestReviewDecision
+			} `graphql:"pullRequest(number: $number)"`
+		} `graphql:"repository(owner: $owner, name: $name)"`
+	}
+	vars := map[string]any{"owner": githubv4.String(g.owner), "name": githubv4.String(g.repo), "number": githubv4.Int(n)}
+	if err := g.graphql.Query(ctx, &q, vars); err != nil {
+		return "", fmt.Errorf("the review decision of PR #%d: %w", n, err)
+	}
+	if d := q.Repository.PullRequest.ReviewDecision; d != nil {
+		return strings.ToLower(string(*d)), nil
+	}
+	return "", nil
 }
 
 // notFound says the API answered 404.
@@ -116,6 +160,9 @@ func (g *GitHub) PullRequest(ctx context.Context, n int) (*controls.PullRequest,
 		out.PendingReviewers = append(out.PendingReviewers, "team:"+t.GetSlug())
 	}
 	if out.Approvers, out.ChangesRequested, err = g.verdicts(ctx, n, out.Head); err != nil {
+		return nil, err
+	}
+	if out.ReviewDecision, err = g.reviewDecision(ctx, n); err != nil {
 		return nil, err
 	}
 	if out.Checks, err = g.checks(ctx, out.Head); err != nil {

@@ -3,6 +3,7 @@ package forge
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -122,6 +123,10 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, r.Method+" "+r.URL.Path)
 	f.mu.Unlock()
+	if r.URL.Path == "/api/graphql" && r.Method == http.MethodPost && r.Header.Get("Authorization") == "Bearer t0ken" {
+		f.graphQL(w, r)
+		return
+	}
 	if !strings.HasPrefix(r.URL.Path, "/api/v3/") {
 		w.WriteHeader(http.StatusNotFound)
 		return
@@ -146,6 +151,30 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNotFound)
 	fmt.Fprint(w, `{"message":"Not Found","status":"404"}`)
+}
+
+// graphQL answers the review decision query, as GitHub's GraphQL API
+// does: CHANGES_REQUESTED for pull request 5, null (no review required)
+// for any other.
+func (f *fakeGitHub) graphQL(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Query     string
+		Variables struct {
+			Owner, Name string
+			Number      int
+		}
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || !strings.Contains(req.Query, "reviewDecision") || req.Variables.Owner != "acme" || req.Variables.Name != "infra" {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"errors":[{"message":"Parse error"}]}`)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	decision := "null"
+	if req.Variables.Number == 5 {
+		decision = `"CHANGES_REQUESTED"`
+	}
+	fmt.Fprintf(w, `{"data":{"repository":{"pullRequest":{"reviewDecision":%s}}}}`, decision)
 }
 
 func newFake(t *testing.T, token string) (*GitHub, *fakeGitHub) {
@@ -195,7 +224,9 @@ func TestGitHubPullRequest(t *testing.T) {
 		Name: "PR #5", Head: head, Draft: true, Mergeable: &no,
 		// dave approved an earlier commit; erin took hers back; sam only
 		// commented; frank's approval is on the second page.
-		Approvers:        []string{"carol", "frank"},
+		Approvers: []string{"carol", "frank"},
+		// GitHub's own verdict, through GraphQL.
+		ReviewDecision:   "changes_requested",
 		PendingReviewers: []string{"dave", "team:security"},
 		ChangesRequested: []string{"erin"},
 		// The check run of this CI run (42) is left out.
@@ -204,8 +235,8 @@ func TestGitHubPullRequest(t *testing.T) {
 	if !reflect.DeepEqual(pr, want) {
 		t.Errorf("pull request\n got %+v\nwant %+v", pr, want)
 	}
-	if n := len(f.requests); n != 5 {
-		t.Errorf("%d requests, want 5 (the pull request, two pages of reviews, statuses, check runs): %v", n, f.requests)
+	if n := len(f.requests); n != 6 {
+		t.Errorf("%d requests, want 6 (the pull request, two pages of reviews, the review decision, statuses, check runs): %v", n, f.requests)
 	}
 }
 

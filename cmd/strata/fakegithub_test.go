@@ -56,7 +56,10 @@ type fakePull struct {
 	merged      bool
 	mergeCommit string
 	approvals   []string // logins that approved the head commit
-	statuses    map[string]string
+	// decision is GitHub's review decision (APPROVED, CHANGES_REQUESTED,
+	// REVIEW_REQUIRED), "" for none.
+	decision string
+	statuses map[string]string
 }
 
 // newFakeGitHub serves a fake GitHub on loopback for the test's life.
@@ -114,6 +117,8 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	path, ok := strings.CutPrefix(r.URL.Path, "/api/v3")
 	switch {
+	case r.URL.Path == "/api/graphql" && r.Header.Get("Authorization") == "Bearer "+f.token:
+		f.graphQL(w, r)
 	case !ok:
 		f.notFound(w)
 	case r.Header.Get("Authorization") != "Bearer "+f.token:
@@ -163,6 +168,21 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		f.notFound(w)
 	}
+}
+
+// graphQL answers the review decision query: the pull request's
+// decision, null when it has none.
+func (f *fakeGitHub) graphQL(w http.ResponseWriter, r *http.Request) {
+	var req struct{ Variables struct{ Number int } }
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var decision any
+	if p := f.pulls[req.Variables.Number]; p != nil && p.decision != "" {
+		decision = p.decision
+	}
+	writeJSON(w, map[string]any{"data": map[string]any{"repository": map[string]any{"pullRequest": map[string]any{"reviewDecision": decision}}}})
 }
 
 func (f *fakeGitHub) notFound(w http.ResponseWriter) {
