@@ -219,6 +219,52 @@ func controlsByStackName(t *testing.T, f fakeForge) {
 		}
 		wantUnit(t, unitsOf(t, rep), "production", report.StatusDenied, "the controls could not be checked: no Git")
 	})
+	t.Run("a token the forge refuses", func(t *testing.T) {
+		rep := filepath.Join(t.TempDir(), "report.json")
+		env := f.jobEnv(t, events, "alice", 5, true)
+		for i, kv := range env {
+			if name, _, _ := strings.Cut(kv, "="); strings.HasSuffix(name, "_TOKEN") {
+				env[i] = name + "=revoked"
+			}
+		}
+		r := runBin(t, root, testenv.Env(t, env...), "apply", "-auto-approve", "--stack", "prod", "--report", rep)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		wantUnit(t, unitsOf(t, rep), "production", report.StatusDenied, "401")
+	})
+	t.Run("a run spread over jobs", func(t *testing.T) {
+		// ci start decides for the whole run; its jobs follow; ci
+		// finish reports the denial and sets the apply status.
+		env := testenv.Env(t, f.jobEnv(t, events, "bob", 5, true)...)
+		bucket := "file://" + t.TempDir()
+		plan, _ := startRun(t, root, env, "apply", "--auto-approve", "--state", bucket, "--json")
+		for _, w := range plan.Waves {
+			for _, shard := range w.Shards {
+				if r := runBin(t, root, env, "ci", "run", "--state", bucket, "--run", plan.Run, "--wave", itoa(w.Wave), "--shard", itoa(shard)); r.code != 0 {
+					t.Fatalf("wave %d shard %d: exit %d\n%s%s", w.Wave, shard, r.code, r.stdout, r.stderr)
+				}
+			}
+		}
+		rep := filepath.Join(t.TempDir(), "report.json")
+		r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", rep)
+		if r.code != 1 || !strings.Contains(r.stderr, `commit status "strata apply": failure, 2 units not applied`) {
+			t.Fatalf("finish: exit %d, want 1 and the apply status set\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		units := unitsOf(t, rep)
+		wantUnit(t, units, "production", report.StatusDenied, `bob may not apply production@default`)
+		wantUnit(t, units, "development", report.StatusDenied, "refuses the whole apply")
+		if r := runBin(t, root, env, "ci", "check", "--state", bucket, "--run", plan.Run); r.code != 0 {
+			t.Errorf("ci check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("outside CI", func(t *testing.T) {
+		// Nobody can tell who runs it: strata says so once, and runs.
+		r := runBin(t, root, testenv.Env(t), "plan", "--stack", "prod")
+		if r.code != 0 || strings.Count(r.stderr, "this run is not checked against them") != 1 {
+			t.Errorf("exit %d, want 0 and the note once\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
 	t.Run("a pull request that loosens its own controls", func(t *testing.T) {
 		// The checkout lets anyone apply prod; the default branch does not.
 		loose := strings.Replace(controlsByStack, "apply: ['team:sre']", "apply: ['*']", 1)
