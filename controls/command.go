@@ -18,6 +18,12 @@ type Source interface {
 	// PullRequest is the pull request the command runs for, nil when
 	// there is none.
 	PullRequest(ctx context.Context) (*PullRequest, error)
+	// ChangedFiles are the files the pull request the command runs for
+	// changes, a rename's old and new paths both; nil when it runs for
+	// none, or for one already merged.
+	ChangedFiles(ctx context.Context) ([]string, error)
+	// ConfigPaths are where the repository's config may sit.
+	ConfigPaths() []string
 	// DefaultBranchConfig is the config of the repository's default
 	// branch when the command runs on another commit, with found false
 	// when that branch has none; nil and true on the default branch
@@ -56,7 +62,14 @@ func Command(ctx context.Context, src Source, cfg *stacks.Config, op Op, units, 
 			return fail(fmt.Errorf("reading the pull request: %w", err))
 		}
 	}
-	v.Denied = c.Decide(ctx, src, Request{Op: op, Actor: src.Actor(), PR: pr, Units: units})
+	req := Request{Op: op, Actor: src.Actor(), PR: pr, Units: units}
+	if c.Access && c.Changes.asks() {
+		if req.Changed, err = src.ChangedFiles(ctx); err != nil {
+			return fail(fmt.Errorf("reading the files the pull request changes: %w", err))
+		}
+		req.ConfigFiles = src.ConfigPaths()
+	}
+	v.Denied = c.Decide(ctx, src, req)
 	var auto []*stacks.Unit
 	for _, u := range autoApply {
 		if _, ok := v.Denied[u]; !ok {
@@ -64,7 +77,8 @@ func Command(ctx context.Context, src Source, cfg *stacks.Config, op Op, units, 
 		}
 	}
 	if len(auto) > 0 {
-		v.AutoApplyDenied = c.Decide(ctx, src, Request{Op: Apply, Actor: src.Actor(), PR: pr, Units: auto})
+		req.Op, req.Units = Apply, auto
+		v.AutoApplyDenied = c.Decide(ctx, src, req)
 	}
 	return v
 }

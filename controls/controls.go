@@ -89,6 +89,8 @@ type Controls struct {
 	Policies                      []Policy
 	ApplyRequireAllDirspaceAccess bool
 	PlanRequireAllDirspaceAccess  bool
+	// Changes are who may run a pull request that changes which files.
+	Changes ChangeControls
 	// Requirements says apply_requirements.checks is written.
 	Requirements bool
 	Checks       []Check
@@ -105,6 +107,7 @@ func Compile(cfg *stacks.Config) *Controls {
 		c.Access = true
 		c.ApplyRequireAllDirspaceAccess = ac.ApplyRequireAllDirspaceAccess.Get(true)
 		c.PlanRequireAllDirspaceAccess = ac.PlanRequireAllDirspaceAccess.Get(false)
+		c.Changes = compileChanges(ac)
 		if ac.Policies == nil {
 			c.Policies = []Policy{{Query: tagquery.MustParse(""), Plan: everyone, Apply: everyone}}
 		} else {

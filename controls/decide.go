@@ -79,6 +79,10 @@ type Request struct {
 	// nil when there is none.
 	PR    *PullRequest
 	Units []*stacks.Unit
+	// Changed are the files the pull request changes, a rename's old and
+	// new paths both, and ConfigFiles the paths of the repository's
+	// config; both nil when there is no pull request to read them of.
+	Changed, ConfigFiles []string
 }
 
 // Decide returns the units Request may not touch, each with why, in words
@@ -87,6 +91,16 @@ type Request struct {
 // error.
 func (c *Controls) Decide(ctx context.Context, f Forge, req Request) map[*stacks.Unit]string {
 	d := &decider{c: c, f: f, req: req, ctx: ctx, teams: map[[2]string]bool{}, roles: map[string]string{}}
+	if c.Access && req.Changed != nil {
+		// Who may change a file decides for the whole pull request.
+		why, err := d.changes(req.Changed, req.ConfigFiles)
+		if err != nil {
+			return denyAll(req.Units, fmt.Sprintf("the controls could not be checked: %v", err))
+		}
+		if why != "" {
+			return denyAll(req.Units, why)
+		}
+	}
 	denied := map[*stacks.Unit]string{}
 	for _, u := range req.Units {
 		why, err := d.access(u)

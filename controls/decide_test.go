@@ -336,9 +336,16 @@ type source struct {
 	found   bool
 	defErr  error
 	prAsked int
+	// changed are the files the pull request changes.
+	changed    []string
+	changedErr error
 }
 
 func (s *source) Actor() string { return s.actor }
+
+func (s *source) ChangedFiles(context.Context) ([]string, error) { return s.changed, s.changedErr }
+
+func (s *source) ConfigPaths() []string { return []string{"strata.yml", ".terrateam/config.yml"} }
 
 func (s *source) PullRequest(context.Context) (*PullRequest, error) {
 	s.prAsked++

@@ -186,3 +186,32 @@ func (a *Actions) SetApplyStatus(ctx context.Context, state, description, url st
 	}
 	return true, a.SetStatus(ctx, pr.GetHead().GetSHA(), controls.ApplyStatusName, state, description, url)
 }
+
+// ChangedFiles are the files the event's pull request changes, a
+// rename's old path too; nil when the event names none.
+func (a *Actions) ChangedFiles(ctx context.Context) ([]string, error) {
+	if a.pr == 0 {
+		return nil, nil
+	}
+	out := []string{}
+	opt := &github.ListOptions{PerPage: 100}
+	for {
+		files, resp, err := a.client.PullRequests.ListFiles(ctx, a.owner, a.repo, a.pr, opt)
+		if err != nil {
+			return nil, fmt.Errorf("the files of PR #%d: %w", a.pr, err)
+		}
+		for _, f := range files {
+			out = append(out, f.GetFilename())
+			if p := f.GetPreviousFilename(); p != "" {
+				out = append(out, p)
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// ConfigPaths are where the project's config may sit in the repository.
+func (a *Actions) ConfigPaths() []string { return a.configPaths }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,6 +117,26 @@ func TestActionsDefaultBranchConfig(t *testing.T) {
 	broken, _ := NewActions(actionsEnv(t, f.url(), "pull_request", `{"pull_request":{"number":5},"repository":{"default_branch":"broken"}}`), paths)
 	if _, _, err := broken.DefaultBranchConfig(ctx); err == nil || !strings.Contains(err.Error(), "strata.yml@broken:4:") {
 		t.Errorf("a default branch whose config does not load: %v; want its file:line:col", err)
+	}
+}
+
+// TestActionsChangedFiles: the files of the event's pull request, over
+// pages, a rename's old path too; none for a push.
+func TestActionsChangedFiles(t *testing.T) {
+	t.Parallel()
+	_, f := newFake(t, "t0ken")
+	a, err := NewActions(actionsEnv(t, f.url(), "pull_request", `{"pull_request":{"number":5},"repository":{"default_branch":"main"}}`), []string{"strata.yml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.ChangedFiles(context.Background())
+	want := []string{"app/main.tf", "strata.yml", ".terrateam/config.yml", ".github/workflows/strata.yml"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("changed files %v, %v; want %v", got, err, want)
+	}
+	push, _ := NewActions(actionsEnv(t, f.url(), "push", `{}`), nil)
+	if got, err := push.ChangedFiles(context.Background()); got != nil || err != nil {
+		t.Errorf("a push: %v, %v", got, err)
 	}
 }
 

@@ -68,6 +68,15 @@ func (f *fakeGitHub) routes() map[string]func(w http.ResponseWriter, r *http.Req
 "head":{"label":"acme:db","ref":"db","sha":%q},"base":{"label":"acme:main","ref":"main","sha":"0000000000000000000000000000000000000000"},
 "requested_reviewers":[{"login":"dave","id":6,"type":"User"}],"requested_teams":[{"id":1,"slug":"security","name":"Security"}]}`, head)
 		},
+		"/repos/acme/infra/pulls/5/files": func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Query().Get("page") == "2" {
+				fmt.Fprint(w, `[{"sha":"bbcd538c8e72b8c175046e27cc8f907076331401","filename":".github/workflows/strata.yml","status":"modified","additions":1,"deletions":1,"changes":2}]`)
+				return
+			}
+			w.Header().Set("Link", fmt.Sprintf(`<http://%s/api/v3/repos/acme/infra/pulls/5/files?per_page=100&page=2>; rel="next"`, r.Host))
+			fmt.Fprint(w, `[{"sha":"bbcd538c8e72b8c175046e27cc8f907076331401","filename":"app/main.tf","status":"modified","additions":2,"deletions":0,"changes":2},
+{"sha":"9b4d2c1e","filename":"strata.yml","previous_filename":".terrateam/config.yml","status":"renamed","additions":0,"deletions":0,"changes":0}]`)
+		},
 		"/repos/acme/infra/pulls/5/reviews": func(w http.ResponseWriter, r *http.Request) {
 			review := func(id int, login, state, commit string) string {
 				return fmt.Sprintf(`{"id":%d,"user":{"login":%q,"id":%d,"type":"User"},"body":"","state":%q,"commit_id":%q,"submitted_at":"2026-11-20T10:0%d:00Z"}`, id, login, id, state, commit, id)

@@ -72,6 +72,10 @@ func (f *fakeGitLab) routes() map[string]func(w http.ResponseWriter, r *http.Req
 			fmt.Fprintf(w, `{"id":1005,"iid":5,"project_id":42,"title":"prod: bigger db","state":"opened","merge_status":"cannot_be_merged",
 "approved":false,"approvals_required":2,"approvals_left":1,"approved_by":[{"user":%s}],"has_approval_rules":true,"user_has_approved":false,"user_can_approve":true}`, gitlabUser("carol"))
 		},
+		"/projects/42/merge_requests/5/diffs": func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `[{"old_path":"app/main.tf","new_path":"app/main.tf","a_mode":"100644","b_mode":"100644","diff":"","new_file":false,"renamed_file":false,"deleted_file":false},
+{"old_path":".terrateam/config.yml","new_path":"strata.yml","a_mode":"100644","b_mode":"100644","diff":"","new_file":false,"renamed_file":true,"deleted_file":false}]`)
+		},
 		"/projects/42/merge_requests/5/reviewers": func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `[{"user":%s,"state":"unreviewed","created_at":"2026-11-20T10:00:00.000Z"},{"user":%s,"state":"requested_changes","created_at":"2026-11-20T10:00:00.000Z"},{"user":%s,"state":"approved","created_at":"2026-11-20T10:00:00.000Z"}]`,
 				gitlabUser("dave"), gitlabUser("erin"), gitlabUser("carol"))
@@ -201,6 +205,19 @@ func TestGitLabMergeRequest(t *testing.T) {
 	}
 	if !reflect.DeepEqual(pr, want) {
 		t.Errorf("merge request\n got %+v\nwant %+v", pr, want)
+	}
+}
+
+func TestGitLabChangedFiles(t *testing.T) {
+	t.Parallel()
+	f := newFakeGitLab(t)
+	g, err := NewGitLabCI(gitlabEnv(f, "CI_MERGE_REQUEST_IID=5"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.ChangedFiles(context.Background())
+	if want := []string{"app/main.tf", "strata.yml", ".terrateam/config.yml"}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("changed files %v, %v; want %v", got, err, want)
 	}
 }
 

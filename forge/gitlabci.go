@@ -107,3 +107,32 @@ func (c *GitLabCI) SetApplyStatus(ctx context.Context, state, description, url s
 	}
 	return true, c.SetStatus(ctx, mr.SHA, controls.ApplyStatusName, state, description, url)
 }
+
+// ChangedFiles are the files the pipeline's merge request changes, a
+// rename's old path too; nil in a pipeline for no merge request.
+func (c *GitLabCI) ChangedFiles(ctx context.Context) ([]string, error) {
+	if c.mr == 0 {
+		return nil, nil
+	}
+	out := []string{}
+	opt := &gitlab.ListMergeRequestDiffsOptions{ListOptions: gitlab.ListOptions{PerPage: 100}}
+	for {
+		diffs, resp, err := c.client.MergeRequests.ListMergeRequestDiffs(c.project, int64(c.mr), opt, gitlab.WithContext(ctx))
+		if err != nil {
+			return nil, fmt.Errorf("the files of MR !%d: %w", c.mr, err)
+		}
+		for _, d := range diffs {
+			out = append(out, d.NewPath)
+			if d.OldPath != d.NewPath {
+				out = append(out, d.OldPath)
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// ConfigPaths are where the project's config may sit in the repository.
+func (c *GitLabCI) ConfigPaths() []string { return c.configPaths }

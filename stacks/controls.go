@@ -18,9 +18,9 @@ type AccessControl struct {
 	ApplyRequireAllDirspaceAccess Bool            `yaml:"apply_require_all_dirspace_access" doc:"an apply refused for one unit is refused for all (default true)"`
 	PlanRequireAllDirspaceAccess  Bool            `yaml:"plan_require_all_dirspace_access" doc:"a plan refused for one unit is refused for all (default false)"`
 	Unlock                        *[]String       `yaml:"unlock" cfg:"unenforced" doc:"who may unlock (default *)"`
-	TerrateamConfigUpdate         *[]String       `yaml:"terrateam_config_update" cfg:"unenforced" doc:"who may run a pull request that changes the config (default *)"`
-	CIConfigUpdate                *[]String       `yaml:"ci_config_update" cfg:"unenforced" doc:"who may run a pull request that changes CI files (default *)"`
-	Files                         *Map[[]String]  `yaml:"files" cfg:"unenforced" doc:"path -> who may run a pull request that changes it"`
+	TerrateamConfigUpdate         *[]String       `yaml:"terrateam_config_update" doc:"who may run a pull request that changes the config (default *)"`
+	CIConfigUpdate                *[]String       `yaml:"ci_config_update" doc:"who may run a pull request that changes CI files (default *)"`
+	Files                         *Map[[]String]  `yaml:"files" doc:"path -> who may run a pull request that changes it"`
 }
 
 // AccessPolicy is one entry of access_control.policies.
