@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -27,6 +28,15 @@ type fakeGitHub struct {
 const head = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 
 func (f *fakeGitHub) routes() map[string]func(w http.ResponseWriter, r *http.Request) {
+	out := map[string]func(w http.ResponseWriter, r *http.Request){}
+	for _, part := range []map[string]func(w http.ResponseWriter, r *http.Request){f.accessRoutes(), f.pullRoutes(), f.repoRoutes()} {
+		maps.Copy(out, part)
+	}
+	return out
+}
+
+// accessRoutes serves teams and repository roles.
+func (f *fakeGitHub) accessRoutes() map[string]func(w http.ResponseWriter, r *http.Request) {
 	notFound := func(w http.ResponseWriter) {
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprint(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}`)
@@ -62,6 +72,13 @@ func (f *fakeGitHub) routes() map[string]func(w http.ResponseWriter, r *http.Req
 				notFound(w)
 			}
 		},
+	}
+}
+
+// pullRoutes serves pull requests, their reviews and files, and
+// commits' checks.
+func (f *fakeGitHub) pullRoutes() map[string]func(w http.ResponseWriter, r *http.Request) {
+	return map[string]func(w http.ResponseWriter, r *http.Request){
 		"/repos/acme/infra/pulls/5": func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `{"url":"https://api.github.com/repos/acme/infra/pulls/5","id":1,"number":5,"state":"open","locked":false,"title":"prod: bigger db",
 "user":{"login":"alice","id":1,"type":"User"},"draft":true,"merged":false,"mergeable":false,"mergeable_state":"dirty","merge_commit_sha":null,
@@ -107,6 +124,21 @@ func (f *fakeGitHub) routes() map[string]func(w http.ResponseWriter, r *http.Req
 			fmt.Fprint(w, `[{"number":3,"state":"closed","merged_at":null,"merge_commit_sha":"aaa"},{"number":7,"state":"closed","merged_at":"2026-11-20T11:00:00Z","merge_commit_sha":"def"}]`)
 		},
 		"/repos/acme/infra/commits/fed/pulls": func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `[]`) },
+		// fab was pushed straight to main; it is also in pull request 8,
+		// merged into another branch by another commit.
+		"/repos/acme/infra/commits/fab/pulls": func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `[{"number":8,"state":"closed","merged_at":"2026-11-20T11:00:00Z","merge_commit_sha":"bbb"}]`)
+		},
+	}
+}
+
+// repoRoutes serves the repository and its files.
+func (f *fakeGitHub) repoRoutes() map[string]func(w http.ResponseWriter, r *http.Request) {
+	notFound := func(w http.ResponseWriter) {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}`)
+	}
+	return map[string]func(w http.ResponseWriter, r *http.Request){
 		"/repos/acme/infra": func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, `{"id":1,"name":"infra","full_name":"acme/infra","private":true,"owner":{"login":"acme","id":9,"type":"Organization"},"default_branch":"trunk"}`)
 		},
@@ -119,11 +151,6 @@ func (f *fakeGitHub) routes() map[string]func(w http.ResponseWriter, r *http.Req
 			}
 			fmt.Fprintf(w, `{"type":"file","encoding":"base64","size":%d,"name":%q,"path":%q,"content":%q,"sha":"3d21ec53a331a6f037a91c368710b99387d012c1","url":"https://api.github.com/repos/acme/infra/contents/%s"}`,
 				len(text), path[strings.LastIndex(path, "/")+1:], path, base64.StdEncoding.EncodeToString([]byte(text)), path)
-		},
-		// fab was pushed straight to main; it is also in pull request 8,
-		// merged into another branch by another commit.
-		"/repos/acme/infra/commits/fab/pulls": func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprint(w, `[{"number":8,"state":"closed","merged_at":"2026-11-20T11:00:00Z","merge_commit_sha":"bbb"}]`)
 		},
 	}
 }

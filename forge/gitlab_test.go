@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -29,6 +30,15 @@ func gitlabUser(name string) string {
 }
 
 func (f *fakeGitLab) routes() map[string]func(w http.ResponseWriter, r *http.Request) {
+	out := map[string]func(w http.ResponseWriter, r *http.Request){}
+	for _, part := range []map[string]func(w http.ResponseWriter, r *http.Request){f.accessRoutes(), f.mergeRequestRoutes(), f.repoRoutes()} {
+		maps.Copy(out, part)
+	}
+	return out
+}
+
+// accessRoutes serves users, groups and project members.
+func (f *fakeGitLab) accessRoutes() map[string]func(w http.ResponseWriter, r *http.Request) {
 	member := func(w http.ResponseWriter, name, state string, level int) {
 		fmt.Fprintf(w, `{"id":%d,"username":%q,"name":%q,"state":%q,"access_level":%d,"created_at":"2026-01-01T00:00:00.000Z","expires_at":null}`, gitlabUsers[name], name, name, state, level)
 	}
@@ -63,6 +73,13 @@ func (f *fakeGitLab) routes() map[string]func(w http.ResponseWriter, r *http.Req
 				gitlabNotFoundBody(w, "404 Not found")
 			}
 		},
+	}
+}
+
+// mergeRequestRoutes serves merge requests, their approvals, reviewers
+// and diffs, and commits' statuses.
+func (f *fakeGitLab) mergeRequestRoutes() map[string]func(w http.ResponseWriter, r *http.Request) {
+	return map[string]func(w http.ResponseWriter, r *http.Request){
 		"/projects/42/merge_requests/5": func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `{"id":1005,"iid":5,"project_id":42,"title":"prod: bigger db","state":"opened","draft":true,"sha":%q,
 "merge_commit_sha":null,"squash_commit_sha":null,"has_conflicts":true,"detailed_merge_status":"conflict","source_branch":"db","target_branch":"main",
@@ -99,6 +116,12 @@ func (f *fakeGitLab) routes() map[string]func(w http.ResponseWriter, r *http.Req
 			fmt.Fprint(w, `[{"iid":3,"state":"closed","merge_commit_sha":null},{"iid":7,"state":"merged","merge_commit_sha":null,"squash_commit_sha":"def"}]`)
 		},
 		"/projects/42/repository/commits/fed/merge_requests": func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `[]`) },
+	}
+}
+
+// repoRoutes serves the project and its files.
+func (f *fakeGitLab) repoRoutes() map[string]func(w http.ResponseWriter, r *http.Request) {
+	return map[string]func(w http.ResponseWriter, r *http.Request){
 		"/projects/42": func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, `{"id":42,"name":"infra","path_with_namespace":"platform/infra","default_branch":"trunk","visibility":"private"}`)
 		},

@@ -97,34 +97,47 @@ func TestControlsByStackName(t *testing.T) {
 	}
 }
 
-// controlsByStackName is TestControlsByStackName on one forge.
+// controlsRun is one forge's fake and the repository the controls are
+// tried on.
+type controlsRun struct {
+	f            fakeForge
+	gh           *forgeState
+	root, events string
+}
+
+// apply runs apply -auto-approve for actor's pull request n, with the
+// token, and returns its report's units.
+func (c *controlsRun) apply(t *testing.T, actor string, n int, args ...string) (binRun, map[string]*report.UnitReport) {
+	t.Helper()
+	rep := filepath.Join(t.TempDir(), "report.json")
+	env := testenv.Env(t, c.f.jobEnv(t, c.events, actor, n, true)...)
+	r := runBin(t, c.root, env, append([]string{"apply", "-auto-approve", "--report", rep}, args...)...)
+	return r, unitsOf(t, rep)
+}
+
+// wantUnit checks a unit's status and that its reason holds reason; a
+// denied unit must have run nothing.
+func wantUnit(t *testing.T, units map[string]*report.UnitReport, dir string, status report.Status, reason string) {
+	t.Helper()
+	u := units[dir]
+	if u == nil || u.Status != status || !strings.Contains(u.Reason, reason) {
+		t.Errorf("%s: %+v; want %s, reason holding %q", dir, u, status, reason)
+		return
+	}
+	if status == report.StatusDenied && len(u.Steps) != 0 {
+		t.Errorf("%s was denied and ran %+v", dir, u.Steps)
+	}
+}
+
+// controlsByStackName is TestControlsByStackName on one forge; its parts
+// run in order, as each leaves the pull requests and statuses the next
+// one reads.
 func controlsByStackName(t *testing.T, f fakeForge) {
 	gh := f.state()
 	gh.teams["sre"] = []string{"alice", "carol", "dave"}
 	gh.roles = map[string]string{"alice": "admin", "bob": "write", "carol": "write", "dave": "write", "erin": "write"}
-	head := strings.Repeat("a", 40)
-	gh.pulls[5] = &fakePull{head: head, mergeable: true, approvals: []string{"carol", "erin"}, statuses: map[string]string{"lint": "success"}}
-	root := controlsRepo(t, gh)
-	events := t.TempDir()
-	apply := func(t *testing.T, actor string, n int, args ...string) (binRun, map[string]*report.UnitReport) {
-		t.Helper()
-		rep := filepath.Join(t.TempDir(), "report.json")
-		env := testenv.Env(t, f.jobEnv(t, events, actor, n, true)...)
-		r := runBin(t, root, env, append([]string{"apply", "-auto-approve", "--report", rep}, args...)...)
-		return r, unitsOf(t, rep)
-	}
-	wantUnit := func(t *testing.T, units map[string]*report.UnitReport, dir string, status report.Status, reason string) {
-		t.Helper()
-		u := units[dir]
-		if u == nil || u.Status != status || !strings.Contains(u.Reason, reason) {
-			t.Errorf("%s: %+v; want %s, reason holding %q", dir, u, status, reason)
-			return
-		}
-		if status == report.StatusDenied && len(u.Steps) != 0 {
-			t.Errorf("%s was denied and ran %+v", dir, u.Steps)
-		}
-	}
-
+	gh.pulls[5] = &fakePull{head: strings.Repeat("a", 40), mergeable: true, approvals: []string{"carol", "erin"}, statuses: map[string]string{"lint": "success"}}
+	c := &controlsRun{f: f, gh: gh, root: controlsRepo(t, gh), events: t.TempDir()}
 	t.Cleanup(func() {
 		// Each command set the apply status of its pull request's head
 		// (GitLab calls a failure failed).
@@ -147,8 +160,16 @@ func controlsByStackName(t *testing.T, f fakeForge) {
 			t.Errorf("the fake forge was never asked who is in a team: %v", gh.calls)
 		}
 	})
+	ctlAccess(t, c)
+	ctlRequirements(t, c)
+	ctlFailClosed(t, c)
+	ctlElsewhere(t, c)
+}
+
+// ctlAccess: bob may apply dev and not prod.
+func ctlAccess(t *testing.T, c *controlsRun) {
 	t.Run("bob may not apply prod, so not the whole apply", func(t *testing.T) {
-		r, units := apply(t, "bob", 5)
+		r, units := c.apply(t, "bob", 5)
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
@@ -159,14 +180,18 @@ func controlsByStackName(t *testing.T, f fakeForge) {
 		}
 	})
 	t.Run("bob applies dev", func(t *testing.T) {
-		r, units := apply(t, "bob", 5, "--stack", "dev")
+		r, units := c.apply(t, "bob", 5, "--stack", "dev")
 		if r.code != 0 {
 			t.Fatalf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		wantUnit(t, units, "development", report.StatusApplied, "")
 	})
+}
+
+// ctlRequirements: what an apply of prod needs of its pull request, and the apply status it leaves.
+func ctlRequirements(t *testing.T, c *controlsRun) {
 	t.Run("alice with one approval from team sre", func(t *testing.T) {
-		r, units := apply(t, "alice", 5, "--stack", "prod")
+		r, units := c.apply(t, "alice", 5, "--stack", "prod")
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
@@ -175,45 +200,49 @@ func controlsByStackName(t *testing.T, f fakeForge) {
 	})
 	t.Run("a plan leaves the apply status pending", func(t *testing.T) {
 		rep := filepath.Join(t.TempDir(), "report.json")
-		r := runBin(t, root, testenv.Env(t, f.jobEnv(t, events, "alice", 5, true)...), "plan", "--stack", "prod", "--report", rep)
+		r := runBin(t, c.root, testenv.Env(t, c.f.jobEnv(t, c.events, "alice", 5, true)...), "plan", "--stack", "prod", "--report", rep)
 		if r.code != 0 {
 			t.Fatalf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		wantUnit(t, unitsOf(t, rep), "production", report.StatusPlanned, "")
 	})
 	t.Run("alice with two approvals from team sre", func(t *testing.T) {
-		gh.mu.Lock()
-		gh.pulls[5].approvals = append(gh.pulls[5].approvals, "dave")
-		gh.mu.Unlock()
-		r, units := apply(t, "alice", 5, "--stack", "prod")
+		c.gh.mu.Lock()
+		c.gh.pulls[5].approvals = append(c.gh.pulls[5].approvals, "dave")
+		c.gh.mu.Unlock()
+		r, units := c.apply(t, "alice", 5, "--stack", "prod")
 		if r.code != 0 {
 			t.Fatalf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		wantUnit(t, units, "production", report.StatusApplied, "")
 	})
 	t.Run("merge conflicts hold prod back", func(t *testing.T) {
-		gh.mu.Lock()
-		gh.pulls[6] = &fakePull{head: strings.Repeat("b", 40), approvals: []string{"carol", "dave"}}
-		gh.mu.Unlock()
-		r, units := apply(t, "alice", 6, "--stack", "prod")
+		c.gh.mu.Lock()
+		c.gh.pulls[6] = &fakePull{head: strings.Repeat("b", 40), approvals: []string{"carol", "dave"}}
+		c.gh.mu.Unlock()
+		r, units := c.apply(t, "alice", 6, "--stack", "prod")
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		wantUnit(t, units, "production", report.StatusDenied, "6 has merge conflicts")
 	})
 	t.Run("a failed status check holds prod back", func(t *testing.T) {
-		gh.mu.Lock()
-		gh.pulls[7] = &fakePull{head: strings.Repeat("c", 40), mergeable: true, approvals: []string{"carol", "dave"}, statuses: map[string]string{"lint": "failure", "docs": "success"}}
-		gh.mu.Unlock()
-		r, units := apply(t, "alice", 7, "--stack", "prod")
+		c.gh.mu.Lock()
+		c.gh.pulls[7] = &fakePull{head: strings.Repeat("c", 40), mergeable: true, approvals: []string{"carol", "dave"}, statuses: map[string]string{"lint": "failure", "docs": "success"}}
+		c.gh.mu.Unlock()
+		r, units := c.apply(t, "alice", 7, "--stack", "prod")
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		wantUnit(t, units, "production", report.StatusDenied, "status checks not passed: lint (failure)")
 	})
+}
+
+// ctlFailClosed: a forge that cannot be read refuses.
+func ctlFailClosed(t *testing.T, c *controlsRun) {
 	t.Run("no token", func(t *testing.T) {
 		rep := filepath.Join(t.TempDir(), "report.json")
-		r := runBin(t, root, testenv.Env(t, f.jobEnv(t, events, "alice", 5, false)...), "apply", "-auto-approve", "--stack", "prod", "--report", rep)
+		r := runBin(t, c.root, testenv.Env(t, c.f.jobEnv(t, c.events, "alice", 5, false)...), "apply", "-auto-approve", "--stack", "prod", "--report", rep)
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
@@ -221,46 +250,50 @@ func controlsByStackName(t *testing.T, f fakeForge) {
 	})
 	t.Run("a token the forge refuses", func(t *testing.T) {
 		rep := filepath.Join(t.TempDir(), "report.json")
-		env := f.jobEnv(t, events, "alice", 5, true)
+		env := c.f.jobEnv(t, c.events, "alice", 5, true)
 		for i, kv := range env {
 			if name, _, _ := strings.Cut(kv, "="); strings.HasSuffix(name, "_TOKEN") {
 				env[i] = name + "=revoked"
 			}
 		}
-		r := runBin(t, root, testenv.Env(t, env...), "apply", "-auto-approve", "--stack", "prod", "--report", rep)
+		r := runBin(t, c.root, testenv.Env(t, env...), "apply", "-auto-approve", "--stack", "prod", "--report", rep)
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		wantUnit(t, unitsOf(t, rep), "production", report.StatusDenied, "401")
 	})
+}
+
+// ctlElsewhere: a run spread over jobs, a run outside CI, and a pull request that loosens its own controls.
+func ctlElsewhere(t *testing.T, c *controlsRun) {
 	t.Run("a run spread over jobs", func(t *testing.T) {
 		// ci start decides for the whole run; its jobs follow; ci
 		// finish reports the denial and sets the apply status.
-		env := testenv.Env(t, f.jobEnv(t, events, "bob", 5, true)...)
+		env := testenv.Env(t, c.f.jobEnv(t, c.events, "bob", 5, true)...)
 		bucket := "file://" + t.TempDir()
-		plan, _ := startRun(t, root, env, "apply", "--auto-approve", "--state", bucket, "--json")
+		plan, _ := startRun(t, c.root, env, "apply", "--auto-approve", "--state", bucket, "--json")
 		for _, w := range plan.Waves {
 			for _, shard := range w.Shards {
-				if r := runBin(t, root, env, "ci", "run", "--state", bucket, "--run", plan.Run, "--wave", itoa(w.Wave), "--shard", itoa(shard)); r.code != 0 {
+				if r := runBin(t, c.root, env, "ci", "run", "--state", bucket, "--run", plan.Run, "--wave", itoa(w.Wave), "--shard", itoa(shard)); r.code != 0 {
 					t.Fatalf("wave %d shard %d: exit %d\n%s%s", w.Wave, shard, r.code, r.stdout, r.stderr)
 				}
 			}
 		}
 		rep := filepath.Join(t.TempDir(), "report.json")
-		r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", rep)
+		r := runBin(t, c.root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", rep)
 		if r.code != 1 || !strings.Contains(r.stderr, `commit status "strata apply": failure, 2 units not applied`) {
 			t.Fatalf("finish: exit %d, want 1 and the apply status set\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		units := unitsOf(t, rep)
 		wantUnit(t, units, "production", report.StatusDenied, `bob may not apply production@default`)
 		wantUnit(t, units, "development", report.StatusDenied, "refuses the whole apply")
-		if r := runBin(t, root, env, "ci", "check", "--state", bucket, "--run", plan.Run); r.code != 0 {
+		if r := runBin(t, c.root, env, "ci", "check", "--state", bucket, "--run", plan.Run); r.code != 0 {
 			t.Errorf("ci check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	})
 	t.Run("outside CI", func(t *testing.T) {
 		// Nobody can tell who runs it: strata says so once, and runs.
-		r := runBin(t, root, testenv.Env(t), "plan", "--stack", "prod")
+		r := runBin(t, c.root, testenv.Env(t), "plan", "--stack", "prod")
 		if r.code != 0 || strings.Count(r.stderr, "this run is not checked against them") != 1 {
 			t.Errorf("exit %d, want 0 and the note once\n%s%s", r.code, r.stdout, r.stderr)
 		}
@@ -269,9 +302,9 @@ func controlsByStackName(t *testing.T, f fakeForge) {
 		// The checkout lets anyone apply prod; the default branch does not.
 		loose := strings.Replace(controlsByStack, "apply: ['team:sre']", "apply: ['*']", 1)
 		loose = loose[:strings.Index(loose, "apply_requirements:")]
-		testenv.WriteFile(t, filepath.Join(root, "strata.yml"), loose)
-		defer testenv.WriteFile(t, filepath.Join(root, "strata.yml"), controlsByStack)
-		r, units := apply(t, "bob", 5, "--stack", "prod")
+		testenv.WriteFile(t, filepath.Join(c.root, "strata.yml"), loose)
+		defer testenv.WriteFile(t, filepath.Join(c.root, "strata.yml"), controlsByStack)
+		r, units := c.apply(t, "bob", 5, "--stack", "prod")
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
