@@ -122,17 +122,7 @@ func (a *Actions) Actor() string { return a.actor }
 // PullRequest is the pull request the event names or, for a push, the
 // one whose merge made the commit; nil when there is none.
 func (a *Actions) PullRequest(ctx context.Context) (*controls.PullRequest, error) {
-	n := a.pr
-	if n == 0 && a.sha != "" {
-		var err error
-		if n, err = a.MergedPullRequest(ctx, a.sha); err != nil {
-			return nil, fmt.Errorf("the pull request that merged %s: %w", a.sha, err)
-		}
-	}
-	if n == 0 {
-		return nil, nil
-	}
-	return a.GitHub.PullRequest(ctx, n)
+	return pullRequestOf(ctx, a.GitHub, a.pr, a.sha)
 }
 
 // DefaultBranchConfig is the default branch's config, when the command

@@ -64,17 +64,7 @@ func (c *GitLabCI) Actor() string { return c.actor }
 // PullRequest is the pipeline's merge request or, on a branch, the one
 // whose merge made the commit; nil when there is none.
 func (c *GitLabCI) PullRequest(ctx context.Context) (*controls.PullRequest, error) {
-	n := c.mr
-	if n == 0 && c.sha != "" {
-		var err error
-		if n, err = c.MergedPullRequest(ctx, c.sha); err != nil {
-			return nil, fmt.Errorf("the merge request that merged %s: %w", c.sha, err)
-		}
-	}
-	if n == 0 {
-		return nil, nil
-	}
-	return c.GitLab.PullRequest(ctx, n)
+	return pullRequestOf(ctx, c.GitLab, c.mr, c.sha)
 }
 
 // DefaultBranchConfig is the default branch's config, when the pipeline

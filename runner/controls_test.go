@@ -10,30 +10,11 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-// unitNamed is the unit of p with the name.
-func unitNamed(t *testing.T, p *stacks.Project, name string) *stacks.Unit {
-	t.Helper()
-	for _, u := range p.Units {
-		if u.Name() == name {
-			return u
-		}
-	}
-	t.Fatalf("no unit %s", name)
-	return nil
-}
-
 // TestDeniedSkipsDependents: a unit the controls refuse ends denied and
 // runs nothing; what waits for it is skipped naming it; the rest runs;
 // the run exits 1.
 func TestDeniedSkipsDependents(t *testing.T) {
-	e := newE2E(t, layerRepo(t, `stacks:
-  names:
-    base: {tag_query: base}
-    dev:
-      tag_query: dev
-      rules: {plan_after: [base]}
-    prod: {tag_query: prod}
-`))
+	e := newE2E(t, layerRepo(t, devAfterBase))
 	p := e.project()
 	asked := 0
 	controls := func(units, auto []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string) {
@@ -41,7 +22,7 @@ func TestDeniedSkipsDependents(t *testing.T) {
 		if len(units) != 3 || len(auto) != 0 {
 			t.Errorf("asked about %d units, %d to auto-apply; want 3 and 0", len(units), len(auto))
 		}
-		return map[*stacks.Unit]string{unitNamed(t, p, "base@default"): "bob may not apply base@default"}, nil
+		return map[*stacks.Unit]string{p.UnitsIn("base")[0]: "bob may not apply base@default"}, nil
 	}
 	res := e.runIn(p, CmdApply, Options{Settings: Settings{AutoApprove: true}, Extra: Extra{Controls: controls}}, stacks.Selection{})
 	want := map[string]string{
@@ -83,7 +64,7 @@ func TestAutoApplyRefusedInPlan(t *testing.T) {
 		if len(auto) != 2 {
 			t.Errorf("asked to auto-apply %d units, want base and dev", len(auto))
 		}
-		return nil, map[*stacks.Unit]string{unitNamed(t, p, "base@default"): "needs 2 approvals from team:sre, has 1: carol"}
+		return nil, map[*stacks.Unit]string{p.UnitsIn("base")[0]: "needs 2 approvals from team:sre, has 1: carol"}
 	}
 	res := e.runIn(p, CmdPlan, Options{Extra: Extra{Controls: controls}}, stacks.Selection{})
 	want := map[string]string{

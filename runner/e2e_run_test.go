@@ -144,14 +144,7 @@ stacks:
 // TestExternalGate: a unit outside the run opens its dependents' gate only
 // when the run state shows it applied at its current digest.
 func TestExternalGate(t *testing.T) {
-	e := newE2E(t, layerRepo(t, `stacks:
-  names:
-    base: {tag_query: base}
-    dev:
-      tag_query: dev
-      rules: {plan_after: [base]}
-    prod: {tag_query: prod}
-`))
+	e := newE2E(t, layerRepo(t, devAfterBase))
 	p, _ := stacks.Load(e.root, configIn(e.root))
 	base, dev := p.UnitsIn("base")[0], p.UnitsIn("dev")[0]
 	runDev := func() *report.Report {

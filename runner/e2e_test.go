@@ -204,6 +204,17 @@ const layerTF = `resource "terraform_data" "this" {
 }
 `
 
+// devAfterBase are three stacks of layerRepo: dev plans after base is
+// applied, prod on its own.
+const devAfterBase = `stacks:
+  names:
+    base: {tag_query: base}
+    dev:
+      tag_query: dev
+      rules: {plan_after: [base]}
+    prod: {tag_query: prod}
+`
+
 func layerRepo(t *testing.T, stacksYAML string) string {
 	t.Helper()
 	files := map[string]string{"strata.yml": "dirs:\n  base: {tags: [base]}\n  dev: {tags: [dev]}\n  prod: {tags: [prod]}\n" + stacksYAML}

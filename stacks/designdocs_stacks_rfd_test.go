@@ -264,35 +264,8 @@ workflows:
 		warnings: []string{"deprecated: write version instead of tf_version"},
 	},
 	{
-		name: "rfd1/different controls by stack name",
-		cfg: envDirsCfg + `stacks:
-  names:
-    prod:
-      tag_query: production
-    dev:
-      tag_query: development
-
-access_control:
-  policies:
-    - tag_query: 'stack_name:prod'
-      plan: ['*']
-      apply: ['team:sre']
-    - tag_query: 'stack_name:dev'
-      plan: ['*']
-      apply: ['*']
-
-
-apply_requirements:
-  checks:
-    - tag_query: 'stack_name:prod'
-      approved:
-        enabled: true
-        any_of: ['team:sre']
-        any_of_count: 2
-    - tag_query: 'stack_name:dev'
-      approved:
-        enabled: false
-`,
+		name:    "rfd1/different controls by stack name",
+		cfg:     envDirsCfg + designDoc("controls-by-stack-name.yml"),
 		dirs:    envDirs,
 		members: map[string][]string{"prod": {"production@default"}, "dev": {"development@default"}},
 		// The controls are enforced, so nothing is said of them; what

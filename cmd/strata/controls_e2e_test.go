@@ -13,34 +13,9 @@ import (
 // controlsByStack is the stacks design's "different controls based on
 // stack name": prod applied only by team:sre with two approvals from the
 // team, dev by anyone.
-const controlsByStack = `dirs:
-  production: {tags: [production]}
-  development: {tags: [development]}
-stacks:
-  names:
-    prod:
-      tag_query: production
-    dev:
-      tag_query: development
-access_control:
-  policies:
-    - tag_query: 'stack_name:prod'
-      plan: ['*']
-      apply: ['team:sre']
-    - tag_query: 'stack_name:dev'
-      plan: ['*']
-      apply: ['*']
-apply_requirements:
-  checks:
-    - tag_query: 'stack_name:prod'
-      approved:
-        enabled: true
-        any_of: ['team:sre']
-        any_of_count: 2
-    - tag_query: 'stack_name:dev'
-      approved:
-        enabled: false
-`
+func controlsByStack(t *testing.T) string {
+	return "dirs:\n  production: {tags: [production]}\n  development: {tags: [development]}\n" + designDoc(t, "controls-by-stack-name.yml")
+}
 
 // fakeForge is a fake GitHub or GitLab: what it knows, and the
 // environment of a CI job that runs a command by actor for pull (merge)
@@ -59,9 +34,9 @@ func controlsRepo(t *testing.T, gh *forgeState) string {
 output "name" { value = terraform_data.x.output }
 `
 	}
-	gh.files["strata.yml"] = controlsByStack
+	gh.files["strata.yml"] = controlsByStack(t)
 	return testenv.WriteRepo(t, map[string]string{
-		"strata.yml":             controlsByStack,
+		"strata.yml":             controlsByStack(t),
 		"production/main.tf":     tf("production"),
 		"development/main.tf":    tf("development"),
 		"production/.gitignore":  "",
@@ -240,27 +215,27 @@ func ctlRequirements(t *testing.T, c *controlsRun) {
 
 // ctlFailClosed: a forge that cannot be read refuses.
 func ctlFailClosed(t *testing.T, c *controlsRun) {
-	t.Run("no token", func(t *testing.T) {
+	// alice may apply prod with PR 5 by now: only the forge refuses.
+	applyProd := func(t *testing.T, env []string, reason string) {
+		t.Helper()
 		rep := filepath.Join(t.TempDir(), "report.json")
-		r := runBin(t, c.root, testenv.Env(t, c.f.jobEnv(t, c.events, "alice", 5, false)...), "apply", "-auto-approve", "--stack", "prod", "--report", rep)
+		r := runBin(t, c.root, testenv.Env(t, env...), "apply", "-auto-approve", "--stack", "prod", "--report", rep)
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		wantUnit(t, unitsOf(t, rep), "production", report.StatusDenied, "the controls could not be checked: no Git")
+		wantUnit(t, unitsOf(t, rep), "production", report.StatusDenied, reason)
+	}
+	t.Run("no token", func(t *testing.T) {
+		applyProd(t, c.f.jobEnv(t, c.events, "alice", 5, false), "the controls could not be checked: no Git")
 	})
 	t.Run("a token the forge refuses", func(t *testing.T) {
-		rep := filepath.Join(t.TempDir(), "report.json")
 		env := c.f.jobEnv(t, c.events, "alice", 5, true)
 		for i, kv := range env {
 			if name, _, _ := strings.Cut(kv, "="); strings.HasSuffix(name, "_TOKEN") {
 				env[i] = name + "=revoked"
 			}
 		}
-		r := runBin(t, c.root, testenv.Env(t, env...), "apply", "-auto-approve", "--stack", "prod", "--report", rep)
-		if r.code != 1 {
-			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
-		}
-		wantUnit(t, unitsOf(t, rep), "production", report.StatusDenied, "401")
+		applyProd(t, env, "401")
 	})
 }
 
@@ -300,10 +275,10 @@ func ctlElsewhere(t *testing.T, c *controlsRun) {
 	})
 	t.Run("a pull request that loosens its own controls", func(t *testing.T) {
 		// The checkout lets anyone apply prod; the default branch does not.
-		loose := strings.Replace(controlsByStack, "apply: ['team:sre']", "apply: ['*']", 1)
+		loose := strings.Replace(controlsByStack(t), "apply: ['team:sre']", "apply: ['*']", 1)
 		loose = loose[:strings.Index(loose, "apply_requirements:")]
 		testenv.WriteFile(t, filepath.Join(c.root, "strata.yml"), loose)
-		defer testenv.WriteFile(t, filepath.Join(c.root, "strata.yml"), controlsByStack)
+		defer testenv.WriteFile(t, filepath.Join(c.root, "strata.yml"), controlsByStack(t))
 		r, units := c.apply(t, "bob", 5, "--stack", "prod")
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
