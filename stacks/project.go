@@ -8,6 +8,7 @@ package stacks
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,8 +24,11 @@ type Project struct {
 	Config     *Config
 
 	Dirspaces []*Dirspace // sorted by dir, then workspace
-	Stacks    []*Stack    // in definition order; an implicit default comes last
-	Units     []*Unit     // sorted by dir, workspace, stack
+	// selected are workspaces terraform has selected in dirs that declare
+	// none, as the loader was told (WithSelectedWorkspace).
+	selected map[string]string
+	Stacks   []*Stack // in definition order; an implicit default comes last
+	Units    []*Unit  // sorted by dir, workspace, stack
 	// Unassigned are dirspaces in no stack: the user defined `default` and
 	// it does not match them (docs/behaviour.md#stacks-and-membership).
 	// They do not run.
@@ -136,7 +140,7 @@ func Load(root, configPath string) (*Project, error) {
 // CI job builds from the tree of the commit its run started on, fetched
 // while the config is read). A nil tree func, or a nil Tree, reads the
 // repository.
-func LoadFrom(root, configPath string, tree func() (*Tree, error)) (*Project, error) {
+func LoadFrom(root, configPath string, tree func() (*Tree, error), opts ...LoadOption) (*Project, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -173,7 +177,11 @@ func LoadFrom(root, configPath string, tree func() (*Tree, error)) (*Project, er
 			return nil, err
 		}
 	}
-	p := build(root, display, cfg, sds, calls, diags)
+	var o loadOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	p := build(root, display, cfg, sds, calls, diags, o)
 	if p.Diagnostics.HasErrors() {
 		return p, &ConfigError{Diagnostics: p.Diagnostics}
 	}
@@ -182,13 +190,13 @@ func LoadFrom(root, configPath string, tree func() (*Tree, error)) (*Project, er
 
 // Build assembles a project from a decoded config and the scanned tree.
 func Build(root, configFile string, cfg *Config, sds []sourceDir, diags Diagnostics) *Project {
-	return build(root, configFile, cfg, sds, nil, diags)
+	return build(root, configFile, cfg, sds, nil, diags, loadOptions{})
 }
 
 // build is Build with the local module calls already known when calls is
 // not nil.
-func build(root, configFile string, cfg *Config, sds []sourceDir, calls map[string][]string, diags Diagnostics) *Project {
-	p := &Project{Root: root, ConfigFile: configFile, Config: cfg, sds: sds, byName: map[string]*Stack{}, unitsOf: map[string][]*Unit{}, modules: map[string]*moduleInfo{}}
+func build(root, configFile string, cfg *Config, sds []sourceDir, calls map[string][]string, diags Diagnostics, o loadOptions) *Project {
+	p := &Project{Root: root, ConfigFile: configFile, Config: cfg, sds: sds, byName: map[string]*Stack{}, unitsOf: map[string][]*Unit{}, modules: map[string]*moduleInfo{}, selected: o.selected}
 	c := &collector{file: configFile, diags: diags}
 	for _, d := range diags {
 		if d.Severity == SeverityWarning {
@@ -381,6 +389,10 @@ func (p *Project) addDirspaces(dir string, entry *MapEntry[Dir]) {
 			}
 			sort.Strings(workspaces)
 		}
+	}
+	if ws := p.selected[dir]; ws != "" && wsConf == nil && !slices.Contains(workspaces, ws) {
+		// docs/behaviour.md#workspaces-in-drop-in
+		workspaces = append(workspaces, ws)
 	}
 	for _, ws := range workspaces {
 		tags := append([]string(nil), dirTags...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/signal"
@@ -69,11 +70,12 @@ func passthroughCmd() *cli.Command {
 }
 
 // passthroughUnit picks the unit of the current dir: --workspace (or
-// $TF_WORKSPACE) and --stack choose among several; outside any unit's dir
-// only fmt, version and providers run, with the top-level engine.
+// $TF_WORKSPACE, or the workspace terraform has selected there) and
+// --stack choose among several; outside any unit's dir only fmt, version
+// and providers run, with the top-level engine.
 func passthroughUnit(s *session, workspace string, stackNames []string, command string) (*stacks.Unit, error) {
 	if workspace == "" {
-		workspace = os.Getenv("TF_WORKSPACE")
+		workspace = cmp.Or(os.Getenv("TF_WORKSPACE"), s.selectedWorkspace)
 	}
 	var cands []*stacks.Unit
 	for _, u := range s.project.UnitsIn(s.cwd) {

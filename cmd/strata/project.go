@@ -25,6 +25,9 @@ type session struct {
 	// as the selection covers them.
 	deleted []stacks.DeletedUnit
 	repo    *git.Repo // the git work tree, once gitRepo opened it
+	// selectedWorkspace is the workspace terraform has selected in the
+	// dir strata runs in, when it picks the drop-in unit (selectedWorkspace).
+	selectedWorkspace string
 }
 
 // openProject finds the repository, loads it and prints its warnings once.
@@ -83,7 +86,16 @@ func locateProject(c *cli.Context) (*location, error) {
 // warnings once.
 func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*session, error) {
 	start, root, cfgPath := l.start, l.root, l.cfgPath
-	p, err := stacks.LoadFrom(root, cfgPath, tree)
+	rel, err := filepath.Rel(root, start)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = "."
+	}
+	var opts []stacks.LoadOption
+	ws := selectedWorkspace(c, start)
+	if ws != "" {
+		opts = append(opts, stacks.WithSelectedWorkspace(filepath.ToSlash(rel), ws))
+	}
+	p, err := stacks.LoadFrom(root, cfgPath, tree, opts...)
 	var ce *stacks.ConfigError
 	if errors.As(err, &ce) {
 		printDiagnostics(c.App.ErrWriter, p.Diagnostics)
@@ -109,11 +121,7 @@ func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*ses
 	if c.Command != nil && c.Command.Name == "check" {
 		printDiagnostics(c.App.ErrWriter, p.BranchTagWarnings(branches))
 	}
-	rel, err := filepath.Rel(root, start)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		rel = "."
-	}
-	return &session{project: p, cfgPath: cfgPath, cwd: filepath.ToSlash(rel)}, nil
+	return &session{project: p, cfgPath: cfgPath, cwd: filepath.ToSlash(rel), selectedWorkspace: ws}, nil
 }
 
 // gitRepo is the git work tree holding the project, opened once per

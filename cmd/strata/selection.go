@@ -1,9 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"io"
 	"os"
 	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -77,7 +82,7 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 		Query:        q,
 		Dirs:         c.StringSlice("dir"),
 		Workspace:    c.String("workspace"),
-		EnvWorkspace: os.Getenv("TF_WORKSPACE"),
+		EnvWorkspace: cmp.Or(os.Getenv("TF_WORKSPACE"), s.selectedWorkspace),
 		Propagate:    c.Bool("propagate"),
 		NoPropagate:  c.Bool("no-propagate"),
 	}
@@ -130,6 +135,18 @@ func noMatch(s *session, sel stacks.Selection) string {
 	}
 	if sel.Workspace != "" {
 		given = append(given, "--workspace "+sel.Workspace)
+	}
+	if units := s.project.UnitsIn(s.cwd); sel.EnvWorkspace != "" && len(units) > 0 && len(given) == 0 {
+		from := "TF_WORKSPACE " + sel.EnvWorkspace
+		if os.Getenv("TF_WORKSPACE") == "" {
+			from = fmt.Sprintf("the workspace terraform has selected here, %s,", sel.EnvWorkspace)
+		}
+		var have []string
+		for _, u := range units {
+			have = append(have, u.Workspace)
+		}
+		return fmt.Sprintf("%s is no workspace of %s; its workspaces: %s (declare more under dirs.%s.workspaces, or select one with strata workspace select)",
+			from, s.cwd, strings.Join(slices.Compact(have), ", "), s.cwd)
 	}
 	if len(given) == 0 {
 		return ""
@@ -248,3 +265,37 @@ func stateDirAt(c *cli.Context, root string) string {
 	}
 	return runstate.DefaultPath(root)
 }
+
+// selectedWorkspace is the workspace terraform has selected in dir start
+// (its data dir's environment file) when it picks a drop-in command's unit
+// (docs/behaviour.md#workspaces-in-drop-in): "" when TF_WORKSPACE or a
+// selection flag decides, or terraform's is the default.
+func selectedWorkspace(c *cli.Context, start string) string {
+	if os.Getenv("TF_WORKSPACE") != "" {
+		return ""
+	}
+	for _, f := range []string{"all", "stack", "query", "dir", "workspace", "changed"} {
+		if c.IsSet(f) {
+			return ""
+		}
+	}
+	dataDir := cmp.Or(os.Getenv("TF_DATA_DIR"), ".terraform")
+	if !filepath.IsAbs(dataDir) {
+		dataDir = filepath.Join(start, dataDir)
+	}
+	f, err := os.Open(filepath.Join(dataDir, "environment"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 256))
+	ws := strings.TrimSpace(string(b))
+	if ws == "default" || !workspaceName.MatchString(ws) {
+		return ""
+	}
+	return ws
+}
+
+// workspaceName is a workspace name strata takes from terraform's
+// environment file: a path segment of safe characters.
+var workspaceName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$`)

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
+)
+
+// TestDropInWorkspaces: in a module dir strata plans the workspace
+// terraform would: the one `strata workspace new/select` chose, else
+// TF_WORKSPACE; a workspace the dir does not have stops it with exit 1.
+func TestDropInWorkspaces(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, map[string]string{
+		"strata.yml":  "dirs:\n  app: {tags: [app]}\n",
+		"app/main.tf": "resource \"terraform_data\" \"x\" { input = terraform.workspace }\noutput \"ws\" { value = terraform.workspace }\n",
+	})
+	env := hermeticEnv(t)
+	app := filepath.Join(root, "app")
+	run := func(env []string, args ...string) binRun {
+		t.Helper()
+		return runBin(t, app, env, args...)
+	}
+	if r := run(env, "workspace", "new", "staging"); r.code != 0 {
+		t.Fatalf("workspace new: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(env, "plan"); r.code != 0 || !strings.Contains(r.stdout, `input  = "staging"`) {
+		t.Fatalf("plan after workspace new staging: exit %d, want staging planned\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(env, "apply", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The plan and apply left terraform where the user put it.
+	if r := run(env, "workspace", "show"); strings.TrimSpace(r.stdout) != "staging" {
+		t.Errorf("workspace show: %q, want staging\n%s", r.stdout, r.stderr)
+	}
+	if r := run(env, "output", "-raw", "ws"); r.stdout != "staging" {
+		t.Errorf("output -raw ws: %q, want staging\n%s", r.stdout, r.stderr)
+	}
+	if r := run(env, "workspace", "select", "default"); r.code != 0 {
+		t.Fatalf("workspace select default: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(env, "plan"); r.code != 0 || !strings.Contains(r.stdout, `input  = "default"`) {
+		t.Errorf("plan after workspace select default: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// TF_WORKSPACE wins over the selected workspace, as --workspace
+	// does, and one the dir does not have is an error.
+	if r := run(env, "workspace", "select", "staging"); r.code != 0 {
+		t.Fatalf("workspace select staging: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(append(env, "TF_WORKSPACE=default"), "plan"); r.code != 0 || !strings.Contains(r.stdout, `input  = "default"`) {
+		t.Errorf("TF_WORKSPACE=default plan: exit %d, want default planned\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := run(append(env, "TF_WORKSPACE=nope"), "plan")
+	if r.code != 1 || !strings.Contains(r.stderr, "TF_WORKSPACE nope is no workspace of app; its workspaces: default") {
+		t.Errorf("TF_WORKSPACE=nope plan: exit %d, want 1 naming the dir's workspaces\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A dir that declares its workspaces keeps them.
+	testenv.WriteFile(t, filepath.Join(root, "strata.yml"), "dirs:\n  app: {tags: [app], workspaces: {prod: {}, qa: {}}}\n")
+	testenv.WriteFile(t, filepath.Join(app, ".terraform", "environment"), "staging")
+	r = run(env, "plan")
+	if r.code != 1 || !strings.Contains(r.stderr, "the workspace terraform has selected here, staging, is no workspace of app; its workspaces: prod, qa") {
+		t.Errorf("a selected workspace the dir does not declare: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
