@@ -3,14 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -253,12 +251,17 @@ func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selecte
 	terminal := isTerminal(os.Stdout) && isTerminal(os.Stdin)
 	set := settingsOf(c, command, cl.ea)
 	set.PlanOut, set.ApplyFile = cl.planOut, cl.applyFile
+	console := c.App.Writer
+	if cmdpolicy.Must(command).PrintsOutputs && !sel.dropIn() {
+		// stdout holds the outputs alone (docs/behaviour.md#output).
+		console = c.App.ErrWriter
+	}
 	opt := runner.Options{
 		Settings: set,
 		Output: runner.Output{
-			Console:    c.App.Writer,
+			Console:    console,
 			ErrConsole: c.App.ErrWriter,
-			Terminal:   terminal && c.App.Writer == os.Stdout,
+			Terminal:   terminal && console == os.Stdout,
 			DropIn:     sel.dropIn(),
 		},
 		Hooks: runner.Hooks{
@@ -344,12 +347,20 @@ func finishEngine(c *cli.Context, pol *cmdpolicy.Policy, res *runner.Result, wer
 	}
 	writeReport(c, rep)
 	writeSummary(c, rep)
+	table := c.App.Writer
+	var outErr error
 	if pol.PrintsOutputs {
-		printOutputs(c.App.Writer, rep, ea.Command, dropIn)
+		table = c.App.ErrWriter
+		outErr = printOutputs(c.App.Writer, rep, ea.Command, dropIn)
 	}
 	if !dropIn {
-		fmt.Fprintln(c.App.Writer)
-		rep.WriteTable(c.App.Writer)
+		fmt.Fprintln(table)
+		rep.WriteTable(table)
+	}
+	if outErr != nil && code == 0 {
+		// Said last, where it is seen.
+		fmt.Fprintf(c.App.ErrWriter, "strata: %v\n", outErr)
+		code = 1
 	}
 	if code != 0 {
 		return &exitError{code: code}
@@ -449,46 +460,6 @@ func writeSummary(c *cli.Context, rep *report.Report) {
 		}
 		if err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "strata: step summary: %v\n", err)
-		}
-	}
-}
-
-// printOutputs prints the output command's result: with -json, one object
-// keyed by unit ID; otherwise `unit: name = value` lines (`name = value` in
-// drop-in).
-func printOutputs(w io.Writer, rep *report.Report, args []string, dropIn bool) {
-	asJSON := false
-	for _, a := range args {
-		if a == "-json" || a == "--json" {
-			asJSON = true
-		}
-	}
-	if asJSON {
-		all := map[string]any{}
-		for _, u := range rep.Units {
-			if u.Outputs != nil {
-				all[u.ID()] = u.Outputs
-			}
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(all)
-		return
-	}
-	for _, u := range rep.Units {
-		names := make([]string, 0, len(u.Outputs))
-		for n := range u.Outputs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			v, _ := json.Marshal(u.Outputs[n].(map[string]any)["value"])
-			if dropIn {
-				// As terraform output prints it.
-				fmt.Fprintf(w, "%s = %s\n", n, v)
-				continue
-			}
-			fmt.Fprintf(w, "%s: %s = %s\n", u.Name(), n, v)
 		}
 	}
 }
