@@ -56,6 +56,9 @@ func graphCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if engineGraph(c, s) {
+				return passthroughIn(c, s, "graph", c.App.Writer)
+			}
 			run, err := selectRun(c, s, "")
 			if err != nil {
 				return err
@@ -160,3 +163,15 @@ func writeMermaid(w io.Writer, g *stacks.Graph) {
 }
 
 func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "#quot;") }
+
+// engineGraph says graph in a unit's dir is the engine's own graph of the
+// unit's resources, as `terraform graph` there: no flag of strata's unit
+// DAG is given (--workspace and --stack pick the unit).
+func engineGraph(c *cli.Context, s *session) bool {
+	for _, f := range []string{"format", "destroy", "all", "query", "dir", "changed"} {
+		if c.IsSet(f) {
+			return false
+		}
+	}
+	return len(s.project.UnitsIn(s.cwd)) > 0
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -39,34 +40,41 @@ func passthroughCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			unit, err := passthroughUnit(s, c.String("workspace"), c.StringSlice("stack"), command)
-			if err != nil {
-				return cli.Exit(err.Error(), 1)
-			}
-			args := engineArgsOf(c)
-			if c.Bool("no-color") {
-				args = append([]string{"-no-color"}, args...)
-			}
-			sigs := make(chan os.Signal, 4)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-			defer signal.Stop(sigs)
-			dir := s.project.Root
-			if s.cwd != "." {
-				dir += "/" + s.cwd
-			}
-			code, err := runner.Passthrough(c.Context, s.project, unit, dir, command, args, runner.PassthroughOptions{
-				Stdin: os.Stdin, Stdout: c.App.Writer, Stderr: c.App.ErrWriter,
-				StateDir: c.Path("state-dir"), Signals: sigs,
-			})
-			if err != nil {
-				return cli.Exit(err.Error(), 1)
-			}
-			if code != 0 {
-				return &exitError{code: code}
-			}
-			return nil
+			return passthroughIn(c, s, command, c.App.Writer)
 		},
 	}
+}
+
+// passthroughIn runs an engine command in the unit of the current dir
+// (passthroughUnit), its output on stdout, and exits with the engine's
+// code.
+func passthroughIn(c *cli.Context, s *session, command string, stdout io.Writer) error {
+	unit, err := passthroughUnit(s, c.String("workspace"), c.StringSlice("stack"), command)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	args := engineArgsOf(c)
+	if c.Bool("no-color") {
+		args = append([]string{"-no-color"}, args...)
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	dir := s.project.Root
+	if s.cwd != "." {
+		dir += "/" + s.cwd
+	}
+	code, err := runner.Passthrough(c.Context, s.project, unit, dir, command, args, runner.PassthroughOptions{
+		Stdin: os.Stdin, Stdout: stdout, Stderr: c.App.ErrWriter,
+		StateDir: c.Path("state-dir"), Signals: sigs,
+	})
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	if code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
 }
 
 // passthroughUnit picks the unit of the current dir: --workspace (or

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"runtime"
 	"runtime/debug"
 
@@ -33,10 +36,45 @@ func init() {
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
-		Usage: "print strata's version",
+		Usage: "print strata's version, and in a unit's dir the engine's (-json: one JSON document)",
 		Action: func(c *cli.Context) error {
-			fmt.Fprintln(c.App.Writer, versionLine())
-			return nil
+			s := unitSession(c)
+			if s == nil {
+				fmt.Fprintln(c.App.Writer, versionLine())
+				return nil
+			}
+			if !slices.Contains(engineArgsOf(c), "-json") {
+				fmt.Fprintln(c.App.Writer, versionLine())
+				return passthroughIn(c, s, "version", c.App.Writer)
+			}
+			// The engine's JSON with strata's version in it: one document.
+			var out bytes.Buffer
+			if err := passthroughIn(c, s, "version", &out); err != nil {
+				return err
+			}
+			doc := map[string]any{}
+			if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+				return cli.Exit(fmt.Sprintf("the engine's version -json: %v", err), 1)
+			}
+			doc["strata_version"] = strataVersion()
+			enc := json.NewEncoder(c.App.Writer)
+			enc.SetIndent("", "  ")
+			return enc.Encode(doc)
 		},
 	}
+}
+
+// unitSession is the project when strata runs in a unit's dir, for
+// version to ask the unit's engine; nil anywhere else, or when the
+// project does not load (version still prints strata's).
+func unitSession(c *cli.Context) *session {
+	loc, err := locateProject(c)
+	if err != nil {
+		return nil
+	}
+	s, err := loc.load(c, nil)
+	if err != nil || len(s.project.UnitsIn(s.cwd)) == 0 {
+		return nil
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,5 +64,39 @@ func TestDropInWorkspaces(t *testing.T) {
 	r = run(env, "plan")
 	if r.code != 1 || !strings.Contains(r.stderr, "the workspace terraform has selected here, staging, is no workspace of app; its workspaces: prod, qa") {
 		t.Errorf("a selected workspace the dir does not declare: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestVersionAndGraphInUnitDir: in a unit's dir, version prints strata's
+// version then the engine's (-json: one document holding both), and graph
+// is the engine's graph of the unit's resources unless a flag of strata's
+// unit DAG is given; at the root both are strata's own.
+func TestVersionAndGraphInUnitDir(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, map[string]string{
+		"strata.yml":  "dirs:\n  app: {tags: [app]}\n",
+		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	env := hermeticEnv(t)
+	app := filepath.Join(root, "app")
+	if r := runBin(t, app, env, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "strata ") || !strings.Contains(r.stdout, "\nTerraform v") {
+		t.Errorf("version in app: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := runBin(t, app, env, "version", "-json")
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != 0 || err != nil || doc["strata_version"] == nil || doc["terraform_version"] == nil {
+		t.Errorf("version -json in app: exit %d, %v: %q\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	if r := runBin(t, root, env, "version"); r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("version at the root: exit %d, want strata's line only: %q", r.code, r.stdout)
+	}
+	if r := runBin(t, app, env, "graph"); r.code != 0 || !strings.Contains(r.stdout, "terraform_data.x") {
+		t.Errorf("graph in app: exit %d, want terraform's graph\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, app, env, "graph", "--format", "mermaid"); r.code != 0 || !strings.Contains(r.stdout, "app@default") {
+		t.Errorf("graph --format mermaid in app: exit %d, want strata's DAG\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, root, env, "graph"); r.code != 0 || strings.Contains(r.stdout, "terraform_data") || !strings.Contains(r.stdout, "app@default") {
+		t.Errorf("graph at the root: exit %d, want strata's DAG\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
