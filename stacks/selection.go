@@ -346,3 +346,39 @@ func (w *modifiedByWalk) of(t *Stack) []*Stack {
 	sort.Slice(out, func(i, j int) bool { return out[i].index < out[j].index })
 	return out
 }
+
+// UnitsCalling are the units whose root module calls the local module in
+// dir, directly or through other local modules, in unit order; none when
+// no root module calls it.
+func (p *Project) UnitsCalling(dir string) []*Unit {
+	callers := map[string][]string{}
+	for caller, mods := range p.ModuleCalls {
+		for _, m := range mods {
+			callers[m] = append(callers[m], caller)
+		}
+	}
+	seen := map[string]bool{dir: true}
+	queue := []string{dir}
+	roots := map[string]bool{}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		for _, c := range callers[d] {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			if len(p.unitsOf[c]) > 0 {
+				roots[c] = true
+			}
+			queue = append(queue, c)
+		}
+	}
+	var out []*Unit
+	for _, u := range p.Units {
+		if roots[u.Dir] {
+			out = append(out, u)
+		}
+	}
+	return out
+}

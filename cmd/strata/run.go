@@ -129,6 +129,9 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		return err
 	}
 	if len(sel.run.Units) == 0 && len(sel.gone) == 0 {
+		if err := moduleDir(s); err != nil {
+			return err
+		}
 		fmt.Fprintln(c.App.Writer, "no units selected")
 		return nil
 	}

@@ -299,3 +299,27 @@ func selectedWorkspace(c *cli.Context, start string) string {
 // workspaceName is a workspace name strata takes from terraform's
 // environment file: a path segment of safe characters.
 var workspaceName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$`)
+
+// moduleDir refuses to run in a dir that is a local module of units, not
+// a root module of its own: it runs as part of the units that call it,
+// which the error names (docs/behaviour.md#scope).
+func moduleDir(s *session) error {
+	if s.cwd == "." || len(s.project.UnitsIn(s.cwd)) > 0 {
+		return nil
+	}
+	callers := s.project.UnitsCalling(s.cwd)
+	if len(callers) == 0 {
+		return nil
+	}
+	names := make([]string, len(callers))
+	for i, u := range callers {
+		names[i] = u.Name()
+	}
+	var dirs []string
+	for _, u := range callers {
+		dirs = append(dirs, u.Dir)
+	}
+	dirs = slices.Compact(dirs) // units come sorted by dir
+	return cli.Exit(fmt.Sprintf("%s is a module that %s call, not a root module: it is planned and applied with them; run strata in %s, or at the root",
+		s.cwd, strings.Join(names, ", "), strings.Join(dirs, " or ")), 1)
+}

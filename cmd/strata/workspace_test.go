@@ -100,3 +100,27 @@ func TestVersionAndGraphInUnitDir(t *testing.T) {
 		t.Errorf("graph at the root: exit %d, want strata's DAG\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestModuleDir: in a dir that is a local module of units, plan and apply
+// say so, name the units that call it, and exit 1.
+func TestModuleDir(t *testing.T) {
+	needTerraform(t)
+	caller := "module \"vpc\" { source = \"../modules/vpc\" }\n"
+	root := writeRepo(t, map[string]string{
+		"strata.yml":           "dirs:\n  net: {tags: [net]}\n",
+		"net/main.tf":          caller,
+		"app/main.tf":          caller,
+		"modules/vpc/main.tf":  "resource \"terraform_data\" \"vpc\" {}\n",
+	})
+	env := hermeticEnv(t)
+	for _, cmd := range []string{"plan", "apply"} {
+		r := runBin(t, filepath.Join(root, "modules", "vpc"), env, cmd, "-auto-approve")
+		if cmd == "plan" {
+			r = runBin(t, filepath.Join(root, "modules", "vpc"), env, cmd)
+		}
+		want := "modules/vpc is a module that app@default, net@default call, not a root module: it is planned and applied with them; run strata in app or net, or at the root"
+		if r.code != 1 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s in modules/vpc: exit %d, want 1 and %q\n%s%s", cmd, r.code, want, r.stdout, r.stderr)
+		}
+	}
+}
