@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/controls"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/runstate"
 )
@@ -131,6 +132,20 @@ func (u ManifestUnit) key() string { return runstate.KeyOf(u.Dir, u.Workspace, u
 type Wave struct {
 	Wave   int   `json:"wave"`
 	Shards []int `json:"shards"`
+}
+
+// hasSlice refuses a wave or shard the run does not have, naming the
+// run's size: a job given a wrong number must not succeed having run
+// nothing. A shard of the run's count with no units in the wave is no
+// error: it has nothing to run.
+func (m *Manifest) hasSlice(wave, shard int) error {
+	if wave < 0 || wave >= len(m.Waves) {
+		return fmt.Errorf("run %s has %s (0 to %d); --wave %d is none of them", m.Run, report.CountOf(len(m.Waves), "wave"), len(m.Waves)-1, wave)
+	}
+	if shard < 0 || shard >= max(m.Shards, 1) {
+		return fmt.Errorf("run %s spreads each wave over at most %s (0 to %d); --shard %d is none of them", m.Run, report.CountOf(max(m.Shards, 1), "shard"), max(m.Shards, 1)-1, shard)
+	}
+	return nil
 }
 
 // Slice returns the units of one wave and shard, in manifest order.

@@ -110,6 +110,9 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 	if err != nil {
 		return nil, err
 	}
+	if err := m.hasSlice(o.Wave, o.Shard); err != nil {
+		return nil, err
+	}
 	if m.Commit != "" && o.Commit != "" && m.Commit != o.Commit {
 		return nil, fmt.Errorf("run %s started on commit %s; this job has %s checked out: check out the run's commit", m.Run, m.Commit, o.Commit)
 	}

@@ -193,3 +193,34 @@ func TestManifestUnknownCommand(t *testing.T) {
 		t.Errorf("LoadManifest: %v", err)
 	}
 }
+
+// TestJobOutsideTheRun: a job given a wave or shard the run does not
+// have fails naming the run's size, rather than succeed having run
+// nothing; a shard of the run's count with no units in the wave is no
+// error.
+func TestJobOutsideTheRun(t *testing.T) {
+	ctx := context.Background()
+	p := loadRepo(t, layeredRepo(t, 2, 1))
+	st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
+	m, err := Start(ctx, st, p, selectAll(t, p), StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 3, Run: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Waves) != 2 {
+		t.Fatalf("waves %+v", m.Waves)
+	}
+	for _, tc := range []struct {
+		wave, shard int
+		want        string
+	}{
+		{2, 0, "run r1 has 2 waves (0 to 1); --wave 2 is none of them"},
+		{-1, 0, "--wave -1 is none of them"},
+		{0, 3, "run r1 spreads each wave over at most 3 shards (0 to 2); --shard 3 is none of them"},
+		{1, 2, ""},
+	} {
+		_, err := FetchJob(ctx, st, SliceOptions{Run: "r1", Wave: tc.wave, Shard: tc.shard})
+		if got := fmt.Sprint(err); tc.want == "" && err != nil || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("wave %d shard %d: %v; want %q", tc.wave, tc.shard, err, tc.want)
+		}
+	}
+}

@@ -125,7 +125,9 @@ func putWaves(ctx context.Context, st *objstore.Store, m *Manifest) error {
 	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(runstate.Fetchers)
 	for _, w := range m.Waves {
 		wm := *m
-		wm.Units, wm.Waves = byWave[w.Wave], nil
+		// The waves stay, so a job can tell a wave or shard the run
+		// does not have (Manifest.hasSlice).
+		wm.Units = byWave[w.Wave]
 		wm.Keys = maps.Clone(m.Keys)
 		for _, u := range wm.Units {
 			for _, id := range u.After {

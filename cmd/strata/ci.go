@@ -37,7 +37,7 @@ func ciCommand() *cli.Command {
 }
 
 func stateFlag() cli.Flag {
-	return &cli.StringFlag{Name: "state", Usage: "the state bucket `URL`: s3://bucket (?region=…, ?endpoint=…), gs://bucket, azblob://container, file:///dir or mem://", EnvVars: []string{"STRATA_STATE_URL"}, Required: true}
+	return &cli.StringFlag{Name: "state", Usage: "the state bucket `URL`: s3://bucket (?region=…, ?endpoint=…), gs://bucket, azblob://container, file:///dir or mem://", EnvVars: []string{"STRATA_STATE_URL"}}
 }
 
 // stateTimeoutFlag bounds each request to the state bucket
@@ -46,8 +46,30 @@ func stateTimeoutFlag() cli.Flag {
 	return &cli.DurationFlag{Name: "state-timeout", Usage: "give up on a request to the state bucket that has not answered in `DURATION` (tried 3 times; default 15s, or the URL's ?timeout=)", EnvVars: []string{"STRATA_STATE_TIMEOUT"}}
 }
 
-func runIDFlag(required bool) cli.Flag {
-	return &cli.StringFlag{Name: "run", Usage: "the run `ID` ci start printed", EnvVars: []string{"STRATA_RUN"}, Required: required}
+func runIDFlag() cli.Flag {
+	return &cli.StringFlag{Name: "run", Usage: "the run `ID` ci start printed", EnvVars: []string{"STRATA_RUN"}}
+}
+
+// flagSpellings are how a missing flag is named to the user.
+var flagSpellings = map[string]string{
+	"run": "--run ID (or STRATA_RUN)", "wave": "--wave W", "shard": "--shard N",
+}
+
+// needFlags is the Before of a command that cannot go on without these
+// flags: one line naming the missing ones, not the command's help.
+func needFlags(names ...string) cli.BeforeFunc {
+	return func(c *cli.Context) error {
+		var missing []string
+		for _, n := range names {
+			if !c.IsSet(n) {
+				missing = append(missing, flagSpellings[n])
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		return cli.Exit(fmt.Sprintf("%s needs %s, as ci start printed them", strings.TrimPrefix(c.Command.HelpName, c.App.Name+" "), strings.Join(missing, ", ")), 1)
+	}
 }
 
 // openState opens the state bucket of --state.
@@ -80,7 +102,7 @@ func ciStartCommand() *cli.Command {
 		ArgsUsage: "COMMAND [selection flags] [-- engine args]",
 		Flags: append(selectionFlags(),
 			stateFlag(), stateTimeoutFlag(),
-			runIDFlag(false),
+			runIDFlag(),
 			&cli.IntFlag{Name: "shards", Value: 1, Usage: "spread each wave over at most `M` jobs (1 to 256)", EnvVars: []string{"STRATA_SHARDS"}},
 			&cli.IntFlag{Name: "pr", Usage: "lock every dirspace of the run for pull request `N`", EnvVars: []string{"STRATA_PR"}},
 			&cli.StringFlag{Name: "link", Usage: "`URL` of the CI run, shown to whoever finds a lock (default: from the CI service)"},
@@ -223,12 +245,13 @@ func githubOutputs(m *ci.Manifest, k int) error {
 
 func ciRunCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "run",
-		Usage: "run one wave's shard of a run; exits 0 unless strata itself fails (unit failures are in the run)",
+		Name:   "run",
+		Before: needFlags("run", "wave", "shard"),
+		Usage:  "run one wave's shard of a run; exits 0 unless strata itself fails (unit failures are in the run)",
 		Flags: []cli.Flag{
-			stateFlag(), stateTimeoutFlag(), runIDFlag(true),
-			&cli.IntFlag{Name: "wave", Usage: "the `W`ave to run", Required: true},
-			&cli.IntFlag{Name: "shard", Usage: "the shard `N` of the wave", Required: true},
+			stateFlag(), stateTimeoutFlag(), runIDFlag(),
+			&cli.IntFlag{Name: "wave", Usage: "the `W`ave to run"},
+			&cli.IntFlag{Name: "shard", Usage: "the shard `N` of the wave"},
 			&cli.PathFlag{Name: "state-dir", Usage: "the job's local state `DIR` (default .strata/ci/RUN/W-N at the root)"},
 			&cli.DurationFlag{Name: "kill-after", Usage: "SIGKILL an interrupted engine after `D` (default: never)", EnvVars: []string{"STRATA_KILL_AFTER"}},
 			&cli.BoolFlag{Name: "no-plugin-cache", Usage: "do not use strata's provider plugin cache", EnvVars: []string{"STRATA_NO_PLUGIN_CACHE"}},
@@ -291,9 +314,10 @@ func ciRunCommand() *cli.Command {
 
 func ciFinishCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "finish",
-		Usage: "write the report and summary of a whole run; exit as a run on one machine would",
-		Flags: append([]cli.Flag{stateFlag(), stateTimeoutFlag(), runIDFlag(true)}, reportFlags()...),
+		Name:   "finish",
+		Before: needFlags("run"),
+		Usage:  "write the report and summary of a whole run; exit as a run on one machine would",
+		Flags:  append([]cli.Flag{stateFlag(), stateTimeoutFlag(), runIDFlag()}, reportFlags()...),
 		Action: func(c *cli.Context) error {
 			started := time.Now()
 			// A bucket that cannot be read still gets a report and a
@@ -353,9 +377,10 @@ func ciUnlockCommand() *cli.Command {
 
 func ciCheckCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "check",
-		Usage: "verify a finished run: order, one apply each, skips, applied digests",
-		Flags: []cli.Flag{stateFlag(), stateTimeoutFlag(), runIDFlag(true)},
+		Name:   "check",
+		Before: needFlags("run"),
+		Usage:  "verify a finished run: order, one apply each, skips, applied digests",
+		Flags:  []cli.Flag{stateFlag(), stateTimeoutFlag(), runIDFlag()},
 		Action: withState(func(c *cli.Context, st *objstore.Store) error {
 			bad, err := ci.Check(c.Context, st, c.String("run"))
 			if err != nil {

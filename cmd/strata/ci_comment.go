@@ -15,12 +15,13 @@ import (
 // run, printed for the CI to post.
 func ciCommentCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "comment",
-		Usage: "print a run's pull request comment: the verdict and a folded block per stack, within GitHub's size limit",
+		Name:   "comment",
+		Before: needFlags("run"),
+		Usage:  "print a run's pull request comment: the verdict and a folded block per stack, within GitHub's size limit",
 		Description: "The comment's first line is " + report.CommentMarker + ", so that a CI job can find\n" +
 			"the comment it posted before and update it.",
 		Flags: []cli.Flag{
-			stateFlag(), stateTimeoutFlag(), runIDFlag(true),
+			stateFlag(), stateTimeoutFlag(), runIDFlag(),
 			&cli.StringFlag{Name: "link", Usage: "`URL` of the full summary (default: the run's link, else the CI run)"},
 		},
 		Action: withState(func(c *cli.Context, st *objstore.Store) error {

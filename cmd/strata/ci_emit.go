@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/ci"
+	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -25,6 +28,7 @@ func ciEmitCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.IntFlag{Name: "waves", Usage: "`K` wave jobs: the most waves a run can have", DefaultText: "the waves of the repository's apply graph"},
 					&cli.IntFlag{Name: "shards", Value: ci.DefaultShards, Usage: fmt.Sprintf("at most `M` jobs per wave: the default of the workflow's shards input (1 to %d)", ci.MaxShards)},
+					emitOutputFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					opt := ci.DefaultGitHubOptions()
@@ -44,8 +48,7 @@ func ciEmitCommand() *cli.Command {
 					if err != nil {
 						return cli.Exit(err.Error(), 1)
 					}
-					_, err = c.App.Writer.Write(b)
-					return err
+					return writeEmitted(c, b)
 				},
 			},
 			{
@@ -61,6 +64,7 @@ func ciEmitCommand() *cli.Command {
 					&cli.StringFlag{Name: "run", Usage: "write the child pipeline of run `ID`"},
 					&cli.StringFlag{Name: "state", Usage: "with --run: the state bucket `URL`", EnvVars: []string{"STRATA_STATE_URL"}},
 					stateTimeoutFlag(),
+					emitOutputFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					opt := ci.DefaultGitLabOptions()
@@ -69,12 +73,35 @@ func ciEmitCommand() *cli.Command {
 					if err != nil {
 						return cli.Exit(err.Error(), 1)
 					}
-					_, err = c.App.Writer.Write(b)
-					return err
+					return writeEmitted(c, b)
 				},
 			},
 		},
 	}
+}
+
+// emitOutputFlag is ci emit's --output: the file to write, its dirs
+// created, instead of stdout.
+func emitOutputFlag() cli.Flag {
+	return &cli.PathFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (its dirs are created) instead of stdout"}
+}
+
+// writeEmitted writes what ci emit made to --output, atomically, or to
+// stdout.
+func writeEmitted(c *cli.Context, b []byte) error {
+	path := c.Path("output")
+	if path == "" {
+		_, err := c.App.Writer.Write(b)
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return cli.Exit(fmt.Sprintf("--output %s: %v", path, err), 1)
+	}
+	if err := atomicfile.Write(path, b, 0o644); err != nil {
+		return cli.Exit(fmt.Sprintf("--output %s: %v", path, err), 1)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "wrote %s\n", path)
+	return nil
 }
 
 // emitGitLab is the parent pipeline, or with --run the child pipeline of

@@ -259,3 +259,21 @@ func ciBuild(t *testing.T, root string, env []string, bucket string, args ...str
 	}
 	return readReport(t, reportFile), started
 }
+
+// TestEmitOutput: ci emit --output writes the file, creating its dirs, the
+// same bytes as on stdout.
+func TestEmitOutput(t *testing.T) {
+	root := fixture(t, "nested")
+	for _, forge := range []string{"github", "gitlab"} {
+		path := filepath.Join(t.TempDir(), ".ci", "deep", forge+".yml")
+		code, out, errOut := strata(t, "-C", root, "ci", "emit", forge, "--output", path)
+		written, err := os.ReadFile(path)
+		if code != 0 || out != "" || err != nil || !strings.Contains(errOut, "wrote "+path) {
+			t.Fatalf("%s: exit %d, stdout %q, %v\n%s", forge, code, out, err, errOut)
+		}
+		_, want, _ := strata(t, "-C", root, "ci", "emit", forge)
+		if string(written) != want {
+			t.Errorf("%s: the file differs from what stdout gets", forge)
+		}
+	}
+}

@@ -69,8 +69,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	unknown := false
 	app.CommandNotFound = func(c *cli.Context, name string) {
-		fmt.Fprintf(c.App.ErrWriter, "strata: unknown command %q; see strata --help\n", name)
 		unknown = true
+		if c.Command == nil || len(c.Command.Subcommands) == 0 {
+			fmt.Fprintf(c.App.ErrWriter, "strata: unknown command %q; see strata --help\n", name)
+			return
+		}
+		// Under a command group: suggest one of its subcommands.
+		group := strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")
+		full := group + " " + name
+		var names []string
+		for _, sc := range c.Command.Subcommands {
+			names = append(names, sc.Name)
+		}
+		if near := spell.Nearest(name, names, 3); near != "" {
+			fmt.Fprintf(c.App.ErrWriter, "strata: unknown command %q; did you mean %q?\n", full, group+" "+near)
+			return
+		}
+		fmt.Fprintf(c.App.ErrWriter, "strata: unknown command %q; expected one of: %s\n", full, strings.Join(names, ", "))
 	}
 	err = app.Run(args)
 	if err == nil {

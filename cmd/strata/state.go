@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/urfave/cli/v2"
 
@@ -17,6 +18,9 @@ import (
 // openBucket opens the state bucket at url, its requests bounded by
 // --state-timeout.
 func openBucket(c *cli.Context, url string) (*objstore.Store, error) {
+	if url == "" {
+		return nil, fmt.Errorf("no state bucket: give --state URL or STRATA_STATE_URL (s3://…, gs://…, azblob://…, file:///dir)")
+	}
 	return objstore.Open(c.Context, url, objstore.Options{Timeout: c.Duration("state-timeout")})
 }
 

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"runtime"
 	"runtime/debug"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 )

@@ -107,10 +107,10 @@ func TestModuleDir(t *testing.T) {
 	needTerraform(t)
 	caller := "module \"vpc\" { source = \"../modules/vpc\" }\n"
 	root := writeRepo(t, map[string]string{
-		"strata.yml":           "dirs:\n  net: {tags: [net]}\n",
-		"net/main.tf":          caller,
-		"app/main.tf":          caller,
-		"modules/vpc/main.tf":  "resource \"terraform_data\" \"vpc\" {}\n",
+		"strata.yml":          "dirs:\n  net: {tags: [net]}\n",
+		"net/main.tf":         caller,
+		"app/main.tf":         caller,
+		"modules/vpc/main.tf": "resource \"terraform_data\" \"vpc\" {}\n",
 	})
 	env := hermeticEnv(t)
 	for _, cmd := range []string{"plan", "apply"} {
