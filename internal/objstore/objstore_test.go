@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -433,5 +435,54 @@ func TestStateTimeoutQuery(t *testing.T) {
 			t.Errorf("%s %+v: timeout %s, want %s", tc.url, tc.opt, s.timeout, tc.want)
 		}
 		s.Close()
+	}
+}
+
+// TestS3SDKSaysNothing: with no credentials but an EC2 metadata service
+// that refuses a token, the AWS SDK would warn "falling back to IMDSv1"
+// on stderr; strata's store says what failed as an error, and the SDK
+// prints nothing.
+func TestS3SDKSaysNothing(t *testing.T) {
+	asked := make(chan string, 8)
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- r.Method + " " + r.URL.Path:
+		default:
+		}
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	defer imds.Close()
+	home := t.TempDir()
+	for k, v := range map[string]string{
+		"AWS_EC2_METADATA_SERVICE_ENDPOINT": imds.URL, "HOME": home, "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
+		"AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_CONFIG_FILE": filepath.Join(home, "config"),
+		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(home, "credentials"), "AWS_WEB_IDENTITY_TOKEN_FILE": "",
+		"AWS_CONTAINER_CREDENTIALS_FULL_URI": "", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "", "AWS_EC2_METADATA_DISABLED": "",
+	} {
+		t.Setenv(k, v)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	st, openErr := Open(context.Background(), "s3://bucket?region=us-east-1&endpoint="+imds.URL+"&use_path_style=true", Options{Timeout: 5 * time.Second})
+	var putErr error
+	if openErr == nil {
+		putErr = st.Put(context.Background(), "k", []byte("v"))
+		st.Close()
+	}
+	os.Stderr = stderr
+	w.Close()
+	printed, _ := io.ReadAll(r)
+	if openErr != nil || putErr == nil || !strings.Contains(putErr.Error(), "credentials") {
+		t.Errorf("open %v, put %v; want the put to fail for want of credentials", openErr, putErr)
+	}
+	if len(asked) == 0 {
+		t.Error("the metadata service was never asked: the test did not reach the SDK's fallback")
+	}
+	if len(printed) > 0 {
+		t.Errorf("the SDK printed on stderr: %q", printed)
 	}
 }

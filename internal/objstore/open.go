@@ -20,8 +20,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/logging"
 	"github.com/googleapis/gax-go/v2"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
@@ -140,6 +142,9 @@ func openS3(ctx context.Context, u *url.URL, timeout time.Duration) (*blob.Bucke
 	}
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
 	if err != nil {
+		return nil, err
+	}
+	if err := quietCredentials(ctx, &cfg, q); err != nil {
 		return nil, err
 	}
 	base := cfg.Retryer
@@ -287,4 +292,27 @@ func bounded[T any](ctx context.Context, s *Store, op, key string, f func(ctx co
 func (s *Store) do(ctx context.Context, op, key string, f func(ctx context.Context) error) error {
 	_, err := bounded(ctx, s, op, key, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
 	return err
+}
+
+// quietCredentials keeps the SDK's own log lines from the user: its
+// default logger writes warnings to stderr (an EC2 metadata service that
+// refuses a token: "falling back to IMDSv1"), while strata reports what
+// fails as errors. The default credential chain, which the config built
+// with that logger, is built again with none, from the same profile and
+// region; anonymous access and an assumed role keep their own.
+func quietCredentials(ctx context.Context, cfg *aws.Config, q url.Values) error {
+	cfg.Logger = logging.Nop{}
+	if q.Has("anonymous") || q.Has("role") {
+		return nil
+	}
+	opts := []func(*config.LoadOptions) error{config.WithLogger(logging.Nop{}), config.WithRegion(cfg.Region)}
+	if p := q.Get("profile"); p != "" {
+		opts = append(opts, config.WithSharedConfigProfile(p))
+	}
+	quiet, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return err
+	}
+	cfg.Credentials = quiet.Credentials
+	return nil
 }
