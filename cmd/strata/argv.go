@@ -28,6 +28,7 @@ var strataValueFlags = map[string]bool{
 	"dest-branch": true, "source-branch": true,
 	"state": true, "state-timeout": true, "run": true, "shards": true, "wave": true, "shard": true,
 	"pr": true, "link": true, "max-waves": true, "waves": true, "image": true,
+	"output": true, "o": true,
 }
 
 // strataBoolFlags are strata's flags that take no value.
@@ -46,7 +47,7 @@ var strataBoolFlags = map[string]bool{
 // single-dash flag is an engine argument.
 var strataSingleDashFlags = map[string]bool{
 	"auto-approve": true, "detailed-exitcode": true, "no-color": true,
-	"C": true, "j": true, "h": true,
+	"C": true, "j": true, "h": true, "o": true,
 }
 
 // strataCommands are strata's own commands; any other command is a
