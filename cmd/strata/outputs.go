@@ -33,7 +33,7 @@ func outputRequestOf(args []string) outputRequest {
 }
 
 // printOutputs prints the outputs of every unit of a run on w, and
-// nothing else there (docs/behaviour.md#output): with -json one JSON
+// nothing else there (docs/behaviour.md#commands): with -json one JSON
 // document keyed by unit ID; with a name only that output, and an error
 // when no unit has it; with -raw the one unit's value as it is.
 func printOutputs(w io.Writer, rep *report.Report, args []string, dropIn bool) error {

@@ -256,7 +256,7 @@ func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selecte
 	set.PlanOut, set.ApplyFile = cl.planOut, cl.applyFile
 	console := c.App.Writer
 	if cmdpolicy.Must(command).PrintsOutputs && !sel.dropIn() {
-		// stdout holds the outputs alone (docs/behaviour.md#output).
+		// stdout holds the outputs alone (docs/behaviour.md#commands).
 		console = c.App.ErrWriter
 	}
 	opt := runner.Options{
