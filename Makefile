@@ -46,10 +46,18 @@ GITLAB_CI_LOCAL := gitlab-ci-local@4.73.0
 # need node 21.
 AZURITE    := azurite@3.35.0
 
-tools: $(TOOLS)/actionlint $(TOOLS)/versitygw $(TOOLS)/fake-gcs-server $(TOOLS)/gitlab-ci-local $(TOOLS)/azurite-blob
+tools: $(TOOLS)/actionlint $(TOOLS)/versitygw $(TOOLS)/fake-gcs-server $(TOOLS)/gitlab-ci-local $(TOOLS)/azurite-blob $(TOOLS)/shellcheck
 
 $(TOOLS)/actionlint:
 	GOBIN=$(TOOLS) GOFLAGS= $(GO) install $(ACTIONLINT)
+
+# shellcheck from Debian's package, unpacked (no root needed once apt's
+# lists are there), or the one on PATH.
+$(TOOLS)/shellcheck:
+	mkdir -p $(TOOLS)
+	if command -v shellcheck >/dev/null 2>&1; then ln -sf "$$(command -v shellcheck)" $@; else \
+	  d=$$(mktemp -d) && cd $$d && { apt-get download shellcheck >/dev/null 2>&1 || { apt-get update -qq && apt-get download shellcheck; }; } && \
+	  dpkg -x shellcheck_*.deb x && cp x/usr/bin/shellcheck $(abspath $@) && rm -rf $$d; fi
 
 $(TOOLS)/versitygw:
 	GOBIN=$(TOOLS) GOFLAGS= $(GO) install $(VERSITYGW)

@@ -42,6 +42,7 @@ func EmitGitLabParent(opt GitLabOptions) ([]byte, error) {
 			`if [ -n "$STRATA_QUERY" ]; then set -- "$@" --query "$STRATA_QUERY"; fi`,
 			`if [ "$STRATA_AUTO_APPROVE" = true ]; then set -- "$@" --auto-approve; fi`,
 			`if [ -n "${CI_PIPELINE_URL:-}" ]; then set -- "$@" --link "$CI_PIPELINE_URL"; fi`,
+			`# shellcheck disable=SC2086 # STRATA_ARGS is split into words on purpose, globbing off (set -f)`,
 			`strata ci start "$STRATA_COMMAND" "$@" $STRATA_ARGS > strata-start.json`,
 			`strata ci emit gitlab --run "$STRATA_RUN" > strata-child.yml`,
 		),

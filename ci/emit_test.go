@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -448,5 +449,83 @@ func writeTestFile(t *testing.T, path string, content []byte) {
 	}
 	if err := os.WriteFile(path, content, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEmittedScriptsShellcheck runs shellcheck on every script the
+// emitted CI files and the action run: the GitHub workflow's and the
+// action's run steps (bash, their shell) and the GitLab pipelines'
+// scripts (sh, as the job's image may have no bash). make test installs
+// shellcheck.
+func TestEmittedScriptsShellcheck(t *testing.T) {
+	sc := needTool(t, "shellcheck")
+	github, err := EmitGitHub(GitHubOptions{Waves: 3, Shards: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, err := EmitGitLabParent(DefaultGitLabOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := EmitGitLabChild(&Manifest{Run: "20261123T101500Z-9f2c4e1a", Units: childCases[0].units}, DefaultGitLabOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	action, err := os.ReadFile(filepath.Join("..", "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts := map[string]string{}
+	for name, doc := range map[string][]byte{"github": github, "action": action, "gitlab": parent, "gitlab-child": child} {
+		var root yaml.Node
+		if err := yaml.Unmarshal(doc, &root); err != nil {
+			t.Fatal(err)
+		}
+		shell := "bash"
+		if strings.HasPrefix(name, "gitlab") {
+			shell = "sh"
+		}
+		collectScripts(&root, name, shell, scripts)
+	}
+	if len(scripts) < 6 {
+		t.Fatalf("found %d scripts: %v", len(scripts), scripts)
+	}
+	dir := t.TempDir()
+	for name, script := range scripts {
+		path := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(name)+".sh")
+		writeTestFile(t, path, []byte(script))
+		if out, err := exec.Command(sc, "--norc", path).CombinedOutput(); err != nil {
+			t.Errorf("%s: shellcheck: %v\n%s\n%s", name, err, out, script)
+		}
+	}
+}
+
+// collectScripts finds the scripts of a CI file: a GitHub step's run, a
+// GitLab job's script, before_script and after_script lines. A GitHub
+// expression (${{ … }}) reads as a variable to shellcheck.
+func collectScripts(n *yaml.Node, where, shell string, out map[string]string) {
+	expr := regexp.MustCompile(`\$\{\{[^}]*\}\}`)
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for i, c := range n.Content {
+			collectScripts(c, fmt.Sprintf("%s[%d]", where, i), shell, out)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i].Value, n.Content[i+1]
+			key := where + "/" + k
+			switch {
+			case k == "run" && v.Kind == yaml.ScalarNode && strings.Contains(where, "/steps["):
+				out[key] = "#!/usr/bin/env " + shell + "\n" + expr.ReplaceAllString(v.Value, `"$GITHUB_EXPR"`) + "\n"
+			case (k == "script" || k == "before_script" || k == "after_script") && v.Kind == yaml.SequenceNode:
+				lines := []string{"#!/bin/" + shell}
+				for _, l := range v.Content {
+					lines = append(lines, l.Value)
+				}
+				out[key] = strings.Join(lines, "\n") + "\n"
+			default:
+				collectScripts(v, key, shell, out)
+			}
+		}
 	}
 }
