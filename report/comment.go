@@ -217,7 +217,7 @@ func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) b
 			if u.Status == StatusFailed {
 				open = " open"
 			}
-			fmt.Fprintf(b, "<details%s><summary><code>%s</code> %s</summary>\n\n```\n%s\n```\n\n</details>\n\n", open, htmlText(u.Name()), html.EscapeString(o.title), fence(out))
+			fmt.Fprintf(b, "<details%s><summary><code>%s</code> %s</summary>\n\n%s\n%s\n```\n\n</details>\n\n", open, htmlText(u.Name()), html.EscapeString(o.title), o.fence, fence(out))
 		}
 	}
 	b.WriteString("</details>\n\n")
@@ -234,7 +234,7 @@ func stackLine(s commentStack) string {
 	return line
 }
 
-type unitOutput struct{ title, text string }
+type unitOutput struct{ title, text, fence string }
 
 // unitOutputs are what a unit shows below its stack's table: the output
 // of each step that captures it, and the engine's output unless the unit
@@ -243,7 +243,7 @@ func unitOutputs(u *UnitReport) []unitOutput {
 	var out []unitOutput
 	for _, st := range u.Steps {
 		if t := trimBlank(st.Output); t != "" {
-			out = append(out, unitOutput{st.Name + " output", t})
+			out = append(out, unitOutput{title: st.Name + " output", text: t, fence: "```"})
 		}
 	}
 	if t := trimBlank(u.Log); t != "" && u.Status != StatusNoChanges {
@@ -251,7 +251,11 @@ func unitOutputs(u *UnitReport) []unitOutput {
 		if c, ok := u.PlanChanges(); ok {
 			title += ", " + c.String()
 		}
-		out = append(out, unitOutput{title, t})
+		fence := "```"
+		if u.hasPlan() {
+			t, fence = DiffView(t), u.fenceFor()
+		}
+		out = append(out, unitOutput{title: title, text: t, fence: fence})
 	}
 	return out
 }

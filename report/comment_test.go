@@ -185,7 +185,7 @@ func TestCommentEscapesBaseBranch(t *testing.T) {
 	}
 	// Outside the fenced block of the unit's output, no backtick and no
 	// link target is left.
-	text := regexp.MustCompile("(?s)\n```\n.*?\n```\n").ReplaceAllString(body, "\n")
+	text := regexp.MustCompile("(?s)\n```(diff)?\n.*?\n```\n").ReplaceAllString(body, "\n")
 	for _, bad := range []string{"`", "](http"} {
 		if strings.Contains(text, bad) {
 			t.Errorf("%q left as Markdown in\n%s", bad, text)

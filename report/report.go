@@ -348,7 +348,10 @@ func (rep *Report) Markdown() string {
 				if c, ok := u.PlanChanges(); ok {
 					summary += ", " + c.String()
 				}
-				fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n```\n%s\n```\n\n</details>\n\n", summary, fence(log))
+				if u.hasPlan() {
+					log = DiffView(log)
+				}
+				fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n%s\n%s\n```\n\n</details>\n\n", summary, u.fenceFor(), fence(log))
 			}
 		}
 		return b.String()
