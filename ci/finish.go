@@ -49,12 +49,12 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*report.R
 			}
 			units = append(units, &report.UnitReport{
 				Dir: mu.Dir, Workspace: mu.Workspace, Stack: mu.Stack, StackPath: []string{mu.Stack},
-				Why: why, Status: report.StatusMissing, Reason: reason,
+				Why: why, Status: report.StatusMissing, Reason: reason, After: mu.After,
 				Inputs: map[string]report.InputReport{}, Steps: []report.StepReport{},
 			})
 			continue
 		}
-		r.Unit.Log = r.Log
+		r.Unit.Log, r.Unit.After = r.Log, mu.After
 		units = append(units, r.Unit)
 		if _, end := r.span(); end.After(finished) {
 			finished = end

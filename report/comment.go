@@ -141,6 +141,10 @@ func (v *commentView) render(cut commentCut) string {
 		e, _ := cutText(rep.Error, commentErrorLimit, false)
 		fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", fence(e))
 	}
+	if cut.fold != foldAll {
+		// The picture goes last of all when the comment must shrink.
+		b.WriteString(rep.dagBlock())
+	}
 	var left []string
 	listed := len(v.stacks)
 	if cut.stacks >= 0 && cut.stacks < listed {

@@ -73,6 +73,9 @@ type UnitReport struct {
 	// Cause names the failed unit at the root of a skipped one, or of a
 	// planned one whose apply a failure held.
 	Cause string `json:"cause,omitempty"`
+	// After are the IDs of the units of the run this one waits for, over
+	// the command's edges (the DAG the summary draws).
+	After []string `json:"after,omitempty"`
 	// Replanned compares the plan apply made in place of the reviewed
 	// saved plan with it (docs/behaviour.md#saved-plans).
 	Replanned *Replanned             `json:"replanned,omitempty"`
@@ -323,6 +326,7 @@ func (rep *Report) Markdown() string {
 		if rep.Error != "" {
 			fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", fence(rep.Error))
 		}
+		b.WriteString(rep.dagBlock())
 		for _, s := range stacks {
 			fmt.Fprintf(&b, "### %s — %s\n\n", strings.Join(s.Path, " / "), s.Status)
 			b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"slices"
 	"time"
 
 	"github.com/strata-iac/strata/internal/environ"
@@ -26,6 +27,7 @@ func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
 	if ur.cause != nil {
 		rep.Cause = ur.cause.rootName()
 	}
+	rep.After = r.after(u)
 	if rep.Status == report.StatusPending {
 		rep.Status = report.StatusCancelled
 	}
@@ -57,4 +59,23 @@ func (r *runState) report(started time.Time) *report.Report {
 	rep := report.Assemble(r.opt.Command, started, r.opt.Now(), units, r.opt.DetailedExitCode)
 	rep.CI = report.CIFromEnv(r.opt.Environ)
 	return rep
+}
+
+// after are the IDs of the units of the run u waits for, over the
+// command's edges, sorted: units outside the run (gates, producers) are
+// not the run's DAG.
+func (r *runState) after(u *stacks.Unit) []string {
+	if r.g == nil {
+		return nil
+	}
+	var out []string
+	for _, ei := range r.g.In(u) {
+		from := r.g.Edges[ei].From
+		if p := r.byUnit[from]; p == nil || p.role == RoleGate || p.role == RoleProducer {
+			continue
+		}
+		out = append(out, from.ID())
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

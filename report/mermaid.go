@@ -1,0 +1,137 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// mermaidLimit is the most units the summary draws: a bigger DAG is
+// unreadable as a picture (`strata graph` prints it whole).
+const mermaidLimit = 120
+
+// statusColours fill a unit's box by how it ended.
+var statusColours = []struct {
+	status Status
+	fill   string
+}{
+	{StatusApplied, "#2da44e"}, {StatusDestroyed, "#2da44e"}, {StatusSucceeded, "#2da44e"},
+	{StatusNoChanges, "#8c959f"}, {StatusPlanned, "#bf8700"}, {StatusBlocked, "#9a6700"},
+	{StatusFailed, "#cf222e"}, {StatusDenied, "#cf222e"}, {StatusMissing, "#cf222e"},
+	{StatusSkipped, "#6e7781"}, {StatusCancelled, "#6e7781"},
+}
+
+// Mermaid is the run's DAG as a Mermaid flowchart, which GitHub and
+// GitLab draw (docs/behaviour.md#summary): a box per unit filled by its
+// status, an edge where one waits for another, and the critical path (the
+// chain whose units took longest end to end) drawn bold. "" when the run
+// has no edges or more units than the picture can hold.
+func (rep *Report) Mermaid() string {
+	units := append([]*UnitReport(nil), rep.Units...)
+	if len(units) < 2 || len(units) > mermaidLimit {
+		return ""
+	}
+	sort.SliceStable(units, func(i, j int) bool { return units[i].Order < units[j].Order })
+	node := make(map[string]string, len(units))
+	for i, u := range units {
+		node[u.ID()] = fmt.Sprintf("u%d", i)
+	}
+	type edge struct{ from, to string }
+	var edges []edge
+	for _, u := range units {
+		for _, a := range u.After {
+			if _, ok := node[a]; ok {
+				edges = append(edges, edge{a, u.ID()})
+			}
+		}
+	}
+	if len(edges) == 0 {
+		return ""
+	}
+	crit := criticalPath(units)
+	var b strings.Builder
+	b.WriteString("```mermaid\nflowchart LR\n")
+	for _, u := range units {
+		fmt.Fprintf(&b, "  %s[\"%s<br/>%s\"]:::%s\n", node[u.ID()], mermaidText(u.Name()), u.Status, u.Status)
+	}
+	for _, e := range edges {
+		arrow := "-->"
+		if from, on := crit[e.to]; on && from == e.from {
+			arrow = "==>"
+		}
+		fmt.Fprintf(&b, "  %s %s %s\n", node[e.from], arrow, node[e.to])
+	}
+	for _, c := range statusColours {
+		fmt.Fprintf(&b, "  classDef %s fill:%s,color:#fff,stroke:#24292f\n", c.status, c.fill)
+	}
+	var onPath []string
+	for _, u := range units {
+		if _, on := crit[u.ID()]; on {
+			onPath = append(onPath, node[u.ID()])
+		}
+	}
+	if len(onPath) > 1 {
+		fmt.Fprintf(&b, "  classDef critical stroke-width:4px\n  class %s critical\n", strings.Join(onPath, ","))
+	}
+	b.WriteString("```\n")
+	return b.String()
+}
+
+// criticalPath is the chain of units, each waiting for the one before,
+// that took longest end to end, by each unit's time from its first step's
+// start to its last step's end; a unit that ran nothing counts as none.
+// It maps each unit of the chain to the one before it ("" for the first).
+func criticalPath(units []*UnitReport) map[string]string {
+	byID := make(map[string]*UnitReport, len(units))
+	for _, u := range units {
+		byID[u.ID()] = u
+	}
+	total := map[string]time.Duration{}
+	prev := map[string]string{}
+	var last string
+	// units come in DAG order: every unit after what it waits for.
+	for _, u := range units {
+		best, from := time.Duration(0), ""
+		for _, a := range u.After {
+			if _, ok := byID[a]; ok && (from == "" || total[a] > best) {
+				best, from = total[a], a
+			}
+		}
+		id := u.ID()
+		total[id], prev[id] = best+u.took(), from
+		if last == "" || total[id] > total[last] {
+			last = id
+		}
+	}
+	path := map[string]string{}
+	for id := last; id != ""; id = prev[id] {
+		path[id] = prev[id]
+	}
+	return path
+}
+
+// took is the unit's time from its first step's start to its last step's
+// end.
+func (u *UnitReport) took() time.Duration {
+	if len(u.Steps) == 0 {
+		return 0
+	}
+	return u.Steps[len(u.Steps)-1].FinishedAt.Sub(u.Steps[0].StartedAt)
+}
+
+// mermaidText is a name inside a quoted Mermaid label: quotes and markup
+// characters as entities.
+func mermaidText(s string) string {
+	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "`", "#96;", "|", "#124;").Replace(s)
+}
+
+// dagBlock is the DAG in a collapsed block, for the summary and the
+// comment; "" when there is none to draw.
+func (rep *Report) dagBlock() string {
+	m := rep.Mermaid()
+	if m == "" {
+		return ""
+	}
+	return "<details><summary>DAG (the critical path in bold)</summary>\n\n" + m + "\n</details>\n\n"
+}
