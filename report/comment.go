@@ -94,10 +94,12 @@ type commentView struct {
 	link       string
 	stacks     []commentStack
 	longestLog int
+	// shared are the engine warnings several units print, shown once.
+	shared []sharedWarning
 }
 
 func newCommentView(rep *Report, link string) *commentView {
-	v := &commentView{rep: rep, link: link}
+	v := &commentView{rep: rep, link: link, shared: rep.sharedWarnings()}
 	index := map[string]int{}
 	for _, s := range rep.Stacks {
 		path := strings.Join(s.Path, " / ")
@@ -115,7 +117,7 @@ func newCommentView(rep *Report, link string) *commentView {
 			v.stacks = append(v.stacks, commentStack{path: u.Stack, status: u.Status})
 		}
 		v.stacks[i].units = append(v.stacks[i].units, u)
-		for _, o := range unitOutputs(u) {
+		for _, o := range unitOutputs(u, v.shared) {
 			v.longestLog = max(v.longestLog, len(o.text))
 		}
 	}
@@ -142,8 +144,10 @@ func (v *commentView) render(cut commentCut) string {
 		fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", fence(e))
 	}
 	if cut.fold != foldAll {
-		// The picture goes last of all when the comment must shrink.
+		// The picture and the shared warnings go last of all when the
+		// comment must shrink.
 		b.WriteString(rep.dagBlock())
+		b.WriteString(warningsBlock(v.shared))
 	}
 	var left []string
 	listed := len(v.stacks)
@@ -210,7 +214,7 @@ func (v *commentView) writeStack(b *strings.Builder, s commentStack, logs int) b
 	b.WriteString("\n")
 	cut := false
 	for _, u := range s.units {
-		for _, o := range unitOutputs(u) {
+		for _, o := range unitOutputs(u, v.shared) {
 			if logs == 0 {
 				cut = true
 				continue
@@ -243,14 +247,14 @@ type unitOutput struct{ title, text, fence string }
 // unitOutputs are what a unit shows below its stack's table: the output
 // of each step that captures it, and the engine's output unless the unit
 // has no changes (its row says all there is).
-func unitOutputs(u *UnitReport) []unitOutput {
+func unitOutputs(u *UnitReport, shared []sharedWarning) []unitOutput {
 	var out []unitOutput
 	for _, st := range u.Steps {
 		if t := trimBlank(st.Output); t != "" {
 			out = append(out, unitOutput{title: st.Name + " output", text: t, fence: "```"})
 		}
 	}
-	if t := trimBlank(u.Log); t != "" && u.Status != StatusNoChanges {
+	if t := trimBlank(withoutShared(u.Log, shared)); t != "" && u.Status != StatusNoChanges {
 		title := string(u.Status)
 		if c, ok := u.PlanChanges(); ok {
 			title += ", " + c.String()

@@ -314,6 +314,7 @@ func (rep *Report) Markdown() string {
 		sort.SliceStable(us, func(i, j int) bool { return us[i].Order < us[j].Order })
 	}
 	sort.SliceStable(stacks, func(i, j int) bool { return first[stacks[i].Name] < first[stacks[j].Name] })
+	shared := rep.sharedWarnings()
 	render := func(logLimit int) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "## strata %s: %s\n\n", rep.Command, rep.Verdict())
@@ -327,6 +328,7 @@ func (rep *Report) Markdown() string {
 			fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", fence(rep.Error))
 		}
 		b.WriteString(rep.dagBlock())
+		b.WriteString(warningsBlock(shared))
 		for _, s := range stacks {
 			fmt.Fprintf(&b, "### %s — %s\n\n", strings.Join(s.Path, " / "), s.Status)
 			b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")
@@ -340,7 +342,7 @@ func (rep *Report) Markdown() string {
 						fmt.Fprintf(&b, "<details><summary>%s: %s output</summary>\n\n```\n%s\n```\n\n</details>\n\n", html.EscapeString(u.Name()), html.EscapeString(st.Name), fence(out))
 					}
 				}
-				log := strings.TrimSpace(u.Log)
+				log := strings.TrimSpace(withoutShared(u.Log, shared))
 				if log == "" || u.unchanged() {
 					continue
 				}
