@@ -254,16 +254,9 @@ func githubWaveJob(w int) *yaml.Node {
 }
 
 func githubFinishJob(needs []string) *yaml.Node {
-	comment := fmt.Sprintf(`strata ci comment --run "$STRATA_RUN" --link "$STRATA_LINK" > strata-comment.md
-# The comment strata wrote before, found by its first line.
-id=$(gh api --paginate "repos/$GH_REPO/issues/$STRATA_PR/comments" \
-  --jq '.[] | select(.body | startswith("%s")) | .id' | head -n 1)
-if [ -n "$id" ]; then
-  jq -Rs '{body: .}' strata-comment.md | gh api --method PATCH "repos/$GH_REPO/issues/comments/$id" --input - > /dev/null
-else
-  jq -Rs '{body: .}' strata-comment.md | gh api --method POST "repos/$GH_REPO/issues/$STRATA_PR/comments" --input - > /dev/null
-fi
-`, report.CommentMarker)
+	// strata keeps its one comment on the pull request, edited in place.
+	comment := `strata ci comment --run "$STRATA_RUN" --link "$STRATA_LINK" --post
+`
 	steps := githubSetupSteps(1)
 	steps = append(steps,
 		yMap(
@@ -298,10 +291,8 @@ exit "$code"
 			"continue-on-error", yBool(true),
 			"working-directory", yStr("${{ inputs.working-directory }}"),
 			"env", yMap(
-				"GH_TOKEN", yStr("${{ github.token }}"),
-				"GH_REPO", yStr("${{ github.repository }}"),
+				"GITHUB_TOKEN", yStr("${{ github.token }}"),
 				"STRATA_RUN", yStr("${{ needs.start.outputs.run }}"),
-				"STRATA_PR", yStr("${{ github.event.pull_request.number }}"),
 				"STRATA_LINK", yStr(githubRunURL),
 			),
 			"run", yStr(comment),

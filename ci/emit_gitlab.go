@@ -224,7 +224,14 @@ func childFinishJob(needs []string) *yaml.Node {
 	return yMap(
 		"needs", yNeeds(needs),
 		"when", yStr("always"),
-		"script", yStrs(`strata ci finish --run "$STRATA_RUN" --report strata-report.json --summary strata-summary.md`),
+		"script", yStrs(
+			`strata ci finish --run "$STRATA_RUN" --report strata-report.json --summary strata-summary.md || code=$?`,
+			// strata's one note on the merge request, edited in place; it
+			// needs STRATA_GITLAB_TOKEN (api scope), and a note it cannot
+			// post fails nothing.
+			`if [ -n "${CI_MERGE_REQUEST_IID:-}" ]; then strata ci comment --run "$STRATA_RUN" --link "${CI_PIPELINE_URL:-}" --post || true; fi`,
+			`exit "${code:-0}"`,
+		),
 		"artifacts", yMap(
 			"when", yStr("always"),
 			"paths", yStrs("strata-report.json", "strata-summary.md"),

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/ci"
+	"github.com/strata-iac/strata/forge"
+	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
 )
@@ -23,6 +27,7 @@ func ciCommentCommand() *cli.Command {
 		Flags: []cli.Flag{
 			stateFlag(), stateTimeoutFlag(), runIDFlag(),
 			&cli.StringFlag{Name: "link", Usage: "`URL` of the full summary (default: the run's link, else the CI run)"},
+			&cli.BoolFlag{Name: "post", Usage: "post it on the pull request (GitHub) or merge request (GitLab) the CI runs for, updating strata's comment there"},
 		},
 		Action: withState(func(c *cli.Context, st *objstore.Store) error {
 			rep, m, err := ci.BuildReport(c.Context, st, c.String("run"))
@@ -34,8 +39,66 @@ func ciCommentCommand() *cli.Command {
 			if link == "" {
 				link = m.Link
 			}
-			fmt.Fprint(c.App.Writer, report.Comment(rep, link))
+			body := report.Comment(rep, link)
+			if !c.Bool("post") {
+				fmt.Fprint(c.App.Writer, body)
+				return nil
+			}
+			if err := postComment(c.Context, c, body); err != nil {
+				return cli.Exit(err.Error(), 1)
+			}
 			return nil
 		}),
+	}
+}
+
+// commentSink keeps strata's one comment on a pull request (forge.Actions,
+// forge.GitLabCI).
+type commentSink interface {
+	Comment(ctx context.Context, marker, body string) (where string, posted bool, err error)
+}
+
+// postComment keeps strata's one comment on the pull request the CI runs
+// for, updated in place (docs/ci.md#the-pull-request-comment), and says
+// where; outside GitHub Actions and GitLab CI it is an error.
+func postComment(ctx context.Context, c *cli.Context, body string) error {
+	env := os.Environ()
+	var sink commentSink
+	var err error
+	switch report.ServiceOf(environ.Getenv(env)) {
+	case report.GitHub:
+		sink, err = forge.NewActions(env, nil)
+	case report.GitLab:
+		sink, err = forge.NewGitLabCI(env, nil)
+	default:
+		return errors.New("the comment is posted in GitHub Actions or GitLab CI, for the pull request they run for")
+	}
+	if err != nil {
+		return fmt.Errorf("posting the comment: %w", err)
+	}
+	where, posted, err := sink.Comment(ctx, report.CommentMarker, body)
+	switch {
+	case err != nil:
+		return fmt.Errorf("posting the comment: %w", err)
+	case posted:
+		fmt.Fprintf(c.App.ErrWriter, "strata: commented: %s\n", where)
+	default:
+		fmt.Fprintln(c.App.ErrWriter, "strata: no pull request to comment on")
+	}
+	return nil
+}
+
+// commentOn posts a run's comment for --comment; a comment that cannot be
+// posted is a warning, and the run's exit code stands.
+func commentOn(ctx context.Context, c *cli.Context, rep *report.Report) {
+	if rep.CI == nil {
+		rep.CI = report.CIFromEnv(os.Environ())
+	}
+	link := ""
+	if rep.CI != nil {
+		link = rep.CI.RunURL
+	}
+	if err := postComment(ctx, c, report.Comment(rep, link)); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %v\n", err)
 	}
 }

@@ -40,10 +40,36 @@ type forgeState struct {
 	calls []string
 	// statuses are the commit statuses set, "sha name: state: description".
 	statuses []string
+	// comments are the comments on each pull request: bodies by ID.
+	comments map[int]map[int]string
+	nextID   int
+}
+
+// comment adds or edits a comment of pull request n (id 0: a new one)
+// and returns its ID.
+func (f *forgeState) comment(n, id int, body string) int {
+	if f.comments[n] == nil {
+		f.comments[n] = map[int]string{}
+	}
+	if id == 0 {
+		f.nextID++
+		id = 1000 + f.nextID
+	}
+	f.comments[n][id] = body
+	return id
+}
+
+// commentsOf are pull request n's comments in order, for the fakes to list.
+func (f *forgeState) commentsOf(n int) []map[string]any {
+	out := []map[string]any{}
+	for _, id := range slices.Sorted(maps.Keys(f.comments[n])) {
+		out = append(out, map[string]any{"id": id, "body": f.comments[n][id]})
+	}
+	return out
 }
 
 func newForgeState() forgeState {
-	return forgeState{teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}}
+	return forgeState{teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}, comments: map[int]map[int]string{}}
 }
 
 func (f *forgeState) state() *forgeState { return f }
@@ -108,6 +134,8 @@ var (
 	commitStatus = regexp.MustCompile(`^/repos/acme/infra/commits/([^/]+)/(status|check-runs|pulls)$`)
 	contents     = regexp.MustCompile(`^/repos/acme/infra/contents/(.+)$`)
 	setStatus    = regexp.MustCompile(`^/repos/acme/infra/statuses/([0-9a-f]+)$`)
+	prComments   = regexp.MustCompile(`^/repos/acme/infra/issues/([0-9]+)/comments$`)
+	editComment  = regexp.MustCompile(`^/repos/acme/infra/issues/comments/([0-9]+)$`)
 )
 
 func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -135,6 +163,8 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusCreated)
 		writeJSON(w, map[string]any{"id": len(f.statuses), "state": st.State, "context": st.Context, "description": st.Description,
 			"target_url": st.TargetURL, "created_at": "2026-11-20T10:00:00Z", "creator": map[string]any{"login": "github-actions[bot]", "type": "Bot"}})
+	case prComments.MatchString(path) || editComment.MatchString(path):
+		f.serveComments(w, r, path)
 	case teamMember.MatchString(path):
 		m := teamMember.FindStringSubmatch(path)
 		if !slices.Contains(f.teams[m[1]], m[2]) {
@@ -183,6 +213,36 @@ func (f *fakeGitHub) graphQL(w http.ResponseWriter, r *http.Request) {
 		decision = p.decision
 	}
 	writeJSON(w, map[string]any{"data": map[string]any{"repository": map[string]any{"pullRequest": map[string]any{"reviewDecision": decision}}}})
+}
+
+// serveComments lists, creates and edits pull requests' comments.
+func (f *fakeGitHub) serveComments(w http.ResponseWriter, r *http.Request, path string) {
+	var req struct{ Body string }
+	if r.Method != http.MethodGet {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
+	if m := prComments.FindStringSubmatch(path); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		if r.Method == http.MethodGet {
+			writeJSON(w, f.commentsOf(n))
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		writeJSON(w, map[string]any{"id": f.comment(n, 0, req.Body), "body": req.Body, "html_url": fmt.Sprintf("https://github.com/acme/infra/pull/%d", n)})
+		return
+	}
+	id, _ := strconv.Atoi(editComment.FindStringSubmatch(path)[1])
+	for n, cs := range f.comments {
+		if _, ok := cs[id]; ok {
+			f.comment(n, id, req.Body)
+			writeJSON(w, map[string]any{"id": id, "body": req.Body, "html_url": fmt.Sprintf("https://github.com/acme/infra/pull/%d#issuecomment-%d", n, id)})
+			return
+		}
+	}
+	f.notFound(w)
 }
 
 func (f *fakeGitHub) notFound(w http.ResponseWriter) {

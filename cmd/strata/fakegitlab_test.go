@@ -51,6 +51,7 @@ var (
 	glStatuses = regexp.MustCompile(`^/projects/42/repository/commits/([^/]+)/(statuses|merge_requests)$`)
 	glFile     = regexp.MustCompile(`^/projects/42/repository/files/(.+)$`)
 	glSetState = regexp.MustCompile(`^/projects/42/statuses/([0-9a-f]+)$`)
+	glNotes    = regexp.MustCompile(`^/projects/42/merge_requests/([0-9]+)/notes(?:/([0-9]+))?$`)
 )
 
 // glLevels are the access levels a role is given, for the fake.
@@ -101,6 +102,26 @@ func (f *fakeGitLab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusCreated)
 		writeJSON(w, map[string]any{"id": len(f.statuses), "sha": sha, "status": st.State, "name": st.Name, "description": st.Description,
 			"target_url": st.TargetURL, "allow_failure": false, "created_at": "2026-11-20T10:00:00.000Z", "author": f.user("alice")})
+	case glNotes.MatchString(path):
+		m := glNotes.FindStringSubmatch(path)
+		n, _ := strconv.Atoi(m[1])
+		var req struct{ Body string }
+		if r.Method != http.MethodGet {
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+		}
+		switch r.Method {
+		case http.MethodGet:
+			writeJSON(w, f.commentsOf(n))
+		case http.MethodPost:
+			w.WriteHeader(http.StatusCreated)
+			writeJSON(w, map[string]any{"id": f.comment(n, 0, req.Body), "body": req.Body, "noteable_type": "MergeRequest"})
+		default:
+			id, _ := strconv.Atoi(m[2])
+			writeJSON(w, map[string]any{"id": f.comment(n, id, req.Body), "body": req.Body, "noteable_type": "MergeRequest"})
+		}
 	case glUsers.MatchString(path):
 		out := []map[string]any{}
 		if name := r.URL.Query().Get("username"); slices.Contains(f.userIDs(), name) {

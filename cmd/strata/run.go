@@ -43,6 +43,7 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-plugin-cache", Usage: "do not use strata's provider plugin cache", EnvVars: []string{"STRATA_NO_PLUGIN_CACHE"}},
 		&cli.BoolFlag{Name: "no-auto-apply", Usage: "plan: do not apply auto_apply stacks", EnvVars: []string{"STRATA_NO_AUTO_APPLY"}},
 		&cli.PathFlag{Name: "plan-json", Usage: "plan, apply, drift: write show -json of every saved plan under `DIR`", EnvVars: []string{"STRATA_PLAN_JSON"}},
+		&cli.BoolFlag{Name: "comment", Usage: "in GitHub Actions or GitLab CI, post the run's summary as strata's one comment on the pull request it runs for, updated in place", EnvVars: []string{"STRATA_COMMENT"}},
 	)
 }
 
@@ -156,6 +157,9 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	}
 	if !opt.DropIn {
 		setApplyStatus(ctx, c, controls.StatusSettingsOf(s.project.Config), pol, res.Report)
+	}
+	if c.Bool("comment") && !opt.DropIn {
+		commentOn(ctx, c, res.Report)
 	}
 	*reported = true
 	return finishEngine(c, pol, res, werr, signalled, cl.ea, opt.DropIn)

@@ -1,0 +1,149 @@
+package forge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// comments is a pull request's comments on a fake forge: the bodies by
+// ID, in order.
+type comments struct {
+	mu     sync.Mutex
+	ids    []int
+	bodies map[int]string
+}
+
+func (c *comments) add(body string) int {
+	id := 100 + len(c.ids)
+	c.ids = append(c.ids, id)
+	c.bodies[id] = body
+	return id
+}
+
+// githubComments serves a pull request's comments, two to a page, with
+// the shapes of GitHub's REST reference.
+func githubComments(t *testing.T, c *comments) *GitHub {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		var req struct{ Body string }
+		if r.Method != http.MethodGet {
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+		}
+		comment := func(id int) map[string]any {
+			return map[string]any{"id": id, "body": c.bodies[id], "html_url": fmt.Sprintf("https://github.com/acme/infra/pull/5#issuecomment-%d", id), "user": map[string]any{"login": "github-actions[bot]"}}
+		}
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/api/v3/repos/acme/infra/issues/5/comments":
+			page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+			page = max(page, 1)
+			var out []map[string]any
+			for i, id := range c.ids {
+				if i/2 == page-1 {
+					out = append(out, comment(id))
+				}
+			}
+			if 2*page < len(c.ids) {
+				w.Header().Set("Link", fmt.Sprintf(`<http://%s%s?page=%d>; rel="next"`, r.Host, r.URL.Path, page+1))
+			}
+			json.NewEncoder(w).Encode(out)
+		case r.Method == http.MethodPost && r.URL.Path == "/api/v3/repos/acme/infra/issues/5/comments":
+			w.WriteHeader(http.StatusCreated)
+			json.NewEncoder(w).Encode(comment(c.add(req.Body)))
+		case r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/api/v3/repos/acme/infra/issues/comments/"):
+			id, _ := strconv.Atoi(r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:])
+			c.bodies[id] = req.Body
+			json.NewEncoder(w).Encode(comment(id))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	g, err := NewGitHub(GitHubOptions{API: srv.URL + "/api/v3", Token: "t0ken", Repository: "acme/infra"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestGitHubUpsertComment: the first post creates strata's comment; the
+// next edit it in place, found by its marker past the first page.
+func TestGitHubUpsertComment(t *testing.T) {
+	t.Parallel()
+	c := &comments{bodies: map[int]string{}}
+	c.add("LGTM")
+	c.add("please rebase")
+	c.add("ship it")
+	g := githubComments(t, c)
+	ctx := context.Background()
+	for i, body := range []string{"<!-- strata -->\nplan: 1 to change", "<!-- strata -->\napply: 1 applied"} {
+		url, err := g.UpsertComment(ctx, 5, "<!-- strata -->", body)
+		if err != nil || !strings.HasPrefix(url, "https://github.com/acme/infra/pull/5#issuecomment-103") {
+			t.Fatalf("post %d: %q, %v", i, url, err)
+		}
+	}
+	if len(c.ids) != 4 || c.bodies[103] != "<!-- strata -->\napply: 1 applied" || c.bodies[100] != "LGTM" {
+		t.Errorf("comments %v %v; want one of strata's, edited", c.ids, c.bodies)
+	}
+}
+
+// TestGitLabUpsertComment: the same on a merge request's notes.
+func TestGitLabUpsertComment(t *testing.T) {
+	t.Parallel()
+	c := &comments{bodies: map[int]string{}}
+	c.add("looks good")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		var req struct{ Body string }
+		if r.Method != http.MethodGet {
+			json.NewDecoder(r.Body).Decode(&req)
+		}
+		note := func(id int) map[string]any {
+			return map[string]any{"id": id, "body": c.bodies[id], "noteable_type": "MergeRequest", "noteable_iid": 5, "author": map[string]any{"username": "strata-bot"}}
+		}
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/api/v4/projects/42/merge_requests/5/notes":
+			var out []map[string]any
+			for _, id := range c.ids {
+				out = append(out, note(id))
+			}
+			json.NewEncoder(w).Encode(out)
+		case r.Method == http.MethodPost && r.URL.Path == "/api/v4/projects/42/merge_requests/5/notes":
+			w.WriteHeader(http.StatusCreated)
+			json.NewEncoder(w).Encode(note(c.add(req.Body)))
+		case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/api/v4/projects/42/merge_requests/5/notes/"):
+			id, _ := strconv.Atoi(r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:])
+			c.bodies[id] = req.Body
+			json.NewEncoder(w).Encode(note(id))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	g, err := NewGitLab(GitLabOptions{API: srv.URL + "/api/v4", Token: "glpat", Project: "42"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"<!-- strata -->\nplan", "<!-- strata -->\napply"} {
+		if where, err := g.UpsertComment(context.Background(), 5, "<!-- strata -->", body); err != nil || where != "MR !5 note 101" {
+			t.Fatalf("%q, %v", where, err)
+		}
+	}
+	if len(c.ids) != 2 || c.bodies[101] != "<!-- strata -->\napply" {
+		t.Errorf("notes %v %v", c.ids, c.bodies)
+	}
+}
