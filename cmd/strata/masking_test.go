@@ -47,8 +47,8 @@ output "token" {
 	testenv.WriteFile(t, filepath.Join(root, "strata.yml"), config(newSecret))
 
 	// The old value takes the place of the masked one in the printed
-	// change of the input.
-	changed := regexp.MustCompile(`~ input\s+= "\*\*\*" -> "\*\*\*"`)
+	// change of the input (the summary's diff block marks it "!").
+	changed := regexp.MustCompile(`(~ |!\s+)input\s+= "\*\*\*" -> "\*\*\*"`)
 	for _, cmd := range [][]string{{"plan"}, {"apply", "-auto-approve"}} {
 		out := t.TempDir()
 		report, summary, step := filepath.Join(out, "report.json"), filepath.Join(out, "summary.md"), filepath.Join(out, "step.md")
