@@ -12,13 +12,18 @@ TESTFLAGS ?= -race -p 2 -count=1 -timeout 25m
 # about 10 ms of every start).
 TAGS     := urfave_cli_no_docs,disable_grpc_modules
 
-.PHONY: all build demo test test-short test-engines bench fuzz vet fmt schema clean tools
+.PHONY: all build install demo test test-short test-engines bench fuzz vet fmt schema clean tools
 
 all: build
 
 # As the release is built (.goreleaser.yaml): static, with TAGS.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags $(TAGS) -o $(BIN) ./cmd/strata
+
+# Install strata from this clone into GOBIN (go env GOBIN, else
+# GOPATH/bin), built as the release is; the version is the clone's commit.
+install:
+	CGO_ENABLED=0 $(GO) install -trimpath -tags $(TAGS) -ldflags "-X main.version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" ./cmd/strata
 
 # Build strata and run it on a copy of the nested-stacks fixture: check,
 # stacks, the graph, then plan, apply and a second plan with nothing to do.

@@ -3,6 +3,7 @@ package testenv
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -120,5 +121,27 @@ func eachRepoLine(t *testing.T, f func(rel string, n int, line string)) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMakeInstall: the README's install from a clone puts a strata into
+// GOBIN that names the clone's commit.
+func TestMakeInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds strata")
+	}
+	if err := exec.Command("git", "-C", filepath.Join("..", ".."), "rev-parse", "HEAD").Run(); err != nil {
+		t.Skip("not a git clone: the version would be dev")
+	}
+	bin := t.TempDir()
+	cmd := exec.Command("make", "-s", "install")
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), "GOBIN="+bin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(bin, "strata"), "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "strata ") || strings.HasPrefix(string(out), "strata dev ") {
+		t.Errorf("the installed strata says %q, %v; want its commit", out, err)
 	}
 }
