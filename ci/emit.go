@@ -37,6 +37,9 @@ type GitHubOptions struct {
 	// Shards is the default of the shards input (1 to MaxShards: a
 	// matrix holds at most 256 jobs).
 	Shards int
+	// Version is the strata that writes the workflow: the strata-version
+	// input's default (DefaultStrataVersion).
+	Version string
 }
 
 // DefaultGitHubOptions are the options of `strata ci emit github` without

@@ -89,7 +89,7 @@ func githubInputs(opt GitHubOptions) *yaml.Node {
 		"auto-approve", input("boolean", "Apply without asking (apply and destroy need it: no job has a terminal)", yBool(false)),
 		"state-url", input("string", "The state bucket: s3://bucket?region=R (or ?endpoint=URL), gs://bucket or azblob://container", nil),
 		"shards", input("number", fmt.Sprintf("The most jobs a wave is spread over (1 to %d)", MaxShards), yInt(opt.Shards)),
-		"strata-version", input("string", "The strata version every job installs with go install (a tag such as v1.2.3, or latest)", yStr("latest")),
+		"strata-version", input("string", "The strata every job installs: a release (v1.2.3), from its archive checked against the release's checksums.txt, or a commit, with go install; by default the strata that wrote this workflow", yStr(DefaultStrataVersion(opt.Version))),
 		"go-version", input("string", "The Go version that installs strata", yStr("stable")),
 		"working-directory", input("string", "The directory strata runs in (the repository root by default)", yStr(".")),
 		"runs-on", input("string", "The runner every job runs on", yStr("ubuntu-latest")),
@@ -127,7 +127,7 @@ func githubSetupSteps(fetchDepth int) []*yaml.Node {
 		yMap(
 			"name", yStr("Install strata"),
 			"env", yMap("STRATA_VERSION", yStr("${{ inputs.strata-version }}")),
-			"run", yStr(`go install -tags `+installTags+` "github.com/strata-iac/strata/cmd/strata@${STRATA_VERSION}"`),
+			"run", yStr(InstallScript),
 		),
 		yMap(
 			"name", yStr("Cache engines and provider plugins"),

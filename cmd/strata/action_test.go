@@ -7,14 +7,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/ci"
+
 	"go.yaml.in/yaml/v3"
 )
 
 // actionStep is one step of the composite action in action.yml.
 type actionStep struct {
-	ID  string            `yaml:"id"`
-	Run string            `yaml:"run"`
-	Env map[string]string `yaml:"env"`
+	Name string            `yaml:"name"`
+	ID   string            `yaml:"id"`
+	Run  string            `yaml:"run"`
+	Env  map[string]string `yaml:"env"`
 }
 
 func actionSteps(t *testing.T) []actionStep {
@@ -36,7 +39,7 @@ func actionSteps(t *testing.T) []actionStep {
 	if err := yaml.Unmarshal(b, &action); err != nil {
 		t.Fatal(err)
 	}
-	if action.Runs.Using != "composite" || !action.Inputs["command"].Required || action.Inputs["version"].Default != "latest" {
+	if action.Runs.Using != "composite" || !action.Inputs["command"].Required || action.Inputs["version"].Default != "" {
 		t.Fatalf("action.yml: %+v", action)
 	}
 	return action.Runs.Steps
@@ -129,4 +132,19 @@ func TestActionLint(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("actionlint: %v\n%s", err, out)
 	}
+}
+
+// TestActionInstallsAsTheWorkflow: the action installs strata with the
+// emitted workflow's script, by default at the action's own ref.
+func TestActionInstallsAsTheWorkflow(t *testing.T) {
+	for _, st := range actionSteps(t) {
+		if st.Name != "Install strata" {
+			continue
+		}
+		if st.Run != ci.InstallScript || st.Env["STRATA_VERSION"] != "${{ inputs.version || github.action_ref }}" {
+			t.Errorf("the action's install step differs from ci.InstallScript:\n%s\nenv %v", st.Run, st.Env)
+		}
+		return
+	}
+	t.Error("the action has no Install strata step")
 }

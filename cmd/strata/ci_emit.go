@@ -32,7 +32,7 @@ func ciEmitCommand() *cli.Command {
 				},
 				Action: func(c *cli.Context) error {
 					opt := ci.DefaultGitHubOptions()
-					opt.Shards = c.Int("shards")
+					opt.Shards, opt.Version = c.Int("shards"), strataVersion()
 					if c.IsSet("waves") {
 						opt.Waves = c.Int("waves")
 					} else {
