@@ -86,24 +86,45 @@ func NewActions(env []string, configPaths []string) (*Actions, error) {
 	return a, nil
 }
 
-// readEvent reads the event payload: the default branch, the pull request
-// it names and, for a comment, its author.
-func (a *Actions) readEvent(name, path string) error {
+// readEventFile reads an event payload, within GitHub's size.
+func readEventFile(path string) (*event, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("the event payload (GITHUB_EVENT_PATH): %w", err)
+		return nil, fmt.Errorf("the event payload (GITHUB_EVENT_PATH): %w", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxEvent+1))
 	if err != nil {
-		return fmt.Errorf("the event payload %s: %w", path, err)
+		return nil, fmt.Errorf("the event payload %s: %w", path, err)
 	}
 	if len(data) > maxEvent {
-		return fmt.Errorf("the event payload %s is over %d MB", path, maxEvent>>20)
+		return nil, fmt.Errorf("the event payload %s is over %d MB", path, maxEvent>>20)
 	}
 	var ev event
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return fmt.Errorf("the event payload %s: %w", path, err)
+		return nil, fmt.Errorf("the event payload %s: %w", path, err)
+	}
+	return &ev, nil
+}
+
+// DraftPullRequest says a GitHub Actions job runs for a draft pull
+// request (the event's pull_request.draft); false when it runs for none,
+// or its payload cannot be read.
+func DraftPullRequest(env []string) bool {
+	path := environ.Getenv(env)("GITHUB_EVENT_PATH")
+	if path == "" {
+		return false
+	}
+	ev, err := readEventFile(path)
+	return err == nil && ev.PullRequest.GetDraft()
+}
+
+// readEvent reads the event payload: the default branch, the pull request
+// it names and, for a comment, its author.
+func (a *Actions) readEvent(name, path string) error {
+	ev, err := readEventFile(path)
+	if err != nil {
+		return err
 	}
 	a.defaultBranch = ev.Repository.GetDefaultBranch()
 	switch {

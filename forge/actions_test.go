@@ -160,3 +160,26 @@ func TestActionsTokenOverride(t *testing.T) {
 		t.Errorf("InTeam with STRATA_GITHUB_TOKEN: %v, %v", in, err)
 	}
 }
+
+// TestDraftPullRequest: the event's pull_request.draft; no pull request,
+// or no payload, is not a draft.
+func TestDraftPullRequest(t *testing.T) {
+	t.Parallel()
+	for payload, want := range map[string]bool{
+		`{"pull_request":{"number":5,"draft":true}}`:  true,
+		`{"pull_request":{"number":5,"draft":false}}`: false,
+		`{"ref":"refs/heads/main"}`:                    false,
+		`{"pull_request":`:                             false,
+	} {
+		path := filepath.Join(t.TempDir(), "event.json")
+		if err := os.WriteFile(path, []byte(payload), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := DraftPullRequest([]string{"GITHUB_EVENT_PATH=" + path}); got != want {
+			t.Errorf("%s: draft %t, want %t", payload, got, want)
+		}
+	}
+	if DraftPullRequest(nil) {
+		t.Error("no event payload is a draft")
+	}
+}

@@ -66,3 +66,28 @@ stacks:
 		}
 	}
 }
+
+// TestAutoplanDraftPR: on a draft pull request a dirspace with
+// autoplan_draft_pr false is not modified by its changes; on a ready one,
+// or with the default, it is.
+func TestAutoplanDraftPR(t *testing.T) {
+	t.Parallel()
+	root := testRepo(t, `dirs:
+  quiet:
+    when_modified: {autoplan_draft_pr: false}
+  eager: {}
+`, "quiet", "eager")
+	changes := []FileChange{{Path: "quiet/main.tf", Status: "M"}, {Path: "eager/main.tf", Status: "M"}}
+	for _, draft := range []bool{false, true} {
+		p := loadRepo(t, root)
+		p.SetBranches(Branches{Dest: "main", Source: "wip", Draft: draft})
+		modified, _ := p.ModifiedUnits(changes)
+		got := map[string]bool{}
+		for u := range modified {
+			got[u.Dir] = true
+		}
+		if !got["eager"] || got["quiet"] == draft {
+			t.Errorf("draft %t: modified %v", draft, got)
+		}
+	}
+}

@@ -10,6 +10,9 @@ import (
 // of every unit while they are known.
 type Branches struct {
 	Dest, Source string
+	// Draft says the pull request the run is for is a draft: dirspaces
+	// with autoplan_draft_pr false are then not modified.
+	Draft bool
 }
 
 // BranchesFromCI reads the branches from a CI's environment: a GitHub
@@ -27,7 +30,7 @@ func BranchesFromCI(getenv func(string) string) Branches {
 		}
 	case getenv("GITLAB_CI") == "true":
 		if target := getenv("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"); target != "" {
-			return Branches{Dest: target, Source: getenv("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME")}
+			return Branches{Dest: target, Source: getenv("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME"), Draft: getenv("CI_MERGE_REQUEST_DRAFT") == "true"}
 		}
 		if b := getenv("CI_COMMIT_BRANCH"); b != "" {
 			return Branches{Dest: b, Source: b}
@@ -40,6 +43,7 @@ func BranchesFromCI(getenv func(string) string) Branches {
 // unit tags carry them: a stack's members do not change with the branch,
 // while workflows, --query and depends_on may.
 func (p *Project) SetBranches(b Branches) {
+	p.draft = b.Draft
 	var add []string
 	if b.Dest != "" {
 		add = append(add, "dest_branch:"+b.Dest)

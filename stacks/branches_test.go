@@ -10,11 +10,12 @@ func TestBranchesFromCI(t *testing.T) {
 		want Branches
 	}{
 		{"local", map[string]string{}, Branches{}},
-		{"github pull request", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_BASE_REF": "main", "GITHUB_HEAD_REF": "feature/x", "GITHUB_REF_NAME": "12/merge"}, Branches{"main", "feature/x"}},
-		{"github push", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_REF_TYPE": "branch", "GITHUB_REF_NAME": "main"}, Branches{"main", "main"}},
+		{"github pull request", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_BASE_REF": "main", "GITHUB_HEAD_REF": "feature/x", "GITHUB_REF_NAME": "12/merge"}, Branches{Dest: "main", Source: "feature/x"}},
+		{"github push", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_REF_TYPE": "branch", "GITHUB_REF_NAME": "main"}, Branches{Dest: "main", Source: "main"}},
 		{"github tag", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_REF_TYPE": "tag", "GITHUB_REF_NAME": "v1"}, Branches{}},
-		{"gitlab merge request", map[string]string{"GITLAB_CI": "true", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "poc", "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "dev"}, Branches{"poc", "dev"}},
-		{"gitlab push", map[string]string{"GITLAB_CI": "true", "CI_COMMIT_BRANCH": "main"}, Branches{"main", "main"}},
+		{"gitlab merge request", map[string]string{"GITLAB_CI": "true", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "poc", "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "dev"}, Branches{Dest: "poc", Source: "dev"}},
+		{"gitlab push", map[string]string{"GITLAB_CI": "true", "CI_COMMIT_BRANCH": "main"}, Branches{Dest: "main", Source: "main"}},
+		{"gitlab draft merge request", map[string]string{"GITLAB_CI": "true", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "wip", "CI_MERGE_REQUEST_DRAFT": "true"}, Branches{Dest: "main", Source: "wip", Draft: true}},
 	}
 	for _, tc := range tests {
 		if got := BranchesFromCI(func(k string) string { return tc.env[k] }); got != tc.want {

@@ -169,7 +169,7 @@ func (p *Project) changeIndex() *changeIndex {
 	}
 	for _, ds := range p.Dirspaces {
 		ix.roots[ds.Dir] = true
-		if !ds.WhenModified.Autoplan {
+		if !p.autoplans(ds) {
 			continue
 		}
 		ix.autoplan[ds.Dir] = append(ix.autoplan[ds.Dir], ds)
@@ -433,7 +433,7 @@ func (p *Project) ModifiedSinceDeployed(deployed map[*Unit]string, changesSince 
 	groups := map[string][]*Unit{}
 	modified = map[*Unit]string{}
 	for _, u := range p.Units {
-		if !u.WhenModified.Autoplan {
+		if !p.autoplans(u.Dirspace) {
 			continue
 		}
 		c := deployed[u]
@@ -527,4 +527,11 @@ func (p *Project) DependentsOfDeleted(deleted []DeletedUnit) map[*Unit]string {
 		}
 	}
 	return out
+}
+
+// autoplans says a change can make the dirspace modified: its autoplan,
+// and on a draft pull request its autoplan_draft_pr
+// (docs/behaviour.md#changed-units).
+func (p *Project) autoplans(ds *Dirspace) bool {
+	return ds.WhenModified.Autoplan && (!p.draft || ds.WhenModified.AutoplanDraftPR)
 }

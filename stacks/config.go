@@ -65,7 +65,7 @@ type WhenModified struct {
 	DependsOn       *DependsOn `yaml:"depends_on" doc:"tag query of the units this one runs after (same stack)"`
 	Autoapply       Bool       `yaml:"autoapply" doc:"apply the dirspace's units as auto_apply does"`
 	Autoplan        Bool       `yaml:"autoplan" doc:"false: not in the modified set of --changed"`
-	AutoplanDraftPR Ignored    `yaml:"autoplan_draft_pr" cfg:"ignored" doc:"Terrateam draft pull requests"`
+	AutoplanDraftPR Bool       `yaml:"autoplan_draft_pr" doc:"false: on a draft pull request, not in the modified set of --changed (default true)"`
 }
 
 // DependsOn is `depends_on`: a tag query, or a map with the query and

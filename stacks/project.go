@@ -27,8 +27,10 @@ type Project struct {
 	// selected are workspaces terraform has selected in dirs that declare
 	// none, as the loader was told (WithSelectedWorkspace).
 	selected map[string]string
-	Stacks   []*Stack // in definition order; an implicit default comes last
-	Units    []*Unit  // sorted by dir, workspace, stack
+	// draft: the run is for a draft pull request (SetBranches).
+	draft  bool
+	Stacks []*Stack // in definition order; an implicit default comes last
+	Units  []*Unit  // sorted by dir, workspace, stack
 	// Unassigned are dirspaces in no stack: the user defined `default` and
 	// it does not match them (docs/behaviour.md#stacks-and-membership).
 	// They do not run.
@@ -85,6 +87,9 @@ type WhenModifiedRules struct {
 	PruneOnNoChange bool
 	Autoapply       bool
 	Autoplan        bool
+	// AutoplanDraftPR false: on a draft pull request the dirspace is not
+	// in the modified set (Branches.Draft).
+	AutoplanDraftPR bool
 }
 
 // Unit is a dirspace in one leaf stack: what runs.
@@ -419,8 +424,8 @@ func (p *Project) addDirspaces(dir string, entry *MapEntry[Dir]) {
 
 // inheritWhenModified takes each field from the nearest level that sets it.
 func inheritWhenModified(levels ...*WhenModified) WhenModifiedRules {
-	r := WhenModifiedRules{FilePatterns: DefaultFilePatterns, Global: true, Autoplan: true}
-	patternsSet, dependsSet, applySet, planSet := false, false, false, false
+	r := WhenModifiedRules{FilePatterns: DefaultFilePatterns, Global: true, Autoplan: true, AutoplanDraftPR: true}
+	patternsSet, dependsSet, applySet, planSet, draftSet := false, false, false, false, false
 	for i, w := range levels {
 		if w == nil {
 			continue
@@ -439,6 +444,9 @@ func inheritWhenModified(levels ...*WhenModified) WhenModifiedRules {
 		}
 		if !planSet && w.Autoplan.Set {
 			r.Autoplan, planSet = w.Autoplan.Value, true
+		}
+		if !draftSet && w.AutoplanDraftPR.Set {
+			r.AutoplanDraftPR, draftSet = w.AutoplanDraftPR.Value, true
 		}
 	}
 	return r

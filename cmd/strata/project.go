@@ -10,7 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-iac/strata/forge"
 	"github.com/strata-iac/strata/internal/git"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -110,6 +112,9 @@ func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*ses
 		return nil, fmt.Errorf("loading the repository at %s: %w", root, err)
 	}
 	branches := stacks.BranchesFromCI(os.Getenv)
+	if report.ServiceOf(os.Getenv) == report.GitHub {
+		branches.Draft = forge.DraftPullRequest(os.Environ())
+	}
 	if b := c.String("dest-branch"); b != "" {
 		branches.Dest = b
 	}
