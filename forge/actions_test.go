@@ -168,8 +168,8 @@ func TestDraftPullRequest(t *testing.T) {
 	for payload, want := range map[string]bool{
 		`{"pull_request":{"number":5,"draft":true}}`:  true,
 		`{"pull_request":{"number":5,"draft":false}}`: false,
-		`{"ref":"refs/heads/main"}`:                    false,
-		`{"pull_request":`:                             false,
+		`{"ref":"refs/heads/main"}`:                   false,
+		`{"pull_request":`:                            false,
 	} {
 		path := filepath.Join(t.TempDir(), "event.json")
 		if err := os.WriteFile(path, []byte(payload), 0o600); err != nil {
