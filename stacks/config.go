@@ -30,7 +30,7 @@ type Config struct {
 	CostEstimation           Ignored            `yaml:"cost_estimation" cfg:"ignored" doc:"Terrateam cost estimation"`
 	DestinationBranches      Ignored            `yaml:"destination_branches" cfg:"ignored" doc:"Terrateam destination branches"`
 	Drift                    Ignored            `yaml:"drift" cfg:"ignored" doc:"Terrateam scheduled drift (use strata drift)"`
-	Enabled                  Ignored            `yaml:"enabled" cfg:"ignored" doc:"Terrateam on/off switch"`
+	Enabled                  Bool               `yaml:"enabled" doc:"false: strata runs nothing in CI for this repository (docs/behaviour.md#the-config-file); elsewhere it runs, saying so"`
 	Hooks                    Ignored            `yaml:"hooks" cfg:"ignored" doc:"Terrateam hooks"`
 	Indexer                  Ignored            `yaml:"indexer" cfg:"ignored" doc:"Terrateam indexer"`
 	Integrations             Ignored            `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	cmdpolicy "github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/stacks"
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/urfave/cli/v2"
@@ -137,6 +138,11 @@ func ciStart(c *cli.Context) error {
 	run, gates, err := selectRunAndGates(c, s, "")
 	if err != nil {
 		return err
+	}
+	if disabled(c, s) {
+		// The run is started with no unit, so the CI's jobs find
+		// nothing to do and finish.
+		run, gates = &stacks.Run{}, nil
 	}
 	if err := warnStillDeployed(c, s); err != nil {
 		return cli.Exit(err.Error(), 1)

@@ -147,3 +147,19 @@ func printDiagnostics(w io.Writer, ds stacks.Diagnostics) {
 		fmt.Fprintln(w, d.String())
 	}
 }
+
+// disabled says the config turns strata off in CI (enabled: false), and
+// says so: in GitHub Actions and GitLab CI the command runs nothing;
+// elsewhere it runs, after a note (docs/behaviour.md#the-config-file).
+func disabled(c *cli.Context, s *session) bool {
+	e := s.project.Config.Enabled
+	if !e.Set || e.Value {
+		return false
+	}
+	if report.ServiceOf(os.Getenv) == report.NoService {
+		fmt.Fprintf(c.App.ErrWriter, "strata: %s says enabled: false, so strata runs nothing in CI; here it runs\n", s.project.ConfigFile)
+		return false
+	}
+	fmt.Fprintf(c.App.ErrWriter, "strata: %s says enabled: false: strata runs nothing in CI for this repository\n", s.project.ConfigFile)
+	return true
+}

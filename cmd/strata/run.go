@@ -120,6 +120,10 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if err != nil {
 		return err
 	}
+	if disabled(c, s) {
+		*reported = true
+		return nil
+	}
 	pol := cmdpolicy.Must(command)
 	cl, err := readCommandLine(c, command, pol)
 	if err != nil {

@@ -124,3 +124,28 @@ func TestModuleDir(t *testing.T) {
 		}
 	}
 }
+
+// TestEnabledFalse: a config with enabled: false runs nothing in CI, and
+// says why, exit 0; ci start starts a run of no unit; at a terminal (no
+// CI) strata runs as asked, after a note.
+func TestEnabledFalse(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, map[string]string{
+		".terrateam/config.yml": "enabled: false\ndirs:\n  app: {tags: [app]}\n",
+		"app/main.tf":           "resource \"terraform_data\" \"x\" {}\n",
+	})
+	env := hermeticEnv(t)
+	ci := append(append([]string(nil), env...), "GITHUB_ACTIONS=true")
+	r := runBin(t, root, ci, "apply", "-auto-approve")
+	if r.code != 0 || !strings.Contains(r.stderr, "enabled: false: strata runs nothing in CI") || strings.Contains(r.stdout, "applied") {
+		t.Errorf("apply in CI: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	plan, _ := startRun(t, root, ci, "apply", "--auto-approve", "--state", "file://"+t.TempDir(), "--json")
+	if len(plan.Waves) != 0 {
+		t.Errorf("ci start with enabled: false planned waves %+v", plan.Waves)
+	}
+	r = runBin(t, root, env, "plan")
+	if r.code != 0 || !strings.Contains(r.stderr, "strata runs nothing in CI; here it runs") || !strings.Contains(r.stdout, "terraform_data.x will be created") {
+		t.Errorf("plan at a terminal: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
