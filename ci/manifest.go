@@ -64,7 +64,10 @@ type Manifest struct {
 	// ApplyStatus says whether ci finish sets the pull request's apply
 	// status, as the config said at start.
 	ApplyStatus controls.StatusSettings `json:"apply_status,omitzero"`
-	Waves       []Wave                  `json:"waves"`
+	// CommentStrategy is what the run's comment does with strata's
+	// earlier one: "" edits it in place; append, delete or minimize.
+	CommentStrategy string `json:"comment_strategy,omitempty"`
+	Waves           []Wave `json:"waves"`
 }
 
 // unitKeys maps the ID of every unit the manifest names to its bucket key.

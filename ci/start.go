@@ -39,9 +39,13 @@ type StartOptions struct {
 	// ApplyStatus says whether ci finish sets the pull request's apply
 	// status (controls.StatusSettings).
 	ApplyStatus controls.StatusSettings
-	PR          int
-	Link        string
-	Commit      string
+	// CommentStrategy is what the run's comment does with strata's
+	// earlier one (forge.CommentStrategy), as the config says for the
+	// run's units.
+	CommentStrategy string
+	PR              int
+	Link            string
+	Commit          string
 	// Environ resolves ${var} engine versions (os.Environ() by the CLI).
 	Environ []string
 	Now     func() time.Time
@@ -146,7 +150,7 @@ func newManifest(opt StartOptions) *Manifest {
 	m := &Manifest{
 		Version: ManifestVersion, Run: opt.Run, Command: opt.Options.Command, Created: opt.Now().UTC(),
 		Commit: opt.Commit, PR: opt.PR, Link: opt.Link, Options: opt.Options, Shards: opt.Shards,
-		ApplyStatus: opt.ApplyStatus,
+		ApplyStatus: opt.ApplyStatus, CommentStrategy: opt.CommentStrategy,
 	}
 	for _, u := range opt.Gates {
 		m.Gates = append(m.Gates, u.ID())

@@ -6,33 +6,56 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v92/github"
+	"github.com/shurcooL/githubv4"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
-// UpsertComment keeps strata's one comment on pull request n
-// (docs/ci.md#the-pull-request-comment): the comment whose body starts
-// with marker is edited to body, else one is created. It returns the
-// comment's URL.
-func (g *GitHub) UpsertComment(ctx context.Context, n int, marker, body string) (string, error) {
-	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
-	for {
-		comments, resp, err := g.client.Issues.ListComments(ctx, g.owner, g.repo, n, opt)
+// CommentStrategy is what a new comment of strata's does with its
+// earlier ones on a pull request (docs/ci.md#the-pull-request-comment).
+type CommentStrategy string
+
+// The strategies: strata's own, one comment edited in place, and
+// Terrateam's notifications.policies[].comment_strategy.
+const (
+	EditInPlace CommentStrategy = ""
+	Append      CommentStrategy = "append"
+	Delete      CommentStrategy = "delete"
+	Minimize    CommentStrategy = "minimize"
+)
+
+// UpsertComment posts strata's comment on pull request n as the strategy
+// says, finding its earlier comments by the marker their bodies start
+// with: edited in place, or a new one with the earlier kept, deleted, or
+// the last of them hidden as outdated. It returns the comment's URL.
+func (g *GitHub) UpsertComment(ctx context.Context, n int, marker, body string, strategy CommentStrategy) (string, error) {
+	earlier, err := g.markedComments(ctx, n, marker)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case strategy == EditInPlace && len(earlier) > 0:
+		c, _, err := g.client.Issues.UpdateComment(ctx, g.owner, g.repo, earlier[0].GetID(), github.IssueCommentRequest{Body: body})
 		if err != nil {
-			return "", fmt.Errorf("the comments of PR #%d: %w", n, err)
+			return "", fmt.Errorf("updating the comment on PR #%d: %w", n, err)
 		}
-		for _, c := range comments {
-			if strings.HasPrefix(c.GetBody(), marker) {
-				c, _, err := g.client.Issues.UpdateComment(ctx, g.owner, g.repo, c.GetID(), github.IssueCommentRequest{Body: body})
-				if err != nil {
-					return "", fmt.Errorf("updating the comment on PR #%d: %w", n, err)
-				}
-				return c.GetHTMLURL(), nil
+		return c.GetHTMLURL(), nil
+	case strategy == Delete:
+		for _, c := range earlier {
+			if _, err := g.client.Issues.DeleteComment(ctx, g.owner, g.repo, c.GetID()); err != nil {
+				return "", fmt.Errorf("deleting the earlier comment on PR #%d: %w", n, err)
 			}
 		}
-		if resp.NextPage == 0 {
-			break
+	case strategy == Minimize && len(earlier) > 0:
+		// The ones before it were hidden when it was posted.
+		var m struct {
+			MinimizeComment struct {
+				ClientMutationID *string
+			} `graphql:"minimizeComment(input: $input)"`
 		}
-		opt.Page = resp.NextPage
+		in := githubv4.MinimizeCommentInput{SubjectID: earlier[len(earlier)-1].GetNodeID(), Classifier: githubv4.ReportedContentClassifiersOutdated}
+		if err := g.graphql.Mutate(ctx, &m, in, nil); err != nil {
+			return "", fmt.Errorf("hiding the earlier comment on PR #%d: %w", n, err)
+		}
 	}
 	c, _, err := g.client.Issues.CreateComment(ctx, g.owner, g.repo, n, github.IssueCommentRequest{Body: body})
 	if err != nil {
@@ -41,27 +64,49 @@ func (g *GitHub) UpsertComment(ctx context.Context, n int, marker, body string) 
 	return c.GetHTMLURL(), nil
 }
 
-// UpsertComment keeps strata's one note on merge request iid, as
-// GitHub's UpsertComment does. It returns the note's ID as a reference.
-func (g *GitLab) UpsertComment(ctx context.Context, iid int, marker, body string) (string, error) {
-	opt := &gitlab.ListMergeRequestNotesOptions{ListOptions: gitlab.ListOptions{PerPage: 100}}
+// markedComments are pull request n's comments whose bodies start with
+// marker, oldest first, over every page.
+func (g *GitHub) markedComments(ctx context.Context, n int, marker string) ([]*github.IssueComment, error) {
+	var out []*github.IssueComment
+	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
-		notes, resp, err := g.client.Notes.ListMergeRequestNotes(g.project, int64(iid), opt, gitlab.WithContext(ctx))
+		comments, resp, err := g.client.Issues.ListComments(ctx, g.owner, g.repo, n, opt)
 		if err != nil {
-			return "", fmt.Errorf("the notes of MR !%d: %w", iid, err)
+			return nil, fmt.Errorf("the comments of PR #%d: %w", n, err)
 		}
-		for _, nt := range notes {
-			if strings.HasPrefix(nt.Body, marker) {
-				if _, _, err := g.client.Notes.UpdateMergeRequestNote(g.project, int64(iid), nt.ID, &gitlab.UpdateMergeRequestNoteOptions{Body: &body}, gitlab.WithContext(ctx)); err != nil {
-					return "", fmt.Errorf("updating the note on MR !%d: %w", iid, err)
-				}
-				return fmt.Sprintf("MR !%d note %d", iid, nt.ID), nil
+		for _, c := range comments {
+			if strings.HasPrefix(c.GetBody(), marker) {
+				out = append(out, c)
 			}
 		}
 		if resp.NextPage == 0 {
-			break
+			return out, nil
 		}
 		opt.Page = resp.NextPage
+	}
+}
+
+// UpsertComment posts strata's note on merge request iid as GitHub's
+// UpsertComment does. GitLab hides no note, so minimize deletes the
+// earlier one. It returns the note as a reference.
+func (g *GitLab) UpsertComment(ctx context.Context, iid int, marker, body string, strategy CommentStrategy) (string, error) {
+	earlier, err := g.markedNotes(ctx, iid, marker)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case strategy == EditInPlace && len(earlier) > 0:
+		id := earlier[0].ID
+		if _, _, err := g.client.Notes.UpdateMergeRequestNote(g.project, int64(iid), id, &gitlab.UpdateMergeRequestNoteOptions{Body: &body}, gitlab.WithContext(ctx)); err != nil {
+			return "", fmt.Errorf("updating the note on MR !%d: %w", iid, err)
+		}
+		return fmt.Sprintf("MR !%d note %d", iid, id), nil
+	case strategy == Delete || strategy == Minimize:
+		for _, nt := range earlier {
+			if _, err := g.client.Notes.DeleteMergeRequestNote(g.project, int64(iid), nt.ID, gitlab.WithContext(ctx)); err != nil {
+				return "", fmt.Errorf("deleting the earlier note on MR !%d: %w", iid, err)
+			}
+		}
 	}
 	nt, _, err := g.client.Notes.CreateMergeRequestNote(g.project, int64(iid), &gitlab.CreateMergeRequestNoteOptions{Body: &body}, gitlab.WithContext(ctx))
 	if err != nil {
@@ -70,22 +115,45 @@ func (g *GitLab) UpsertComment(ctx context.Context, iid int, marker, body string
 	return fmt.Sprintf("MR !%d note %d", iid, nt.ID), nil
 }
 
-// Comment keeps strata's one comment on the pull request the event
-// names; posted is false when it names none.
-func (a *Actions) Comment(ctx context.Context, marker, body string) (where string, posted bool, err error) {
+// markedNotes are merge request iid's notes whose bodies start with
+// marker, oldest first, over every page.
+func (g *GitLab) markedNotes(ctx context.Context, iid int, marker string) ([]*gitlab.Note, error) {
+	var out []*gitlab.Note
+	asc, by := "asc", "created_at"
+	opt := &gitlab.ListMergeRequestNotesOptions{ListOptions: gitlab.ListOptions{PerPage: 100}, Sort: &asc, OrderBy: &by}
+	for {
+		notes, resp, err := g.client.Notes.ListMergeRequestNotes(g.project, int64(iid), opt, gitlab.WithContext(ctx))
+		if err != nil {
+			return nil, fmt.Errorf("the notes of MR !%d: %w", iid, err)
+		}
+		for _, nt := range notes {
+			if strings.HasPrefix(nt.Body, marker) {
+				out = append(out, nt)
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// Comment posts strata's comment on the pull request the event names;
+// posted is false when it names none.
+func (a *Actions) Comment(ctx context.Context, marker, body string, strategy CommentStrategy) (where string, posted bool, err error) {
 	if a.pr == 0 {
 		return "", false, nil
 	}
-	where, err = a.UpsertComment(ctx, a.pr, marker, body)
+	where, err = a.UpsertComment(ctx, a.pr, marker, body, strategy)
 	return where, err == nil, err
 }
 
-// Comment keeps strata's one note on the pipeline's merge request;
-// posted is false in a pipeline for no merge request.
-func (c *GitLabCI) Comment(ctx context.Context, marker, body string) (where string, posted bool, err error) {
+// Comment posts strata's note on the pipeline's merge request; posted is
+// false in a pipeline for no merge request.
+func (c *GitLabCI) Comment(ctx context.Context, marker, body string, strategy CommentStrategy) (where string, posted bool, err error) {
 	if c.mr == 0 {
 		return "", false, nil
 	}
-	where, err = c.UpsertComment(ctx, c.mr, marker, body)
+	where, err = c.UpsertComment(ctx, c.mr, marker, body, strategy)
 	return where, err == nil, err
 }

@@ -18,10 +18,25 @@ type comments struct {
 	mu     sync.Mutex
 	ids    []int
 	bodies map[int]string
+	// hidden are the comments minimized, by node ID.
+	hidden []string
+	next   int
+}
+
+// del deletes a comment.
+func (c *comments) del(id int) {
+	delete(c.bodies, id)
+	for i, x := range c.ids {
+		if x == id {
+			c.ids = append(c.ids[:i], c.ids[i+1:]...)
+			return
+		}
+	}
 }
 
 func (c *comments) add(body string) int {
-	id := 100 + len(c.ids)
+	id := 100 + c.next
+	c.next++
 	c.ids = append(c.ids, id)
 	c.bodies[id] = body
 	return id
@@ -35,15 +50,29 @@ func githubComments(t *testing.T, c *comments) *GitHub {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if r.URL.Path == "/api/graphql" {
+			var q struct {
+				Query     string
+				Variables struct{ Input struct{ SubjectID, Classifier string } }
+			}
+			json.NewDecoder(r.Body).Decode(&q)
+			if !strings.Contains(q.Query, "minimizeComment") || q.Variables.Input.Classifier != "OUTDATED" {
+				http.Error(w, "unexpected query", http.StatusBadRequest)
+				return
+			}
+			c.hidden = append(c.hidden, q.Variables.Input.SubjectID)
+			fmt.Fprint(w, `{"data":{"minimizeComment":{"clientMutationId":null}}}`)
+			return
+		}
 		var req struct{ Body string }
-		if r.Method != http.MethodGet {
+		if r.Method != http.MethodGet && r.Method != http.MethodDelete {
 			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
 		}
 		comment := func(id int) map[string]any {
-			return map[string]any{"id": id, "body": c.bodies[id], "html_url": fmt.Sprintf("https://github.com/acme/infra/pull/5#issuecomment-%d", id), "user": map[string]any{"login": "github-actions[bot]"}}
+			return map[string]any{"id": id, "node_id": fmt.Sprintf("IC_%d", id), "body": c.bodies[id], "html_url": fmt.Sprintf("https://github.com/acme/infra/pull/5#issuecomment-%d", id), "user": map[string]any{"login": "github-actions[bot]"}}
 		}
 		switch {
 		case r.Method == http.MethodGet && r.URL.Path == "/api/v3/repos/acme/infra/issues/5/comments":
@@ -62,6 +91,10 @@ func githubComments(t *testing.T, c *comments) *GitHub {
 		case r.Method == http.MethodPost && r.URL.Path == "/api/v3/repos/acme/infra/issues/5/comments":
 			w.WriteHeader(http.StatusCreated)
 			json.NewEncoder(w).Encode(comment(c.add(req.Body)))
+		case r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/api/v3/repos/acme/infra/issues/comments/"):
+			id, _ := strconv.Atoi(r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:])
+			c.del(id)
+			w.WriteHeader(http.StatusNoContent)
 		case r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/api/v3/repos/acme/infra/issues/comments/"):
 			id, _ := strconv.Atoi(r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:])
 			c.bodies[id] = req.Body
@@ -89,7 +122,7 @@ func TestGitHubUpsertComment(t *testing.T) {
 	g := githubComments(t, c)
 	ctx := context.Background()
 	for i, body := range []string{"<!-- strata -->\nplan: 1 to change", "<!-- strata -->\napply: 1 applied"} {
-		url, err := g.UpsertComment(ctx, 5, "<!-- strata -->", body)
+		url, err := g.UpsertComment(ctx, 5, "<!-- strata -->", body, EditInPlace)
 		if err != nil || !strings.HasPrefix(url, "https://github.com/acme/infra/pull/5#issuecomment-103") {
 			t.Fatalf("post %d: %q, %v", i, url, err)
 		}
@@ -109,7 +142,7 @@ func TestGitLabUpsertComment(t *testing.T) {
 		defer c.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		var req struct{ Body string }
-		if r.Method != http.MethodGet {
+		if r.Method != http.MethodGet && r.Method != http.MethodDelete {
 			json.NewDecoder(r.Body).Decode(&req)
 		}
 		note := func(id int) map[string]any {
@@ -125,6 +158,10 @@ func TestGitLabUpsertComment(t *testing.T) {
 		case r.Method == http.MethodPost && r.URL.Path == "/api/v4/projects/42/merge_requests/5/notes":
 			w.WriteHeader(http.StatusCreated)
 			json.NewEncoder(w).Encode(note(c.add(req.Body)))
+		case r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/api/v4/projects/42/merge_requests/5/notes/"):
+			id, _ := strconv.Atoi(r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:])
+			c.del(id)
+			w.WriteHeader(http.StatusNoContent)
 		case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/api/v4/projects/42/merge_requests/5/notes/"):
 			id, _ := strconv.Atoi(r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:])
 			c.bodies[id] = req.Body
@@ -139,11 +176,53 @@ func TestGitLabUpsertComment(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, body := range []string{"<!-- strata -->\nplan", "<!-- strata -->\napply"} {
-		if where, err := g.UpsertComment(context.Background(), 5, "<!-- strata -->", body); err != nil || where != "MR !5 note 101" {
+		if where, err := g.UpsertComment(context.Background(), 5, "<!-- strata -->", body, EditInPlace); err != nil || where != "MR !5 note 101" {
 			t.Fatalf("%q, %v", where, err)
 		}
 	}
 	if len(c.ids) != 2 || c.bodies[101] != "<!-- strata -->\napply" {
 		t.Errorf("notes %v %v", c.ids, c.bodies)
+	}
+	// GitLab hides no note: minimize deletes the earlier one.
+	if where, err := g.UpsertComment(context.Background(), 5, "<!-- strata -->", "<!-- strata -->\nplan again", Minimize); err != nil || where != "MR !5 note 102" {
+		t.Fatalf("minimize: %q, %v", where, err)
+	}
+	if fmt.Sprint(c.ids) != "[100 102]" || c.bodies[100] != "looks good" {
+		t.Errorf("after minimize: notes %v %v", c.ids, c.bodies)
+	}
+}
+
+// TestCommentStrategies: append keeps every comment, delete leaves only
+// the newest of strata's, minimize hides the one before the newest; other
+// people's comments stay.
+func TestCommentStrategies(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		strategy CommentStrategy
+		ours     int
+		hidden   []string
+	}{
+		{Append, 3, nil},
+		{Delete, 1, nil},
+		{Minimize, 3, []string{"IC_101", "IC_102"}},
+	} {
+		c := &comments{bodies: map[int]string{}}
+		c.add("LGTM")
+		g := githubComments(t, c)
+		for i := range 3 {
+			if _, err := g.UpsertComment(ctx, 5, "<!-- strata -->", fmt.Sprintf("<!-- strata -->\nrun %d", i), tc.strategy); err != nil {
+				t.Fatalf("%s: %v", tc.strategy, err)
+			}
+		}
+		ours := 0
+		for _, b := range c.bodies {
+			if strings.HasPrefix(b, "<!-- strata -->") {
+				ours++
+			}
+		}
+		if ours != tc.ours || c.bodies[100] != "LGTM" || fmt.Sprint(c.hidden) != fmt.Sprint(tc.hidden) {
+			t.Errorf("%s: %d of strata's comments %v, hidden %v; want %d, hidden %v", tc.strategy, ours, c.bodies, c.hidden, tc.ours, tc.hidden)
+		}
 	}
 }

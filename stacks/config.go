@@ -34,7 +34,7 @@ type Config struct {
 	Hooks                    Ignored            `yaml:"hooks" cfg:"ignored" doc:"Terrateam hooks"`
 	Indexer                  Ignored            `yaml:"indexer" cfg:"ignored" doc:"Terrateam indexer"`
 	Integrations             Ignored            `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`
-	Notifications            Ignored            `yaml:"notifications" cfg:"ignored" doc:"Terrateam notifications"`
+	Notifications            *Notifications     `yaml:"notifications" doc:"what becomes of strata's earlier pull request comment (docs/ci.md#the-pull-request-comment)"`
 	Storage                  Ignored            `yaml:"storage" cfg:"ignored" doc:"Terrateam plan storage"`
 	Tags                     Ignored            `yaml:"tags" cfg:"ignored" doc:"Terrateam branch tag patterns"`
 	TreeBuilder              Ignored            `yaml:"tree_builder" cfg:"ignored" doc:"Terrateam tree builder"`

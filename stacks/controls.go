@@ -111,9 +111,17 @@ var Roles = []string{"admin", "maintain", "write", "triage", "read"}
 // overridable are the sections default_branch_overrides may name.
 var overridable = []string{"access_control", "apply_requirements", "destination_branches"}
 
-// checkControls checks access_control, apply_requirements and
-// default_branch_overrides: their tag queries, matchers and patterns.
+// checkControls checks access_control, apply_requirements,
+// default_branch_overrides and the notification policies: their tag
+// queries, matchers and patterns.
 func checkControls(cfg *Config, c *collector) {
+	if n := cfg.Notifications; n != nil && n.Policies != nil {
+		for i, p := range *n.Policies {
+			if p.TagQuery.Set {
+				checkQuery(p.TagQuery, fmt.Sprintf("notifications.policies[%d].tag_query", i), c)
+			}
+		}
+	}
 	if cfg.DefaultBranchOverrides != nil {
 		for i, o := range *cfg.DefaultBranchOverrides {
 			if !slices.Contains(overridable, o.Value) {
@@ -222,4 +230,19 @@ func matcherProblem(m string) string {
 		return "no such role"
 	}
 	return "unknown kind " + kind
+}
+
+// Notifications is `notifications`: how a pull request's comments follow
+// one another.
+type Notifications struct {
+	Pos      Pos
+	Policies *[]NotificationPolicy `yaml:"policies" doc:"per tag query, what a new comment does with strata's earlier one; the first policy matching a unit of the run decides"`
+	Summary  Ignored               `yaml:"summary" cfg:"ignored" doc:"Terrateam's summary comment"`
+}
+
+// NotificationPolicy is one entry of notifications.policies.
+type NotificationPolicy struct {
+	Pos             Pos
+	TagQuery        String `yaml:"tag_query" cfg:"required" doc:"the units the policy is for"`
+	CommentStrategy String `yaml:"comment_strategy" enum:"append,delete,minimize" doc:"append: a new comment, the earlier kept; delete: the earlier deleted; minimize: the earlier hidden as outdated (default minimize)"`
 }

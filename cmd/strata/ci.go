@@ -166,8 +166,9 @@ func ciStart(c *cli.Context) error {
 		Destroy: set.Destroying(),
 		Options: set,
 		Gates:   gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
-		Controls:    controlsOf(c.Context, c, s, pol),
-		ApplyStatus: controls.StatusSettingsOf(s.project.Config),
+		Controls:        controlsOf(c.Context, c, s, pol),
+		ApplyStatus:     controls.StatusSettingsOf(s.project.Config),
+		CommentStrategy: string(commentStrategy(s.project, run.List())),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/tagquery"
 )
 
 // ciCommentCommand is `strata ci comment`: the pull request comment of a
@@ -44,7 +47,7 @@ func ciCommentCommand() *cli.Command {
 				fmt.Fprint(c.App.Writer, body)
 				return nil
 			}
-			if err := postComment(c.Context, c, body); err != nil {
+			if err := postComment(c.Context, c, body, forge.CommentStrategy(m.CommentStrategy)); err != nil {
 				return cli.Exit(err.Error(), 1)
 			}
 			return nil
@@ -55,13 +58,13 @@ func ciCommentCommand() *cli.Command {
 // commentSink keeps strata's one comment on a pull request (forge.Actions,
 // forge.GitLabCI).
 type commentSink interface {
-	Comment(ctx context.Context, marker, body string) (where string, posted bool, err error)
+	Comment(ctx context.Context, marker, body string, strategy forge.CommentStrategy) (where string, posted bool, err error)
 }
 
 // postComment keeps strata's one comment on the pull request the CI runs
 // for, updated in place (docs/ci.md#the-pull-request-comment), and says
 // where; outside GitHub Actions and GitLab CI it is an error.
-func postComment(ctx context.Context, c *cli.Context, body string) error {
+func postComment(ctx context.Context, c *cli.Context, body string, strategy forge.CommentStrategy) error {
 	env := os.Environ()
 	var sink commentSink
 	var err error
@@ -76,7 +79,7 @@ func postComment(ctx context.Context, c *cli.Context, body string) error {
 	if err != nil {
 		return fmt.Errorf("posting the comment: %w", err)
 	}
-	where, posted, err := sink.Comment(ctx, report.CommentMarker, body)
+	where, posted, err := sink.Comment(ctx, report.CommentMarker, body, strategy)
 	switch {
 	case err != nil:
 		return fmt.Errorf("posting the comment: %w", err)
@@ -88,9 +91,33 @@ func postComment(ctx context.Context, c *cli.Context, body string) error {
 	return nil
 }
 
+// commentStrategy is what the config's notifications.policies say a new
+// comment does with strata's earlier one, for a run of these units: the
+// first policy whose tag query matches one of them decides (minimize when
+// it names no strategy); none, or no policy, keeps strata's one comment
+// edited in place (docs/ci.md#the-pull-request-comment).
+func commentStrategy(p *stacks.Project, units []*stacks.Unit) forge.CommentStrategy {
+	n := p.Config.Notifications
+	if n == nil || n.Policies == nil {
+		return forge.EditInPlace
+	}
+	for _, pol := range *n.Policies {
+		q, err := tagquery.Parse(pol.TagQuery.Value)
+		if err != nil {
+			continue
+		}
+		for _, u := range units {
+			if q.Match(u.Subject()) {
+				return forge.CommentStrategy(cmp.Or(pol.CommentStrategy.Value, string(forge.Minimize)))
+			}
+		}
+	}
+	return forge.EditInPlace
+}
+
 // commentOn posts a run's comment for --comment; a comment that cannot be
 // posted is a warning, and the run's exit code stands.
-func commentOn(ctx context.Context, c *cli.Context, rep *report.Report) {
+func commentOn(ctx context.Context, c *cli.Context, rep *report.Report, strategy forge.CommentStrategy) {
 	if rep.CI == nil {
 		rep.CI = report.CIFromEnv(os.Environ())
 	}
@@ -98,7 +125,7 @@ func commentOn(ctx context.Context, c *cli.Context, rep *report.Report) {
 	if rep.CI != nil {
 		link = rep.CI.RunURL
 	}
-	if err := postComment(ctx, c, report.Comment(rep, link)); err != nil {
+	if err := postComment(ctx, c, report.Comment(rep, link), strategy); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %v\n", err)
 	}
 }

@@ -58,3 +58,25 @@ func TestOneCommentPerPullRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestCommentStrategyFromConfig: notifications.policies decide what a
+// new comment does with strata's earlier one; append keeps both.
+func TestCommentStrategyFromConfig(t *testing.T) {
+	testenv.NeedTerraform(t)
+	t.Parallel()
+	f := newFakeGitHub(t)
+	root := writeRepo(t, map[string]string{
+		"strata.yml":  "dirs:\n  app: {tags: [app]}\nnotifications:\n  policies:\n    - {tag_query: 'dir:other', comment_strategy: delete}\n    - {tag_query: app, comment_strategy: append}\n",
+		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	f.pulls[5] = &fakePull{head: strings.Repeat("a", 40), mergeable: true}
+	env := testenv.Env(t, f.jobEnv(t, t.TempDir(), "alice", 5, true)...)
+	for range 2 {
+		if r := runBin(t, root, env, "plan", "--comment"); r.code != 0 {
+			t.Fatalf("plan --comment: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	if n := len(f.comments[5]); n != 2 {
+		t.Errorf("%d comments on PR 5, want 2 (append): %v", n, f.comments[5])
+	}
+}

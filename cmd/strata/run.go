@@ -163,7 +163,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		setApplyStatus(ctx, c, controls.StatusSettingsOf(s.project.Config), pol, res.Report)
 	}
 	if c.Bool("comment") && !opt.DropIn {
-		commentOn(ctx, c, res.Report)
+		commentOn(ctx, c, res.Report, commentStrategy(s.project, sel.run.List()))
 	}
 	*reported = true
 	return finishEngine(c, pol, res, werr, signalled, cl.ea, opt.DropIn)
