@@ -53,7 +53,9 @@ func githubComments(t *testing.T, c *comments) *GitHub {
 		if r.URL.Path == "/api/graphql" {
 			var q struct {
 				Query     string
-				Variables struct{ Input struct{ SubjectID, Classifier string } }
+				Variables struct {
+					Input struct{ SubjectID, Classifier string }
+				}
 			}
 			json.NewDecoder(r.Body).Decode(&q)
 			if !strings.Contains(q.Query, "minimizeComment") || q.Variables.Input.Classifier != "OUTDATED" {
