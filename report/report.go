@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	cmdpolicy "github.com/strata-iac/strata/command"
@@ -258,29 +256,6 @@ func ReadReport(path string) (*Report, error) {
 	}
 	return rep, nil
 }
-
-// WriteTable prints the final table, grouped by stack: unit, status,
-// changes, duration (docs/behaviour.md#console-output).
-func (rep *Report) WriteTable(w io.Writer) {
-	if len(rep.Units) == 0 {
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STACK\tUNIT\tSTATUS\tCHANGES\tDURATION\tREASON")
-	units := append([]*UnitReport(nil), rep.Units...)
-	sort.SliceStable(units, func(i, j int) bool {
-		return strings.Join(units[i].StackPath, "/") < strings.Join(units[j].StackPath, "/")
-	})
-	for _, u := range units {
-		changes := "-"
-		if u.Changes != (Changes{}) {
-			changes = u.Changes.String()
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", strings.Join(u.StackPath, "/"), u.Name(), u.Status, changes, u.duration(), u.Note())
-	}
-	tw.Flush()
-}
-
 func (u *UnitReport) duration() string {
 	if len(u.Steps) == 0 {
 		return "-"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -374,5 +375,30 @@ func TestDetailedOnlyWhereTaken(t *testing.T) {
 		if got := NewReport(tc.command, time.Now(), time.Now(), units, tc.detailed).ExitCode; got != tc.want {
 			t.Errorf("%s (detailed %v), a unit %s: exit %d, want %d", tc.command, tc.detailed, tc.status, got, tc.want)
 		}
+	}
+}
+
+// TestColourTable: at a terminal each status is in its colour, and the
+// columns line up as without colour.
+func TestColourTable(t *testing.T) {
+	t.Parallel()
+	rep := &Report{Units: []*UnitReport{
+		{Dir: "a", Workspace: "default", Stack: "s", StackPath: []string{"s"}, Status: StatusApplied},
+		{Dir: "bbbbbbbbbbbb", Workspace: "default", Stack: "s", StackPath: []string{"s"}, Status: StatusDenied, Reason: "bob may not apply it"},
+	}}
+	var plain, colour strings.Builder
+	rep.WriteTable(&plain)
+	rep.WriteColourTable(&colour)
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Errorf("the plain table has escapes:\n%q", plain.String())
+	}
+	for _, want := range []string{"\x1b[32mapplied\x1b[0m", "\x1b[31mdenied\x1b[0m"} {
+		if !strings.Contains(colour.String(), want) {
+			t.Errorf("no %q in\n%q", want, colour.String())
+		}
+	}
+	stripped := regexp.MustCompile("\x1b\\[[0-9]+m").ReplaceAllString(colour.String(), "")
+	if stripped != plain.String() {
+		t.Errorf("colours moved the columns:\n%s\nwant\n%s", stripped, plain.String())
 	}
 }

@@ -31,7 +31,7 @@ func runFlags() []cli.Flag {
 	return append(append(selectionFlags(), reportFlags()...),
 		parallelismFlag("run", "STRATA_PARALLELISM"),
 		&cli.BoolFlag{Name: "fail-fast", Usage: "start nothing new after the first failure", EnvVars: []string{"STRATA_FAIL_FAST"}},
-		&cli.BoolFlag{Name: "no-color", Usage: "no colour (the engine's output is never coloured)", EnvVars: []string{"STRATA_NO_COLOR"}},
+		&cli.BoolFlag{Name: "no-color", Usage: "no colour in strata's own output at a terminal, as NO_COLOR does (the engine's output is never coloured)", EnvVars: []string{"STRATA_NO_COLOR"}},
 		&cli.BoolFlag{Name: "auto-approve", Usage: "apply without asking (written -auto-approve, as terraform does)"},
 		&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: exit 2 when some unit has changes (written -detailed-exitcode)"},
 		&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR` (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
@@ -366,7 +366,11 @@ func finishEngine(c *cli.Context, pol *cmdpolicy.Policy, res *runner.Result, wer
 	}
 	if !dropIn {
 		fmt.Fprintln(table)
-		rep.WriteTable(table)
+		if colourFor(c, table) {
+			rep.WriteColourTable(table)
+		} else {
+			rep.WriteTable(table)
+		}
 	}
 	if outErr != nil && code == 0 {
 		// Said last, where it is seen.
@@ -534,4 +538,11 @@ func resumeRun(c *cli.Context, s *session, path string) (*stacks.Run, []*stacks.
 		fmt.Fprintf(c.App.ErrWriter, "warning: --resume: %s is no longer a unit of this repository\n", name)
 	}
 	return run, external, nil
+}
+
+// colourFor says strata's own output to w is coloured: w is a terminal,
+// and neither --no-color nor NO_COLOR (https://no-color.org) says no.
+func colourFor(c *cli.Context, w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f) && !c.Bool("no-color") && os.Getenv("NO_COLOR") == ""
 }

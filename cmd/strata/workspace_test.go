@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,5 +148,42 @@ func TestEnabledFalse(t *testing.T) {
 	r = runBin(t, root, env, "plan")
 	if r.code != 0 || !strings.Contains(r.stderr, "strata runs nothing in CI; here it runs") || !strings.Contains(r.stdout, "terraform_data.x will be created") {
 		t.Errorf("plan at a terminal: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestColourAtATerminal: at a terminal strata's table shows each status
+// in its colour; NO_COLOR and --no-color turn that off. The terminal is
+// script(1)'s pseudo-terminal.
+func TestColourAtATerminal(t *testing.T) {
+	needTerraform(t)
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) is not on PATH")
+	}
+	root := writeRepo(t, map[string]string{
+		"strata.yml":  "dirs:\n  app: {tags: [app]}\n",
+		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	env := hermeticEnv(t)
+	atTerminal := func(env []string, args string) string {
+		t.Helper()
+		cmd := exec.Command(scriptBin, "-qefc", strataBin+" "+args, "/dev/null")
+		cmd.Dir, cmd.Env = root, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s at a terminal: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := atTerminal(env, "plan"); !strings.Contains(out, "\x1b[33mplanned\x1b[0m") {
+		t.Errorf("plan at a terminal: no coloured status:\n%q", out)
+	}
+	for name, run := range map[string]func() string{
+		"NO_COLOR":   func() string { return atTerminal(append(env, "NO_COLOR=1"), "plan") },
+		"--no-color": func() string { return atTerminal(env, "plan --no-color") },
+	} {
+		if out := run(); strings.Contains(out, "\x1b[33m") || !strings.Contains(out, "planned") {
+			t.Errorf("%s: the status is coloured, or missing:\n%q", name, out)
+		}
 	}
 }

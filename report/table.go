@@ -1,0 +1,63 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable prints the final table, grouped by stack: unit, status,
+// changes, duration (docs/behaviour.md#console-output).
+func (rep *Report) WriteTable(w io.Writer) {
+	rep.writeTable(w)
+}
+
+// WriteColourTable is WriteTable with each status in its colour, for a
+// terminal (docs/behaviour.md#console-output). The colours go in after
+// the columns are laid out, so they move nothing.
+func (rep *Report) WriteColourTable(w io.Writer) {
+	var b strings.Builder
+	rep.writeTable(&b)
+	lines := strings.SplitAfter(b.String(), "\n")
+	col := strings.Index(lines[0], "STATUS")
+	for i, l := range lines {
+		if i > 0 && col >= 0 && col < len(l) {
+			end := col + strings.IndexByte(l[col:]+" ", ' ')
+			if code, ok := statusANSI[Status(l[col:end])]; ok {
+				l = l[:col] + "\x1b[" + code + "m" + l[col:end] + "\x1b[0m" + l[end:]
+			}
+		}
+		io.WriteString(w, l)
+	}
+}
+
+// statusANSI are the terminal colours of the statuses: red for what
+// failed or was refused, green for what changed, yellow for what waits.
+var statusANSI = map[Status]string{
+	StatusFailed: "31", StatusDenied: "31", StatusMissing: "31",
+	StatusApplied: "32", StatusDestroyed: "32", StatusSucceeded: "32",
+	StatusPlanned: "33", StatusBlocked: "33",
+	StatusSkipped: "90", StatusCancelled: "90",
+}
+
+func (rep *Report) writeTable(w io.Writer) {
+	if len(rep.Units) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STACK\tUNIT\tSTATUS\tCHANGES\tDURATION\tREASON")
+	units := append([]*UnitReport(nil), rep.Units...)
+	sort.SliceStable(units, func(i, j int) bool {
+		return strings.Join(units[i].StackPath, "/") < strings.Join(units[j].StackPath, "/")
+	})
+	for _, u := range units {
+		changes := "-"
+		if u.Changes != (Changes{}) {
+			changes = u.Changes.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", strings.Join(u.StackPath, "/"), u.Name(), u.Status, changes, u.duration(), u.Note())
+	}
+	tw.Flush()
+}
