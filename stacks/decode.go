@@ -250,6 +250,8 @@ func structInfoOf(t reflect.Type) *structInfo {
 	return si
 }
 
+// structFields are a struct type's config fields, in declaration order:
+// the decoder's own, to read and never reorder.
 func structFields(t reflect.Type) []field { return structInfoOf(t).fields }
 
 // decodesItself reports whether values of type t decode through their

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -149,7 +150,9 @@ func ConfigReference() string {
 			t = t.Elem()
 		}
 		documented[t] = strings.TrimSuffix(prefix, ".")
-		fields := structFields(t)
+		// A copy: the decoder's cached fields keep their order, which its
+		// index by name points into.
+		fields := slices.Clone(structFields(t))
 		sort.SliceStable(fields, func(i, j int) bool { return classRank(fields[i]) < classRank(fields[j]) })
 		for _, f := range fields {
 			ft := t.Field(f.index).Type

@@ -79,3 +79,15 @@ func TestGeneratedReference(t *testing.T) {
 		t.Errorf("README configuration reference is out of date; run go test ./stacks -run TestGenerated -update")
 	}
 }
+
+// TestReferenceLeavesTheDecoder: writing the reference does not disturb
+// how configs decode afterwards (it once sorted the decoder's own field
+// list, and the next config decoded keys into the wrong fields).
+func TestReferenceLeavesTheDecoder(t *testing.T) {
+	cfg := "notifications:\n  policies: [{tag_query: app, comment_strategy: shout}]\n"
+	ConfigReference()
+	_, diags := ParseConfig("strata.yml", []byte(cfg))
+	if !strings.Contains(diagText(diags), `comment_strategy: found "shout"`) {
+		t.Errorf("after the reference, the config decodes as:\n%s", diagText(diags))
+	}
+}
