@@ -11,7 +11,6 @@ import (
 
 	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/forge"
-	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
@@ -65,15 +64,8 @@ type commentSink interface {
 // for, updated in place (docs/ci.md#the-pull-request-comment), and says
 // where; outside GitHub Actions and GitLab CI it is an error.
 func postComment(ctx context.Context, c *cli.Context, body string, strategy forge.CommentStrategy) error {
-	env := os.Environ()
-	var sink commentSink
-	var err error
-	switch report.ServiceOf(environ.Getenv(env)) {
-	case report.GitHub:
-		sink, err = forge.NewActions(env, nil)
-	case report.GitLab:
-		sink, err = forge.NewGitLabCI(env, nil)
-	default:
+	sink, err := openCIForge(os.Environ(), nil)
+	if sink == nil && err == nil {
 		return errors.New("the comment is posted in GitHub Actions or GitLab CI, for the pull request they run for")
 	}
 	if err != nil {

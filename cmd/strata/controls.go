@@ -35,10 +35,11 @@ func controlsOf(ctx context.Context, c *cli.Context, s *session, pol *cmdpolicy.
 	switch report.ServiceOf(get) {
 	case report.GitHub:
 		tokens = [2]string{"STRATA_GITHUB_TOKEN", "GITHUB_TOKEN"}
-		open = func() (controls.Source, error) { return forge.NewActions(env, configPaths(c, s)) }
 	case report.GitLab:
 		tokens = [2]string{"STRATA_GITLAB_TOKEN", "GITLAB_TOKEN"}
-		open = func() (controls.Source, error) { return forge.NewGitLabCI(env, configPaths(c, s)) }
+	}
+	if tokens[0] != "" {
+		open = func() (controls.Source, error) { return openCIForge(env, configPaths(c, s)) }
 	}
 	has := controls.Compile(s.project.Config).Any()
 	switch {
@@ -106,15 +107,8 @@ func setApplyStatus(ctx context.Context, c *cli.Context, set controls.StatusSett
 	if !ok {
 		return
 	}
-	env := os.Environ()
-	var sink applyStatusSink
-	var err error
-	switch report.ServiceOf(environ.Getenv(env)) {
-	case report.GitHub:
-		sink, err = forge.NewActions(env, nil)
-	case report.GitLab:
-		sink, err = forge.NewGitLabCI(env, nil)
-	default:
+	sink, err := openCIForge(os.Environ(), nil)
+	if sink == nil && err == nil {
 		return
 	}
 	url := ""
@@ -131,4 +125,33 @@ func setApplyStatus(ctx context.Context, c *cli.Context, set controls.StatusSett
 	case done:
 		fmt.Fprintf(c.App.ErrWriter, "strata: commit status %q: %s, %s\n", controls.ApplyStatusName, state, description)
 	}
+}
+
+// ciForge is what strata asks of the forge of the CI it runs in: the
+// controls' source, the apply status and the pull request comment.
+type ciForge interface {
+	controls.Source
+	applyStatusSink
+	commentSink
+}
+
+// openCIForge opens the forge of GitHub Actions or GitLab CI from the
+// job's environment; nil and no error anywhere else.
+func openCIForge(env []string, configPaths []string) (ciForge, error) {
+	var f ciForge
+	var err error
+	switch report.ServiceOf(environ.Getenv(env)) {
+	case report.GitHub:
+		var a *forge.Actions
+		if a, err = forge.NewActions(env, configPaths); err == nil {
+			f = a
+		}
+	case report.GitLab:
+		var g *forge.GitLabCI
+		if g, err = forge.NewGitLabCI(env, configPaths); err == nil {
+			f = g
+		}
+	}
+	// No typed nil in the interface: nil means no forge.
+	return f, err
 }
