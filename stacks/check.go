@@ -66,6 +66,7 @@ func checkConfig(cfg *Config, c *collector) {
 		checkStacks(cfg.Stacks.Names, c)
 	}
 	checkControls(cfg, c)
+	checkDestinations(cfg, c)
 }
 
 func checkQuery(s String, key string, c *collector) *tagquery.Query {

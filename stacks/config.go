@@ -11,33 +11,33 @@ import (
 // plus strata's extensions; keys strata does not act on are accepted and
 // ignored with a warning.
 type Config struct {
-	Version                  String             `yaml:"version" enum:"1" doc:"config version; only \"1\""`
-	Engine                   *EngineConfig      `yaml:"engine" doc:"the engine of every unit that names none (docs/behaviour.md#engines)"`
-	DefaultTFVersion         String             `yaml:"default_tf_version" doc:"terraform version when no engine is given"`
-	ParallelRuns             Int                `yaml:"parallel_runs" doc:"default parallelism (strata's default: 4)"`
-	CreateAndSelectWorkspace Bool               `yaml:"create_and_select_workspace" doc:"false: strata runs no workspace command"`
-	WhenModified             *WhenModified      `yaml:"when_modified" doc:"global defaults for when a dirspace counts as modified"`
-	Dirs                     *Map[Dir]          `yaml:"dirs" doc:"dir or glob -> tags, workspaces, when_modified (docs/behaviour.md#root-modules-and-tags)"`
-	Stacks                   *StacksConfig      `yaml:"stacks" doc:"stack definitions (docs/behaviour.md#stacks-and-membership)"`
-	Workflows                []Workflow         `yaml:"workflows" doc:"per-tag-query steps, environment and engine; first match wins (docs/behaviour.md#workflows-and-steps)"`
-	AccessControl            *AccessControl     `yaml:"access_control" doc:"who may plan, apply and unlock which units (docs/controls.md#who-may-do-what)"`
-	ApplyRequirements        *ApplyRequirements `yaml:"apply_requirements" doc:"what an apply needs of its pull request (docs/controls.md#what-an-apply-requires)"`
-	DefaultBranchOverrides   *[]String          `yaml:"default_branch_overrides" doc:"sections read from the default branch's config, not the pull request's: access_control, apply_requirements, destination_branches (default: all three)"`
-	Automerge                Ignored            `yaml:"automerge" cfg:"ignored" doc:"Terrateam automerge"`
-	BatchRuns                Ignored            `yaml:"batch_runs" cfg:"ignored" doc:"Terrateam batch runs"`
-	CheckoutStrategy         Ignored            `yaml:"checkout_strategy" cfg:"ignored" doc:"Terrateam checkout strategy"`
-	ConfigBuilder            Ignored            `yaml:"config_builder" cfg:"ignored" doc:"Terrateam config builder"`
-	CostEstimation           Ignored            `yaml:"cost_estimation" cfg:"ignored" doc:"Terrateam cost estimation"`
-	DestinationBranches      Ignored            `yaml:"destination_branches" cfg:"ignored" doc:"Terrateam destination branches"`
-	Drift                    Ignored            `yaml:"drift" cfg:"ignored" doc:"Terrateam scheduled drift (use strata drift)"`
-	Enabled                  Bool               `yaml:"enabled" doc:"false: strata runs nothing in CI for this repository (docs/behaviour.md#the-config-file); elsewhere it runs, saying so"`
-	Hooks                    Ignored            `yaml:"hooks" cfg:"ignored" doc:"Terrateam hooks"`
-	Indexer                  Ignored            `yaml:"indexer" cfg:"ignored" doc:"Terrateam indexer"`
-	Integrations             Ignored            `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`
-	Notifications            *Notifications     `yaml:"notifications" doc:"what becomes of strata's earlier pull request comment (docs/ci.md#the-pull-request-comment)"`
-	Storage                  Ignored            `yaml:"storage" cfg:"ignored" doc:"Terrateam plan storage"`
-	Tags                     Ignored            `yaml:"tags" cfg:"ignored" doc:"Terrateam branch tag patterns"`
-	TreeBuilder              Ignored            `yaml:"tree_builder" cfg:"ignored" doc:"Terrateam tree builder"`
+	Version                  String               `yaml:"version" enum:"1" doc:"config version; only \"1\""`
+	Engine                   *EngineConfig        `yaml:"engine" doc:"the engine of every unit that names none (docs/behaviour.md#engines)"`
+	DefaultTFVersion         String               `yaml:"default_tf_version" doc:"terraform version when no engine is given"`
+	ParallelRuns             Int                  `yaml:"parallel_runs" doc:"default parallelism (strata's default: 4)"`
+	CreateAndSelectWorkspace Bool                 `yaml:"create_and_select_workspace" doc:"false: strata runs no workspace command"`
+	WhenModified             *WhenModified        `yaml:"when_modified" doc:"global defaults for when a dirspace counts as modified"`
+	Dirs                     *Map[Dir]            `yaml:"dirs" doc:"dir or glob -> tags, workspaces, when_modified (docs/behaviour.md#root-modules-and-tags)"`
+	Stacks                   *StacksConfig        `yaml:"stacks" doc:"stack definitions (docs/behaviour.md#stacks-and-membership)"`
+	Workflows                []Workflow           `yaml:"workflows" doc:"per-tag-query steps, environment and engine; first match wins (docs/behaviour.md#workflows-and-steps)"`
+	AccessControl            *AccessControl       `yaml:"access_control" doc:"who may plan, apply and unlock which units (docs/controls.md#who-may-do-what)"`
+	ApplyRequirements        *ApplyRequirements   `yaml:"apply_requirements" doc:"what an apply needs of its pull request (docs/controls.md#what-an-apply-requires)"`
+	DefaultBranchOverrides   *[]String            `yaml:"default_branch_overrides" doc:"sections read from the default branch's config, not the pull request's: access_control, apply_requirements, destination_branches (default: all three)"`
+	Automerge                Ignored              `yaml:"automerge" cfg:"ignored" doc:"Terrateam automerge"`
+	BatchRuns                Ignored              `yaml:"batch_runs" cfg:"ignored" doc:"Terrateam batch runs"`
+	CheckoutStrategy         Ignored              `yaml:"checkout_strategy" cfg:"ignored" doc:"Terrateam checkout strategy"`
+	ConfigBuilder            Ignored              `yaml:"config_builder" cfg:"ignored" doc:"Terrateam config builder"`
+	CostEstimation           Ignored              `yaml:"cost_estimation" cfg:"ignored" doc:"Terrateam cost estimation"`
+	DestinationBranches      *[]DestinationBranch `yaml:"destination_branches" doc:"the pull requests strata runs for in CI, by the branch they go into (and come from); default any"`
+	Drift                    Ignored              `yaml:"drift" cfg:"ignored" doc:"Terrateam scheduled drift (use strata drift)"`
+	Enabled                  Bool                 `yaml:"enabled" doc:"false: strata runs nothing in CI for this repository (docs/behaviour.md#the-config-file); elsewhere it runs, saying so"`
+	Hooks                    Ignored              `yaml:"hooks" cfg:"ignored" doc:"Terrateam hooks"`
+	Indexer                  Ignored              `yaml:"indexer" cfg:"ignored" doc:"Terrateam indexer"`
+	Integrations             Ignored              `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`
+	Notifications            *Notifications       `yaml:"notifications" doc:"what becomes of strata's earlier pull request comment (docs/ci.md#the-pull-request-comment)"`
+	Storage                  Ignored              `yaml:"storage" cfg:"ignored" doc:"Terrateam plan storage"`
+	Tags                     Ignored              `yaml:"tags" cfg:"ignored" doc:"Terrateam branch tag patterns"`
+	TreeBuilder              Ignored              `yaml:"tree_builder" cfg:"ignored" doc:"Terrateam tree builder"`
 }
 
 // Dir is the config of one `dirs` key: an exact dir or a glob.

@@ -40,6 +40,7 @@ var (
 	checksType    = reflect.TypeOf(ApplyChecks{})
 	checkType     = reflect.TypeOf(ApplyCheck{})
 	autoApplyType = reflect.TypeOf(AutoApply{})
+	destType      = reflect.TypeOf(DestinationBranch{})
 )
 
 type schema = map[string]any
@@ -70,6 +71,8 @@ func schemaOf(t reflect.Type) schema {
 		return checksSchema()
 	case autoApplyType:
 		return schema{"oneOf": []schema{{"type": "boolean"}, structSchema(t)}}
+	case destType:
+		return schema{"oneOf": []schema{{"type": "string"}, structSchema(t)}}
 	}
 	if t.Kind() == reflect.Slice {
 		return schema{"type": "array", "items": schemaOf(t.Elem())}
@@ -234,6 +237,8 @@ func describeType(t reflect.Type, key string) (name string, child reflect.Type, 
 		return "list of map (or one map)", checkType, key + "[]."
 	case autoApplyType:
 		return "bool or map", t, key + "."
+	case destType:
+		return "branch or map", t, key + "."
 	}
 	if t.Kind() == reflect.Slice {
 		n, c, _ := describeType(t.Elem(), key)

@@ -30,6 +30,9 @@ type session struct {
 	// selectedWorkspace is the workspace terraform has selected in the
 	// dir strata runs in, when it picks the drop-in unit (selectedWorkspace).
 	selectedWorkspace string
+	// branches are the branches of the pull request or push the CI runs
+	// for.
+	branches stacks.Branches
 }
 
 // openProject finds the repository, loads it and prints its warnings once.
@@ -126,7 +129,7 @@ func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*ses
 	if c.Command != nil && c.Command.Name == "check" {
 		printDiagnostics(c.App.ErrWriter, p.BranchTagWarnings(branches))
 	}
-	return &session{project: p, cfgPath: cfgPath, cwd: filepath.ToSlash(rel), selectedWorkspace: ws}, nil
+	return &session{project: p, cfgPath: cfgPath, cwd: filepath.ToSlash(rel), selectedWorkspace: ws, branches: branches}, nil
 }
 
 // gitRepo is the git work tree holding the project, opened once per
@@ -148,15 +151,21 @@ func printDiagnostics(w io.Writer, ds stacks.Diagnostics) {
 	}
 }
 
-// disabled says the config turns strata off in CI (enabled: false), and
-// says so: in GitHub Actions and GitLab CI the command runs nothing;
-// elsewhere it runs, after a note (docs/behaviour.md#the-config-file).
+// disabled says the config turns strata off in CI, and says why: enabled:
+// false, or a pull request destination_branches does not name. In GitHub
+// Actions and GitLab CI the command then runs nothing; elsewhere it runs,
+// after a note for enabled: false (docs/behaviour.md#the-config-file).
 func disabled(c *cli.Context, s *session) bool {
+	inCI := report.ServiceOf(os.Getenv) != report.NoService
+	if b := s.branches; inCI && b.Source != "" && b.Dest != "" && b.Source != b.Dest && !s.project.Config.RunsFor(b.Dest, b.Source) {
+		fmt.Fprintf(c.App.ErrWriter, "strata: a pull request from %s into %s is none that destination_branches in %s names: strata runs nothing for it\n", b.Source, b.Dest, s.project.ConfigFile)
+		return true
+	}
 	e := s.project.Config.Enabled
 	if !e.Set || e.Value {
 		return false
 	}
-	if report.ServiceOf(os.Getenv) == report.NoService {
+	if !inCI {
 		fmt.Fprintf(c.App.ErrWriter, "strata: %s says enabled: false, so strata runs nothing in CI; here it runs\n", s.project.ConfigFile)
 		return false
 	}

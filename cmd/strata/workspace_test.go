@@ -187,3 +187,34 @@ func TestColourAtATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestDestinationBranches: in CI, a pull request into a branch
+// destination_branches does not name runs nothing, saying why; one into
+// a named branch, and a push, run.
+func TestDestinationBranches(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, map[string]string{
+		"strata.yml":  "destination_branches: [main, {branch: 'release/*', source_branches: ['hotfix/*']}]\ndirs:\n  app: {tags: [app]}\n",
+		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	env := append(hermeticEnv(t), "GITHUB_ACTIONS=true")
+	pr := func(base, head string) []string {
+		return append(append([]string(nil), env...), "GITHUB_BASE_REF="+base, "GITHUB_HEAD_REF="+head)
+	}
+	for _, tc := range []struct {
+		env  []string
+		runs bool
+	}{
+		{pr("main", "feature/x"), true},
+		{pr("release/2", "hotfix/db"), true},
+		{pr("release/2", "feature/x"), false},
+		{pr("develop", "feature/x"), false},
+		{append(append([]string(nil), env...), "GITHUB_REF_TYPE=branch", "GITHUB_REF_NAME=develop"), true},
+	} {
+		r := runBin(t, root, tc.env, "plan")
+		ran := strings.Contains(r.stdout, "terraform_data.x will be created")
+		if r.code != 0 || ran != tc.runs || !tc.runs && !strings.Contains(r.stderr, "is none that destination_branches") {
+			t.Errorf("%v: exit %d, ran %t, want %t\n%s%s", tc.env[len(tc.env)-2:], r.code, ran, tc.runs, r.stdout, r.stderr)
+		}
+	}
+}
