@@ -50,9 +50,10 @@ func lockForPR(ctx context.Context, st *objstore.Store, m *Manifest) error {
 	var held []Lock
 	total := 0
 	for _, u := range m.Units {
-		if u.Reader {
+		if u.Reader || u.NoLock {
 			// A reader runs only when an apply of the run changes what
-			// it reads: the run does not plan it on its own.
+			// it reads: the run does not plan it on its own. A unit of
+			// lock_policy none is never locked.
 			continue
 		}
 		total++

@@ -126,6 +126,9 @@ type ManifestUnit struct {
 	// plan leaves it planned.
 	Denied          string `json:"denied,omitempty"`
 	AutoApplyDenied string `json:"auto_apply_denied,omitempty"`
+	// NoLock: the unit's workflow says lock_policy none, and a pull
+	// request's run takes no lock on it.
+	NoLock bool `json:"no_lock,omitempty"`
 }
 
 // key is the unit's bucket key.

@@ -179,7 +179,7 @@ func (m *Manifest) addUnits(p *stacks.Project, g *stacks.Graph, opt StartOptions
 		}
 		mu := ManifestUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Why: why[u],
 			Engine: engine, Wave: g.Layer[u], Shard: place[u], Reader: readers[u],
-			Denied: refused.denied[u], AutoApplyDenied: refused.autoApply[u]}
+			Denied: refused.denied[u], AutoApplyDenied: refused.autoApply[u], NoLock: !p.Locks(u)}
 		for _, ei := range g.In(u) {
 			mu.After = append(mu.After, g.Edges[ei].From.ID())
 		}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks"
 )
 
 // TestWavesAndShards: every unit's predecessors are in earlier waves, a
@@ -222,5 +225,43 @@ func TestJobOutsideTheRun(t *testing.T) {
 		if got := fmt.Sprint(err); tc.want == "" && err != nil || tc.want != "" && !strings.Contains(got, tc.want) {
 			t.Errorf("wave %d shard %d: %v; want %q", tc.wave, tc.shard, err, tc.want)
 		}
+	}
+}
+
+// TestLockPolicyNone: a unit whose workflow says lock_policy none is not
+// locked by a pull request's run, so another pull request's plan of it
+// goes on; a unit of any other policy is locked.
+func TestLockPolicyNone(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	for dir, text := range map[string]string{
+		"strata.yml":   "dirs:\n  free: {tags: [free]}\n  held: {tags: [held]}\nworkflows:\n  - {tag_query: free, lock_policy: none}\n  - {tag_query: held, lock_policy: strict}\n",
+		"free/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+		"held/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	} {
+		writeTestFile(t, filepath.Join(root, dir), []byte(text))
+	}
+	p := loadRepo(t, root)
+	st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
+	start := func(pr int, dirs ...string) error {
+		sel := selectAll(t, p)
+		var run stacks.Run
+		for _, ru := range sel.Units {
+			if slices.Contains(dirs, ru.Dir) {
+				run.Units = append(run.Units, ru)
+			}
+		}
+		_, err := Start(ctx, st, p, &run, StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1, PR: pr})
+		return err
+	}
+	if err := start(1, "free", "held"); err != nil {
+		t.Fatal(err)
+	}
+	if err := start(2, "free"); err != nil {
+		t.Errorf("PR 2 planning the unlocked unit: %v", err)
+	}
+	var locked *LockedError
+	if err := start(3, "held"); !errors.As(err, &locked) {
+		t.Errorf("PR 3 planning the held unit: %v, want it locked by PR 1", err)
 	}
 }

@@ -226,7 +226,7 @@ type Workflow struct {
 	Cdktf            Bool          `yaml:"cdktf" doc:"Terrateam CDKTF (not supported)"`
 	Terragrunt       Bool          `yaml:"terragrunt" doc:"Terrateam Terragrunt (not supported)"`
 	Integrations     Ignored       `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`
-	LockPolicy       Ignored       `yaml:"lock_policy" cfg:"ignored" doc:"Terrateam lock policy"`
+	LockPolicy       String        `yaml:"lock_policy" enum:"strict,apply,merge,none" doc:"none: a pull request's run takes no lock on the workflow's units (docs/ci.md#pull-requests); the others lock them from the plan on"`
 	RunsOn           Ignored       `yaml:"runs_on" cfg:"ignored" doc:"Terrateam runner selection"`
 }
 

@@ -25,6 +25,13 @@ func (p *Project) WorkflowFor(u *Unit) *Workflow {
 	return nil
 }
 
+// Locks says a pull request's run locks the unit's dirspace
+// (docs/ci.md#pull-requests): unless its workflow's lock_policy is none.
+func (p *Project) Locks(u *Unit) bool {
+	w := p.WorkflowFor(u)
+	return w == nil || w.LockPolicy.Value != "none"
+}
+
 // checkShared rejects a dirspace in several stacks whose units would share
 // one state (docs/behaviour.md#stacks-and-membership), unless the dir says so with shared_state or every
 // stack's workflow gives init a per-stack backend.
