@@ -506,9 +506,9 @@ hooks:
 drift: {enabled: true}
 workflows:
   - tag_query: 'x y or z'
-    lock_policy: strict
+    runs_on: {group: a}
   - tag_query: z
-    lock_policy: none
+    runs_on: {group: b}
 `, "a", "b", "c")
 	_, diags := loadDiags(t, root)
 	if diags.HasErrors() {
@@ -527,7 +527,7 @@ workflows:
 	}
 	n := 0
 	for _, d := range diags {
-		if strings.Contains(d.Message, "lock_policy") {
+		if strings.Contains(d.Message, "runs_on") {
 			n++
 		}
 	}
