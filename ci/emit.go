@@ -40,6 +40,9 @@ type GitHubOptions struct {
 	// Version is the strata that writes the workflow: the strata-version
 	// input's default (DefaultStrataVersion).
 	Version string
+	// CheckoutStrategy is the config's checkout_strategy, the
+	// checkout-strategy input's default: merge or head.
+	CheckoutStrategy string
 }
 
 // DefaultGitHubOptions are the options of `strata ci emit github` without

@@ -529,3 +529,41 @@ func collectScripts(n *yaml.Node, where, shell string, out map[string]string) {
 		}
 	}
 }
+
+// TestCheckoutStrategy: every job checks out the pull request's head
+// commit when checkout-strategy is head, and its merge with the base
+// otherwise; the input defaults to the config's checkout_strategy.
+func TestCheckoutStrategy(t *testing.T) {
+	for strategy, want := range map[string]string{"": "merge", "merge": "merge", "head": "head"} {
+		b, err := EmitGitHub(GitHubOptions{Waves: 2, Shards: 2, CheckoutStrategy: strategy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf struct {
+			On struct {
+				WorkflowCall struct {
+					Inputs map[string]struct{ Default any } `yaml:"inputs"`
+				} `yaml:"workflow_call"`
+			} `yaml:"on"`
+			Jobs map[string]struct {
+				Steps []struct {
+					Uses string            `yaml:"uses"`
+					With map[string]string `yaml:"with"`
+				} `yaml:"steps"`
+			} `yaml:"jobs"`
+		}
+		if err := yaml.Unmarshal(b, &wf); err != nil {
+			t.Fatal(err)
+		}
+		if got := wf.On.WorkflowCall.Inputs["checkout-strategy"].Default; got != want {
+			t.Errorf("checkout_strategy %q: the input defaults to %v, want %s", strategy, got, want)
+		}
+		for name, job := range wf.Jobs {
+			for _, st := range job.Steps {
+				if strings.HasPrefix(st.Uses, "actions/checkout") && st.With["ref"] != checkoutRef {
+					t.Errorf("%s checks out %q", name, st.With["ref"])
+				}
+			}
+		}
+	}
+}

@@ -25,7 +25,7 @@ type Config struct {
 	DefaultBranchOverrides   *[]String            `yaml:"default_branch_overrides" doc:"sections read from the default branch's config, not the pull request's: access_control, apply_requirements, destination_branches (default: all three)"`
 	Automerge                Ignored              `yaml:"automerge" cfg:"ignored" doc:"Terrateam automerge"`
 	BatchRuns                Ignored              `yaml:"batch_runs" cfg:"ignored" doc:"Terrateam batch runs"`
-	CheckoutStrategy         Ignored              `yaml:"checkout_strategy" cfg:"ignored" doc:"Terrateam checkout strategy"`
+	CheckoutStrategy         String               `yaml:"checkout_strategy" enum:"merge,head" doc:"what the workflow ci emit github writes checks out for a pull request: merge, its merge with the base (default), or head, its own last commit"`
 	ConfigBuilder            Ignored              `yaml:"config_builder" cfg:"ignored" doc:"Terrateam config builder"`
 	CostEstimation           Ignored              `yaml:"cost_estimation" cfg:"ignored" doc:"Terrateam cost estimation"`
 	DestinationBranches      *[]DestinationBranch `yaml:"destination_branches" doc:"the pull requests strata runs for in CI, by the branch they go into (and come from); default any"`

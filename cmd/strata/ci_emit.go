@@ -40,6 +40,7 @@ func ciEmitCommand() *cli.Command {
 						if err != nil {
 							return err
 						}
+						opt.CheckoutStrategy = s.project.Config.CheckoutStrategy.Value
 						if opt.Waves, err = repositoryWaves(s.project); err != nil {
 							return cli.Exit(err.Error()+" (give --waves K)", 1)
 						}
