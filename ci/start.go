@@ -134,7 +134,7 @@ func askControls(opt StartOptions, units []*stacks.Unit) verdict {
 	var auto []*stacks.Unit
 	if pol, _ := command.Of(opt.Options.Command); pol.AutoApplies && !opt.Options.NoAutoApply {
 		for _, u := range units {
-			if u.Stack.AutoApply || u.WhenModified.Autoapply {
+			if u.AutoApplies() {
 				auto = append(auto, u)
 			}
 		}

@@ -260,8 +260,7 @@ func (u *UnitReport) duration() string {
 	if len(u.Steps) == 0 {
 		return "-"
 	}
-	d := u.Steps[len(u.Steps)-1].FinishedAt.Sub(u.Steps[0].StartedAt)
-	return d.Round(100 * time.Millisecond).String()
+	return u.took().Round(100 * time.Millisecond).String()
 }
 
 // summaryLimit caps the Markdown summary (GitHub's step summary limit).

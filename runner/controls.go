@@ -13,7 +13,7 @@ func askControls(opt Options, members []member) (denied, autoApplyDenied map[*st
 			continue
 		}
 		units = append(units, m.Unit)
-		if autoApplies && (m.Stack.AutoApply || m.WhenModified.Autoapply) {
+		if autoApplies && m.AutoApplies() {
 			auto = append(auto, m.Unit)
 		}
 	}

@@ -86,7 +86,7 @@ func readersOf(p *stacks.Project, run *stacks.Run, opt Options, members []member
 		if _, refused := opt.AutoApplyDenied[u]; refused {
 			return false
 		}
-		return policyOf(opt).Applies || (!opt.NoAutoApply && (u.Stack.AutoApply || u.WhenModified.Autoapply))
+		return policyOf(opt).Applies || (!opt.NoAutoApply && u.AutoApplies())
 	}
 	in := make(map[*stacks.Unit]bool, len(members))
 	var todo []*stacks.Unit

@@ -498,7 +498,7 @@ func (r *runState) setup(ur *unitRun, pluginCache string) error {
 	if ur.TmpDir, err = r.sd.TmpDir(u.Dir, u.Workspace, u.Stack.Name, u.Shared); err != nil {
 		return err
 	}
-	ur.AutoApply = u.Stack.AutoApply || u.WhenModified.Autoapply
+	ur.AutoApply = u.AutoApplies()
 	if !ur.role.outside() {
 		ur.refused = r.opt.Denied[u]
 		if why, ok := r.opt.AutoApplyDenied[u]; ok && ur.AutoApply {

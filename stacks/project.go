@@ -105,6 +105,11 @@ type Unit struct {
 	Shared bool
 }
 
+// AutoApplies says a plan applies the unit's changes itself: its stack is
+// auto_apply, or its dirspace's when_modified.autoapply is true
+// (docs/behaviour.md#auto-apply).
+func (u *Unit) AutoApplies() bool { return u.Stack.AutoApply || u.WhenModified.Autoapply }
+
 // ID is `dir@workspace#stack`, unique in a project.
 func (u *Unit) ID() string { return u.Dir + "@" + u.Workspace + "#" + u.Stack.Name }
 
