@@ -41,7 +41,7 @@ type GitHubOptions struct {
 	// input's default (DefaultStrataVersion).
 	Version string
 	// CheckoutStrategy is the config's checkout_strategy, the
-	// checkout-strategy input's default: merge or head.
+	// checkout-strategy input's default: merge or checkout.
 	CheckoutStrategy string
 }
 

@@ -531,10 +531,10 @@ func collectScripts(n *yaml.Node, where, shell string, out map[string]string) {
 }
 
 // TestCheckoutStrategy: every job checks out the pull request's head
-// commit when checkout-strategy is head, and its merge with the base
+// commit when checkout-strategy is checkout, and its merge with the base
 // otherwise; the input defaults to the config's checkout_strategy.
 func TestCheckoutStrategy(t *testing.T) {
-	for strategy, want := range map[string]string{"": "merge", "merge": "merge", "head": "head"} {
+	for strategy, want := range map[string]string{"": "merge", "merge": "merge", "checkout": "checkout"} {
 		b, err := EmitGitHub(GitHubOptions{Waves: 2, Shards: 2, CheckoutStrategy: strategy})
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/subst"
@@ -355,40 +356,71 @@ func (j *job) cmdLookup(name string) (string, bool) {
 // process's stdout instead of the block (env steps); with ignoreErrors a
 // failure is noted and the step still counts as done.
 func (j *job) exec(ctx context.Context, name, where string, argv, env []string, capture, ignoreErrors bool, stdout *bytes.Buffer) error {
-	started := j.run.Now()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = j.ur.Dir, env
+	rep, err := j.run.process(ctx, process{
+		display: j.ur.Display, masker: j.ur.Masker, name: name, where: where, dir: j.ur.Dir, argv: argv, env: env,
+		capture: capture, ignoreErrors: ignoreErrors, stdout: stdout, who: j.ur.Spec.Name(),
+	})
+	j.res.Steps = append(j.res.Steps, rep)
+	return err
+}
+
+// process is one process a step runs.
+type process struct {
+	display      *console.Unit
+	masker       *console.Masker
+	name, where  string
+	dir          string
+	argv, env    []string
+	capture      bool
+	ignoreErrors bool
+	stdout       *bytes.Buffer
+	who          string // the unit, or the hook, a note names
+	// errSide: its stdout goes where the engine's stderr goes (hooks:
+	// in drop-in, stdout is the engine's alone).
+	errSide bool
+}
+
+// process runs p in its own process group, its output in the console
+// block of p.display (an interrupt reaches it as SIGINT), and reports it
+// as a step.
+func (r *Run) process(ctx context.Context, p process) (report.StepReport, error) {
+	started := r.Now()
+	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Dir, cmd.Env = p.dir, p.env
 	ownProcessGroup(cmd)
-	out := j.run.Console.Step(j.ur.Display, name)
+	out := r.Console.Step(p.display, p.name)
 	var kept bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Writer(out), out.Stderr()
-	if capture {
-		cmd.Stdout, cmd.Stderr = io.MultiWriter(out, &kept), io.MultiWriter(out.Stderr(), &kept)
+	var stdout io.Writer = out
+	if p.errSide {
+		stdout = out.Stderr()
 	}
-	if stdout != nil {
-		cmd.Stdout = stdout
+	cmd.Stdout, cmd.Stderr = stdout, out.Stderr()
+	if p.capture {
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, &kept), io.MultiWriter(out.Stderr(), &kept)
+	}
+	if p.stdout != nil {
+		cmd.Stdout = p.stdout
 	}
 	err := cmd.Start()
 	if err == nil {
-		j.run.Procs.add(cmd)
-		defer j.run.Procs.remove(cmd)
+		r.Procs.add(cmd)
+		defer r.Procs.remove(cmd)
 		// The step's process group gets one SIGINT, as engines do.
-		err = waitInterruptible(ctx, cmd, interruptGroup, j.run.KillAfter)
+		err = waitInterruptible(ctx, cmd, interruptGroup, r.KillAfter)
 	}
 	out.Close()
 	if err != nil {
-		err = fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
-		if ignoreErrors && ctx.Err() == nil {
-			j.run.Console.Note(fmt.Sprintf("[%s] %s failed, ignored (ignore_errors): %v", j.ur.Spec.Name(), where, err))
+		err = fmt.Errorf("%s: %w", strings.Join(p.argv, " "), err)
+		if p.ignoreErrors && ctx.Err() == nil {
+			r.Console.Note(fmt.Sprintf("[%s] %s failed, ignored (ignore_errors): %v", p.who, p.where, err))
 			err = nil
 		}
 	}
-	rep := report.StepReport{Name: name, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil}
-	if capture {
-		rep.Output = j.ur.Masker.Mask(kept.String())
+	rep := report.StepReport{Name: p.name, StartedAt: started, FinishedAt: r.Now(), OK: err == nil}
+	if p.capture {
+		rep.Output = p.masker.Mask(kept.String())
 	}
-	j.res.Steps = append(j.res.Steps, rep)
-	return err
+	return rep, err
 }
 
 // envStep sets variables for the later steps (docs/behaviour.md#workflows-and-steps): method exec sets name
@@ -402,22 +434,7 @@ func (j *job) envStep(ctx context.Context, st stacks.RunStep, where string) {
 	if err := j.exec(ctx, report.StepEnv, where, argv, j.processEnv(env, tfVars), false, false, &stdout); j.failed(ctx, report.StepEnv, err) {
 		return
 	}
-	set := map[string]string{}
-	if st.Method == "source" {
-		sc := bufio.NewScanner(&stdout)
-		for sc.Scan() {
-			line := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(sc.Text()), "export "))
-			if k, v, ok := strings.Cut(line, "="); ok && k != "" && !strings.HasPrefix(k, "#") {
-				set[k] = strings.Trim(v, `"'`)
-			}
-		}
-	} else {
-		v := stdout.String()
-		if st.TrimTrailingNewlines {
-			v = strings.TrimRight(v, "\r\n")
-		}
-		set[st.Name] = v
-	}
+	set := envValues(st, stdout.String())
 	if j.envVars == nil {
 		j.envVars = map[string]string{}
 	}
@@ -431,6 +448,27 @@ func (j *job) envStep(ctx context.Context, st stacks.RunStep, where string) {
 	}
 	sort.Strings(names)
 	j.run.Console.Note(fmt.Sprintf("[%s] env: set %s", j.ur.Spec.Name(), strings.Join(names, ", ")))
+}
+
+// envValues are the variables an env step sets from its cmd's output:
+// method exec sets name to it, method source reads its KEY=VALUE lines.
+func envValues(st stacks.RunStep, out string) map[string]string {
+	set := map[string]string{}
+	if st.Method == "source" {
+		sc := bufio.NewScanner(strings.NewReader(out))
+		for sc.Scan() {
+			line := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(sc.Text()), "export "))
+			if k, v, ok := strings.Cut(line, "="); ok && k != "" && !strings.HasPrefix(k, "#") {
+				set[k] = strings.Trim(v, `"'`)
+			}
+		}
+		return set
+	}
+	if st.TrimTrailingNewlines {
+		out = strings.TrimRight(out, "\r\n")
+	}
+	set[st.Name] = out
+	return set
 }
 
 // toolStep runs checkov, conftest or opa from PATH in the unit's dir with

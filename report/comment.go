@@ -143,6 +143,7 @@ func (v *commentView) render(cut commentCut) string {
 		e, _ := cutText(rep.Error, commentErrorLimit, false)
 		fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", fence(e))
 	}
+	b.WriteString(rep.hookFailure(commentErrorLimit))
 	if cut.fold != foldAll {
 		// The picture and the shared warnings go last of all when the
 		// comment must shrink.

@@ -32,6 +32,9 @@ type Report struct {
 	// CI is the commit and CI run the command ran for, when a CI service
 	// says.
 	CI *CIReport `json:"ci,omitempty"`
+	// Hooks are the config's hooks that ran around the units
+	// (docs/behaviour.md#hooks).
+	Hooks *HooksReport `json:"hooks,omitempty"`
 }
 
 // FailedReport is the report of a command that stopped before any unit
@@ -301,6 +304,7 @@ func (rep *Report) Markdown() string {
 		if rep.Error != "" {
 			fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", fence(rep.Error))
 		}
+		b.WriteString(rep.hookFailure(commentErrorLimit))
 		b.WriteString(rep.dagBlock())
 		b.WriteString(warningsBlock(shared))
 		for _, s := range stacks {

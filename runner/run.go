@@ -79,8 +79,13 @@ func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Option
 		}
 		defer lock.Release()
 	}
+	hooks, err := r.preHooks(ctx)
+	if err != nil {
+		return nil, err
+	}
 	r.schedule(ctx, r.engineWork())
 	rep := r.report(started)
+	r.postHooks(ctx, hooks, rep)
 	return &Result{Report: rep, ExitCode: rep.ExitCode}, nil
 }
 
@@ -385,12 +390,11 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))
 	}
-	pluginCache := ""
 	if !r.opt.NoPluginCache {
-		pluginCache = r.pluginCache()
+		r.pluginDir = r.pluginCache()
 	}
 	for _, ur := range r.units {
-		if err := r.setup(ur, pluginCache); err != nil {
+		if err := r.setup(ur, r.pluginDir); err != nil {
 			return err
 		}
 	}

@@ -149,6 +149,11 @@ type runState struct {
 	// vars are the stack variables of the run's stacks, read once
 	// (setup).
 	vars map[*stacks.Stack]*job.Vars
+	// pluginDir is the provider plugin cache the units share, "" for none.
+	pluginDir string
+	// hookFailure fails every unit of the run before it starts: a pre
+	// hook failed (docs/behaviour.md#hooks).
+	hookFailure string
 }
 
 type jobResult struct {
@@ -223,6 +228,9 @@ func (r *runState) settleBeforeStart(ctx context.Context, w work) {
 			r.finish(ur, report.StatusBlocked, ur.preBlocked)
 		case ur.unsupported:
 			r.finish(ur, report.StatusFailed, fmt.Sprintf("engine %s is not supported", ur.Choice.Name))
+			r.skipDependents(ur, ur)
+		case r.hookFailure != "" && !ur.hidden():
+			r.finish(ur, report.StatusFailed, r.hookFailure)
 			r.skipDependents(ur, ur)
 		}
 	}

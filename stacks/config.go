@@ -25,13 +25,13 @@ type Config struct {
 	DefaultBranchOverrides   *[]String            `yaml:"default_branch_overrides" doc:"sections read from the default branch's config, not the pull request's: access_control, apply_requirements, destination_branches (default: all three)"`
 	Automerge                Ignored              `yaml:"automerge" cfg:"ignored" doc:"Terrateam automerge"`
 	BatchRuns                Ignored              `yaml:"batch_runs" cfg:"ignored" doc:"Terrateam batch runs"`
-	CheckoutStrategy         String               `yaml:"checkout_strategy" enum:"merge,head" doc:"what the workflow ci emit github writes checks out for a pull request: merge, its merge with the base (default), or head, its own last commit"`
+	CheckoutStrategy         String               `yaml:"checkout_strategy" enum:"merge,checkout" doc:"what the workflow ci emit github writes checks out for a pull request: merge, its merge with the base (default), or checkout, its own last commit"`
 	ConfigBuilder            Ignored              `yaml:"config_builder" cfg:"ignored" doc:"Terrateam config builder"`
 	CostEstimation           Ignored              `yaml:"cost_estimation" cfg:"ignored" doc:"Terrateam cost estimation"`
 	DestinationBranches      *[]DestinationBranch `yaml:"destination_branches" doc:"the pull requests strata runs for in CI, by the branch they go into (and come from); default any"`
 	Drift                    Ignored              `yaml:"drift" cfg:"ignored" doc:"Terrateam scheduled drift (use strata drift)"`
 	Enabled                  Bool                 `yaml:"enabled" doc:"false: strata runs nothing in CI for this repository (docs/behaviour.md#the-config-file); elsewhere it runs, saying so"`
-	Hooks                    Ignored              `yaml:"hooks" cfg:"ignored" doc:"Terrateam hooks"`
+	Hooks                    *Hooks               `yaml:"hooks" doc:"steps run once before and after a command's units: run, env, oidc (docs/behaviour.md#hooks)"`
 	Indexer                  Ignored              `yaml:"indexer" cfg:"ignored" doc:"Terrateam indexer"`
 	Integrations             Ignored              `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`
 	Notifications            *Notifications       `yaml:"notifications" doc:"what becomes of strata's earlier pull request comment (docs/ci.md#the-pull-request-comment)"`

@@ -38,7 +38,7 @@ func aliasBomb(n int) string {
 // before twice, n times over: 2ⁿ merges.
 func mergeBomb(n int) string {
 	var b strings.Builder
-	b.WriteString("hooks:\n  m0: &m0 {tags: [a, b]}\n")
+	b.WriteString("indexer:\n  m0: &m0 {tags: [a, b]}\n")
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "  m%d: &m%d {<<: *m%d, <<: *m%d}\n", i, i, i-1, i-1)
 	}
@@ -91,7 +91,7 @@ func TestAliasBudget(t *testing.T) {
 // a mapping does not set.
 func TestAliasesShare(t *testing.T) {
 	cfg, diags := ParseConfig("strata.yml", []byte(`
-hooks:
+indexer:
   common: &common {tags: [shared], create_and_select_workspace: false}
 dirs:
   a: &a {tags: [x], workspaces: {prod: {tags: [p]}}}

@@ -501,8 +501,7 @@ stacks:
     sz:
       tag_query: z
       engine: {name: terragrunt}
-hooks:
-  all: {pre: []}
+indexer: {enabled: true}
 drift: {enabled: true}
 workflows:
   - tag_query: 'x y or z'
@@ -517,7 +516,7 @@ workflows:
 	for _, want := range []string{
 		`depends_on "dir:b" of a@default matches units of other stacks, which it ignores: b@default (stack sy)`,
 		"engine terragrunt (set by stack sz) is not supported",
-		"hooks: accepted and ignored",
+		"indexer: accepted and ignored",
 		"drift: accepted and ignored",
 		"workflows[0].tag_query:",
 	} {

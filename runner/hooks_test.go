@@ -1,0 +1,160 @@
+package runner
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// hooksConfig is a Terrateam config whose hooks log what runs, set a
+// variable every unit's plan reads and a sensitive one a run step
+// prints, and fail when FAIL_HOOK names them.
+const hooksConfig = `hooks:
+  all:
+    pre:
+      - type: run
+        cmd: ['sh', '-c', 'echo "all.pre $STRATA_ROOT" >> "$STRATA_ROOT/hooks.log"; test "$FAIL_HOOK" != pre']
+      - type: env
+        name: TF_VAR_image_tag
+        cmd: ['sh', '-c', 'echo v-from-hook']
+      - type: env
+        name: API_TOKEN
+        cmd: ['echo', 'token-9f8e7d6c']
+        sensitive: true
+    post:
+      - type: run
+        cmd: ['sh', '-c', 'echo all.post >> "$TERRATEAM_ROOT/hooks.log"']
+        run_on: always
+  plan:
+    pre:
+      - type: run
+        cmd: ['sh', '-c', 'echo plan.pre >> hooks.log']
+    post:
+      - type: run
+        cmd: ['sh', '-c', 'echo plan.post >> hooks.log; test "$FAIL_HOOK" != post']
+  apply:
+    pre:
+      - type: run
+        cmd: ['sh', '-c', 'echo apply.pre >> hooks.log']
+    post:
+      - type: run
+        cmd: ['sh', '-c', 'echo apply.post-success >> hooks.log']
+      - type: run
+        cmd: ['sh', '-c', 'echo apply.post-failure >> hooks.log']
+        run_on: failure
+workflows:
+  - tag_query: ''
+    plan:
+      - type: init
+      - type: run
+        cmd: ['sh', '-c', 'echo "token is $API_TOKEN"']
+      - type: plan
+`
+
+const hooksModule = `variable "image_tag" {
+  type = string
+}
+resource "terraform_data" "x" {
+  input = var.image_tag
+}
+`
+
+// TestHooks: pre hooks run once before the units, in the repository root,
+// all's before the operation's; what an env hook sets reaches every
+// unit, TF_VAR_ names as variables, sensitive values masked; post hooks
+// run once after, the operation's before all's, run_on picking by the
+// outcome; the report lists each hook step.
+func TestHooks(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		".terrateam/config.yml": hooksConfig,
+		"a/main.tf":             hooksModule,
+		"b/main.tf":             hooksModule,
+	})
+	e := newE2E(t, root)
+	readLog := func() string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(root, "hooks.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(root, "hooks.log"))
+		return string(b)
+	}
+	res := e.run(CmdPlan, Options{}, stacks.Selection{})
+	for _, u := range res.Report.Units {
+		if u.Status != report.StatusPlanned {
+			t.Fatalf("%s: %s (%s)\n%s", u.Dir, u.Status, u.Reason, e.console.String())
+		}
+	}
+	if got, want := readLog(), "all.pre "+root+"\nplan.pre\nplan.post\nall.post\n"; got != want {
+		t.Errorf("plan ran the hooks\n%s\nwant\n%s", got, want)
+	}
+	out := e.console.String()
+	if strings.Count(out, `+ input  = "v-from-hook"`) != 2 {
+		t.Errorf("the env hook's TF_VAR_image_tag did not reach both plans:\n%s", out)
+	}
+	if strings.Contains(out, "token-9f8e7d6c") || !strings.Contains(out, "token is ***") {
+		t.Errorf("the sensitive hook value is not masked:\n%s", out)
+	}
+	if h := res.Report.Hooks; h == nil || len(h.Steps) != 6 || h.Error != "" {
+		t.Errorf("report hooks: %+v", h)
+	}
+	js, _ := json.Marshal(res.Report)
+	if strings.Contains(string(js), "token-9f8e7d6c") {
+		t.Error("the report holds the sensitive value")
+	}
+
+	e.console.Reset()
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
+	if res.ExitCode != 0 {
+		t.Fatalf("apply exit %d\n%s", res.ExitCode, e.console.String())
+	}
+	if got, want := readLog(), "all.pre "+root+"\napply.pre\napply.post-success\nall.post\n"; got != want {
+		t.Errorf("apply ran the hooks\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestHookFailures: a failed pre hook fails every unit, naming it, and
+// runs only the post hooks for failure; a failed post hook fails the
+// command after its units succeeded.
+func TestHookFailures(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		".terrateam/config.yml": hooksConfig,
+		"a/main.tf":             hooksModule,
+	})
+	e := newE2E(t, root)
+	e.env = append(e.env, "FAIL_HOOK=pre")
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
+	if res.ExitCode != 1 {
+		t.Errorf("exit %d after a failed pre hook", res.ExitCode)
+	}
+	u := res.Report.Units[0]
+	if u.Status != report.StatusFailed || !strings.Contains(u.Reason, "hooks.all.pre[0] (run)") {
+		t.Errorf("unit %s (%s)", u.Status, u.Reason)
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "hooks.log"))
+	if got, want := string(b), "all.pre "+root+"\napply.post-failure\nall.post\n"; got != want {
+		t.Errorf("after a failed pre hook the hooks ran\n%s\nwant\n%s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a", "terraform.tfstate")); err == nil {
+		t.Error("a unit applied after its pre hook failed")
+	}
+
+	os.Remove(filepath.Join(root, "hooks.log"))
+	e.env[len(e.env)-1] = "FAIL_HOOK=post"
+	res = e.run(CmdPlan, Options{}, stacks.Selection{})
+	if res.ExitCode != 1 || res.Report.Units[0].Status != report.StatusPlanned {
+		t.Errorf("exit %d, unit %s after a failed post hook", res.ExitCode, res.Report.Units[0].Status)
+	}
+	if h := res.Report.Hooks; h == nil || !strings.Contains(h.Error, "hooks.plan.post[0] (run)") {
+		t.Errorf("report hooks: %+v", h)
+	}
+	if md := res.Report.Markdown(); !strings.Contains(md, "A hook failed") {
+		t.Errorf("the summary does not say a hook failed:\n%s", md)
+	}
+}

@@ -1,0 +1,97 @@
+package stacks
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Hooks are the config's hooks (docs/behaviour.md#hooks): steps a command
+// runs once, in the repository root, before its units and after them.
+type Hooks struct {
+	Pos   Pos
+	All   *Hook `yaml:"all" doc:"around every plan and apply"`
+	Plan  *Hook `yaml:"plan" doc:"around plans (plan, drift)"`
+	Apply *Hook `yaml:"apply" doc:"around applies (apply, destroy)"`
+}
+
+// Hook is one operation's hooks.
+type Hook struct {
+	Pos  Pos
+	Pre  *[]Step `yaml:"pre" doc:"before any unit runs, in order; a failure fails the units"`
+	Post *[]Step `yaml:"post" doc:"after the units, in order; run_on picks by their outcome"`
+}
+
+// hookOps are the step types a hook takes, as in Terrateam's schema.
+var hookOps = []string{"run", "env", "oidc", "slack", "drift_create_issue"}
+
+// HookStep is a hook's step as the runner runs it, with the key it is
+// written under (hooks.all.pre[0]).
+type HookStep struct {
+	RunStep
+	Where string
+}
+
+// HooksFor returns an operation's hooks ("plan" or "apply"): all's pre,
+// then the operation's own; the operation's post, then all's.
+func (p *Project) HooksFor(op string) (pre, post []HookStep) {
+	h := p.Config.Hooks
+	if h == nil {
+		return nil, nil
+	}
+	own, ownKey := h.Plan, "plan"
+	if op == StepApply {
+		own, ownKey = h.Apply, "apply"
+	}
+	pre = append(hookSteps(h.All, "all", "pre"), hookSteps(own, ownKey, "pre")...)
+	post = append(hookSteps(own, ownKey, "post"), hookSteps(h.All, "all", "post")...)
+	return pre, post
+}
+
+func hookSteps(h *Hook, op, when string) []HookStep {
+	if h == nil {
+		return nil
+	}
+	steps := h.Pre
+	if when == "post" {
+		steps = h.Post
+	}
+	if steps == nil {
+		return nil
+	}
+	out := make([]HookStep, len(*steps))
+	for i, st := range *steps {
+		out[i] = HookStep{RunStep: resolveStep(st), Where: fmt.Sprintf("hooks.%s.%s[%d]", op, when, i)}
+	}
+	return out
+}
+
+// checkHooks checks that every hook step is one a hook takes.
+func checkHooks(cfg *Config, c *collector) {
+	if cfg.Hooks == nil {
+		return
+	}
+	for _, h := range []struct {
+		key  string
+		hook *Hook
+	}{{"all", cfg.Hooks.All}, {"plan", cfg.Hooks.Plan}, {"apply", cfg.Hooks.Apply}} {
+		if h.hook == nil {
+			continue
+		}
+		for _, when := range []string{"pre", "post"} {
+			steps := h.hook.Pre
+			if when == "post" {
+				steps = h.hook.Post
+			}
+			if steps == nil {
+				continue
+			}
+			for i, st := range *steps {
+				if st.Type.Set && !slices.Contains(hookOps, st.Type.Value) {
+					c.errorf(st.Type.Pos, fmt.Sprintf("hooks.%s.%s[%d].type", h.key, when, i),
+						"found %q; expected a hook step: one of %s (engine steps belong in a workflow)", st.Type.Value, strings.Join(hookOps, ", "))
+				}
+			}
+		}
+	}
+}
