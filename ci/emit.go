@@ -43,6 +43,9 @@ type GitHubOptions struct {
 	// CheckoutStrategy is the config's checkout_strategy, the
 	// checkout-strategy input's default: merge or checkout.
 	CheckoutStrategy string
+	// OIDC: the config has oidc steps, so the jobs that run units may
+	// ask for the run's OIDC token (id-token: write).
+	OIDC bool
 }
 
 // DefaultGitHubOptions are the options of `strata ci emit github` without
@@ -59,6 +62,9 @@ type GitLabOptions struct {
 	// Image is the default of STRATA_IMAGE (parent) and the image of the
 	// child's jobs: an image with strata and a shell.
 	Image string
+	// OIDCAudiences are the audiences of the config's oidc steps: the
+	// child's jobs get an OIDC token for them as STRATA_OIDC_TOKEN.
+	OIDCAudiences []string
 }
 
 // DefaultImage is strata's release image (Dockerfile).

@@ -31,7 +31,7 @@ func EmitGitHub(opt GitHubOptions) ([]byte, error) {
 	finishNeeds := []string{"start"}
 	for w := 0; w < opt.Waves; w++ {
 		job := fmt.Sprintf("wave_%d", w)
-		yAdd(jobs, job, githubWaveJob(w))
+		yAdd(jobs, job, githubWaveJob(w, opt.OIDC))
 		finishNeeds = append(finishNeeds, job)
 	}
 	yAdd(jobs, "finish", githubFinishJob(finishNeeds))
@@ -231,7 +231,7 @@ const checkoutRef = "${{ inputs.checkout-strategy == 'checkout' && github.event.
 
 const githubRunURL = "${{ github.server_url }}/${{ github.repository }}/actions/runs/${{ github.run_id }}"
 
-func githubWaveJob(w int) *yaml.Node {
+func githubWaveJob(w int, oidc bool) *yaml.Node {
 	needs := []string{"start"}
 	if w > 0 {
 		needs = append(needs, fmt.Sprintf("wave_%d", w-1))
@@ -259,6 +259,13 @@ func githubWaveJob(w int) *yaml.Node {
 		),
 		"steps", ySeq(steps...),
 	)
+	if oidc {
+		// The config's oidc steps ask GitHub for the job's OIDC token
+		// (docs/behaviour.md#oidc); a job's permissions leave out what
+		// they do not name, and these jobs only read the repository.
+		perms := yMap("contents", yStr("read"), "id-token", yStr("write"))
+		yAdd(job, "permissions", perms)
+	}
 	return job
 }
 

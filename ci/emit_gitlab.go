@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-iac/strata/oidc"
 )
 
 // EmitGitLabParent writes the static .gitlab-ci.yml: strata-start plans
@@ -125,7 +127,17 @@ func EmitGitLabChild(m *Manifest, opt GitLabOptions) ([]byte, error) {
 		return nil, err
 	}
 	c.add("finish", childFinishJob(c.within(all)))
-	return yMarshal(childDoc(m.Run, opt.Image, c.jobs))
+	doc := childDoc(m.Run, opt.Image, c.jobs)
+	if len(opt.OIDCAudiences) > 0 {
+		// The config's oidc steps read the job's OIDC token from
+		// STRATA_OIDC_TOKEN (docs/behaviour.md#oidc).
+		aud := yStr(opt.OIDCAudiences[0])
+		if len(opt.OIDCAudiences) > 1 {
+			aud = yFlowStrs(opt.OIDCAudiences...)
+		}
+		yAdd(doc.Content[1], "id_tokens", yMap(oidc.TokenVariable, yMap("aud", aud)))
+	}
+	return yMarshal(doc)
 }
 
 // childSlot is a wave's shard: one job of the child pipeline.

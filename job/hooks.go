@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/strata-iac/strata/console"
+	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -68,6 +69,8 @@ func (h *Hooks) Run(ctx context.Context, steps []stacks.HookStep, failed bool) e
 		switch st.Type {
 		case report.StepRun, report.StepEnv:
 			err = h.process(ctx, st)
+		case report.StepOIDC:
+			err = h.oidc(ctx, st)
 		default:
 			// slack and drift_create_issue: Terrateam's own, which check
 			// says strata does not act on.
@@ -78,6 +81,23 @@ func (h *Hooks) Run(ctx context.Context, steps []stacks.HookStep, failed bool) e
 		}
 	}
 	return first
+}
+
+// oidc makes the step's cloud credentials for every unit: secrets all.
+func (h *Hooks) oidc(ctx context.Context, st stacks.HookStep) error {
+	started := h.run.Now()
+	env := maps.Clone(h.env)
+	maps.Copy(env, h.Set)
+	creds, err := oidc.Make(ctx, st.OIDC, env)
+	h.Steps = append(h.Steps, report.StepReport{Name: st.Where, StartedAt: started, FinishedAt: h.run.Now(), OK: err == nil})
+	if err != nil {
+		return err
+	}
+	h.Masker.Add(creds.Secrets...)
+	h.Sensitive = append(h.Sensitive, creds.Secrets...)
+	maps.Copy(h.Set, creds.Env)
+	h.run.Console.Note(fmt.Sprintf("[hooks] %s: %s credentials set", st.Where, st.OIDC.Provider))
+	return nil
 }
 
 // process runs a run or env step: argv as written, with only strata's

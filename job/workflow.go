@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
 	"path"
 	"sort"
@@ -16,6 +17,7 @@ import (
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/subst"
+	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -205,10 +207,12 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunS
 			j.runStep(ctx, st, where)
 		case report.StepEnv:
 			j.envStep(ctx, st, where)
+		case report.StepOIDC:
+			j.oidcStep(ctx, st, where)
 		case report.StepCheckov, report.StepConftest, report.StepOPA:
 			j.toolStep(ctx, st, where)
 		default:
-			// oidc, gates, slack, drift_create_issue: Terrateam's own;
+			// gates, slack, drift_create_issue: Terrateam's own;
 			// accepted and ignored.
 			continue
 		}
@@ -448,6 +452,23 @@ func (j *job) envStep(ctx context.Context, st stacks.RunStep, where string) {
 	}
 	sort.Strings(names)
 	j.run.Console.Note(fmt.Sprintf("[%s] env: set %s", j.ur.Spec.Name(), strings.Join(names, ", ")))
+}
+
+// oidcStep makes the step's cloud credentials for the unit's later
+// steps (docs/behaviour.md#oidc), masked in its output.
+func (j *job) oidcStep(ctx context.Context, st stacks.RunStep, where string) {
+	started := j.run.Now()
+	creds, err := oidc.Make(ctx, st.OIDC, j.engineEnv(nil))
+	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepOIDC, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil})
+	if j.failed(ctx, report.StepOIDC, err) {
+		return
+	}
+	j.ur.Masker.Add(creds.Secrets...)
+	if j.envVars == nil {
+		j.envVars = map[string]string{}
+	}
+	maps.Copy(j.envVars, creds.Env)
+	j.run.Console.Note(fmt.Sprintf("[%s] %s: %s credentials set", j.ur.Spec.Name(), where, st.OIDC.Provider))
 }
 
 // envValues are the variables an env step sets from its cmd's output:

@@ -68,6 +68,7 @@ const (
 	StepRun       = "run"
 	StepShow      = "show"
 	StepEnv       = "env"
+	StepOIDC      = "oidc"
 	// The policy tools a step may run from PATH.
 	StepCheckov  = "checkov"
 	StepConftest = "conftest"

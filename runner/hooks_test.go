@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/oidc/oidctest"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -156,5 +157,65 @@ func TestHookFailures(t *testing.T) {
 	}
 	if md := res.Report.Markdown(); !strings.Contains(md, "A hook failed") {
 		t.Errorf("the summary does not say a hook failed:\n%s", md)
+	}
+}
+
+// TestOIDC: an oidc hook (AWS, a chained role) and an oidc workflow step
+// (GCP) get credentials from the CI's OIDC token; they reach the engine
+// (a local-exec provisioner writes them to a file) and never the
+// console or the report.
+func TestOIDC(t *testing.T) {
+	srv := oidctest.New(t)
+	root := writeRepo(t, map[string]string{
+		".terrateam/config.yml": `hooks:
+  all:
+    pre:
+      - type: oidc
+        provider: aws
+        role_arn: arn:aws:iam::123456789012:role/ci
+        assume_role_arn: arn:aws:iam::210987654321:role/deploy
+        region: eu-west-1
+workflows:
+  - tag_query: ''
+    apply:
+      - type: oidc
+        provider: gcp
+        service_account: ci@acme.iam.gserviceaccount.com
+        workload_identity_provider: projects/42/locations/global/workloadIdentityPools/gh/providers/gh
+        project_id: acme-prod
+      - type: run
+        cmd: ['sh', '-c', 'echo "key $AWS_SECRET_ACCESS_KEY token $GOOGLE_OAUTH_ACCESS_TOKEN"']
+        capture_output: true
+      - type: init
+      - type: apply
+`,
+		"a/main.tf": `resource "terraform_data" "x" {
+  provisioner "local-exec" {
+    command = "printf '%s %s %s' \"$AWS_ACCESS_KEY_ID\" \"$AWS_REGION\" \"$GOOGLE_PROJECT\" > creds.out"
+  }
+}
+`,
+	})
+	e := newE2E(t, root)
+	e.env = append(e.env, srv.Env()...)
+	res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, stacks.Selection{})
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\n%s", res.ExitCode, e.console.String())
+	}
+	b, err := os.ReadFile(filepath.Join(root, "a", "creds.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), oidctest.AWSChainedKeyID+" eu-west-1 acme-prod"; got != want {
+		t.Errorf("the engine's environment held %q, want %q", got, want)
+	}
+	js, _ := json.Marshal(res.Report)
+	for _, secret := range []string{oidctest.AWSChainedSecret, oidctest.GCPAccessToken, oidctest.AWSSecret} {
+		if strings.Contains(e.console.String(), secret) || strings.Contains(string(js), secret) {
+			t.Errorf("%s reached the console or the report:\n%s", secret, e.console.String())
+		}
+	}
+	if !strings.Contains(string(js), "key *** token ***") {
+		t.Errorf("the captured run step is not masked in the report: %s", js)
 	}
 }

@@ -250,18 +250,18 @@ type Step struct {
 	Sensitive            Bool         `yaml:"sensitive" doc:"env step: never print the value"`
 	Gate                 Ignored      `yaml:"gate" cfg:"ignored" doc:"Terrateam gates"`
 	Msg                  Ignored      `yaml:"msg" cfg:"ignored" doc:"Terrateam slack"`
-	Provider             Ignored      `yaml:"provider" cfg:"ignored" doc:"Terrateam OIDC"`
-	RoleArn              Ignored      `yaml:"role_arn" cfg:"ignored" doc:"Terrateam OIDC"`
-	AssumeRoleArn        Ignored      `yaml:"assume_role_arn" cfg:"ignored" doc:"Terrateam OIDC"`
-	AssumeRoleEnabled    Ignored      `yaml:"assume_role_enabled" cfg:"ignored" doc:"Terrateam OIDC"`
-	Audience             Ignored      `yaml:"audience" cfg:"ignored" doc:"Terrateam OIDC"`
-	Duration             Ignored      `yaml:"duration" cfg:"ignored" doc:"Terrateam OIDC"`
-	Region               Ignored      `yaml:"region" cfg:"ignored" doc:"Terrateam OIDC"`
-	SessionName          Ignored      `yaml:"session_name" cfg:"ignored" doc:"Terrateam OIDC"`
-	ServiceAccount       Ignored      `yaml:"service_account" cfg:"ignored" doc:"Terrateam OIDC"`
-	WorkloadIdentity     Ignored      `yaml:"workload_identity_provider" cfg:"ignored" doc:"Terrateam OIDC"`
-	ProjectID            Ignored      `yaml:"project_id" cfg:"ignored" doc:"Terrateam OIDC"`
-	AccessTokenLifetime  Ignored      `yaml:"access_token_lifetime" cfg:"ignored" doc:"Terrateam OIDC"`
+	Provider             String       `yaml:"provider" enum:"aws,gcp" doc:"oidc step: the cloud (docs/behaviour.md#oidc)"`
+	RoleArn              String       `yaml:"role_arn" doc:"oidc aws: the role assumed with the CI's OIDC token"`
+	AssumeRoleArn        String       `yaml:"assume_role_arn" doc:"oidc aws: a role then assumed with the first role's credentials"`
+	AssumeRoleEnabled    Bool         `yaml:"assume_role_enabled" doc:"oidc aws: false skips assume_role_arn (default true)"`
+	Audience             String       `yaml:"audience" doc:"oidc: the OIDC token's audience (aws: sts.amazonaws.com; gcp: the workload identity provider's)"`
+	Duration             Int          `yaml:"duration" doc:"oidc aws: seconds the credentials last (default 3600)"`
+	Region               String       `yaml:"region" doc:"oidc aws: STS region, and AWS_REGION of the units (default us-east-1)"`
+	SessionName          String       `yaml:"session_name" doc:"oidc aws: the role session's name (default terrateam)"`
+	ServiceAccount       String       `yaml:"service_account" doc:"oidc gcp: the service account impersonated"`
+	WorkloadIdentity     String       `yaml:"workload_identity_provider" doc:"oidc gcp: projects/N/locations/global/workloadIdentityPools/P/providers/R"`
+	ProjectID            String       `yaml:"project_id" doc:"oidc gcp: GOOGLE_PROJECT of the units"`
+	AccessTokenLifetime  Int          `yaml:"access_token_lifetime" doc:"oidc gcp: seconds the access token lasts (default 3600)"`
 	AccessTokenSubject   Ignored      `yaml:"access_token_subject" cfg:"ignored" doc:"Terrateam OIDC"`
 }
 
@@ -297,6 +297,8 @@ func (s *Step) decodeNode(d *decoder, n *yaml.Node, key string) {
 		if len(s.Cmd) == 0 {
 			d.errorf(s.Pos, key, "a run step needs cmd, a list of arguments")
 		}
+	case "oidc":
+		checkOIDCStep(d, s, key)
 	case "env":
 		if !s.Method.Set {
 			// Terrateam's default method.

@@ -6,7 +6,7 @@ import "time"
 // config's step with its defaults applied, free of YAML positions and
 // presence flags.
 type RunStep struct {
-	Type      string   // init, plan, apply, run, env, checkov, conftest, opa, or one strata ignores (oidc, gates, …)
+	Type      string   // init, plan, apply, run, env, oidc, checkov, conftest, opa, or one strata ignores (gates, slack, …)
 	ExtraArgs []string // as written; ${name} is substituted when the step runs
 	Env       []EnvVar // in the order written
 	Cmd       []string // run and env steps: argv, as written
@@ -23,6 +23,8 @@ type RunStep struct {
 	Sensitive            bool
 	// Retry of a failed apply, nil when off.
 	Retry *RetryPolicy
+	// OIDC is an oidc step's settings, nil for other steps.
+	OIDC *OIDCStep
 }
 
 // EnvVar is one entry of a step's env.
@@ -85,6 +87,9 @@ func resolveStep(st Step) RunStep {
 	}
 	if rs.RunOn == "" {
 		rs.RunOn = "success"
+	}
+	if rs.Type == "oidc" {
+		rs.OIDC = resolveOIDC(st)
 	}
 	if rs.Method == "" {
 		rs.Method = "exec"

@@ -33,14 +33,19 @@ func ciEmitCommand() *cli.Command {
 				Action: func(c *cli.Context) error {
 					opt := ci.DefaultGitHubOptions()
 					opt.Shards, opt.Version = c.Int("shards"), strataVersion()
+					// The config sets defaults; with --waves, a repository
+					// that does not load still gets a workflow.
+					s, err := openProject(c)
+					if err == nil {
+						opt.CheckoutStrategy = s.project.Config.CheckoutStrategy.Value
+						opt.OIDC = len(s.project.Config.OIDCAudiences()) > 0
+					}
 					if c.IsSet("waves") {
 						opt.Waves = c.Int("waves")
 					} else {
-						s, err := openProject(c)
 						if err != nil {
 							return err
 						}
-						opt.CheckoutStrategy = s.project.Config.CheckoutStrategy.Value
 						if opt.Waves, err = repositoryWaves(s.project); err != nil {
 							return cli.Exit(err.Error()+" (give --waves K)", 1)
 						}
@@ -123,6 +128,10 @@ func emitGitLab(c *cli.Context, opt ci.GitLabOptions) ([]byte, error) {
 	m, err := ci.LoadManifest(c.Context, st, run)
 	if err != nil {
 		return nil, err
+	}
+	if s, err := openProject(c); err == nil {
+		// The jobs' OIDC tokens (docs/behaviour.md#oidc).
+		opt.OIDCAudiences = s.project.Config.OIDCAudiences()
 	}
 	return ci.EmitGitLabChild(m, opt)
 }
