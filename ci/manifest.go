@@ -64,6 +64,9 @@ type Manifest struct {
 	// ApplyStatus says whether ci finish sets the pull request's apply
 	// status, as the config said at start.
 	ApplyStatus controls.StatusSettings `json:"apply_status,omitzero"`
+	// Automerge says whether ci finish merges the pull request after an
+	// apply that left nothing to apply, as the config said at start.
+	Automerge controls.Automerge `json:"automerge,omitzero"`
 	// CommentStrategy is what the run's comment does with strata's
 	// earlier one: "" edits it in place; append, delete or minimize.
 	CommentStrategy string `json:"comment_strategy,omitempty"`

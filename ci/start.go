@@ -39,6 +39,8 @@ type StartOptions struct {
 	// ApplyStatus says whether ci finish sets the pull request's apply
 	// status (controls.StatusSettings).
 	ApplyStatus controls.StatusSettings
+	// Automerge is the config's automerge (controls.Automerge).
+	Automerge controls.Automerge
 	// CommentStrategy is what the run's comment does with strata's
 	// earlier one (forge.CommentStrategy), as the config says for the
 	// run's units.
@@ -150,7 +152,7 @@ func newManifest(opt StartOptions) *Manifest {
 	m := &Manifest{
 		Version: ManifestVersion, Run: opt.Run, Command: opt.Options.Command, Created: opt.Now().UTC(),
 		Commit: opt.Commit, PR: opt.PR, Link: opt.Link, Options: opt.Options, Shards: opt.Shards,
-		ApplyStatus: opt.ApplyStatus, CommentStrategy: opt.CommentStrategy,
+		ApplyStatus: opt.ApplyStatus, Automerge: opt.Automerge, CommentStrategy: opt.CommentStrategy,
 	}
 	for _, u := range opt.Gates {
 		m.Gates = append(m.Gates, u.ID())

@@ -30,6 +30,9 @@ type Actions struct {
 	// pr is the pull request the event names; 0 when it names none.
 	pr       int
 	ref, sha string
+	// headSHA is the pull request's head commit when the event says: an
+	// automerge merges that commit or nothing.
+	headSHA string
 	// defaultBranch is the repository's, as the event says; "" when it
 	// does not, and the API is asked.
 	defaultBranch string
@@ -130,6 +133,7 @@ func (a *Actions) readEvent(name, path string) error {
 	switch {
 	case ev.PullRequest != nil:
 		a.pr = ev.PullRequest.GetNumber()
+		a.headSHA = ev.PullRequest.GetHead().GetSHA()
 	case name == "issue_comment" && ev.Issue.IsPullRequest():
 		a.pr = ev.Issue.GetNumber()
 		a.actor = ev.Comment.GetUser().GetLogin()

@@ -23,7 +23,7 @@ type Config struct {
 	AccessControl            *AccessControl       `yaml:"access_control" doc:"who may plan, apply and unlock which units (docs/controls.md#who-may-do-what)"`
 	ApplyRequirements        *ApplyRequirements   `yaml:"apply_requirements" doc:"what an apply needs of its pull request (docs/controls.md#what-an-apply-requires)"`
 	DefaultBranchOverrides   *[]String            `yaml:"default_branch_overrides" doc:"sections read from the default branch's config, not the pull request's: access_control, apply_requirements, destination_branches (default: all three)"`
-	Automerge                Ignored              `yaml:"automerge" cfg:"ignored" doc:"Terrateam automerge"`
+	Automerge                *Automerge           `yaml:"automerge" doc:"merge a pull request once an apply in CI left nothing to apply (docs/controls.md#automerge)"`
 	BatchRuns                Ignored              `yaml:"batch_runs" cfg:"ignored" doc:"Terrateam batch runs"`
 	CheckoutStrategy         String               `yaml:"checkout_strategy" enum:"merge,checkout" doc:"what the workflow ci emit github writes checks out for a pull request: merge, its merge with the base (default), or checkout, its own last commit"`
 	ConfigBuilder            Ignored              `yaml:"config_builder" cfg:"ignored" doc:"Terrateam config builder"`

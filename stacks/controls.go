@@ -246,3 +246,12 @@ type NotificationPolicy struct {
 	TagQuery        String `yaml:"tag_query" cfg:"required" doc:"the units the policy is for"`
 	CommentStrategy String `yaml:"comment_strategy" enum:"append,delete,minimize" doc:"append: a new comment, the earlier kept; delete: the earlier deleted; minimize: the earlier hidden as outdated (default minimize)"`
 }
+
+// Automerge is the config's automerge (docs/controls.md#automerge).
+type Automerge struct {
+	Pos          Pos
+	Enabled      Bool `yaml:"enabled" doc:"merge the pull request after its last apply (default false)"`
+	DeleteBranch Bool `yaml:"delete_branch" doc:"delete its branch once merged (default false)"`
+	// Terrateam configs carry it, outside Terrateam's published schema.
+	RequireExplicitApply Bool `yaml:"require_explicit_apply" doc:"only an apply command merges, not a plan's auto_apply (default false)"`
+}

@@ -168,6 +168,7 @@ func ciStart(c *cli.Context) error {
 		Gates:   gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
 		Controls:        controlsOf(c.Context, c, s, pol),
 		ApplyStatus:     controls.StatusSettingsOf(s.project.Config),
+		Automerge:       controls.AutomergeOf(s.project.Config),
 		CommentStrategy: string(commentStrategy(s.project, run.List())),
 	})
 	if err != nil {
@@ -349,6 +350,7 @@ func ciFinishCommand() *cli.Command {
 			rep.CI = report.CIFromEnv(os.Environ())
 			pol, _ := cmdpolicy.Of(m.Command)
 			setApplyStatus(c.Context, c, m.ApplyStatus, pol, rep)
+			automerge(c.Context, c, m.Automerge, pol, rep)
 			writeReport(c, rep)
 			writeSummary(c, rep)
 			rep.WriteTable(c.App.Writer)

@@ -133,6 +133,30 @@ type ciForge interface {
 	controls.Source
 	applyStatusSink
 	commentSink
+	Merge(ctx context.Context, deleteBranch bool) (merged bool, how string, err error)
+}
+
+// automerge merges the pull request a CI run is for once its command
+// left nothing to apply (docs/controls.md#automerge). Not being able to
+// (a branch rule, a head that moved) is a warning: the apply stands.
+func automerge(ctx context.Context, c *cli.Context, a controls.Automerge, pol *cmdpolicy.Policy, rep *report.Report) {
+	if !a.Merges(pol, rep.Units) {
+		return
+	}
+	f, err := openCIForge(os.Environ(), nil)
+	if f == nil && err == nil {
+		return
+	}
+	how := ""
+	if err == nil {
+		_, how, err = f.Merge(ctx, a.DeleteBranch)
+	}
+	if how != "" {
+		fmt.Fprintf(c.App.ErrWriter, "strata: automerge: %s\n", how)
+	}
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "strata: warning: automerge: %v\n", err)
+	}
 }
 
 // openCIForge opens the forge of GitHub Actions or GitLab CI from the

@@ -43,6 +43,9 @@ type forgeState struct {
 	// comments are the comments on each pull request: bodies by ID.
 	comments map[int]map[int]string
 	nextID   int
+	// merges are the merges made, "N method sha" ("N sha" on GitLab),
+	// and deleted the branches deleted.
+	merges, deleted []string
 }
 
 // comment adds or edits a comment of pull request n (id 0: a new one)
@@ -136,6 +139,7 @@ var (
 	setStatus    = regexp.MustCompile(`^/repos/acme/infra/statuses/([0-9a-f]+)$`)
 	prComments   = regexp.MustCompile(`^/repos/acme/infra/issues/([0-9]+)/comments$`)
 	editComment  = regexp.MustCompile(`^/repos/acme/infra/issues/comments/([0-9]+)$`)
+	mergePull    = regexp.MustCompile(`^/repos/acme/infra/pulls/([0-9]+)/merge$`)
 )
 
 func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -165,6 +169,11 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"target_url": st.TargetURL, "created_at": "2026-11-20T10:00:00Z", "creator": map[string]any{"login": "github-actions[bot]", "type": "Bot"}})
 	case prComments.MatchString(path) || editComment.MatchString(path):
 		f.serveComments(w, r, path)
+	case r.Method == http.MethodPut && mergePull.MatchString(path):
+		f.merge(w, r, mergePull.FindStringSubmatch(path)[1])
+	case r.Method == http.MethodDelete && path == "/repos/acme/infra/git/refs/heads/change":
+		f.deleted = append(f.deleted, "change")
+		w.WriteHeader(http.StatusNoContent)
 	case teamMember.MatchString(path):
 		m := teamMember.FindStringSubmatch(path)
 		if !slices.Contains(f.teams[m[1]], m[2]) {
@@ -194,7 +203,8 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"type":"file","encoding":"base64","size":%d,"name":%q,"path":%q,"content":%q,"sha":"3d21ec53a331a6f037a91c368710b99387d012c1"}`,
 			len(text), name[strings.LastIndex(name, "/")+1:], name, base64.StdEncoding.EncodeToString([]byte(text)))
 	case path == "/repos/acme/infra":
-		fmt.Fprint(w, `{"id":1,"name":"infra","full_name":"acme/infra","private":true,"default_branch":"main"}`)
+		fmt.Fprint(w, `{"id":1,"name":"infra","full_name":"acme/infra","private":true,"default_branch":"main",`+
+			`"allow_merge_commit":false,"allow_squash_merge":true,"allow_rebase_merge":true}`)
 	default:
 		f.notFound(w)
 	}
@@ -285,7 +295,8 @@ func (f *fakeGitHub) servePull(w http.ResponseWriter, m []string) {
 	writeJSON(w, map[string]any{
 		"number": n, "state": state, "title": "change", "draft": p.draft, "merged": p.merged, "mergeable": p.mergeable,
 		"merge_commit_sha": mergeCommit, "user": map[string]any{"login": "alice", "id": 1, "type": "User"},
-		"head": map[string]any{"ref": "change", "sha": p.head}, "base": map[string]any{"ref": "main", "sha": strings.Repeat("0", 40)},
+		"head":                map[string]any{"ref": "change", "sha": p.head, "repo": map[string]any{"full_name": "acme/infra"}},
+		"base":                map[string]any{"ref": "main", "sha": strings.Repeat("0", 40), "repo": map[string]any{"full_name": "acme/infra"}},
 		"requested_reviewers": []any{}, "requested_teams": []any{},
 	})
 }
@@ -319,6 +330,37 @@ func (f *fakeGitHub) serveCommit(w http.ResponseWriter, m []string) {
 		writeJSON(w, map[string]any{"state": "success", "sha": sha, "total_count": len(statuses), "statuses": statuses})
 	case "check-runs":
 		writeJSON(w, map[string]any{"total_count": 0, "check_runs": []any{}})
+	}
+}
+
+// merge answers PUT /pulls/N/merge as GitHub does: 405 when the pull
+// request cannot be merged, 409 when its head is not the sha given.
+func (f *fakeGitHub) merge(w http.ResponseWriter, r *http.Request, num string) {
+	n, _ := strconv.Atoi(num)
+	p, ok := f.pulls[n]
+	if !ok {
+		f.notFound(w)
+		return
+	}
+	var req struct {
+		SHA         string `json:"sha"`
+		MergeMethod string `json:"merge_method"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	switch {
+	case !p.mergeable || p.merged:
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		fmt.Fprint(w, `{"message":"Pull Request is not mergeable","documentation_url":"https://docs.github.com/rest/pulls/pulls#merge-a-pull-request","status":"405"}`)
+	case req.SHA != "" && req.SHA != p.head:
+		w.WriteHeader(http.StatusConflict)
+		fmt.Fprint(w, `{"message":"Head branch was modified. Review and try the merge again.","documentation_url":"https://docs.github.com/rest/pulls/pulls#merge-a-pull-request","status":"409"}`)
+	default:
+		p.merged, p.mergeCommit = true, strings.Repeat("f", 40)
+		f.merges = append(f.merges, fmt.Sprintf("%d %s %s", n, req.MergeMethod, req.SHA[:7]))
+		writeJSON(w, map[string]any{"sha": p.mergeCommit, "merged": true, "message": "Pull Request successfully merged"})
 	}
 }
 

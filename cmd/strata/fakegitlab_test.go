@@ -47,6 +47,7 @@ var (
 	glUsers    = regexp.MustCompile(`^/users$`)
 	glGroup    = regexp.MustCompile(`^/groups/(.+)/members/([0-9]+)$`)
 	glMember   = regexp.MustCompile(`^/projects/42/members/all/([0-9]+)$`)
+	glMerge    = regexp.MustCompile(`^/projects/42/merge_requests/([0-9]+)/merge$`)
 	glMR       = regexp.MustCompile(`^/projects/42/merge_requests/([0-9]+)(/approvals|/reviewers)?$`)
 	glStatuses = regexp.MustCompile(`^/projects/42/repository/commits/([^/]+)/(statuses|merge_requests)$`)
 	glFile     = regexp.MustCompile(`^/projects/42/repository/files/(.+)$`)
@@ -136,6 +137,8 @@ func (f *fakeGitLab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			role, ok := f.roles[name]
 			return glLevels[role], ok
 		})
+	case r.Method == http.MethodPut && glMerge.MatchString(path):
+		f.merge(w, r, glMerge.FindStringSubmatch(path)[1])
 	case glMR.MatchString(path):
 		f.serveMR(w, glMR.FindStringSubmatch(path))
 	case glStatuses.MatchString(path):
@@ -209,6 +212,41 @@ func (f *fakeGitLab) serveMR(w http.ResponseWriter, m []string) {
 		writeJSON(w, map[string]any{"id": 1000 + n, "iid": n, "project_id": 42, "title": "change", "state": state, "draft": p.draft,
 			"sha": p.head, "has_conflicts": !p.mergeable, "detailed_merge_status": status, "merge_commit_sha": nil,
 			"source_branch": "change", "target_branch": "main", "author": f.user("alice")})
+	}
+}
+
+// merge answers PUT /merge_requests/N/merge as GitLab does: 405 when
+// it cannot be merged, 409 when its head is not the sha given.
+func (f *fakeGitLab) merge(w http.ResponseWriter, r *http.Request, num string) {
+	n, _ := strconv.Atoi(num)
+	p, ok := f.pulls[n]
+	if !ok {
+		glNotFound(w)
+		return
+	}
+	var req struct {
+		SHA                      string `json:"sha"`
+		ShouldRemoveSourceBranch bool   `json:"should_remove_source_branch"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	switch {
+	case !p.mergeable || p.merged:
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		fmt.Fprint(w, `{"message":"405 Method Not Allowed"}`)
+	case req.SHA != p.head:
+		w.WriteHeader(http.StatusConflict)
+		fmt.Fprint(w, `{"message":"SHA does not match HEAD of source branch: `+p.head+`"}`)
+	default:
+		p.merged, p.mergeCommit = true, strings.Repeat("f", 40)
+		f.merges = append(f.merges, fmt.Sprintf("%d %s", n, req.SHA[:7]))
+		if req.ShouldRemoveSourceBranch {
+			f.deleted = append(f.deleted, "change")
+		}
+		writeJSON(w, map[string]any{"id": 1000 + n, "iid": n, "project_id": 42, "state": "merged", "sha": p.head,
+			"merge_commit_sha": p.mergeCommit, "source_branch": "change", "target_branch": "main", "author": f.user("alice")})
 	}
 }
 

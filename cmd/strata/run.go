@@ -161,6 +161,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	}
 	if !opt.DropIn {
 		setApplyStatus(ctx, c, controls.StatusSettingsOf(s.project.Config), pol, res.Report)
+		automerge(ctx, c, controls.AutomergeOf(s.project.Config), pol, res.Report)
 	}
 	if c.Bool("comment") && !opt.DropIn {
 		commentOn(ctx, c, res.Report, commentStrategy(s.project, sel.run.List()))
