@@ -28,7 +28,10 @@ func EmitGitLabParent(opt GitLabOptions) ([]byte, error) {
 				"STRATA_AUTO_APPROVE", yStr("true"),
 			))
 		}
-		return ySeq(yMap("if", yStr(`$CI_PIPELINE_SOURCE == "merge_request_event"`)), onDefault)
+		// A pipeline schedule runs what its own variables say: a drift
+		// check (docs/ci.md#drift-schedules).
+		schedule := yMap("if", yStr(`$CI_PIPELINE_SOURCE == "schedule"`))
+		return ySeq(yMap("if", yStr(`$CI_PIPELINE_SOURCE == "merge_request_event"`)), schedule, onDefault)
 	}
 	start := yMap(
 		"image", yMap("name", yStr("$STRATA_IMAGE"), "entrypoint", yFlowStrs("")),

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-iac/strata/stacks"
 )
 
 // childJob is a job of an emitted child pipeline, as GitLab reads it.
@@ -406,7 +408,14 @@ func TestEmitGitHub(t *testing.T) {
 // actionlint; elsewhere the test needs it on PATH.
 func TestGitHubWorkflowActionlint(t *testing.T) {
 	lint := needTool(t, "actionlint")
-	workflow, err := EmitGitHub(GitHubOptions{Waves: 4, Shards: 8})
+	workflow, err := EmitGitHub(GitHubOptions{Waves: 4, Shards: 8, OIDC: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drift, err := EmitGitHubDrift([]stacks.DriftSchedule{
+		{Name: "nightly", Schedule: "daily", TagQuery: "dir:a", Reconcile: true},
+		{Name: "often", Schedule: "hourly", TagQuery: "tag:a and not tag:b"},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,6 +428,7 @@ func TestGitHubWorkflowActionlint(t *testing.T) {
 		".git/HEAD":                    []byte("ref: refs/heads/main\n"),
 		".github/workflows/strata.yml": workflow,
 		".github/workflows/caller.yml": caller,
+		".github/workflows/drift.yml":  drift,
 	} {
 		writeTestFile(t, filepath.Join(repo, name), content)
 	}

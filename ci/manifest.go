@@ -67,6 +67,9 @@ type Manifest struct {
 	// Automerge says whether ci finish merges the pull request after an
 	// apply that left nothing to apply, as the config said at start.
 	Automerge controls.Automerge `json:"automerge,omitzero"`
+	// DriftIssues says whether ci finish of a drift run keeps an issue per
+	// drifted unit: the config schedules drift.
+	DriftIssues bool `json:"drift_issues,omitempty"`
 	// CommentStrategy is what the run's comment does with strata's
 	// earlier one: "" edits it in place; append, delete or minimize.
 	CommentStrategy string `json:"comment_strategy,omitempty"`

@@ -41,6 +41,8 @@ type StartOptions struct {
 	ApplyStatus controls.StatusSettings
 	// Automerge is the config's automerge (controls.Automerge).
 	Automerge controls.Automerge
+	// DriftIssues: the config schedules drift (Manifest.DriftIssues).
+	DriftIssues bool
 	// CommentStrategy is what the run's comment does with strata's
 	// earlier one (forge.CommentStrategy), as the config says for the
 	// run's units.
@@ -152,7 +154,7 @@ func newManifest(opt StartOptions) *Manifest {
 	m := &Manifest{
 		Version: ManifestVersion, Run: opt.Run, Command: opt.Options.Command, Created: opt.Now().UTC(),
 		Commit: opt.Commit, PR: opt.PR, Link: opt.Link, Options: opt.Options, Shards: opt.Shards,
-		ApplyStatus: opt.ApplyStatus, Automerge: opt.Automerge, CommentStrategy: opt.CommentStrategy,
+		ApplyStatus: opt.ApplyStatus, Automerge: opt.Automerge, DriftIssues: opt.DriftIssues, CommentStrategy: opt.CommentStrategy,
 	}
 	for _, u := range opt.Gates {
 		m.Gates = append(m.Gates, u.ID())

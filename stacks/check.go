@@ -68,6 +68,7 @@ func checkConfig(cfg *Config, c *collector) {
 	checkControls(cfg, c)
 	checkDestinations(cfg, c)
 	checkHooks(cfg, c)
+	checkDrift(cfg, c)
 }
 
 func checkQuery(s String, key string, c *collector) *tagquery.Query {

@@ -29,7 +29,7 @@ type Config struct {
 	ConfigBuilder            Ignored              `yaml:"config_builder" cfg:"ignored" doc:"Terrateam config builder"`
 	CostEstimation           Ignored              `yaml:"cost_estimation" cfg:"ignored" doc:"Terrateam cost estimation"`
 	DestinationBranches      *[]DestinationBranch `yaml:"destination_branches" doc:"the pull requests strata runs for in CI, by the branch they go into (and come from); default any"`
-	Drift                    Ignored              `yaml:"drift" cfg:"ignored" doc:"Terrateam scheduled drift (use strata drift)"`
+	Drift                    *Drift               `yaml:"drift" doc:"scheduled drift checks, as ci emit github writes them (docs/ci.md#drift-schedules)"`
 	Enabled                  Bool                 `yaml:"enabled" doc:"false: strata runs nothing in CI for this repository (docs/behaviour.md#the-config-file); elsewhere it runs, saying so"`
 	Hooks                    *Hooks               `yaml:"hooks" doc:"steps run once before and after a command's units: run, env, oidc (docs/behaviour.md#hooks)"`
 	Indexer                  Ignored              `yaml:"indexer" cfg:"ignored" doc:"Terrateam indexer"`

@@ -502,7 +502,7 @@ stacks:
       tag_query: z
       engine: {name: terragrunt}
 indexer: {enabled: true}
-drift: {enabled: true}
+batch_runs: {enabled: true}
 workflows:
   - tag_query: 'x y or z'
     runs_on: {group: a}
@@ -517,7 +517,7 @@ workflows:
 		`depends_on "dir:b" of a@default matches units of other stacks, which it ignores: b@default (stack sy)`,
 		"engine terragrunt (set by stack sz) is not supported",
 		"indexer: accepted and ignored",
-		"drift: accepted and ignored",
+		"batch_runs: accepted and ignored",
 		"workflows[0].tag_query:",
 	} {
 		if !hasDiag(diags, SeverityWarning, want) {

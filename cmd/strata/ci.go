@@ -169,6 +169,7 @@ func ciStart(c *cli.Context) error {
 		Controls:        controlsOf(c.Context, c, s, pol),
 		ApplyStatus:     controls.StatusSettingsOf(s.project.Config),
 		Automerge:       controls.AutomergeOf(s.project.Config),
+		DriftIssues:     len(s.project.Config.DriftSchedules()) > 0,
 		CommentStrategy: string(commentStrategy(s.project, run.List())),
 	})
 	if err != nil {
@@ -351,6 +352,7 @@ func ciFinishCommand() *cli.Command {
 			pol, _ := cmdpolicy.Of(m.Command)
 			setApplyStatus(c.Context, c, m.ApplyStatus, pol, rep)
 			automerge(c.Context, c, m.Automerge, pol, rep)
+			driftIssues(c.Context, c, m.DriftIssues, pol, rep)
 			writeReport(c, rep)
 			writeSummary(c, rep)
 			rep.WriteTable(c.App.Writer)

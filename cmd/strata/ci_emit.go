@@ -58,6 +58,22 @@ func ciEmitCommand() *cli.Command {
 				},
 			},
 			{
+				Name:  "drift",
+				Usage: "write the GitHub Actions workflow that runs the config's drift schedules (commit it as .github/workflows/strata-drift.yml)",
+				Flags: []cli.Flag{emitOutputFlag()},
+				Action: func(c *cli.Context) error {
+					s, err := openProject(c)
+					if err != nil {
+						return err
+					}
+					b, err := ci.EmitGitHubDrift(s.project.Config.DriftSchedules())
+					if err != nil {
+						return cli.Exit(err.Error(), 1)
+					}
+					return writeEmitted(c, b)
+				},
+			},
+			{
 				Name:  "gitlab",
 				Usage: "write .gitlab-ci.yml; with --run, the child pipeline of that run",
 				Description: "Without --run: the static pipeline to commit as .gitlab-ci.yml. Its start job\n" +

@@ -134,6 +134,7 @@ type ciForge interface {
 	applyStatusSink
 	commentSink
 	Merge(ctx context.Context, deleteBranch bool) (merged bool, how string, err error)
+	DriftIssues(ctx context.Context, findings []forge.DriftFinding) ([]string, error)
 }
 
 // automerge merges the pull request a CI run is for once its command

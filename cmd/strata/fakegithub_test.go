@@ -46,6 +46,21 @@ type forgeState struct {
 	// merges are the merges made, "N method sha" ("N sha" on GitLab),
 	// and deleted the branches deleted.
 	merges, deleted []string
+	// issues are the repository's issues, by number.
+	issues map[int]*fakeIssue
+}
+
+// fakeIssue is one issue.
+type fakeIssue struct {
+	title, body string
+	open        bool
+}
+
+// newIssue files an issue and returns its number.
+func (f *forgeState) newIssue(title, body string) int {
+	n := 100 + len(f.issues)
+	f.issues[n] = &fakeIssue{title: title, body: body, open: true}
+	return n
 }
 
 // comment adds or edits a comment of pull request n (id 0: a new one)
@@ -72,7 +87,7 @@ func (f *forgeState) commentsOf(n int) []map[string]any {
 }
 
 func newForgeState() forgeState {
-	return forgeState{teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}, comments: map[int]map[int]string{}}
+	return forgeState{teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}, comments: map[int]map[int]string{}, issues: map[int]*fakeIssue{}}
 }
 
 func (f *forgeState) state() *forgeState { return f }
@@ -140,6 +155,7 @@ var (
 	prComments   = regexp.MustCompile(`^/repos/acme/infra/issues/([0-9]+)/comments$`)
 	editComment  = regexp.MustCompile(`^/repos/acme/infra/issues/comments/([0-9]+)$`)
 	mergePull    = regexp.MustCompile(`^/repos/acme/infra/pulls/([0-9]+)/merge$`)
+	issues       = regexp.MustCompile(`^/repos/acme/infra/issues(?:/([0-9]+))?$`)
 )
 
 func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -169,6 +185,8 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"target_url": st.TargetURL, "created_at": "2026-11-20T10:00:00Z", "creator": map[string]any{"login": "github-actions[bot]", "type": "Bot"}})
 	case prComments.MatchString(path) || editComment.MatchString(path):
 		f.serveComments(w, r, path)
+	case issues.MatchString(path):
+		f.serveIssues(w, r, issues.FindStringSubmatch(path)[1])
 	case r.Method == http.MethodPut && mergePull.MatchString(path):
 		f.merge(w, r, mergePull.FindStringSubmatch(path)[1])
 	case r.Method == http.MethodDelete && path == "/repos/acme/infra/git/refs/heads/change":
@@ -361,6 +379,55 @@ func (f *fakeGitHub) merge(w http.ResponseWriter, r *http.Request, num string) {
 		p.merged, p.mergeCommit = true, strings.Repeat("f", 40)
 		f.merges = append(f.merges, fmt.Sprintf("%d %s %s", n, req.MergeMethod, req.SHA[:7]))
 		writeJSON(w, map[string]any{"sha": p.mergeCommit, "merged": true, "message": "Pull Request successfully merged"})
+	}
+}
+
+// serveIssues lists the open issues labelled strata-drift, files one and
+// edits one, in GitHub's shapes.
+func (f *fakeGitHub) serveIssues(w http.ResponseWriter, r *http.Request, num string) {
+	shape := func(n int, is *fakeIssue) map[string]any {
+		state := map[bool]string{true: "open", false: "closed"}[is.open]
+		return map[string]any{"number": n, "title": is.title, "body": is.body, "state": state,
+			"labels": []any{map[string]any{"name": "strata-drift"}}, "html_url": fmt.Sprintf("https://github.com/acme/infra/issues/%d", n)}
+	}
+	var req struct {
+		Title, Body, State string
+		Labels             []string
+	}
+	if r.Method != http.MethodGet {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
+	n, _ := strconv.Atoi(num)
+	switch {
+	case r.Method == http.MethodGet && num == "":
+		if r.URL.Query().Get("labels") != "strata-drift" || r.URL.Query().Get("state") != "open" {
+			http.Error(w, "unexpected query "+r.URL.RawQuery, http.StatusBadRequest)
+			return
+		}
+		out := []map[string]any{}
+		for _, k := range slices.Sorted(maps.Keys(f.issues)) {
+			if f.issues[k].open {
+				out = append(out, shape(k, f.issues[k]))
+			}
+		}
+		writeJSON(w, out)
+	case r.Method == http.MethodPost && num == "":
+		n = f.newIssue(req.Title, req.Body)
+		w.WriteHeader(http.StatusCreated)
+		writeJSON(w, shape(n, f.issues[n]))
+	case r.Method == http.MethodPatch && f.issues[n] != nil:
+		if req.Body != "" {
+			f.issues[n].body = req.Body
+		}
+		if req.State == "closed" {
+			f.issues[n].open = false
+		}
+		writeJSON(w, shape(n, f.issues[n]))
+	default:
+		f.notFound(w)
 	}
 }
 

@@ -47,6 +47,7 @@ var (
 	glUsers    = regexp.MustCompile(`^/users$`)
 	glGroup    = regexp.MustCompile(`^/groups/(.+)/members/([0-9]+)$`)
 	glMember   = regexp.MustCompile(`^/projects/42/members/all/([0-9]+)$`)
+	glIssues   = regexp.MustCompile(`^/projects/42/issues(?:/([0-9]+))?$`)
 	glMerge    = regexp.MustCompile(`^/projects/42/merge_requests/([0-9]+)/merge$`)
 	glMR       = regexp.MustCompile(`^/projects/42/merge_requests/([0-9]+)(/approvals|/reviewers)?$`)
 	glStatuses = regexp.MustCompile(`^/projects/42/repository/commits/([^/]+)/(statuses|merge_requests)$`)
@@ -137,6 +138,8 @@ func (f *fakeGitLab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			role, ok := f.roles[name]
 			return glLevels[role], ok
 		})
+	case glIssues.MatchString(path):
+		f.serveIssues(w, r, glIssues.FindStringSubmatch(path)[1])
 	case r.Method == http.MethodPut && glMerge.MatchString(path):
 		f.merge(w, r, glMerge.FindStringSubmatch(path)[1])
 	case glMR.MatchString(path):
@@ -212,6 +215,55 @@ func (f *fakeGitLab) serveMR(w http.ResponseWriter, m []string) {
 		writeJSON(w, map[string]any{"id": 1000 + n, "iid": n, "project_id": 42, "title": "change", "state": state, "draft": p.draft,
 			"sha": p.head, "has_conflicts": !p.mergeable, "detailed_merge_status": status, "merge_commit_sha": nil,
 			"source_branch": "change", "target_branch": "main", "author": f.user("alice")})
+	}
+}
+
+// serveIssues lists the open issues labelled strata-drift, files one and
+// edits one, in GitLab's shapes.
+func (f *fakeGitLab) serveIssues(w http.ResponseWriter, r *http.Request, num string) {
+	shape := func(n int, is *fakeIssue) map[string]any {
+		state := map[bool]string{true: "opened", false: "closed"}[is.open]
+		return map[string]any{"id": 5000 + n, "iid": n, "project_id": 42, "title": is.title, "description": is.body, "state": state,
+			"labels": []string{"strata-drift"}, "web_url": fmt.Sprintf("https://gitlab.com/acme/infra/-/issues/%d", n)}
+	}
+	var req struct {
+		Title, Description string
+		StateEvent         string `json:"state_event"`
+	}
+	if r.Method != http.MethodGet {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
+	n, _ := strconv.Atoi(num)
+	switch {
+	case r.Method == http.MethodGet && num == "":
+		if r.URL.Query().Get("labels") != "strata-drift" || r.URL.Query().Get("state") != "opened" {
+			http.Error(w, "unexpected query "+r.URL.RawQuery, http.StatusBadRequest)
+			return
+		}
+		out := []map[string]any{}
+		for _, k := range slices.Sorted(maps.Keys(f.issues)) {
+			if f.issues[k].open {
+				out = append(out, shape(k, f.issues[k]))
+			}
+		}
+		writeJSON(w, out)
+	case r.Method == http.MethodPost && num == "":
+		n = f.newIssue(req.Title, req.Description)
+		w.WriteHeader(http.StatusCreated)
+		writeJSON(w, shape(n, f.issues[n]))
+	case r.Method == http.MethodPut && f.issues[n] != nil:
+		if req.Description != "" {
+			f.issues[n].body = req.Description
+		}
+		if req.StateEvent == "close" {
+			f.issues[n].open = false
+		}
+		writeJSON(w, shape(n, f.issues[n]))
+	default:
+		glNotFound(w)
 	}
 }
 

@@ -162,6 +162,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if !opt.DropIn {
 		setApplyStatus(ctx, c, controls.StatusSettingsOf(s.project.Config), pol, res.Report)
 		automerge(ctx, c, controls.AutomergeOf(s.project.Config), pol, res.Report)
+		driftIssues(ctx, c, len(s.project.Config.DriftSchedules()) > 0, pol, res.Report)
 	}
 	if c.Bool("comment") && !opt.DropIn {
 		commentOn(ctx, c, res.Report, commentStrategy(s.project, sel.run.List()))
