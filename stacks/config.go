@@ -24,20 +24,20 @@ type Config struct {
 	ApplyRequirements        *ApplyRequirements   `yaml:"apply_requirements" doc:"what an apply needs of its pull request (docs/controls.md#what-an-apply-requires)"`
 	DefaultBranchOverrides   *[]String            `yaml:"default_branch_overrides" doc:"sections read from the default branch's config, not the pull request's: access_control, apply_requirements, destination_branches (default: all three)"`
 	Automerge                *Automerge           `yaml:"automerge" doc:"merge a pull request once an apply in CI left nothing to apply (docs/controls.md#automerge)"`
-	BatchRuns                Ignored              `yaml:"batch_runs" cfg:"ignored" doc:"Terrateam batch runs"`
+	BatchRuns                Ignored              `yaml:"batch_runs" cfg:"ignored" doc:"Terrateam server batching; strata splits a run over jobs itself (ci start --shards, docs/ci.md#waves-and-shards)"`
 	CheckoutStrategy         String               `yaml:"checkout_strategy" enum:"merge,checkout" doc:"what the workflow ci emit github writes checks out for a pull request: merge, its merge with the base (default), or checkout, its own last commit"`
-	ConfigBuilder            Ignored              `yaml:"config_builder" cfg:"ignored" doc:"Terrateam config builder"`
+	ConfigBuilder            Ignored              `yaml:"config_builder" cfg:"ignored" doc:"Terrateam server config script; generate strata.yml in a CI step before strata runs"`
 	CostEstimation           Ignored              `yaml:"cost_estimation" cfg:"ignored" doc:"Terrateam cost estimation"`
 	DestinationBranches      *[]DestinationBranch `yaml:"destination_branches" doc:"the pull requests strata runs for in CI, by the branch they go into (and come from); default any"`
 	Drift                    *Drift               `yaml:"drift" doc:"scheduled drift checks, as ci emit github writes them (docs/ci.md#drift-schedules)"`
 	Enabled                  Bool                 `yaml:"enabled" doc:"false: strata runs nothing in CI for this repository (docs/behaviour.md#the-config-file); elsewhere it runs, saying so"`
 	Hooks                    *Hooks               `yaml:"hooks" doc:"steps run once before and after a command's units: run, env, oidc (docs/behaviour.md#hooks)"`
-	Indexer                  Ignored              `yaml:"indexer" cfg:"ignored" doc:"Terrateam indexer"`
+	Indexer                  Ignored              `yaml:"indexer" cfg:"ignored" doc:"Terrateam server indexer; strata reads module calls itself, every run"`
 	Integrations             Ignored              `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`
 	Notifications            *Notifications       `yaml:"notifications" doc:"what becomes of strata's earlier pull request comment (docs/ci.md#the-pull-request-comment)"`
-	Storage                  Ignored              `yaml:"storage" cfg:"ignored" doc:"Terrateam plan storage"`
+	Storage                  Ignored              `yaml:"storage" cfg:"ignored" doc:"Terrateam plan storage; strata keeps plans in the state bucket (--state, docs/ci.md#the-state-bucket)"`
 	Tags                     Ignored              `yaml:"tags" cfg:"ignored" doc:"Terrateam branch tag patterns"`
-	TreeBuilder              Ignored              `yaml:"tree_builder" cfg:"ignored" doc:"Terrateam tree builder"`
+	TreeBuilder              Ignored              `yaml:"tree_builder" cfg:"ignored" doc:"Terrateam server tree script; strata walks the repository itself"`
 }
 
 // Dir is the config of one `dirs` key: an exact dir or a glob.
