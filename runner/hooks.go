@@ -54,6 +54,10 @@ func (r *runState) preHooks(ctx context.Context) (*runHooks, error) {
 	}
 	rh := &runHooks{h: r.jobs.NewHooks(r.p.Root, tmp, r.base), post: post, tmpDir: tmp}
 	if rh.preErr = rh.h.Run(ctx, pre, false); rh.preErr != nil {
+		if ctx.Err() != nil {
+			// Interrupted: the units are cancelled, as any not started.
+			return rh, nil
+		}
 		r.hookFailure = "not run: " + rh.h.Masker.Mask(rh.preErr.Error())
 		return rh, nil
 	}
@@ -98,6 +102,17 @@ func (r *runState) postHooks(ctx context.Context, rh *runHooks, rep *report.Repo
 		return
 	}
 	defer os.RemoveAll(rh.tmpDir)
+	if ctx.Err() != nil {
+		// Interrupted: the post hooks for failure still run, as cleanup,
+		// for as long as an interrupted engine gets (KillAfter; zero:
+		// no bound).
+		ctx = context.WithoutCancel(ctx)
+		if r.opt.KillAfter > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, r.opt.KillAfter)
+			defer cancel()
+		}
+	}
 	err := rh.preErr
 	if postErr := rh.h.Run(ctx, rh.post, err != nil || !rep.OK); err == nil {
 		err = postErr

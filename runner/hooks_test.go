@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-iac/strata/oidc/oidctest"
 	"github.com/strata-iac/strata/report"
@@ -217,5 +219,50 @@ workflows:
 	}
 	if !strings.Contains(string(js), "key *** token ***") {
 		t.Errorf("the captured run step is not masked in the report: %s", js)
+	}
+}
+
+// TestPostHooksAfterInterrupt: a command interrupted in a pre hook
+// cancels its units, and still runs its post hooks for failure, as
+// cleanup.
+func TestPostHooksAfterInterrupt(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		".terrateam/config.yml": `hooks:
+  all:
+    pre:
+      - type: run
+        cmd: ['sh', '-c', 'touch "$STRATA_ROOT/started"; sleep 5']
+    post:
+      - type: run
+        cmd: ['sh', '-c', 'echo cleanup > "$STRATA_ROOT/cleanup.log"']
+        run_on: failure
+`,
+		"a/main.tf": hooksModule,
+	})
+	e := newE2E(t, root)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for i := 0; i < 100; i++ {
+			if _, err := os.Stat(filepath.Join(root, "started")); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+	}()
+	p := e.project()
+	run, err := p.Select(stacks.Selection{Cwd: "."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Execute(ctx, p, run, Options{Settings: Settings{Command: CmdPlan}, Extra: Extra{Environ: e.env}, Output: Output{Console: &e.console}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := res.Report.Units[0]; u.Status != report.StatusCancelled {
+		t.Errorf("unit %s (%s) after an interrupted pre hook", u.Status, u.Reason)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "cleanup.log")); err != nil || string(b) != "cleanup\n" {
+		t.Errorf("the post hook for failure did not run after the interrupt: %q %v\n%s", b, err, e.console.String())
 	}
 }
