@@ -56,6 +56,33 @@ type fakeIssue struct {
 	open        bool
 }
 
+// openIssues are the open issues' numbers, in order.
+func (f *forgeState) openIssues() []int {
+	var out []int
+	for _, n := range slices.Sorted(maps.Keys(f.issues)) {
+		if f.issues[n].open {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// editIssue sets issue n's body, when one is given, and closes it when
+// closing; false when there is no issue n.
+func (f *forgeState) editIssue(n int, body string, closing bool) bool {
+	is := f.issues[n]
+	if is == nil {
+		return false
+	}
+	if body != "" {
+		is.body = body
+	}
+	if closing {
+		is.open = false
+	}
+	return true
+}
+
 // newIssue files an issue and returns its number.
 func (f *forgeState) newIssue(title, body string) int {
 	n := 100 + len(f.issues)
@@ -408,23 +435,15 @@ func (f *fakeGitHub) serveIssues(w http.ResponseWriter, r *http.Request, num str
 			return
 		}
 		out := []map[string]any{}
-		for _, k := range slices.Sorted(maps.Keys(f.issues)) {
-			if f.issues[k].open {
-				out = append(out, shape(k, f.issues[k]))
-			}
+		for _, k := range f.openIssues() {
+			out = append(out, shape(k, f.issues[k]))
 		}
 		writeJSON(w, out)
 	case r.Method == http.MethodPost && num == "":
 		n = f.newIssue(req.Title, req.Body)
 		w.WriteHeader(http.StatusCreated)
 		writeJSON(w, shape(n, f.issues[n]))
-	case r.Method == http.MethodPatch && f.issues[n] != nil:
-		if req.Body != "" {
-			f.issues[n].body = req.Body
-		}
-		if req.State == "closed" {
-			f.issues[n].open = false
-		}
+	case r.Method == http.MethodPatch && f.editIssue(n, req.Body, req.State == "closed"):
 		writeJSON(w, shape(n, f.issues[n]))
 	default:
 		f.notFound(w)

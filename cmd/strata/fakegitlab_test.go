@@ -244,23 +244,15 @@ func (f *fakeGitLab) serveIssues(w http.ResponseWriter, r *http.Request, num str
 			return
 		}
 		out := []map[string]any{}
-		for _, k := range slices.Sorted(maps.Keys(f.issues)) {
-			if f.issues[k].open {
-				out = append(out, shape(k, f.issues[k]))
-			}
+		for _, k := range f.openIssues() {
+			out = append(out, shape(k, f.issues[k]))
 		}
 		writeJSON(w, out)
 	case r.Method == http.MethodPost && num == "":
 		n = f.newIssue(req.Title, req.Description)
 		w.WriteHeader(http.StatusCreated)
 		writeJSON(w, shape(n, f.issues[n]))
-	case r.Method == http.MethodPut && f.issues[n] != nil:
-		if req.Description != "" {
-			f.issues[n].body = req.Description
-		}
-		if req.StateEvent == "close" {
-			f.issues[n].open = false
-		}
+	case r.Method == http.MethodPut && f.editIssue(n, req.Description, req.StateEvent == "close"):
 		writeJSON(w, shape(n, f.issues[n]))
 	default:
 		glNotFound(w)
