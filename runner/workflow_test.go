@@ -41,8 +41,8 @@ workflows:
       - type: run
         cmd: ['sh', '-c', 'touch never']
         run_on: failure
-      - type: oidc
-        provider: aws
+      - type: slack
+        msg: planned
 `,
 		"app/main.tf": `variable "label" {
   type = string

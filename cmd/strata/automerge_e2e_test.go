@@ -34,7 +34,14 @@ func automergeOn(t *testing.T, forgeName string, f fakeForge) {
 		"app/.gitkeep": "",
 	})
 	head := strings.Repeat("a", 40)
-	st.pulls[5] = &fakePull{head: head, mergeable: true}
+	// The fake's handlers run on the server's goroutines: the test
+	// changes and reads its state under its lock.
+	lock := func(f func()) {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		f()
+	}
+	lock(func() { st.pulls[5] = &fakePull{head: head, mergeable: true} })
 	events := t.TempDir()
 	env := testenv.Env(t, f.jobEnv(t, events, "alice", 5, true)...)
 
@@ -44,16 +51,17 @@ func automergeOn(t *testing.T, forgeName string, f fakeForge) {
 	if r := runBin(t, root, env, "apply", "-auto-approve", "--dir", "bad"); r.code != 1 || strings.Contains(r.stderr, "automerge") {
 		t.Fatalf("a failed apply: exit %d\n%s", r.code, r.stderr)
 	}
-	if len(st.merges) != 0 {
-		t.Fatalf("a plan or a failed apply merged: %v", st.merges)
-	}
-
-	st.pulls[5].mergeable = false
+	lock(func() {
+		if len(st.merges) != 0 {
+			t.Fatalf("a plan or a failed apply merged: %v", st.merges)
+		}
+		st.pulls[5].mergeable = false
+	})
 	r := runBin(t, root, env, "apply", "-auto-approve", "--dir", "app")
 	if r.code != 0 || !strings.Contains(r.stderr, "warning: automerge: merging") {
 		t.Errorf("a merge the forge refuses: exit %d\n%s", r.code, r.stderr)
 	}
-	st.pulls[5].mergeable = true
+	lock(func() { st.pulls[5].mergeable = true })
 	r = runBin(t, root, env, "apply", "-auto-approve", "--dir", "app")
 	if r.code != 0 {
 		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -62,15 +70,17 @@ func automergeOn(t *testing.T, forgeName string, f fakeForge) {
 	if forgeName == "gitlab" {
 		want = "5 aaaaaaa"
 	}
-	if !slices.Equal(st.merges, []string{want}) || !slices.Equal(st.deleted, []string{"change"}) {
-		t.Errorf("merges %v, deleted %v; want [%s], [change]\n%s", st.merges, st.deleted, want, r.stderr)
-	}
+	lock(func() {
+		if !slices.Equal(st.merges, []string{want}) || !slices.Equal(st.deleted, []string{"change"}) {
+			t.Errorf("merges %v, deleted %v; want [%s], [change]\n%s", st.merges, st.deleted, want, r.stderr)
+		}
+		st.pulls[6] = &fakePull{head: strings.Repeat("b", 40), mergeable: true}
+	})
 	if !strings.Contains(r.stderr, "strata: automerge: merged") {
 		t.Errorf("the merge is not said:\n%s", r.stderr)
 	}
 
 	// Spread over jobs, ci finish merges, as the config said at start.
-	st.pulls[6] = &fakePull{head: strings.Repeat("b", 40), mergeable: true}
 	env = testenv.Env(t, f.jobEnv(t, events, "alice", 6, true)...)
 	testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), "resource \"terraform_data\" \"y\" {}\n")
 	bucket := "file://" + t.TempDir()
@@ -85,7 +95,9 @@ func automergeOn(t *testing.T, forgeName string, f fakeForge) {
 	if r := runBin(t, root, env, "ci", "finish", "--state", bucket, "--run", plan.Run); r.code != 0 || !strings.Contains(r.stderr, "automerge: merged") {
 		t.Fatalf("finish: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if len(st.merges) != 2 || !strings.HasPrefix(st.merges[1], "6 ") {
-		t.Errorf("ci finish did not merge PR 6: %v", st.merges)
-	}
+	lock(func() {
+		if len(st.merges) != 2 || !strings.HasPrefix(st.merges[1], "6 ") {
+			t.Errorf("ci finish did not merge PR 6: %v", st.merges)
+		}
+	})
 }

@@ -35,7 +35,11 @@ func driftIssuesOn(t *testing.T, f fakeForge) {
 		"b/main.tf":  "resource \"terraform_data\" \"x\" {}\n",
 	})
 	env := testenv.Env(t, f.jobEnv(t, t.TempDir(), "alice", 5, true)...)
+	// The fake's handlers run on the server's goroutines: the test reads
+	// its state under its lock.
 	open := func() map[string]int {
+		st.mu.Lock()
+		defer st.mu.Unlock()
 		out := map[string]int{}
 		for n, is := range st.issues {
 			if is.open {
@@ -51,7 +55,10 @@ func driftIssuesOn(t *testing.T, f fakeForge) {
 	if len(first) != 2 || first["Drift: a@default"] == 0 || first["Drift: b@default"] == 0 {
 		t.Fatalf("open issues %v after the first check", first)
 	}
-	if body := st.issues[first["Drift: a@default"]].body; !strings.HasPrefix(body, "<!-- strata:drift a@default#") || !strings.Contains(body, "+1 ~0 -0") {
+	st.mu.Lock()
+	body := st.issues[first["Drift: a@default"]].body
+	st.mu.Unlock()
+	if !strings.HasPrefix(body, "<!-- strata:drift a@default#") || !strings.Contains(body, "+1 ~0 -0") {
 		t.Errorf("issue body:\n%s", body)
 	}
 	if r := runBin(t, root, env, "apply", "-auto-approve", "--dir", "a"); r.code != 0 {
@@ -64,9 +71,11 @@ func driftIssuesOn(t *testing.T, f fakeForge) {
 	if got := open(); len(got) != 1 || got["Drift: b@default"] != first["Drift: b@default"] {
 		t.Errorf("open issues %v after a applied, want only b's, the same issue\n%s", got, r.stderr)
 	}
+	st.mu.Lock()
 	if len(st.issues) != 2 || st.issues[first["Drift: a@default"]].open {
 		t.Errorf("issues %v: a's not closed, or a new one opened", st.issues)
 	}
+	st.mu.Unlock()
 	if !strings.Contains(r.stderr, "no longer drifts") {
 		t.Errorf("the close is not said:\n%s", r.stderr)
 	}
