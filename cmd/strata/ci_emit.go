@@ -57,22 +57,7 @@ func ciEmitCommand() *cli.Command {
 					return writeEmitted(c, b)
 				},
 			},
-			{
-				Name:  "drift",
-				Usage: "write the GitHub Actions workflow that runs the config's drift schedules (commit it as .github/workflows/strata-drift.yml)",
-				Flags: []cli.Flag{emitOutputFlag()},
-				Action: func(c *cli.Context) error {
-					s, err := openProject(c)
-					if err != nil {
-						return err
-					}
-					b, err := ci.EmitGitHubDrift(s.project.Config.DriftSchedules())
-					if err != nil {
-						return cli.Exit(err.Error(), 1)
-					}
-					return writeEmitted(c, b)
-				},
-			},
+			ciEmitDriftCommand(),
 			{
 				Name:  "gitlab",
 				Usage: "write .gitlab-ci.yml; with --run, the child pipeline of that run",
@@ -169,4 +154,25 @@ func repositoryWaves(p *stacks.Project) (int, error) {
 		waves = max(waves, l+1)
 	}
 	return waves, nil
+}
+
+// ciEmitDriftCommand is `strata ci emit drift`: the scheduled workflow of
+// the config's drift schedules (docs/ci.md#drift-schedules).
+func ciEmitDriftCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "drift",
+		Usage: "write the GitHub Actions workflow that runs the config's drift schedules (commit it as .github/workflows/strata-drift.yml)",
+		Flags: []cli.Flag{emitOutputFlag()},
+		Action: func(c *cli.Context) error {
+			s, err := openProject(c)
+			if err != nil {
+				return err
+			}
+			b, err := ci.EmitGitHubDrift(s.project.Config.DriftSchedules())
+			if err != nil {
+				return cli.Exit(err.Error(), 1)
+			}
+			return writeEmitted(c, b)
+		},
+	}
 }

@@ -91,19 +91,7 @@ func (f *fakeGitLab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		fmt.Fprint(w, `{"message":"401 Unauthorized"}`)
 	case r.Method == http.MethodPost && glSetState.MatchString(path):
-		var st struct {
-			State, Name, Description string
-			TargetURL                string `json:"target_url"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&st); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		sha := glSetState.FindStringSubmatch(path)[1]
-		f.statuses = append(f.statuses, fmt.Sprintf("%s %s: %s: %s", sha[:7], st.Name, st.State, st.Description))
-		w.WriteHeader(http.StatusCreated)
-		writeJSON(w, map[string]any{"id": len(f.statuses), "sha": sha, "status": st.State, "name": st.Name, "description": st.Description,
-			"target_url": st.TargetURL, "allow_failure": false, "created_at": "2026-11-20T10:00:00.000Z", "author": f.user("alice")})
+		f.setStatus(w, r, glSetState.FindStringSubmatch(path)[1])
 	case glNotes.MatchString(path):
 		m := glNotes.FindStringSubmatch(path)
 		n, _ := strconv.Atoi(m[1])
@@ -216,6 +204,22 @@ func (f *fakeGitLab) serveMR(w http.ResponseWriter, m []string) {
 			"sha": p.head, "has_conflicts": !p.mergeable, "detailed_merge_status": status, "merge_commit_sha": nil,
 			"source_branch": "change", "target_branch": "main", "author": f.user("alice")})
 	}
+}
+
+// setStatus answers POST /statuses/SHA: a commit status set.
+func (f *fakeGitLab) setStatus(w http.ResponseWriter, r *http.Request, sha string) {
+	var st struct {
+		State, Name, Description string
+		TargetURL                string `json:"target_url"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&st); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f.statuses = append(f.statuses, fmt.Sprintf("%s %s: %s: %s", sha[:7], st.Name, st.State, st.Description))
+	w.WriteHeader(http.StatusCreated)
+	writeJSON(w, map[string]any{"id": len(f.statuses), "sha": sha, "status": st.State, "name": st.Name, "description": st.Description,
+		"target_url": st.TargetURL, "allow_failure": false, "created_at": "2026-11-20T10:00:00.000Z", "author": f.user("alice")})
 }
 
 // serveIssues lists the open issues labelled strata-drift, files one and
