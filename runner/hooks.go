@@ -61,10 +61,7 @@ func (r *runState) preHooks(ctx context.Context) (*runHooks, error) {
 		r.hookFailure = "not run: " + rh.h.Masker.Mask(rh.preErr.Error())
 		return rh, nil
 	}
-	if err := r.useHookValues(rh.h); err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
-	}
+	r.useHookValues(rh.h)
 	return rh, nil
 }
 
@@ -72,9 +69,9 @@ func (r *runState) preHooks(ctx context.Context) (*runHooks, error) {
 // strata's own environment, under the stack variables, as the process
 // environment is; TF_VAR_ names reach the engine as variables. Their
 // sensitive values are masked in every unit's output.
-func (r *runState) useHookValues(h *job.Hooks) error {
+func (r *runState) useHookValues(h *job.Hooks) {
 	if len(h.Set) == 0 {
-		return nil
+		return
 	}
 	base := maps.Clone(r.base)
 	for k, v := range h.Set {
@@ -86,12 +83,9 @@ func (r *runState) useHookValues(h *job.Hooks) error {
 	}
 	r.base = base
 	for _, ur := range r.units {
-		if err := r.setup(ur, r.pluginDir); err != nil {
-			return err
-		}
+		r.setEnv(ur, r.pluginDir)
 		ur.Masker.Add(h.Sensitive...)
 	}
-	return nil
 }
 
 // postHooks runs the post hooks once the units ended, run_on picking by

@@ -519,21 +519,26 @@ func (r *runState) setup(ur *unitRun, pluginCache string) error {
 	}
 	ur.Masker = console.NewMasker(ur.Vars.Secrets()...)
 	ur.Display = &console.Unit{Name: u.Name(), Masker: ur.Masker}
+	r.setEnv(ur, pluginCache)
+	return nil
+}
+
+// setEnv builds a unit's environment from the run's (r.base): the run's
+// plus its stack's variables and strata's own values. Units without an
+// engine have none.
+func (r *runState) setEnv(ur *unitRun, pluginCache string) {
 	if ur.Engine == nil {
-		return nil
+		return
 	}
 	in := job.UnitEnvInput{
-		Base: r.base, Unit: u, Vars: ur.Vars, Root: r.p.Root, Engine: ur.Engine.Name, Version: ur.Engine.Version.String(),
-		EnginePath: ur.Engine.Path, PlanFile: ur.PlanFile, TmpDir: ur.TmpDir,
+		Base: r.base, Unit: ur.Spec, Vars: ur.Vars, Root: r.p.Root, Engine: ur.Engine.Name, Version: ur.Engine.Version.String(),
+		EnginePath: ur.Engine.Path, PlanFile: ur.PlanFile, TmpDir: ur.TmpDir, PluginCache: pluginCache,
 	}
 	if ur.OwnDataDir {
 		in.DataDir = ur.DataDir
 	}
-	in.PluginCache = pluginCache
 	ur.Env = job.UnitEnv(in)
-	// The unit's environment is the run's plus its stack's variables.
 	ur.Display.Service = report.ServiceOf(func(k string) string { return ur.Env[k] })
-	return nil
 }
 
 // pluginCache is the provider plugin cache: the user's, else strata's own
