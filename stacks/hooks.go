@@ -48,14 +48,19 @@ func (p *Project) HooksFor(op string) (pre, post []HookStep) {
 	return pre, post
 }
 
-func hookSteps(h *Hook, op, when string) []HookStep {
+// list is the hook's pre or post steps, nil when not written.
+func (h *Hook) list(when string) *[]Step {
 	if h == nil {
 		return nil
 	}
-	steps := h.Pre
 	if when == "post" {
-		steps = h.Post
+		return h.Post
 	}
+	return h.Pre
+}
+
+func hookSteps(h *Hook, op, when string) []HookStep {
+	steps := h.list(when)
 	if steps == nil {
 		return nil
 	}
@@ -75,14 +80,8 @@ func checkHooks(cfg *Config, c *collector) {
 		key  string
 		hook *Hook
 	}{{"all", cfg.Hooks.All}, {"plan", cfg.Hooks.Plan}, {"apply", cfg.Hooks.Apply}} {
-		if h.hook == nil {
-			continue
-		}
 		for _, when := range []string{"pre", "post"} {
-			steps := h.hook.Pre
-			if when == "post" {
-				steps = h.hook.Post
-			}
+			steps := h.hook.list(when)
 			if steps == nil {
 				continue
 			}
