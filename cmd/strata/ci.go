@@ -18,7 +18,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/ci"
-	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
@@ -161,15 +160,16 @@ func ciStart(c *cli.Context) error {
 	set := settingsOf(c, command, ea)
 	// Only apply reads it, so the variable may be set for every job.
 	set.RequireReviewedPlan = pol.ReusesPlans && set.RequireReviewedPlan
+	after := onForgeOf(s.project.Config)
 	m, err := ci.Start(c.Context, st, s.project, run, ci.StartOptions{
 		Run: c.String("run"), Shards: c.Int("shards"),
 		Destroy: set.Destroying(),
 		Options: set,
 		Gates:   gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
 		Controls:        controlsOf(c.Context, c, s, pol),
-		ApplyStatus:     controls.StatusSettingsOf(s.project.Config),
-		Automerge:       controls.AutomergeOf(s.project.Config),
-		DriftIssues:     len(s.project.Config.DriftSchedules()) > 0,
+		ApplyStatus:     after.status,
+		Automerge:       after.merge,
+		DriftIssues:     after.driftIssues,
 		CommentStrategy: string(commentStrategy(s.project, run.List())),
 	})
 	if err != nil {
@@ -350,9 +350,7 @@ func ciFinishCommand() *cli.Command {
 			}
 			rep.CI = report.CIFromEnv(os.Environ())
 			pol, _ := cmdpolicy.Of(m.Command)
-			setApplyStatus(c.Context, c, m.ApplyStatus, pol, rep)
-			automerge(c.Context, c, m.Automerge, pol, rep)
-			driftIssues(c.Context, c, m.DriftIssues, pol, rep)
+			onForge{status: m.ApplyStatus, merge: m.Automerge, driftIssues: m.DriftIssues}.after(c.Context, c, pol, rep)
 			writeReport(c, rep)
 			writeSummary(c, rep)
 			rep.WriteTable(c.App.Writer)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -92,6 +93,29 @@ func configPaths(c *cli.Context, s *session) []string {
 	return out
 }
 
+// onForge is what a command run in CI does on its forge once it ended:
+// the apply status (docs/controls.md#the-apply-status), automerge
+// (docs/controls.md#automerge) and drift issues
+// (docs/ci.md#drift-schedules).
+type onForge struct {
+	status      controls.StatusSettings
+	merge       controls.Automerge
+	driftIssues bool
+}
+
+// onForgeOf is what a config asks of the forge after a command.
+func onForgeOf(cfg *stacks.Config) onForge {
+	return onForge{status: controls.StatusSettingsOf(cfg), merge: controls.AutomergeOf(cfg), driftIssues: len(cfg.DriftSchedules()) > 0}
+}
+
+// after does each, opening the forge once, and only when one needs it.
+func (o onForge) after(ctx context.Context, c *cli.Context, pol *cmdpolicy.Policy, rep *report.Report) {
+	forgeOf := sync.OnceValues(func() (ciForge, error) { return openCIForge(os.Environ(), nil) })
+	setApplyStatus(ctx, c, forgeOf, o.status, pol, rep)
+	automerge(ctx, c, forgeOf, o.merge, pol, rep)
+	driftIssues(ctx, c, forgeOf, o.driftIssues, pol, rep)
+}
+
 // applyStatusSink sets a pull request's apply status (forge.Actions,
 // forge.GitLabCI).
 type applyStatusSink interface {
@@ -102,12 +126,12 @@ type applyStatusSink interface {
 // for, after its command (docs/controls.md#the-apply-status). Not being
 // able to is a warning: a branch rule that requires the status still
 // holds the merge back.
-func setApplyStatus(ctx context.Context, c *cli.Context, set controls.StatusSettings, pol *cmdpolicy.Policy, rep *report.Report) {
+func setApplyStatus(ctx context.Context, c *cli.Context, forgeOf func() (ciForge, error), set controls.StatusSettings, pol *cmdpolicy.Policy, rep *report.Report) {
 	state, description, ok := set.ApplyStatus(pol, rep.Units)
 	if !ok {
 		return
 	}
-	sink, err := openCIForge(os.Environ(), nil)
+	sink, err := forgeOf()
 	if sink == nil && err == nil {
 		return
 	}
@@ -140,11 +164,11 @@ type ciForge interface {
 // automerge merges the pull request a CI run is for once its command
 // left nothing to apply (docs/controls.md#automerge). Not being able to
 // (a branch rule, a head that moved) is a warning: the apply stands.
-func automerge(ctx context.Context, c *cli.Context, a controls.Automerge, pol *cmdpolicy.Policy, rep *report.Report) {
+func automerge(ctx context.Context, c *cli.Context, forgeOf func() (ciForge, error), a controls.Automerge, pol *cmdpolicy.Policy, rep *report.Report) {
 	if !a.Merges(pol, rep.Units) {
 		return
 	}
-	f, err := openCIForge(os.Environ(), nil)
+	f, err := forgeOf()
 	if f == nil && err == nil {
 		return
 	}

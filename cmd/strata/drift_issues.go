@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -17,7 +16,7 @@ import (
 // in CI, and closes the issue of a unit that no longer drifts
 // (docs/ci.md#drift-schedules); on when the config schedules drift. Not
 // being able to is a warning.
-func driftIssues(ctx context.Context, c *cli.Context, on bool, pol *cmdpolicy.Policy, rep *report.Report) {
+func driftIssues(ctx context.Context, c *cli.Context, forgeOf func() (ciForge, error), on bool, pol *cmdpolicy.Policy, rep *report.Report) {
 	if !on || pol.Name != cmdpolicy.Drift {
 		return
 	}
@@ -33,7 +32,7 @@ func driftIssues(ctx context.Context, c *cli.Context, on bool, pol *cmdpolicy.Po
 	if len(findings) == 0 {
 		return
 	}
-	f, err := openCIForge(os.Environ(), nil)
+	f, err := forgeOf()
 	if f == nil && err == nil {
 		return
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
@@ -160,9 +159,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		return err
 	}
 	if !opt.DropIn {
-		setApplyStatus(ctx, c, controls.StatusSettingsOf(s.project.Config), pol, res.Report)
-		automerge(ctx, c, controls.AutomergeOf(s.project.Config), pol, res.Report)
-		driftIssues(ctx, c, len(s.project.Config.DriftSchedules()) > 0, pol, res.Report)
+		onForgeOf(s.project.Config).after(ctx, c, pol, res.Report)
 	}
 	if c.Bool("comment") && !opt.DropIn {
 		commentOn(ctx, c, res.Report, commentStrategy(s.project, sel.run.List()))
