@@ -53,11 +53,11 @@ func Command(ctx context.Context, src Source, cfg *stacks.Config, op Op, units, 
 		cfg = WithDefaultBranch(cfg, def)
 	}
 	c := Compile(cfg)
-	if !c.Any() {
+	if !c.Any() && (op == Plan || op == Apply) {
 		return v
 	}
 	var pr *PullRequest
-	if op == Apply || len(autoApply) > 0 {
+	if op.Applies() || len(autoApply) > 0 {
 		if pr, err = src.PullRequest(ctx); err != nil {
 			return fail(fmt.Errorf("reading the pull request: %w", err))
 		}
@@ -120,4 +120,32 @@ func WithDefaultBranch(cfg, def *stacks.Config) *stacks.Config {
 // unit refused, with err (docs/controls.md#when-the-forge-fails).
 func Unchecked(units []*stacks.Unit, err error) Verdict {
 	return Verdict{Denied: denyAll(units, fmt.Sprintf("the controls could not be checked: %v", err))}
+}
+
+// Unlock says why the source's actor may not release a pull request's
+// locks (access_control.unlock, the default branch's where
+// default_branch_overrides says so), or "" when they may. Anything the
+// source cannot answer refuses, with its error.
+func Unlock(ctx context.Context, src Source, cfg *stacks.Config) string {
+	def, found, err := src.DefaultBranchConfig(ctx)
+	if err != nil {
+		return fmt.Sprintf("the controls could not be checked: reading the default branch's config: %v", err)
+	}
+	if def != nil || !found {
+		cfg = WithDefaultBranch(cfg, def)
+	}
+	c := Compile(cfg)
+	if !c.Access {
+		return ""
+	}
+	actor := src.Actor()
+	d := &decider{c: c, f: src, ctx: ctx, teams: map[[2]string]bool{}, roles: map[string]string{}}
+	ok, err := d.matchesAny(actor, c.Unlock)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("the controls could not be checked: %v", err)
+	case !ok:
+		return fmt.Sprintf("%s may not unlock: access_control.unlock lets %s", actor, describe(c.Unlock))
+	}
+	return ""
 }

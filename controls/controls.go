@@ -58,7 +58,10 @@ type Policy struct {
 	Query                  *tagquery.Query
 	QueryText              string
 	Plan, Apply            []Matcher
-	ApplyWithSuperapproval []Matcher
+	// ApplyAutoapprove and ApplyForce are who may run the comment
+	// commands of those names (none by default).
+	ApplyAutoapprove, ApplyForce []Matcher
+	ApplyWithSuperapproval       []Matcher
 	Superapproval          []Matcher
 }
 
@@ -91,6 +94,8 @@ type Controls struct {
 	PlanRequireAllDirspaceAccess  bool
 	// Changes are who may run a pull request that changes which files.
 	Changes ChangeControls
+	// Unlock is who may release a pull request's locks (default anyone).
+	Unlock []Matcher
 	// Requirements says apply_requirements.checks is written.
 	Requirements bool
 	Checks       []Check
@@ -108,6 +113,10 @@ func Compile(cfg *stacks.Config) *Controls {
 		c.ApplyRequireAllDirspaceAccess = ac.ApplyRequireAllDirspaceAccess.Get(true)
 		c.PlanRequireAllDirspaceAccess = ac.PlanRequireAllDirspaceAccess.Get(false)
 		c.Changes = compileChanges(ac)
+		c.Unlock = everyone
+		if ac.Unlock != nil {
+			c.Unlock = parseMatchers(ac.Unlock)
+		}
 		if ac.Policies == nil {
 			c.Policies = []Policy{{Query: tagquery.MustParse(""), Plan: everyone, Apply: everyone}}
 		} else {
@@ -115,6 +124,7 @@ func Compile(cfg *stacks.Config) *Controls {
 				c.Policies = append(c.Policies, Policy{
 					Query: queryOf(p.TagQuery.Value), QueryText: p.TagQuery.Value,
 					Plan: parseMatchers(p.Plan), Apply: parseMatchers(p.Apply),
+					ApplyAutoapprove: parseMatchers(p.ApplyAutoapprove), ApplyForce: parseMatchers(p.ApplyForce),
 					ApplyWithSuperapproval: parseMatchers(p.ApplyWithSuperapproval),
 					Superapproval:          parseMatchers(p.Superapproval),
 				})

@@ -13,10 +13,22 @@ import (
 type Op string
 
 // The operations access_control governs; an auto_apply in plan is Apply.
+// ApplyAutoapprove and ApplyForce are the comment commands of those
+// names (docs/controls.md#comment-commands): the first plans and applies
+// in one go, with no reviewed plan; the second applies the reviewed plans
+// without apply_requirements.
 const (
-	Plan  Op = "plan"
-	Apply Op = "apply"
+	Plan             Op = "plan"
+	Apply            Op = "apply"
+	ApplyAutoapprove Op = "apply-autoapprove"
+	ApplyForce       Op = "apply-force"
 )
+
+// Applies says the operation applies.
+func (op Op) Applies() bool { return op != Plan }
+
+// key is the operation's key in an access_control policy.
+func (op Op) key() string { return strings.ReplaceAll(string(op), "-", "_") }
 
 // Forge answers who someone is in the repository's forge. An error is
 // never read as "no": a decision that needed the answer denies
@@ -111,7 +123,9 @@ func (c *Controls) Decide(ctx context.Context, f Forge, req Request) map[*stacks
 			denied[u] = why
 		}
 	}
-	if d.allOrNothing(denied) || req.Op != Apply {
+	if d.allOrNothing(denied) || !req.Op.Applies() || req.Op == ApplyForce {
+		// apply-force is the apply that apply_requirements do not hold
+		// back: who may run it is the control.
 		return denied
 	}
 	// A check's answer depends on the check and the pull request only.
@@ -178,6 +192,10 @@ type decider struct {
 // access says why the actor may not do the request's Op to u, or "".
 func (d *decider) access(u *stacks.Unit) (string, error) {
 	if !d.c.Access {
+		if d.req.Op == ApplyAutoapprove || d.req.Op == ApplyForce {
+			d.refused = append(d.refused, u)
+			return fmt.Sprintf("%s may not %s %s: no access_control policy lets anyone %s (access_control.policies[].%s, none by default)", d.req.Actor, d.req.Op, u.Name(), d.req.Op, d.req.Op.key()), nil
+		}
 		return "", nil
 	}
 	p := d.c.PolicyFor(u)
@@ -185,10 +203,7 @@ func (d *decider) access(u *stacks.Unit) (string, error) {
 		d.refused = append(d.refused, u)
 		return fmt.Sprintf("no access_control policy matches %s, so no one may %s it", u.Name(), d.req.Op), nil
 	}
-	list := p.Plan
-	if d.req.Op == Apply {
-		list = p.Apply
-	}
+	list := p.listFor(d.req.Op)
 	ok, err := d.matchesAny(d.req.Actor, list)
 	if err != nil || ok {
 		return "", err
@@ -199,7 +214,24 @@ func (d *decider) access(u *stacks.Unit) (string, error) {
 		}
 	}
 	d.refused = append(d.refused, u)
-	return fmt.Sprintf("%s may not %s %s: access_control policy %q lets %s %s it", d.req.Actor, d.req.Op, u.Name(), p.QueryText, describe(list), d.req.Op), nil
+	why := fmt.Sprintf("%s may not %s %s: access_control policy %q lets %s %s it", d.req.Actor, d.req.Op, u.Name(), p.QueryText, describe(list), d.req.Op)
+	if d.req.Op == ApplyAutoapprove || d.req.Op == ApplyForce {
+		why += fmt.Sprintf(" (%s)", d.req.Op.key())
+	}
+	return why, nil
+}
+
+// listFor is who the policy lets do op.
+func (p *Policy) listFor(op Op) []Matcher {
+	switch op {
+	case Apply:
+		return p.Apply
+	case ApplyAutoapprove:
+		return p.ApplyAutoapprove
+	case ApplyForce:
+		return p.ApplyForce
+	}
+	return p.Plan
 }
 
 // superapproved says the actor may apply with a superapproval and a

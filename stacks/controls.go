@@ -17,7 +17,7 @@ type AccessControl struct {
 	Policies                      *[]AccessPolicy `yaml:"policies" doc:"per tag query, who may do what; the first policy matching a unit decides"`
 	ApplyRequireAllDirspaceAccess Bool            `yaml:"apply_require_all_dirspace_access" doc:"an apply refused for one unit is refused for all (default true)"`
 	PlanRequireAllDirspaceAccess  Bool            `yaml:"plan_require_all_dirspace_access" doc:"a plan refused for one unit is refused for all (default false)"`
-	Unlock                        *[]String       `yaml:"unlock" cfg:"unenforced" doc:"who may unlock (default *)"`
+	Unlock                        *[]String       `yaml:"unlock" doc:"who may run the unlock comment command (default *)"`
 	TerrateamConfigUpdate         *[]String       `yaml:"terrateam_config_update" doc:"who may run a pull request that changes the config (default *)"`
 	CIConfigUpdate                *[]String       `yaml:"ci_config_update" doc:"who may run a pull request that changes CI files (default *)"`
 	Files                         *Map[[]String]  `yaml:"files" doc:"path -> who may run a pull request that changes it"`
@@ -29,8 +29,8 @@ type AccessPolicy struct {
 	TagQuery               String    `yaml:"tag_query" cfg:"required" doc:"the units the policy is for"`
 	Plan                   *[]String `yaml:"plan" doc:"who may plan (default none once a policy matches)"`
 	Apply                  *[]String `yaml:"apply" doc:"who may apply, auto_apply included"`
-	ApplyAutoapprove       *[]String `yaml:"apply_autoapprove" cfg:"unenforced" doc:"who may run the apply-autoapprove comment command"`
-	ApplyForce             *[]String `yaml:"apply_force" cfg:"unenforced" doc:"who may run the apply-force comment command"`
+	ApplyAutoapprove       *[]String `yaml:"apply_autoapprove" doc:"who may run the apply-autoapprove comment command (default none)"`
+	ApplyForce             *[]String `yaml:"apply_force" doc:"who may run the apply-force comment command (default none)"`
 	ApplyWithSuperapproval *[]String `yaml:"apply_with_superapproval" doc:"who may apply once a superapprover approved"`
 	Superapproval          *[]String `yaml:"superapproval" doc:"whose approval is a superapproval"`
 }
