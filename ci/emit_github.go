@@ -92,6 +92,7 @@ func githubInputs(opt GitHubOptions) *yaml.Node {
 		"shards", input("number", fmt.Sprintf("The most jobs a wave is spread over (1 to %d)", MaxShards), yInt(opt.Shards)),
 		"strata-version", input("string", "The strata every job installs: a release (v1.2.3), from its archive checked against the release's checksums.txt, or a commit, with go install; by default the strata that wrote this workflow", yStr(DefaultStrataVersion(opt.Version))),
 		"go-version", input("string", "The Go version that installs strata", yStr("stable")),
+		"ref", input("string", "The commit every job checks out, when the caller names one: a comment command's pull request head (strata ci command's ref output); by default the event's, as checkout-strategy says", yStr("")),
 		"checkout-strategy", input("string", "What a pull request's jobs check out: merge, its merge with the base branch, or checkout, its own last commit (the config's checkout_strategy when the workflow was written)", yStr(cmp.Or(opt.CheckoutStrategy, "merge"))),
 		"working-directory", input("string", "The directory strata runs in (the repository root by default)", yStr(".")),
 		"runs-on", input("string", "The runner every job runs on", yStr("ubuntu-latest")),
@@ -116,7 +117,7 @@ func githubSecrets() *yaml.Node {
 // of engines and provider plugins, and the STRATA_ENV secret's variables.
 func githubSetupSteps(fetchDepth int) []*yaml.Node {
 	with := yMap("ref", yStr(checkoutRef))
-	with.Content[1].LineComment = "checkout-strategy checkout: the pull request's own last commit"
+	with.Content[1].LineComment = "the ref input, else with checkout-strategy checkout the pull request's own last commit"
 	if fetchDepth == 0 {
 		yAdd(with, "fetch-depth", yInt(0))
 		with.Content[len(with.Content)-1].LineComment = "--changed needs the merge base"
@@ -211,7 +212,7 @@ strata ci start "$STRATA_COMMAND" "${flags[@]}" "${args[@]}"
 			"STRATA_QUERY", yStr("${{ inputs.query }}"),
 			"STRATA_AUTO_APPROVE", yStr("${{ inputs.auto-approve }}"),
 			"STRATA_SHARDS", yStr("${{ inputs.shards }}"),
-			"STRATA_PR", yStr("${{ github.event.pull_request.number }}"),
+			"STRATA_PR", yStr("${{ github.event.pull_request.number || github.event.issue.number }}"),
 			"STRATA_LINK", yStr(githubRunURL),
 			"GITHUB_TOKEN", yStr("${{ secrets.STRATA_GITHUB_TOKEN || github.token }}"),
 		),
@@ -224,10 +225,11 @@ strata ci start "$STRATA_COMMAND" "${flags[@]}" "${args[@]}"
 	)
 }
 
-// checkoutRef is what every job checks out: with checkout-strategy checkout,
-// a pull request's head commit; else (empty) the event's own commit, for a
-// pull request its merge with the base.
-const checkoutRef = "${{ inputs.checkout-strategy == 'checkout' && github.event.pull_request.head.sha || '' }}"
+// checkoutRef is what every job checks out: the ref input when the caller
+// names one (a comment command's pull request head); with
+// checkout-strategy checkout, a pull request's head commit; else (empty)
+// the event's own commit, for a pull request its merge with the base.
+const checkoutRef = "${{ inputs.ref || (inputs.checkout-strategy == 'checkout' && github.event.pull_request.head.sha) || '' }}"
 
 const githubRunURL = "${{ github.server_url }}/${{ github.repository }}/actions/runs/${{ github.run_id }}"
 

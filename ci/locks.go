@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -98,8 +99,9 @@ func release(ctx context.Context, st *objstore.Store, keys []string) {
 	}
 }
 
-// Unlock releases every lock a pull request holds and returns them.
-func Unlock(ctx context.Context, st *objstore.Store, pr int) ([]Lock, error) {
+// Unlock releases the locks a pull request holds, those on the units
+// named (unit IDs) or every one, and returns them.
+func Unlock(ctx context.Context, st *objstore.Store, pr int, units ...string) ([]Lock, error) {
 	keys, err := st.List(ctx, prLocksPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("listing locks: %w", err)
@@ -113,7 +115,7 @@ func Unlock(ctx context.Context, st *objstore.Store, pr int) ([]Lock, error) {
 			}
 			return freed, err
 		}
-		if l.PR != pr {
+		if l.PR != pr || (len(units) > 0 && !slices.Contains(units, l.Unit)) {
 			continue
 		}
 		if err := st.Delete(ctx, k); err != nil {

@@ -55,14 +55,14 @@ var everyone = []Matcher{{Kind: "*"}}
 // Policy is one access policy: who may do what to the units its query
 // matches.
 type Policy struct {
-	Query                  *tagquery.Query
-	QueryText              string
-	Plan, Apply            []Matcher
+	Query       *tagquery.Query
+	QueryText   string
+	Plan, Apply []Matcher
 	// ApplyAutoapprove and ApplyForce are who may run the comment
 	// commands of those names (none by default).
 	ApplyAutoapprove, ApplyForce []Matcher
 	ApplyWithSuperapproval       []Matcher
-	Superapproval          []Matcher
+	Superapproval                []Matcher
 }
 
 // Check is one apply check: what an apply of the units its query matches

@@ -47,10 +47,16 @@ func KnownRole(r string) bool { return slices.Contains(stacks.Roles, r) }
 // PullRequest is what apply_requirements read of an apply's pull request.
 type PullRequest struct {
 	// Name is how people know it: "PR #5", "MR !5".
-	Name   string
+	Name string
+	// Number is its number (a merge request's IID).
+	Number int
 	Head   string
+	// Base is the branch it merges into.
+	Base   string
 	Draft  bool
 	Merged bool
+	// Closed says it was closed without being merged.
+	Closed bool
 	// Mergeable is nil while the forge has not decided.
 	Mergeable *bool
 	// Approvers approved the head commit, each once, in order.

@@ -150,8 +150,9 @@ func (g *GitHub) PullRequest(ctx context.Context, n int) (*controls.PullRequest,
 		return nil, err
 	}
 	out := &controls.PullRequest{
-		Name: fmt.Sprintf("PR #%d", n), Head: pr.GetHead().GetSHA(),
+		Name: fmt.Sprintf("PR #%d", n), Number: n, Head: pr.GetHead().GetSHA(), Base: pr.GetBase().GetRef(),
 		Draft: pr.GetDraft(), Merged: pr.GetMerged(), Mergeable: pr.Mergeable,
+		Closed: pr.GetState() == "closed" && !pr.GetMerged(),
 	}
 	for _, u := range pr.RequestedReviewers {
 		out.PendingReviewers = append(out.PendingReviewers, u.GetLogin())

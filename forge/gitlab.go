@@ -140,7 +140,7 @@ func (g *GitLab) PullRequest(ctx context.Context, iid int) (*controls.PullReques
 	if err != nil {
 		return nil, err
 	}
-	out := &controls.PullRequest{Name: fmt.Sprintf("MR !%d", iid), Head: mr.SHA, Draft: mr.Draft, Merged: mr.State == "merged"}
+	out := &controls.PullRequest{Name: fmt.Sprintf("MR !%d", iid), Number: iid, Head: mr.SHA, Base: mr.TargetBranch, Draft: mr.Draft, Merged: mr.State == "merged", Closed: mr.State == "closed"}
 	if !mergeStatusPending[mr.DetailedMergeStatus] {
 		clean := !mr.HasConflicts
 		out.Mergeable = &clean

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	cmdpolicy "github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/stacks"
 
 	"github.com/sethvargo/go-githubactions"
@@ -32,7 +33,7 @@ func ciCommand() *cli.Command {
 		Usage: "run one command as many CI jobs sharing a state bucket",
 		Description: "ci start plans the run into waves and shards; each ci run job runs one\n" +
 			"wave's shard; ci finish writes the report of the whole run.",
-		Subcommands: []*cli.Command{ciStartCommand(), ciRunCommand(), ciFinishCommand(), ciCheckCommand(), ciUnlockCommand(), ciCommentCommand(), ciEmitCommand()},
+		Subcommands: []*cli.Command{ciStartCommand(), ciRunCommand(), ciFinishCommand(), ciCheckCommand(), ciUnlockCommand(), ciCommentCommand(), ciCommandCommand(), ciEmitCommand()},
 	}
 }
 
@@ -126,6 +127,10 @@ func ciStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	cc, err := startedByComment(c, command)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
 	s, err := openProject(c)
 	if err != nil {
 		return err
@@ -160,13 +165,21 @@ func ciStart(c *cli.Context) error {
 	set := settingsOf(c, command, ea)
 	// Only apply reads it, so the variable may be set for every job.
 	set.RequireReviewedPlan = pol.ReusesPlans && set.RequireReviewedPlan
+	op := controls.Op(pol.Controlled)
+	if cc != nil {
+		if commit, err = cc.atHead(c, s); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+		op = cc.Op()
+		set.RequireReviewedPlan = set.RequireReviewedPlan || cc.ReviewedOnly()
+	}
 	after := onForgeOf(s.project.Config)
 	m, err := ci.Start(c.Context, st, s.project, run, ci.StartOptions{
 		Run: c.String("run"), Shards: c.Int("shards"),
 		Destroy: set.Destroying(),
 		Options: set,
 		Gates:   gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
-		Controls:        controlsOf(c.Context, c, s, pol),
+		Controls:        controlsOf(c.Context, c, s, op),
 		ApplyStatus:     after.status,
 		Automerge:       after.merge,
 		DriftIssues:     after.driftIssues,

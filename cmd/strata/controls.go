@@ -20,16 +20,15 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-// controlsOf is what a command asks of the config's controls
+// controlsOf is what a command asks of the config's controls for op
 // (docs/controls.md#in-a-run): nil when they do not govern the command,
 // or cannot be checked where it runs, which it says once when the config
 // holds any.
-func controlsOf(ctx context.Context, c *cli.Context, s *session, pol *cmdpolicy.Policy) runner.ControlsFunc {
-	if pol.Controlled == "" {
+func controlsOf(ctx context.Context, c *cli.Context, s *session, op controls.Op) runner.ControlsFunc {
+	if op == "" {
 		return nil
 	}
 	env := os.Environ()
-	op := controls.Op(pol.Controlled)
 	get := environ.Getenv(env)
 	var open func() (controls.Source, error)
 	var tokens [2]string
@@ -159,6 +158,7 @@ type ciForge interface {
 	commentSink
 	Merge(ctx context.Context, deleteBranch bool) (merged bool, how string, err error)
 	DriftIssues(ctx context.Context, findings []forge.DriftFinding) ([]string, error)
+	Answer(ctx context.Context, marker, answer string) (where string, posted bool, err error)
 }
 
 // automerge merges the pull request a CI run is for once its command

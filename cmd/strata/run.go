@@ -14,6 +14,7 @@ import (
 	"time"
 
 	cmdpolicy "github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/controls"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -153,7 +154,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if err != nil {
 		return err
 	}
-	opt.Controls = controlsOf(ctx, c, s, pol)
+	opt.Controls = controlsOf(ctx, c, s, controls.Op(pol.Controlled))
 	res, werr, err := executeEngine(ctx, c, s, sel, &opt)
 	if err != nil {
 		return err
