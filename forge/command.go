@@ -6,35 +6,27 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v92/github"
-	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/strata-iac/strata/internal/environ"
 )
 
 // CommentOf is the comment a CI job runs for (docs/controls.md#comment-commands):
-// on GitHub Actions the comment of an issue_comment event on a pull
-// request, on GitLab CI the STRATA_COMMENT variable of a merge request
-// pipeline. found is false when the job runs for none.
+// the comment of a GitHub Actions issue_comment event on a pull request.
+// found is false when the job runs for none. GitLab CI starts no pipeline
+// for a merge request note, so there a job never runs for one.
 func CommentOf(env []string) (body string, found bool, err error) {
 	get := environ.Getenv(env)
-	switch {
-	case get("GITHUB_ACTIONS") == "true":
-		if get("GITHUB_EVENT_NAME") != "issue_comment" || get("GITHUB_EVENT_PATH") == "" {
-			return "", false, nil
-		}
-		ev, err := readEventFile(get("GITHUB_EVENT_PATH"))
-		if err != nil {
-			return "", false, err
-		}
-		if !ev.Issue.IsPullRequest() || ev.Comment == nil {
-			return "", false, nil
-		}
-		return ev.Comment.GetBody(), true, nil
-	case get("GITLAB_CI") == "true":
-		body := get("STRATA_COMMENT")
-		return body, body != "" && get("CI_MERGE_REQUEST_IID") != "", nil
+	if get("GITHUB_ACTIONS") != "true" || get("GITHUB_EVENT_NAME") != "issue_comment" || get("GITHUB_EVENT_PATH") == "" {
+		return "", false, nil
 	}
-	return "", false, nil
+	ev, err := readEventFile(get("GITHUB_EVENT_PATH"))
+	if err != nil {
+		return "", false, err
+	}
+	if !ev.Issue.IsPullRequest() || ev.Comment == nil {
+		return "", false, nil
+	}
+	return ev.Comment.GetBody(), true, nil
 }
 
 // The answer to a comment command sits in strata's one comment, between
@@ -86,30 +78,4 @@ func (a *Actions) Answer(ctx context.Context, marker, answer string) (where stri
 		return "", false, fmt.Errorf("updating the comment on PR #%d: %w", a.pr, err)
 	}
 	return c.GetHTMLURL(), true, nil
-}
-
-// Answer puts answer in strata's one note on the pipeline's merge
-// request, above what it held; posted is false in a pipeline for none.
-func (c *GitLabCI) Answer(ctx context.Context, marker, answer string) (where string, posted bool, err error) {
-	if c.mr == 0 {
-		return "", false, nil
-	}
-	earlier, err := c.markedNotes(ctx, c.mr, marker)
-	if err != nil {
-		return "", false, err
-	}
-	if len(earlier) == 0 {
-		body := WithAnswer("", marker, answer)
-		nt, _, err := c.client.Notes.CreateMergeRequestNote(c.project, int64(c.mr), &gitlab.CreateMergeRequestNoteOptions{Body: &body}, gitlab.WithContext(ctx))
-		if err != nil {
-			return "", false, fmt.Errorf("commenting on MR !%d: %w", c.mr, err)
-		}
-		return fmt.Sprintf("MR !%d note %d", c.mr, nt.ID), true, nil
-	}
-	last := earlier[len(earlier)-1]
-	body := WithAnswer(last.Body, marker, answer)
-	if _, _, err := c.client.Notes.UpdateMergeRequestNote(c.project, int64(c.mr), last.ID, &gitlab.UpdateMergeRequestNoteOptions{Body: &body}, gitlab.WithContext(ctx)); err != nil {
-		return "", false, fmt.Errorf("updating the note on MR !%d: %w", c.mr, err)
-	}
-	return fmt.Sprintf("MR !%d note %d", c.mr, last.ID), true, nil
 }

@@ -257,7 +257,7 @@ func TestGitHubPullRequest(t *testing.T) {
 	}
 	no := false
 	want := &controls.PullRequest{
-		Name: "PR #5", Head: head, Draft: true, Mergeable: &no,
+		Name: "PR #5", Number: 5, Head: head, Base: "main", Draft: true, Mergeable: &no,
 		// dave approved an earlier commit; erin took hers back; sam only
 		// commented; frank's approval is on the second page.
 		Approvers: []string{"carol", "frank"},

@@ -219,7 +219,7 @@ func TestGitLabMergeRequest(t *testing.T) {
 	}
 	no := false
 	want := &controls.PullRequest{
-		Name: "MR !5", Head: mrHead, Draft: true, Mergeable: &no,
+		Name: "MR !5", Number: 5, Head: mrHead, Base: "main", Draft: true, Mergeable: &no,
 		Approvers: []string{"carol"}, ReviewDecision: "review_required",
 		PendingReviewers: []string{"dave"}, ChangesRequested: []string{"erin"},
 		// The manual job may fail; this pipeline's (7) own job is left

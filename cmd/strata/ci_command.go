@@ -28,9 +28,8 @@ func ciCommandCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "command",
 		Usage: "read the command a pull request comment asks for (strata|terrateam plan, apply, apply-autoapprove, apply-force, unlock, help), answer it on the pull request, and say what to run",
-		Description: "On GitHub Actions it reads an issue_comment event's comment; on GitLab CI\n" +
-			"the STRATA_COMMENT variable of a merge request pipeline. unlock and help are\n" +
-			"answered here; plan and apply print the command for ci start (with\n" +
+		Description: "It reads the comment of a GitHub Actions issue_comment event. unlock and\n" +
+			"help are answered here; plan and apply print the command for ci start (with\n" +
 			"--github-output, the step outputs command, args, ref and pr).",
 		Flags: []cli.Flag{
 			stateFlag(), stateTimeoutFlag(),
@@ -38,6 +37,26 @@ func ciCommandCommand() *cli.Command {
 		},
 		Action: ciCommandAction,
 	}
+}
+
+// commentForge is the forge a comment command runs on: GitHub Actions
+// (forge.Actions), where a comment starts a workflow.
+type commentForge interface {
+	ciForge
+	Answer(ctx context.Context, marker, answer string) (where string, posted bool, err error)
+}
+
+// openCommentForge opens the forge of the job a comment started.
+func openCommentForge(configPaths []string) (commentForge, error) {
+	f, err := openCIForge(os.Environ(), configPaths)
+	if err != nil {
+		return nil, err
+	}
+	cf, ok := f.(commentForge)
+	if !ok {
+		return nil, errors.New("comment commands run in GitHub Actions, where a pull request comment starts a workflow")
+	}
+	return cf, nil
 }
 
 // commentRun is what the jobs run for a comment command: "" when they
@@ -87,10 +106,7 @@ func commentCommand(ctx context.Context, c *cli.Context, body string) (commentRu
 		fmt.Fprintln(c.App.ErrWriter, "strata: the comment is no strata command")
 		return commentRun{}, nil
 	}
-	f, err := openCIForge(os.Environ(), nil)
-	if err == nil && f == nil {
-		err = errors.New("comment commands run in GitHub Actions or GitLab CI")
-	}
+	f, err := openCommentForge(nil)
 	if err != nil {
 		return commentRun{}, err
 	}
@@ -120,12 +136,17 @@ func commentCommand(ctx context.Context, c *cli.Context, body string) (commentRu
 
 // unlockByComment releases the pull request's locks when
 // access_control.unlock lets the comment's author, and says what it did.
-func unlockByComment(ctx context.Context, c *cli.Context, f ciForge, cc *controls.CommentCommand) string {
+func unlockByComment(ctx context.Context, c *cli.Context, f commentForge, cc *controls.CommentCommand) string {
 	s, err := openProject(c)
 	if err != nil {
 		return fmt.Sprintf("**Not run:** the config does not load: %v", err)
 	}
-	if why := controls.Unlock(ctx, f, s.project.Config); why != "" {
+	// The controls are read with the paths the project's config may sit at.
+	src, err := openCIForge(os.Environ(), configPaths(c, s))
+	if err != nil {
+		return fmt.Sprintf("**Not run:** %v", err)
+	}
+	if why := controls.Unlock(ctx, src, s.project.Config); why != "" {
 		return "**Refused:** " + why
 	}
 	pr, err := f.PullRequest(ctx)
@@ -151,7 +172,7 @@ func unlockByComment(ctx context.Context, c *cli.Context, f ciForge, cc *control
 
 // answer puts the answer to the comment asked in strata's one comment,
 // naming the command and its author.
-func answer(ctx context.Context, c *cli.Context, f ciForge, asked, text string) error {
+func answer(ctx context.Context, c *cli.Context, f commentForge, asked, text string) error {
 	msg := fmt.Sprintf("`%s` (@%s): %s", asked, f.Actor(), text)
 	where, posted, err := f.Answer(ctx, report.CommentMarker, msg)
 	switch {
@@ -196,13 +217,14 @@ func linkOfRun() string {
 // startComment is the comment command a `ci start` runs for.
 type startComment struct {
 	*controls.CommentCommand
-	f ciForge
+	f commentForge
 }
 
 // startedByComment is the comment command ci start runs for, nil when it
-// runs for none (docs/controls.md#comment-commands). Its tag query joins
-// --query; a comment that asks for another command than ci start was
-// given, or for none, is an error: the workflow that started it is wrong.
+// runs for none, or for a comment that is no command
+// (docs/controls.md#comment-commands). Its tag query joins --query; a
+// comment that asks for another command than ci start was given, or for
+// none, is an error: the workflow that started it is wrong.
 func startedByComment(c *cli.Context, command string) (*startComment, error) {
 	body, found, err := forge.CommentOf(os.Environ())
 	if err != nil || !found {
@@ -211,7 +233,10 @@ func startedByComment(c *cli.Context, command string) (*startComment, error) {
 	cc, err := controls.ParseComment(body)
 	switch {
 	case errors.Is(err, controls.ErrNotACommand):
-		return nil, errors.New("ci start runs for a pull request comment that is no strata command: the workflow should have run nothing (strata ci command says what to run)")
+		// A workflow of the repository's own, started by a comment of
+		// its own words: the command is the one ci start was given, for
+		// the comment's author.
+		return nil, nil
 	case err != nil:
 		return nil, err
 	case cc.Command() != command:
@@ -226,10 +251,7 @@ func startedByComment(c *cli.Context, command string) (*startComment, error) {
 			return nil, err
 		}
 	}
-	f, err := openCIForge(os.Environ(), nil)
-	if err == nil && f == nil {
-		err = errors.New("comment commands run in GitHub Actions or GitLab CI")
-	}
+	f, err := openCommentForge(nil)
 	if err != nil {
 		return nil, err
 	}

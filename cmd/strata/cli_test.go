@@ -168,7 +168,7 @@ func TestUnknownCommandAndFlag(t *testing.T) {
 		{[]string{"engines", "install", "--bogus"}, "strata: flag provided but not defined: -bogus\nusage: strata engines install [options]\n"},
 		{[]string{"ci", "strat"}, "strata: unknown command \"ci strat\"; did you mean \"ci start\"?\n"},
 		{[]string{"ci", "emit", "gitlb"}, "strata: unknown command \"ci emit gitlb\"; did you mean \"ci emit gitlab\"?\n"},
-		{[]string{"ci", "zzz"}, "strata: unknown command \"ci zzz\"; expected one of: start, run, finish, check, unlock, comment, emit, help\n"},
+		{[]string{"ci", "zzz"}, "strata: unknown command \"ci zzz\"; expected one of: start, run, finish, check, unlock, comment, command, emit, help\n"},
 		// A missing flag a ci command cannot go without is one line.
 		{[]string{"ci", "run", "--run", "r1"}, "strata: ci run needs --wave W, --shard N, as ci start printed them\n"},
 		{[]string{"ci", "finish"}, "strata: ci finish needs --run ID (or STRATA_RUN), as ci start printed them\n"},

@@ -158,7 +158,6 @@ type ciForge interface {
 	commentSink
 	Merge(ctx context.Context, deleteBranch bool) (merged bool, how string, err error)
 	DriftIssues(ctx context.Context, findings []forge.DriftFinding) ([]string, error)
-	Answer(ctx context.Context, marker, answer string) (where string, posted bool, err error)
 }
 
 // automerge merges the pull request a CI run is for once its command

@@ -158,7 +158,7 @@ func (f *fakeGitHub) jobEnv(t *testing.T, dir, actor string, n int, token bool) 
 // pull request n.
 func comment(n int, login string) string {
 	return `{"action":"created","issue":{"number":` + strconv.Itoa(n) + `,"pull_request":{"url":"https://api.github.com/repos/acme/infra/pulls/` + strconv.Itoa(n) +
-		`"}},"comment":{"id":1,"body":"strata apply","user":{"login":"` + login + `","id":7,"type":"User"}},"repository":{"full_name":"acme/infra","default_branch":"main"}}`
+		`"}},"comment":{"id":1,"body":"please apply","user":{"login":"` + login + `","id":7,"type":"User"}},"repository":{"full_name":"acme/infra","default_branch":"main"}}`
 }
 
 // env is a GitHub Actions job's environment for a command by actor on
