@@ -2,6 +2,7 @@ package ci
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -62,7 +63,47 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*report.R
 	}
 	rep := report.NewReport(m.Command, m.Created, finished, units, m.Options.DetailedExitCode)
 	rep.CI = nil
+	if err := addHooks(ctx, st, m.Run, rep); err != nil {
+		return nil, nil, err
+	}
 	return rep, m, nil
+}
+
+// addHooks puts what every job's hooks did in the run's report: their
+// steps, each named after its job's wave and shard, and the first
+// failure, which fails the run as it fails a run on one machine.
+func addHooks(ctx context.Context, st *objstore.Store, run string, rep *report.Report) error {
+	keys, err := st.List(ctx, hooksPrefix(run))
+	if err != nil {
+		return fmt.Errorf("listing the run's hooks: %w", err)
+	}
+	var recs []HooksRecord
+	for _, k := range keys {
+		var h HooksRecord
+		if _, err := getJSON(ctx, st, k, &h); err != nil {
+			return fmt.Errorf("reading the run's hooks: %w", err)
+		}
+		if h.Hooks != nil {
+			recs = append(recs, h)
+		}
+	}
+	sort.Slice(recs, func(i, j int) bool {
+		return recs[i].Wave < recs[j].Wave || recs[i].Wave == recs[j].Wave && recs[i].Shard < recs[j].Shard
+	})
+	var steps []report.StepReport
+	var failed error
+	for _, h := range recs {
+		where := fmt.Sprintf("wave %d shard %d: ", h.Wave, h.Shard)
+		for _, s := range h.Hooks.Steps {
+			s.Name = where + s.Name
+			steps = append(steps, s)
+		}
+		if h.Hooks.Error != "" && failed == nil {
+			failed = errors.New(where + h.Hooks.Error)
+		}
+	}
+	rep.SetHooks(steps, failed)
+	return nil
 }
 
 // loadRun reads a run's manifest and every result recorded, by unit ID,

@@ -25,6 +25,10 @@ func prLockKey(uk string) string        { return locksFolder + "/pr/" + uk + ".j
 func prLocksPrefix() string             { return locksFolder + "/pr/" }
 func applyingKey(run, uk string) string { return applyingPrefix(run) + uk + ".json" }
 func applyingPrefix(run string) string  { return runKey(run) + "/applying/" }
+func hooksPrefix(run string) string     { return runKey(run) + "/hooks/" }
+func hooksKey(run string, w, s int) string {
+	return hooksPrefix(run) + strconv.Itoa(w) + "-" + strconv.Itoa(s) + ".json"
+}
 func applyKey(run, uk, at string) string {
 	return appliesPrefix(run) + uk + "/" + runstate.EscapeSegment(at) + ".json"
 }

@@ -265,7 +265,29 @@ func (j *Job) Run(ctx context.Context, st *objstore.Store, p *stacks.Project, o 
 		return nil, err
 	}
 	res.Ran, res.Report = len(out.Report.Units), out.Report
-	return res, werr
+	return res, errors.Join(werr, recordHooks(ctx, st, m.Run, o, out.Report.Hooks))
+}
+
+// HooksRecord is what one job's hooks did, for ci finish's report
+// (docs/ci.md#a-job): each job runs the hooks around its own units.
+type HooksRecord struct {
+	Wave  int                 `json:"wave"`
+	Shard int                 `json:"shard"`
+	Job   string              `json:"job,omitempty"`
+	Hooks *report.HooksReport `json:"hooks"`
+}
+
+// recordHooks records the job's hooks, when any ran; a retried job's
+// record replaces its earlier attempt's.
+func recordHooks(ctx context.Context, st *objstore.Store, run string, o SliceOptions, h *report.HooksReport) error {
+	if h == nil {
+		return nil
+	}
+	rec := HooksRecord{Wave: o.Wave, Shard: o.Shard, Job: o.Job, Hooks: h}
+	if err := putJSON(ctx, st, hooksKey(run, o.Wave, o.Shard), rec, false); err != nil {
+		return fmt.Errorf("recording the job's hooks: %w", err)
+	}
+	return nil
 }
 
 // unitIndex finds the project's units by the IDs the manifest names.
