@@ -245,6 +245,9 @@ func githubWaveJob(w int, oidc bool) *yaml.Node {
 		"env", yMap(
 			"STRATA_RUN", yStr("${{ needs.start.outputs.run }}"),
 			"STRATA_SHARD", yStr("${{ matrix.shard }}"),
+			// A gate a unit's plan raised is approved on the pull
+			// request: the job reads its approvals and comments.
+			"GITHUB_TOKEN", yStr("${{ secrets.STRATA_GITHUB_TOKEN || github.token }}"),
 		),
 		"run", yStr(fmt.Sprintf(`strata ci run --run "$STRATA_RUN" --wave %d --shard "$STRATA_SHARD"`, w)),
 	))
@@ -264,8 +267,9 @@ func githubWaveJob(w int, oidc bool) *yaml.Node {
 	if oidc {
 		// The config's oidc steps ask GitHub for the job's OIDC token
 		// (docs/behaviour.md#oidc); a job's permissions leave out what
-		// they do not name, and these jobs only read the repository.
-		perms := yMap("contents", yStr("read"), "id-token", yStr("write"))
+		// they do not name, and these jobs only read the repository and
+		// its pull requests (a gate's approvals).
+		perms := yMap("contents", yStr("read"), "pull-requests", yStr("read"), "id-token", yStr("write"))
 		yAdd(job, "permissions", perms)
 	}
 	return job

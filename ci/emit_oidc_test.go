@@ -31,7 +31,7 @@ func TestOIDCTokens(t *testing.T) {
 			wave := strings.HasPrefix(name, "wave_")
 			want := map[string]string(nil)
 			if on && wave {
-				want = map[string]string{"contents": "read", "id-token": "write"}
+				want = map[string]string{"contents": "read", "pull-requests": "read", "id-token": "write"}
 			}
 			if !maps.Equal(job.Permissions, want) {
 				t.Errorf("oidc %v: %s permissions %v, want %v", on, name, job.Permissions, want)

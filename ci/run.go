@@ -40,6 +40,8 @@ type SliceOptions struct {
 	StateDir string
 	// Job names this job in what it records (host, pid, CI job).
 	Job string
+	// Gates checks the gates the units' plans raised (runner.Extra.Gates).
+	Gates runner.GateFunc
 	// Commit is the commit this job has checked out, when known: a job on
 	// another commit than the run started on is refused before it runs
 	// anything, as what it would plan or apply is not what the run is.
@@ -470,7 +472,7 @@ func (j *Job) runnerOptions(p *stacks.Project, o SliceOptions, sl *jobSlice, rec
 		Extra: runner.Extra{
 			Environ: o.Environ, Installer: o.Installer,
 			External: sl.gates, Settled: sl.settle, Readers: sl.readers,
-			Denied: sl.denied, AutoApplyDenied: sl.autoApplyDenied,
+			Denied: sl.denied, AutoApplyDenied: sl.autoApplyDenied, Gates: o.Gates,
 			Warnings: runstate.Warnings(sl.pulls, j.units),
 		},
 	}

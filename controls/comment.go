@@ -19,10 +19,11 @@ const (
 	ActionApplyAutoapprove = "apply-autoapprove"
 	ActionApplyForce       = "apply-force"
 	ActionUnlock           = "unlock"
+	ActionGate             = "gate"
 	ActionHelp             = "help"
 )
 
-var actions = []string{ActionPlan, ActionApply, ActionApplyAutoapprove, ActionApplyForce, ActionUnlock, ActionHelp}
+var actions = []string{ActionPlan, ActionApply, ActionApplyAutoapprove, ActionApplyForce, ActionUnlock, ActionGate, ActionHelp}
 
 // MaxCommentLine is the most of a comment command's line read: a longer
 // one is refused, not cut.
@@ -41,6 +42,9 @@ type CommentCommand struct {
 	// Units are the dirspaces unlock names (none: all of the pull
 	// request's).
 	Units []string
+	// Tokens are the gates `gate approve` approves
+	// (docs/controls.md#gates).
+	Tokens []string
 }
 
 // ParseComment reads the command in a comment's first line. A comment
@@ -71,6 +75,12 @@ func ParseComment(body string) (*CommentCommand, error) {
 		cc.Query = args
 	case ActionUnlock:
 		cc.Units = strings.Fields(args)
+	case ActionGate:
+		sub, tokens, _ := strings.Cut(args, " ")
+		cc.Tokens = strings.Fields(tokens)
+		if sub != "approve" || len(cc.Tokens) == 0 {
+			return nil, fmt.Errorf("%s gate: expected gate approve TOKEN", word)
+		}
 	case ActionHelp:
 	case "":
 		return nil, fmt.Errorf("%s: no action; expected one of: %s", word, strings.Join(actions, ", "))
@@ -120,4 +130,5 @@ const CommentHelp = "strata's commands, as the first line of a comment on a pull
 	"| `strata apply-autoapprove [QUERY]` | plans and applies in one go, with no reviewed plan (access_control `apply_autoapprove`) |\n" +
 	"| `strata apply-force [QUERY]` | applies the reviewed plans without apply_requirements (access_control `apply_force`) |\n" +
 	"| `strata unlock` | releases the locks the pull request's plans took (access_control `unlock`) |\n" +
+	"| `strata gate approve TOKEN` | approves the gate of that token, which a failed gated step raised, for the next apply |\n" +
 	"| `strata help` | this table |\n"

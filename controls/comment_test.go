@@ -23,11 +23,14 @@ func TestParseComment(t *testing.T) {
 		{"strata unlock", &CommentCommand{Action: "unlock"}, ""},
 		{"strata unlock a@default  b@default", &CommentCommand{Action: "unlock", Units: []string{"a@default", "b@default"}}, ""},
 		{"strata help", &CommentCommand{Action: "help"}, ""},
+		{"terrateam gate approve denied-resources", &CommentCommand{Action: "gate", Tokens: []string{"denied-resources"}}, ""},
+		{"strata gate approve", nil, "strata gate: expected gate approve TOKEN"},
+		{"strata gate open x", nil, "strata gate: expected gate approve TOKEN"},
 		{"LGTM, strata plan later", nil, ErrNotACommand.Error()},
 		{"stratas plan", nil, ErrNotACommand.Error()},
 		{"", nil, ErrNotACommand.Error()},
-		{"strata", nil, "strata: no action; expected one of: plan, apply, apply-autoapprove, apply-force, unlock, help"},
-		{"terrateam destroy", nil, "terrateam destroy: unknown action; expected one of: plan, apply, apply-autoapprove, apply-force, unlock, help"},
+		{"strata", nil, "strata: no action; expected one of: plan, apply, apply-autoapprove, apply-force, unlock, gate, help"},
+		{"terrateam destroy", nil, "terrateam destroy: unknown action; expected one of: plan, apply, apply-autoapprove, apply-force, unlock, gate, help"},
 		{"strata plan (dir:a", nil, `strata plan: the tag query "(dir:a": `},
 		{"strata plan " + strings.Repeat("a ", MaxCommentLine), nil, "bytes long; expected at most 4096"},
 	}
@@ -43,7 +46,7 @@ func TestParseComment(t *testing.T) {
 			t.Errorf("%q: %v", tt.body, err)
 			continue
 		}
-		if got.Action != tt.want.Action || got.Query != tt.want.Query || !slices.Equal(got.Units, tt.want.Units) {
+		if got.Action != tt.want.Action || got.Query != tt.want.Query || !slices.Equal(got.Units, tt.want.Units) || !slices.Equal(got.Tokens, tt.want.Tokens) {
 			t.Errorf("%q: got %+v, want %+v", tt.body, got, tt.want)
 		}
 	}

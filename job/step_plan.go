@@ -25,6 +25,7 @@ func (j *job) plan(ctx context.Context) {
 	steps := j.run.workflowSteps(j.ur, report.StepPlan)
 	if !j.run.Policy.ReusesPlans {
 		j.runWorkflow(ctx, report.StepPlan, steps)
+		j.recordGates(ctx)
 		return
 	}
 	us := j.savedRecord()
@@ -32,8 +33,25 @@ func (j *job) plan(ctx context.Context) {
 	reused := j.reuseBeforeWorkflow(ctx, steps, us)
 	if !reused {
 		j.runWorkflow(ctx, report.StepPlan, steps)
+		j.recordGates(ctx)
 	}
 	j.review(reused)
+}
+
+// recordGates adds the gates the plan workflow raised to the saved
+// plan's record: a gated step runs after the plan step that saved it, and
+// the apply that reuses the plan waits for their approval
+// (docs/controls.md#gates).
+func (j *job) recordGates(ctx context.Context) {
+	if len(j.res.Gates) == 0 || j.res.Err != nil {
+		return
+	}
+	err := j.run.State.UpdateUnit(j.ur.Spec, func(s *runstate.UnitState) {
+		if s.Plan != nil && s.Plan.Digest == j.res.Digest {
+			s.Plan.Gates = j.res.Gates
+		}
+	})
+	j.failed(ctx, report.StepState, err)
 }
 
 // reuseBeforeWorkflow decides, before any plan step runs, whether apply
@@ -155,7 +173,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	err = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
 		s.Plan = &runstate.PlanRecord{Digest: j.res.Digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: j.res.Changes,
 			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.run.Now().UTC(), ChangedOutputs: j.res.ChangedOutputs, OutputsKnown: true,
-			Command: j.run.Command, Review: j.run.PullRequest, ChangeSet: j.res.ChangeSet, NoSecrets: j.res.NoSecrets}
+			Command: j.run.Command, Review: j.run.PullRequest, ChangeSet: j.res.ChangeSet, NoSecrets: j.res.NoSecrets, Gates: j.res.Gates}
 		if deployed != nil {
 			s.Deployed = deployed
 		}
@@ -231,7 +249,7 @@ func (j *job) reusePlan(us *runstate.UnitState) bool {
 		}
 	}
 	j.res.HasChanges, j.res.Changes, j.res.ChangeSet = us.Plan.HasChanges, us.Plan.Changes, us.Plan.ChangeSet
-	j.res.NoSecrets = us.Plan.NoSecrets
+	j.res.NoSecrets, j.res.Gates = us.Plan.NoSecrets, us.Plan.Gates
 	j.res.ChangedOutputs, j.res.OutputsKnown = us.Plan.ChangedOutputs, us.Plan.KnowsOutputs()
 	j.run.Console.Note(fmt.Sprintf("[%s] reusing the plan saved at %s", j.ur.Spec.Name(), us.Plan.At.Format(time.RFC3339)))
 	return true

@@ -46,6 +46,9 @@ type Result struct {
 	// refused says why --require-reviewed-plan refused it.
 	Replan  *report.Replanned
 	Refused string
+	// Gates are the gates the plan raised, or those of the saved plan
+	// reused (docs/controls.md#gates).
+	Gates []report.Gate
 	// appliedEarlier: the state already held the stale saved plan's
 	// changes (reviewed.go).
 	AppliedEarlier bool

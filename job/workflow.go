@@ -262,8 +262,25 @@ func (j *job) runStep(ctx context.Context, st stacks.RunStep, where string) {
 	if j.failed(ctx, report.StepRun, err) {
 		return
 	}
-	err = j.exec(ctx, report.StepRun, where, argv, j.processEnv(env, tfVars), st.CaptureOutput, st.IgnoreErrors, nil)
-	j.failed(ctx, report.StepRun, err)
+	err = j.exec(ctx, report.StepRun, where, argv, j.processEnv(env, tfVars), st.CaptureOutput, st.IgnoreErrors && st.Gate == nil, nil)
+	j.failed(ctx, report.StepRun, j.gated(ctx, st, where, err))
+}
+
+// gated passes a step's failure through its gate (docs/controls.md#gates):
+// a failed step of the plan workflow with a gate raises the gate, and the
+// unit goes on; the apply then waits for the gate's approval. A gated
+// step of the apply workflow runs once the apply is under way: its
+// failure fails the unit, as any step's does.
+func (j *job) gated(ctx context.Context, st stacks.RunStep, where string, err error) error {
+	if err == nil || st.Gate == nil || ctx.Err() != nil || !strings.HasPrefix(where, report.StepPlan+" ") {
+		return err
+	}
+	g := st.Gate
+	gate := report.Gate{Step: where, Token: g.Token, Name: g.Name, AnyOf: g.AnyOf, AllOf: g.AllOf, AnyOfCount: g.AnyOfCount,
+		Error: j.ur.Masker.Mask(ErrorText(err))}
+	j.res.Gates = append(j.res.Gates, gate)
+	j.run.Console.Note(fmt.Sprintf("[%s] %s", j.ur.Spec.Name(), report.GatedReason([]report.Gate{gate})))
+	return nil
 }
 
 func (j *job) processStep(st stacks.RunStep, where string) (argv []string, env, tfVars map[string]string, err error) {
@@ -513,8 +530,8 @@ func (j *job) toolStep(ctx context.Context, st stacks.RunStep, where string) {
 	if len(args) == 0 && tool == report.StepCheckov {
 		args = []string{"-d", "."}
 	}
-	err = j.exec(ctx, tool, where, append([]string{path}, args...), j.processEnv(env, tfVars), true, st.IgnoreErrors, nil)
-	j.failed(ctx, tool, err)
+	err = j.exec(ctx, tool, where, append([]string{path}, args...), j.processEnv(env, tfVars), true, st.IgnoreErrors && st.Gate == nil, nil)
+	j.failed(ctx, tool, j.gated(ctx, st, where, err))
 }
 
 // initSteps are the steps of the init command: the workflow's init steps

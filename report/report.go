@@ -79,9 +79,12 @@ type UnitReport struct {
 	After []string `json:"after,omitempty"`
 	// Replanned compares the plan apply made in place of the reviewed
 	// saved plan with it (docs/behaviour.md#saved-plans).
-	Replanned *Replanned             `json:"replanned,omitempty"`
-	Inputs    map[string]InputReport `json:"inputs"`
-	Steps     []StepReport           `json:"steps"`
+	Replanned *Replanned `json:"replanned,omitempty"`
+	// Gates are the gates the unit's plan raised: its apply waits for
+	// their approval (docs/controls.md#gates).
+	Gates  []Gate                 `json:"gates,omitempty"`
+	Inputs map[string]InputReport `json:"inputs"`
+	Steps  []StepReport           `json:"steps"`
 	// Outputs are the unit's outputs (output command only).
 	Outputs map[string]any `json:"outputs,omitempty"`
 	// Shared is true when the dirspace is in several stacks.

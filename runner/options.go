@@ -113,6 +113,10 @@ type Extra struct {
 	// (the run's, stale prerequisites, readers) what the controls refuse
 	// of them, added to Denied and AutoApplyDenied.
 	Controls ControlsFunc
+	// Gates, when set, says why the gates a unit's plan raised still hold
+	// its apply ("" once approved; docs/controls.md#gates). Without it a
+	// gate holds the apply: its approvals are read from a pull request.
+	Gates GateFunc
 
 	// Environ is strata's environment (os.Environ() when nil).
 	Environ []string
@@ -130,6 +134,10 @@ type Extra struct {
 // autoApply whose apply it may not make, each with why
 // (docs/controls.md#in-a-run).
 type ControlsFunc func(units, autoApply []*stacks.Unit) (denied, autoApplyDenied map[*stacks.Unit]string)
+
+// GateFunc says why a unit's gates still hold its apply, "" when they
+// are approved (docs/controls.md#gates).
+type GateFunc func(u *stacks.Unit, gates []report.Gate) string
 
 // Settled is a unit settled by another job of a CI run.
 type Settled struct {

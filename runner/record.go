@@ -14,7 +14,7 @@ func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
 	rep := &report.UnitReport{
 		Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path,
 		Engine: report.EngineReport{Name: ur.Choice.Name, Version: ur.Choice.Version},
-		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned,
+		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned, Gates: ur.gates,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
 		Log: ur.Display.Log(), Warnings: ur.warnings,
 	}

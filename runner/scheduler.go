@@ -58,7 +58,9 @@ type unitRun struct {
 	// replanned compares the plan apply made in place of the reviewed
 	// one with it (reviewed.go).
 	replanned *report.Replanned
-	steps     []report.StepReport
+	// gates are the gates the unit's plan raised (docs/controls.md#gates).
+	gates []report.Gate
+	steps []report.StepReport
 	outputs   map[string]any // output command
 	cause     *unitRun       // skipped: the failed unit at the root
 	// rootCause names the failed unit at the root of a settled unit that

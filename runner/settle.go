@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -25,6 +26,9 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 	}
 	if res.Replan != nil {
 		ur.replanned = res.Replan
+	}
+	if jr.kind != job.Apply {
+		ur.gates = res.Gates
 	}
 	if res.Refused != "" {
 		// --require-reviewed-plan: nothing is applied, and what waits
@@ -88,6 +92,9 @@ func (r *runState) planned(ur *unitRun, res job.Result) {
 	ur.phase = phasePlanned
 	ur.status = report.StatusPlanned
 	ur.planned = res.PlannedOutputs
+	if r.gateHolds(ur) {
+		return
+	}
 	switch {
 	case !r.policy.Applies && !r.policy.AutoApplies:
 		// drift: a plan with changes is what it reports.
@@ -98,7 +105,7 @@ func (r *runState) planned(ur *unitRun, res job.Result) {
 		case ur.autoApplyRefused != "" && !r.opt.NoAutoApply:
 			r.finish(ur, report.StatusPlanned, "auto_apply refused: "+ur.autoApplyRefused)
 		case !ur.AutoApply || r.opt.NoAutoApply:
-			r.finish(ur, report.StatusPlanned, r.againstReason(ur))
+			r.finish(ur, report.StatusPlanned, cmp.Or(r.againstReason(ur), report.GatedReason(ur.gates)))
 		case ur.Spec.Stack.AutoApplyIf.Holds(ur.changes.Add, ur.changes.Change, ur.changes.Destroy) != "":
 			// docs/behaviour.md#auto-apply-conditions
 			r.finish(ur, report.StatusPlanned, ur.Spec.Stack.AutoApplyIf.Holds(ur.changes.Add, ur.changes.Change, ur.changes.Destroy))
@@ -113,6 +120,31 @@ func (r *runState) planned(ur *unitRun, res job.Result) {
 	if !ur.approved {
 		r.planThrough(ur)
 	}
+}
+
+// gateHolds settles a planned unit whose plan raised gates that are not
+// approved (docs/controls.md#gates), when the command would apply it:
+// apply and destroy deny it, and skip what waits for it; plan leaves an
+// auto_apply unit planned, saying why.
+func (r *runState) gateHolds(ur *unitRun) bool {
+	applies := r.policy.Applies || (r.policy.AutoApplies && ur.AutoApply && !r.opt.NoAutoApply)
+	if len(ur.gates) == 0 || !applies {
+		return false
+	}
+	why := report.GatedReason(ur.gates) + "; its approvals are read from a pull request, in CI"
+	if r.opt.Gates != nil {
+		why = r.opt.Gates(ur.Spec, ur.gates)
+	}
+	switch {
+	case why == "":
+		return false
+	case r.policy.Applies:
+		r.finish(ur, report.StatusDenied, why)
+		r.skipDependents(ur, ur)
+	default:
+		r.finish(ur, report.StatusPlanned, "auto_apply held: "+why)
+	}
+	return true
 }
 
 // completeApply moves a unit on after its apply job (or a plan and apply

@@ -180,6 +180,9 @@ type PlanRecord struct {
 	// showing the plan again needs nothing masked beyond the unit's
 	// sensitive inputs, so it is not read again (docs/behaviour.md#what-is-masked).
 	NoSecrets bool `json:"no_secrets,omitempty"`
+	// Gates are the gates the plan raised: its apply waits for their
+	// approval (docs/controls.md#gates).
+	Gates []report.Gate `json:"gates,omitempty"`
 }
 
 // ApplyRecord is the last apply.

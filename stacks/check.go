@@ -69,6 +69,7 @@ func checkConfig(cfg *Config, c *collector) {
 	checkDestinations(cfg, c)
 	checkHooks(cfg, c)
 	checkDrift(cfg, c)
+	checkGates(cfg, c)
 }
 
 func checkQuery(s String, key string, c *collector) *tagquery.Query {

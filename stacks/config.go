@@ -248,7 +248,7 @@ type Step struct {
 	Name                 String       `yaml:"name" doc:"env step: the variable"`
 	TrimTrailingNewlines Bool         `yaml:"trim_trailing_newlines" doc:"env step: trim the output (default true)"`
 	Sensitive            Bool         `yaml:"sensitive" doc:"env step: never print the value"`
-	Gate                 Ignored      `yaml:"gate" cfg:"ignored" doc:"Terrateam gates"`
+	Gate                 *StepGate    `yaml:"gate" doc:"run, checkov, conftest and opa steps: a failure holds the unit's apply until approved (docs/controls.md#gates)"`
 	Msg                  Ignored      `yaml:"msg" cfg:"ignored" doc:"Terrateam slack"`
 	Provider             String       `yaml:"provider" enum:"aws,gcp" doc:"oidc step: the cloud (docs/behaviour.md#oidc)"`
 	RoleArn              String       `yaml:"role_arn" doc:"oidc aws: the role assumed with the CI's OIDC token"`
@@ -266,7 +266,7 @@ type Step struct {
 }
 
 var (
-	runKeys    = []string{"type", "cmd", "env", "capture_output", "run_on", "ignore_errors", "visible_on", "on_error"}
+	runKeys    = []string{"type", "cmd", "env", "capture_output", "run_on", "ignore_errors", "visible_on", "on_error", "gate"}
 	policyKeys = []string{"type", "env", "extra_args", "gate", "ignore_errors", "run_on", "visible_on"}
 	oidcKeys   = []string{"type", "provider", "role_arn", "assume_role_arn", "assume_role_enabled", "audience", "duration", "region", "session_name", "service_account", "workload_identity_provider", "project_id", "access_token_lifetime", "access_token_subject"}
 	// stepKeys are the keys each step type takes, as in Terrateam's schema.

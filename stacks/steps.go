@@ -25,6 +25,9 @@ type RunStep struct {
 	Retry *RetryPolicy
 	// OIDC is an oidc step's settings, nil for other steps.
 	OIDC *OIDCStep
+	// Gate holds the unit's apply when the step fails, nil when the step
+	// has none (docs/controls.md#gates).
+	Gate *Gate
 }
 
 // EnvVar is one entry of a step's env.
@@ -91,6 +94,7 @@ func resolveStep(st Step) RunStep {
 	if rs.Type == "oidc" {
 		rs.OIDC = resolveOIDC(st)
 	}
+	rs.Gate = resolveGate(st.Gate)
 	if rs.Method == "" {
 		rs.Method = "exec"
 	}

@@ -295,6 +295,7 @@ func ciRunCommand() *cli.Command {
 				Kill: kill, KillAfter: c.Duration("kill-after"), NoPluginCache: c.Bool("no-plugin-cache"),
 				StateDir: c.Path("state-dir"), Job: ci.JobName(os.Getenv),
 				Commit: checkoutCommit(ctx, loc.root, report.CIFromEnv(os.Environ())),
+				Gates:  gatesOf(ctx, c),
 			}
 			// The job's part of the run is read from the bucket while the
 			// config is read; the project is built from the run's tree.
@@ -420,13 +421,17 @@ func ciCheckCommand() *cli.Command {
 	}
 }
 
-// checkoutCommit is the commit a job works on: the CI's own (the commit
-// the pipeline runs for, from rep), else the checkout's HEAD; "" when
-// neither says.
+// checkoutCommit is the commit a job works on: the checkout's HEAD, else
+// the CI's own (the commit the pipeline runs for, from rep); "" when
+// neither says. The checkout decides: a job may check out another commit
+// than its event's (a comment command's pull request head, the head
+// under checkout-strategy checkout).
 func checkoutCommit(ctx context.Context, root string, rep *report.CIReport) string {
-	if rep != nil && rep.Commit != "" {
+	if commit, err := git.Head(ctx, root); err == nil && commit != "" {
+		return commit
+	}
+	if rep != nil {
 		return rep.Commit
 	}
-	commit, _ := git.Head(ctx, root)
-	return commit
+	return ""
 }

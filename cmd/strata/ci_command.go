@@ -119,6 +119,9 @@ func commentCommand(ctx context.Context, c *cli.Context, body string) (commentRu
 		return commentRun{}, answer(ctx, c, f, asked, controls.CommentHelp)
 	case controls.ActionUnlock:
 		return commentRun{}, answer(ctx, c, f, asked, unlockByComment(ctx, c, f, cc))
+	case controls.ActionGate:
+		return commentRun{}, answer(ctx, c, f, asked, fmt.Sprintf("approves %s for the next apply, when the gate lets @%s approve it.",
+			"`"+strings.Join(cc.Tokens, "`, `")+"`", f.Actor()))
 	}
 	pr, err := f.PullRequest(ctx)
 	if err != nil || pr == nil {

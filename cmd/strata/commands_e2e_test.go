@@ -54,7 +54,9 @@ type commenter struct {
 
 // env is a job's environment for login's comment body.
 func (cm *commenter) env(login, body string, more ...string) []string {
-	more = append(more, "GITHUB_REF=refs/heads/main", "STRATA_STATE_URL="+cm.bucket)
+	// An issue_comment workflow's event commit is the default branch's;
+	// the jobs check out the pull request's head.
+	more = append(more, "GITHUB_REF=refs/heads/main", "GITHUB_SHA="+strings.Repeat("d", 40), "STRATA_STATE_URL="+cm.bucket)
 	return testenv.Env(cm.t, cm.f.env(cm.t, cm.events, login, "issue_comment", commentBy(5, login, body), more...)...)
 }
 

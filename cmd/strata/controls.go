@@ -158,6 +158,34 @@ type ciForge interface {
 	commentSink
 	Merge(ctx context.Context, deleteBranch bool) (merged bool, how string, err error)
 	DriftIssues(ctx context.Context, findings []forge.DriftFinding) ([]string, error)
+	Comments(ctx context.Context) ([]controls.Comment, error)
+}
+
+// gatesOf is how a command checks the gates its units' plans raised
+// (docs/controls.md#gates): in GitHub Actions and GitLab CI against the
+// pull request's approvals and comments, the forge opened once.
+// Elsewhere nobody can approve a gate, and anyone with the credentials
+// could run the engine directly: strata says once that the gates are not
+// checked, as it does of the controls, and applies.
+func gatesOf(ctx context.Context, c *cli.Context) runner.GateFunc {
+	env := os.Environ()
+	if report.ServiceOf(environ.Getenv(env)) == report.NoService {
+		var once sync.Once
+		return func(u *stacks.Unit, gates []report.Gate) string {
+			once.Do(func() {
+				fmt.Fprintf(c.App.ErrWriter, "strata: %s: %s; gates are checked in GitHub Actions and GitLab CI, where a pull request approves them: here they are not\n", u.Name(), report.GatedReason(gates))
+			})
+			return ""
+		}
+	}
+	open := sync.OnceValues(func() (ciForge, error) { return openCIForge(env, nil) })
+	return func(_ *stacks.Unit, gates []report.Gate) string {
+		f, err := open()
+		if err != nil {
+			return fmt.Sprintf("the gates could not be checked: %v", err)
+		}
+		return controls.Gates(ctx, f, gates)
+	}
 }
 
 // automerge merges the pull request a CI run is for once its command

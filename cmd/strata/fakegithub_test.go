@@ -40,8 +40,10 @@ type forgeState struct {
 	calls []string
 	// statuses are the commit statuses set, "sha name: state: description".
 	statuses []string
-	// comments are the comments on each pull request: bodies by ID.
-	comments map[int]map[int]string
+	// comments are the comments on each pull request: bodies by ID, and
+	// their authors by ID (strata's token's bot when not set).
+	comments       map[int]map[int]string
+	commentAuthors map[int]string
 	nextID   int
 	// merges are the merges made, "N method sha" ("N sha" on GitLab),
 	// and deleted the branches deleted.
@@ -108,13 +110,20 @@ func (f *forgeState) comment(n, id int, body string) int {
 func (f *forgeState) commentsOf(n int) []map[string]any {
 	out := []map[string]any{}
 	for _, id := range slices.Sorted(maps.Keys(f.comments[n])) {
-		out = append(out, map[string]any{"id": id, "body": f.comments[n][id]})
+		author := f.commentAuthors[id]
+		if author == "" {
+			author = "github-actions[bot]"
+		}
+		// GitHub's comment names its author as user, GitLab's note as
+		// author: each client reads its own.
+		out = append(out, map[string]any{"id": id, "body": f.comments[n][id], "user": map[string]any{"login": author, "id": id, "type": "User"},
+			"author": map[string]any{"id": id, "username": author}, "system": false})
 	}
 	return out
 }
 
 func newForgeState() forgeState {
-	return forgeState{teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}, comments: map[int]map[int]string{}, issues: map[int]*fakeIssue{}}
+	return forgeState{teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}, comments: map[int]map[int]string{}, commentAuthors: map[int]string{}, issues: map[int]*fakeIssue{}}
 }
 
 func (f *forgeState) state() *forgeState { return f }

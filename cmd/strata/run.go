@@ -155,6 +155,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		return err
 	}
 	opt.Controls = controlsOf(ctx, c, s, controls.Op(pol.Controlled))
+	opt.Gates = gatesOf(ctx, c)
 	res, werr, err := executeEngine(ctx, c, s, sel, &opt)
 	if err != nil {
 		return err

@@ -1,0 +1,145 @@
+package controls
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/strata-iac/strata/report"
+)
+
+// Comment is one comment on a pull request.
+type Comment struct {
+	Author, Body string
+}
+
+// GateSource is what the gates of a unit ask of the forge
+// (docs/controls.md#gates): who someone is, the pull request's approvals,
+// and its comments.
+type GateSource interface {
+	Forge
+	PullRequest(ctx context.Context) (*PullRequest, error)
+	// Comments are the comments of the pull request, oldest first.
+	Comments(ctx context.Context) ([]Comment, error)
+}
+
+// Gates says why the gates a unit's plan raised still hold its apply, ""
+// when each is approved. A gate with a token is approved by comments
+// `strata gate approve TOKEN` (or `terrateam …`), one without by
+// approvals of the pull request's head; either way from the people the
+// gate names. Anything the forge cannot answer holds the apply, with its
+// error.
+func Gates(ctx context.Context, src GateSource, gates []report.Gate) string {
+	pr, err := src.PullRequest(ctx)
+	if err != nil {
+		return fmt.Sprintf("the gates could not be checked: reading the pull request: %v", err)
+	}
+	if pr == nil {
+		return report.GatedReason(gates) + "; there is no pull request to approve it on"
+	}
+	var comments []Comment
+	var held []string
+	d := &decider{f: src, ctx: ctx, teams: map[[2]string]bool{}, roles: map[string]string{}}
+	for _, g := range gates {
+		approvers := pr.Approvers
+		if g.Token != "" {
+			if comments == nil {
+				if comments, err = src.Comments(ctx); err != nil {
+					return fmt.Sprintf("the gates could not be checked: reading the comments of %s: %v", pr.Name, err)
+				}
+			}
+			approvers = gateApprovers(comments, g.Token)
+		}
+		missing, err := d.gateMissing(g, approvers)
+		if err != nil {
+			return fmt.Sprintf("the gates could not be checked: %v", err)
+		}
+		if missing != "" {
+			held = append(held, fmt.Sprintf("%s (%s failed) needs %s: %s", g.Title(), g.Step, g.Needs(), missing))
+		}
+	}
+	return strings.Join(held, "; ")
+}
+
+// gateApprovers are the authors of the comments that approve token, each
+// once, in order.
+func gateApprovers(comments []Comment, token string) []string {
+	var out []string
+	for _, c := range comments {
+		cc, err := ParseComment(c.Body)
+		if err != nil || cc.Action != ActionGate || !slices.Contains(cc.Tokens, token) {
+			continue
+		}
+		if !slices.ContainsFunc(out, func(a string) bool { return strings.EqualFold(a, c.Author) }) {
+			out = append(out, c.Author)
+		}
+	}
+	return out
+}
+
+// gateMissing says what the approvers lack of what the gate needs, or "".
+func (d *decider) gateMissing(g report.Gate, approvers []string) (string, error) {
+	var missing []string
+	for _, m := range parseMatcherStrings(g.AllOf) {
+		ok, err := d.anyMatches(approvers, m)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			missing = append(missing, "no approval from "+m.String())
+		}
+	}
+	if len(g.AnyOf) > 0 || len(g.AllOf) == 0 {
+		list := parseMatcherStrings(g.AnyOf)
+		if len(list) == 0 {
+			list = everyone
+		}
+		n := 0
+		for _, a := range approvers {
+			ok, err := d.matchesAny(a, list)
+			if err != nil {
+				return "", err
+			}
+			if ok {
+				n++
+			}
+		}
+		if want := max(g.AnyOfCount, 1); n < want {
+			missing = append(missing, fmt.Sprintf("%d of %d", n, want))
+		}
+	}
+	return strings.Join(missing, ", "), nil
+}
+
+// anyMatches says one of the users matches m.
+func (d *decider) anyMatches(users []string, m Matcher) (bool, error) {
+	var errs []error
+	for _, u := range users {
+		ok, err := d.matches(u, m)
+		if ok {
+			return true, nil
+		}
+		errs = append(errs, err)
+	}
+	return false, errors.Join(errs...)
+}
+
+// parseMatcherStrings reads a gate's matchers, which the config check
+// accepted.
+func parseMatcherStrings(list []string) []Matcher {
+	out := make([]Matcher, 0, len(list))
+	for _, s := range list {
+		if s == "*" {
+			out = append(out, Matcher{Kind: "*"})
+			continue
+		}
+		kind, name, _ := strings.Cut(s, ":")
+		if kind == "repo" {
+			kind = "role"
+		}
+		out = append(out, Matcher{Kind: kind, Name: name})
+	}
+	return out
+}
