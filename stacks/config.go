@@ -27,7 +27,7 @@ type Config struct {
 	BatchRuns                Ignored              `yaml:"batch_runs" cfg:"ignored" doc:"Terrateam server batching; strata splits a run over jobs itself (ci start --shards, docs/ci.md#waves-and-shards)"`
 	CheckoutStrategy         String               `yaml:"checkout_strategy" enum:"merge,checkout" doc:"what the workflow ci emit github writes checks out for a pull request: merge, its merge with the base (default), or checkout, its own last commit"`
 	ConfigBuilder            Ignored              `yaml:"config_builder" cfg:"ignored" doc:"Terrateam server config script; generate strata.yml in a CI step before strata runs"`
-	CostEstimation           Ignored              `yaml:"cost_estimation" cfg:"ignored" doc:"Terrateam cost estimation"`
+	CostEstimation           *CostEstimation      `yaml:"cost_estimation" doc:"each plan's monthly cost from infracost, in the summary and pull request comment (docs/behaviour.md#cost-estimation)"`
 	DestinationBranches      *[]DestinationBranch `yaml:"destination_branches" doc:"the pull requests strata runs for in CI, by the branch they go into (and come from); default any"`
 	Drift                    *Drift               `yaml:"drift" doc:"scheduled drift checks, as ci emit github writes them (docs/ci.md#drift-schedules)"`
 	Enabled                  Bool                 `yaml:"enabled" doc:"false: strata runs nothing in CI for this repository (docs/behaviour.md#the-config-file); elsewhere it runs, saying so"`
