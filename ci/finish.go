@@ -66,6 +66,8 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*report.R
 	if err := addHooks(ctx, st, m.Run, rep); err != nil {
 		return nil, nil, err
 	}
+	// Each job estimated its own units' costs (docs/behaviour.md#cost-estimation).
+	rep.SetCost("")
 	return rep, m, nil
 }
 

@@ -37,6 +37,8 @@ type Run struct {
 	RetryDelay time.Duration
 	Environ    []string
 	Now        func() time.Time
+	// Cost estimates plans' costs, nil when the config asks for none.
+	Cost *Cost
 	// Applying and ApplyRefused are runner.Options'.
 	Applying     func(u *stacks.Unit, digest string) error
 	ApplyRefused func(u *stacks.Unit) error

@@ -159,6 +159,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 			j.res.Changes, j.res.ChangedOutputs, j.res.PlannedOutputs = v.Changes, v.ChangedOutputs, v.Outputs
 			j.res.ChangeSet, j.res.NoSecrets = v.ChangeSet, len(v.Secrets) == 0
 			j.ur.Masker.Add(v.Secrets...)
+			j.estimateCost(ctx, planJSON)
 		}
 		if dir := j.run.PlanJSON; dir != "" && j.failed(ctx, report.StepShow, j.writePlanJSON(dir, planJSON)) {
 			return

@@ -49,6 +49,8 @@ type Result struct {
 	// Gates are the gates the plan raised, or those of the saved plan
 	// reused (docs/controls.md#gates).
 	Gates []report.Gate
+	// Cost is the plan's estimated cost (docs/behaviour.md#cost-estimation).
+	Cost *report.CostReport
 	// appliedEarlier: the state already held the stale saved plan's
 	// changes (reviewed.go).
 	AppliedEarlier bool

@@ -144,6 +144,7 @@ func (v *commentView) render(cut commentCut) string {
 		fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", fence(e))
 	}
 	b.WriteString(rep.hookFailure(commentErrorLimit))
+	b.WriteString(rep.costBlock())
 	if cut.fold != foldAll {
 		// The picture and the shared warnings go last of all when the
 		// comment must shrink.

@@ -35,6 +35,8 @@ type Report struct {
 	// Hooks are the config's hooks that ran around the units
 	// (docs/behaviour.md#hooks).
 	Hooks *HooksReport `json:"hooks,omitempty"`
+	// Cost is the run's estimated monthly cost (docs/behaviour.md#cost-estimation).
+	Cost *CostSummary `json:"cost,omitempty"`
 }
 
 // FailedReport is the report of a command that stopped before any unit
@@ -82,7 +84,9 @@ type UnitReport struct {
 	Replanned *Replanned `json:"replanned,omitempty"`
 	// Gates are the gates the unit's plan raised: its apply waits for
 	// their approval (docs/controls.md#gates).
-	Gates  []Gate                 `json:"gates,omitempty"`
+	Gates []Gate `json:"gates,omitempty"`
+	// Cost is the plan's estimated monthly cost, when estimated.
+	Cost   *CostReport            `json:"cost,omitempty"`
 	Inputs map[string]InputReport `json:"inputs"`
 	Steps  []StepReport           `json:"steps"`
 	// Outputs are the unit's outputs (output command only).
@@ -308,6 +312,7 @@ func (rep *Report) Markdown() string {
 			fmt.Fprintf(&b, "**Stopped before any unit ran.**\n\n```\n%s\n```\n\n", fence(rep.Error))
 		}
 		b.WriteString(rep.hookFailure(commentErrorLimit))
+		b.WriteString(rep.costBlock())
 		b.WriteString(rep.dagBlock())
 		b.WriteString(warningsBlock(shared))
 		for _, s := range stacks {

@@ -14,7 +14,7 @@ func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
 	rep := &report.UnitReport{
 		Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path,
 		Engine: report.EngineReport{Name: ur.Choice.Name, Version: ur.Choice.Version},
-		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned, Gates: ur.gates,
+		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned, Gates: ur.gates, Cost: ur.cost,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
 		Log: ur.Display.Log(), Warnings: ur.warnings,
 	}
@@ -58,6 +58,9 @@ func (r *runState) report(started time.Time) *report.Report {
 	}
 	rep := report.Assemble(r.opt.Command, started, r.opt.Now(), units, r.opt.DetailedExitCode)
 	rep.CI = report.CIFromEnv(r.opt.Environ)
+	if c := r.jobs.Cost; c != nil && r.policy.Plans {
+		rep.SetCost(c.Skipped())
+	}
 	return rep
 }
 

@@ -220,7 +220,22 @@ func (r *runState) jobRun() *job.Run {
 		Project: r.p, Policy: r.policy, State: r.sd, Console: r.con,
 		Exec: job.NewExecutor(o.KillAfter), Procs: &job.Procs{}, TFVars: job.TFVarsFromEnv(o.Environ), Destroying: r.destroying(),
 		Settings: o.Settings, RetryDelay: o.RetryDelay, Environ: o.Environ, Now: o.Now, Applying: o.Applying, ApplyRefused: o.ApplyRefused,
+		Cost: r.cost(),
 	}
+}
+
+// cost is the run's cost estimator (docs/behaviour.md#cost-estimation):
+// nil when the config asks for none or the command plans nothing; it says
+// once, as the run starts, when infracost is not there to ask.
+func (r *runState) cost() *job.Cost {
+	if !r.policy.Plans || r.opt.DropIn {
+		return nil
+	}
+	c := job.NewCost(r.p.Config.CostCurrency())
+	if why := c.Skipped(); why != "" {
+		r.con.Note("strata: no cost estimated: " + why)
+	}
+	return c
 }
 
 // useSavedPlan makes `apply FILE` apply FILE as terraform does: no plan,

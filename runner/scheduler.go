@@ -58,8 +58,10 @@ type unitRun struct {
 	// replanned compares the plan apply made in place of the reviewed
 	// one with it (reviewed.go).
 	replanned *report.Replanned
-	// gates are the gates the unit's plan raised (docs/controls.md#gates).
+	// gates are the gates the unit's plan raised (docs/controls.md#gates),
+	// cost its plan's estimated cost.
 	gates []report.Gate
+	cost  *report.CostReport
 	steps []report.StepReport
 	outputs   map[string]any // output command
 	cause     *unitRun       // skipped: the failed unit at the root

@@ -29,6 +29,9 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 	}
 	if jr.kind != job.Apply {
 		ur.gates = res.Gates
+		if res.Cost != nil {
+			ur.cost = res.Cost
+		}
 	}
 	if res.Refused != "" {
 		// --require-reviewed-plan: nothing is applied, and what waits

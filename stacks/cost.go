@@ -5,7 +5,7 @@ package stacks
 type CostEstimation struct {
 	Pos      Pos
 	Enabled  Bool   `yaml:"enabled" doc:"estimate each plan's cost with infracost, when it is on PATH (default true once the section is written)"`
-	Provider String `yaml:"provider" enum:"infracost" doc:"the estimator (infracost)"`
+	Provider String `yaml:"provider" enum:"infracost" doc:"the estimator"`
 	Currency String `yaml:"currency" doc:"the currency of the estimates (default USD)"`
 }
 
