@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/strata-iac/strata/stacks"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -65,6 +66,16 @@ type GitLabOptions struct {
 	// OIDCAudiences are the audiences of the config's oidc steps: the
 	// child's jobs get an OIDC token for them as STRATA_OIDC_TOKEN.
 	OIDCAudiences []string
+	// CheckoutStrategy is the config's checkout_strategy (parent: the
+	// default of STRATA_CHECKOUT_STRATEGY; child: the run's).
+	CheckoutStrategy string
+	// DestinationBranches are the config's destination_branches: the
+	// parent's rules run for them only.
+	DestinationBranches []stacks.DestinationBranch
+	// MergeTarget is the target branch's commit the run's start merged a
+	// merge request with (checkout_strategy merge): every child job
+	// merges the same commit.
+	MergeTarget string
 }
 
 // DefaultImage is strata's release image (Dockerfile).

@@ -1,7 +1,9 @@
 package ci
 
 import (
+	"cmp"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,8 +22,9 @@ func EmitGitLabParent(opt GitLabOptions) ([]byte, error) {
 	if err := opt.check(); err != nil {
 		return nil, err
 	}
+	mrRule, pushRule := gitlabBranchRules(opt.DestinationBranches)
 	rules := func(apply bool) *yaml.Node {
-		onDefault := yMap("if", yStr("$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"))
+		onDefault := yMap("if", yStr(pushRule))
 		if apply {
 			yAdd(onDefault, "variables", yMap(
 				"STRATA_COMMAND", yStr("apply"),
@@ -31,7 +34,7 @@ func EmitGitLabParent(opt GitLabOptions) ([]byte, error) {
 		// A pipeline schedule runs what its own variables say: a drift
 		// check (docs/ci.md#drift-schedules).
 		schedule := yMap("if", yStr(`$CI_PIPELINE_SOURCE == "schedule"`))
-		return ySeq(yMap("if", yStr(`$CI_PIPELINE_SOURCE == "merge_request_event"`)), schedule, onDefault)
+		return ySeq(yMap("if", yStr(mrRule)), schedule, onDefault)
 	}
 	start := yMap(
 		"image", yMap("name", yStr("$STRATA_IMAGE"), "entrypoint", yFlowStrs("")),
@@ -39,6 +42,7 @@ func EmitGitLabParent(opt GitLabOptions) ([]byte, error) {
 		"variables", yMap("GIT_DEPTH", yStr("0")),
 		"script", yStrs(
 			`set -f`,
+			gitlabCheckoutScript,
 			// --changed compares with the target branch, which a merge
 			// request pipeline does not fetch.
 			`if [ -n "${CI_MERGE_REQUEST_TARGET_BRANCH_NAME:-}" ]; then git fetch --quiet origin "$CI_MERGE_REQUEST_TARGET_BRANCH_NAME"; fi`,
@@ -68,6 +72,7 @@ func EmitGitLabParent(opt GitLabOptions) ([]byte, error) {
 			"STRATA_QUERY", yStr(""),
 			"STRATA_AUTO_APPROVE", yStr("false"),
 			"STRATA_SHARDS", yQuoted(strconv.Itoa(opt.Shards)),
+			"STRATA_CHECKOUT_STRATEGY", yStr(cmp.Or(opt.CheckoutStrategy, "merge")),
 			"STRATA_IMAGE", yQuoted(opt.Image),
 		),
 		"strata-start", start,
@@ -95,6 +100,9 @@ func (opt GitLabOptions) check() error {
 	}
 	return nil
 }
+
+// commitID is a git commit ID.
+var commitID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 // gitlabJob is one job of the child pipeline: a wave's shard, a join or
 // the finish.
@@ -130,7 +138,10 @@ func EmitGitLabChild(m *Manifest, opt GitLabOptions) ([]byte, error) {
 		return nil, err
 	}
 	c.add("finish", childFinishJob(c.within(all)))
-	doc := childDoc(m.Run, opt.Image, c.jobs)
+	if opt.MergeTarget != "" && !commitID.MatchString(opt.MergeTarget) {
+		return nil, fmt.Errorf("STRATA_MERGE_TARGET %q: expected a commit ID", opt.MergeTarget)
+	}
+	doc := childDoc(m.Run, opt, c.jobs)
 	if len(opt.OIDCAudiences) > 0 {
 		// The config's oidc steps read the job's OIDC token from
 		// STRATA_OIDC_TOKEN (docs/behaviour.md#oidc).
@@ -256,10 +267,22 @@ func childFinishJob(needs []string) *yaml.Node {
 
 // childDoc is the child pipeline of a run: the jobs' image, the run's ID
 // and the jobs.
-func childDoc(run, image string, jobs []gitlabJob) *yaml.Node {
+func childDoc(run string, opt GitLabOptions, jobs []gitlabJob) *yaml.Node {
+	vars := yMap("STRATA_RUN", yQuoted(run))
+	if opt.CheckoutStrategy != "" {
+		yAdd(vars, "STRATA_CHECKOUT_STRATEGY", yStr(opt.CheckoutStrategy))
+	}
+	if opt.MergeTarget != "" {
+		// The start's merge, made again in every job.
+		yAdd(vars, "STRATA_MERGE_TARGET", yStr(opt.MergeTarget))
+	}
 	doc := yMap(
-		"default", yMap("image", yMap("name", yQuoted(image), "entrypoint", yFlowStrs(""))),
-		"variables", yMap("STRATA_RUN", yQuoted(run)),
+		"default", yMap(
+			"image", yMap("name", yQuoted(opt.Image), "entrypoint", yFlowStrs("")),
+			// Every job works on what the start planned.
+			"before_script", yStrs(gitlabCheckoutScript),
+		),
+		"variables", vars,
 	)
 	for _, j := range jobs {
 		yAdd(doc, j.name, j.node)

@@ -116,8 +116,25 @@ func writeEmitted(c *cli.Context, b []byte) error {
 func emitGitLab(c *cli.Context, opt ci.GitLabOptions) ([]byte, error) {
 	run := c.String("run")
 	if run == "" {
+		if s, err := openProject(c); err == nil {
+			// What the config says of branches and checkouts
+			// (docs/ci.md#checkout-strategy-on-gitlab).
+			cfg := s.project.Config
+			opt.CheckoutStrategy = cfg.CheckoutStrategy.Value
+			if cfg.DestinationBranches != nil {
+				opt.DestinationBranches = *cfg.DestinationBranches
+			}
+		}
 		return ci.EmitGitLabParent(opt)
 	}
+	// The start job's checkout, for every job to make again.
+	switch cs := os.Getenv("STRATA_CHECKOUT_STRATEGY"); cs {
+	case "", "merge", "checkout":
+		opt.CheckoutStrategy = cs
+	default:
+		return nil, fmt.Errorf("STRATA_CHECKOUT_STRATEGY %q: expected merge or checkout", cs)
+	}
+	opt.MergeTarget = os.Getenv("STRATA_MERGE_TARGET")
 	if c.String("state") == "" {
 		return nil, fmt.Errorf("--run needs the state bucket: --state URL or STRATA_STATE_URL")
 	}
