@@ -24,6 +24,10 @@ func corpusDir(t *testing.T) string {
 	return ""
 }
 
+// serverOnly are the keys only a Terrateam server can act on: they keep
+// their warning, and the README says what replaces each.
+var serverOnly = map[string]bool{"indexer": true, "tree_builder": true, "config_builder": true, "batch_runs": true}
+
 func TestTerrateamCorpus(t *testing.T) {
 	dir := corpusDir(t)
 	f, err := os.Open(filepath.Join(dir, "EXPECTED.tsv"))
@@ -59,6 +63,13 @@ func TestTerrateamCorpus(t *testing.T) {
 				t.Fatalf("load: %v", err)
 			}
 			errs := p.Diagnostics.Errors()
+			// Every key a real config holds is acted on, but those only
+			// Terrateam's server can act on.
+			for _, d := range p.Diagnostics {
+				if d.Severity == SeverityWarning && strings.Contains(d.Message, "accepted and ignored") && !serverOnly[strings.SplitN(d.Key, ".", 2)[0]] {
+					t.Errorf("a key strata does not act on: %s", d)
+				}
+			}
 			switch {
 			case expect == "accept":
 				if len(errs) > 0 {
