@@ -189,8 +189,15 @@ func TestCommentCommands(t *testing.T) {
 		t.Errorf("the plan's comment:\n%s", c)
 	}
 
+	commentApplies(t, cm, head)
+}
+
+// commentApplies: who may apply, what an apply needs, a head that moved,
+// apply-force, unlock and help, after bob's plan.
+func commentApplies(t *testing.T, cm *commenter, head string) {
+	st := cm.f.state()
 	// bob may not apply; alice may, once the pull request is approved.
-	out, _ = cm.command("bob", "strata apply")
+	out, _ := cm.command("bob", "strata apply")
 	if fin := cm.run("bob", "strata apply", out); fin.code != 1 || !strings.Contains(fin.stdout, `bob may not apply app@default: access_control policy \"\" lets user:alice apply it`) {
 		t.Errorf("bob's apply: exit %d\n%s%s", fin.code, fin.stdout, fin.stderr)
 	}
