@@ -34,13 +34,22 @@ func parseMatchers(list *[]stacks.String) []Matcher {
 	if list == nil {
 		return nil
 	}
-	out := make([]Matcher, 0, len(*list))
-	for _, s := range *list {
-		if s.Value == "*" {
+	values := make([]string, len(*list))
+	for i, s := range *list {
+		values[i] = s.Value
+	}
+	return parseMatcherStrings(values)
+}
+
+// parseMatcherStrings reads matchers the config check accepted.
+func parseMatcherStrings(list []string) []Matcher {
+	out := make([]Matcher, 0, len(list))
+	for _, s := range list {
+		if s == "*" {
 			out = append(out, Matcher{Kind: "*"})
 			continue
 		}
-		kind, name, _ := strings.Cut(s.Value, ":")
+		kind, name, _ := strings.Cut(s, ":")
 		if kind == "repo" {
 			kind = "role"
 		}

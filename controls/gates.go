@@ -125,21 +125,3 @@ func (d *decider) anyMatches(users []string, m Matcher) (bool, error) {
 	}
 	return false, errors.Join(errs...)
 }
-
-// parseMatcherStrings reads a gate's matchers, which the config check
-// accepted.
-func parseMatcherStrings(list []string) []Matcher {
-	out := make([]Matcher, 0, len(list))
-	for _, s := range list {
-		if s == "*" {
-			out = append(out, Matcher{Kind: "*"})
-			continue
-		}
-		kind, name, _ := strings.Cut(s, ":")
-		if kind == "repo" {
-			kind = "role"
-		}
-		out = append(out, Matcher{Kind: kind, Name: name})
-	}
-	return out
-}
