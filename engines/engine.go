@@ -25,6 +25,15 @@ type Engine struct {
 	Source string `json:"source"`
 }
 
+// RegistryHost is the provider registry a provider source without a host
+// names, for this engine.
+func (e *Engine) RegistryHost() string {
+	if e.Name == "tofu" {
+		return "registry.opentofu.org"
+	}
+	return "registry.terraform.io"
+}
+
 // String gives the engine as "terraform 1.5.7".
 func (e *Engine) String() string {
 	return e.Name + " " + e.Version.String()

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/contenthash"
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/filelock"
@@ -36,11 +37,17 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 		f := false
 		args.Backend = &f
 	}
-	// Terraform's plugin cache is not safe under parallel init: inits that
-	// share one never overlap, across strata processes too.
+	// Terraform's plugin cache is not safe under parallel inits that write
+	// it: an init that may write it runs alone, across strata processes
+	// too; inits that find every provider there only read it, and overlap
+	// (docs/architecture.md#what-an-init-costs).
 	if cache := j.engineEnv(stepEnv)["TF_PLUGIN_CACHE_DIR"]; cache != "" {
 		if err := os.MkdirAll(cache, 0o755); err == nil {
-			lock, err := filelock.Acquire(ctx, filepath.Join(cache, ".strata-init.lock"), nil)
+			acquire := filelock.Acquire
+			if cached, _ := engines.CachedProviders(cache, j.ur.Dir, j.ur.Engine.RegistryHost()); cached && !args.Upgrade {
+				acquire = filelock.AcquireShared
+			}
+			lock, err := acquire(ctx, filepath.Join(cache, ".strata-init.lock"), nil)
 			if err != nil {
 				return outcome{}, err
 			}

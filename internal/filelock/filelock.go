@@ -1,4 +1,4 @@
-// Package filelock takes exclusive OS file locks that other processes
+// Package filelock takes exclusive (or shared) OS file locks that other processes
 // respect and that the kernel releases when the holding process dies, so a
 // crashed strata never leaves a lock behind.
 package filelock
@@ -27,12 +27,22 @@ type Lock struct {
 // The lock file is never removed: removing it would let two processes lock
 // two different files of the same name.
 func Acquire(ctx context.Context, path string, waiting func()) (*Lock, error) {
+	return acquire(ctx, path, waiting, false)
+}
+
+// AcquireShared takes a shared lock on path: any number of holders share
+// it, in this process and others, while none holds it exclusively.
+func AcquireShared(ctx context.Context, path string, waiting func()) (*Lock, error) {
+	return acquire(ctx, path, waiting, true)
+}
+
+func acquire(ctx context.Context, path string, waiting func(), shared bool) (*Lock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	for {
-		ok, err := tryLock(f)
+		ok, err := tryLock(f, shared)
 		if err != nil {
 			f.Close()
 			return nil, err
@@ -60,7 +70,7 @@ func TryAcquire(path string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	ok, err := tryLock(f)
+	ok, err := tryLock(f, false)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -55,3 +55,36 @@ func TestAcquireWaitsAndHonoursContext(t *testing.T) {
 	}
 	l.Release()
 }
+
+// TestShared: shared holders hold together; an exclusive lock waits for
+// every one of them, and a shared one waits for the exclusive holder.
+func TestShared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	ctx := context.Background()
+	a, err := AcquireShared(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := AcquireShared(ctx, path, nil)
+	if err != nil {
+		t.Fatalf("a second shared holder: %v", err)
+	}
+	if _, err := TryAcquire(path); !errors.Is(err, ErrHeld) {
+		t.Fatalf("exclusive beside shared holders: %v, want ErrHeld", err)
+	}
+	a.Release()
+	if _, err := TryAcquire(path); !errors.Is(err, ErrHeld) {
+		t.Fatalf("exclusive beside one shared holder: %v, want ErrHeld", err)
+	}
+	b.Release()
+	x, err := TryAcquire(path)
+	if err != nil {
+		t.Fatalf("exclusive once the shared holders left: %v", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
+	defer cancel()
+	if _, err := AcquireShared(short, path, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("shared beside an exclusive holder: %v, want it to wait", err)
+	}
+	x.Release()
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
+)
+
+// timeModule requires the real hashicorp/time provider.
+const timeModule = `terraform {
+  required_providers {
+    time = { source = "hashicorp/time", version = "0.13.1" }
+  }
+}
+resource "time_static" "x" {}
+`
+
+// maxInitsAtOnce is the most init steps of a report that ran at once.
+func maxInitsAtOnce(t *testing.T, path string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, u := range rep.Units {
+		for _, s := range u.Steps {
+			if s.Name == report.StepInit {
+				edges = append(edges, edge{s.StartedAt, 1}, edge{s.FinishedAt, -1})
+			}
+		}
+	}
+	// An init that ends as another starts did not overlap it.
+	sort.Slice(edges, func(i, j int) bool {
+		if !edges[i].at.Equal(edges[j].at) {
+			return edges[i].at.Before(edges[j].at)
+		}
+		return edges[i].delta < edges[j].delta
+	})
+	most, now := 0, 0
+	for _, e := range edges {
+		now += e.delta
+		most = max(most, now)
+	}
+	return most
+}
+
+// TestInitsShareAWarmCache: with a real provider from a filesystem
+// mirror, inits that may write the shared plugin cache run one at a time
+// (a cold cache, no lock files), and inits that find every provider there,
+// as their lock files select it, overlap; no lock file changes, and the
+// cache holds the provider once.
+func TestInitsShareAWarmCache(t *testing.T) {
+	testenv.NeedTerraform(t)
+	t.Parallel()
+	_, rc := testenv.FilesystemMirror(t, testenv.TimeProvider(t))
+	files := map[string]string{"strata.yml": "dirs:\n"}
+	const units = 8
+	for i := range units {
+		files["strata.yml"] += fmt.Sprintf("  u%d: {}\n", i)
+		files[fmt.Sprintf("u%d/main.tf", i)] = timeModule
+	}
+	root := testenv.WriteRepo(t, files)
+	env := testenv.Env(t, "TF_CLI_CONFIG_FILE="+rc)
+	out := t.TempDir()
+	init := func(name string) string {
+		t.Helper()
+		path := filepath.Join(out, name+".json")
+		if r := runBin(t, root, env, "init", "--all", "-j", "4", "--report", path); r.code != 0 {
+			t.Fatalf("%s init: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
+		}
+		return path
+	}
+	if n := maxInitsAtOnce(t, init("cold")); n != 1 {
+		t.Errorf("cold cache: %d inits at once, want 1 (each may write the cache)", n)
+	}
+	locks := map[string]string{}
+	for i := range units {
+		data, err := os.ReadFile(filepath.Join(root, fmt.Sprintf("u%d", i), ".terraform.lock.hcl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		locks[fmt.Sprint(i)] = string(data)
+	}
+	if n := maxInitsAtOnce(t, init("warm")); n < 2 {
+		t.Errorf("warm cache: %d init at once, want them to overlap", n)
+	}
+	for i := range units {
+		data, _ := os.ReadFile(filepath.Join(root, fmt.Sprintf("u%d", i), ".terraform.lock.hcl"))
+		if string(data) != locks[fmt.Sprint(i)] {
+			t.Errorf("u%d's lock file changed:\n%s\nwas\n%s", i, data, locks[fmt.Sprint(i)])
+		}
+	}
+	var cacheDir string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "STRATA_CACHE_DIR="); ok {
+			cacheDir = v
+		}
+	}
+	pkg := filepath.Join(cacheDir, "plugins", "registry.terraform.io", "hashicorp", "time", "0.13.1", runtime.GOOS+"_"+runtime.GOARCH)
+	if st, err := os.Stat(pkg); err != nil || !st.IsDir() {
+		t.Errorf("the cache has no %s: %v", pkg, err)
+	}
+}
