@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/report"
@@ -200,34 +199,6 @@ func TestPlanJSONAndApplyLock(t *testing.T) {
 	_, err = Execute(context.Background(), p, run, Options{Settings: Settings{Command: CmdApply, AutoApprove: true}, Extra: Extra{Environ: e.env}, Output: Output{Console: &e.console}})
 	if err == nil || !strings.Contains(err.Error(), "pid 4242, strata apply, started 2026-11-22T02:00:00Z") {
 		t.Errorf("second apply: %v", err)
-	}
-}
-
-// TestInitsSharingAPluginCacheDoNotOverlap: terraform's plugin cache is not
-// safe under parallel init, so inits using one never overlap, while the
-// plans still run in parallel.
-func TestInitsSharingAPluginCacheDoNotOverlap(t *testing.T) {
-	files := map[string]string{}
-	for _, d := range []string{"a", "b", "c"} {
-		files[d+"/main.tf"] = "module \"m\" {\n  source = \"./m\"\n}\n"
-		files[d+"/m/main.tf"] = "resource \"terraform_data\" \"x\" {}\n"
-	}
-	e := newE2E(t, writeRepo(t, files))
-	res := e.run(CmdPlan, Options{Settings: Settings{Parallelism: 3}}, stacks.Selection{})
-	type span struct{ from, to time.Time }
-	var inits []span
-	for _, u := range res.Report.Units {
-		s, ok := stepOf(u, report.StepInit)
-		if !ok {
-			t.Fatalf("%s did not init", u.Name())
-		}
-		inits = append(inits, span{s.StartedAt, s.FinishedAt})
-	}
-	sort.Slice(inits, func(i, j int) bool { return inits[i].from.Before(inits[j].from) })
-	for i := 1; i < len(inits); i++ {
-		if inits[i].from.Before(inits[i-1].to) {
-			t.Errorf("init %d started %s before init %d finished %s", i, inits[i].from.Format(time.StampMicro), i-1, inits[i-1].to.Format(time.StampMicro))
-		}
 	}
 }
 

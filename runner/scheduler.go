@@ -60,11 +60,11 @@ type unitRun struct {
 	replanned *report.Replanned
 	// gates are the gates the unit's plan raised (docs/controls.md#gates),
 	// cost its plan's estimated cost.
-	gates []report.Gate
-	cost  *report.CostReport
-	steps []report.StepReport
-	outputs   map[string]any // output command
-	cause     *unitRun       // skipped: the failed unit at the root
+	gates   []report.Gate
+	cost    *report.CostReport
+	steps   []report.StepReport
+	outputs map[string]any // output command
+	cause   *unitRun       // skipped: the failed unit at the root
 	// rootCause names the failed unit at the root of a settled unit that
 	// was skipped by another job (RoleSettled); the unit itself otherwise.
 	// rootDenied says that unit was denied rather than failed.
