@@ -44,7 +44,7 @@ type forgeState struct {
 	// their authors by ID (strata's token's bot when not set).
 	comments       map[int]map[int]string
 	commentAuthors map[int]string
-	nextID   int
+	nextID         int
 	// merges are the merges made, "N method sha" ("N sha" on GitLab),
 	// and deleted the branches deleted.
 	merges, deleted []string
