@@ -290,10 +290,18 @@ func copyFile(src, dst string) error {
 	return atomicfile.Write(dst, b, 0o600)
 }
 
-// ReadOutputs reads a producer's outputs (output -json, as a step of the
-// producer) once, after its last apply in the run or as it stands.
+// ReadOutputs reads a producer's outputs once, after its last apply in the
+// run or as it stands: from the run state when its state is where it was
+// when they were last read, else with the engine (output -json, as a step
+// of the producer), then recorded (docs/behaviour.md#outputs-without-init).
 func (j *job) readOutputs(ctx context.Context) {
+	if j.recordedOutputs() {
+		return
+	}
 	j.res.Produced, _, j.res.ProducedErr = j.engineOutputs(ctx, j.ur.InitArgs)
+	if j.res.ProducedErr == nil {
+		j.recordOutputs()
+	}
 }
 
 // JSONString is a JSON value as text: a string's content, anything else as

@@ -7,6 +7,15 @@ import (
 	"strings"
 )
 
+// ProducerRead is how a run read the outputs of a unit outside it: From
+// is "run state", their record, its state unchanged, or "engine" (init
+// when needed, output -json); Error when they could not be read.
+type ProducerRead struct {
+	Unit  string `json:"unit"`
+	From  string `json:"from"`
+	Error string `json:"error,omitempty"`
+}
+
 // CostReport is a unit's estimated monthly cost, from infracost
 // (docs/behaviour.md#cost-estimation): before its plan and after it.
 type CostReport struct {

@@ -35,6 +35,9 @@ type Report struct {
 	// Hooks are the config's hooks that ran around the units
 	// (docs/behaviour.md#hooks).
 	Hooks *HooksReport `json:"hooks,omitempty"`
+	// Producers are the units outside the run whose outputs it read, and
+	// how (docs/behaviour.md#outputs-without-init).
+	Producers []ProducerRead `json:"producers,omitempty"`
 	// Cost is the run's estimated monthly cost (docs/behaviour.md#cost-estimation).
 	Cost *CostSummary `json:"cost,omitempty"`
 }

@@ -64,6 +64,9 @@ const (
 	StepPlan      = "plan"
 	StepApply     = "apply"
 	StepOutput    = "output"
+	// StepOutputRecord is reading a unit's outputs from the run state,
+	// its state unchanged since they were read (docs/behaviour.md#outputs-without-init).
+	StepOutputRecord = "output (recorded)"
 	StepValidate  = "validate"
 	StepRun       = "run"
 	StepShow      = "show"

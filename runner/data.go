@@ -366,10 +366,18 @@ func (r *runState) readExternalProducer(ctx context.Context, ur *unitRun) {
 	if ur.Engine == nil {
 		return
 	}
-	if res := r.jobs.ReadOutputs(ctx, ur.Unit); res.ProducedErr == nil {
+	res := r.jobs.ReadOutputs(ctx, ur.Unit)
+	read := report.ProducerRead{Unit: ur.Spec.ID(), From: "engine"}
+	if slices.ContainsFunc(res.Steps, func(s report.StepReport) bool { return s.Name == report.StepOutputRecord }) {
+		read.From = "run state"
+	}
+	if res.ProducedErr != nil {
+		read.Error = ur.Masker.Mask(job.ErrorText(res.ProducedErr))
+	} else {
 		ur.produced = res.Produced
 		ur.opened = true
 	}
+	r.producerReads = append(r.producerReads, read)
 }
 
 // prerequisites settles docs/behaviour.md#prerequisites before a command runs: for each stack of the

@@ -128,6 +128,9 @@ type gateEdge struct {
 // own parts lock) and works on its unit, and sends its result back.
 type runState struct {
 	p *stacks.Project
+	// producerReads are how the outputs of the producers outside the run
+	// were read, for the report.
+	producerReads []report.ProducerRead
 	// root is the project's root, resolved once for the unit dirs joined
 	// onto it.
 	root   *safepath.Base

@@ -12,9 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/safepath"
+	"github.com/strata-iac/strata/internal/tfstate"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -139,6 +141,20 @@ type UnitState struct {
 	Apply *ApplyRecord `json:"apply,omitempty"`
 	// Deployed is the commit of the last successful apply.
 	Deployed *DeployedRecord `json:"deployed,omitempty"`
+	// Outputs are the unit's outputs as they were last read, with the
+	// version of the state they were read from
+	// (docs/behaviour.md#outputs-without-init).
+	Outputs *OutputsRecord `json:"outputs,omitempty"`
+}
+
+// OutputsRecord is a unit's outputs as the engine read them from a state
+// at a version: a later read finds the state at the same version and
+// takes them from here, without init or the engine.
+type OutputsRecord struct {
+	State     tfstate.Version              `json:"state"`
+	Workspace string                       `json:"workspace"`
+	Outputs   map[string]tfexec.OutputMeta `json:"outputs"`
+	At        time.Time                    `json:"at"`
 }
 
 // InitRecord is the last successful init.
