@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/strata-iac/strata/command"
@@ -78,6 +79,7 @@ func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, readsOutputs func(app
 	default:
 		j.plan(ctx)
 	}
+	j.recordTook(ctx, kind)
 	applied := kind == Apply || j.res.Applied
 	if j.res.Err == nil && !r.Policy.AsItStands && !r.Destroying &&
 		(applied || (!j.res.HasChanges && !ur.ForceApply)) && readsOutputs(applied, &j.res) {
@@ -94,4 +96,38 @@ func (r *Run) otherRoots(dir string) []string {
 		out = append(out, r.Project.RootsBelow(m)...)
 	}
 	return out
+}
+
+// recordTook records how long a job that ended well took, for the
+// scheduler of later runs (docs/architecture.md#ready-queue): a plan job's
+// steps, an apply job's, and a plan and apply in one call as the apply's.
+func (j *job) recordTook(ctx context.Context, kind Kind) {
+	if j.res.Err != nil || len(j.res.Steps) == 0 || j.run.Policy.Job != command.JobPlan {
+		return
+	}
+	if kind == Plan && !slices.ContainsFunc(j.res.Steps, func(s report.StepReport) bool { return s.Name == report.StepPlan }) {
+		// A saved plan reused: what a plan takes is not known here.
+		return
+	}
+	first, last := j.res.Steps[0].StartedAt, j.res.Steps[0].FinishedAt
+	for _, s := range j.res.Steps {
+		if s.StartedAt.Before(first) {
+			first = s.StartedAt
+		}
+		if s.FinishedAt.After(last) {
+			last = s.FinishedAt
+		}
+	}
+	took := max(last.Sub(first).Milliseconds(), 1)
+	err := j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
+		if s.Took == nil {
+			s.Took = &runstate.TookRecord{}
+		}
+		if kind == Plan {
+			s.Took.PlanMS = took
+		} else {
+			s.Took.ApplyMS = took
+		}
+	})
+	j.failed(ctx, report.StepState, err)
 }

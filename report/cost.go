@@ -7,6 +7,14 @@ import (
 	"strings"
 )
 
+// ScheduleReport is how long a run took against the bound its DAG sets:
+// the longest path through it, each unit weighing what its jobs took in
+// this run (docs/architecture.md#ready-queue).
+type ScheduleReport struct {
+	CriticalPathMS int64 `json:"critical_path_ms"`
+	MakespanMS     int64 `json:"makespan_ms"`
+}
+
 // ProducerRead is how a run read the outputs of a unit outside it: From
 // is "run state", their record, its state unchanged, or "engine" (init
 // when needed, output -json); Error when they could not be read.

@@ -38,6 +38,8 @@ type Report struct {
 	// Producers are the units outside the run whose outputs it read, and
 	// how (docs/behaviour.md#outputs-without-init).
 	Producers []ProducerRead `json:"producers,omitempty"`
+	// Schedule compares the run's length with its critical path.
+	Schedule *ScheduleReport `json:"schedule,omitempty"`
 	// Cost is the run's estimated monthly cost (docs/behaviour.md#cost-estimation).
 	Cost *CostSummary `json:"cost,omitempty"`
 }

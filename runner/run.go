@@ -574,16 +574,19 @@ func (r *runState) pluginCache() string {
 }
 
 // computePriorities gives each unit the length of the longest path from it
-// to the end of the graph: ready units on the critical path go first.
+// to the end of the graph, each unit weighing what its jobs took last
+// time: ready units on the critical path go first
+// (docs/architecture.md#ready-queue).
 func (r *runState) computePriorities() {
+	weight := r.weights()
 	order := r.g.Order()
 	for i := len(order) - 1; i >= 0; i-- {
 		ur := r.byUnit[order[i]]
+		longest := int64(0)
 		for _, s := range ur.succs {
-			if s.priority+1 > ur.priority {
-				ur.priority = s.priority + 1
-			}
+			longest = max(longest, s.priority)
 		}
+		ur.priority = weight[ur] + longest
 	}
 	sort.SliceStable(r.units, func(i, j int) bool { return r.units[i].Spec.ID() < r.units[j].Spec.ID() })
 }

@@ -40,7 +40,7 @@ type unitRun struct {
 	role        Role // a member of the run, or outside it: a gate or a producer
 
 	planPreds, applyPreds, succs []*unitRun
-	priority                     int
+	priority                     int64
 	// out are the gates this unit holds, one per edge; planWaits and
 	// applyWaits count the gates of this unit not yet open.
 	out                   []gateEdge

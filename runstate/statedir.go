@@ -145,6 +145,16 @@ type UnitState struct {
 	// version of the state they were read from
 	// (docs/behaviour.md#outputs-without-init).
 	Outputs *OutputsRecord `json:"outputs,omitempty"`
+	// Took is how long the unit's last jobs took, for the scheduler
+	// (docs/architecture.md#ready-queue).
+	Took *TookRecord `json:"took,omitempty"`
+}
+
+// TookRecord is how long a unit's last successful plan job (init, plan and
+// what its workflow runs) and apply job took, in milliseconds.
+type TookRecord struct {
+	PlanMS  int64 `json:"plan_ms,omitempty"`
+	ApplyMS int64 `json:"apply_ms,omitempty"`
 }
 
 // OutputsRecord is a unit's outputs as the engine read them from a state
