@@ -17,6 +17,7 @@ import (
 
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -369,6 +370,26 @@ func newMakespanRepo(b *testing.B, env []string, units []makespanUnit) *makespan
 	return &makespanRepo{template: template, env: env}
 }
 
+// recordTook writes in the template's run state what each unit took, its
+// sleep and a fixed part, as an earlier run's jobs record it.
+func (m *makespanRepo) recordTook(b *testing.B, sleeps map[string]time.Duration) {
+	b.Helper()
+	p, err := stacks.Load(m.template, filepath.Join(m.template, "strata.yml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sd, err := runstate.OpenStateDir(filepath.Join(m.template, ".strata"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, u := range p.Units {
+		ms := (sleeps[u.Dir] + 100*time.Millisecond).Milliseconds()
+		if err := sd.UpdateUnit(u, func(s *runstate.UnitState) { s.Took = &runstate.TookRecord{PlanMS: ms / 2, ApplyMS: ms / 2} }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // apply copies the repository and applies the copy; it returns the time of
 // the command (load, select, Execute) and its report. The copy is made
 // with the timer stopped, and the command is timed only when timed is
@@ -453,6 +474,14 @@ func makespanLowerBound(b *testing.B, root string, sleeps map[string]time.Durati
 // against that.
 func BenchmarkMakespan(b *testing.B) {
 	benchTerraform(b)
+	// counts: no run state history, the ready queue counts units; history:
+	// the run state holds what each unit took last time, as a run before
+	// would have left it.
+	b.Run("counts", func(b *testing.B) { benchMakespan(b, false) })
+	b.Run("history", func(b *testing.B) { benchMakespan(b, true) })
+}
+
+func benchMakespan(b *testing.B, history bool) {
 	env := benchEnv(b)
 	const workers = 4
 
@@ -462,6 +491,9 @@ func BenchmarkMakespan(b *testing.B) {
 		sleeps[u.dir] = u.sleep
 	}
 	repo := newMakespanRepo(b, env, units)
+	if history {
+		repo.recordTook(b, sleeps)
+	}
 	one := newMakespanRepo(b, env, []makespanUnit{{dir: "solo", stack: "base"}})
 	one.fixedSample(b) // the first command of a process pays for warming up
 
