@@ -43,11 +43,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	// (docs/architecture.md#what-an-init-costs).
 	if cache := j.engineEnv(stepEnv)["TF_PLUGIN_CACHE_DIR"]; cache != "" {
 		if err := os.MkdirAll(cache, 0o755); err == nil {
-			acquire := filelock.Acquire
-			if cached, _ := engines.CachedProviders(cache, j.ur.Dir, j.ur.Engine.RegistryHost()); cached && !args.Upgrade {
-				acquire = filelock.AcquireShared
-			}
-			lock, err := acquire(ctx, filepath.Join(cache, ".strata-init.lock"), nil)
+			lock, err := j.lockCache(ctx, cache, args.Upgrade)
 			if err != nil {
 				return outcome{}, err
 			}
@@ -118,4 +114,27 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 		}
 	}
 	return !j.failed(ctx, report.StepWorkspace, err)
+}
+
+// lockCache takes the plugin cache's lock for an init: shared when the
+// init will only read the cache, else exclusive. An init that waited for
+// the exclusive lock looks again once it has it: the init before it may
+// have filled the cache, and it then shares it with the others
+// (docs/architecture.md#what-an-init-costs).
+func (j *job) lockCache(ctx context.Context, cache string, upgrade bool) (*filelock.Lock, error) {
+	path := filepath.Join(cache, ".strata-init.lock")
+	cached := func() bool {
+		ok, _ := engines.CachedProviders(cache, j.ur.Dir, j.ur.Engine.RegistryHost())
+		return ok && !upgrade
+	}
+	for {
+		if cached() {
+			return filelock.AcquireShared(ctx, path, nil)
+		}
+		lock, err := filelock.Acquire(ctx, path, nil)
+		if err != nil || !cached() {
+			return lock, err
+		}
+		lock.Release()
+	}
 }

@@ -119,3 +119,56 @@ func TestInitsShareAWarmCache(t *testing.T) {
 		t.Errorf("the cache has no %s: %v", pkg, err)
 	}
 }
+
+// TestEachProviderDownloadedOnce: from an HTTPS network mirror on
+// loopback (trusted through SSL_CERT_FILE), a repository whose eight
+// units each lock the same provider is initialised on an empty plugin
+// cache with one download: the first init fills the cache alone, and the
+// others, waiting for it, find the provider there, as their lock files
+// select it, and only read the cache. No lock file changes. (A unit with no lock file yet downloads
+// its providers itself: terraform trusts no cached package its lock file
+// has no checksum for.)
+func TestEachProviderDownloadedOnce(t *testing.T) {
+	testenv.NeedTerraform(t)
+	t.Parallel()
+	mirror := testenv.StartNetworkMirror(t, testenv.TimeProvider(t))
+	files := map[string]string{"strata.yml": "dirs:\n"}
+	const units = 8
+	for i := range units {
+		files["strata.yml"] += fmt.Sprintf("  u%d: {}\n", i)
+		files[fmt.Sprintf("u%d/main.tf", i)] = timeModule
+	}
+	root := testenv.WriteRepo(t, files)
+	// The lock files, as a repository commits them.
+	if r := runBin(t, root, testenv.Env(t, mirror.Env...), "init", "--all", "-j", "4"); r.code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	locks := map[string]string{}
+	for i := range units {
+		dir := filepath.Join(root, fmt.Sprintf("u%d", i))
+		data, err := os.ReadFile(filepath.Join(dir, ".terraform.lock.hcl"))
+		if err != nil || !strings.Contains(string(data), "h1:") {
+			t.Fatalf("u%d's lock file: %v\n%s", i, err, data)
+		}
+		locks[dir] = string(data)
+		if err := os.RemoveAll(filepath.Join(dir, ".terraform")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(root, ".strata")); err != nil {
+		t.Fatal(err)
+	}
+	// A new machine: an empty cache.
+	before := mirror.Downloads()
+	if r := runBin(t, root, testenv.Env(t, mirror.Env...), "init", "--all", "-j", "4"); r.code != 0 {
+		t.Fatalf("init on an empty cache: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := mirror.Downloads() - before; n != 1 {
+		t.Errorf("the provider was downloaded %d times, want once", n)
+	}
+	for dir, want := range locks {
+		if data, _ := os.ReadFile(filepath.Join(dir, ".terraform.lock.hcl")); string(data) != want {
+			t.Errorf("%s's lock file changed:\n%s\nwas\n%s", dir, data, want)
+		}
+	}
+}

@@ -10,8 +10,13 @@ import (
 	"time"
 )
 
-// pollInterval is how often a waiting Lock tries again.
-const pollInterval = 100 * time.Millisecond
+// A waiting Lock tries again after firstPoll, then twice as long each
+// time up to maxPoll: a lock held for a moment (an init reading a cache)
+// changes hands at once, one held for minutes costs little.
+const (
+	firstPoll = 5 * time.Millisecond
+	maxPoll   = 100 * time.Millisecond
+)
 
 // ErrHeld is returned by TryLock when another process holds the lock.
 var ErrHeld = errors.New("lock held by another process")
@@ -41,6 +46,7 @@ func acquire(ctx context.Context, path string, waiting func(), shared bool) (*Lo
 	if err != nil {
 		return nil, err
 	}
+	poll := firstPoll
 	for {
 		ok, err := tryLock(f, shared)
 		if err != nil {
@@ -58,7 +64,8 @@ func acquire(ctx context.Context, path string, waiting func(), shared bool) (*Lo
 		case <-ctx.Done():
 			f.Close()
 			return nil, ctx.Err()
-		case <-time.After(pollInterval):
+		case <-time.After(poll):
+			poll = min(2*poll, maxPoll)
 		}
 	}
 }
