@@ -24,6 +24,17 @@ const timeModule = `terraform {
 resource "time_static" "x" {}
 `
 
+// timeRepo is a repository of n units u0, u1, … each requiring the time
+// provider.
+func timeRepo(t *testing.T, n int) string {
+	files := map[string]string{"strata.yml": "dirs:\n"}
+	for i := range n {
+		files["strata.yml"] += fmt.Sprintf("  u%d: {}\n", i)
+		files[fmt.Sprintf("u%d/main.tf", i)] = timeModule
+	}
+	return testenv.WriteRepo(t, files)
+}
+
 // maxInitsAtOnce is the most init steps of a report that ran at once.
 func maxInitsAtOnce(t *testing.T, path string) int {
 	t.Helper()
@@ -71,13 +82,8 @@ func TestInitsShareAWarmCache(t *testing.T) {
 	testenv.NeedTerraform(t)
 	t.Parallel()
 	_, rc := testenv.FilesystemMirror(t, testenv.TimeProvider(t))
-	files := map[string]string{"strata.yml": "dirs:\n"}
 	const units = 8
-	for i := range units {
-		files["strata.yml"] += fmt.Sprintf("  u%d: {}\n", i)
-		files[fmt.Sprintf("u%d/main.tf", i)] = timeModule
-	}
-	root := testenv.WriteRepo(t, files)
+	root := timeRepo(t, units)
 	env := testenv.Env(t, "TF_CLI_CONFIG_FILE="+rc)
 	out := t.TempDir()
 	init := func(name string) string {
@@ -132,13 +138,8 @@ func TestEachProviderDownloadedOnce(t *testing.T) {
 	testenv.NeedTerraform(t)
 	t.Parallel()
 	mirror := testenv.StartNetworkMirror(t, testenv.TimeProvider(t))
-	files := map[string]string{"strata.yml": "dirs:\n"}
 	const units = 8
-	for i := range units {
-		files["strata.yml"] += fmt.Sprintf("  u%d: {}\n", i)
-		files[fmt.Sprintf("u%d/main.tf", i)] = timeModule
-	}
-	root := testenv.WriteRepo(t, files)
+	root := timeRepo(t, units)
 	// The lock files, as a repository commits them.
 	if r := runBin(t, root, testenv.Env(t, mirror.Env...), "init", "--all", "-j", "4"); r.code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", r.code, r.stdout, r.stderr)
