@@ -67,11 +67,11 @@ const (
 	// StepOutputRecord is reading a unit's outputs from the run state,
 	// its state unchanged since they were read (docs/behaviour.md#outputs-without-init).
 	StepOutputRecord = "output (recorded)"
-	StepValidate  = "validate"
-	StepRun       = "run"
-	StepShow      = "show"
-	StepEnv       = "env"
-	StepOIDC      = "oidc"
+	StepValidate     = "validate"
+	StepRun          = "run"
+	StepShow         = "show"
+	StepEnv          = "env"
+	StepOIDC         = "oidc"
 	// The policy tools a step may run from PATH.
 	StepCheckov  = "checkov"
 	StepConftest = "conftest"
