@@ -52,8 +52,7 @@ type CommentCommand struct {
 // that is, with an unknown action or a tag query that does not parse, is
 // an error that says what was expected.
 func ParseComment(body string) (*CommentCommand, error) {
-	line, _, _ := strings.Cut(strings.TrimLeft(body, " \t\r\n"), "\n")
-	line = strings.TrimSpace(line)
+	line := CommandLine(body)
 	word, rest, _ := strings.Cut(line, " ")
 	if word != "strata" && word != "terrateam" {
 		return nil, ErrNotACommand
@@ -88,6 +87,13 @@ func ParseComment(body string) (*CommentCommand, error) {
 		return nil, fmt.Errorf("%s %s: unknown action; expected one of: %s", word, action, strings.Join(actions, ", "))
 	}
 	return cc, nil
+}
+
+// CommandLine is the line of a comment a command is read from: its first
+// line with text, trimmed.
+func CommandLine(body string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
+	return strings.TrimSpace(line)
 }
 
 // Op is the operation the controls decide for the command.
