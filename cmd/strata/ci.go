@@ -139,7 +139,7 @@ func ciStart(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	run, gates, err := selectRunAndGates(c, s, "")
+	run, gates, err := selectRunAndGates(c, s, cc.query())
 	if err != nil {
 		return err
 	}

@@ -190,8 +190,7 @@ func answer(ctx context.Context, c *cli.Context, f commentForge, asked, text str
 // commentLine is the comment's command line as written, within a length
 // a reader takes in.
 func commentLine(body string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
-	line = strings.ReplaceAll(strings.TrimSpace(line), "`", "'")
+	line := strings.ReplaceAll(controls.CommandLine(body), "`", "'")
 	if len(line) > 200 {
 		line = line[:200] + "…"
 	}
@@ -223,11 +222,20 @@ type startComment struct {
 	f commentForge
 }
 
+// query is the comment's tag query, which joins --query; "" for a start
+// that runs for no comment.
+func (sc *startComment) query() string {
+	if sc == nil {
+		return ""
+	}
+	return sc.Query
+}
+
 // startedByComment is the comment command ci start runs for, nil when it
 // runs for none, or for a comment that is no command
-// (docs/controls.md#comment-commands). Its tag query joins --query; a
-// comment that asks for another command than ci start was given, or for
-// none, is an error: the workflow that started it is wrong.
+// (docs/controls.md#comment-commands). A comment that asks for another
+// command than ci start was given, or for none, is an error: the workflow
+// that started it is wrong.
 func startedByComment(c *cli.Context, command string) (*startComment, error) {
 	body, found, err := forge.CommentOf(os.Environ())
 	if err != nil || !found {
@@ -244,15 +252,6 @@ func startedByComment(c *cli.Context, command string) (*startComment, error) {
 		return nil, err
 	case cc.Command() != command:
 		return nil, fmt.Errorf("ci start %s runs for the comment %q, which asks for %s", command, commentLine(body), cmp.Or(cc.Command(), "no command"))
-	}
-	if cc.Query != "" {
-		q := cc.Query
-		if prev := c.String("query"); prev != "" {
-			q = "(" + prev + ") and (" + cc.Query + ")"
-		}
-		if err := c.Set("query", q); err != nil {
-			return nil, err
-		}
 	}
 	f, err := openCommentForge(nil)
 	if err != nil {

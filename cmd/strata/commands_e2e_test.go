@@ -206,7 +206,7 @@ func commentApplies(t *testing.T, cm *commenter, head string) {
 	}
 	// bob's apply-autoapprove is his, and still needs the approval.
 	out, _ = cm.command("bob", "strata apply-autoapprove dir:app")
-	if fin := cm.run("bob", "strata apply-autoapprove dir:app", out); fin.code != 1 || !strings.Contains(fin.stdout, "needs 1 approval, has none") || strings.Contains(fin.stdout, "db@default") {
+	if fin := cm.run("bob", "strata apply-autoapprove dir:app", out); fin.code != 1 || !strings.Contains(fin.stdout, "needs 1 approval, has none") || strings.Contains(fin.stdout, `"dir": "db"`) {
 		t.Errorf("apply-autoapprove with no approval: exit %d\n%s%s", fin.code, fin.stdout, fin.stderr)
 	}
 
