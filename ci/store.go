@@ -43,15 +43,7 @@ type Result struct {
 
 // started and finished are the span of the unit's steps (zero when none ran).
 func (r *Result) span() (started, finished time.Time) {
-	for _, s := range r.Unit.Steps {
-		if started.IsZero() || s.StartedAt.Before(started) {
-			started = s.StartedAt
-		}
-		if s.FinishedAt.After(finished) {
-			finished = s.FinishedAt
-		}
-	}
-	return started, finished
+	return report.Span(r.Unit.Steps)
 }
 
 // ApplyRecord is one successful apply a job saw a unit make in a run,

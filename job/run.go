@@ -109,24 +109,24 @@ func (j *job) recordTook(ctx context.Context, kind Kind) {
 		// A saved plan reused: what a plan takes is not known here.
 		return
 	}
-	first, last := j.res.Steps[0].StartedAt, j.res.Steps[0].FinishedAt
-	for _, s := range j.res.Steps {
-		if s.StartedAt.Before(first) {
-			first = s.StartedAt
-		}
-		if s.FinishedAt.After(last) {
-			last = s.FinishedAt
+	first, last := report.Span(j.res.Steps)
+	took := max(last.Sub(first).Milliseconds(), 1)
+	// A time within a quarter of the one recorded leaves the record as
+	// it is, and then nothing is written: the scheduler needs the rough
+	// size of a unit, and most jobs take about what they took last time.
+	set := func(ms *int64) {
+		if d := *ms - took; *ms == 0 || 4*max(d, -d) > *ms {
+			*ms = took
 		}
 	}
-	took := max(last.Sub(first).Milliseconds(), 1)
 	err := j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
 		if s.Took == nil {
 			s.Took = &runstate.TookRecord{}
 		}
 		if kind == Plan {
-			s.Took.PlanMS = took
+			set(&s.Took.PlanMS)
 		} else {
-			s.Took.ApplyMS = took
+			set(&s.Took.ApplyMS)
 		}
 	})
 	j.failed(ctx, report.StepState, err)

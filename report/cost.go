@@ -7,23 +7,6 @@ import (
 	"strings"
 )
 
-// ScheduleReport is how long a run took against the bound its DAG sets:
-// the longest path through it, each unit weighing what its jobs took in
-// this run (docs/architecture.md#ready-queue).
-type ScheduleReport struct {
-	CriticalPathMS int64 `json:"critical_path_ms"`
-	MakespanMS     int64 `json:"makespan_ms"`
-}
-
-// ProducerRead is how a run read the outputs of a unit outside it: From
-// is "run state", their record, its state unchanged, or "engine" (init
-// when needed, output -json); Error when they could not be read.
-type ProducerRead struct {
-	Unit  string `json:"unit"`
-	From  string `json:"from"`
-	Error string `json:"error,omitempty"`
-}
-
 // CostReport is a unit's estimated monthly cost, from infracost
 // (docs/behaviour.md#cost-estimation): before its plan and after it.
 type CostReport struct {

@@ -49,7 +49,7 @@ func (rep *Report) Mermaid() string {
 	if len(edges) == 0 {
 		return ""
 	}
-	crit := criticalPath(units)
+	crit, _ := criticalPath(units)
 	var b strings.Builder
 	b.WriteString("```mermaid\nflowchart LR\n")
 	for _, u := range units {
@@ -81,8 +81,9 @@ func (rep *Report) Mermaid() string {
 // criticalPath is the chain of units, each waiting for the one before,
 // that took longest end to end, by each unit's time from its first step's
 // start to its last step's end; a unit that ran nothing counts as none.
-// It maps each unit of the chain to the one before it ("" for the first).
-func criticalPath(units []*UnitReport) map[string]string {
+// It maps each unit of the chain to the one before it ("" for the first),
+// and says how long the chain took.
+func criticalPath(units []*UnitReport) (map[string]string, time.Duration) {
 	byID := make(map[string]*UnitReport, len(units))
 	for _, u := range units {
 		byID[u.ID()] = u
@@ -108,16 +109,28 @@ func criticalPath(units []*UnitReport) map[string]string {
 	for id := last; id != ""; id = prev[id] {
 		path[id] = prev[id]
 	}
-	return path
+	return path, total[last]
 }
 
 // took is the unit's time from its first step's start to its last step's
 // end.
 func (u *UnitReport) took() time.Duration {
-	if len(u.Steps) == 0 {
-		return 0
+	started, finished := Span(u.Steps)
+	return finished.Sub(started)
+}
+
+// Span is when the first of steps started and the last finished; zero
+// times for no steps.
+func Span(steps []StepReport) (started, finished time.Time) {
+	for _, s := range steps {
+		if started.IsZero() || s.StartedAt.Before(started) {
+			started = s.StartedAt
+		}
+		if s.FinishedAt.After(finished) {
+			finished = s.FinishedAt
+		}
 	}
-	return u.Steps[len(u.Steps)-1].FinishedAt.Sub(u.Steps[0].StartedAt)
+	return started, finished
 }
 
 // mermaidText is a name inside a quoted Mermaid label: quotes and markup

@@ -59,7 +59,7 @@ func (r *runState) report(started time.Time) *report.Report {
 	rep := report.Assemble(r.opt.Command, started, r.opt.Now(), units, r.opt.DetailedExitCode)
 	rep.CI = report.CIFromEnv(r.opt.Environ)
 	rep.Producers = r.producerReads
-	rep.Schedule = r.scheduleReport(rep)
+	rep.SetSchedule()
 	if c := r.jobs.Cost; c != nil && r.policy.Plans {
 		rep.SetCost(c.Skipped())
 	}

@@ -3,7 +3,6 @@ package runner
 import (
 	"slices"
 
-	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 )
 
@@ -45,49 +44,4 @@ func (r *runState) tookFor(t *runstate.TookRecord) int64 {
 		return t.PlanMS + t.ApplyMS
 	}
 	return t.PlanMS
-}
-
-// scheduleReport is the run's critical path, each unit weighing the span of its
-// steps in this run, and its makespan; nil for a run with no unit that
-// ran a step.
-func (r *runState) scheduleReport(rep *report.Report) *report.ScheduleReport {
-	if r.g == nil {
-		return nil
-	}
-	took := map[*unitRun]int64{}
-	ran := false
-	for _, ur := range r.units {
-		if len(ur.steps) == 0 || ur.role.outside() {
-			continue
-		}
-		first, last := ur.steps[0].StartedAt, ur.steps[0].FinishedAt
-		for _, s := range ur.steps {
-			if s.StartedAt.Before(first) {
-				first = s.StartedAt
-			}
-			if s.FinishedAt.After(last) {
-				last = s.FinishedAt
-			}
-		}
-		took[ur], ran = last.Sub(first).Milliseconds(), true
-	}
-	if !ran {
-		return nil
-	}
-	path := map[*unitRun]int64{}
-	var bound int64
-	order := r.g.Order()
-	for i := len(order) - 1; i >= 0; i-- {
-		ur := r.byUnit[order[i]]
-		if ur == nil {
-			continue
-		}
-		longest := int64(0)
-		for _, s := range ur.succs {
-			longest = max(longest, path[s])
-		}
-		path[ur] = took[ur] + longest
-		bound = max(bound, path[ur])
-	}
-	return &report.ScheduleReport{CriticalPathMS: bound, MakespanMS: rep.FinishedAt.Sub(rep.StartedAt).Milliseconds()}
 }
