@@ -32,9 +32,14 @@ const maxModuleDepth = 32
 // and the cache holds each of those versions for this platform with a
 // hash the lock file lists (terraform uses a cached provider only then).
 // When not, why says what is missing. defaultHost is the engine's
-// registry (registry.terraform.io, registry.opentofu.org).
-func CachedProviders(cache, dir, defaultHost string) (ok bool, why string) {
-	required, err := requiredProviders(dir, defaultHost)
+// registry (registry.terraform.io, registry.opentofu.org); read reads a
+// module dir (nil: InspectModule), so a caller that read the modules
+// already does not read them again.
+func CachedProviders(cache, dir, defaultHost string, read ModuleReader) (ok bool, why string) {
+	if read == nil {
+		read = func(dir string) (*tfconfig.Module, error) { return InspectModule(tfconfig.NewOsFs(), dir) }
+	}
+	required, err := requiredProviders(dir, defaultHost, read)
 	if err != nil {
 		return false, err.Error()
 	}
@@ -144,9 +149,12 @@ func lockedProviders(path string) (map[string]lockedProvider, error) {
 	return out, nil
 }
 
+// ModuleReader reads the module in an absolute dir.
+type ModuleReader func(dir string) (*tfconfig.Module, error)
+
 // requiredProviders are the full addresses of the providers a root module
 // and its local modules require or use, the builtin one left out.
-func requiredProviders(dir, defaultHost string) (map[string]bool, error) {
+func requiredProviders(dir, defaultHost string, read ModuleReader) (map[string]bool, error) {
 	out := map[string]bool{}
 	seen := map[string]bool{}
 	var walk func(dir string, depth int) error
@@ -158,7 +166,7 @@ func requiredProviders(dir, defaultHost string) (map[string]bool, error) {
 		if depth > maxModuleDepth {
 			return fmt.Errorf("local modules nest deeper than %d", maxModuleDepth)
 		}
-		mod, err := InspectModule(tfconfig.NewOsFs(), dir)
+		mod, err := read(dir)
 		if err != nil {
 			return err
 		}

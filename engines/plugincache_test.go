@@ -48,7 +48,7 @@ func TestCachedProviders(t *testing.T) {
 			for name, text := range tt.files {
 				write(t, filepath.Join(dir, name), text)
 			}
-			ok, why := CachedProviders(cache, dir, "registry.terraform.io")
+			ok, why := CachedProviders(cache, dir, "registry.terraform.io", nil)
 			if ok != (tt.want == "") || why != tt.want {
 				t.Errorf("got %v %q, want %q", ok, why, tt.want)
 			}

@@ -124,7 +124,7 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 func (j *job) lockCache(ctx context.Context, cache string, upgrade bool) (*filelock.Lock, error) {
 	path := filepath.Join(cache, ".strata-init.lock")
 	cached := func() bool {
-		ok, _ := engines.CachedProviders(cache, j.ur.Dir, j.ur.Engine.RegistryHost())
+		ok, _ := engines.CachedProviders(cache, j.ur.Dir, j.ur.Engine.RegistryHost(), j.run.Project.ModuleAt)
 		return ok && !upgrade
 	}
 	for {

@@ -53,6 +53,27 @@ func (p *Project) module(dir string) *tfconfig.Module {
 	return mi.mod
 }
 
+// ModuleAt is the module in an absolute dir as the project read it when it
+// loaded (read once, then kept); a dir outside the project is read
+// now. A module terraform-config-inspect could not read is its error.
+func (p *Project) ModuleAt(dir string) (*tfconfig.Module, error) {
+	rel, err := filepath.Rel(p.Root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return engines.InspectModule(tfconfig.NewOsFs(), dir)
+	}
+	rel = filepath.ToSlash(rel)
+	if mod := p.module(rel); mod != nil {
+		return mod, nil
+	}
+	p.modulesMu.Lock()
+	err = p.modules[rel].err
+	p.modulesMu.Unlock()
+	if err == nil {
+		err = fmt.Errorf("the module in %s could not be read", rel)
+	}
+	return nil, err
+}
+
 func (p *Project) declaresVar(u *Unit, name string) (*tfconfig.Variable, bool) {
 	m := p.module(u.Dir)
 	if m == nil {
