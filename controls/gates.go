@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/strata-iac/strata/report"
 )
@@ -32,32 +33,64 @@ type GateSource interface {
 // gate names. Anything the forge cannot answer holds the apply, with its
 // error.
 func Gates(ctx context.Context, src GateSource, gates []report.Gate) string {
-	pr, err := src.PullRequest(ctx)
-	if err != nil {
-		return fmt.Sprintf("the gates could not be checked: reading the pull request: %v", err)
+	return NewGateChecker(src).Check(ctx, gates)
+}
+
+// GateChecker checks the gates of a command's units, as Gates does,
+// asking the forge each question once for the whole command: the pull
+// request, its comments, who is in which team.
+type GateChecker struct {
+	src GateSource
+	mu  sync.Mutex
+	d   *decider
+	// The forge's answers, read once each.
+	prRead, commentsRead bool
+	pullRequest          *PullRequest
+	comments             []Comment
+	prErr, commentsErr   error
+}
+
+// NewGateChecker checks gates against src.
+func NewGateChecker(src GateSource) *GateChecker {
+	return &GateChecker{src: src, d: &decider{f: src, teams: map[[2]string]bool{}, roles: map[string]string{}}}
+}
+
+// Check says why gates still hold a unit's apply, "" when each is
+// approved (Gates).
+func (g *GateChecker) Check(ctx context.Context, gates []report.Gate) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.d.ctx = ctx
+	if !g.prRead {
+		g.pullRequest, g.prErr = g.src.PullRequest(ctx)
+		g.prRead = true
+	}
+	pr := g.pullRequest
+	if g.prErr != nil {
+		return fmt.Sprintf("the gates could not be checked: reading the pull request: %v", g.prErr)
 	}
 	if pr == nil {
 		return report.GatedReason(gates) + "; there is no pull request to approve it on"
 	}
-	var comments []Comment
 	var held []string
-	d := &decider{f: src, ctx: ctx, teams: map[[2]string]bool{}, roles: map[string]string{}}
-	for _, g := range gates {
+	for _, gate := range gates {
 		approvers := pr.Approvers
-		if g.Token != "" {
-			if comments == nil {
-				if comments, err = src.Comments(ctx); err != nil {
-					return fmt.Sprintf("the gates could not be checked: reading the comments of %s: %v", pr.Name, err)
-				}
+		if gate.Token != "" {
+			if !g.commentsRead {
+				g.comments, g.commentsErr = g.src.Comments(ctx)
+				g.commentsRead = true
 			}
-			approvers = gateApprovers(comments, g.Token)
+			if g.commentsErr != nil {
+				return fmt.Sprintf("the gates could not be checked: reading the comments of %s: %v", pr.Name, g.commentsErr)
+			}
+			approvers = gateApprovers(g.comments, gate.Token)
 		}
-		missing, err := d.gateMissing(g, approvers)
+		missing, err := g.d.gateMissing(gate, approvers)
 		if err != nil {
 			return fmt.Sprintf("the gates could not be checked: %v", err)
 		}
 		if missing != "" {
-			held = append(held, fmt.Sprintf("%s (%s failed) needs %s: %s", g.Title(), g.Step, g.Needs(), missing))
+			held = append(held, fmt.Sprintf("%s (%s failed) needs %s: %s", gate.Title(), gate.Step, gate.Needs(), missing))
 		}
 	}
 	return strings.Join(held, "; ")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -178,13 +179,24 @@ func gatesOf(ctx context.Context, c *cli.Context) runner.GateFunc {
 			return ""
 		}
 	}
-	open := sync.OnceValues(func() (ciForge, error) { return openCIForge(env, nil) })
+	// One checker for the command: the pull request, its comments and
+	// the teams are asked once, whatever the number of gated units.
+	checker := sync.OnceValues(func() (*controls.GateChecker, error) {
+		f, err := openCIForge(env, nil)
+		if err == nil && f == nil {
+			err = errors.New("no forge to read the approvals from")
+		}
+		if err != nil {
+			return nil, err
+		}
+		return controls.NewGateChecker(f), nil
+	})
 	return func(_ *stacks.Unit, gates []report.Gate) string {
-		f, err := open()
+		g, err := checker()
 		if err != nil {
 			return fmt.Sprintf("the gates could not be checked: %v", err)
 		}
-		return controls.Gates(ctx, f, gates)
+		return g.Check(ctx, gates)
 	}
 }
 
