@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v92/github"
-	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/environ"
@@ -83,50 +82,31 @@ func (a *Actions) Answer(ctx context.Context, marker, answer string) (where stri
 }
 
 // Comments are the comments of the pull request the event names, oldest
-// first, over every page; none when it names none.
+// first; none when it names none.
 func (a *Actions) Comments(ctx context.Context) ([]controls.Comment, error) {
 	if a.pr == 0 {
 		return nil, nil
 	}
-	var out []controls.Comment
-	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
-	for {
-		comments, resp, err := a.client.Issues.ListComments(ctx, a.owner, a.repo, a.pr, opt)
-		if err != nil {
-			return nil, fmt.Errorf("the comments of PR #%d: %w", a.pr, err)
-		}
-		for _, c := range comments {
-			out = append(out, controls.Comment{Author: c.GetUser().GetLogin(), Body: c.GetBody()})
-		}
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opt.Page = resp.NextPage
+	all, err := a.comments(ctx, a.pr)
+	out := make([]controls.Comment, len(all))
+	for i, c := range all {
+		out[i] = controls.Comment{Author: c.GetUser().GetLogin(), Body: c.GetBody()}
 	}
+	return out, err
 }
 
-// Comments are the notes of the pipeline's merge request, oldest first,
-// over every page (system notes left out); none in a pipeline for none.
+// Comments are the notes of the pipeline's merge request, oldest first
+// (system notes left out); none in a pipeline for none.
 func (c *GitLabCI) Comments(ctx context.Context) ([]controls.Comment, error) {
 	if c.mr == 0 {
 		return nil, nil
 	}
+	all, err := c.notes(ctx, c.mr)
 	var out []controls.Comment
-	asc, by := "asc", "created_at"
-	opt := &gitlab.ListMergeRequestNotesOptions{ListOptions: gitlab.ListOptions{PerPage: 100}, Sort: &asc, OrderBy: &by}
-	for {
-		notes, resp, err := c.client.Notes.ListMergeRequestNotes(c.project, int64(c.mr), opt, gitlab.WithContext(ctx))
-		if err != nil {
-			return nil, fmt.Errorf("the notes of MR !%d: %w", c.mr, err)
+	for _, nt := range all {
+		if !nt.System {
+			out = append(out, controls.Comment{Author: nt.Author.Username, Body: nt.Body})
 		}
-		for _, nt := range notes {
-			if !nt.System {
-				out = append(out, controls.Comment{Author: nt.Author.Username, Body: nt.Body})
-			}
-		}
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opt.Page = resp.NextPage
 	}
+	return out, err
 }

@@ -3,6 +3,7 @@ package forge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/go-github/v92/github"
@@ -67,6 +68,12 @@ func (g *GitHub) UpsertComment(ctx context.Context, n int, marker, body string, 
 // markedComments are pull request n's comments whose bodies start with
 // marker, oldest first, over every page.
 func (g *GitHub) markedComments(ctx context.Context, n int, marker string) ([]*github.IssueComment, error) {
+	all, err := g.comments(ctx, n)
+	return slices.DeleteFunc(all, func(c *github.IssueComment) bool { return !strings.HasPrefix(c.GetBody(), marker) }), err
+}
+
+// comments are pull request n's comments, oldest first, over every page.
+func (g *GitHub) comments(ctx context.Context, n int) ([]*github.IssueComment, error) {
 	var out []*github.IssueComment
 	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
@@ -74,11 +81,7 @@ func (g *GitHub) markedComments(ctx context.Context, n int, marker string) ([]*g
 		if err != nil {
 			return nil, fmt.Errorf("the comments of PR #%d: %w", n, err)
 		}
-		for _, c := range comments {
-			if strings.HasPrefix(c.GetBody(), marker) {
-				out = append(out, c)
-			}
-		}
+		out = append(out, comments...)
 		if resp.NextPage == 0 {
 			return out, nil
 		}
@@ -118,6 +121,12 @@ func (g *GitLab) UpsertComment(ctx context.Context, iid int, marker, body string
 // markedNotes are merge request iid's notes whose bodies start with
 // marker, oldest first, over every page.
 func (g *GitLab) markedNotes(ctx context.Context, iid int, marker string) ([]*gitlab.Note, error) {
+	all, err := g.notes(ctx, iid)
+	return slices.DeleteFunc(all, func(nt *gitlab.Note) bool { return !strings.HasPrefix(nt.Body, marker) }), err
+}
+
+// notes are merge request iid's notes, oldest first, over every page.
+func (g *GitLab) notes(ctx context.Context, iid int) ([]*gitlab.Note, error) {
 	var out []*gitlab.Note
 	asc, by := "asc", "created_at"
 	opt := &gitlab.ListMergeRequestNotesOptions{ListOptions: gitlab.ListOptions{PerPage: 100}, Sort: &asc, OrderBy: &by}
@@ -126,11 +135,7 @@ func (g *GitLab) markedNotes(ctx context.Context, iid int, marker string) ([]*gi
 		if err != nil {
 			return nil, fmt.Errorf("the notes of MR !%d: %w", iid, err)
 		}
-		for _, nt := range notes {
-			if strings.HasPrefix(nt.Body, marker) {
-				out = append(out, nt)
-			}
-		}
+		out = append(out, notes...)
 		if resp.NextPage == 0 {
 			return out, nil
 		}
