@@ -11,16 +11,18 @@ import (
 // recordedOutputs takes the unit's outputs from the run state when its
 // state stands where it did when they were read: the same lineage and
 // serial, read without the engine (the local backend's state file). The
-// read is a step of its own, so the report says which it was.
-func (j *job) recordedOutputs() bool {
+// read is a step of its own, so the report says which it was. It returns
+// the state's version, and whether strata could read it: the engine's
+// read is recorded at that version.
+func (j *job) recordedOutputs() (v tfstate.Version, readable, taken bool) {
 	started := j.run.Now()
 	v, err := tfstate.Probe(j.ur.Dir, j.ur.Spec.Workspace)
 	if err != nil {
-		return false
+		return v, false, false
 	}
 	us, err := j.run.State.ReadUnit(j.ur.Spec)
 	if err != nil || us.Outputs == nil || us.Outputs.State != v || us.Outputs.Workspace != j.ur.Spec.Workspace {
-		return false
+		return v, true, false
 	}
 	for _, out := range us.Outputs.Outputs {
 		if out.Sensitive {
@@ -30,18 +32,14 @@ func (j *job) recordedOutputs() bool {
 	j.res.Produced = us.Outputs.Outputs
 	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepOutputRecord, StartedAt: started, FinishedAt: j.run.Now(), OK: true})
 	j.run.Console.Note(fmt.Sprintf("[%s] outputs read from the run state: its state is at serial %d, as when they were read", j.ur.Spec.Name(), v.Serial))
-	return true
+	return v, true, true
 }
 
-// recordOutputs keeps the outputs the engine just read, with the version
-// of the state they came from, when strata can read that version without
-// the engine; a state it cannot read is asked the engine every time.
-func (j *job) recordOutputs() {
-	v, err := tfstate.Probe(j.ur.Dir, j.ur.Spec.Workspace)
-	if err != nil {
-		return
-	}
-	err = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
+// recordOutputs keeps the outputs the engine just read with the version
+// of the state read before them (a state that moved meanwhile is newer
+// than the record says, and is read again next time).
+func (j *job) recordOutputs(v tfstate.Version) {
+	err := j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
 		s.Outputs = &runstate.OutputsRecord{State: v, Workspace: j.ur.Spec.Workspace, Outputs: j.res.Produced, At: j.run.Now().UTC()}
 	})
 	if err != nil {

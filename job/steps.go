@@ -295,12 +295,14 @@ func copyFile(src, dst string) error {
 // when they were last read, else with the engine (output -json, as a step
 // of the producer), then recorded (docs/behaviour.md#outputs-without-init).
 func (j *job) readOutputs(ctx context.Context) {
-	if j.recordedOutputs() {
+	v, readable, taken := j.recordedOutputs()
+	if taken {
 		return
 	}
 	j.res.Produced, _, j.res.ProducedErr = j.engineOutputs(ctx, j.ur.InitArgs)
-	if j.res.ProducedErr == nil {
-		j.recordOutputs()
+	if j.res.ProducedErr == nil && readable {
+		// A state strata cannot read is asked the engine every time.
+		j.recordOutputs(v)
 	}
 }
 
