@@ -47,14 +47,19 @@ type unitRun struct {
 	planWaits, applyWaits int
 	queued                bool // in the ready queue
 
-	phase    phase
-	status   report.Status
-	reason   string
-	opened   bool // applied, or planned with no changes, in this command
-	approved bool
-	declined bool // not approved when asked
-	changes  report.Changes
-	digest   string
+	phase  phase
+	status report.Status
+	reason string
+	opened bool // applied, or planned with no changes, in this command
+	// openPending: nothing to change, and its apply gates still shut
+	// (openUnchanged); shutBy, once one of those gates will never open,
+	// the failed unit at the root: what waits for this one is skipped.
+	openPending bool
+	shutBy      *unitRun
+	approved    bool
+	declined    bool // not approved when asked
+	changes     report.Changes
+	digest      string
 	// replanned compares the plan apply made in place of the reviewed
 	// one with it (reviewed.go).
 	replanned *report.Replanned
@@ -442,7 +447,38 @@ func (r *runState) open(ur *unitRun) {
 		} else {
 			e.to.applyWaits--
 		}
+		if e.to.openPending && e.to.applyWaits == 0 {
+			e.to.openPending = false
+			r.open(e.to)
+		}
 		r.consider(e.to)
+	}
+}
+
+// openUnchanged opens the gates of a unit that has nothing to change. An
+// apply gate of its own still shut (an apply_after) holds what waits for
+// it too: the graph leaves out an edge another path implies, so the
+// ordering reaches them through this unit. They plan now, and apply once
+// its apply gates open (openPending); one that fails skips them.
+func (r *runState) openUnchanged(ur *unitRun) {
+	if ur.applyWaits == 0 {
+		r.open(ur)
+		return
+	}
+	if cause := deadCause(ur); cause != nil {
+		// The gate will never open.
+		ur.shutBy = cause
+		r.skipDependents(ur, cause)
+		return
+	}
+	ur.openPending = true
+	for i := range ur.out {
+		if e := &ur.out[i]; e.plan && !e.through {
+			e.through = true
+			e.to.planWaits--
+			e.to.applyWaits++
+			r.consider(e.to)
+		}
 	}
 }
 

@@ -82,7 +82,7 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 			reason = ur.replanned.Text("applied")
 		}
 		r.finish(ur, report.StatusNoChanges, reason)
-		r.open(ur)
+		r.openUnchanged(ur)
 		return
 	}
 	r.planned(ur, res)
@@ -333,6 +333,11 @@ func (r *runState) skipDependents(ur, cause *unitRun) {
 			r.heldPlanned(s, cause)
 		case s.phase == phaseWaitPlan || (s.phase == phasePlanned && !s.opened):
 			r.skip(s, cause)
+		case s.openPending:
+			// It changed nothing and stays so; what waits for it
+			// through it will never see its apply gates open.
+			s.openPending, s.shutBy = false, cause
+			r.skipDependents(s, cause)
 		}
 	}
 }
@@ -382,6 +387,9 @@ func (ur *unitRun) rootEnd() string {
 func deadCause(ur *unitRun) *unitRun {
 	for _, preds := range [][]*unitRun{ur.planPreds, ur.applyPreds} {
 		for _, p := range preds {
+			if p.shutBy != nil {
+				return p.shutBy
+			}
 			switch p.status {
 			case report.StatusFailed, report.StatusDenied:
 				return p
