@@ -7,11 +7,11 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
-// TestApplyAfterThroughAnUnchangedUnit: stack next applies after stack
-// first. Its unit n1 has nothing to change, and n2 plans after n1: n2 may
-// plan at once, but applies only once first's unit has applied, though
-// the edge that says so reaches n2 through n1.
-func TestApplyAfterThroughAnUnchangedUnit(t *testing.T) {
+// applyAfterRepo is stack next, applied after stack first, its unit n2
+// planned after n1, every unit applied once: f1, n1 and n2 each hold one
+// terraform_data.
+func applyAfterRepo(t *testing.T) (*e2e, Options) {
+	t.Helper()
 	files := map[string]string{
 		"strata.yml": `stacks:
   names:
@@ -29,6 +29,15 @@ func TestApplyAfterThroughAnUnchangedUnit(t *testing.T) {
 	e := newE2E(t, writeRepo(t, files))
 	opt := Options{Settings: Settings{Parallelism: 3, AutoApprove: true}}
 	e.run(CmdApply, opt, stacks.Selection{})
+	return e, opt
+}
+
+// TestApplyAfterThroughAnUnchangedUnit: stack next applies after stack
+// first. Its unit n1 has nothing to change, and n2 plans after n1: n2 may
+// plan at once, but applies only once first's unit has applied, though
+// the edge that says so reaches n2 through n1.
+func TestApplyAfterThroughAnUnchangedUnit(t *testing.T) {
+	e, opt := applyAfterRepo(t)
 	// f1 is replaced, and takes a second to apply; n2 changes; n1 does not.
 	writeFileT(t, e.root+"/f1/main.tf", "resource \"terraform_data\" \"x\" {\n  input            = 1\n  triggers_replace = 2\n  provisioner \"local-exec\" {\n    command = \"sleep 1\"\n  }\n}\n")
 	writeFileT(t, e.root+"/n2/main.tf", "resource \"terraform_data\" \"x\" { input = 2 }\n")
@@ -58,15 +67,7 @@ func TestApplyAfterThroughAnUnchangedUnit(t *testing.T) {
 // TestApplyAfterThroughAnUnchangedUnitFails: when first's unit fails, the
 // unit that waits for it through an unchanged unit is skipped, naming it.
 func TestApplyAfterThroughAnUnchangedUnitFails(t *testing.T) {
-	files := map[string]string{
-		"strata.yml": "stacks:\n  names:\n    first: {tag_query: 'dir:f1'}\n    next:\n      stacks: [n1, n2]\n      rules: {apply_after: [first]}\n    n1: {tag_query: 'dir:n1'}\n    n2: {tag_query: 'dir:n2', rules: {plan_after: [n1]}}\n",
-		"f1/main.tf": "resource \"terraform_data\" \"x\" { input = 1 }\n",
-		"n1/main.tf": "resource \"terraform_data\" \"x\" { input = 1 }\n",
-		"n2/main.tf": "resource \"terraform_data\" \"x\" { input = 1 }\n",
-	}
-	e := newE2E(t, writeRepo(t, files))
-	opt := Options{Settings: Settings{Parallelism: 3, AutoApprove: true}}
-	e.run(CmdApply, opt, stacks.Selection{})
+	e, opt := applyAfterRepo(t)
 	writeFileT(t, e.root+"/f1/main.tf", "resource \"terraform_data\" \"x\" {\n  triggers_replace = 2\n  provisioner \"local-exec\" {\n    command = \"exit 1\"\n  }\n}\n")
 	writeFileT(t, e.root+"/n2/main.tf", "resource \"terraform_data\" \"x\" { input = 2 }\n")
 	res := e.run(CmdApply, opt, stacks.Selection{})
