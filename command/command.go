@@ -13,6 +13,8 @@ const (
 	Drift    = "drift"
 	Validate = "validate"
 	Output   = "output"
+	// ProvidersLock is `strata providers lock`.
+	ProvidersLock = "providers lock"
 )
 
 // Job is what a unit's first job in a command does.
@@ -28,6 +30,8 @@ const (
 	JobValidate
 	// JobOutput inits when needed and reads the unit's outputs.
 	JobOutput
+	// JobProvidersLock completes the unit's lock file for its platforms.
+	JobProvidersLock
 )
 
 // Policy is what one command does with the units of a run
@@ -104,9 +108,10 @@ type Policy struct {
 }
 
 var policies = map[string]*Policy{
-	Init:     {Name: Init, Job: JobInit, ReadsOnly: true, IgnoresGates: true},
-	Validate: {Name: Validate, Job: JobValidate, ReadsOnly: true, IgnoresGates: true},
-	Output:   {Name: Output, Job: JobOutput, ReadsOnly: true, IgnoresGates: true, PrintsOutputs: true},
+	Init:          {Name: Init, Job: JobInit, ReadsOnly: true, IgnoresGates: true},
+	Validate:      {Name: Validate, Job: JobValidate, ReadsOnly: true, IgnoresGates: true},
+	Output:        {Name: Output, Job: JobOutput, ReadsOnly: true, IgnoresGates: true, PrintsOutputs: true},
+	ProvidersLock: {Name: ProvidersLock, Job: JobProvidersLock, ReadsOnly: true, IgnoresGates: true},
 	Plan: {Name: Plan, Plans: true, AutoApplies: true, HoldsPlanned: true, FeedsReaders: true,
 		TakesPrerequisites: true, ReviewsPlans: true, DetailedOnRequest: true, HandlesDeleted: true,
 		SavesPlanFile: true, Controlled: "plan"},
@@ -128,7 +133,7 @@ func Of(name string) (p *Policy, ok bool) {
 
 // Names are the run commands, in the order the CLI lists them.
 func Names() []string {
-	return []string{Init, Plan, Apply, Destroy, Drift, Validate, Output}
+	return []string{Init, Plan, Apply, Destroy, Drift, Validate, Output, ProvidersLock}
 }
 
 // Must is the policy of a run command; it panics on any other name, a

@@ -152,10 +152,27 @@ func lockedProviders(path string) (map[string]lockedProvider, error) {
 // ModuleReader reads the module in an absolute dir.
 type ModuleReader func(dir string) (*tfconfig.Module, error)
 
+// ProviderRequirements are the providers a root module and its local
+// modules require or use, by full address, each with the version
+// constraints written for it (sorted); the builtin provider is left out.
+// A registry or remote module call is an error: its requirements are known
+// only once it is downloaded.
+func ProviderRequirements(dir, defaultHost string, read ModuleReader) (map[string][]string, error) {
+	if read == nil {
+		read = func(dir string) (*tfconfig.Module, error) { return InspectModule(tfconfig.NewOsFs(), dir) }
+	}
+	req, err := requiredProviders(dir, defaultHost, read)
+	for _, cs := range req {
+		slices.Sort(cs)
+	}
+	return req, err
+}
+
 // requiredProviders are the full addresses of the providers a root module
-// and its local modules require or use, the builtin one left out.
-func requiredProviders(dir, defaultHost string, read ModuleReader) (map[string]bool, error) {
-	out := map[string]bool{}
+// and its local modules require or use, the builtin one left out, with
+// their version constraints.
+func requiredProviders(dir, defaultHost string, read ModuleReader) (map[string][]string, error) {
+	out := map[string][]string{}
 	seen := map[string]bool{}
 	var walk func(dir string, depth int) error
 	walk = func(dir string, depth int) error {
@@ -174,13 +191,13 @@ func requiredProviders(dir, defaultHost string, read ModuleReader) (map[string]b
 		for name, req := range mod.RequiredProviders {
 			sources[name] = req.Source
 		}
-		add := func(local string) {
+		add := func(local string, constraints ...string) {
 			if addr := providerAddress(sources[local], local, defaultHost); addr != "" {
-				out[addr] = true
+				out[addr] = append(out[addr], constraints...)
 			}
 		}
-		for name := range mod.RequiredProviders {
-			add(name)
+		for name, req := range mod.RequiredProviders {
+			add(name, req.VersionConstraints...)
 		}
 		for _, rs := range []map[string]*tfconfig.Resource{mod.ManagedResources, mod.DataResources} {
 			for _, r := range rs {

@@ -44,7 +44,8 @@ type Run struct {
 	Applying     func(u *stacks.Unit, digest string) error
 	ApplyRefused func(u *stacks.Unit) error
 
-	checkout checkout // the commit units record as deployed
+	checkout  checkout  // the commit units record as deployed
+	lockFiles lockFiles // the lock files the engine wrote in the run
 }
 
 // Do runs one job of a unit: its steps in order, holding the unit's dir
@@ -76,6 +77,8 @@ func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, readsOutputs func(app
 		j.validate(ctx)
 	case r.Policy.Job == command.JobOutput:
 		j.output(ctx)
+	case r.Policy.Job == command.JobProvidersLock:
+		j.providersLock(ctx)
 	default:
 		j.plan(ctx)
 	}

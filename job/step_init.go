@@ -41,20 +41,27 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	// it: an init that may write it runs alone, across strata processes
 	// too; inits that find every provider there only read it, and overlap
 	// (docs/architecture.md#what-an-init-costs).
+	release := func() {}
 	if cache := j.engineEnv(stepEnv)["TF_PLUGIN_CACHE_DIR"]; cache != "" {
 		if err := os.MkdirAll(cache, 0o755); err == nil {
 			lock, err := j.lockCache(ctx, cache, args.Upgrade)
 			if err != nil {
 				return outcome{}, err
 			}
-			defer lock.Release()
+			release = lock.Release
 		}
 	}
+	before, readErr := os.ReadFile(filepath.Join(j.ur.Dir, lockFileName))
 	o, err := j.step(ctx, report.StepInit, func() invocation {
 		a := args
 		return invocation{Step: report.StepInit, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(stepEnv), Call: initCall{Args: a, Version: j.ur.Engine.Version}}
 	}, true)
+	release()
 	if err != nil {
+		return o, err
+	}
+	// The fingerprint below includes the lock file as completed.
+	if err := j.completeLock(ctx, before, readErr == nil); err != nil {
 		return o, err
 	}
 	j.ur.Inited = true

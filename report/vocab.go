@@ -68,10 +68,14 @@ const (
 	// its state unchanged since they were read (docs/behaviour.md#outputs-without-init).
 	StepOutputRecord = "output (recorded)"
 	StepValidate     = "validate"
-	StepRun          = "run"
-	StepShow         = "show"
-	StepEnv          = "env"
-	StepOIDC         = "oidc"
+	// StepLock is the engine's providers lock; StepLockShared the lock
+	// file another unit's lock command wrote for the same inputs.
+	StepLock       = "providers lock"
+	StepLockShared = "providers lock (shared)"
+	StepRun        = "run"
+	StepShow       = "show"
+	StepEnv        = "env"
+	StepOIDC       = "oidc"
 	// The policy tools a step may run from PATH.
 	StepCheckov  = "checkov"
 	StepConftest = "conftest"

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 
@@ -56,6 +57,7 @@ func checkConfig(cfg *Config, c *collector) {
 	if cfg.Engine != nil {
 		checkEngine(cfg.Engine, "engine", c)
 	}
+	checkLockPlatforms(cfg, c)
 	if cfg.DefaultTFVersion.Set {
 		checkVersion("terraform", cfg.DefaultTFVersion, "default_tf_version", c)
 	}
@@ -127,6 +129,18 @@ func checkEngine(e *EngineConfig, key string, c *collector) {
 	if e.Supported() {
 		if v := e.VersionString(); v.Set {
 			checkVersion(e.Name.Value, v, key+".version", c)
+		}
+	}
+}
+
+// checkLockPlatforms checks lock_platforms' platforms.
+func checkLockPlatforms(cfg *Config, c *collector) {
+	if cfg.LockPlatforms == nil {
+		return
+	}
+	for i, p := range *cfg.LockPlatforms {
+		if !engineargs.ValidPlatform(p.Value) {
+			c.errorf(p.Pos, fmt.Sprintf("lock_platforms[%d]", i), "found %q; expected a platform as the engines name it, OS_ARCH such as linux_amd64 or darwin_arm64", p.Value)
 		}
 	}
 }

@@ -15,6 +15,7 @@ type Config struct {
 	Engine                   *EngineConfig        `yaml:"engine" doc:"the engine of every unit that names none (docs/behaviour.md#engines)"`
 	DefaultTFVersion         String               `yaml:"default_tf_version" doc:"terraform version when no engine is given"`
 	ParallelRuns             Int                  `yaml:"parallel_runs" doc:"default parallelism (strata's default: 4)"`
+	LockPlatforms            *[]String            `yaml:"lock_platforms" cfg:"ext" doc:"the platforms (OS_ARCH, such as linux_amd64 and darwin_arm64) whose provider hashes every unit's lock file holds: a lock file an init writes gets them, and strata providers lock adds them (docs/behaviour.md#lock-files)"`
 	CreateAndSelectWorkspace Bool                 `yaml:"create_and_select_workspace" doc:"false: strata runs no workspace command"`
 	WhenModified             *WhenModified        `yaml:"when_modified" doc:"global defaults for when a dirspace counts as modified"`
 	Dirs                     *Map[Dir]            `yaml:"dirs" doc:"dir or glob -> tags, workspaces, when_modified (docs/behaviour.md#root-modules-and-tags)"`

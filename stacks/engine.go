@@ -82,3 +82,17 @@ func (p *Project) TopLevelEngine() EngineChoice {
 	}
 	return EngineChoice{Name: "terraform", Source: SourcePath, From: "PATH"}
 }
+
+// LockPlatforms are the platforms whose provider hashes every unit's lock
+// file should hold (docs/behaviour.md#lock-files); nil when the config
+// declares none, and the engine's own platform is then enough.
+func (p *Project) LockPlatforms() []string {
+	if p.Config.LockPlatforms == nil {
+		return nil
+	}
+	out := make([]string, 0, len(*p.Config.LockPlatforms))
+	for _, pl := range *p.Config.LockPlatforms {
+		out = append(out, pl.Value)
+	}
+	return out
+}

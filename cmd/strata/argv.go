@@ -63,13 +63,19 @@ var strataCommands = map[string]bool{
 }
 
 // enginePositionalCommands are strata commands whose positional arguments
-// are the engine's (`strata output vpc_id`).
-var enginePositionalCommands = map[string]bool{"output": true, "validate": true}
+// are the engine's (`strata output vpc_id`, `strata providers lock
+// hashicorp/aws`).
+var enginePositionalCommands = map[string]bool{"output": true, "validate": true, "providers": true}
 
 // commandGroups are commands whose first positional argument names a
 // subcommand (`strata engines install`); a subcommand may be a group in
 // turn (`strata ci emit github`).
-var commandGroups = map[string]bool{"engines": true, "ci": true, "ci emit": true}
+var commandGroups = map[string]bool{"engines": true, "ci": true, "ci emit": true, "providers": true}
+
+// ownSubcommands are the subcommands strata runs itself of a command that
+// is otherwise the engine's: `strata providers lock` is strata's,
+// `strata providers schema` the engine's.
+var ownSubcommands = map[string]string{"providers": "lock"}
 
 // splitArgv splits os.Args-style args into strata's command line, for
 // urfave/cli to parse, and the engine arguments, for runner.ParseEngineArgs.
@@ -104,8 +110,8 @@ func splitArgv(args []string) (strata, engine []string, err error) {
 		return strata, nil, nil
 	}
 	command := args[i]
-	s := &argvSplit{args: args, strata: append(strata, command), own: strataCommands[command]}
-	group := commandGroups[command]
+	s := &argvSplit{args: args, strata: append(strata, command), own: ownCommand(args[i:])}
+	group := commandGroups[command] && s.own
 	groupPath := command
 	for i++; i < len(args); i++ {
 		a := args[i]
@@ -208,6 +214,29 @@ func (s *argvSplit) shortFlag(i int) int {
 		s.engine = append(s.engine, s.args[i])
 	}
 	return i
+}
+
+// ownCommand says whether the command that starts args is strata's own
+// rather than the engine's.
+func ownCommand(args []string) bool {
+	if sub, ok := ownSubcommands[args[0]]; ok {
+		return firstPositional(args[1:]) == sub
+	}
+	return strataCommands[args[0]]
+}
+
+// firstPositional is the first argument of args that is not a flag, ""
+// when there is none.
+func firstPositional(args []string) string {
+	for _, a := range args {
+		if a == "--" {
+			return ""
+		}
+		if !isFlag(a) {
+			return a
+		}
+	}
+	return ""
 }
 
 // isFlag reports whether a looks like a flag; `-` alone is an argument.

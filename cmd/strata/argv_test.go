@@ -25,6 +25,18 @@ var argvCases = []struct {
 		engine: []string{"-var", "x=1", "-refresh=false"},
 	},
 	{
+		name:   "providers lock is strata's, its flags and addresses the engine's",
+		args:   []string{"strata", "providers", "lock", "-platform", "linux_amd64", "hashicorp/time", "--all"},
+		strata: []string{"strata", "providers", "lock", "--all"},
+		engine: []string{"-platform", "linux_amd64", "hashicorp/time"},
+	},
+	{
+		name:   "other providers commands are the engine's",
+		args:   []string{"strata", "providers", "schema", "-json"},
+		strata: []string{"strata", "providers"},
+		engine: []string{"schema", "-json"},
+	},
+	{
 		name:   "short worker count",
 		args:   []string{"strata", "plan", "-j", "2"},
 		strata: []string{"strata", "plan", "-j", "2"},

@@ -61,7 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if i := commandIndex(args); i > 0 && !strataCommands[args[i]] {
+	if i := commandIndex(args); i > 0 && !ownCommand(args[i:]) {
 		// Any other command is the engine's: it runs through the hidden
 		// passthrough command.
 		app.Metadata[passthroughKey] = args[i]
@@ -141,6 +141,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 	}
 	app.Commands = append(app.Commands, runCommands()...)
+	app.Commands = append(app.Commands, providersCommand())
 	app.Commands = append(app.Commands, passthroughCmd())
 	app.Commands = append(app.Commands, completionCommand())
 	app.OnUsageError = usageError

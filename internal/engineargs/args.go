@@ -18,6 +18,8 @@ import (
 type EngineArgs struct {
 	Plan PlanArgs
 	Init InitArgs
+	// Lock are the arguments of providers lock.
+	Lock LockArgs
 	// Command holds the arguments of validate, output and passthrough
 	// commands, verbatim.
 	Command []string
@@ -57,6 +59,26 @@ type PlanArgs struct {
 	// in canonical form: a plan that has any runs as terraform-exec would
 	// run it, without it.
 	Extra []string
+}
+
+// LockArgs are the arguments of providers lock.
+type LockArgs struct {
+	Platforms []string // -platform
+	FSMirror  string   // -fs-mirror, absolute
+	NetMirror string   // -net-mirror
+	// Providers are the provider addresses to lock; none is every one.
+	Providers []string
+}
+
+// Mirror is the -fs-mirror or -net-mirror flag given, if any.
+func (l LockArgs) Mirror() []string {
+	switch {
+	case l.FSMirror != "":
+		return []string{"-fs-mirror=" + l.FSMirror}
+	case l.NetMirror != "":
+		return []string{"-net-mirror=" + l.NetMirror}
+	}
+	return nil
 }
 
 // InitArgs are the init flags terraform-exec can express.

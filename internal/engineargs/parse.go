@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -134,6 +135,40 @@ var initFlags = []engineFlag{
 
 func initExtra(a *EngineArgs) *[]string { return &a.Init.Extra }
 
+// lockFlags are the flags of providers lock.
+var lockFlags = []engineFlag{
+	{name: "platform", setValue: func(a *EngineArgs, v, _ string) (string, error) {
+		if !ValidPlatform(v) {
+			return "", fmt.Errorf("expected a platform OS_ARCH, such as linux_amd64")
+		}
+		a.Lock.Platforms = append(a.Lock.Platforms, v)
+		return v, nil
+	}},
+	{name: "fs-mirror", setValue: func(a *EngineArgs, v, cwd string) (string, error) {
+		p, err := absPath(cwd, v)
+		a.Lock.FSMirror = p
+		return p, err
+	}},
+	{name: "net-mirror", setValue: func(a *EngineArgs, v, _ string) (string, error) {
+		if !strings.HasPrefix(v, "https://") {
+			return "", fmt.Errorf("expected an https:// URL")
+		}
+		a.Lock.NetMirror = v
+		return v, nil
+	}},
+	{name: "no-color", setBool: noColor},
+}
+
+// platformPattern is a platform as the engines name them: OS_ARCH.
+var platformPattern = regexp.MustCompile(`^[a-z0-9]+_[a-z0-9]+$`)
+
+// ValidPlatform says whether s names a platform as the engines do:
+// OS_ARCH, such as linux_amd64.
+func ValidPlatform(s string) bool { return platformPattern.MatchString(s) }
+
+// providerPattern is a provider address: [HOST/]NAMESPACE/TYPE or TYPE.
+var providerPattern = regexp.MustCompile(`^([A-Za-z0-9.-]+(:[0-9]+)?/)?([A-Za-z0-9_-]+/)?[A-Za-z0-9_-]+$`)
+
 // extraBool records a boolean flag terraform-exec cannot express in the
 // given list, as the engine reads it.
 func extraBool(name string, list func(*EngineArgs) *[]string) func(*EngineArgs, bool) error {
@@ -180,7 +215,7 @@ var strataOwnFlags = map[string]bool{"auto-approve": true, "detailed-exitcode": 
 // Command lines are split with it before they are parsed, so that a flag's
 // value travels with the flag.
 func FlagTakesValue(name string) (takesValue, known bool) {
-	for _, set := range [][]engineFlag{planFlags, initFlags} {
+	for _, set := range [][]engineFlag{planFlags, initFlags, lockFlags} {
 		for _, f := range set {
 			if f.name == name {
 				return f.setBool == nil, true
@@ -223,6 +258,8 @@ func Parse(command string, args []string, cwd string) (EngineArgs, error) {
 		flags = planFlags
 	case run && pol.Job == cmdpolicy.JobInit:
 		flags = initFlags
+	case run && pol.Job == cmdpolicy.JobProvidersLock:
+		flags = lockFlags
 	case runsNoEngine[command]:
 		return ea, fmt.Errorf("strata %s runs no engine and takes no engine arguments, found %q", command, args[0])
 	default:
@@ -324,6 +361,14 @@ func (p *engineArgsParser) arg(arg string, rest []string) (int, error) {
 }
 
 func (p *engineArgsParser) positional(arg, bareBool string) error {
+	if cmdpolicy.Must(p.command).Job == cmdpolicy.JobProvidersLock && bareBool == "" {
+		if !providerPattern.MatchString(arg) {
+			return fmt.Errorf("strata %s: %q is not a provider address; expected NAMESPACE/TYPE or HOST/NAMESPACE/TYPE", p.command, arg)
+		}
+		p.args.Lock.Providers = append(p.args.Lock.Providers, arg)
+		p.args.Text = append(p.args.Text, arg)
+		return nil
+	}
 	hint := ""
 	switch {
 	case bareBool != "" && (arg == "true" || arg == "false"):
@@ -347,6 +392,8 @@ func (p *engineArgsParser) check() error {
 		return fmt.Errorf("engine flag -refresh-only cannot be combined with a destroy plan")
 	case in.Reconfigure && in.ForceCopy:
 		return fmt.Errorf("engine flags -reconfigure and -force-copy cannot be combined: -force-copy is for migrating state")
+	case p.args.Lock.FSMirror != "" && p.args.Lock.NetMirror != "":
+		return fmt.Errorf("engine flags -fs-mirror and -net-mirror cannot be combined: the engine's lock reads one source")
 	}
 	return nil
 }

@@ -20,6 +20,20 @@ var parseCases = []struct {
 }{
 	{name: "none", command: "plan"},
 	{
+		name:    "providers lock",
+		command: "providers lock",
+		args:    []string{"-platform", "linux_amd64", "-platform=darwin_arm64", "-fs-mirror", "mirror", "hashicorp/time"},
+		want: EngineArgs{
+			Lock: LockArgs{Platforms: []string{"linux_amd64", "darwin_arm64"}, FSMirror: "/start/mirror", Providers: []string{"hashicorp/time"}},
+			Text: []string{"-platform=linux_amd64", "-platform=darwin_arm64", "-fs-mirror=/start/mirror", "hashicorp/time"},
+		},
+	},
+	{name: "providers lock: a bad platform", command: "providers lock", args: []string{"-platform=macos"}, wantErr: "expected a platform OS_ARCH"},
+	{name: "providers lock: two mirrors", command: "providers lock", args: []string{"-fs-mirror=/m", "-net-mirror=https://m/"}, wantErr: "cannot be combined"},
+	{name: "providers lock: a plain http mirror", command: "providers lock", args: []string{"-net-mirror=http://m/"}, wantErr: "expected an https:// URL"},
+	{name: "providers lock: not an address", command: "providers lock", args: []string{"hashicorp/time/x/y"}, wantErr: "not a provider address"},
+	{name: "providers lock: a plan flag", command: "providers lock", args: []string{"-target=x"}, wantErr: "not accepted by strata providers lock"},
+	{
 		name:    "plan flags in both forms",
 		command: "plan",
 		args:    []string{"-var", "x=1", "-target=terraform_data.a", "-target", "terraform_data.b", "-refresh=false", "--parallelism", "2"},

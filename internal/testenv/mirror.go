@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,21 +35,23 @@ func (m *NetworkMirror) Downloads() int64 { return m.downloads.Load() }
 func StartNetworkMirror(t testing.TB, providers ...Provider) *NetworkMirror {
 	t.Helper()
 	dir := t.TempDir()
-	platform := runtime.GOOS + "_" + runtime.GOARCH
 	type pkg struct{ zip, hash string }
-	pkgs := map[string]pkg{} // "address/version" -> package
+	pkgs := map[string]map[string]pkg{} // "address/version" -> platform -> package
 	versions := map[string][]string{}
 	for _, p := range providers {
-		typ := p.Address[strings.LastIndex(p.Address, "/")+1:]
-		name := fmt.Sprintf("terraform-provider-%s_%s_%s.zip", typ, p.Version, platform)
+		name := fmt.Sprintf("terraform-provider-%s_%s_%s.zip", p.Type(), p.Version, p.Platform)
 		path := filepath.Join(dir, name)
-		writeProviderZip(t, path, p.Binary, "terraform-provider-"+typ+"_v"+p.Version)
+		writeProviderZip(t, path, p.Binary, "terraform-provider-"+p.Type()+"_v"+p.Version)
 		hash, err := dirhash.HashZip(path, dirhash.Hash1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pkgs[p.Address+"/"+p.Version] = pkg{zip: path, hash: hash}
-		versions[p.Address] = append(versions[p.Address], p.Version)
+		key := p.Address + "/" + p.Version
+		if pkgs[key] == nil {
+			pkgs[key] = map[string]pkg{}
+			versions[p.Address] = append(versions[p.Address], p.Version)
+		}
+		pkgs[key][p.Platform] = pkg{zip: path, hash: hash}
 	}
 	m := &NetworkMirror{}
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -71,14 +72,16 @@ func StartNetworkMirror(t testing.TB, providers ...Provider) *NetworkMirror {
 			}
 			json.NewEncoder(w).Encode(map[string]any{"versions": out})
 		case strings.HasSuffix(path, ".json"):
-			p, ok := pkgs[strings.TrimSuffix(path, ".json")]
+			ps, ok := pkgs[strings.TrimSuffix(path, ".json")]
 			if !ok {
 				http.NotFound(w, r)
 				return
 			}
-			json.NewEncoder(w).Encode(map[string]any{"archives": map[string]any{
-				platform: map[string]any{"url": filepath.Base(p.zip), "hashes": []string{p.hash}},
-			}})
+			archives := map[string]any{}
+			for platform, p := range ps {
+				archives[platform] = map[string]any{"url": filepath.Base(p.zip), "hashes": []string{p.hash}}
+			}
+			json.NewEncoder(w).Encode(map[string]any{"archives": archives})
 		case strings.HasSuffix(path, ".zip"):
 			p := filepath.Join(dir, filepath.Base(path))
 			if _, err := os.Stat(p); err != nil {

@@ -1,0 +1,256 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/hashicorp/go-version"
+	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/atomicfile"
+	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/report"
+)
+
+// A unit's lock file holds the hashes of the platforms the repository
+// declares (docs/behaviour.md#lock-files): `providers lock` adds them, run
+// by strata providers lock and after an init that wrote the lock file.
+// The engine's lock command is the one writer: units whose lock command
+// would read the same inputs get the lock file it wrote for the first of
+// them, so one repository's units lock alike, and each distinct set of
+// providers is fetched once per platform.
+
+// lockFileName is the engines' dependency lock file.
+const lockFileName = ".terraform.lock.hcl"
+
+// lockCall is `providers lock`.
+type lockCall struct {
+	Args engineargs.LockArgs
+	// Version is the engine's, as strata resolved it (nil if unknown).
+	Version *version.Version
+}
+
+func (c lockCall) Argv() []string {
+	argv := append([]string{"providers", "lock"}, c.Args.Mirror()...)
+	for _, p := range c.Args.Platforms {
+		argv = append(argv, "-platform="+p)
+	}
+	return append(argv, c.Args.Providers...)
+}
+
+// checksVersion: terraform-exec asks the version before providers lock,
+// which strata already knows once it resolved the engine.
+func (c lockCall) checksVersion() bool { return c.Version == nil }
+
+func (c lockCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+	if !c.checksVersion() {
+		_, err := x.runRaw(ctx, inv, append(c.Argv(), "-no-color"), out, errOut)
+		return outcome{}, err
+	}
+	var opts []tfexec.ProvidersLockOption
+	if c.Args.FSMirror != "" {
+		opts = append(opts, tfexec.FSMirror(c.Args.FSMirror))
+	}
+	if c.Args.NetMirror != "" {
+		opts = append(opts, tfexec.NetMirror(c.Args.NetMirror))
+	}
+	for _, p := range c.Args.Platforms {
+		opts = append(opts, tfexec.Platform(p))
+	}
+	for _, p := range c.Args.Providers {
+		opts = append(opts, tfexec.Provider(p))
+	}
+	return outcome{}, tf.ProvidersLock(ctx, opts...)
+}
+
+// lockFiles are the lock files the engine wrote in this run, by the
+// inputs its lock command read (lockKey).
+type lockFiles struct {
+	mu    sync.Mutex
+	wrote map[string]*lockResult
+}
+
+// lockResult is one lock command's lock file, ready once done is closed.
+type lockResult struct {
+	done chan struct{}
+	data []byte
+	from string // the unit it ran in
+	ok   bool
+}
+
+// claim returns the result for key and whether the caller is the one to
+// produce it (and must call finish).
+func (l *lockFiles) claim(key string) (*lockResult, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r, ok := l.wrote[key]; ok {
+		return r, false
+	}
+	if l.wrote == nil {
+		l.wrote = map[string]*lockResult{}
+	}
+	r := &lockResult{done: make(chan struct{})}
+	l.wrote[key] = r
+	return r, true
+}
+
+// finish publishes a lock file; a failed lock command publishes nothing,
+// and the next unit with the same inputs runs its own.
+func (l *lockFiles) finish(key string, r *lockResult, data []byte, from string, ok bool) {
+	l.mu.Lock()
+	if ok {
+		r.data, r.from, r.ok = data, from, true
+	} else {
+		delete(l.wrote, key)
+	}
+	l.mu.Unlock()
+	close(r.done)
+}
+
+// lockArgs are the arguments of the unit's lock command: those given, the
+// platforms the repository declares for it when none is given, and the
+// CLI config's mirror when no mirror is given (the engine's lock command
+// reads no provider_installation).
+func (j *job) lockArgs(given engineargs.LockArgs, platforms []string) (engineargs.LockArgs, error) {
+	a := given
+	var err error
+	if len(a.Platforms) == 0 {
+		a.Platforms = platforms
+	}
+	if a.FSMirror != "" || a.NetMirror != "" {
+		return a, nil
+	}
+	env := j.engineEnv(nil)
+	if _, ok := env["HOME"]; !ok {
+		env["HOME"], _ = os.UserHomeDir()
+	}
+	a.FSMirror, a.NetMirror, err = engines.LockMirror(engines.CLIConfigFile(j.ur.Engine.Name, env))
+	return a, err
+}
+
+// lockKey names the inputs of a lock command in the unit: the engine, the
+// arguments, the providers the configuration requires with their
+// constraints, and the lock file as it is. "" when the requirements cannot
+// be known without init (a registry or remote module).
+func (j *job) lockKey(args engineargs.LockArgs, before []byte) string {
+	req, err := engines.ProviderRequirements(j.ur.Dir, j.ur.Engine.RegistryHost(), j.run.Project.ModuleAt)
+	if err != nil {
+		return ""
+	}
+	b, err := json.Marshal(struct {
+		Engine, Version string
+		Args            engineargs.LockArgs
+		Requires        map[string][]string
+		Lock            []byte
+	}{j.ur.Engine.Name, j.ur.Engine.Version.String(), args, req, before})
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// lock brings the unit's lock file to what the engine's lock command
+// writes for args: the lock file another unit's command wrote for the
+// same inputs in this run, else the command run here.
+func (j *job) lock(ctx context.Context, args engineargs.LockArgs) error {
+	path := filepath.Join(j.ur.Dir, lockFileName)
+	before, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	key := j.lockKey(args, before)
+	if key == "" {
+		return j.lockHere(ctx, args)
+	}
+	for {
+		r, mine := j.run.lockFiles.claim(key)
+		if mine {
+			err := j.lockHere(ctx, args)
+			data, rerr := os.ReadFile(path)
+			j.run.lockFiles.finish(key, r, data, j.ur.Spec.Name(), err == nil && rerr == nil)
+			return cmpErr(err, rerr)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.done:
+		}
+		if r.ok {
+			return j.lockCopy(path, before, r)
+		}
+	}
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// lockHere runs the engine's lock command in the unit.
+func (j *job) lockHere(ctx context.Context, args engineargs.LockArgs) error {
+	_, err := j.step(ctx, report.StepLock, func() invocation {
+		return invocation{Step: report.StepLock, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: lockCall{Args: args, Version: j.ur.Engine.Version}}
+	}, true)
+	return err
+}
+
+// lockCopy writes the lock file another unit's lock command wrote for the
+// same inputs, as a step of its own.
+func (j *job) lockCopy(path string, before []byte, r *lockResult) error {
+	started := j.run.Now()
+	var err error
+	if !bytes.Equal(before, r.data) {
+		err = atomicfile.Write(path, r.data, 0o644)
+	}
+	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil})
+	if err == nil {
+		j.run.Console.Note(fmt.Sprintf("[%s] lock file as the engine wrote it for %s, whose providers and lock file are the same", j.ur.Spec.Name(), r.from))
+	}
+	return err
+}
+
+// providersLock is the job of strata providers lock: the lock command
+// with the platforms the repository declares for the unit.
+func (j *job) providersLock(ctx context.Context) {
+	args, err := j.lockArgs(j.run.EngineArgs.Lock, j.run.Project.LockPlatforms())
+	if err == nil {
+		err = j.lock(ctx, args)
+	}
+	j.failed(ctx, report.StepLock, err)
+}
+
+// completeLock adds the declared platforms' hashes to a lock file the
+// init just wrote (before is the lock file before it; nil when there was
+// none). A lock file the init left alone is left alone.
+func (j *job) completeLock(ctx context.Context, before []byte, hadLock bool) error {
+	platforms := j.run.Project.LockPlatforms()
+	if len(platforms) == 0 {
+		return nil
+	}
+	after, err := os.ReadFile(filepath.Join(j.ur.Dir, lockFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // only the builtin provider: no lock file
+	}
+	if err != nil || (hadLock && bytes.Equal(before, after)) {
+		return err
+	}
+	args, err := j.lockArgs(engineargs.LockArgs{}, platforms)
+	if err != nil {
+		return err
+	}
+	return j.lock(ctx, args)
+}
