@@ -254,3 +254,71 @@ func (j *job) completeLock(ctx context.Context, before []byte, hadLock bool) err
 	}
 	return j.lock(ctx, args)
 }
+
+// seedLock lets a unit with no lock file take the one another unit's init
+// in this run wrote for the same providers, constraints, init arguments
+// and CLI config, before its own init: the engine would select the same
+// versions from the same source, and with the lock file in place the init
+// finds them in the plugin cache and only reads it, instead of downloading
+// them again (docs/architecture.md#what-an-init-costs). The first such
+// unit inits as it would have; done publishes its lock file once its init
+// ended, ok saying whether it ended well. Without a lock file to share
+// (a lock file already there, -upgrade, a registry or remote module, only
+// the builtin provider), done does nothing.
+func (j *job) seedLock(ctx context.Context, args engineargs.InitArgs, env map[string]string) (done func(ok bool)) {
+	noop := func(bool) {}
+	path := filepath.Join(j.ur.Dir, lockFileName)
+	if _, err := os.Lstat(path); args.Upgrade || !errors.Is(err, fs.ErrNotExist) {
+		return noop
+	}
+	req, err := engines.ProviderRequirements(j.ur.Dir, j.ur.Engine.RegistryHost(), j.run.Project.ModuleAt)
+	if err != nil || len(req) == 0 {
+		return noop
+	}
+	b, _ := json.Marshal(struct {
+		Engine, Version, CLIConfig, Cache string
+		Init, Platforms                   []string
+		Requires                          map[string][]string
+	}{j.ur.Engine.Name, j.ur.Engine.Version.String(), env["TF_CLI_CONFIG_FILE"], env["TF_PLUGIN_CACHE_DIR"], args.Flags(), j.run.Project.LockPlatforms(), req})
+	sum := sha256.Sum256(b)
+	key := "seed:" + hex.EncodeToString(sum[:])
+	for {
+		r, mine := j.run.lockFiles.claim(key)
+		if mine {
+			return func(ok bool) {
+				data, err := os.ReadFile(path)
+				j.run.lockFiles.finish(key, r, data, j.ur.Spec.Name(), ok && err == nil)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return noop
+		case <-r.done:
+		}
+		if r.ok {
+			j.takeLock(path, r)
+			return noop
+		}
+	}
+}
+
+// takeLock writes the lock file another unit's init wrote, unless one
+// appeared meanwhile.
+func (j *job) takeLock(path string, r *lockResult) {
+	started := j.run.Now()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return
+	}
+	_, err = f.Write(r.data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// The init writes its own, as it would have.
+		os.Remove(path)
+		return
+	}
+	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: j.run.Now(), OK: true})
+	j.run.Console.Note(fmt.Sprintf("[%s] lock file as %s's init wrote it, whose providers are the same: the init reads them from the plugin cache", j.ur.Spec.Name(), r.from))
+}

@@ -41,8 +41,12 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	// it: an init that may write it runs alone, across strata processes
 	// too; inits that find every provider there only read it, and overlap
 	// (docs/architecture.md#what-an-init-costs).
+	env := j.engineEnv(stepEnv)
+	seeded := j.seedLock(ctx, args, env)
+	ok := false
+	defer func() { seeded(ok) }()
 	release := func() {}
-	if cache := j.engineEnv(stepEnv)["TF_PLUGIN_CACHE_DIR"]; cache != "" {
+	if cache := env["TF_PLUGIN_CACHE_DIR"]; cache != "" {
 		if err := os.MkdirAll(cache, 0o755); err == nil {
 			lock, err := j.lockCache(ctx, cache, args.Upgrade)
 			if err != nil {
@@ -64,6 +68,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	if err := j.completeLock(ctx, before, readErr == nil); err != nil {
 		return o, err
 	}
+	ok = true
 	j.ur.Inited = true
 	j.ur.InitArgs = args
 	if noBackend {

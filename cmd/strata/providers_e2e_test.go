@@ -74,10 +74,11 @@ func maxInitsAtOnce(t *testing.T, path string) int {
 }
 
 // TestInitsShareAWarmCache: with a real provider from a filesystem
-// mirror, inits that may write the shared plugin cache run one at a time
-// (a cold cache, no lock files), and inits that find every provider there,
-// as their lock files select it, overlap; no lock file changes, and the
-// cache holds the provider once.
+// mirror, on a cold cache and no lock files the first init runs alone (it
+// writes the cache) and the others take the lock file it wrote, as their
+// providers are the same, and then only read the cache; on the warm cache
+// every init only reads it, and they overlap. No lock file changes after
+// the first init, and the cache holds the provider once.
 func TestInitsShareAWarmCache(t *testing.T) {
 	testenv.NeedTerraform(t)
 	t.Parallel()
@@ -94,8 +95,9 @@ func TestInitsShareAWarmCache(t *testing.T) {
 		}
 		return path
 	}
-	if n := maxInitsAtOnce(t, init("cold")); n != 1 {
-		t.Errorf("cold cache: %d inits at once, want 1 (each may write the cache)", n)
+	cold := readReport(t, init("cold"))
+	if lead := initsAlone(cold); len(lead) != 1 {
+		t.Errorf("cold cache: %v inited with no other init at the same time, want one (the one that writes the cache)", lead)
 	}
 	locks := map[string]string{}
 	for i := range units {
@@ -126,23 +128,59 @@ func TestInitsShareAWarmCache(t *testing.T) {
 	}
 }
 
+// initsAlone are the units of a report whose init overlapped no other
+// unit's init and that took no other unit's lock file.
+func initsAlone(rep *report.Report) []string {
+	var out []string
+	for _, u := range rep.Units {
+		var in report.StepReport
+		shared := false
+		for _, s := range u.Steps {
+			switch s.Name {
+			case report.StepInit:
+				in = s
+			case report.StepLockShared:
+				shared = true
+			}
+		}
+		if shared || in.Name == "" {
+			continue
+		}
+		alone := true
+		for _, o := range rep.Units {
+			for _, s := range o.Steps {
+				if o.Name() != u.Name() && s.Name == report.StepInit && s.StartedAt.Before(in.FinishedAt) && in.StartedAt.Before(s.FinishedAt) {
+					alone = false
+				}
+			}
+		}
+		if alone {
+			out = append(out, u.Name())
+		}
+	}
+	return out
+}
+
 // TestEachProviderDownloadedOnce: from an HTTPS network mirror on
-// loopback (trusted through SSL_CERT_FILE), a repository whose eight
-// units each lock the same provider is initialised on an empty plugin
-// cache with one download: the first init fills the cache alone, and the
-// others, waiting for it, find the provider there, as their lock files
-// select it, and only read the cache. No lock file changes. (A unit with no lock file yet downloads
-// its providers itself: terraform trusts no cached package its lock file
-// has no checksum for.)
+// loopback (trusted through SSL_CERT_FILE), a repository of eight units
+// that use the same provider is initialised on an empty plugin cache with
+// one download, whether the lock files are there or not: the first init
+// fills the cache alone; without lock files, the others take the one it
+// wrote (their providers are the same, so the engine would select the
+// same); the others then find the provider in the cache, as their lock
+// files select it, and only read it. Committed lock files do not change.
 func TestEachProviderDownloadedOnce(t *testing.T) {
 	testenv.NeedTerraform(t)
 	t.Parallel()
 	mirror := testenv.StartNetworkMirror(t, testenv.TimeProvider(t))
 	const units = 8
 	root := timeRepo(t, units)
-	// The lock files, as a repository commits them.
+	// No lock files yet; the lock files, as a repository commits them.
 	if r := runBin(t, root, testenv.Env(t, mirror.Env...), "init", "--all", "-j", "4"); r.code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := mirror.Downloads(); n != 1 {
+		t.Errorf("without lock files, the provider was downloaded %d times, want once", n)
 	}
 	locks := map[string]string{}
 	for i := range units {
@@ -152,6 +190,9 @@ func TestEachProviderDownloadedOnce(t *testing.T) {
 			t.Fatalf("u%d's lock file: %v\n%s", i, err, data)
 		}
 		locks[dir] = string(data)
+		if first := locks[filepath.Join(root, "u0")]; string(data) != first {
+			t.Errorf("u%d's lock file differs from u0's:\n%s\n%s", i, data, first)
+		}
 		if err := os.RemoveAll(filepath.Join(dir, ".terraform")); err != nil {
 			t.Fatal(err)
 		}
