@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -212,5 +216,123 @@ func TestEachProviderDownloadedOnce(t *testing.T) {
 		if data, _ := os.ReadFile(filepath.Join(dir, ".terraform.lock.hcl")); string(data) != want {
 			t.Errorf("%s's lock file changed:\n%s\nwas\n%s", dir, data, want)
 		}
+	}
+}
+
+// syncBuffer is a buffer a process writes while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// processesIn are the processes whose working dir is under dir (Linux:
+// /proc), as a provider's is in the unit its engine runs in, and whose
+// program's path contains exe.
+func processesIn(t *testing.T, dir, exe string) []string {
+	t.Helper()
+	dir, _ = filepath.EvalSymlinks(dir)
+	cwds, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	var out []string
+	for _, f := range cwds {
+		cwd, err := os.Readlink(f)
+		if err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+string(filepath.Separator))) {
+			if prog, _ := os.Readlink(filepath.Join(filepath.Dir(f), "exe")); strings.Contains(prog, exe) {
+				out = append(out, prog+" in "+cwd)
+			}
+		}
+	}
+	return out
+}
+
+// TestInterruptSlowProviderApply: an apply that waits in a real
+// provider (time_sleep) is interrupted by SIGINT: the engine stops the
+// provider and ends, strata exits 130 with the unit cancelled and what
+// waits for it not applied, no provider process is left behind, no state
+// lock either, and the next apply finishes the work.
+func TestInterruptSlowProviderApply(t *testing.T) {
+	testenv.NeedTerraform(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	t.Parallel()
+	_, rc := testenv.FilesystemMirror(t, testenv.TimeProvider(t))
+	slow := func(d string) string {
+		// The engine's output of a step is shown when the step ends: the
+		// marker says when the sleep starts.
+		return strings.Replace(timeModule, `resource "time_static" "x" {}`, `resource "terraform_data" "mark" {
+  provisioner "local-exec" {
+    command = "touch started"
+  }
+}
+resource "time_sleep" "wait" {
+  create_duration = "`+d+`"
+  depends_on      = [terraform_data.mark]
+}`, 1)
+	}
+	root := testenv.WriteRepo(t, map[string]string{
+		"strata.yml":   "dirs:\n  slow: {tags: [slow]}\n  next: {tags: [next]}\nstacks:\n  names:\n    slow: {tag_query: slow}\n    next:\n      tag_query: next\n      rules: {apply_after: [slow]}\n",
+		"slow/main.tf": slow("120s"),
+		"next/main.tf": timeModule,
+	})
+	env := testenv.Env(t, "TF_CLI_CONFIG_FILE="+rc)
+	rep := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(strataBin, "apply", "-auto-approve", "--report", rep)
+	cmd.Dir, cmd.Env = root, env
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, err := os.Stat(filepath.Join(root, "slow", "started")); err != nil; _, err = os.Stat(filepath.Join(root, "slow", "started")) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the slow apply never started:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // into the sleep
+	if ps := processesIn(t, root, "terraform-provider-time"); len(ps) == 0 {
+		t.Errorf("no provider process of the repository while the apply waits")
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130\n%s", err, out.String())
+	}
+	st := map[string]string{}
+	for _, u := range readReport(t, rep).Units {
+		st[u.Dir] = string(u.Status) + " (" + u.Reason + ")"
+	}
+	if !strings.HasPrefix(st["slow"], "cancelled (interrupted during apply") || strings.HasPrefix(st["next"], "applied") {
+		t.Errorf("units after the interrupt: %v", st)
+	}
+	if ps := processesIn(t, root, ""); len(ps) != 0 {
+		t.Errorf("processes left behind: %q", ps)
+	}
+	if _, err := os.Stat(filepath.Join(root, "slow", ".terraform.tfstate.lock.info")); err == nil {
+		t.Error("a state lock was left behind")
+	}
+	testenv.WriteFile(t, filepath.Join(root, "slow", "main.tf"), slow("1s"))
+	if r := runBin(t, root, env, "apply", "-auto-approve", "--report", rep); r.code != 0 {
+		t.Fatalf("apply after the interrupt: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	state, err := os.ReadFile(filepath.Join(root, "slow", "terraform.tfstate"))
+	if err != nil || !strings.Contains(string(state), `"type": "time_sleep"`) {
+		t.Errorf("slow's state after the apply: %v\n%s", err, state)
 	}
 }
