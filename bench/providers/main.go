@@ -38,7 +38,7 @@ import (
 // built here, served under address.
 type provider struct {
 	module, version, address, local string
-	binary                           string
+	binary                          string
 }
 
 // The two providers: hashicorp/time 0.13.1, and the time provider 0.14.2
