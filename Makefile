@@ -91,8 +91,13 @@ test-engines:
 	STRATA_E2E_ENGINES=1 $(GO) test -count=1 -timeout 60m -run E2E -v ./engines/...
 	STRATA_E2E_ENGINES=1 $(GO) test -count=1 -timeout 20m -run E2E -v ./cmd/strata/
 
-bench:
+# Go benchmarks, then the provider benchmark (bench/providers/README.md):
+# inits of 200 modules on two real providers, cold and warm, beside
+# xargs -P4 and the peers named by TERRAGRUNT_BIN and TERRAMATE_BIN.
+bench: build
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem -benchtime 5x -cpu 2 $(PKGS)
+	$(GO) run bench/providers/main.go -strata $(CURDIR)/$(BIN) -modules 200 -rounds 3 -reps 20 \
+	  $(if $(TERRAGRUNT_BIN),-terragrunt $(TERRAGRUNT_BIN)) $(if $(TERRAMATE_BIN),-terramate $(TERRAMATE_BIN))
 
 # Short fuzzing pass over every parser.
 fuzz:

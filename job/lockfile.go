@@ -75,10 +75,13 @@ func (c lockCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, in
 }
 
 // lockFiles are the lock files the engine wrote in this run, by the
-// inputs its lock command read (lockKey).
+// inputs its lock command read (lockKey), and the plugin cache dirs the
+// run made.
 type lockFiles struct {
 	mu    sync.Mutex
 	wrote map[string]*lockResult
+	// caches are the plugin cache dirs made in the run.
+	caches map[string]bool
 }
 
 // lockResult is one lock command's lock file, ready once done is closed.
@@ -321,4 +324,21 @@ func (j *job) takeLock(path string, r *lockResult) {
 	}
 	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: j.run.Now(), OK: true})
 	j.run.Console.Note(fmt.Sprintf("[%s] lock file as %s's init wrote it, whose providers are the same: the init reads them from the plugin cache", j.ur.Spec.Name(), r.from))
+}
+
+// madeCache makes the plugin cache dir once per run, not once per init.
+func (r *Run) madeCache(dir string) error {
+	r.lockFiles.mu.Lock()
+	defer r.lockFiles.mu.Unlock()
+	if r.lockFiles.caches[dir] {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if r.lockFiles.caches == nil {
+		r.lockFiles.caches = map[string]bool{}
+	}
+	r.lockFiles.caches[dir] = true
+	return nil
 }

@@ -47,7 +47,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	defer func() { seeded(ok) }()
 	release := func() {}
 	if cache := env["TF_PLUGIN_CACHE_DIR"]; cache != "" {
-		if err := os.MkdirAll(cache, 0o755); err == nil {
+		if err := j.run.madeCache(cache); err == nil {
 			lock, err := j.lockCache(ctx, cache, args.Upgrade)
 			if err != nil {
 				return outcome{}, err
