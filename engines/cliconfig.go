@@ -48,30 +48,18 @@ func CLIConfigFile(name string, env map[string]string) string {
 // direct (or no provider_installation) neither. A config that cannot be
 // read is an error; no config file is neither.
 func LockMirror(cliConfig string) (fsMirror, netMirror string, err error) {
-	flags, err := lockMirror(cliConfig)
-	for _, f := range flags {
-		if v, ok := strings.CutPrefix(f, "-fs-mirror="); ok {
-			fsMirror = v
-		} else if v, ok := strings.CutPrefix(f, "-net-mirror="); ok {
-			netMirror = v
-		}
-	}
-	return fsMirror, netMirror, err
-}
-
-func lockMirror(cliConfig string) ([]string, error) {
 	if cliConfig == "" {
-		return nil, nil
+		return "", "", nil
 	}
 	st, err := os.Stat(cliConfig)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return "", "", nil
 	}
 	if err != nil {
-		return nil, err
+		return "", "", err
 	}
 	if st.Size() > maxCLIConfigSize {
-		return nil, fmt.Errorf("%s: larger than %d bytes", cliConfig, maxCLIConfigSize)
+		return "", "", fmt.Errorf("%s: larger than %d bytes", cliConfig, maxCLIConfigSize)
 	}
 	parser := hclparse.NewParser()
 	var f *hcl.File
@@ -82,40 +70,36 @@ func lockMirror(cliConfig string) ([]string, error) {
 		f, diags = parser.ParseHCLFile(cliConfig)
 	}
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("reading the CLI config: %s", diags.Error())
+		return "", "", fmt.Errorf("reading the CLI config: %s", diags.Error())
 	}
 	content, _, diags := f.Body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "provider_installation"}}})
 	if diags.HasErrors() || len(content.Blocks) == 0 {
-		return nil, nil
+		return "", "", nil
 	}
 	return firstMirror(content.Blocks[0].Body)
 }
 
 // firstMirror reads the first installation method of a
 // provider_installation block, in the order written.
-func firstMirror(body hcl.Body) ([]string, error) {
+func firstMirror(body hcl.Body) (fsMirror, netMirror string, err error) {
 	methods := []hcl.BlockHeaderSchema{{Type: "filesystem_mirror"}, {Type: "network_mirror"}, {Type: "direct"}, {Type: "dev_overrides"}}
 	content, _, diags := body.PartialContent(&hcl.BodySchema{Blocks: methods})
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("reading the CLI config's provider_installation: %s", diags.Error())
+		return "", "", fmt.Errorf("reading the CLI config's provider_installation: %s", diags.Error())
 	}
 	for _, b := range content.Blocks {
 		switch b.Type {
 		case "direct":
-			return nil, nil
-		case "filesystem_mirror", "network_mirror":
-			flag, attr := "-fs-mirror=", "path"
-			if b.Type == "network_mirror" {
-				flag, attr = "-net-mirror=", "url"
-			}
-			v, err := stringAttr(b.Body, attr)
-			if err != nil {
-				return nil, err
-			}
-			return []string{flag + v}, nil
+			return "", "", nil
+		case "filesystem_mirror":
+			fsMirror, err = stringAttr(b.Body, "path")
+			return fsMirror, "", err
+		case "network_mirror":
+			netMirror, err = stringAttr(b.Body, "url")
+			return "", netMirror, err
 		}
 	}
-	return nil, nil
+	return "", "", nil
 }
 
 // stringAttr is a block's string attribute, required.

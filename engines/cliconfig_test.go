@@ -32,7 +32,14 @@ func TestLockMirror(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := lockMirror(path)
+			fsMirror, netMirror, err := LockMirror(path)
+			var got []string
+			if fsMirror != "" {
+				got = append(got, "-fs-mirror="+fsMirror)
+			}
+			if netMirror != "" {
+				got = append(got, "-net-mirror="+netMirror)
+			}
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
 			}

@@ -36,9 +36,6 @@ const maxModuleDepth = 32
 // module dir (nil: InspectModule), so a caller that read the modules
 // already does not read them again.
 func CachedProviders(cache, dir, defaultHost string, read ModuleReader) (ok bool, why string) {
-	if read == nil {
-		read = func(dir string) (*tfconfig.Module, error) { return InspectModule(tfconfig.NewOsFs(), dir) }
-	}
 	required, err := requiredProviders(dir, defaultHost, read)
 	if err != nil {
 		return false, err.Error()
@@ -158,9 +155,6 @@ type ModuleReader func(dir string) (*tfconfig.Module, error)
 // A registry or remote module call is an error: its requirements are known
 // only once it is downloaded.
 func ProviderRequirements(dir, defaultHost string, read ModuleReader) (map[string][]string, error) {
-	if read == nil {
-		read = func(dir string) (*tfconfig.Module, error) { return InspectModule(tfconfig.NewOsFs(), dir) }
-	}
 	req, err := requiredProviders(dir, defaultHost, read)
 	for _, cs := range req {
 		slices.Sort(cs)
@@ -172,6 +166,9 @@ func ProviderRequirements(dir, defaultHost string, read ModuleReader) (map[strin
 // and its local modules require or use, the builtin one left out, with
 // their version constraints.
 func requiredProviders(dir, defaultHost string, read ModuleReader) (map[string][]string, error) {
+	if read == nil {
+		read = func(dir string) (*tfconfig.Module, error) { return InspectModule(tfconfig.NewOsFs(), dir) }
+	}
 	out := map[string][]string{}
 	seen := map[string]bool{}
 	var walk func(dir string, depth int) error

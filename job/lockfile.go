@@ -2,6 +2,7 @@ package job
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -75,13 +76,10 @@ func (c lockCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, in
 }
 
 // lockFiles are the lock files the engine wrote in this run, by the
-// inputs its lock command read (lockKey), and the plugin cache dirs the
-// run made.
+// inputs it read (inputsKey).
 type lockFiles struct {
 	mu    sync.Mutex
 	wrote map[string]*lockResult
-	// caches are the plugin cache dirs made in the run.
-	caches map[string]bool
 }
 
 // lockResult is one lock command's lock file, ready once done is closed.
@@ -93,19 +91,33 @@ type lockResult struct {
 }
 
 // claim returns the result for key and whether the caller is the one to
-// produce it (and must call finish).
-func (l *lockFiles) claim(key string) (*lockResult, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if r, ok := l.wrote[key]; ok {
-		return r, false
+// produce it (and must call finish). A caller that is not waits for the
+// one that is: when that one published nothing, the caller tries again
+// (and may produce it itself).
+func (l *lockFiles) claim(ctx context.Context, key string) (*lockResult, bool, error) {
+	for {
+		l.mu.Lock()
+		r, ok := l.wrote[key]
+		if !ok {
+			if l.wrote == nil {
+				l.wrote = map[string]*lockResult{}
+			}
+			r = &lockResult{done: make(chan struct{})}
+			l.wrote[key] = r
+		}
+		l.mu.Unlock()
+		if !ok {
+			return r, true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-r.done:
+		}
+		if r.ok {
+			return r, false, nil
+		}
 	}
-	if l.wrote == nil {
-		l.wrote = map[string]*lockResult{}
-	}
-	r := &lockResult{done: make(chan struct{})}
-	l.wrote[key] = r
-	return r, true
 }
 
 // finish publishes a lock file; a failed lock command publishes nothing,
@@ -142,26 +154,26 @@ func (j *job) lockArgs(given engineargs.LockArgs, platforms []string) (enginearg
 	return a, err
 }
 
-// lockKey names the inputs of a lock command in the unit: the engine, the
-// arguments, the providers the configuration requires with their
-// constraints, and the lock file as it is. "" when the requirements cannot
-// be known without init (a registry or remote module).
-func (j *job) lockKey(args engineargs.LockArgs, before []byte) string {
+// inputsKey names what the engine reads to write the unit's lock file:
+// the engine, the providers the configuration requires with their
+// constraints, and what else the caller names. ok is false when the
+// requirements cannot be known without init (a registry or remote
+// module) or there are none (only the builtin provider).
+func (j *job) inputsKey(kind string, more any) (key string, ok bool) {
 	req, err := engines.ProviderRequirements(j.ur.Dir, j.ur.Engine.RegistryHost(), j.run.Project.ModuleAt)
-	if err != nil {
-		return ""
+	if err != nil || len(req) == 0 {
+		return "", false
 	}
 	b, err := json.Marshal(struct {
 		Engine, Version string
-		Args            engineargs.LockArgs
 		Requires        map[string][]string
-		Lock            []byte
-	}{j.ur.Engine.Name, j.ur.Engine.Version.String(), args, req, before})
+		More            any
+	}{j.ur.Engine.Name, j.ur.Engine.Version.String(), req, more})
 	if err != nil {
-		return ""
+		return "", false
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return kind + ":" + hex.EncodeToString(sum[:]), true
 }
 
 // lock brings the unit's lock file to what the engine's lock command
@@ -173,34 +185,24 @@ func (j *job) lock(ctx context.Context, args engineargs.LockArgs) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	key := j.lockKey(args, before)
-	if key == "" {
+	key, ok := j.inputsKey("lock", struct {
+		Args engineargs.LockArgs
+		Lock []byte
+	}{args, before})
+	if !ok {
 		return j.lockHere(ctx, args)
 	}
-	for {
-		r, mine := j.run.lockFiles.claim(key)
-		if mine {
-			err := j.lockHere(ctx, args)
-			data, rerr := os.ReadFile(path)
-			j.run.lockFiles.finish(key, r, data, j.ur.Spec.Name(), err == nil && rerr == nil)
-			return cmpErr(err, rerr)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-r.done:
-		}
-		if r.ok {
-			return j.lockCopy(path, before, r)
-		}
+	r, mine, err := j.run.lockFiles.claim(ctx, key)
+	if err != nil {
+		return err
 	}
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
+	if !mine {
+		return j.lockCopy(path, before, r)
 	}
-	return b
+	err = j.lockHere(ctx, args)
+	data, rerr := os.ReadFile(path)
+	j.run.lockFiles.finish(key, r, data, j.ur.Spec.Name(), err == nil && rerr == nil)
+	return cmp.Or(err, rerr)
 }
 
 // lockHere runs the engine's lock command in the unit.
@@ -274,35 +276,25 @@ func (j *job) seedLock(ctx context.Context, args engineargs.InitArgs, env map[st
 	if _, err := os.Lstat(path); args.Upgrade || !errors.Is(err, fs.ErrNotExist) {
 		return noop
 	}
-	req, err := engines.ProviderRequirements(j.ur.Dir, j.ur.Engine.RegistryHost(), j.run.Project.ModuleAt)
-	if err != nil || len(req) == 0 {
+	key, ok := j.inputsKey("seed", struct {
+		CLIConfig, Cache string
+		Init, Platforms  []string
+	}{env["TF_CLI_CONFIG_FILE"], env["TF_PLUGIN_CACHE_DIR"], args.Flags(), j.run.Project.LockPlatforms()})
+	if !ok {
 		return noop
 	}
-	b, _ := json.Marshal(struct {
-		Engine, Version, CLIConfig, Cache string
-		Init, Platforms                   []string
-		Requires                          map[string][]string
-	}{j.ur.Engine.Name, j.ur.Engine.Version.String(), env["TF_CLI_CONFIG_FILE"], env["TF_PLUGIN_CACHE_DIR"], args.Flags(), j.run.Project.LockPlatforms(), req})
-	sum := sha256.Sum256(b)
-	key := "seed:" + hex.EncodeToString(sum[:])
-	for {
-		r, mine := j.run.lockFiles.claim(key)
-		if mine {
-			return func(ok bool) {
-				data, err := os.ReadFile(path)
-				j.run.lockFiles.finish(key, r, data, j.ur.Spec.Name(), ok && err == nil)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return noop
-		case <-r.done:
-		}
-		if r.ok {
-			j.takeLock(path, r)
-			return noop
+	r, mine, err := j.run.lockFiles.claim(ctx, key)
+	switch {
+	case err != nil:
+		return noop
+	case mine:
+		return func(ok bool) {
+			data, err := os.ReadFile(path)
+			j.run.lockFiles.finish(key, r, data, j.ur.Spec.Name(), ok && err == nil)
 		}
 	}
+	j.takeLock(path, r)
+	return noop
 }
 
 // takeLock writes the lock file another unit's init wrote, unless one
@@ -328,17 +320,12 @@ func (j *job) takeLock(path string, r *lockResult) {
 
 // madeCache makes the plugin cache dir once per run, not once per init.
 func (r *Run) madeCache(dir string) error {
-	r.lockFiles.mu.Lock()
-	defer r.lockFiles.mu.Unlock()
-	if r.lockFiles.caches[dir] {
+	if _, ok := r.cacheDirs.Load(dir); ok {
 		return nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if r.lockFiles.caches == nil {
-		r.lockFiles.caches = map[string]bool{}
-	}
-	r.lockFiles.caches[dir] = true
+	r.cacheDirs.Store(dir, true)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/strata-iac/strata/command"
@@ -46,6 +47,7 @@ type Run struct {
 
 	checkout  checkout  // the commit units record as deployed
 	lockFiles lockFiles // the lock files the engine wrote in the run
+	cacheDirs sync.Map  // the plugin cache dirs the run made
 }
 
 // Do runs one job of a unit: its steps in order, holding the unit's dir
