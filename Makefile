@@ -105,6 +105,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./stacks
 	$(GO) test -run '^$$' -fuzz FuzzTree -fuzztime 30s ./stacks
 	$(GO) test -run '^$$' -fuzz FuzzBaseJoin -fuzztime 30s ./internal/safepath
+	$(GO) test -run '^$$' -fuzz FuzzReadVersion -fuzztime 30s ./internal/tfstate
+	$(GO) test -run '^$$' -fuzz FuzzBackendConfig -fuzztime 30s ./internal/tfstate
 
 vet:
 	$(GO) vet $(PKGS)

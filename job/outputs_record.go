@@ -1,28 +1,69 @@
 package job
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/tfstate"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 )
 
+// readOutputs reads a producer's outputs once, after its last apply in the
+// run or as it stands: from the run state when its state is where it was
+// when they were last read, else with the engine (output -json, as a step
+// of the producer), then recorded (docs/behaviour.md#outputs-without-init).
+func (j *job) readOutputs(ctx context.Context) {
+	args, stepEnv, err := j.unitInit()
+	if err != nil {
+		j.res.ProducedErr = err
+		return
+	}
+	loc, v, readable, taken := j.recordedOutputs(ctx, args, stepEnv)
+	if taken {
+		return
+	}
+	j.res.Produced, _, j.res.ProducedErr = j.engineOutputs(ctx, args, stepEnv)
+	if j.res.ProducedErr == nil && readable && loc.Confirm(j.ur.DataDir) == nil {
+		// A state strata cannot read, or found where the engine's
+		// backend is not, is asked the engine every time.
+		j.recordOutputs(v)
+	}
+}
+
+// unitInit is the init a step runs when the unit's job ran none before
+// it (an apply, or a read of a producer's outputs): the init of this
+// command when there was one, else the init step of the unit's plan
+// workflow, with its extra_args (a backend's -backend-config) and env.
+func (j *job) unitInit() (engineargs.InitArgs, map[string]string, error) {
+	if j.ur.Inited {
+		return j.ur.InitArgs, nil, nil
+	}
+	if err := j.workflowEnvironment(); err != nil {
+		return engineargs.InitArgs{}, nil, err
+	}
+	st := j.run.initSteps(j.ur)[0]
+	ea, env, _, err := j.engineStepArgs(command.Init, st, report.StepPlan+" step ("+report.StepInit+")")
+	return ea.Init, env, err
+}
+
 // recordedOutputs takes the unit's outputs from the run state when its
 // state stands where it did when they were read: the same lineage and
-// serial, read without the engine (the local backend's state file). The
-// read is a step of its own, so the report says which it was. It returns
-// the state's version, and whether strata could read it: the engine's
-// read is recorded at that version.
-func (j *job) recordedOutputs() (v tfstate.Version, readable, taken bool) {
+// serial, read without the engine (the local backend's state file, or a
+// bucket's object). The read is a step of its own, so the report says
+// which it was. It returns the state's location and version, and whether
+// strata could read it: the engine's read is recorded at that version.
+func (j *job) recordedOutputs(ctx context.Context, args engineargs.InitArgs, stepEnv map[string]string) (loc tfstate.Location, v tfstate.Version, readable, taken bool) {
 	started := j.run.Now()
-	v, err := tfstate.Probe(j.ur.Dir, j.ur.Spec.Workspace)
+	loc, v, err := tfstate.Probe(ctx, &j.run.states, j.ur.Dir, j.ur.Spec.Workspace, args.BackendConfig, j.engineEnv(stepEnv))
 	if err != nil {
-		return v, false, false
+		return loc, v, false, false
 	}
 	us, err := j.run.State.ReadUnit(j.ur.Spec)
 	if err != nil || us.Outputs == nil || us.Outputs.State != v || us.Outputs.Workspace != j.ur.Spec.Workspace {
-		return v, true, false
+		return loc, v, true, false
 	}
 	for _, out := range us.Outputs.Outputs {
 		if out.Sensitive {
@@ -31,8 +72,8 @@ func (j *job) recordedOutputs() (v tfstate.Version, readable, taken bool) {
 	}
 	j.res.Produced = us.Outputs.Outputs
 	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepOutputRecord, StartedAt: started, FinishedAt: j.run.Now(), OK: true})
-	j.run.Console.Note(fmt.Sprintf("[%s] outputs read from the run state: its state is at serial %d, as when they were read", j.ur.Spec.Name(), v.Serial))
-	return v, true, true
+	j.run.Console.Note(fmt.Sprintf("[%s] outputs read from the run state: its state (%s) is at serial %d, as when they were read", j.ur.Spec.Name(), loc.Backend, v.Serial))
+	return loc, v, true, true
 }
 
 // recordOutputs keeps the outputs the engine just read with the version

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/filelock"
+	"github.com/strata-iac/strata/internal/tfstate"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
@@ -45,9 +46,10 @@ type Run struct {
 	Applying     func(u *stacks.Unit, digest string) error
 	ApplyRefused func(u *stacks.Unit) error
 
-	checkout  checkout  // the commit units record as deployed
-	lockFiles lockFiles // the lock files the engine wrote in the run
-	cacheDirs sync.Map  // the plugin cache dirs the run made
+	checkout  checkout       // the commit units record as deployed
+	lockFiles lockFiles      // the lock files the engine wrote in the run
+	cacheDirs sync.Map       // the plugin cache dirs the run made
+	states    tfstate.Stores // the buckets states are read from
 }
 
 // Do runs one job of a unit: its steps in order, holding the unit's dir

@@ -32,7 +32,8 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 	if j.failed(ctx, report.StepApply, err) {
 		return
 	}
-	if !j.init(ctx, false, false, j.ur.InitArgs, nil) || !j.workspace(ctx, false) {
+	args, initEnv, err := j.unitInit()
+	if j.failed(ctx, report.StepInit, err) || !j.init(ctx, false, false, args, initEnv) || !j.workspace(ctx, false) {
 		return
 	}
 	tries, delay, backoff := 1, j.run.RetryDelay, 1.5

@@ -114,7 +114,11 @@ func (j *job) stepHeld(ctx context.Context, name string, build func() invocation
 		}
 		out.Close()
 		if name != report.StepInit && !j.ur.Inited && initRequired(err) {
-			if _, ierr := j.initNow(ctx, false, j.ur.InitArgs, nil); ierr != nil {
+			args, env, ierr := j.unitInit()
+			if ierr == nil {
+				_, ierr = j.initNow(ctx, false, args, env)
+			}
+			if ierr != nil {
 				break
 			}
 			continue
@@ -250,7 +254,11 @@ func (j *job) validate(ctx context.Context) {
 }
 
 func (j *job) output(ctx context.Context) {
-	outs, step, err := j.engineOutputs(ctx, j.run.EngineArgs.Init)
+	args, env, err := j.unitInit()
+	if j.failed(ctx, report.StepInit, err) {
+		return
+	}
+	outs, step, err := j.engineOutputs(ctx, args, env)
 	if j.failed(ctx, step, err) {
 		return
 	}
@@ -260,8 +268,8 @@ func (j *job) output(ctx context.Context) {
 // engineOutputs runs init (when needed), the workspace selection and
 // output -json; sensitive values join the unit's masker. On failure it
 // returns the step that failed, leaving the job's own error to the caller.
-func (j *job) engineOutputs(ctx context.Context, initArgs engineargs.InitArgs) (map[string]tfexec.OutputMeta, string, error) {
-	if !j.init(ctx, false, false, initArgs, nil) || !j.workspace(ctx, false) {
+func (j *job) engineOutputs(ctx context.Context, initArgs engineargs.InitArgs, initEnv map[string]string) (map[string]tfexec.OutputMeta, string, error) {
+	if !j.init(ctx, false, false, initArgs, initEnv) || !j.workspace(ctx, false) {
 		err, step := j.res.Err, j.res.FailedStep
 		j.res.Err, j.res.FailedStep = nil, ""
 		return nil, step, err
@@ -288,22 +296,6 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return atomicfile.Write(dst, b, 0o600)
-}
-
-// ReadOutputs reads a producer's outputs once, after its last apply in the
-// run or as it stands: from the run state when its state is where it was
-// when they were last read, else with the engine (output -json, as a step
-// of the producer), then recorded (docs/behaviour.md#outputs-without-init).
-func (j *job) readOutputs(ctx context.Context) {
-	v, readable, taken := j.recordedOutputs()
-	if taken {
-		return
-	}
-	j.res.Produced, _, j.res.ProducedErr = j.engineOutputs(ctx, j.ur.InitArgs)
-	if j.res.ProducedErr == nil && readable {
-		// A state strata cannot read is asked the engine every time.
-		j.recordOutputs(v)
-	}
 }
 
 // JSONString is a JSON value as text: a string's content, anything else as

@@ -248,6 +248,29 @@ func (s *Store) get(ctx context.Context, key string) ([]byte, Version, error) {
 	return data, versionOf(data), nil
 }
 
+// Peek reads the start of an object another tool keeps in the bucket (an
+// engine's state): read gets the object's content, of which it reads what
+// it needs. Keys of buckets are taken as they are; those of a directory
+// store must be plain (checkKey).
+func (s *Store) Peek(ctx context.Context, key string, read func(io.Reader) error) error {
+	if s.dir != "" || key == "" {
+		if err := checkKey(key); err != nil {
+			return err
+		}
+	}
+	return s.do(ctx, "reading", key, func(ctx context.Context) error {
+		r, err := s.b.NewReader(ctx, key, nil)
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return fmt.Errorf("%s: %w", key, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		return read(io.LimitReader(r, MaxObject))
+	})
+}
+
 // Put writes an object whatever is there (a saved plan, keyed by its
 // content, needs no more).
 func (s *Store) Put(ctx context.Context, key string, data []byte) error {

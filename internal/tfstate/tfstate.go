@@ -4,17 +4,15 @@
 package tfstate
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclparse"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // Version is where a state stands: terraform bumps Serial on every write
@@ -25,101 +23,229 @@ type Version struct {
 }
 
 // ErrUnsupported is a module whose state strata cannot read without the
-// engine: a backend other than the local one, a backend configured at
-// init, JSON configuration, or an encrypted state.
+// engine: a backend it does not read, a backend argument it cannot
+// follow, JSON configuration, or an encrypted state.
 var ErrUnsupported = errors.New("the state cannot be read without the engine")
 
-// maxStateSize bounds how much of a state file is read.
+// maxStateSize bounds how much of a state is read.
 const maxStateSize = 1 << 30
 
-// Probe reads the version of the state of the root module in dir, in
-// workspace: the local backend's state file, as the engine would find it.
-func Probe(dir, workspace string) (Version, error) {
-	path, err := localStatePath(dir, workspace)
-	if err != nil {
-		return Version{}, err
+// Location is where a module's state is kept, worked out as init would:
+// a file of the local backend, or an object in a bucket.
+type Location struct {
+	Backend string // local, s3 or gcs
+	Path    string // local: the state file
+	Bucket  string // s3, gcs: the bucket's URL
+	Key     string // s3, gcs: the state's object
+
+	block bool
+	// args are the backend arguments that decide the location, as read
+	// ("" for unset): Confirm compares them with those the engine used.
+	args map[string]string
+}
+
+func (l Location) String() string {
+	if l.Path != "" {
+		return l.Path
 	}
-	f, err := os.Open(path)
+	return l.Key + " in " + l.Bucket
+}
+
+// Locate works out where init would put the state of the root module in
+// dir, in workspace: its backend block with backendConfig (init's
+// -backend-config values) merged over it, and env, the environment the
+// engine runs in.
+func Locate(dir, workspace string, backendConfig []string, env map[string]string) (Location, error) {
+	if err := envFollowed(env); err != nil {
+		return Location{}, err
+	}
+	b, err := backendOf(dir, backendConfig)
+	if err != nil {
+		return Location{}, err
+	}
+	if workspace == "" {
+		workspace = "default"
+	}
+	var l Location
+	switch b.Type {
+	case "local":
+		l, err = localLocation(b, dir, workspace)
+	case "s3":
+		l, err = s3Location(b, workspace, env)
+	case "gcs":
+		l, err = gcsLocation(b, workspace, env)
+	default:
+		return Location{}, fmt.Errorf("%w: backend %q", ErrUnsupported, b.Type)
+	}
+	l.Backend, l.block = b.Type, b.Block
+	return l, err
+}
+
+// Read reads the version of the state at l; buckets come from stores.
+func (l Location) Read(ctx context.Context, stores *Stores) (Version, error) {
+	if l.Path != "" {
+		f, err := os.Open(l.Path)
+		if err != nil {
+			return Version{}, fmt.Errorf("%w: %v", ErrUnsupported, err)
+		}
+		defer f.Close()
+		return readVersion(f, l.Path)
+	}
+	s, err := stores.open(ctx, l.Bucket)
 	if err != nil {
 		return Version{}, fmt.Errorf("%w: %v", ErrUnsupported, err)
 	}
-	defer f.Close()
+	var v Version
+	err = s.Peek(ctx, l.Key, func(r io.Reader) error {
+		v, err = readVersion(r, l.String())
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrUnsupported) {
+		err = fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	return v, err
+}
+
+// Probe reads the version of the state of the root module in dir, in
+// workspace, as Locate finds it.
+func Probe(ctx context.Context, stores *Stores, dir, workspace string, backendConfig []string, env map[string]string) (Location, Version, error) {
+	l, err := Locate(dir, workspace, backendConfig, env)
+	if err != nil {
+		return l, Version{}, err
+	}
+	v, err := l.Read(ctx, stores)
+	return l, v, err
+}
+
+// readVersion reads a state's serial and lineage, which terraform writes
+// before its outputs and resources: the rest is not read.
+func readVersion(r io.Reader, name string) (Version, error) {
+	dec := json.NewDecoder(io.LimitReader(r, maxStateSize))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return Version{}, fmt.Errorf("%w: %s is not a JSON object", ErrUnsupported, name)
+	}
+	var (
+		v            Version
+		serial, line bool
+	)
+	for dec.More() && !(serial && line) {
+		tok, err := dec.Token()
+		if err != nil {
+			return Version{}, fmt.Errorf("%w: %s: %v", ErrUnsupported, name, err)
+		}
+		switch tok {
+		case "serial":
+			err, serial = dec.Decode(&v.Serial), true
+		case "lineage":
+			err, line = dec.Decode(&v.Lineage), true
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return Version{}, fmt.Errorf("%w: %s: %v", ErrUnsupported, name, err)
+		}
+	}
+	if !serial || v.Lineage == "" {
+		return Version{}, fmt.Errorf("%w: %s holds no plain state", ErrUnsupported, name)
+	}
+	return v, nil
+}
+
+// Confirm checks l against the backend the engine configured in dataDir
+// at its last init: the same type and the same arguments deciding where
+// the state is. A version read at a location the engine did not use is
+// never recorded.
+func (l Location) Confirm(dataDir string) error {
+	data, err := os.ReadFile(filepath.Join(dataDir, "terraform.tfstate"))
+	if errors.Is(err, os.ErrNotExist) && !l.block {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: the engine's backend: %v", ErrUnsupported, err)
+	}
 	var st struct {
-		Version
-		Encrypted json.RawMessage `json:"encrypted_data"`
+		Backend *struct {
+			Type   string         `json:"type"`
+			Config map[string]any `json:"config"`
+		} `json:"backend"`
 	}
-	if err := json.NewDecoder(io.LimitReader(f, maxStateSize)).Decode(&st); err != nil {
-		return Version{}, fmt.Errorf("%w: %s: %v", ErrUnsupported, path, err)
+	if err := json.Unmarshal(data, &st); err != nil || st.Backend == nil {
+		return fmt.Errorf("%w: the engine records no backend in %s", ErrUnsupported, dataDir)
 	}
-	if st.Encrypted != nil || st.Lineage == "" {
-		return Version{}, fmt.Errorf("%w: %s holds no plain state", ErrUnsupported, path)
+	if st.Backend.Type != l.Backend {
+		return fmt.Errorf("%w: the engine's backend is %q, not %q", ErrUnsupported, st.Backend.Type, l.Backend)
 	}
-	return st.Version, nil
-}
-
-// localStatePath is where the local backend keeps the workspace's state:
-// terraform.tfstate, or terraform.tfstate.d/WORKSPACE/terraform.tfstate,
-// or what a local backend block's literal path and workspace_dir say.
-func localStatePath(dir, workspace string) (string, error) {
-	backend, attrs, err := backendOf(dir)
-	if err != nil {
-		return "", err
-	}
-	if backend != "" && backend != "local" {
-		return "", fmt.Errorf("%w: backend %q", ErrUnsupported, backend)
-	}
-	path, wsDir := "terraform.tfstate", "terraform.tfstate.d"
-	for name, dst := range map[string]*string{"path": &path, "workspace_dir": &wsDir} {
-		if a := attrs[name]; a != nil {
-			v, d := a.Expr.Value(nil)
-			if d.HasErrors() || v.Type() != cty.String || v.IsNull() {
-				return "", fmt.Errorf("%w: the local backend's %s is not a plain string", ErrUnsupported, name)
-			}
-			*dst = v.AsString()
+	for name, want := range l.args {
+		if got := engineArg(st.Backend.Config, name); got != want {
+			return fmt.Errorf("%w: the engine's backend has %s %q, not %q", ErrUnsupported, name, got, want)
 		}
 	}
-	if workspace != "" && workspace != "default" {
-		path = filepath.Join(wsDir, workspace, filepath.Base(path))
-	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, path)
-	}
-	return path, nil
+	return nil
 }
 
-// backendOf reads the module's backend block: its type ("" for none)
-// and attributes. A cloud block, or configuration in JSON, is
-// unsupported.
-func backendOf(dir string) (string, hcl.Attributes, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "", nil, err
+// engineArg is an argument of the engine's recorded backend config as a
+// string: "" for null or unset; name.key for an object's attribute.
+func engineArg(config map[string]any, name string) string {
+	outer, inner, nested := strings.Cut(name, ".")
+	v := config[outer]
+	if nested {
+		m, _ := v.(map[string]any)
+		v = m[inner]
 	}
-	parser := hclparse.NewParser()
-	backend, attrs := "", hcl.Attributes(nil)
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasSuffix(name, ".tf.json") {
-			return "", nil, fmt.Errorf("%w: %s is JSON", ErrUnsupported, name)
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+// cloudEnv are the prefixes of the variables that decide which bucket
+// and credentials a backend uses.
+var cloudEnv = []string{"AWS_", "GOOGLE_", "CLOUDSDK_", "STORAGE_EMULATOR_HOST"}
+
+// passedEnv are the variables the s3 backend reads that strata passes to
+// its bucket from the engine's environment.
+var passedEnv = []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_S3", "AWS_S3_ENDPOINT", "AWS_S3_USE_PATH_STYLE"}
+
+// envFollowed refuses an engine environment strata cannot follow: cloud
+// variables the engine gets apart from strata's own process (strata reads
+// buckets with its own), and init arguments given through TF_CLI_ARGS.
+func envFollowed(env map[string]string) error {
+	if env == nil {
+		return nil
+	}
+	for _, k := range []string{"TF_CLI_ARGS", "TF_CLI_ARGS_init"} {
+		if strings.Contains(env[k], "backend") {
+			return fmt.Errorf("%w: %s sets the backend", ErrUnsupported, k)
 		}
-		if !strings.HasSuffix(name, ".tf") || e.IsDir() {
+	}
+	names := map[string]bool{}
+	for k := range env {
+		names[k] = true
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k] = true
+	}
+	for k := range names {
+		if slices.Contains(passedEnv, k) {
 			continue
 		}
-		f, diags := parser.ParseHCLFile(filepath.Join(dir, name))
-		if diags.HasErrors() {
-			return "", nil, fmt.Errorf("%w: %s: %s", ErrUnsupported, name, diags.Error())
-		}
-		content, _, _ := f.Body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "terraform"}}})
-		for _, tb := range content.Blocks {
-			inner, _, _ := tb.Body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "backend", LabelNames: []string{"type"}}, {Type: "cloud"}}})
-			for _, b := range inner.Blocks {
-				if b.Type == "cloud" {
-					return "", nil, fmt.Errorf("%w: a cloud block", ErrUnsupported)
-				}
-				backend = b.Labels[0]
-				attrs, _ = b.Body.JustAttributes()
+		for _, p := range cloudEnv {
+			if v, ok := os.LookupEnv(k); strings.HasPrefix(k, p) && (env[k] != v || ok != hasKey(env, k)) {
+				return fmt.Errorf("%w: the engine's environment sets %s apart from strata's", ErrUnsupported, k)
 			}
 		}
 	}
-	return backend, attrs, nil
+	return nil
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
 }
