@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +45,13 @@ type Console struct {
 	running  []*StepWriter
 	drawn    int // status lines currently on screen
 	stopTick chan struct{}
+	// streams: every step's lines go out as they come (--output stream).
+	streams bool
+	// total and done count the run's units, for the status block and
+	// the line each finished unit gets.
+	total, done int
+	// holding are the units with held lines (Unit.held).
+	holding []*Unit
 
 	warned   map[string]bool // warning boxes already printed in this run
 	live     *StepWriter     // CI: the step that streams
@@ -133,21 +139,25 @@ func (sw *StepWriter) target() io.Writer {
 
 func (c *Console) Step(ur *Unit, step string) *StepWriter {
 	sw := &StepWriter{c: c, ur: ur, step: step, started: c.Now(), done: make(chan struct{})}
-	if !c.terminal && !c.dropIn {
-		sw.ci = ur.Service
+	switch {
+	case c.dropIn:
+	case c.streams:
 		// A plan's lines wait for its end: strata reads the saved plan
 		// for the values it marks sensitive before they are printed
 		// (docs/behaviour.md#what-is-masked).
+		sw.stream = step != report.StepPlan
+	case !c.terminal:
+		sw.ci = ur.Service
 		sw.stream = sw.ci != report.NoService && step != report.StepPlan
 	}
 	c.mu.Lock()
 	c.running = append(c.running, sw)
-	if c.terminal && !c.dropIn {
+	if c.showsStatus() {
 		c.clearStatus()
 		c.drawStatus()
 		c.startTicker()
 	}
-	if sw.stream && c.live == nil {
+	if sw.stream && c.live == nil && !c.streams {
 		c.live = sw
 	}
 	c.mu.Unlock()
@@ -254,8 +264,12 @@ func (sw *StepWriter) put(l string) {
 		sw.pending = append(sw.pending, "")
 	}
 	sw.pending = append(sw.pending, l)
-	if sw.c.live == sw {
+	switch {
+	case sw.c.live == sw:
 		sw.c.flushLive()
+	case sw.c.streams && sw.stream:
+		sw.c.printLines(sw, sw.pending)
+		sw.pending = nil
 	}
 }
 
@@ -275,15 +289,21 @@ func (c *Console) flushLive() {
 }
 
 func (c *Console) printLines(sw *StepWriter, lines []string) {
-	prefix := "[" + sw.ur.Name + "] "
+	c.printUnitLines(sw.ur, lines)
+	sw.printed = true
+}
+
+// printUnitLines prints a unit's lines, `[unit] ` before each, masked
+// with what the unit's masker knows by now. Callers hold c.mu.
+func (c *Console) printUnitLines(ur *Unit, lines []string) {
+	prefix := "[" + ur.Name + "] "
 	var b strings.Builder
 	for _, line := range lines {
 		b.WriteString(prefix)
-		b.WriteString(sw.ur.Masker.MaskLine(line))
+		b.WriteString(ur.Masker.MaskLine(line))
 		b.WriteByte('\n')
 	}
 	io.WriteString(c.w, b.String())
-	sw.printed = true
 }
 
 // sectionName is what a GitLab section name may not hold.
@@ -342,6 +362,12 @@ func (sw *StepWriter) Close() error {
 		}
 		c.live = nil
 		c.handOver()
+	} else if len(sw.pending) > 0 && c.showsStatus() {
+		if len(sw.ur.held) == 0 {
+			c.holding = append(c.holding, sw.ur)
+		}
+		sw.ur.held = append(sw.ur.held, sw.pending...)
+		sw.pending = nil
 	} else if len(sw.pending) > 0 {
 		c.closeGroup()
 		c.openGroup(sw)
@@ -370,62 +396,6 @@ func (c *Console) handOver() {
 // step anyway.
 const maxAnnotations = 10
 
-// clearStatus erases the status lines (terminal only). Callers hold mu.
-func (c *Console) clearStatus() {
-	if !c.terminal || c.dropIn || c.drawn == 0 {
-		return
-	}
-	fmt.Fprintf(c.w, "\x1b[%dA\x1b[J", c.drawn)
-	c.drawn = 0
-}
-
-// drawStatus prints one line per running step (terminal only): the unit,
-// its step and how long the step has run. Callers hold mu.
-func (c *Console) drawStatus() {
-	if !c.terminal || c.dropIn || len(c.running) == 0 {
-		return
-	}
-	lines := make([]string, 0, len(c.running))
-	for _, sw := range c.running {
-		lines = append(lines, fmt.Sprintf("  … %s: %s (%s)", sw.ur.Name, sw.step, c.Now().Sub(sw.started).Round(time.Second)))
-	}
-	sort.Strings(lines)
-	for _, l := range lines {
-		fmt.Fprintln(c.w, l)
-	}
-	c.drawn = len(lines)
-}
-
-// startTicker refreshes the status lines every second while steps run.
-// Callers hold mu.
-func (c *Console) startTicker() {
-	if c.stopTick != nil {
-		return
-	}
-	stop := make(chan struct{})
-	c.stopTick = stop
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				c.mu.Lock()
-				if len(c.running) == 0 {
-					c.stopTick = nil
-					c.mu.Unlock()
-					return
-				}
-				c.clearStatus()
-				c.drawStatus()
-				c.mu.Unlock()
-			}
-		}
-	}()
-}
-
 // Unit is what the console knows of one unit: its name, the CI service
 // its environment names, what it masks, and everything the engine printed
 // for it, kept unmasked until the summary asks (Log).
@@ -434,6 +404,9 @@ type Unit struct {
 	Service report.Service
 	Masker  *Masker
 	output  strings.Builder
+	// held are the lines of the unit's finished steps, at a terminal:
+	// printed together when its job ends (JobDone). Guarded by c.mu.
+	held []string
 }
 
 // Log is the unit's whole output, masked with what the masker knows by

@@ -80,6 +80,10 @@ func TestConsoleBlocksAndStatusLines(t *testing.T) {
 	}
 	fmt.Fprintln(w, "done")
 	w.Close()
+	if strings.Contains(out.String(), "done") {
+		t.Errorf("a step's lines printed before its job ended: %q", out.String())
+	}
+	tc.JobDone(ur)
 	if !strings.Contains(out.String(), "\x1b[1A\x1b[J[app@default] done\n") {
 		t.Errorf("the status line is not erased before the block: %q", out.String())
 	}

@@ -218,6 +218,7 @@ func (r *runState) pullReader(ctx context.Context, w work, ur *unitRun) bool {
 		parts[i] = fmt.Sprintf("%s (%s)", s.prod.Spec.Name(), strings.Join(s.reads, ", "))
 	}
 	ur.pulled = true
+	r.con.AddUnits(1)
 	ur.why = "reads: " + strings.Join(parts, ", ")
 	r.con.Note(fmt.Sprintf("[%s] joins the run: it %s, changed by its apply", ur.Spec.Name(), strings.Replace(ur.why, "reads: ", "reads ", 1)))
 	r.readLazyProducers(ctx, w, ur)

@@ -43,6 +43,9 @@ type Output struct {
 	Terminal   bool
 	// DropIn streams the engine's output unchanged (one unit, docs/behaviour.md#steps-of-a-unit).
 	DropIn bool
+	// Stream prints every line of the engine's output as it comes,
+	// prefixed with its unit, with no status block (--output stream).
+	Stream bool
 	// StillEvery is how often a long step reports it is still running
 	// without a terminal (60 s when zero).
 	StillEvery time.Duration

@@ -84,6 +84,7 @@ func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Option
 		return nil, err
 	}
 	r.schedule(ctx, r.engineWork())
+	r.con.Flush()
 	rep := r.report(started)
 	r.postHooks(ctx, hooks, rep)
 	return &Result{Report: rep, ExitCode: rep.ExitCode}, nil
@@ -191,6 +192,9 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		con: console.New(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
 	}
 	r.con.StillEvery, r.con.Now = opt.StillEvery, opt.Now
+	if opt.Stream {
+		r.con.Stream()
+	}
 	r.jobs = r.jobRun()
 	sd.Warn = func(msg string) { r.con.Note("warning: " + msg) }
 	if err := r.prepare(ctx, members); err != nil {

@@ -182,6 +182,13 @@ type jobResult struct {
 // jobs, so a full pool never deadlocks, and a panicking job fails its unit
 // with the stack trace in the log.
 func (r *runState) schedule(ctx context.Context, w work) {
+	visible := 0
+	for _, ur := range r.units {
+		if !ur.role.outside() && !ur.hidden() {
+			visible++
+		}
+	}
+	r.con.AddUnits(visible)
 	r.settleBeforeStart(ctx, w)
 	r.countGates()
 	s := &dispatch{

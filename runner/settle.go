@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/strata-iac/strata/internal/diagnostics"
 	"github.com/strata-iac/strata/job"
@@ -20,6 +21,7 @@ import (
 // complete records a finished job and moves the unit on.
 func (r *runState) complete(ctx context.Context, jr jobResult) {
 	ur, res := jr.ur, jr.res
+	r.con.JobDone(ur.Display)
 	ur.steps = append(ur.steps, res.Steps...)
 	if res.Produced != nil {
 		ur.produced = res.Produced
@@ -414,8 +416,12 @@ func (r *runState) finish(ur *unitRun, status report.Status, reason string) {
 		if r.opt.ReaderDone != nil {
 			r.opt.ReaderDone(ur.Spec, r.unitReport(ur))
 		}
-	case r.opt.UnitDone != nil:
-		r.opt.UnitDone(ur.Spec, r.unitReport(ur))
+	default:
+		rep := r.unitReport(ur)
+		r.con.UnitDone(ur.Display, string(rep.Status), rep.Reason, took(rep.Steps))
+		if r.opt.UnitDone != nil {
+			r.opt.UnitDone(ur.Spec, rep)
+		}
 	}
 }
 
@@ -484,4 +490,19 @@ func waitingFor(preds []*unitRun) string {
 	walk(preds)
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// took is how long a unit's steps ran, from the first's start to the
+// last's end.
+func took(steps []report.StepReport) time.Duration {
+	var first, last time.Time
+	for _, s := range steps {
+		if first.IsZero() || s.StartedAt.Before(first) {
+			first = s.StartedAt
+		}
+		if s.FinishedAt.After(last) {
+			last = s.FinishedAt
+		}
+	}
+	return last.Sub(first)
 }

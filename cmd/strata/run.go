@@ -31,6 +31,7 @@ func runFlags() []cli.Flag {
 	return append(append(selectionFlags(), reportFlags()...),
 		parallelismFlag("run", "STRATA_PARALLELISM"),
 		&cli.BoolFlag{Name: "fail-fast", Usage: "start nothing new after the first failure", EnvVars: []string{"STRATA_FAIL_FAST"}},
+		&cli.StringFlag{Name: "output", Value: "auto", Usage: "how the engine's output is shown: `auto` (at a terminal, each unit's output whole when its job ends, below a live status of the run; elsewhere each step's output as one block) or stream (every line as it comes, its unit before it)", EnvVars: []string{"STRATA_OUTPUT"}},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour in strata's own output at a terminal, as NO_COLOR does (the engine's output is never coloured)", EnvVars: []string{"STRATA_NO_COLOR"}},
 		&cli.BoolFlag{Name: "auto-approve", Usage: "apply without asking (written -auto-approve, as terraform does)"},
 		&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: exit 2 when some unit has changes (written -detailed-exitcode)"},
@@ -268,6 +269,10 @@ func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selecte
 		// stdout holds the outputs alone (docs/behaviour.md#commands).
 		console = c.App.ErrWriter
 	}
+	mode := c.String("output")
+	if mode != "auto" && mode != "stream" {
+		return runner.Options{}, fmt.Errorf("--output %q: expected auto or stream", mode)
+	}
 	opt := runner.Options{
 		Settings: set,
 		Output: runner.Output{
@@ -275,6 +280,7 @@ func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selecte
 			ErrConsole: c.App.ErrWriter,
 			Terminal:   terminal && console == os.Stdout,
 			DropIn:     sel.dropIn(),
+			Stream:     mode == "stream",
 		},
 		Hooks: runner.Hooks{
 			Kill: kill,

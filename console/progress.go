@@ -1,0 +1,184 @@
+package console
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// What a person at a terminal sees of a long run, and the line each
+// finished unit gets everywhere (docs/behaviour.md#console-output).
+
+// maxStatusUnits bounds the running units the status block lists.
+const maxStatusUnits = 8
+
+// Stream makes every step's lines go out as they come, `[unit] ` before
+// each, interleaved between units, with no status block (--output
+// stream). A plan's lines still wait for its end, to be masked.
+func (c *Console) Stream() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.streams = true
+}
+
+// AddUnits counts n more units in the run, for the status block and the
+// finished lines.
+func (c *Console) AddUnits(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total += n
+}
+
+// showsStatus: a live status block is drawn. Callers hold c.mu.
+func (c *Console) showsStatus() bool { return c.terminal && !c.dropIn && !c.streams }
+
+// JobDone prints, at a terminal, the lines of the unit's steps that ended
+// since its job began, as one block: a unit's output is read whole, never
+// interleaved with another's.
+func (c *Console) JobDone(ur *Unit) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(ur.held) == 0 {
+		return
+	}
+	c.clearStatus()
+	c.printUnitLines(ur, ur.held)
+	ur.held = nil
+	c.drawStatus()
+}
+
+// Flush prints the held lines of every unit, for what ended outside the
+// run's jobs (a producer's outputs read as they stand).
+func (c *Console) Flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearStatus()
+	for _, ur := range c.holding {
+		if len(ur.held) > 0 {
+			c.printUnitLines(ur, ur.held)
+			ur.held = nil
+		}
+	}
+	c.holding = nil
+	c.drawStatus()
+}
+
+// UnitDone prints one line for a unit that finished: its status, why
+// when there is a reason, how long it took, and how many of the run's
+// units are done.
+func (c *Console) UnitDone(ur *Unit, status, reason string, took time.Duration) {
+	if c.dropIn {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done++
+	c.clearStatus()
+	c.closeGroup()
+	if len(ur.held) > 0 {
+		c.printUnitLines(ur, ur.held)
+		ur.held = nil
+	}
+	line := fmt.Sprintf("[%s] %s", ur.Name, status)
+	if reason != "" {
+		line += ": " + ur.Masker.MaskLine(reason)
+	}
+	if took > 0 {
+		line += fmt.Sprintf(" in %s", took.Round(100*time.Millisecond))
+	}
+	if c.total > 0 {
+		line += fmt.Sprintf(" (%d/%d done)", c.done, c.total)
+	}
+	fmt.Fprintln(c.w, line)
+	c.drawStatus()
+}
+
+// clearStatus erases the status block. Callers hold c.mu.
+func (c *Console) clearStatus() {
+	if !c.showsStatus() || c.drawn == 0 {
+		return
+	}
+	fmt.Fprintf(c.w, "\x1b[%dA\x1b[J", c.drawn)
+	c.drawn = 0
+}
+
+// drawStatus prints the status block below everything else: the units
+// done, running and waiting of the run's total, then each running unit
+// with its step and how long the step has run, the longest first.
+// Callers hold c.mu.
+func (c *Console) drawStatus() {
+	if !c.showsStatus() || len(c.running) == 0 {
+		return
+	}
+	c.drawn = 0
+	for _, l := range c.statusLines() {
+		fmt.Fprintln(c.w, l)
+		c.drawn++
+	}
+}
+
+// statusLines is the status block's text. Callers hold c.mu.
+func (c *Console) statusLines() []string {
+	now := c.Now()
+	// A unit runs one step at a time; a step that started first is
+	// the one shown when two overlap.
+	oldest := map[*Unit]*StepWriter{}
+	for _, sw := range c.running {
+		if o := oldest[sw.ur]; o == nil || sw.started.Before(o.started) {
+			oldest[sw.ur] = sw
+		}
+	}
+	steps := make([]*StepWriter, 0, len(oldest))
+	for _, sw := range oldest {
+		steps = append(steps, sw)
+	}
+	sort.Slice(steps, func(i, j int) bool {
+		if !steps[i].started.Equal(steps[j].started) {
+			return steps[i].started.Before(steps[j].started)
+		}
+		return steps[i].ur.Name < steps[j].ur.Name
+	})
+	var lines []string
+	if c.total > 0 {
+		waiting := max(c.total-c.done-len(steps), 0)
+		lines = append(lines, fmt.Sprintf("── %d/%d done · %d running · %d waiting", c.done, c.total, len(steps), waiting))
+	}
+	for i, sw := range steps {
+		if i == maxStatusUnits {
+			lines = append(lines, fmt.Sprintf("  … and %d more running", len(steps)-maxStatusUnits))
+			break
+		}
+		lines = append(lines, fmt.Sprintf("  … %s: %s (%s)", sw.ur.Name, sw.step, now.Sub(sw.started).Round(time.Second)))
+	}
+	return lines
+}
+
+// startTicker redraws the status block every second while steps run.
+// Callers hold c.mu.
+func (c *Console) startTicker() {
+	if c.stopTick != nil {
+		return
+	}
+	stop := make(chan struct{})
+	c.stopTick = stop
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				c.mu.Lock()
+				if len(c.running) == 0 {
+					c.stopTick = nil
+					c.mu.Unlock()
+					return
+				}
+				c.clearStatus()
+				c.drawStatus()
+				c.mu.Unlock()
+			}
+		}
+	}()
+}
