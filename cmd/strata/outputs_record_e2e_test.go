@@ -122,14 +122,11 @@ func TestBackendOutputsWithoutInit(t *testing.T) {
 			}
 			root := siblingRepo(t)
 			testenv.WriteFile(t, filepath.Join(root, "net", "backend.tf"), "terraform {\n  "+block+"\n}\n")
-			testenv.WriteFile(t, filepath.Join(root, "strata.yml"), `dirs:
-  net: {tags: [net]}
-  app: {tags: [app]}
-stacks:
-  names:
-    net: {tag_query: net}
-    app: {tag_query: app, auto_inputs: true}
-workflows:
+			cfg, err := os.ReadFile(filepath.Join(root, "strata.yml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			testenv.WriteFile(t, filepath.Join(root, "strata.yml"), string(cfg)+`workflows:
   - tag_query: net
     plan:
       - {type: init, extra_args: ['-backend-config=`+key+`']}

@@ -163,6 +163,19 @@ func (b backend) str(name string) (string, error) {
 	return s.AsString(), nil
 }
 
+// strs reads the named arguments as strings ("" for unset).
+func (b backend) strs(names ...string) (map[string]string, error) {
+	out := make(map[string]string, len(names))
+	for _, name := range names {
+		v, err := b.str(name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
 // attr is an object argument's attribute as a string ("" when unset).
 func (b backend) attr(name, key string) (string, error) {
 	v, ok := b.Args[name]

@@ -22,14 +22,11 @@ func localLocation(b backend, dir, workspace string) (Location, error) {
 	if err := onlyArgs(b, "path", "workspace_dir"); err != nil {
 		return Location{}, err
 	}
-	l := Location{args: map[string]string{}}
-	for _, name := range []string{"path", "workspace_dir"} {
-		v, err := b.str(name)
-		if err != nil {
-			return Location{}, err
-		}
-		l.args[name] = v
+	args, err := b.strs("path", "workspace_dir")
+	if err != nil {
+		return Location{}, err
 	}
+	l := Location{args: args}
 	p := cmp.Or(l.args["path"], "terraform.tfstate")
 	if workspace != "default" {
 		p = filepath.Join(cmp.Or(l.args["workspace_dir"], "terraform.tfstate.d"), workspace, filepath.Base(p))
@@ -61,14 +58,11 @@ func s3Location(b backend, workspace string, env map[string]string) (Location, e
 	if err := onlyArgs(b, append(append(decides, "endpoints"), s3Ignored...)...); err != nil {
 		return Location{}, err
 	}
-	l := Location{args: map[string]string{}}
-	for _, name := range decides {
-		v, err := b.str(name)
-		if err != nil {
-			return Location{}, err
-		}
-		l.args[name] = v
+	args, err := b.strs(decides...)
+	if err != nil {
+		return Location{}, err
 	}
+	l := Location{args: args}
 	s3, err := b.attr("endpoints", "s3")
 	if err != nil {
 		return Location{}, err
@@ -123,14 +117,11 @@ func gcsLocation(b backend, workspace string, env map[string]string) (Location, 
 			return Location{}, fmt.Errorf("%w: %s is set", ErrUnsupported, k)
 		}
 	}
-	l := Location{args: map[string]string{}}
-	for _, name := range []string{"bucket", "prefix"} {
-		v, err := b.str(name)
-		if err != nil {
-			return Location{}, err
-		}
-		l.args[name] = v
+	args, err := b.strs("bucket", "prefix")
+	if err != nil {
+		return Location{}, err
 	}
+	l := Location{args: args}
 	if l.args["bucket"] == "" || strings.ContainsAny(l.args["bucket"], "/?#") {
 		return Location{}, fmt.Errorf("%w: the gcs backend's bucket %q", ErrUnsupported, l.args["bucket"])
 	}
