@@ -9,10 +9,11 @@ import (
 )
 
 // The CI files strata writes (docs/ci.md, README "Running in CI"): a
-// reusable GitHub Actions workflow with one job per wave, each a matrix
-// over the wave's shards; for GitLab a static parent pipeline whose start
-// job writes a child pipeline with one job per wave and shard, ordered by
-// needs as the run's units are. Every file is built as YAML nodes and
+// reusable GitHub Actions workflow with a fixed number of wave jobs, each
+// a matrix over the shards ci start says its wave has, skipped when the
+// run has no such wave (docs/ci.md#waves-on-github-actions); for GitLab a
+// static parent pipeline whose start job writes a child pipeline with one
+// job per wave and shard, ordered by needs as the run's units are. Every file is built as YAML nodes and
 // marshalled, so no value can break the YAML, and no value reaches a shell
 // script except through an environment variable. This file holds the
 // options and the YAML node builders; emit_github.go writes the workflow,
@@ -21,9 +22,15 @@ import (
 // DefaultShards is the most jobs a wave is spread over unless told.
 const DefaultShards = 8
 
-// DefaultWaves is the number of wave jobs of a GitHub workflow when the
-// repository's graph does not say.
-const DefaultWaves = 8
+// DefaultMaxWaves is the number of wave jobs of the GitHub workflow unless
+// told: the most waves a run of it can have, whatever the repository's
+// graph is when the workflow is written (docs/ci.md#waves-on-github-actions).
+const DefaultMaxWaves = 16
+
+// MaxWaveJobs is the most wave jobs the GitHub workflow may have: each
+// adds about 4 KB, and GitHub Actions starts no run of a workflow file
+// over 500 KB.
+const MaxWaveJobs = 100
 
 // GitLabMaxNeeds is the most jobs one GitLab job may need
 // (ci_max_needs_size); a job that waits for more waits through join jobs.
@@ -31,10 +38,11 @@ const GitLabMaxNeeds = 50
 
 // GitHubOptions shape the workflow EmitGitHub writes.
 type GitHubOptions struct {
-	// Waves is the number of wave jobs: the most waves a run can have.
-	// `strata ci start --max-waves` fails a run that needs more, saying to
-	// emit the workflow again.
-	Waves int
+	// MaxWaves is the number of wave jobs (1 to MaxWaveJobs): the most
+	// waves a run can have. Which of them run, and over which shards, is
+	// ci start's output; `strata ci start --max-waves` fails a run that
+	// needs more, saying how to write the workflow again.
+	MaxWaves int
 	// Shards is the default of the shards input (1 to MaxShards: a
 	// matrix holds at most 256 jobs).
 	Shards int
@@ -50,9 +58,9 @@ type GitHubOptions struct {
 }
 
 // DefaultGitHubOptions are the options of `strata ci emit github` without
-// flags, but for Waves, which the CLI takes from the repository.
+// flags.
 func DefaultGitHubOptions() GitHubOptions {
-	return GitHubOptions{Waves: DefaultWaves, Shards: DefaultShards}
+	return GitHubOptions{MaxWaves: DefaultMaxWaves, Shards: DefaultShards}
 }
 
 // GitLabOptions shape the pipelines EmitGitLabParent and EmitGitLabChild

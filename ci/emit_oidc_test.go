@@ -15,7 +15,7 @@ import (
 // as STRATA_OIDC_TOKEN; without, neither is written.
 func TestOIDCTokens(t *testing.T) {
 	for _, on := range []bool{false, true} {
-		b, err := EmitGitHub(GitHubOptions{Waves: 2, Shards: 2, OIDC: on})
+		b, err := EmitGitHub(GitHubOptions{MaxWaves: 2, Shards: 2, OIDC: on})
 		if err != nil {
 			t.Fatal(err)
 		}

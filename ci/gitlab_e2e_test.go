@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks"
 )
 
 // Tests of the strata command as CI runs it: the emitted files as the
@@ -218,9 +220,9 @@ func TestEmitExamples(t *testing.T) {
 	}
 	run("ci", "start", "apply", "--auto-approve", "--all", "--shards", "2", "--run", "example", "--json")
 	examples := map[string][]byte{
-		"strata.yml":    run("ci", "emit", "github"),
-		"gitlab-ci.yml": run("ci", "emit", "gitlab"),
-		"child.yml":     run("ci", "emit", "gitlab", "--run", "example"),
+		"github-workflow.yml": run("ci", "emit", "github"),
+		"gitlab-ci.yml":       run("ci", "emit", "gitlab"),
+		"child.yml":           run("ci", "emit", "gitlab", "--run", "example"),
 	}
 	for name, got := range examples {
 		path := filepath.Join("..", "docs", "examples", "ci", name)
@@ -235,5 +237,30 @@ func TestEmitExamples(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s is not what strata ci emit writes; go test ./ci -run TestEmitExamples -update-examples rewrites it", path)
 		}
+	}
+}
+
+// TestExampleNames: no file under docs/examples has the name of a file
+// strata reads (its config) or of one ci emit says to commit, so none is
+// taken for a repository's own: strata started in docs/examples/ci finds
+// no example for its config.
+func TestExampleNames(t *testing.T) {
+	taken := map[string]bool{stacks.StrataConfigFile: true, "config.yml": true, "config.yaml": true, ".gitlab-ci.yml": true, "strata-drift.yml": true}
+	examples := filepath.Join("..", "docs", "examples")
+	err := filepath.WalkDir(examples, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && taken[d.Name()] {
+			t.Errorf("%s has the name of a file strata reads or ci emit writes", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(examples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, cfg, err := stacks.FindRoot(filepath.Join(abs, "ci")); err != nil || strings.HasPrefix(cfg, abs+string(filepath.Separator)) {
+		t.Errorf("strata started in docs/examples/ci takes %s for its config (%v)", cfg, err)
 	}
 }

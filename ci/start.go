@@ -12,6 +12,7 @@ import (
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
@@ -23,6 +24,10 @@ type StartOptions struct {
 	// with the same ID and the same units finds its manifest and goes on.
 	Run    string
 	Shards int
+	// MaxWaves, when above 0, is the most waves the run may have: the
+	// wave jobs of the GitHub workflow that starts it. A run that needs
+	// more fails before it locks or writes anything.
+	MaxWaves int
 	// Destroy orders the graph as destroy does (destroy, or plan -destroy).
 	Destroy bool
 	// Options are the command's settings: its Command, what every job
@@ -81,6 +86,9 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 	if err != nil {
 		return nil, err
 	}
+	if err := fitsWaveJobs(opt, g); err != nil {
+		return nil, err
+	}
 	m := newManifest(opt)
 	refused := askControls(opt, units)
 	if err := m.addUnits(p, g, opt, why, readers, refused); err != nil {
@@ -102,6 +110,24 @@ func Start(ctx context.Context, st *objstore.Store, p *stacks.Project, run *stac
 		return nil, err
 	}
 	return m, nil
+}
+
+// fitsWaveJobs refuses a run with more waves (layers of its graph, its
+// readers' included) than opt.MaxWaves, naming both numbers and how to
+// write a workflow that runs it (docs/ci.md#waves-on-github-actions).
+func fitsWaveJobs(opt StartOptions, g *stacks.Graph) error {
+	if opt.MaxWaves <= 0 {
+		return nil
+	}
+	waves := 0
+	for _, l := range g.Layer {
+		waves = max(waves, l+1)
+	}
+	if waves <= opt.MaxWaves {
+		return nil
+	}
+	return fmt.Errorf("run %s needs %d waves, more than --max-waves %d: the workflow strata ci emit github wrote has %s; write it again with strata ci emit github --max-waves %d or more (up to %d) and commit it",
+		opt.Run, waves, opt.MaxWaves, report.CountOf(opt.MaxWaves, "wave job"), waves, MaxWaveJobs)
 }
 
 // startUnits decides the units of the manifest: the run's, each with why

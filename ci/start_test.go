@@ -265,3 +265,30 @@ func TestLockPolicyNone(t *testing.T) {
 		t.Errorf("PR 3 planning the held unit: %v, want it locked by PR 1", err)
 	}
 }
+
+// TestStartMaxWaves: a run of more waves than --max-waves (the wave jobs
+// of the GitHub workflow) fails at start naming both numbers and the
+// --max-waves that runs it, before it locks or writes anything; a run of
+// exactly that many waves starts.
+func TestStartMaxWaves(t *testing.T) {
+	ctx := context.Background()
+	p := loadRepo(t, layeredRepo(t, 4, 2))
+	st, _ := objstore.Open(ctx, "mem://", objstore.Options{})
+	opt := StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 2, Run: "deep", PR: 7, MaxWaves: 3}
+	_, err := Start(ctx, st, p, selectAll(t, p), opt)
+	want := "run deep needs 4 waves, more than --max-waves 3: the workflow strata ci emit github wrote has 3 wave jobs; write it again with strata ci emit github --max-waves 4 or more (up to 100) and commit it"
+	if err == nil || err.Error() != want {
+		t.Fatalf("start: %v\nwant %s", err, want)
+	}
+	if _, err := LoadManifest(ctx, st, "deep"); err == nil {
+		t.Error("the refused run wrote its manifest")
+	}
+	if locks, err := Locks(ctx, st); err != nil || len(locks) != 0 {
+		t.Errorf("the refused run left locks: %v %v", locks, err)
+	}
+	opt.MaxWaves = 4
+	m, err := Start(ctx, st, p, selectAll(t, p), opt)
+	if err != nil || len(m.Waves) != 4 {
+		t.Fatalf("start with --max-waves 4: %v", err)
+	}
+}

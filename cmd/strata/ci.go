@@ -113,8 +113,8 @@ func ciStartCommand() *cli.Command {
 			&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: ci finish exits 2 when some unit has changes (written -detailed-exitcode)"},
 			parallelismFlag("each job runs"),
 			&cli.BoolFlag{Name: "json", Usage: "print the run and its waves as JSON"},
-			&cli.IntFlag{Name: "max-waves", Usage: "fail if the run needs more than `K` waves (the waves of an emitted workflow)"},
-			&cli.BoolFlag{Name: "github-output", Usage: "set the GitHub Actions step outputs run, waves, has_work_i and shards_i (i < --max-waves)"},
+			&cli.IntFlag{Name: "max-waves", Usage: "fail, before locking or writing anything, if the run needs more than `K` waves (the wave jobs of the workflow ci emit github wrote)"},
+			&cli.BoolFlag{Name: "github-output", Usage: "set the GitHub Actions step outputs run, waves, has_work_i and shards_i (i < --max-waves: false and [] past the run's waves)"},
 		),
 		Action: ciStart,
 	}
@@ -175,7 +175,7 @@ func ciStart(c *cli.Context) error {
 	}
 	after := onForgeOf(s.project.Config)
 	m, err := ci.Start(c.Context, st, s.project, run, ci.StartOptions{
-		Run: c.String("run"), Shards: c.Int("shards"),
+		Run: c.String("run"), Shards: c.Int("shards"), MaxWaves: c.Int("max-waves"),
 		Destroy: set.Destroying(),
 		Options: set,
 		Gates:   gates, PR: c.Int("pr"), Link: link, Commit: commit, Environ: os.Environ(),
@@ -188,9 +188,6 @@ func ciStart(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	if k := c.Int("max-waves"); k > 0 && len(m.Waves) > k {
-		return cli.Exit(fmt.Sprintf("run %s needs %d waves; the workflow has %d: run strata ci emit again and commit what it writes", m.Run, len(m.Waves), k), 1)
-	}
 	if c.Bool("github-output") {
 		if err := githubOutputs(m, c.Int("max-waves")); err != nil {
 			return cli.Exit(err.Error(), 1)
@@ -200,7 +197,8 @@ func ciStart(c *cli.Context) error {
 }
 
 // ciStartCommandOf decides the command ci start runs, from its one
-// argument, and refuses one that applies without --auto-approve.
+// argument, and refuses one that applies without --auto-approve, and a
+// --max-waves below 1.
 func ciStartCommandOf(c *cli.Context) (string, *cmdpolicy.Policy, error) {
 	if c.NArg() != 1 {
 		return "", nil, cli.Exit("strata ci start takes one command: "+fmt.Sprint(ciCommands), 1)
@@ -208,6 +206,9 @@ func ciStartCommandOf(c *cli.Context) (string, *cmdpolicy.Policy, error) {
 	command := c.Args().First()
 	if !slices.Contains(ciCommands, command) {
 		return "", nil, cli.Exit(fmt.Sprintf("strata ci start %s: expected one of %v", command, ciCommands), 1)
+	}
+	if k := c.Int("max-waves"); c.IsSet("max-waves") && k < 1 {
+		return "", nil, cli.Exit(fmt.Sprintf("--max-waves %d: expected at least 1", k), 1)
 	}
 	pol := cmdpolicy.Must(command)
 	if pol.Applies && !c.Bool("auto-approve") {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/internal/atomicfile"
-	"github.com/strata-iac/strata/stacks"
 )
 
 // ciEmitCommand is `strata ci emit`: the CI files that run `strata ci`
@@ -22,34 +21,27 @@ func ciEmitCommand() *cli.Command {
 			{
 				Name:  "github",
 				Usage: "write the reusable GitHub Actions workflow (commit it as .github/workflows/strata.yml)",
-				Description: "The workflow has a job per wave up to --waves: by default the waves of the\n" +
-					"repository's whole apply graph. A run that needs more fails at ci start,\n" +
-					"saying to emit the workflow again.",
+				Description: fmt.Sprintf("The workflow has --max-waves wave jobs (%d unless told), whatever the\n"+
+					"repository's graph is: ci start says at run time which waves a run has and\n"+
+					"over which shards, and the other wave jobs are skipped, so a deeper graph\n"+
+					"needs no new workflow. A run that needs more waves than the workflow has\n"+
+					"fails at ci start, naming the --max-waves that runs it.", ci.DefaultMaxWaves),
 				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "waves", Usage: "`K` wave jobs: the most waves a run can have", DefaultText: "the waves of the repository's apply graph"},
+					&cli.IntFlag{Name: "max-waves", Aliases: []string{"waves"}, Value: ci.DefaultMaxWaves, Usage: fmt.Sprintf("`K` wave jobs: the most waves a run can have (1 to %d)", ci.MaxWaveJobs)},
 					&cli.IntFlag{Name: "shards", Value: ci.DefaultShards, Usage: fmt.Sprintf("at most `M` jobs per wave: the default of the workflow's shards input (1 to %d)", ci.MaxShards)},
 					emitOutputFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					opt := ci.DefaultGitHubOptions()
-					opt.Shards, opt.Version = c.Int("shards"), strataVersion()
-					// The config sets defaults; with --waves, a repository
-					// that does not load still gets a workflow.
+					opt.MaxWaves, opt.Shards, opt.Version = c.Int("max-waves"), c.Int("shards"), strataVersion()
+					// The config sets the defaults of checkout-strategy and
+					// whether the wave jobs may ask for an OIDC token.
 					s, err := openProject(c)
-					if err == nil {
-						opt.CheckoutStrategy = s.project.Config.CheckoutStrategy.Value
-						opt.OIDC = len(s.project.Config.OIDCAudiences()) > 0
+					if err != nil {
+						return err
 					}
-					if c.IsSet("waves") {
-						opt.Waves = c.Int("waves")
-					} else {
-						if err != nil {
-							return err
-						}
-						if opt.Waves, err = repositoryWaves(s.project); err != nil {
-							return cli.Exit(err.Error()+" (give --waves K)", 1)
-						}
-					}
+					opt.CheckoutStrategy = s.project.Config.CheckoutStrategy.Value
+					opt.OIDC = len(s.project.Config.OIDCAudiences()) > 0
 					b, err := ci.EmitGitHub(opt)
 					if err != nil {
 						return cli.Exit(err.Error(), 1)
@@ -152,25 +144,6 @@ func emitGitLab(c *cli.Context, opt ci.GitLabOptions) ([]byte, error) {
 		opt.OIDCAudiences = s.project.Config.OIDCAudiences()
 	}
 	return ci.EmitGitLabChild(m, opt)
-}
-
-// repositoryWaves is the number of waves of a run of every unit of the
-// repository: its apply graph's longest chain, at least 1. No selection
-// makes more.
-func repositoryWaves(p *stacks.Project) (int, error) {
-	run, err := p.Select(stacks.Selection{Cwd: ".", All: true})
-	if err != nil {
-		return 0, err
-	}
-	g, err := p.Graph(run.List(), stacks.GraphOptions{})
-	if err != nil {
-		return 0, err
-	}
-	waves := 1
-	for _, l := range g.Layer {
-		waves = max(waves, l+1)
-	}
-	return waves, nil
 }
 
 // ciEmitDriftCommand is `strata ci emit drift`: the scheduled workflow of

@@ -65,15 +65,7 @@ func (cm *commenter) env(login, body string, more ...string) []string {
 func (cm *commenter) command(login, body string) (map[string]string, binRun) {
 	out := filepath.Join(cm.t.TempDir(), "output")
 	r := runBin(cm.t, cm.root, cm.env(login, body, "GITHUB_OUTPUT="+out), "ci", "command", "--github-output")
-	data, _ := os.ReadFile(out)
-	outputs := map[string]string{}
-	lines := strings.Split(string(data), "\n")
-	// go-githubactions writes NAME<<DELIMITER, the value, DELIMITER.
-	for i := 0; i+2 < len(lines); i += 3 {
-		name, _, _ := strings.Cut(lines[i], "<<")
-		outputs[name] = lines[i+1]
-	}
-	return outputs, r
+	return readGitHubOutput(cm.t, out), r
 }
 
 // run starts the command the comment asks for, as the emitted workflow

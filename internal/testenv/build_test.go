@@ -15,13 +15,13 @@ import (
 // `go install` strata shows or ships build strata with the same tags.
 func TestBuildTagsAsShipped(t *testing.T) {
 	for file, want := range map[string]string{
-		"../../Makefile":                           "TAGS     := " + BuildTags + "\n",
-		"../../.goreleaser.yaml":                   "-tags=" + BuildTags + "]",
-		"../../README.md":                          "go install -tags " + BuildTags + " ",
-		"../../action.yml":                         "go install -tags " + BuildTags + " ",
-		"../../docs/examples/ci/github-caller.yml": "go install -tags " + BuildTags + " ",
-		"../../docs/examples/ci/strata.yml":        "go install -tags " + BuildTags + " ",
-		"../../ci/emit_github.go":                  `installTags = "` + BuildTags + `"`,
+		"../../Makefile":                             "TAGS     := " + BuildTags + "\n",
+		"../../.goreleaser.yaml":                     "-tags=" + BuildTags + "]",
+		"../../README.md":                            "go install -tags " + BuildTags + " ",
+		"../../action.yml":                           "go install -tags " + BuildTags + " ",
+		"../../docs/examples/ci/github-caller.yml":   "go install -tags " + BuildTags + " ",
+		"../../docs/examples/ci/github-workflow.yml": "go install -tags " + BuildTags + " ",
+		"../../ci/emit_github.go":                    `installTags = "` + BuildTags + `"`,
 	} {
 		b, err := os.ReadFile(file)
 		if err != nil {
