@@ -17,13 +17,13 @@ func htmlTestPage() *GraphPage {
 	return &GraphPage{
 		Units: []PageUnit{
 			{ID: "net@default#net", Name: "net@default", Dir: "net", Workspace: "default", Stack: "net", Layer: 0,
-				Run: &UnitReport{Status: StatusApplied, Steps: []StepReport{step("init", 0, 1, true), step("plan", 1, 3, true), step("apply", 3, 6, true)}},
+				Run:     &UnitReport{Status: StatusApplied, Steps: []StepReport{step("init", 0, 1, true), step("plan", 1, 3, true), step("apply", 3, 6, true)}},
 				Command: "apply", RunStartedAt: t0, Log: "Plan: 1 to add, 0 to change, 0 to destroy.\npassword = " + hostile},
 			{ID: "app" + hostile + "@default#app", Name: "app" + hostile + "@default", Dir: "app" + hostile, Workspace: "default", Stack: "app", Layer: 1,
-				Run: &UnitReport{Status: StatusFailed, Reason: "plan failed: " + hostile, Steps: []StepReport{step("init", 6, 7, true), step("plan", 7, 8, false)}},
+				Run:     &UnitReport{Status: StatusFailed, Reason: "plan failed: " + hostile, Steps: []StepReport{step("init", 6, 7, true), step("plan", 7, 8, false)}},
 				Command: "apply", RunStartedAt: t0, Log: strings.Repeat("x", PageLogLimit+100)},
 			{ID: "old@default#old", Name: "old@default", Dir: "old", Workspace: "default", Stack: "old", Layer: 1,
-				Run: &UnitReport{Status: StatusPlanned, Steps: []StepReport{step("plan", -100, -90, true)}},
+				Run:     &UnitReport{Status: StatusPlanned, Steps: []StepReport{step("plan", -100, -90, true)}},
 				Command: "plan", RunStartedAt: t0.Add(-time.Hour)},
 			{ID: "new@default#new", Name: "new@default", Dir: "new", Workspace: "default", Stack: "new", Layer: 2},
 		},
