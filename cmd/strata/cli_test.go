@@ -314,7 +314,7 @@ func TestGraphFormats(t *testing.T) {
 		t.Errorf("mermaid:\n%s", mm)
 	}
 	code, _, errOut = strata(t, "-C", dir, "graph", "--format", "svg")
-	if code != 1 || !strings.Contains(errOut, "expected dot, mermaid or json") {
+	if code != 1 || !strings.Contains(errOut, "expected dot, mermaid, json or html") {
 		t.Errorf("bad format: exit %d, %s", code, errOut)
 	}
 }

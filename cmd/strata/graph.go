@@ -9,7 +9,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -43,14 +45,14 @@ func graphCommand() *cli.Command {
 			"applied, an apply edge holds only B's apply. Layers are for display; units\n" +
 			"run as soon as their own edges allow.",
 		Flags: append(selectionFlags(),
-			&cli.StringFlag{Name: "format", Value: "dot", Usage: "dot, mermaid or json"},
+			&cli.StringFlag{Name: "format", Value: "dot", Usage: "dot, mermaid, json or html (a page with each unit's last run)"},
 			&cli.BoolFlag{Name: "destroy", Usage: "the graph of destroy (plan edges reversed)"},
 			&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR`, for stale prerequisites (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
 		),
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
-			if format != "dot" && format != "mermaid" && format != "json" {
-				return cli.Exit(fmt.Sprintf("--format %s: expected dot, mermaid or json", format), 1)
+			if format != "dot" && format != "mermaid" && format != "json" && format != "html" {
+				return cli.Exit(fmt.Sprintf("--format %s: expected dot, mermaid, json or html", format), 1)
 			}
 			s, err := openProject(c)
 			if err != nil {
@@ -73,6 +75,8 @@ func graphCommand() *cli.Command {
 			switch format {
 			case "json":
 				return writeGraphJSON(c.App.Writer, g)
+			case "html":
+				return writeGraphHTML(c.App.Writer, g, stateDirOf(c, s))
 			case "mermaid":
 				writeMermaid(c.App.Writer, g)
 			default:
@@ -94,6 +98,28 @@ func writeGraphJSON(w io.Writer, g *stacks.Graph) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// writeGraphHTML writes the graph as one HTML page, each unit with its
+// last run as the state dir at stateDir keeps it
+// (docs/behaviour.md#the-unit-dag).
+func writeGraphHTML(w io.Writer, g *stacks.Graph, stateDir string) error {
+	last, err := runstate.ReadLastRun(stateDir)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	page := &report.GraphPage{}
+	for _, u := range g.Units {
+		pu := report.PageUnit{ID: u.ID(), Name: u.Name(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Layer: g.Layer[u]}
+		if lu := last.Units[u.ID()]; lu != nil && lu.Unit != nil {
+			pu.Run, pu.Command, pu.RunStartedAt, pu.Log, pu.LogCut = lu.Unit, lu.Command, lu.StartedAt, lu.Log, lu.LogCut
+		}
+		page.Units = append(page.Units, pu)
+	}
+	for _, e := range g.Edges {
+		page.Edges = append(page.Edges, report.PageEdge{From: e.From.ID(), To: e.To.ID(), Apply: e.Kind == stacks.ApplyEdge, Via: e.Why})
+	}
+	return report.WriteGraphHTML(w, page)
 }
 
 // writeDot prints Graphviz: units clustered by stack, apply edges dashed.

@@ -23,6 +23,7 @@ import (
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -168,6 +169,9 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 		commentOn(ctx, c, res.Report, commentStrategy(s.project, sel.run.List()))
 	}
 	*reported = true
+	if pol.Plans {
+		recordLastRun(c, s, res.Report)
+	}
 	return finishEngine(c, pol, res, werr, signalled, cl.ea, opt.DropIn)
 }
 
@@ -452,6 +456,20 @@ func terminalApprover(w io.Writer, in io.Reader) func([]*report.UnitReport) (run
 				return runner.AnswerNo, err
 			}
 		}
+	}
+}
+
+// recordLastRun keeps the run's units as their last run in the state dir,
+// for `graph --format html` (docs/behaviour.md#run-state); a failure to
+// is a warning.
+func recordLastRun(c *cli.Context, s *session, rep *report.Report) {
+	sd, err := runstate.OpenStateDir(stateDirOf(c, s))
+	if err == nil {
+		sd.Warn = func(msg string) { fmt.Fprintf(c.App.ErrWriter, "strata: %s\n", msg) }
+		err = sd.RecordLastRun(rep)
+	}
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "strata: %v\n", err)
 	}
 }
 

@@ -1,0 +1,151 @@
+package report
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func htmlTestPage() *GraphPage {
+	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	step := func(name string, from, to int, ok bool) StepReport {
+		return StepReport{Name: name, StartedAt: t0.Add(time.Duration(from) * time.Second), FinishedAt: t0.Add(time.Duration(to) * time.Second), OK: ok}
+	}
+	hostile := `<script>alert(1)</script>`
+	return &GraphPage{
+		Units: []PageUnit{
+			{ID: "net@default#net", Name: "net@default", Dir: "net", Workspace: "default", Stack: "net", Layer: 0,
+				Run:     &UnitReport{Status: StatusApplied, Steps: []StepReport{step("init", 0, 1, true), step("plan", 1, 3, true), step("apply", 3, 6, true)}},
+				Command: "apply", RunStartedAt: t0, Log: "Plan: 1 to add, 0 to change, 0 to destroy.\npassword = " + hostile},
+			{ID: "app" + hostile + "@default#app", Name: "app" + hostile + "@default", Dir: "app" + hostile, Workspace: "default", Stack: "app", Layer: 1,
+				Run:     &UnitReport{Status: StatusFailed, Reason: "plan failed: " + hostile, Steps: []StepReport{step("init", 6, 7, true), step("plan", 7, 8, false)}},
+				Command: "apply", RunStartedAt: t0, Log: strings.Repeat("x", PageLogLimit+100)},
+			{ID: "old@default#old", Name: "old@default", Dir: "old", Workspace: "default", Stack: "old", Layer: 1,
+				Run:     &UnitReport{Status: StatusPlanned, Steps: []StepReport{step("plan", -100, -90, true)}},
+				Command: "plan", RunStartedAt: t0.Add(-time.Hour)},
+			{ID: "new@default#new", Name: "new@default", Dir: "new", Workspace: "default", Stack: "new", Layer: 2},
+		},
+		Edges: []PageEdge{
+			{From: "net@default#net", To: "app" + hostile + "@default#app", Via: "plan_after"},
+			{From: "net@default#net", To: "old@default#old", Via: "depends_on"},
+			{From: "app" + hostile + "@default#app", To: "new@default#new", Apply: true, Via: "apply_after"},
+		},
+	}
+}
+
+// TestGraphHTMLEscapes: names, reasons and output are text in the page,
+// never markup, and the page loads nothing from elsewhere.
+func TestGraphHTMLEscapes(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteGraphHTML(&b, htmlTestPage()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if strings.Contains(page, "<script>alert") {
+		t.Fatalf("a name or output was written as markup:\n%s", page)
+	}
+	if n := strings.Count(page, "&lt;script&gt;alert(1)&lt;/script&gt;"); n < 5 {
+		t.Errorf("the hostile text shows escaped %d times, want it in the node, panel, reason and output", n)
+	}
+	if strings.Count(page, "<script>") != 1 || strings.Count(page, "<script") != 1 {
+		t.Errorf("want exactly the page's own script")
+	}
+	for _, external := range []string{"http://", "https://", "src=", "@import", "<link"} {
+		for _, line := range strings.Split(page, "\n") {
+			if strings.Contains(line, external) && !strings.Contains(line, `xmlns="http://www.w3.org/2000/svg"`) {
+				t.Errorf("the page refers to something outside it (%s): %s", external, line)
+			}
+		}
+	}
+}
+
+// TestGraphHTMLUnitsEdgesColours: every unit is a node filled by its last
+// status, every edge is drawn (apply edges dashed), and a unit with no run
+// says so.
+func TestGraphHTMLUnitsEdgesColours(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteGraphHTML(&b, htmlTestPage()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	nodes := regexp.MustCompile(`<g class="node" data-unit="(u\d)" tabindex="0"><title>([^<]*)</title><rect [^>]*fill="([^"]+)"`).FindAllStringSubmatch(page, -1)
+	want := []struct{ key, title, fill string }{
+		{"u0", "net@default#net: applied", "#2da44e"},
+		{"u1", "app&lt;script&gt;alert(1)&lt;/script&gt;@default#app: failed", "#cf222e"},
+		{"u2", "old@default#old: planned", "#bf8700"},
+		{"u3", "new@default#new: no run recorded", noRunFill},
+	}
+	if len(nodes) != len(want) {
+		t.Fatalf("%d nodes, want %d:\n%s", len(nodes), len(want), page)
+	}
+	for i, w := range want {
+		if nodes[i][1] != w.key || nodes[i][2] != w.title || nodes[i][3] != w.fill {
+			t.Errorf("node %d = %q, want %+v", i, nodes[i][1:], w)
+		}
+		if !strings.Contains(page, `<section class="panel" id="`+w.key+`">`) {
+			t.Errorf("no panel for %s", w.key)
+		}
+	}
+	edges := regexp.MustCompile(`<path class="edge( apply)?" d="M[^"]+" marker-end="url\(#arrow\)"><title>([^<]*)</title>`).FindAllStringSubmatch(page, -1)
+	if len(edges) != 3 {
+		t.Fatalf("%d edges, want 3", len(edges))
+	}
+	for i, e := range edges {
+		if apply := e[1] != ""; apply != strings.Contains(e[2], "(apply, apply_after)") || (i == 2) != apply {
+			t.Errorf("edge %d: dashed %v, title %q", i, apply, e[2])
+		}
+	}
+	if !strings.Contains(page, "No run of this unit is recorded in the state dir.") {
+		t.Error("the unit with no run does not say so")
+	}
+	if !strings.Contains(page, "Output cut at 32 KiB of 32 KiB.") || strings.Contains(page, strings.Repeat("x", PageLogLimit+1)) {
+		t.Error("a long output is not cut with a note")
+	}
+}
+
+// TestGraphHTMLGantt: the Gantt holds a bar per step of the units of the
+// latest run, placed by their times, failed steps red, and leaves out a
+// unit whose last run was an earlier one.
+func TestGraphHTMLGantt(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteGraphHTML(&b, htmlTestPage()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	bars := regexp.MustCompile(`<rect class="bar" data-step="(\w+)" x="(\d+)" y="\d+" width="(\d+)" height="18" fill="([^"]+)"><title>([^<]*)</title>`).FindAllStringSubmatch(page, -1)
+	want := []struct{ step, x, w, fill, title string }{
+		// 8s over 760px from x=280: 95px a second.
+		{"init", "280", "95", "#8250df", "net@default init: 1s"},
+		{"plan", "375", "190", "#0969da", "net@default plan: 2s"},
+		{"apply", "565", "285", "#2da44e", "net@default apply: 3s"},
+		{"init", "850", "95", "#8250df", "app&lt;script&gt;alert(1)&lt;/script&gt;@default init: 1s"},
+		{"plan", "945", "95", "#cf222e", "app&lt;script&gt;alert(1)&lt;/script&gt;@default plan: 1s"},
+	}
+	if len(bars) != len(want) {
+		t.Fatalf("%d bars, want %d", len(bars), len(want))
+	}
+	for i, w := range want {
+		got := bars[i][1:]
+		if got[0] != w.step || got[1] != w.x || got[2] != w.w || got[3] != w.fill || got[4] != w.title {
+			t.Errorf("bar %d = %q, want %+v", i, got, w)
+		}
+	}
+	if !strings.Contains(page, "apply started 2025-01-02T03:04:05Z, steps over 8s.") {
+		t.Error("the Gantt does not say which run it shows")
+	}
+}
+
+// TestGraphHTMLNoRuns: a DAG with no run recorded has no Gantt and says
+// why.
+func TestGraphHTMLNoRuns(t *testing.T) {
+	var b bytes.Buffer
+	p := &GraphPage{Units: []PageUnit{{ID: "a@default#a", Name: "a@default", Dir: "a", Workspace: "default", Stack: "a"}}}
+	if err := WriteGraphHTML(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `id="gantt"`) || !strings.Contains(b.String(), "No run with steps is recorded in the state dir.") {
+		t.Error("a page with no run draws a Gantt")
+	}
+}

@@ -1,0 +1,54 @@
+package runstate
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/strata-iac/strata/report"
+)
+
+// TestLastRunHTMLRecord: a run replaces the last-run entries of its own
+// units and keeps the others'; a long output is cut on a rune boundary.
+func TestLastRunHTMLRecord(t *testing.T) {
+	sd, err := OpenStateDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr, err := ReadLastRun(sd.Path); err != nil || len(lr.Units) != 0 {
+		t.Fatalf("no record: %v %v", lr, err)
+	}
+	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	a := &report.UnitReport{Dir: "a", Workspace: "default", Stack: "a", Status: report.StatusPlanned, Log: "plan of a"}
+	b := &report.UnitReport{Dir: "b", Workspace: "default", Stack: "b", Status: report.StatusPlanned}
+	if err := sd.RecordLastRun(&report.Report{Command: "plan", StartedAt: t0, Units: []*report.UnitReport{a, b}}); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("é", LastLogLimit)
+	a2 := &report.UnitReport{Dir: "a", Workspace: "default", Stack: "a", Status: report.StatusApplied, Log: long}
+	if err := sd.RecordLastRun(&report.Report{Command: "apply", StartedAt: t0.Add(time.Hour), Units: []*report.UnitReport{a2}}); err != nil {
+		t.Fatal(err)
+	}
+	lr, err := ReadLastRun(sd.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ua, ub := lr.Units["a@default#a"], lr.Units["b@default#b"]
+	if ua == nil || ub == nil {
+		t.Fatalf("units recorded: %v", lr.Units)
+	}
+	if ua.Command != "apply" || ua.Unit.Status != report.StatusApplied || !ua.StartedAt.Equal(t0.Add(time.Hour)) {
+		t.Errorf("a = %+v, want the apply", ua)
+	}
+	if !ua.LogCut || len(ua.Log) > LastLogLimit || !utf8.ValidString(ua.Log) || !strings.HasPrefix(long, ua.Log) {
+		t.Errorf("a's output: cut %v, %d bytes, valid %v", ua.LogCut, len(ua.Log), utf8.ValidString(ua.Log))
+	}
+	if ub.Command != "plan" || ub.Unit.Status != report.StatusPlanned {
+		t.Errorf("b = %+v, want the plan kept", ub)
+	}
+	if fi, err := os.Stat(LastRunPath(sd.Path)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("last-run.json: %v %v", fi, err)
+	}
+}
