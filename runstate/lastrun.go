@@ -1,6 +1,7 @@
 package runstate
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/report"
 )
 
@@ -67,7 +69,14 @@ func ReadLastRun(dir string) (*LastRun, error) {
 // RecordLastRun keeps rep's units as their last run, in place of what an
 // earlier run left of them; other units keep theirs. A record that cannot
 // be read is started afresh: it only feeds a picture.
-func (s *StateDir) RecordLastRun(rep *report.Report) error {
+func (s *StateDir) RecordLastRun(ctx context.Context, rep *report.Report) error {
+	// Runs in other dirs record theirs at the same time: each reads and
+	// writes the file under its lock, so none loses another's units.
+	lock, err := filelock.Acquire(ctx, s.LockPath("last-run"), nil)
+	if err != nil {
+		return fmt.Errorf("recording the last run: %w", err)
+	}
+	defer lock.Release()
 	lr, err := ReadLastRun(s.Path)
 	if err != nil {
 		s.warn(err.Error() + "; starting it afresh")

@@ -1,8 +1,11 @@
 package runstate
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -23,12 +26,12 @@ func TestLastRunHTMLRecord(t *testing.T) {
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	a := &report.UnitReport{Dir: "a", Workspace: "default", Stack: "a", Status: report.StatusPlanned, Log: "plan of a"}
 	b := &report.UnitReport{Dir: "b", Workspace: "default", Stack: "b", Status: report.StatusPlanned}
-	if err := sd.RecordLastRun(&report.Report{Command: "plan", StartedAt: t0, Units: []*report.UnitReport{a, b}}); err != nil {
+	if err := sd.RecordLastRun(context.Background(), &report.Report{Command: "plan", StartedAt: t0, Units: []*report.UnitReport{a, b}}); err != nil {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("é", LastLogLimit)
 	a2 := &report.UnitReport{Dir: "a", Workspace: "default", Stack: "a", Status: report.StatusApplied, Log: long}
-	if err := sd.RecordLastRun(&report.Report{Command: "apply", StartedAt: t0.Add(time.Hour), Units: []*report.UnitReport{a2}}); err != nil {
+	if err := sd.RecordLastRun(context.Background(), &report.Report{Command: "apply", StartedAt: t0.Add(time.Hour), Units: []*report.UnitReport{a2}}); err != nil {
 		t.Fatal(err)
 	}
 	lr, err := ReadLastRun(sd.Path)
@@ -50,5 +53,40 @@ func TestLastRunHTMLRecord(t *testing.T) {
 	}
 	if fi, err := os.Stat(LastRunPath(sd.Path)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("last-run.json: %v %v", fi, err)
+	}
+}
+
+// TestLastRunConcurrentRuns: runs of different units recording at once
+// (each several times) keep every unit.
+func TestLastRunConcurrentRuns(t *testing.T) {
+	dir := t.TempDir()
+	const runs = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, runs)
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sd, err := OpenStateDir(dir)
+			for range 10 {
+				if err != nil {
+					break
+				}
+				u := &report.UnitReport{Dir: fmt.Sprintf("u%d", i), Workspace: "default", Stack: "s", Status: report.StatusPlanned}
+				err = sd.RecordLastRun(context.Background(), &report.Report{Command: "plan", Units: []*report.UnitReport{u}})
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	lr, err := ReadLastRun(dir)
+	if err != nil || len(lr.Units) != runs {
+		t.Fatalf("%d units recorded of %d: %v", len(lr.Units), runs, err)
 	}
 }

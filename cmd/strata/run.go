@@ -461,12 +461,13 @@ func terminalApprover(w io.Writer, in io.Reader) func([]*report.UnitReport) (run
 
 // recordLastRun keeps the run's units as their last run in the state dir,
 // for `graph --format html` (docs/behaviour.md#run-state); a failure to
-// is a warning.
+// write it is printed, and the run's exit code stands: the record only
+// feeds the page.
 func recordLastRun(c *cli.Context, s *session, rep *report.Report) {
 	sd, err := runstate.OpenStateDir(stateDirOf(c, s))
 	if err == nil {
 		sd.Warn = func(msg string) { fmt.Fprintf(c.App.ErrWriter, "strata: %s\n", msg) }
-		err = sd.RecordLastRun(rep)
+		err = sd.RecordLastRun(context.WithoutCancel(c.Context), rep)
 	}
 	if err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "strata: %v\n", err)
