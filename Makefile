@@ -12,7 +12,7 @@ TESTFLAGS ?= -race -p 2 -count=1 -timeout 25m
 # about 10 ms of every start).
 TAGS     := urfave_cli_no_docs,disable_grpc_modules
 
-.PHONY: all build install demo test test-short test-engines bench fuzz vet fmt schema clean tools
+.PHONY: all build install release demo test test-short test-engines bench fuzz vet fmt schema clean tools
 
 all: build
 
@@ -24,6 +24,21 @@ build:
 # GOPATH/bin), built as the release is; the version is the clone's commit.
 install:
 	CGO_ENABLED=0 $(GO) install -trimpath -tags $(TAGS) -ldflags "-X main.version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" ./cmd/strata
+
+# The release archives (docs/ci.md#release-archives), built as
+# .goreleaser.yaml describes them with the Go toolchain alone: for each
+# platform of PLATFORMS (os/arch, comma-separated; every platform of a
+# release by default), strata_<version>_<os>_<arch>.tar.gz (.zip for
+# Windows), and checksums.txt, into DIST. The binaries report VERSION; the
+# archives' entries carry the commit's time, so two builds of one commit
+# are identical byte for byte.
+VERSION           ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+DIST              ?= dist
+PLATFORMS         ?=
+
+release:
+	$(GO) run ./tools/release -version "$(VERSION)" -date "$(SOURCE_DATE_EPOCH)" -dist "$(DIST)" -platforms "$(PLATFORMS)"
 
 # Build strata and run it on a copy of the nested-stacks fixture: check,
 # stacks, the graph, then plan, apply and a second plan with nothing to do.
@@ -115,4 +130,4 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -16,7 +16,7 @@ import (
 func TestBuildTagsAsShipped(t *testing.T) {
 	for file, want := range map[string]string{
 		"../../Makefile":                             "TAGS     := " + BuildTags + "\n",
-		"../../.goreleaser.yaml":                     "-tags=" + BuildTags + "]",
+		"../../.goreleaser.yaml":                     "- -tags=" + BuildTags + "\n",
 		"../../README.md":                            "go install -tags " + BuildTags + " ",
 		"../../action.yml":                           "go install -tags " + BuildTags + " ",
 		"../../docs/examples/ci/github-caller.yml":   "go install -tags " + BuildTags + " ",
