@@ -63,8 +63,8 @@ func (c *Console) Flush() {
 	c.drawStatus()
 }
 
-// UnitDone prints one line for a unit that finished: its status, why
-// when there is a reason, how long it took, and how many of the run's
+// UnitDone prints one line for a unit that finished: its status, how
+// long it took, why when there is a reason, and how many of the run's
 // units are done.
 func (c *Console) UnitDone(ur *Unit, status, reason string, took time.Duration) {
 	if c.dropIn {
@@ -80,11 +80,11 @@ func (c *Console) UnitDone(ur *Unit, status, reason string, took time.Duration) 
 		ur.held = nil
 	}
 	line := fmt.Sprintf("[%s] %s", ur.Name, status)
-	if reason != "" {
-		line += ": " + ur.Masker.MaskLine(reason)
-	}
 	if took > 0 {
 		line += fmt.Sprintf(" in %s", took.Round(100*time.Millisecond))
+	}
+	if reason != "" {
+		line += ": " + ur.Masker.MaskLine(reason)
 	}
 	if c.total > 0 {
 		line += fmt.Sprintf(" (%d/%d done)", c.done, c.total)

@@ -103,9 +103,9 @@ func TestUnitDoneLine(t *testing.T) {
 		c := New(&out, nil, terminal, false)
 		c.AddUnits(3)
 		c.UnitDone(unitNamed("a"), "applied", "", 1500*time.Millisecond)
-		c.UnitDone(unitNamed("b"), "failed", "apply: token s3cret refused", 0)
+		c.UnitDone(unitNamed("b"), "failed", "apply: token s3cret refused", 2*time.Second)
 		got := stripStatus(out.String())
-		if want := "[a] applied in 1.5s (1/3 done)\n[b] failed: apply: token *** refused (2/3 done)\n"; got != want {
+		if want := "[a] applied in 1.5s (1/3 done)\n[b] failed in 2s: apply: token *** refused (2/3 done)\n"; got != want {
 			t.Errorf("terminal %t: %q; want %q", terminal, got, want)
 		}
 	}

@@ -27,7 +27,7 @@ func TestUnitFinishedLines(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("plan: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	done := regexp.MustCompile(`(?m)^\[(\w)@default\] (planned|blocked)(: [^\n]*?)?( in [0-9.]+m?s)? \((\d)/3 done\)$`)
+	done := regexp.MustCompile(`(?m)^\[(\w)@default\] (planned|blocked)( in [0-9.]+m?s)?(: [^\n]*?)? \((\d)/3 done\)$`)
 	found := done.FindAllStringSubmatch(r.stdout, -1)
 	if len(found) != 3 {
 		t.Fatalf("%d finished lines; want 3:\n%s", len(found), r.stdout)
