@@ -50,8 +50,6 @@ type Console struct {
 	// total and done count the run's units, for the status block and
 	// the line each finished unit gets.
 	total, done int
-	// holding are the units with held lines (Unit.held).
-	holding []*Unit
 
 	warned   map[string]bool // warning boxes already printed in this run
 	live     *StepWriter     // CI: the step that streams
@@ -362,10 +360,7 @@ func (sw *StepWriter) Close() error {
 		}
 		c.live = nil
 		c.handOver()
-	} else if len(sw.pending) > 0 && c.showsStatus() {
-		if len(sw.ur.held) == 0 {
-			c.holding = append(c.holding, sw.ur)
-		}
+	} else if len(sw.pending) > 0 && c.showsStatus() && sw.ur.InJobs {
 		sw.ur.held = append(sw.ur.held, sw.pending...)
 		sw.pending = nil
 	} else if len(sw.pending) > 0 {
@@ -404,8 +399,12 @@ type Unit struct {
 	Service report.Service
 	Masker  *Masker
 	output  strings.Builder
-	// held are the lines of the unit's finished steps, at a terminal:
-	// printed together when its job ends (JobDone). Guarded by c.mu.
+	// InJobs: the unit's steps run in the jobs of a run, each of which
+	// ends with JobDone (or the unit with UnitDone). At a terminal their
+	// lines are held (held) until then; a unit outside the run's jobs (a
+	// hook, a producer read as it stands) prints each step as it ends.
+	InJobs bool
+	// held are the lines of the unit's finished steps, guarded by c.mu.
 	held []string
 }
 

@@ -54,7 +54,7 @@ func TestMasker(t *testing.T) {
 }
 
 func TestConsoleBlocksAndStatusLines(t *testing.T) {
-	ur := &Unit{Name: "app@default", Masker: NewMasker("s3cret")}
+	ur := &Unit{Name: "app@default", Masker: NewMasker("s3cret"), InJobs: true}
 	var out bytes.Buffer
 	c := New(&out, nil, false, false)
 	c.StillEvery = 0

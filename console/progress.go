@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -44,22 +45,6 @@ func (c *Console) JobDone(ur *Unit) {
 	c.clearStatus()
 	c.printUnitLines(ur, ur.held)
 	ur.held = nil
-	c.drawStatus()
-}
-
-// Flush prints the held lines of every unit, for what ended outside the
-// run's jobs (a producer's outputs read as they stand).
-func (c *Console) Flush() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.clearStatus()
-	for _, ur := range c.holding {
-		if len(ur.held) > 0 {
-			c.printUnitLines(ur, ur.held)
-			ur.held = nil
-		}
-	}
-	c.holding = nil
 	c.drawStatus()
 }
 
@@ -120,28 +105,20 @@ func (c *Console) drawStatus() {
 // statusLines is the status block's text. Callers hold c.mu.
 func (c *Console) statusLines() []string {
 	now := c.Now()
-	// A unit runs one step at a time; a step that started first is
-	// the one shown when two overlap.
-	oldest := map[*Unit]*StepWriter{}
-	for _, sw := range c.running {
-		if o := oldest[sw.ur]; o == nil || sw.started.Before(o.started) {
-			oldest[sw.ur] = sw
+	// A unit's steps run one after another: each running step is
+	// another unit's.
+	steps := slices.Clone(c.running)
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].started.Before(steps[j].started) })
+	inRun := 0
+	for _, sw := range steps {
+		if sw.ur.InJobs {
+			inRun++
 		}
 	}
-	steps := make([]*StepWriter, 0, len(oldest))
-	for _, sw := range oldest {
-		steps = append(steps, sw)
-	}
-	sort.Slice(steps, func(i, j int) bool {
-		if !steps[i].started.Equal(steps[j].started) {
-			return steps[i].started.Before(steps[j].started)
-		}
-		return steps[i].ur.Name < steps[j].ur.Name
-	})
 	var lines []string
 	if c.total > 0 {
-		waiting := max(c.total-c.done-len(steps), 0)
-		lines = append(lines, fmt.Sprintf("── %d/%d done · %d running · %d waiting", c.done, c.total, len(steps), waiting))
+		waiting := max(c.total-c.done-inRun, 0)
+		lines = append(lines, fmt.Sprintf("── %d/%d done · %d running · %d waiting", c.done, c.total, inRun, waiting))
 	}
 	for i, sw := range steps {
 		if i == maxStatusUnits {

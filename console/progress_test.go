@@ -10,7 +10,7 @@ import (
 	"github.com/strata-iac/strata/report"
 )
 
-func unitNamed(name string) *Unit { return &Unit{Name: name, Masker: NewMasker("s3cret")} }
+func unitNamed(name string) *Unit { return &Unit{Name: name, Masker: NewMasker("s3cret"), InJobs: true} }
 
 // TestStatusBlock: at a terminal the status block counts the run's units
 // done, running and waiting, and lists the running units with their step
@@ -128,4 +128,19 @@ func stripStatus(s string) string {
 		}
 	}
 	return strings.Join(kept, "")
+}
+
+// TestOutsideJobsNotHeld: at a terminal, a unit whose steps run outside
+// the run's jobs (a hook, a producer read as it stands) has each step
+// printed as it ends: no JobDone ever comes for it.
+func TestOutsideJobsNotHeld(t *testing.T) {
+	var out bytes.Buffer
+	c := New(&out, nil, true, false)
+	hook := &Unit{Name: "hooks", Masker: NewMasker()}
+	sw := c.Step(hook, report.StepRun)
+	fmt.Fprintln(sw, "post hook says")
+	sw.Close()
+	if got := stripStatus(out.String()); got != "[hooks] post hook says\n" {
+		t.Errorf("output %q; want the hook's line at once", got)
+	}
 }

@@ -84,7 +84,6 @@ func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Option
 		return nil, err
 	}
 	r.schedule(ctx, r.engineWork())
-	r.con.Flush()
 	rep := r.report(started)
 	r.postHooks(ctx, hooks, rep)
 	return &Result{Report: rep, ExitCode: rep.ExitCode}, nil
@@ -537,7 +536,7 @@ func (r *runState) setup(ur *unitRun, pluginCache string) error {
 		r.vars[u.Stack] = ur.Vars
 	}
 	ur.Masker = console.NewMasker(ur.Vars.Secrets()...)
-	ur.Display = &console.Unit{Name: u.Name(), Masker: ur.Masker}
+	ur.Display = &console.Unit{Name: u.Name(), Masker: ur.Masker, InJobs: !ur.role.outside()}
 	r.setEnv(ur, pluginCache)
 	return nil
 }

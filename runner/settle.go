@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/strata-iac/strata/internal/diagnostics"
 	"github.com/strata-iac/strata/job"
@@ -417,10 +416,14 @@ func (r *runState) finish(ur *unitRun, status report.Status, reason string) {
 			r.opt.ReaderDone(ur.Spec, r.unitReport(ur))
 		}
 	default:
-		rep := r.unitReport(ur)
-		r.con.UnitDone(ur.Display, string(rep.Status), rep.Reason, took(rep.Steps))
+		shown := status
+		if shown == report.StatusPending {
+			shown = report.StatusCancelled
+		}
+		started, finished := report.Span(ur.steps)
+		r.con.UnitDone(ur.Display, string(shown), reason, finished.Sub(started))
 		if r.opt.UnitDone != nil {
-			r.opt.UnitDone(ur.Spec, rep)
+			r.opt.UnitDone(ur.Spec, r.unitReport(ur))
 		}
 	}
 }
@@ -490,19 +493,4 @@ func waitingFor(preds []*unitRun) string {
 	walk(preds)
 	sort.Strings(names)
 	return strings.Join(names, ", ")
-}
-
-// took is how long a unit's steps ran, from the first's start to the
-// last's end.
-func took(steps []report.StepReport) time.Duration {
-	var first, last time.Time
-	for _, s := range steps {
-		if first.IsZero() || s.StartedAt.Before(first) {
-			first = s.StartedAt
-		}
-		if s.FinishedAt.After(last) {
-			last = s.FinishedAt
-		}
-	}
-	return last.Sub(first)
 }
