@@ -1,9 +1,9 @@
 package runstate
 
 import (
-	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -26,12 +26,12 @@ func TestLastRunHTMLRecord(t *testing.T) {
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	a := &report.UnitReport{Dir: "a", Workspace: "default", Stack: "a", Status: report.StatusPlanned, Log: "plan of a"}
 	b := &report.UnitReport{Dir: "b", Workspace: "default", Stack: "b", Status: report.StatusPlanned}
-	if err := sd.RecordLastRun(context.Background(), &report.Report{Command: "plan", StartedAt: t0, Units: []*report.UnitReport{a, b}}); err != nil {
+	if err := sd.RecordLastRun(&report.Report{Command: "plan", StartedAt: t0, Units: []*report.UnitReport{a, b}}); err != nil {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("é", LastLogLimit)
 	a2 := &report.UnitReport{Dir: "a", Workspace: "default", Stack: "a", Status: report.StatusApplied, Log: long}
-	if err := sd.RecordLastRun(context.Background(), &report.Report{Command: "apply", StartedAt: t0.Add(time.Hour), Units: []*report.UnitReport{a2}}); err != nil {
+	if err := sd.RecordLastRun(&report.Report{Command: "apply", StartedAt: t0.Add(time.Hour), Units: []*report.UnitReport{a2}}); err != nil {
 		t.Fatal(err)
 	}
 	lr, err := ReadLastRun(sd.Path)
@@ -51,8 +51,10 @@ func TestLastRunHTMLRecord(t *testing.T) {
 	if ub.Command != "plan" || ub.Unit.Status != report.StatusPlanned {
 		t.Errorf("b = %+v, want the plan kept", ub)
 	}
-	if fi, err := os.Stat(LastRunPath(sd.Path)); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("last-run.json: %v %v", fi, err)
+	for _, unit := range []string{"a/default.json", "b/default.json"} {
+		if fi, err := os.Stat(filepath.Join(LastRunDir(sd.Path), unit)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("last run of %s: %v %v", unit, fi, err)
+		}
 	}
 }
 
@@ -73,7 +75,7 @@ func TestLastRunConcurrentRuns(t *testing.T) {
 					break
 				}
 				u := &report.UnitReport{Dir: fmt.Sprintf("u%d", i), Workspace: "default", Stack: "s", Status: report.StatusPlanned}
-				err = sd.RecordLastRun(context.Background(), &report.Report{Command: "plan", Units: []*report.UnitReport{u}})
+				err = sd.RecordLastRun(&report.Report{Command: "plan", Units: []*report.UnitReport{u}})
 			}
 			errs <- err
 		}()

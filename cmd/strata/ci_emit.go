@@ -108,14 +108,17 @@ func writeEmitted(c *cli.Context, b []byte) error {
 func emitGitLab(c *cli.Context, opt ci.GitLabOptions) ([]byte, error) {
 	run := c.String("run")
 	if run == "" {
-		if s, err := openProject(c); err == nil {
-			// What the config says of branches and checkouts
-			// (docs/ci.md#checkout-strategy-on-gitlab).
-			cfg := s.project.Config
-			opt.CheckoutStrategy = cfg.CheckoutStrategy.Value
-			if cfg.DestinationBranches != nil {
-				opt.DestinationBranches = *cfg.DestinationBranches
-			}
+		// What the config says of branches and checkouts
+		// (docs/ci.md#checkout-strategy-on-gitlab): a config that does
+		// not load is an error, never a pipeline that ignores it.
+		s, err := openProject(c)
+		if err != nil {
+			return nil, err
+		}
+		cfg := s.project.Config
+		opt.CheckoutStrategy = cfg.CheckoutStrategy.Value
+		if cfg.DestinationBranches != nil {
+			opt.DestinationBranches = *cfg.DestinationBranches
 		}
 		return ci.EmitGitLabParent(opt)
 	}
@@ -139,10 +142,12 @@ func emitGitLab(c *cli.Context, opt ci.GitLabOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s, err := openProject(c); err == nil {
-		// The jobs' OIDC tokens (docs/behaviour.md#oidc).
-		opt.OIDCAudiences = s.project.Config.OIDCAudiences()
+	s, err := openProject(c)
+	if err != nil {
+		return nil, err
 	}
+	// The jobs' OIDC tokens (docs/behaviour.md#oidc).
+	opt.OIDCAudiences = s.project.Config.OIDCAudiences()
 	return ci.EmitGitLabChild(m, opt)
 }
 

@@ -467,7 +467,7 @@ func recordLastRun(c *cli.Context, s *session, rep *report.Report) {
 	sd, err := runstate.OpenStateDir(stateDirOf(c, s))
 	if err == nil {
 		sd.Warn = func(msg string) { fmt.Fprintf(c.App.ErrWriter, "strata: %s\n", msg) }
-		err = sd.RecordLastRun(context.WithoutCancel(c.Context), rep)
+		err = sd.RecordLastRun(rep)
 	}
 	if err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "strata: %v\n", err)
