@@ -77,8 +77,15 @@ type lockedProvider struct {
 }
 
 // packageHashes memoizes packageHash by the package's dir and its
-// modification time: a provider is hundreds of megabytes.
-var packageHashes sync.Map
+// modification time: a provider is hundreds of megabytes, and the inits
+// that start together ask for the same one, which is hashed once.
+var packageHashes sync.Map // key -> *hashOnce
+
+type hashOnce struct {
+	once sync.Once
+	h    string
+	err  error
+}
 
 // packageHash is the h1: hash of an unpacked provider package, as the
 // engines compute it (dirhash's Hash1 over its files).
@@ -93,16 +100,10 @@ func packageHash(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	key := dir + "\x00" + st.ModTime().String()
-	if h, ok := packageHashes.Load(key); ok {
-		return h.(string), nil
-	}
-	h, err := dirhash.HashDir(dir, "", dirhash.Hash1)
-	if err != nil {
-		return "", err
-	}
-	packageHashes.Store(key, h)
-	return h, nil
+	v, _ := packageHashes.LoadOrStore(dir+"\x00"+st.ModTime().String(), &hashOnce{})
+	e := v.(*hashOnce)
+	e.once.Do(func() { e.h, e.err = dirhash.HashDir(dir, "", dirhash.Hash1) })
+	return e.h, e.err
 }
 
 // lockedProviders reads a lock file's providers: address -> version.
@@ -148,6 +149,16 @@ func lockedProviders(path string) (map[string]lockedProvider, error) {
 
 // ModuleReader reads the module in an absolute dir.
 type ModuleReader func(dir string) (*tfconfig.Module, error)
+
+// ModuleReader is how e reads a module: read (terraform's files) for
+// terraform; tofu reads x.tofu and x.tofu.json too, in place of x.tf and
+// x.tf.json, so a provider declared only there counts.
+func (e *Engine) ModuleReader(read ModuleReader) ModuleReader {
+	if e.Name != Tofu {
+		return read
+	}
+	return func(dir string) (*tfconfig.Module, error) { return InspectModule(tofuFS{tfconfig.NewOsFs()}, dir) }
+}
 
 // ProviderRequirements are the providers a root module and its local
 // modules require or use, by full address, each with the version
@@ -200,6 +211,10 @@ func requiredProviders(dir, defaultHost string, read ModuleReader) (map[string][
 			for _, r := range rs {
 				add(r.Provider.Name)
 			}
+		}
+		for _, pc := range mod.ProviderConfigs {
+			// A provider block alone makes init install the provider.
+			add(pc.Name)
 		}
 		for _, call := range mod.ModuleCalls {
 			if strings.HasPrefix(call.Source, "./") || strings.HasPrefix(call.Source, "../") {

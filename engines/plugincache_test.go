@@ -38,6 +38,8 @@ func TestCachedProviders(t *testing.T) {
 		{"another version", map[string]string{"main.tf": timeTF, ".terraform.lock.hcl": strings.Replace(lock(h1), "0.13.1", "0.12.0", 1)}, "registry.terraform.io/hashicorp/time 0.12.0 is not in the plugin cache"},
 		{"a local module's provider not locked", map[string]string{"main.tf": timeTF + "module \"m\" { source = \"./m\" }\n", ".terraform.lock.hcl": lock(h1),
 			"m/main.tf": "resource \"random_id\" \"x\" { byte_length = 2 }\n"}, "registry.terraform.io/hashicorp/random is required and not in the lock file"},
+		{"a provider block alone", map[string]string{"main.tf": timeTF + "provider \"random\" {}\n", ".terraform.lock.hcl": lock(h1)},
+			"registry.terraform.io/hashicorp/random is required and not in the lock file"},
 		{"a registry module", map[string]string{"main.tf": timeTF + "module \"m\" { source = \"terraform-aws-modules/vpc/aws\" }\n", ".terraform.lock.hcl": lock(h1)},
 			`module "m" comes from terraform-aws-modules/vpc/aws`},
 	}
@@ -63,5 +65,24 @@ func write(t *testing.T, path, text string) {
 	}
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTofuProviderRequirements: for tofu, a provider declared only in a
+// .tofu file is required; terraform does not read that file.
+func TestTofuProviderRequirements(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "main.tf"), "resource \"terraform_data\" \"x\" {}\n")
+	write(t, filepath.Join(dir, "extra.tofu"), "resource \"random_id\" \"x\" { byte_length = 2 }\n")
+	for _, tt := range []struct {
+		engine string
+		want   int
+	}{{Terraform, 0}, {Tofu, 1}} {
+		e := &Engine{Name: tt.engine}
+		req, err := ProviderRequirements(dir, "registry.opentofu.org", e.ModuleReader(nil))
+		if err != nil || len(req) != tt.want {
+			t.Errorf("%s: %v, %v; want %d providers", tt.engine, req, err, tt.want)
+		}
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/terraform-exec/tfexec"
 
 	"github.com/strata-iac/strata/engines"
@@ -38,8 +37,6 @@ const lockFileName = ".terraform.lock.hcl"
 // lockCall is `providers lock`.
 type lockCall struct {
 	Args engineargs.LockArgs
-	// Version is the engine's, as strata resolved it (nil if unknown).
-	Version *version.Version
 }
 
 func (c lockCall) Argv() []string {
@@ -50,29 +47,14 @@ func (c lockCall) Argv() []string {
 	return append(argv, c.Args.Providers...)
 }
 
-// checksVersion: terraform-exec asks the version before providers lock,
-// which strata already knows once it resolved the engine.
-func (c lockCall) checksVersion() bool { return c.Version == nil }
+// checksVersion: the lock command runs the argv terraform-exec would
+// build, without its extra start of the engine for `version -json`:
+// strata knows every engine's version once it resolved it.
+func (lockCall) checksVersion() bool { return false }
 
-func (c lockCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
-	if !c.checksVersion() {
-		_, err := x.runRaw(ctx, inv, append(c.Argv(), "-no-color"), out, errOut)
-		return outcome{}, err
-	}
-	var opts []tfexec.ProvidersLockOption
-	if c.Args.FSMirror != "" {
-		opts = append(opts, tfexec.FSMirror(c.Args.FSMirror))
-	}
-	if c.Args.NetMirror != "" {
-		opts = append(opts, tfexec.NetMirror(c.Args.NetMirror))
-	}
-	for _, p := range c.Args.Platforms {
-		opts = append(opts, tfexec.Platform(p))
-	}
-	for _, p := range c.Args.Providers {
-		opts = append(opts, tfexec.Provider(p))
-	}
-	return outcome{}, tf.ProvidersLock(ctx, opts...)
+func (c lockCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+	_, err := x.runRaw(ctx, inv, append(c.Argv(), "-no-color"), out, errOut)
+	return outcome{}, err
 }
 
 // lockFiles are the lock files the engine wrote in this run, by the
@@ -137,7 +119,7 @@ func (l *lockFiles) finish(key string, r *lockResult, data []byte, from string, 
 // platforms the repository declares for it when none is given, and the
 // CLI config's mirror when no mirror is given (the engine's lock command
 // reads no provider_installation).
-func (j *job) lockArgs(given engineargs.LockArgs, platforms []string) (engineargs.LockArgs, error) {
+func (j *job) lockArgs(given engineargs.LockArgs, platforms []string, stepEnv map[string]string) (engineargs.LockArgs, error) {
 	a := given
 	var err error
 	if len(a.Platforms) == 0 {
@@ -146,7 +128,7 @@ func (j *job) lockArgs(given engineargs.LockArgs, platforms []string) (enginearg
 	if a.FSMirror != "" || a.NetMirror != "" {
 		return a, nil
 	}
-	env := j.engineEnv(nil)
+	env := j.engineEnv(stepEnv)
 	if _, ok := env["HOME"]; !ok {
 		env["HOME"], _ = os.UserHomeDir()
 	}
@@ -160,7 +142,7 @@ func (j *job) lockArgs(given engineargs.LockArgs, platforms []string) (enginearg
 // requirements cannot be known without init (a registry or remote
 // module) or there are none (only the builtin provider).
 func (j *job) inputsKey(kind string, more any) (key string, ok bool) {
-	req, err := engines.ProviderRequirements(j.ur.Dir, j.ur.Engine.RegistryHost(), j.run.Project.ModuleAt)
+	req, err := engines.ProviderRequirements(j.ur.Dir, j.ur.Engine.RegistryHost(), j.ur.Engine.ModuleReader(j.run.Project.ModuleAt))
 	if err != nil || len(req) == 0 {
 		return "", false
 	}
@@ -179,7 +161,7 @@ func (j *job) inputsKey(kind string, more any) (key string, ok bool) {
 // lock brings the unit's lock file to what the engine's lock command
 // writes for args: the lock file another unit's command wrote for the
 // same inputs in this run, else the command run here.
-func (j *job) lock(ctx context.Context, args engineargs.LockArgs) error {
+func (j *job) lock(ctx context.Context, args engineargs.LockArgs, stepEnv map[string]string) error {
 	path := filepath.Join(j.ur.Dir, lockFileName)
 	before, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -190,7 +172,7 @@ func (j *job) lock(ctx context.Context, args engineargs.LockArgs) error {
 		Lock []byte
 	}{args, before})
 	if !ok {
-		return j.lockHere(ctx, args)
+		return j.lockHere(ctx, args, stepEnv)
 	}
 	r, mine, err := j.run.lockFiles.claim(ctx, key)
 	if err != nil {
@@ -199,16 +181,16 @@ func (j *job) lock(ctx context.Context, args engineargs.LockArgs) error {
 	if !mine {
 		return j.lockCopy(path, before, r)
 	}
-	err = j.lockHere(ctx, args)
+	err = j.lockHere(ctx, args, stepEnv)
 	data, rerr := os.ReadFile(path)
 	j.run.lockFiles.finish(key, r, data, j.ur.Spec.Name(), err == nil && rerr == nil)
 	return cmp.Or(err, rerr)
 }
 
 // lockHere runs the engine's lock command in the unit.
-func (j *job) lockHere(ctx context.Context, args engineargs.LockArgs) error {
+func (j *job) lockHere(ctx context.Context, args engineargs.LockArgs, stepEnv map[string]string) error {
 	_, err := j.step(ctx, report.StepLock, func() invocation {
-		return invocation{Step: report.StepLock, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: lockCall{Args: args, Version: j.ur.Engine.Version}}
+		return invocation{Step: report.StepLock, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(stepEnv), Call: lockCall{Args: args}}
 	}, true)
 	return err
 }
@@ -231,17 +213,18 @@ func (j *job) lockCopy(path string, before []byte, r *lockResult) error {
 // providersLock is the job of strata providers lock: the lock command
 // with the platforms the repository declares for the unit.
 func (j *job) providersLock(ctx context.Context) {
-	args, err := j.lockArgs(j.run.EngineArgs.Lock, j.run.Project.LockPlatforms())
+	args, err := j.lockArgs(j.run.EngineArgs.Lock, j.run.Project.LockPlatforms(), nil)
 	if err == nil {
-		err = j.lock(ctx, args)
+		err = j.lock(ctx, args, nil)
 	}
 	j.failed(ctx, report.StepLock, err)
 }
 
 // completeLock adds the declared platforms' hashes to a lock file the
 // init just wrote (before is the lock file before it; nil when there was
-// none). A lock file the init left alone is left alone.
-func (j *job) completeLock(ctx context.Context, before []byte, hadLock bool) error {
+// none), in the init step's environment (stepEnv: its mirror, its
+// registry tokens). A lock file the init left alone is left alone.
+func (j *job) completeLock(ctx context.Context, before []byte, hadLock bool, stepEnv map[string]string) error {
 	platforms := j.run.Project.LockPlatforms()
 	if len(platforms) == 0 {
 		return nil
@@ -253,11 +236,11 @@ func (j *job) completeLock(ctx context.Context, before []byte, hadLock bool) err
 	if err != nil || (hadLock && bytes.Equal(before, after)) {
 		return err
 	}
-	args, err := j.lockArgs(engineargs.LockArgs{}, platforms)
+	args, err := j.lockArgs(engineargs.LockArgs{}, platforms, stepEnv)
 	if err != nil {
 		return err
 	}
-	return j.lock(ctx, args)
+	return j.lock(ctx, args, stepEnv)
 }
 
 // seedLock lets a unit with no lock file take the one another unit's init
@@ -276,10 +259,14 @@ func (j *job) seedLock(ctx context.Context, args engineargs.InitArgs, env map[st
 	if _, err := os.Lstat(path); args.Upgrade || !errors.Is(err, fs.ErrNotExist) {
 		return noop
 	}
+	// Where the state goes is no input of provider selection: stacks that
+	// differ only in their -backend-config share one lock file.
+	sel := args
+	sel.BackendConfig, sel.Backend, sel.Reconfigure, sel.ForceCopy = nil, nil, false, false
 	key, ok := j.inputsKey("seed", struct {
 		CLIConfig, Cache string
 		Init, Platforms  []string
-	}{env["TF_CLI_CONFIG_FILE"], env["TF_PLUGIN_CACHE_DIR"], args.Flags(), j.run.Project.LockPlatforms()})
+	}{env["TF_CLI_CONFIG_FILE"], env["TF_PLUGIN_CACHE_DIR"], sel.Flags(), j.run.Project.LockPlatforms()})
 	if !ok {
 		return noop
 	}
@@ -316,16 +303,4 @@ func (j *job) takeLock(path string, r *lockResult) {
 	}
 	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: j.run.Now(), OK: true})
 	j.run.Console.Note(fmt.Sprintf("[%s] lock file as %s's init wrote it, whose providers are the same: the init reads them from the plugin cache", j.ur.Spec.Name(), r.from))
-}
-
-// madeCache makes the plugin cache dir once per run, not once per init.
-func (r *Run) madeCache(dir string) error {
-	if _, ok := r.cacheDirs.Load(dir); ok {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	r.cacheDirs.Store(dir, true)
-	return nil
 }

@@ -47,7 +47,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	defer func() { seeded(ok) }()
 	release := func() {}
 	if cache := env["TF_PLUGIN_CACHE_DIR"]; cache != "" {
-		if err := j.run.madeCache(cache); err == nil {
+		if err := os.MkdirAll(cache, 0o755); err == nil {
 			lock, err := j.lockCache(ctx, cache, args.Upgrade)
 			if err != nil {
 				return outcome{}, err
@@ -65,7 +65,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 		return o, err
 	}
 	// The fingerprint below includes the lock file as completed.
-	if err := j.completeLock(ctx, before, readErr == nil); err != nil {
+	if err := j.completeLock(ctx, before, readErr == nil, stepEnv); err != nil {
 		return o, err
 	}
 	ok = true
@@ -136,7 +136,7 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 func (j *job) lockCache(ctx context.Context, cache string, upgrade bool) (*filelock.Lock, error) {
 	path := filepath.Join(cache, ".strata-init.lock")
 	cached := func() bool {
-		ok, _ := engines.CachedProviders(cache, j.ur.Dir, j.ur.Engine.RegistryHost(), j.run.Project.ModuleAt)
+		ok, _ := engines.CachedProviders(cache, j.ur.Dir, j.ur.Engine.RegistryHost(), j.ur.Engine.ModuleReader(j.run.Project.ModuleAt))
 		return ok && !upgrade
 	}
 	for {
