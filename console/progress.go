@@ -65,8 +65,8 @@ func (c *Console) UnitDone(ur *Unit, status, reason string, took time.Duration) 
 		ur.held = nil
 	}
 	line := fmt.Sprintf("[%s] %s", ur.Name, status)
-	if took > 0 {
-		line += fmt.Sprintf(" in %s", took.Round(100*time.Millisecond))
+	if took = took.Round(100 * time.Millisecond); took > 0 {
+		line += fmt.Sprintf(" in %s", took)
 	}
 	if reason != "" {
 		line += ": " + ur.Masker.MaskLine(reason)
