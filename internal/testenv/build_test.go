@@ -22,6 +22,7 @@ func TestBuildTagsAsShipped(t *testing.T) {
 		"../../docs/examples/ci/github-caller.yml":   "go install -tags " + BuildTags + " ",
 		"../../docs/examples/ci/github-workflow.yml": "go install -tags " + BuildTags + " ",
 		"../../ci/emit_github.go":                    `installTags = "` + BuildTags + `"`,
+		"../../internal/release/release.go":          `Tags = "` + BuildTags + `"`,
 	} {
 		b, err := os.ReadFile(file)
 		if err != nil {
