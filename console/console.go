@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-iac/strata/internal/ansi"
 	"github.com/strata-iac/strata/report"
 )
 
@@ -41,6 +42,10 @@ type Console struct {
 	// without a terminal (never when zero); Now is the clock.
 	StillEvery time.Duration
 	Now        func() time.Time
+	// Colour shows the engine's colour; without it, colour the engine
+	// printed is stripped. What a unit's log keeps is always plain
+	// (docs/behaviour.md#colour).
+	Colour bool
 
 	running  []*StepWriter
 	drawn    int // status lines currently on screen
@@ -195,8 +200,8 @@ func (sw *StepWriter) Write(p []byte) (int, error) {
 		}
 		raw := string(sw.partial[:i+1])
 		sw.c.mu.Lock()
-		sw.ur.output.WriteString(raw)
-		io.WriteString(sw.target(), sw.ur.Masker.Mask(raw))
+		sw.ur.output.WriteString(ansi.Strip(raw))
+		io.WriteString(sw.target(), sw.c.shown(raw, sw.ur.Masker.Mask))
 		sw.c.mu.Unlock()
 		sw.partial = sw.partial[i+1:]
 	}
@@ -220,19 +225,20 @@ func (sw *StepWriter) write(ls *lineSplitter, p []byte) (int, error) {
 }
 
 // take receives whole lines from a stream: one line, or a box with the
-// line that introduces it. Callers hold c.mu.
+// line that introduces it, each standing alone in colour (lineSplitter).
+// What is kept and read of them is plain. Callers hold c.mu.
 func (sw *StepWriter) take(lines []string) {
-	sw.raw = append(sw.raw, lines...)
+	for _, l := range lines {
+		sw.raw = append(sw.raw, ansi.Strip(l))
+	}
 	if len(lines) == 1 {
 		// One line is never a box (warningBox): nothing to mask for it.
-		sw.put(strings.TrimRight(lines[0], "\r"))
+		sw.put(lines[0])
 		return
 	}
-	trimmed := make([]string, len(lines))
 	masked := make([]string, len(lines))
 	for i, l := range lines {
-		trimmed[i] = strings.TrimRight(l, "\r")
-		masked[i] = sw.ur.Masker.MaskLine(trimmed[i])
+		masked[i] = sw.ur.Masker.MaskLine(ansi.Strip(l))
 	}
 	if key, ok := warningBox(masked); ok {
 		if sw.c.warned[key] {
@@ -242,7 +248,7 @@ func (sw *StepWriter) take(lines []string) {
 	}
 	// Lines are masked when printed, with every secret known by then: a
 	// plan's lines wait until its JSON has given what it marks sensitive.
-	for _, l := range trimmed {
+	for _, l := range lines {
 		sw.put(l)
 	}
 }
@@ -252,7 +258,7 @@ func (sw *StepWriter) take(lines []string) {
 // with one, and a dropped warning leaves none behind at the start.
 // Callers hold c.mu.
 func (sw *StepWriter) put(l string) {
-	if strings.TrimSpace(l) == "" {
+	if strings.TrimSpace(ansi.Strip(l)) == "" {
 		if sw.printed || len(sw.pending) > 0 {
 			sw.blanks++
 		}
@@ -298,7 +304,7 @@ func (c *Console) printUnitLines(ur *Unit, lines []string) {
 	var b strings.Builder
 	for _, line := range lines {
 		b.WriteString(prefix)
-		b.WriteString(ur.Masker.MaskLine(line))
+		b.WriteString(c.shown(line, ur.Masker.MaskLine))
 		b.WriteByte('\n')
 	}
 	io.WriteString(c.w, b.String())
@@ -328,8 +334,8 @@ func (sw *StepWriter) Close() error {
 	}
 	if c.dropIn {
 		if len(sw.partial) > 0 {
-			sw.ur.output.Write(sw.partial)
-			io.WriteString(sw.target(), sw.ur.Masker.Mask(string(sw.partial))+"\n")
+			sw.ur.output.WriteString(ansi.Strip(string(sw.partial)))
+			io.WriteString(sw.target(), c.shown(string(sw.partial), sw.ur.Masker.Mask)+"\n")
 		}
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/strata-iac/strata/internal/ansi"
 	"github.com/strata-iac/strata/internal/diagnostics"
 )
 
@@ -14,10 +15,14 @@ import (
 // terraform box (╷ … ╵), with the line ending in ":" that may introduce
 // it, until the box is whole: a repeated warning can only be recognised
 // whole, and the other stream's lines must not land inside it.
+//
+// Each line it emits stands alone in colour (ansi.Lines): a line shown
+// with a prefix, or dropped, leaves its neighbours' colour as it was.
 type lineSplitter struct {
 	partial []byte
 	held    []string
 	inBox   bool
+	colour  ansi.Lines
 }
 
 func (ls *lineSplitter) write(p []byte, emit func([]string)) {
@@ -34,7 +39,8 @@ func (ls *lineSplitter) write(p []byte, emit func([]string)) {
 }
 
 func (ls *lineSplitter) line(l string, emit func([]string)) {
-	t := strings.TrimSpace(l)
+	l = ls.colour.Line(strings.TrimRight(l, "\r"))
+	t := strings.TrimSpace(ansi.Strip(l))
 	switch {
 	case ls.inBox:
 		ls.held = append(ls.held, l)
@@ -104,6 +110,22 @@ func warningBox(lines []string) (string, bool) {
 		trimmed[i] = strings.TrimRight(l, " \t")
 	}
 	return strings.Join(trimmed, "\n"), true
+}
+
+// shown is a line of the engine's as people see it: masked with mask, in
+// colour when the console shows colour. Masking only sees a secret whole
+// where no colour splits it: when the coloured line, masked, does not
+// read as the plain line masked, the plain line is shown.
+func (c *Console) shown(l string, mask func(string) string) string {
+	plain := ansi.Strip(l)
+	if !c.Colour || plain == l {
+		return mask(plain)
+	}
+	want := mask(plain)
+	if masked := mask(l); ansi.Strip(masked) == want {
+		return masked
+	}
+	return want
 }
 
 // MaskLine masks one line of output. A secret of several lines never

@@ -14,7 +14,9 @@ import (
 // Each engine command strata runs is one small type: its arguments, its
 // argv (for logs and tests) and how it runs through terraform-exec, side
 // by side. A call carrying flags terraform-exec cannot express runs the
-// engine as terraform-exec would (runRaw).
+// engine as terraform-exec would (runRaw); so do init, plan, apply and
+// show when their output goes to a terminal in colour, since
+// terraform-exec always adds -no-color (docs/behaviour.md#colour).
 
 // engineCall is one engine command.
 type engineCall interface {
@@ -53,7 +55,7 @@ func (c initCall) checksVersion() bool {
 
 func (c initCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	if !c.checksVersion() {
-		_, err := x.runRaw(ctx, inv, c.rawArgs(), out, errOut)
+		_, err := x.runRaw(ctx, inv, c.rawArgs(x.colour), out, errOut)
 		return outcome{}, err
 	}
 	return outcome{}, tf.Init(ctx, initOptions(c.Args)...)
@@ -61,8 +63,8 @@ func (c initCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, in
 
 // rawArgs is the argv terraform-exec's Init runs for an engine from 0.15
 // on, its fixed flags included and in its order, with the flags it cannot
-// express at the end.
-func (c initCall) rawArgs() []string {
+// express at the end; without -no-color when the output is coloured.
+func (c initCall) rawArgs(colour bool) []string {
 	a := c.Args
 	backend, get := true, true
 	if a.Backend != nil {
@@ -71,7 +73,7 @@ func (c initCall) rawArgs() []string {
 	if a.Get != nil {
 		get = *a.Get
 	}
-	argv := []string{"init", "-no-color", "-input=false", "-backend=" + strconv.FormatBool(backend), "-get=" + strconv.FormatBool(get), "-upgrade=" + strconv.FormatBool(a.Upgrade)}
+	argv := append(fixedFlags("init", colour), "-backend="+strconv.FormatBool(backend), "-get="+strconv.FormatBool(get), "-upgrade="+strconv.FormatBool(a.Upgrade))
 	if a.ForceCopy {
 		argv = append(argv, "-force-copy")
 	}
@@ -104,18 +106,29 @@ func (c planCall) Argv() []string {
 }
 func (planCall) checksVersion() bool { return false }
 func (c planCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
-	if len(c.Args.Extra) > 0 {
-		return x.rawPlan(ctx, inv, c.rawArgs(), out, errOut)
+	if len(c.Args.Extra) > 0 || x.colour {
+		return x.rawPlan(ctx, inv, c.rawArgs(x.colour), out, errOut)
 	}
 	return x.plan(ctx, tf, c, out)
 }
 
-func (c planCall) rawArgs() []string {
-	argv := []string{"plan", "-no-color", "-input=false", "-detailed-exitcode", "-out=" + c.Out}
+// rawArgs is the argv terraform-exec's Plan runs, with the flags it
+// cannot express at the end.
+func (c planCall) rawArgs(colour bool) []string {
+	argv := append(fixedFlags("plan", colour), "-detailed-exitcode", "-out="+c.Out)
 	if c.VarFile != "" {
 		argv = append(argv, "-var-file="+c.VarFile)
 	}
 	return append(argv, c.Args.Flags()...)
+}
+
+// fixedFlags are the flags terraform-exec puts after the command's name:
+// -no-color unless the output is coloured, and -input=false.
+func fixedFlags(command string, colour bool) []string {
+	if colour {
+		return []string{command, "-input=false"}
+	}
+	return []string{command, "-no-color", "-input=false"}
 }
 
 // applyPlanCall is `apply FILE`: a saved plan, no other argument.
@@ -123,8 +136,19 @@ type applyPlanCall struct{ File string }
 
 func (c applyPlanCall) Argv() []string    { return []string{"apply", c.File} }
 func (applyPlanCall) checksVersion() bool { return false }
-func (c applyPlanCall) run(ctx context.Context, _ *Executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
+func (c applyPlanCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+	if x.colour {
+		_, err := x.runRaw(ctx, inv, c.rawArgs(), out, errOut)
+		return outcome{}, err
+	}
 	return outcome{}, tf.Apply(ctx, tfexec.DirOrPlan(c.File))
+}
+
+// rawArgs is the argv of terraform-exec's Apply of a saved plan, in
+// colour: -lock, -parallelism and -refresh, which it always passes, are
+// the engine's defaults, and a saved plan carries the rest.
+func (c applyPlanCall) rawArgs() []string {
+	return append(fixedFlags("apply", true), "-auto-approve", c.File)
 }
 
 // applyNowCall is `apply -auto-approve` without a plan file, with plan's
@@ -144,9 +168,22 @@ func (c applyNowCall) Argv() []string {
 	}
 	return append(a, c.Args.Flags()...)
 }
+
+// rawArgs is the argv of terraform-exec's Apply with the call's options,
+// in colour. Like the options (engineOptions), it leaves out plan's
+// flags terraform-exec cannot express.
+func (c applyNowCall) rawArgs() []string {
+	a := append(fixedFlags("apply", true), "-auto-approve")
+	if c.VarFile != "" {
+		a = append(a, "-var-file="+c.VarFile)
+	}
+	args := c.Args
+	args.Extra = nil
+	return append(a, args.Flags()...)
+}
 func (applyNowCall) checksVersion() bool { return false }
-func (c applyNowCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, _ invocation, out, _ io.Writer) (outcome, error) {
-	return x.applyNow(ctx, tf, c, out)
+func (c applyNowCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+	return x.applyNow(ctx, tf, inv, c, out, errOut)
 }
 
 // workspaceCall is `workspace select NAME`, or `workspace new NAME`.
@@ -214,8 +251,13 @@ func (c showCall) Argv() []string {
 // checksVersion: the JSON is read with the argv terraform-exec's
 // ShowPlanFile builds, run directly, since ShowPlanFile first starts the
 // engine for `version -json` in every unit; strata knows the version.
+// The coloured text is read directly too.
 func (c showCall) checksVersion() bool { return c.Text }
 func (c showCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+	if c.Text && x.colour {
+		_, err := x.runRaw(ctx, inv, []string{"show", c.File}, out, errOut)
+		return outcome{}, err
+	}
 	if c.Text {
 		tf.SetStdout(io.Discard)
 		// The text comes back whole, and is printed as the plan was.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/strata-iac/strata/internal/ansi"
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/report"
 )
@@ -38,12 +39,17 @@ type outcome struct {
 // and reusing it keeps terraform-exec's version cache.
 type Executor struct {
 	killAfter time.Duration
-	mu        sync.Mutex                   // guards tfs; each entry is used by one worker at a time
-	tfs       map[string]*tfexec.Terraform // by unit ID
+	// colour: the engine's output goes to a terminal in colour
+	// (docs/behaviour.md#colour); what is parsed of it is read without.
+	colour bool
+	mu     sync.Mutex                   // guards tfs; each entry is used by one worker at a time
+	tfs    map[string]*tfexec.Terraform // by unit ID
 }
 
-func NewExecutor(killAfter time.Duration) *Executor {
-	return &Executor{killAfter: killAfter, tfs: map[string]*tfexec.Terraform{}}
+// NewExecutor runs engines, interrupted ones killed after killAfter (never
+// when zero), their output coloured when colour is set.
+func NewExecutor(killAfter time.Duration, colour bool) *Executor {
+	return &Executor{killAfter: killAfter, colour: colour, tfs: map[string]*tfexec.Terraform{}}
 }
 
 func (x *Executor) terraform(ctx context.Context, unitID string, inv invocation) (*tfexec.Terraform, error) {
@@ -114,21 +120,28 @@ var applySummary = regexp.MustCompile(`Apply complete! Resources: (?:(\d+) impor
 // `apply -auto-approve` took 56 ms, `output -json` 29 ms, and `plan -out`,
 // `show -json` and `apply FILE` 138 ms together; reading the text the
 // apply prints anyway costs nothing.
-func (x *Executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p applyNowCall, out io.Writer) (outcome, error) {
+func (x *Executor) applyNow(ctx context.Context, tf *tfexec.Terraform, inv invocation, p applyNowCall, out, errOut io.Writer) (outcome, error) {
 	// apply prints its plan first: a failed apply still says what it was
-	// about to change.
-	planned := &lineScanner{w: out, seen: p.OnPlan}
+	// about to change. The scanners read the text without colour.
+	planned := &lineScanner{w: io.Discard, seen: p.OnPlan}
 	outputs := &outputScanner{w: planned}
 	scan := &lineScanner{w: outputs, marker: "Apply complete! "}
-	tf.SetStdout(scan)
-	var opts []tfexec.ApplyOption
-	if p.VarFile != "" {
-		opts = append(opts, tfexec.VarFile(p.VarFile))
+	stdout := plainTee{plain: scan, out: out}
+	var err error
+	if x.colour {
+		_, err = x.runRaw(ctx, inv, p.rawArgs(), stdout, errOut)
+	} else {
+		tf.SetStdout(stdout)
+		var opts []tfexec.ApplyOption
+		if p.VarFile != "" {
+			opts = append(opts, tfexec.VarFile(p.VarFile))
+		}
+		for _, x := range engineOptions(p.Args) {
+			opts = append(opts, x)
+		}
+		err = tf.Apply(ctx, opts...)
 	}
-	for _, x := range engineOptions(p.Args) {
-		opts = append(opts, x)
-	}
-	if err := tf.Apply(ctx, opts...); err != nil {
+	if err != nil {
 		o := planOutcome(false, planned.summary)
 		o.Changes.Outputs, o.ChangedOutputs = len(outputs.names), outputs.names
 		o.HasChanges = o.Changes != (report.Changes{})
@@ -143,6 +156,18 @@ func (x *Executor) applyNow(ctx context.Context, tf *tfexec.Terraform, p applyNo
 	o.Changes.Outputs = len(outputs.names)
 	o.HasChanges = o.Changes != (report.Changes{})
 	return o, nil
+}
+
+// plainTee writes output to plain without its colour, then to out as it
+// came. Terraform writes a line's colour and text in one write, so each
+// write is stripped by itself.
+type plainTee struct{ plain, out io.Writer }
+
+func (t plainTee) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.plain, ansi.Strip(string(p))); err != nil {
+		return 0, err
+	}
+	return t.out.Write(p)
 }
 
 // plan makes a saved plan; only whether it has changes is read here (its

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+
+	"github.com/strata-iac/strata/internal/ansi"
 )
 
 // runRaw runs the engine directly, as terraform-exec does: the step's
@@ -30,10 +32,13 @@ func (x *Executor) runRaw(ctx context.Context, inv invocation, argv []string, ou
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
 		code := exitErr.ExitCode()
+		// The error is read (initRequired, transient, diagnostics) and
+		// reported: without colour.
+		text := ansi.Strip(stderr.String())
 		if ctx.Err() != nil {
-			return code, fmt.Errorf("%w: %w\n%s", ctx.Err(), err, stderr.String())
+			return code, fmt.Errorf("%w: %w\n%s", ctx.Err(), err, text)
 		}
-		return code, fmt.Errorf("%w\n%s", err, stderr.String())
+		return code, fmt.Errorf("%w\n%s", err, text)
 	}
 	return 0, err
 }

@@ -43,6 +43,10 @@ type Output struct {
 	Terminal   bool
 	// DropIn streams the engine's output unchanged (one unit, docs/behaviour.md#steps-of-a-unit).
 	DropIn bool
+	// Colour shows the engine's output in colour: Console is a terminal
+	// and nothing said no (docs/behaviour.md#colour). What is kept or
+	// read of the output is without colour.
+	Colour bool
 	// Stream prints every line of the engine's output as it comes,
 	// prefixed with its unit, with no status block (--output stream).
 	Stream bool

@@ -190,7 +190,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		p: p, root: root, g: g, opt: opt, policy: policyOf(opt), sd: sd, base: base,
 		con: console.New(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
 	}
-	r.con.StillEvery, r.con.Now = opt.StillEvery, opt.Now
+	r.con.StillEvery, r.con.Now, r.con.Colour = opt.StillEvery, opt.Now, opt.Colour
 	if opt.Stream {
 		r.con.Stream()
 	}
@@ -221,7 +221,7 @@ func (r *runState) jobRun() *job.Run {
 	o := r.opt
 	return &job.Run{
 		Project: r.p, Policy: r.policy, State: r.sd, Console: r.con,
-		Exec: job.NewExecutor(o.KillAfter), Procs: &job.Procs{}, TFVars: job.TFVarsFromEnv(o.Environ), Destroying: r.destroying(),
+		Exec: job.NewExecutor(o.KillAfter, o.Colour), Procs: &job.Procs{}, TFVars: job.TFVarsFromEnv(o.Environ), Destroying: r.destroying(),
 		Settings: o.Settings, RetryDelay: o.RetryDelay, Environ: o.Environ, Now: o.Now, Applying: o.Applying, ApplyRefused: o.ApplyRefused,
 		Cost: r.cost(),
 	}

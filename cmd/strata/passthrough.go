@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -45,6 +46,24 @@ func passthroughCmd() *cli.Command {
 	}
 }
 
+// engineCommandGroups are the engine commands whose first argument names a
+// command of the group, which takes the group's flags.
+var engineCommandGroups = map[string]bool{"state": true, "workspace": true, "providers": true, "metadata": true}
+
+// withoutColour adds -no-color to a passthrough's arguments, after the
+// command of a group (`state list -no-color`): the group itself takes no
+// flag (docs/behaviour.md#colour).
+func withoutColour(command string, args []string) []string {
+	if slices.Contains(args, "-no-color") {
+		return args
+	}
+	at := 0
+	if engineCommandGroups[command] && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		at = 1
+	}
+	return slices.Insert(slices.Clone(args), at, "-no-color")
+}
+
 // passthroughIn runs an engine command in the unit of the current dir
 // (passthroughUnit), its output on stdout, and exits with the engine's
 // code.
@@ -54,8 +73,8 @@ func passthroughIn(c *cli.Context, s *session, command string, stdout io.Writer)
 		return cli.Exit(err.Error(), 1)
 	}
 	args := engineArgsOf(c)
-	if c.Bool("no-color") {
-		args = append([]string{"-no-color"}, args...)
+	if !colourFor(c, stdout) {
+		args = withoutColour(command, args)
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)

@@ -33,7 +33,7 @@ func runFlags() []cli.Flag {
 		parallelismFlag("run", "STRATA_PARALLELISM"),
 		&cli.BoolFlag{Name: "fail-fast", Usage: "start nothing new after the first failure", EnvVars: []string{"STRATA_FAIL_FAST"}},
 		&cli.StringFlag{Name: "output", Value: "auto", Usage: "how the engine's output is shown: `auto` (at a terminal, each unit's output whole when its job ends, below a live status of the run; elsewhere each step's output as one block) or stream (every line as it comes, its unit before it)", EnvVars: []string{"STRATA_OUTPUT"}},
-		&cli.BoolFlag{Name: "no-color", Usage: "no colour in strata's own output at a terminal, as NO_COLOR does (the engine's output is never coloured)", EnvVars: []string{"STRATA_NO_COLOR"}},
+		&cli.BoolFlag{Name: "no-color", Usage: "no colour at a terminal, in strata's output or the engine's, as NO_COLOR does", EnvVars: []string{"STRATA_NO_COLOR"}},
 		&cli.BoolFlag{Name: "auto-approve", Usage: "apply without asking (written -auto-approve, as terraform does)"},
 		&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: exit 2 when some unit has changes (written -detailed-exitcode)"},
 		&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR` (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
@@ -283,6 +283,7 @@ func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selecte
 			Console:    console,
 			ErrConsole: c.App.ErrWriter,
 			Terminal:   terminal && console == os.Stdout,
+			Colour:     colourFor(c, console) && !cl.ea.NoColor,
 			DropIn:     sel.dropIn(),
 			Stream:     mode == "stream",
 		},
@@ -566,8 +567,9 @@ func resumeRun(c *cli.Context, s *session, path string) (*stacks.Run, []*stacks.
 	return run, external, nil
 }
 
-// colourFor says strata's own output to w is coloured: w is a terminal,
-// and neither --no-color nor NO_COLOR (https://no-color.org) says no.
+// colourFor says output to w is coloured, strata's own and the engine's:
+// w is a terminal, and neither --no-color nor NO_COLOR
+// (https://no-color.org) says no (docs/behaviour.md#colour).
 func colourFor(c *cli.Context, w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && isTerminal(f) && !c.Bool("no-color") && os.Getenv("NO_COLOR") == ""

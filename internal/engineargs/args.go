@@ -23,6 +23,9 @@ type EngineArgs struct {
 	// Command holds the arguments of validate, output and passthrough
 	// commands, verbatim.
 	Command []string
+	// NoColor is -no-color: the engine's output is not coloured, as
+	// strata's --no-color says (docs/behaviour.md#colour).
+	NoColor bool
 	// Text is every engine argument in the order given, for the content
 	// digest: plan and init flags in canonical form (-flag=value, paths
 	// absolute), other arguments verbatim.

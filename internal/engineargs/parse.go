@@ -190,10 +190,11 @@ func inputFalse(_ *EngineArgs, v bool) error {
 	return nil
 }
 
-func noColor(_ *EngineArgs, v bool) error {
+func noColor(a *EngineArgs, v bool) error {
 	if !v {
-		return fmt.Errorf("the engine always runs with -no-color (strata's --no-color governs strata's own output)")
+		return fmt.Errorf("the engine's output is coloured only at a terminal, and -no-color or strata's --no-color turns that off; -no-color=false is not accepted")
 	}
+	a.NoColor = true
 	return nil
 }
 

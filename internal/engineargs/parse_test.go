@@ -52,6 +52,7 @@ var parseCases = []struct {
 				Replace: []string{"aws_instance.a"}, VarFiles: []string{"/start/env/dev.tfvars", "/abs/x.tfvars"},
 				Refresh: &yes, Lock: &no, LockTimeout: "5m", Parallelism: 5,
 			},
+			NoColor: true,
 			Text: []string{"-replace=aws_instance.a", "-var-file=/start/env/dev.tfvars", "-var-file=/abs/x.tfvars",
 				"-refresh=true", "-lock=false", "-lock-timeout=5m", "-parallelism=5", "-no-color=true", "-input=false"},
 		},
@@ -246,7 +247,7 @@ var parseCases = []struct {
 		name:    "color cannot be turned on",
 		command: "plan",
 		args:    []string{"-no-color=false"},
-		wantErr: "engine flag -no-color=false: the engine always runs with -no-color",
+		wantErr: "engine flag -no-color=false: the engine's output is coloured only at a terminal",
 	},
 	{
 		name:    "input cannot be turned on",
