@@ -122,6 +122,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzBaseJoin -fuzztime 30s ./internal/safepath
 	$(GO) test -run '^$$' -fuzz FuzzReadVersion -fuzztime 30s ./internal/tfstate
 	$(GO) test -run '^$$' -fuzz FuzzBackendConfig -fuzztime 30s ./internal/tfstate
+	$(GO) test -run '^$$' -fuzz FuzzStrip -fuzztime 30s ./internal/ansi
 
 vet:
 	$(GO) vet $(PKGS)
