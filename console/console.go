@@ -42,6 +42,9 @@ type Console struct {
 	// without a terminal (never when zero); Now is the clock.
 	StillEvery time.Duration
 	Now        func() time.Time
+	// Own is the unit of a drop-in run: strata's notes about it do not
+	// name it, as the engine's output does not (docs/behaviour.md#scope).
+	Own string
 	// Colour shows the engine's colour; without it, colour the engine
 	// printed is stripped. What a unit's log keeps is always plain
 	// (docs/behaviour.md#colour).
@@ -83,6 +86,9 @@ func (c *Console) Note(s string) {
 	c.clearStatus()
 	c.closeGroup()
 	if c.dropIn {
+		if c.Own != "" {
+			s = strings.TrimPrefix(s, "["+c.Own+"] ")
+		}
 		fmt.Fprintln(c.errW, s)
 	} else {
 		fmt.Fprintln(c.w, s)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/strata-iac/strata/report"
 )
 
 // What a person at a terminal sees of a long run, and the line each
@@ -53,6 +55,7 @@ func (c *Console) JobDone(ur *Unit) {
 // units are done.
 func (c *Console) UnitDone(ur *Unit, status, reason string, took time.Duration) {
 	if c.dropIn {
+		c.dropInDone(ur, status, reason, took)
 		return
 	}
 	c.mu.Lock()
@@ -76,6 +79,24 @@ func (c *Console) UnitDone(ur *Unit, status, reason string, took time.Duration) 
 	}
 	fmt.Fprintln(c.w, line)
 	c.drawStatus()
+}
+
+// dropInDone says, in drop-in, why the unit ended as it did when the
+// engine's output cannot have said it: it was blocked, skipped, denied or
+// cancelled, or it failed before any step ran. Its outcome otherwise is
+// the engine's output and the exit code, as terraform's is.
+func (c *Console) dropInDone(ur *Unit, status, reason string, took time.Duration) {
+	switch {
+	case reason == "":
+		return
+	case status == string(report.StatusFailed) && took > 0:
+		return
+	case status == string(report.StatusFailed), status == string(report.StatusBlocked), status == string(report.StatusSkipped),
+		status == string(report.StatusDenied), status == string(report.StatusCancelled), status == string(report.StatusMissing):
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		fmt.Fprintf(c.errW, "strata: %s: %s\n", status, ur.Masker.MaskLine(reason))
+	}
 }
 
 // clearStatus erases the status block. Callers hold c.mu.

@@ -116,6 +116,30 @@ func TestUnitDoneLine(t *testing.T) {
 	}
 }
 
+// TestDropInUnitDone: in drop-in, only an end the engine's output cannot
+// have told gets a line, on stderr, masked, without the unit's name.
+func TestDropInUnitDone(t *testing.T) {
+	for _, tc := range []struct {
+		status, reason string
+		took           time.Duration
+		want           string
+	}{
+		{"applied", "", time.Second, ""},
+		{"planned", "waits for approval", time.Second, ""},
+		{"failed", "apply: Error: boom", time.Second, ""},
+		{"failed", "hook s3cret failed", 0, "strata: failed: hook *** failed\n"},
+		{"blocked", "network.vpc_id has no value", 0, "strata: blocked: network.vpc_id has no value\n"},
+		{"skipped", "base failed", 0, "strata: skipped: base failed\n"},
+		{"cancelled", "interrupted during apply", time.Second, "strata: cancelled: interrupted during apply\n"},
+	} {
+		var out, errOut bytes.Buffer
+		New(&out, &errOut, false, true).UnitDone(unitNamed("a"), tc.status, tc.reason, tc.took)
+		if out.Len() != 0 || errOut.String() != tc.want {
+			t.Errorf("%s %q: stdout %q, stderr %q; want stderr %q", tc.status, tc.reason, out.String(), errOut.String(), tc.want)
+		}
+	}
+}
+
 // stripStatus removes the status block's lines and its erasures.
 func stripStatus(s string) string {
 	var kept []string

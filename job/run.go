@@ -34,6 +34,9 @@ type Run struct {
 	TFVars map[string]string
 	// Destroying: the command destroys (destroy, or plan -destroy).
 	Destroying bool
+	// DropIn: the run is one unit's, in its dir, as the engine's own
+	// command would be (docs/behaviour.md#scope).
+	DropIn bool
 
 	// Settings are the command's; a job reads those of one unit.
 	Settings
@@ -88,6 +91,10 @@ func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, readsOutputs func(app
 	}
 	j.recordTook(ctx, kind)
 	applied := kind == Apply || j.res.Applied
+	if r.DropIn && r.Policy.Applies && !applied && j.res.Err == nil && !j.res.HasChanges && !ur.ForceApply {
+		// A plan with nothing to apply: no engine apply prints the end.
+		j.completeNoChanges(ctx)
+	}
 	if j.res.Err == nil && !r.Policy.AsItStands && !r.Destroying &&
 		(applied || (!j.res.HasChanges && !ur.ForceApply)) && readsOutputs(applied, &j.res) {
 		j.readOutputs(ctx)

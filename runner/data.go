@@ -364,9 +364,10 @@ func (r *runState) inputReports(ur *unitRun) map[string]report.InputReport {
 // it stands (before anything runs).
 func (r *runState) readExternalProducer(ctx context.Context, ur *unitRun) {
 	ur.phase, ur.status = phaseDone, report.StatusBlocked
-	if ur.Engine == nil {
+	if ur.Engine == nil || ur.readAsItStands {
 		return
 	}
+	ur.readAsItStands = true
 	res := r.jobs.ReadOutputs(ctx, ur.Unit)
 	read := report.ProducerRead{Unit: ur.Spec.ID(), From: "engine"}
 	if slices.ContainsFunc(res.Steps, func(s report.StepReport) bool { return s.Name == report.StepOutputRecord }) {
@@ -491,7 +492,12 @@ func formatDuration(d time.Duration) string {
 // from the producers' current state.
 func (r *runState) readProducersNow(ctx context.Context) {
 	for _, ur := range r.units {
-		if !ur.role.outside() && ur.Engine != nil && r.isProducer(ur) {
+		switch {
+		case ur.role == RoleProducer && !ur.lazy:
+			// Outside the run, and read now too: its readers' inputs
+			// are decided below, before anything runs.
+			r.readExternalProducer(ctx, ur)
+		case !ur.role.outside() && ur.Engine != nil && r.isProducer(ur):
 			res := r.jobs.ReadOutputs(ctx, ur.Unit)
 			ur.produced = res.Produced
 			ur.steps = append(ur.steps, res.Steps...)

@@ -191,6 +191,9 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		con: console.New(opt.Console, opt.ErrConsole, opt.Terminal, opt.DropIn),
 	}
 	r.con.StillEvery, r.con.Now, r.con.Colour = opt.StillEvery, opt.Now, opt.Colour
+	if opt.DropIn && len(run.Units) == 1 {
+		r.con.Own = run.Units[0].Unit.Name()
+	}
 	if opt.Stream {
 		r.con.Stream()
 	}
@@ -221,7 +224,7 @@ func (r *runState) jobRun() *job.Run {
 	o := r.opt
 	return &job.Run{
 		Project: r.p, Policy: r.policy, State: r.sd, Console: r.con,
-		Exec: job.NewExecutor(o.KillAfter, o.Colour), Procs: &job.Procs{}, TFVars: job.TFVarsFromEnv(o.Environ), Destroying: r.destroying(),
+		Exec: job.NewExecutor(o.KillAfter, o.Colour), Procs: &job.Procs{}, TFVars: job.TFVarsFromEnv(o.Environ), Destroying: r.destroying(), DropIn: o.DropIn,
 		Settings: o.Settings, RetryDelay: o.RetryDelay, Environ: o.Environ, Now: o.Now, Applying: o.Applying, ApplyRefused: o.ApplyRefused,
 		Cost: r.cost(),
 	}

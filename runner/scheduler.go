@@ -78,6 +78,9 @@ type unitRun struct {
 
 	produced   map[string]tfexec.OutputMeta // outputs read for consumers
 	preBlocked string                       // blocked before anything runs, with this reason
+	// readAsItStands: a producer outside the run whose outputs were read
+	// before anything runs (readProducersNow), not to be read again.
+	readAsItStands bool
 	// refused: the controls deny the unit, with this reason; it ends
 	// denied before anything runs. autoApplyRefused: they deny its
 	// auto_apply, which plan leaves planned with this reason

@@ -303,3 +303,64 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestDropInApplyNoChanges: in a unit's dir, an apply with nothing to
+// change ends as terraform apply does, "Apply complete!" and the outputs
+// as terraform prints them, whether the plan was saved earlier, asked at
+// a terminal, or applied in one call; strata's note names no unit; a
+// unit that cannot run says why; a consumer's destroy reads its producer
+// outside the run as it stands; a destroy with nothing to destroy says
+// "Destroy complete!".
+func TestDropInApplyNoChanges(t *testing.T) {
+	needTerraform(t)
+	root := inputsRepo(t)
+	env := hermeticEnv(t)
+	// Before network is applied, app's plan cannot run: the engine says
+	// nothing, so strata says why (blocked exits 0, or 2 with
+	// -detailed-exitcode).
+	if r := runBin(t, filepath.Join(root, "app"), env, "plan", "-detailed-exitcode"); r.code != 2 || !strings.Contains(r.stderr, "strata: blocked: network.vpc_id has no value (network@default never applied)") {
+		t.Errorf("plan of a consumer before its producer: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, root, env, "apply", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	network := filepath.Join(root, "network")
+	tail := func(out string) string {
+		_, after, _ := strings.Cut(out, "\nApply complete! ")
+		return after
+	}
+	want := tail(terraformOut(t, network, env, "apply", "-auto-approve", "-input=false", "-no-color"))
+	if !strings.Contains(want, "Resources: 0 added, 0 changed, 0 destroyed.\n\nOutputs:\n\n") || !strings.Contains(want, "<sensitive>") {
+		t.Fatalf("terraform's own apply with no changes ends otherwise:\n%s", want)
+	}
+
+	// One call: the engine's apply prints it.
+	if r := runBin(t, network, env, "apply", "-auto-approve"); r.code != 0 || tail(r.stdout) != want {
+		t.Errorf("apply -auto-approve: exit %d\n got %q\nwant %q\n%s", r.code, tail(r.stdout), want, r.stderr)
+	}
+	// A plan saved first, then reused: no engine apply runs.
+	if r := runBin(t, network, env, "plan"); r.code != 0 {
+		t.Fatalf("plan: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := runBin(t, network, env, "apply", "-auto-approve")
+	if r.code != 0 || tail(r.stdout) != want {
+		t.Errorf("apply of a saved plan with no changes: exit %d\n got %q\nwant %q\n%s", r.code, tail(r.stdout), want, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "reusing the plan saved at") || strings.Contains(r.stderr, "[network@") {
+		t.Errorf("drop-in notes: want the note without the unit's name:\n%s", r.stderr)
+	}
+	// At a terminal, with nothing to ask: the same end, in colour.
+	out, code := atTerminal(t, network, env, "apply")
+	if code != 0 || !strings.Contains(out, "Apply complete! Resources: 0 added, 0 changed, 0 destroyed.") ||
+		!strings.Contains(out, "Outputs:") || !strings.Contains(out, `vpc_id = "vpc-1"`) || !strings.Contains(out, "\x1b[32m") {
+		t.Errorf("apply at a terminal: exit %d\n%q", code, out)
+	}
+
+	app := filepath.Join(root, "app")
+	if r := runBin(t, app, env, "destroy", "-auto-approve"); r.code != 0 || strings.Contains(r.stdout, "Destroy complete! Resources: 0") {
+		t.Fatalf("destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, app, env, "destroy", "-auto-approve"); r.code != 0 || !strings.HasSuffix(r.stdout, "\nDestroy complete! Resources: 0 destroyed.\n") {
+		t.Errorf("destroy with nothing to destroy: exit %d\n%q\n%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -1,0 +1,71 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"io"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/strata-iac/strata/report"
+)
+
+// An apply or destroy in one unit's dir whose plan changes nothing ends
+// as terraform's does: "Apply complete!" with nothing counted, then the
+// outputs (docs/behaviour.md#scope). The words are terraform's; the
+// outputs are the engine's own `output`, which renders values as an
+// apply does.
+
+// completeNoChanges prints the end of a drop-in apply or destroy with no
+// changes, as a step reading the outputs.
+func (j *job) completeNoChanges(ctx context.Context) {
+	_, err := j.step(ctx, report.StepOutput, func() invocation {
+		return invocation{Step: report.StepOutput, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil),
+			Call: completeCall{Destroy: j.run.Policy.Destroys}}
+	}, false)
+	j.failed(ctx, report.StepOutput, err)
+}
+
+// completeCall is `output` as people read it, after the words an apply
+// (or destroy) with nothing to do ends with.
+type completeCall struct{ Destroy bool }
+
+func (completeCall) Argv() []string      { return []string{"output"} }
+func (completeCall) checksVersion() bool { return false }
+
+func (c completeCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform, inv invocation, out, _ io.Writer) (outcome, error) {
+	var outputs bytes.Buffer
+	if !c.Destroy {
+		// With no outputs the engine warns on stderr and prints nothing;
+		// an apply then prints no "Outputs:" either.
+		argv := []string{"output"}
+		if !x.colour {
+			argv = append(argv, "-no-color")
+		}
+		_, err := x.runRaw(ctx, inv, argv, &outputs, io.Discard)
+		if err != nil {
+			return outcome{}, err
+		}
+	}
+	var b bytes.Buffer
+	summary := "Apply complete! Resources: 0 added, 0 changed, 0 destroyed."
+	if c.Destroy {
+		summary = "Destroy complete! Resources: 0 destroyed."
+	}
+	heading(&b, summary, x.colour)
+	if outputs.Len() > 0 {
+		heading(&b, "Outputs:\n", x.colour)
+		b.Write(outputs.Bytes())
+	}
+	_, err := out.Write(b.Bytes())
+	return outcome{}, err
+}
+
+// heading writes a line as terraform writes its closing words: after a
+// blank line, in bold green when in colour.
+func heading(b *bytes.Buffer, line string, colour bool) {
+	if colour {
+		b.WriteString("\x1b[0m\x1b[1m\x1b[32m\n" + line + "\n\x1b[0m")
+		return
+	}
+	b.WriteString("\n" + line + "\n")
+}
