@@ -17,7 +17,7 @@ var statusColours = []struct {
 	fill   string
 }{
 	{StatusApplied, "#2da44e"}, {StatusDestroyed, "#2da44e"}, {StatusSucceeded, "#2da44e"},
-	{StatusNoChanges, "#8c959f"}, {StatusPlanned, "#bf8700"}, {StatusBlocked, "#9a6700"},
+	{StatusNoChanges, "#8c959f"}, {StatusPlanned, "#bf8700"}, {StatusBlocked, "#8250df"},
 	{StatusFailed, "#cf222e"}, {StatusDenied, "#cf222e"}, {StatusMissing, "#cf222e"},
 	{StatusSkipped, "#6e7781"}, {StatusCancelled, "#6e7781"},
 }
@@ -79,10 +79,15 @@ func (rep *Report) Mermaid() string {
 }
 
 // criticalPath is the chain of units, each waiting for the one before,
-// that took longest end to end, by each unit's time from its first step's
-// start to its last step's end; a unit that ran nothing counts as none.
-// It maps each unit of the chain to the one before it ("" for the first),
-// and says how long the chain took.
+// that took longest end to end. A unit waited for one it comes after when
+// its last step started once that one's last step had ended: an edge a
+// command does not wait on (a plan does not wait for an apply_after
+// producer's apply) is no link, and a unit that ran nothing is on no
+// chain. Each unit of a chain counts from its first step's start, or the
+// end of the one before when that is later, to its last step's end, so a
+// chain is never longer than the time from its first start to its last
+// end. It maps each unit of the chain to the one before it ("" for the
+// first), and says how long the chain took.
 func criticalPath(units []*UnitReport) (map[string]string, time.Duration) {
 	byID := make(map[string]*UnitReport, len(units))
 	for _, u := range units {
@@ -93,14 +98,27 @@ func criticalPath(units []*UnitReport) (map[string]string, time.Duration) {
 	var last string
 	// units come in DAG order: every unit after what it waits for.
 	for _, u := range units {
-		best, from := time.Duration(0), ""
-		for _, a := range u.After {
-			if _, ok := byID[a]; ok && (from == "" || total[a] > best) {
-				best, from = total[a], a
-			}
+		if len(u.Steps) == 0 {
+			continue
 		}
 		id := u.ID()
-		total[id], prev[id] = best+u.took(), from
+		started, finished := Span(u.Steps)
+		best, from := finished.Sub(started), ""
+		for _, a := range u.After {
+			au, ok := byID[a]
+			if !ok || len(au.Steps) == 0 {
+				continue
+			}
+			_, aFinished := Span(au.Steps)
+			if lastStart(u.Steps).Before(aFinished) {
+				continue
+			}
+			// A tie goes to the chain: the unit waited for it.
+			if t := total[a] + finished.Sub(later(started, aFinished)); t > best || t == best && from == "" {
+				best, from = t, a
+			}
+		}
+		total[id], prev[id] = best, from
 		if last == "" || total[id] > total[last] {
 			last = id
 		}
@@ -110,6 +128,24 @@ func criticalPath(units []*UnitReport) (map[string]string, time.Duration) {
 		path[id] = prev[id]
 	}
 	return path, total[last]
+}
+
+// lastStart is when the last of steps started.
+func lastStart(steps []StepReport) time.Time {
+	var t time.Time
+	for _, s := range steps {
+		if s.StartedAt.After(t) {
+			t = s.StartedAt
+		}
+	}
+	return t
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // took is the unit's time from its first step's start to its last step's

@@ -11,21 +11,25 @@ import (
 func TestMermaid(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
-	unit := func(dir string, order int, status Status, took time.Duration, after ...string) *UnitReport {
+	// unit ran from start to end seconds into the run; nothing when end
+	// is zero.
+	unit := func(dir string, order int, status Status, start, end int, after ...string) *UnitReport {
 		u := &UnitReport{Dir: dir, Workspace: "default", Stack: "s", Status: status, Order: order, After: after}
-		u.Steps = []StepReport{{Name: "plan", StartedAt: t0, FinishedAt: t0.Add(took)}}
+		if end > 0 {
+			u.Steps = []StepReport{{Name: "plan", StartedAt: t0.Add(time.Duration(start) * time.Second), FinishedAt: t0.Add(time.Duration(end) * time.Second)}}
+		}
 		return u
 	}
 	rep := &Report{Units: []*UnitReport{
-		unit("a", 0, StatusApplied, time.Second),
-		unit("b", 1, StatusApplied, 5*time.Second, "a@default#s"),
-		unit("c", 3, StatusFailed, time.Second, "b@default#s"),
-		unit("d", 2, StatusPlanned, 2*time.Second, "a@default#s", "gone@default#s"),
-		unit(`e"<x>`, 4, StatusSkipped, 0, "c@default#s"),
+		unit("a", 0, StatusApplied, 0, 1),
+		unit("b", 1, StatusApplied, 1, 6, "a@default#s"),
+		unit("c", 3, StatusFailed, 6, 7, "b@default#s"),
+		unit("d", 2, StatusPlanned, 1, 3, "a@default#s", "gone@default#s"),
+		unit(`e"<x>`, 4, StatusSkipped, 0, 0, "c@default#s"),
 	}}
 	// f waits for a and b, all three on the critical path: only b -> f
 	// is the path's edge.
-	rep2 := &Report{Units: append(append([]*UnitReport(nil), rep.Units...), unit("f", 5, StatusApplied, 3*time.Second, "a@default#s", "b@default#s"))}
+	rep2 := &Report{Units: append(append([]*UnitReport(nil), rep.Units...), unit("f", 5, StatusApplied, 6, 9, "a@default#s", "b@default#s"))}
 	if got := rep2.Mermaid(); !strings.Contains(got, "  u0 --> u5\n  u1 ==> u5\n") || !strings.Contains(got, "  class u0,u1,u5 critical\n") {
 		t.Errorf("a unit waiting for two units of the path:\n%s", got)
 	}
@@ -50,8 +54,8 @@ func TestMermaid(t *testing.T) {
 	}
 	// No edges, one unit, or too many units: no picture.
 	for name, r := range map[string]*Report{
-		"no edges": {Units: []*UnitReport{unit("a", 0, StatusApplied, 0), unit("b", 1, StatusApplied, 0)}},
-		"one unit": {Units: []*UnitReport{unit("a", 0, StatusApplied, 0)}},
+		"no edges": {Units: []*UnitReport{unit("a", 0, StatusApplied, 0, 0), unit("b", 1, StatusApplied, 0, 0)}},
+		"one unit": {Units: []*UnitReport{unit("a", 0, StatusApplied, 0, 0)}},
 	} {
 		if m := r.Mermaid(); m != "" {
 			t.Errorf("%s: %s", name, m)
@@ -59,9 +63,83 @@ func TestMermaid(t *testing.T) {
 	}
 	big := &Report{}
 	for i := range mermaidLimit + 1 {
-		big.Units = append(big.Units, unit(strings.Repeat("x", i+1), i, StatusApplied, 0, "x@default#s"))
+		big.Units = append(big.Units, unit(strings.Repeat("x", i+1), i, StatusApplied, 0, 0, "x@default#s"))
 	}
 	if m := big.Mermaid(); m != "" {
 		t.Errorf("%d units drawn", len(big.Units))
+	}
+}
+
+// TestCriticalPathWaited: the critical path links only units that waited
+// for the one before. A plan does not wait for an apply_after producer's
+// apply, a blocked unit runs nothing, and a unit whose plan ran early but
+// whose apply waited counts from the producer's end; the path is never
+// longer than the run.
+func TestCriticalPathWaited(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	step := func(name string, from, to float64) StepReport {
+		return StepReport{Name: name, StartedAt: at(from), FinishedAt: at(to)}
+	}
+	unit := func(dir string, order int, steps []StepReport, after ...string) *UnitReport {
+		return &UnitReport{Dir: dir, Workspace: "default", Stack: "s", Status: StatusPlanned, Order: order, After: after, Steps: steps}
+	}
+	for _, tc := range []struct {
+		name  string
+		units []*UnitReport
+		want  []string // the path, first to last
+		took  time.Duration
+	}{
+		{
+			name: "an edge not waited on",
+			units: []*UnitReport{
+				unit("base", 0, []StepReport{step("plan", 0, 2), step("apply", 2, 3)}),
+				unit("dev", 1, []StepReport{step("plan", 3, 4)}, "base@default#s"),
+				// prod plans at once: its edge from dev is apply_after.
+				unit("prod", 2, []StepReport{step("plan", 0, 2.5)}, "dev@default#s"),
+			},
+			want: []string{"base", "dev"},
+			took: 4 * time.Second,
+		},
+		{
+			name: "through a unit that ran nothing",
+			units: []*UnitReport{
+				unit("a", 0, []StepReport{step("plan", 0, 1)}),
+				unit("blocked", 1, nil, "a@default#s"),
+				unit("c", 2, []StepReport{step("plan", 5, 6)}, "blocked@default#s"),
+			},
+			want: []string{"a"},
+			took: time.Second,
+		},
+		{
+			name: "a plan early, its apply after the producer's",
+			units: []*UnitReport{
+				unit("a", 0, []StepReport{step("plan", 0, 1), step("apply", 2, 6)}),
+				unit("b", 1, []StepReport{step("plan", 0, 1.5), step("apply", 6, 7)}, "a@default#s"),
+			},
+			want: []string{"a", "b"},
+			took: 7 * time.Second,
+		},
+	} {
+		path, took := criticalPath(tc.units)
+		var got []string
+		for _, u := range tc.units {
+			if _, on := path[u.ID()]; on {
+				got = append(got, u.Dir)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") || took != tc.took {
+			t.Errorf("%s: path %v taking %s, want %v taking %s", tc.name, got, took, tc.want, tc.took)
+		}
+		_, last := Span(tc.units[0].Steps)
+		for _, u := range tc.units {
+			if _, f := Span(u.Steps); f.After(last) {
+				last = f
+			}
+		}
+		if took > last.Sub(t0) {
+			t.Errorf("%s: a path of %s in a run of %s", tc.name, took, last.Sub(t0))
+		}
 	}
 }
