@@ -12,7 +12,7 @@ TESTFLAGS ?= -race -p 2 -count=1 -timeout 25m
 # about 10 ms of every start).
 TAGS     := urfave_cli_no_docs,disable_grpc_modules
 
-.PHONY: all build install release demo test test-short test-engines bench fuzz vet fmt schema clean tools
+.PHONY: all build install release demo test pictures test-short test-engines bench fuzz vet fmt schema clean tools
 
 all: build
 
@@ -65,8 +65,11 @@ GITLAB_CI_LOCAL := gitlab-ci-local@4.73.0
 # removes from its prefix what it did not install itself. 3.36 and later
 # need node 21.
 AZURITE    := azurite@3.35.0
+# Mermaid's browser bundle, which the summary's picture draws its Mermaid
+# block with; from npm, in a prefix of its own. 12.0 and later need node 22.
+MERMAID    := mermaid@11.17.2
 
-tools: $(TOOLS)/actionlint $(TOOLS)/versitygw $(TOOLS)/fake-gcs-server $(TOOLS)/gitlab-ci-local $(TOOLS)/azurite-blob $(TOOLS)/shellcheck
+tools: $(TOOLS)/actionlint $(TOOLS)/versitygw $(TOOLS)/fake-gcs-server $(TOOLS)/gitlab-ci-local $(TOOLS)/azurite-blob $(TOOLS)/mermaid.min.js $(TOOLS)/shellcheck
 
 $(TOOLS)/actionlint:
 	GOBIN=$(TOOLS) GOFLAGS= $(GO) install $(ACTIONLINT)
@@ -93,8 +96,20 @@ $(TOOLS)/azurite-blob:
 	npm install --prefix $(TOOLS)/azurite --no-audit --no-fund --no-save $(AZURITE)
 	ln -sf azurite/node_modules/.bin/azurite-blob $@
 
+$(TOOLS)/mermaid.min.js:
+	npm install --prefix $(TOOLS)/mermaid --no-audit --no-fund --no-save $(MERMAID)
+	ln -sf mermaid/node_modules/mermaid/dist/mermaid.min.js $@
+
 test: vet tools
 	PATH="$(TOOLS):$$PATH" STRATA_TEST_TOOLS=1 $(GO) test -tags $(TAGS) $(TESTFLAGS) $(PKGS)
+
+# The pictures under docs/: the browser tests draw the graph page and the
+# summary of real runs of fixtures/nested (terraform on PATH, Debian's
+# chromium) and keep their screenshots there, shrunk by optipng when it is
+# on PATH.
+pictures: $(TOOLS)/mermaid.min.js
+	STRATA_TEST_TOOLS=1 STRATA_SCREENSHOT_DIR=$(CURDIR)/docs $(GO) test -tags $(TAGS) -count=1 -run '^(TestGraphHTMLInBrowser|TestSummaryInBrowser)$$' -v ./cmd/strata/
+	if command -v optipng >/dev/null 2>&1; then optipng -quiet -o2 docs/graph.png docs/summary.png; fi
 
 test-short:
 	$(GO) test -short -tags $(TAGS) $(TESTFLAGS) $(PKGS)

@@ -44,7 +44,7 @@ func TestGraphHTMLInBrowser(t *testing.T) {
 	started := time.Now()
 	shot := filepath.Join(dir, "graph.png")
 	testenv.RunChromium(t, "--screenshot="+shot, "--window-size=1280,800", "file://"+page)
-	checkScreenshot(t, shot)
+	checkScreenshot(t, shot, 1280, 800)
 	dom := string(testenv.RunChromium(t, "--dump-dom", "file://"+page))
 	t.Logf("browser took %s for the screenshot and the DOM", time.Since(started).Round(time.Millisecond))
 	if !strings.Contains(dom, `<html lang="en" class="js">`) || strings.Count(dom, `class="panel shown"`) != 1 ||
@@ -52,19 +52,29 @@ func TestGraphHTMLInBrowser(t *testing.T) {
 		t.Errorf("the page's script did not run:\n%s", dom)
 	}
 	t.Logf("screenshot: %s", shot)
-	if out := os.Getenv("STRATA_SCREENSHOT_DIR"); out != "" {
-		b, err := os.ReadFile(shot)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(out, "graph.png"), b, 0o644)
-		}
-		if err != nil {
-			t.Fatalf("copying the screenshot to %s: %v", out, err)
-		}
+	keepScreenshot(t, shot, "graph.png")
+}
+
+// keepScreenshot copies a screenshot to $STRATA_SCREENSHOT_DIR as name,
+// when set (make pictures: the pictures under docs/).
+func keepScreenshot(t *testing.T, shot, name string) {
+	t.Helper()
+	out := os.Getenv("STRATA_SCREENSHOT_DIR")
+	if out == "" {
+		return
+	}
+	b, err := os.ReadFile(shot)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(out, name), b, 0o644)
+	}
+	if err != nil {
+		t.Fatalf("copying the screenshot to %s: %v", out, err)
 	}
 }
 
-// checkScreenshot: a PNG of the window's size, with more than one colour.
-func checkScreenshot(t *testing.T, path string) {
+// checkScreenshot: a PNG of the window's size, width x height, with more
+// than one colour.
+func checkScreenshot(t *testing.T, path string, width, height int) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -74,8 +84,8 @@ func checkScreenshot(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("the screenshot is not a PNG: %v", err)
 	}
-	if s := img.Bounds().Size(); s.X != 1280 || s.Y != 800 {
-		t.Fatalf("the screenshot is %v, want 1280x800", s)
+	if s := img.Bounds().Size(); s.X != width || s.Y != height {
+		t.Fatalf("the screenshot is %v, want %dx%d", s, width, height)
 	}
 	colours := map[[4]uint32]bool{}
 	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y += 4 {

@@ -2,8 +2,10 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -45,4 +47,55 @@ func RunChromium(t *testing.T, args ...string) []byte {
 		t.Fatalf("chromium %v: %v\n%s", args, err, stderr)
 	}
 	return out
+}
+
+// MermaidJSEnv names a mermaid browser bundle (dist/mermaid.min.js of
+// mermaid's npm package) in place of the one make tools installs.
+const MermaidJSEnv = "STRATA_MERMAID_JS"
+
+// MermaidJS is the mermaid browser bundle a page loads to draw a Mermaid
+// block: $STRATA_MERMAID_JS, else bin/tools/mermaid.min.js at the
+// module's root (make tools installs it from npm). It skips the test when
+// there is none, unless STRATA_TEST_TOOLS=1 (make test installs it, and
+// then it must be there).
+func MermaidJS(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv(MermaidJSEnv)
+	if path == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = filepath.Join(root, "bin", "tools", "mermaid.min.js")
+	}
+	abs, err := filepath.Abs(path)
+	if err == nil {
+		_, err = os.Stat(abs)
+	}
+	if err != nil {
+		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
+			t.Fatalf("no mermaid bundle at %s (%v); make tools installs it from npm", path, err)
+		}
+		t.Skipf("no mermaid bundle at %s: no Mermaid drawing test (make tools installs it from npm, or set %s)", path, MermaidJSEnv)
+	}
+	return abs
+}
+
+// moduleRoot is the nearest directory at or above the working directory
+// that holds go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod at or above the working directory")
+		}
+		dir = parent
+	}
 }
