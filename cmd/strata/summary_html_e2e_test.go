@@ -101,7 +101,7 @@ func TestSummaryInBrowser(t *testing.T) {
 			t.Errorf("the DAG has %d %s boxes, want %d", got, status, n)
 		}
 	}
-	for _, want := range []string{"fill:#2da44e", "fill:#bf8700", "fill:#9a6700", "edge-thickness-thick", "prod/database@default"} {
+	for _, want := range []string{"fill:#2da44e", "fill:#bf8700", "fill:#8250df", "edge-thickness-thick", "prod/database@default"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the DAG's <svg> has no %q", want)
 		}
