@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,31 +155,25 @@ func TestEnabledFalse(t *testing.T) {
 // script(1)'s pseudo-terminal.
 func TestColourAtATerminal(t *testing.T) {
 	needTerraform(t)
-	scriptBin, err := exec.LookPath("script")
-	if err != nil {
-		t.Skip("script(1) is not on PATH")
-	}
 	root := writeRepo(t, map[string]string{
 		"strata.yml":  "dirs:\n  app: {tags: [app]}\n",
 		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
 	})
 	env := hermeticEnv(t)
-	atTerminal := func(env []string, args string) string {
+	plan := func(env []string, args string) string {
 		t.Helper()
-		cmd := exec.Command(scriptBin, "-qefc", strataBin+" "+args, "/dev/null")
-		cmd.Dir, cmd.Env = root, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s at a terminal: %v\n%s", args, err, out)
+		out, code := atTerminal(t, root, env, args)
+		if code != 0 {
+			t.Fatalf("%s at a terminal: exit %d\n%s", args, code, out)
 		}
-		return string(out)
+		return out
 	}
-	if out := atTerminal(env, "plan"); !strings.Contains(out, "\x1b[33mplanned\x1b[0m") {
+	if out := plan(env, "plan"); !strings.Contains(out, "\x1b[33mplanned\x1b[0m") {
 		t.Errorf("plan at a terminal: no coloured status:\n%q", out)
 	}
 	for name, run := range map[string]func() string{
-		"NO_COLOR":   func() string { return atTerminal(append(env, "NO_COLOR=1"), "plan") },
-		"--no-color": func() string { return atTerminal(env, "plan --no-color") },
+		"NO_COLOR":   func() string { return plan(append(env, "NO_COLOR=1"), "plan") },
+		"--no-color": func() string { return plan(env, "plan --no-color") },
 	} {
 		if out := run(); strings.Contains(out, "\x1b[33m") || !strings.Contains(out, "planned") {
 			t.Errorf("%s: the status is coloured, or missing:\n%q", name, out)
