@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/internal/tracing"
 	"github.com/strata-iac/strata/report"
 )
 
@@ -73,6 +74,8 @@ func (x *Executor) Execute(ctx context.Context, unitID string, inv invocation, o
 	if err != nil {
 		return outcome{}, err
 	}
+	// The step's span is the engine's parent (docs/behaviour.md#traces).
+	inv.Env = tracing.Env(ctx, inv.Env)
 	if err := tf.SetEnv(inv.Env); err != nil {
 		return outcome{}, fmt.Errorf("environment: %w", err)
 	}
