@@ -222,17 +222,21 @@ func TestTracesOfAnApply(t *testing.T) {
 }
 
 // traceRepo has a unit that applies, writing the TRACEPARENT its apply
-// got to $TP_OUT, one whose plan fails, and a hook writing its
-// TRACEPARENT to $HOOK_OUT.
+// got to $TP_OUT, one whose plan fails, one that plans after it, and a
+// hook writing its TRACEPARENT to $HOOK_OUT.
 func traceRepo(t *testing.T) string {
 	return writeRepo(t, map[string]string{
 		"strata.yml": `dirs:
   ok: {tags: [ok]}
   bad: {tags: [bad]}
+  after: {tags: [after]}
 stacks:
   names:
     ok: {tag_query: ok}
     bad: {tag_query: bad}
+    after:
+      tag_query: after
+      rules: {plan_after: [bad]}
 hooks:
   all:
     pre:
@@ -246,12 +250,14 @@ hooks:
   }
 }
 `,
-		"bad/main.tf": "resource \"terraform_data\" \"x\" {\n  input = var.missing\n}\n",
+		"bad/main.tf":   "resource \"terraform_data\" \"x\" {\n  input = var.missing\n}\n",
+		"after/main.tf": "resource \"terraform_data\" \"x\" {}\n",
 	})
 }
 
 // TestTracesOfAFailure: a failed unit's span and its failed step's span
-// have status Error; the engine and the hooks get their step's span in
+// have status Error; the unit skipped after it has a span without steps,
+// not an Error; the engine and the hooks get their step's span in
 // TRACEPARENT.
 func TestTracesOfAFailure(t *testing.T) {
 	needTerraform(t)
@@ -273,6 +279,9 @@ func TestTracesOfAFailure(t *testing.T) {
 	}
 	units := spans.unitSpans(t)
 	rep := readReport(t, reportFile)
+	if len(units) != 3 || len(rep.Units) != 3 {
+		t.Errorf("%d unit spans, %d units", len(units), len(rep.Units))
+	}
 	for _, u := range rep.Units {
 		us := units[u.ID()]
 		steps := spans.stepSpans(us)
@@ -295,6 +304,11 @@ func TestTracesOfAFailure(t *testing.T) {
 			}
 			if failed != 1 {
 				t.Errorf("%d failed step spans: %+v", failed, steps)
+			}
+		case "after":
+			if u.Status != report.StatusSkipped || us.SpanID == "" || us.StatusCode == tracepb.Status_STATUS_CODE_ERROR ||
+				us.Attributes["strata.unit.status"] != "skipped" || us.Attributes["strata.unit.reason"] != u.Reason || len(steps) != 0 {
+				t.Errorf("skipped unit %s: span %+v, %d steps", u.Status, us, len(steps))
 			}
 		case "ok":
 			if u.Status != report.StatusApplied || us.StatusCode == tracepb.Status_STATUS_CODE_ERROR {
