@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/strata-iac/strata/internal/ansi"
 	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/internal/tracing"
 	"github.com/strata-iac/strata/report"
 )
 
@@ -79,6 +80,8 @@ func (x *Executor) Execute(ctx context.Context, unitID string, inv invocation, o
 	if err != nil {
 		return outcome{}, err
 	}
+	// The step's span is the engine's parent (docs/behaviour.md#traces).
+	inv.Env = tracing.Env(ctx, inv.Env)
 	if err := tf.SetEnv(inv.Env); err != nil {
 		return outcome{}, fmt.Errorf("environment: %w", err)
 	}

@@ -8,7 +8,10 @@ import (
 	"sort"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/strata-iac/strata/console"
+	"github.com/strata-iac/strata/internal/tracing"
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
@@ -88,7 +91,9 @@ func (h *Hooks) oidc(ctx context.Context, st stacks.HookStep) error {
 	started := h.run.Now()
 	env := maps.Clone(h.env)
 	maps.Copy(env, h.Set)
-	creds, err := oidc.Make(ctx, st.OIDC, env)
+	sctx, span := tracing.Span(ctx, st.Where, attribute.String("strata.step", st.Where))
+	creds, err := oidc.Make(sctx, st.OIDC, env)
+	tracing.End(span, spanFailure(h.Masker, err))
 	h.Steps = append(h.Steps, report.StepReport{Name: st.Where, StartedAt: started, FinishedAt: h.run.Now(), OK: err == nil})
 	if err != nil {
 		return err

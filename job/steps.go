@@ -9,10 +9,15 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/contenthash"
+	"github.com/strata-iac/strata/internal/diagnostics"
 	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/internal/tracing"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 )
@@ -104,6 +109,8 @@ func (j *job) stepHeld(ctx context.Context, name string, build func() invocation
 		err  error
 		held = func() {}
 	)
+	ctx, span := j.stepSpan(ctx, name)
+	defer func() { tracing.End(span, spanFailure(j.ur.Masker, err)) }()
 	for try := 1; ; try++ {
 		inv := build()
 		out := j.run.Console.Step(j.ur.Display, name)
@@ -135,6 +142,25 @@ func (j *job) stepHeld(ctx context.Context, name string, build func() invocation
 	}
 	j.res.Steps = append(j.res.Steps, report.StepReport{Name: name, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil})
 	return o, held, err
+}
+
+// stepSpan starts a step's span, a child of its unit's
+// (docs/behaviour.md#traces).
+func (j *job) stepSpan(ctx context.Context, name string) (context.Context, trace.Span) {
+	return tracing.Span(ctx, name, attribute.String("strata.step", name), attribute.String("strata.unit.id", j.ur.Spec.ID()))
+}
+
+// spanFailure is what a failed step's span says: the first error the
+// engine reported, or the error's first line, masked as the report is.
+func spanFailure(m *console.Masker, err error) string {
+	if err == nil {
+		return ""
+	}
+	text := m.Mask(ErrorText(err))
+	if reason := diagnostics.FailureReason(text); reason != "" {
+		return reason
+	}
+	return text
 }
 
 // prepareInputs computes the unit's var file content and its content

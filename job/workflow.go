@@ -12,11 +12,14 @@ import (
 	"sort"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/subst"
+	"github.com/strata-iac/strata/internal/tracing"
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
@@ -379,7 +382,7 @@ func (j *job) cmdLookup(name string) (string, bool) {
 func (j *job) exec(ctx context.Context, name, where string, argv, env []string, capture, ignoreErrors bool, stdout *bytes.Buffer) error {
 	rep, err := j.run.process(ctx, process{
 		display: j.ur.Display, masker: j.ur.Masker, name: name, where: where, dir: j.ur.Dir, argv: argv, env: env,
-		capture: capture, ignoreErrors: ignoreErrors, stdout: stdout, who: j.ur.Spec.Name(),
+		capture: capture, ignoreErrors: ignoreErrors, stdout: stdout, who: j.ur.Spec.Name(), unitID: j.ur.Spec.ID(),
 	})
 	j.res.Steps = append(j.res.Steps, rep)
 	return err
@@ -396,6 +399,7 @@ type process struct {
 	ignoreErrors bool
 	stdout       *bytes.Buffer
 	who          string // the unit, or the hook, a note names
+	unitID       string // the unit's ID, "" for a hook
 	// errSide: its stdout goes where the engine's stderr goes (hooks:
 	// in drop-in, stdout is the engine's alone).
 	errSide bool
@@ -404,10 +408,17 @@ type process struct {
 // process runs p in its own process group, its output in the console
 // block of p.display (an interrupt reaches it as SIGINT), and reports it
 // as a step.
-func (r *Run) process(ctx context.Context, p process) (report.StepReport, error) {
+func (r *Run) process(ctx context.Context, p process) (rep report.StepReport, err error) {
 	started := r.Now()
+	attrs := []attribute.KeyValue{attribute.String("strata.step", p.name)}
+	if p.unitID != "" {
+		attrs = append(attrs, attribute.String("strata.unit.id", p.unitID))
+	}
+	ctx, span := tracing.Span(ctx, p.name, attrs...)
+	defer func() { tracing.End(span, spanFailure(p.masker, err)) }()
 	cmd := exec.Command(p.argv[0], p.argv[1:]...)
-	cmd.Dir, cmd.Env = p.dir, p.env
+	// Its span is the process's parent (docs/behaviour.md#traces).
+	cmd.Dir, cmd.Env = p.dir, tracing.Environ(ctx, p.env)
 	ownProcessGroup(cmd)
 	out := r.Console.Step(p.display, p.name)
 	var kept bytes.Buffer
@@ -422,7 +433,7 @@ func (r *Run) process(ctx context.Context, p process) (report.StepReport, error)
 	if p.stdout != nil {
 		cmd.Stdout = p.stdout
 	}
-	err := cmd.Start()
+	err = cmd.Start()
 	if err == nil {
 		r.Procs.add(cmd)
 		defer r.Procs.remove(cmd)
@@ -437,7 +448,7 @@ func (r *Run) process(ctx context.Context, p process) (report.StepReport, error)
 			err = nil
 		}
 	}
-	rep := report.StepReport{Name: p.name, StartedAt: started, FinishedAt: r.Now(), OK: err == nil}
+	rep = report.StepReport{Name: p.name, StartedAt: started, FinishedAt: r.Now(), OK: err == nil}
 	if p.capture {
 		rep.Output = p.masker.Mask(kept.String())
 	}
@@ -475,7 +486,9 @@ func (j *job) envStep(ctx context.Context, st stacks.RunStep, where string) {
 // steps (docs/behaviour.md#oidc), masked in its output.
 func (j *job) oidcStep(ctx context.Context, st stacks.RunStep, where string) {
 	started := j.run.Now()
-	creds, err := oidc.Make(ctx, st.OIDC, j.engineEnv(nil))
+	sctx, span := j.stepSpan(ctx, report.StepOIDC)
+	creds, err := oidc.Make(sctx, st.OIDC, j.engineEnv(nil))
+	tracing.End(span, spanFailure(j.ur.Masker, err))
 	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepOIDC, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil})
 	if j.failed(ctx, report.StepOIDC, err) {
 		return

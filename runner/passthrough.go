@@ -12,6 +12,7 @@ import (
 	cmdpolicy "github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/internal/tracing"
 	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -55,7 +56,8 @@ func Passthrough(ctx context.Context, p *stacks.Project, u *stacks.Unit, dir, co
 	defer c.done()
 	cmd := exec.CommandContext(ctx, c.engine, append([]string{command}, c.args...)...)
 	cmd.Dir = c.dir
-	cmd.Env = c.env
+	// The command's span is the engine's parent (docs/behaviour.md#traces).
+	cmd.Env = tracing.Environ(ctx, c.env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = po.Stdin, po.Stdout, po.Stderr
 	// The terminal's Ctrl-C reaches the engine directly (same process
 	// group); strata only waits for it.

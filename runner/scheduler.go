@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/sourcegraph/conc/pool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/console"
@@ -96,6 +97,10 @@ type unitRun struct {
 	planned map[string]job.PlannedOutput
 	against []*unitRun
 	unknown []string
+
+	// span is the unit's in the traces, once started (trace.go).
+	span      trace.Span
+	spanEnded bool
 }
 
 // hidden reports a reader that has not joined the run: it is in no
@@ -169,6 +174,8 @@ type runState struct {
 	// hookFailure fails every unit of the run before it starts: a pre
 	// hook failed (docs/behaviour.md#hooks).
 	hookFailure string
+	// span is the command's in the traces, the units' spans' parent.
+	span trace.Span
 }
 
 type jobResult struct {
@@ -192,6 +199,7 @@ func (r *runState) schedule(ctx context.Context, w work) {
 		}
 	}
 	r.con.AddUnits(visible)
+	r.span = trace.SpanFromContext(ctx)
 	r.settleBeforeStart(ctx, w)
 	r.countGates()
 	s := &dispatch{
@@ -362,6 +370,7 @@ func (r *runState) jobFor(ur *unitRun, kind job.Kind) (readyJob, bool) {
 func (s *dispatch) start(ctx context.Context, j readyJob) {
 	s.busyDir[j.ur.Spec.Dir] = true
 	s.inflight++
+	ctx = s.r.unitContext(ctx, j.ur)
 	if j.kind == job.Apply {
 		j.ur.phase = phaseApplying
 	} else {

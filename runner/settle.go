@@ -416,6 +416,7 @@ func (r *runState) finish(ur *unitRun, status report.Status, reason string) {
 			r.opt.ReaderDone(ur.Spec, r.unitReport(ur))
 		}
 	default:
+		r.endUnitSpan(ur)
 		shown := status
 		if shown == report.StatusPending {
 			shown = report.StatusCancelled

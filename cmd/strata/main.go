@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/internal/spell"
+	"github.com/strata-iac/strata/internal/tracing"
 )
 
 func main() {
@@ -26,7 +28,11 @@ func main() {
 		// (docs/architecture.md, What a command costs).
 		debug.SetGCPercent(200)
 	}
-	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+	// Off unless an exporter is set (docs/behaviour.md#traces).
+	ctx, traces := tracing.Start(context.Background(), strataVersion(), os.Stderr)
+	code := runContext(ctx, os.Args, os.Stdout, os.Stderr)
+	traces.Shutdown()
+	os.Exit(code)
 }
 
 // engineArgsKey is where the engine arguments split off the command line
@@ -47,6 +53,18 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // run is main without the process: tests call it in-process.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext runs a command as the span of the command
+// (docs/behaviour.md#traces).
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	ctx, span := tracing.Span(ctx, commandSpanName(args))
+	defer func() { endCommandSpan(span, code) }()
+	return runApp(ctx, args, stdout, stderr)
+}
+
+func runApp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	args, engineArgs, err := splitArgv(args)
 	if err != nil {
@@ -87,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(c.App.ErrWriter, "strata: unknown command %q; expected one of: %s\n", full, strings.Join(names, ", "))
 	}
-	err = app.Run(args)
+	err = app.RunContext(ctx, args)
 	if err == nil {
 		if unknown {
 			return 1
@@ -147,6 +165,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	app.OnUsageError = usageError
 	setUsageErrors(app.Commands)
 	setCompletions(app.Commands)
+	nameCommandSpans(app.Commands)
 	return app
 }
 
