@@ -10,7 +10,9 @@ import (
 	"github.com/strata-iac/strata/report"
 )
 
-func unitNamed(name string) *Unit { return &Unit{Name: name, Masker: NewMasker("s3cret"), InJobs: true} }
+func unitNamed(name string) *Unit {
+	return &Unit{Name: name, Masker: NewMasker("s3cret"), InJobs: true}
+}
 
 // TestStatusBlock: at a terminal the status block counts the run's units
 // done, running and waiting, and lists the running units with their step
