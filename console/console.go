@@ -42,8 +42,7 @@ type Console struct {
 	// without a terminal (never when zero); Now is the clock.
 	StillEvery time.Duration
 	Now        func() time.Time
-	// Own is the unit of a drop-in run: strata's notes about it do not
-	// name it, as the engine's output does not (docs/behaviour.md#scope).
+	// Own is the unit of a drop-in run, which UnitNote does not name.
 	Own string
 	// Colour shows the engine's colour; without it, colour the engine
 	// printed is stripped. What a unit's log keeps is always plain
@@ -86,14 +85,21 @@ func (c *Console) Note(s string) {
 	c.clearStatus()
 	c.closeGroup()
 	if c.dropIn {
-		if c.Own != "" {
-			s = strings.TrimPrefix(s, "["+c.Own+"] ")
-		}
 		fmt.Fprintln(c.errW, s)
 	} else {
 		fmt.Fprintln(c.w, s)
 	}
 	c.drawStatus()
+}
+
+// UnitNote prints a note about a unit, `[unit] ` before it; in drop-in,
+// a note about the run's own unit names none, as the engine's output does
+// not (docs/behaviour.md#scope).
+func (c *Console) UnitNote(unit, s string) {
+	if !c.dropIn || unit != c.Own {
+		s = "[" + unit + "] " + s
+	}
+	c.Note(s)
 }
 
 // StepWriter collects one step's output. terraform-exec copies the
@@ -186,7 +192,7 @@ func (sw *StepWriter) still() {
 			return
 		case <-t.C:
 			mins := int(sw.c.Now().Sub(sw.started).Round(time.Minute) / time.Minute)
-			sw.c.Note(fmt.Sprintf("[%s] still %s (%dm)", sw.ur.Name, sw.step, mins))
+			sw.c.UnitNote(sw.ur.Name, fmt.Sprintf("still %s (%dm)", sw.step, mins))
 		}
 	}
 }
@@ -234,17 +240,19 @@ func (sw *StepWriter) write(ls *lineSplitter, p []byte) (int, error) {
 // line that introduces it, each standing alone in colour (lineSplitter).
 // What is kept and read of them is plain. Callers hold c.mu.
 func (sw *StepWriter) take(lines []string) {
+	first := len(sw.raw)
 	for _, l := range lines {
 		sw.raw = append(sw.raw, ansi.Strip(l))
 	}
+	plain := sw.raw[first:]
 	if len(lines) == 1 {
 		// One line is never a box (warningBox): nothing to mask for it.
-		sw.put(lines[0])
+		sw.put(lines[0], plain[0])
 		return
 	}
 	masked := make([]string, len(lines))
-	for i, l := range lines {
-		masked[i] = sw.ur.Masker.MaskLine(ansi.Strip(l))
+	for i, l := range plain {
+		masked[i] = sw.ur.Masker.MaskLine(l)
 	}
 	if key, ok := warningBox(masked); ok {
 		if sw.c.warned[key] {
@@ -254,17 +262,18 @@ func (sw *StepWriter) take(lines []string) {
 	}
 	// Lines are masked when printed, with every secret known by then: a
 	// plan's lines wait until its JSON has given what it marks sensitive.
-	for _, l := range lines {
-		sw.put(l)
+	for i, l := range lines {
+		sw.put(l, plain[i])
 	}
 }
 
-// put queues a line, or prints it when the step streams now.
+// put queues a line (l as shown, plain without its colour), or prints it
+// when the step streams now.
 // Blank lines wait for what follows them: a block never starts or ends
 // with one, and a dropped warning leaves none behind at the start.
 // Callers hold c.mu.
-func (sw *StepWriter) put(l string) {
-	if strings.TrimSpace(ansi.Strip(l)) == "" {
+func (sw *StepWriter) put(l, plain string) {
+	if strings.TrimSpace(plain) == "" {
 		if sw.printed || len(sw.pending) > 0 {
 			sw.blanks++
 		}

@@ -205,7 +205,7 @@ func (j *job) lockCopy(path string, before []byte, r *lockResult) error {
 	}
 	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil})
 	if err == nil {
-		j.run.Console.Note(fmt.Sprintf("[%s] lock file as the engine wrote it for %s, whose providers and lock file are the same", j.ur.Spec.Name(), r.from))
+		j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("lock file as the engine wrote it for %s, whose providers and lock file are the same", r.from))
 	}
 	return err
 }
@@ -302,5 +302,5 @@ func (j *job) takeLock(path string, r *lockResult) {
 		return
 	}
 	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: j.run.Now(), OK: true})
-	j.run.Console.Note(fmt.Sprintf("[%s] lock file as %s's init wrote it, whose providers are the same: the init reads them from the plugin cache", j.ur.Spec.Name(), r.from))
+	j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("lock file as %s's init wrote it, whose providers are the same: the init reads them from the plugin cache", r.from))
 }

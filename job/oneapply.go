@@ -107,7 +107,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 			// The engine goes on meanwhile: a record that fails is a
 			// warning, not a reason to stop an apply under way.
 			if err := f(u, digest); err != nil {
-				j.run.Console.Note(fmt.Sprintf("[%s] warning: recording that the apply starts: %v", u.Name(), err))
+				j.run.Console.UnitNote(u.Name(), fmt.Sprintf("warning: recording that the apply starts: %v", err))
 			}
 		}
 	}

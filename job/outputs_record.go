@@ -72,7 +72,7 @@ func (j *job) recordedOutputs(ctx context.Context, args engineargs.InitArgs, ste
 	}
 	j.res.Produced = us.Outputs.Outputs
 	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepOutputRecord, StartedAt: started, FinishedAt: j.run.Now(), OK: true})
-	j.run.Console.Note(fmt.Sprintf("[%s] outputs read from the run state: its state (%s) is at serial %d, as when they were read", j.ur.Spec.Name(), loc.Backend, v.Serial))
+	j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("outputs read from the run state: its state (%s) is at serial %d, as when they were read", loc.Backend, v.Serial))
 	return loc, v, true, true
 }
 

@@ -105,7 +105,7 @@ func (j *job) compareReviewed() {
 	rp := &report.Replanned{ReviewedBy: rv.ReviewedBy(), Reviewed: rv.Changes, New: j.res.Changes,
 		Same: sameChanges(rv, j.res.HasChanges, j.res.ChangeSet)}
 	j.res.Replan = rp
-	j.run.Console.Note(fmt.Sprintf("[%s] %s", j.ur.Spec.Name(), rp.Text("new")))
+	j.run.Console.UnitNote(j.ur.Spec.Name(), rp.Text("new"))
 }
 
 // refuseUnreviewed, under --require-reviewed-plan, refuses the job's plan
@@ -135,7 +135,7 @@ func (j *job) refuseUnreviewed(reused bool) bool {
 		j.res.Refused += "; and its plan could not be discarded: " + err.Error()
 	}
 	os.Remove(j.ur.PlanFile)
-	j.run.Console.Note(fmt.Sprintf("[%s] %s", name, j.res.Refused))
+	j.run.Console.UnitNote(name, j.res.Refused)
 	return true
 }
 
@@ -156,6 +156,6 @@ func (j *job) appliedEarlier(ctx context.Context, saved *runstate.PlanRecord) {
 	j.res.AppliedEarlier = true
 	j.res.HasChanges, j.res.Changes, j.res.Digest, j.res.ChangeSet = saved.HasChanges, saved.Changes, saved.Digest, saved.ChangeSet
 	j.res.ChangedOutputs, j.res.OutputsKnown = saved.ChangedOutputs, saved.KnowsOutputs()
-	j.run.Console.Note(fmt.Sprintf("[%s] the new plan has no changes: the state already holds the saved plan's changes (%s), applied earlier", j.ur.Spec.Name(), saved.Changes))
+	j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("the new plan has no changes: the state already holds the saved plan's changes (%s), applied earlier", saved.Changes))
 	j.failed(ctx, report.StepState, err)
 }

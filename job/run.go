@@ -62,7 +62,7 @@ type Run struct {
 func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, readsOutputs func(applied bool, res *Result) bool) Result {
 	j := &job{run: r, ur: ur}
 	lock, err := filelock.Acquire(ctx, r.State.DirLockPath(ur.Spec.Dir), func() {
-		r.Console.Note(fmt.Sprintf("[%s] waiting for another strata working in %s", ur.Spec.Name(), ur.Spec.Dir))
+		r.Console.UnitNote(ur.Spec.Name(), fmt.Sprintf("waiting for another strata working in %s", ur.Spec.Dir))
 	})
 	if err != nil {
 		j.res.Err, j.res.FailedStep, j.res.Interrupted = err, "lock", ctx.Err() != nil

@@ -57,13 +57,13 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 		stale := stalePlan(err)
 		if stale {
 			stalePlans++
-			j.run.Console.Note(fmt.Sprintf("[%s] the saved plan is stale (the state changed since it was made); planning again", j.ur.Spec.Name()))
+			j.run.Console.UnitNote(j.ur.Spec.Name(), "the saved plan is stale (the state changed since it was made); planning again")
 		}
 		if (!stale && try >= tries) || stalePlans > 1 {
 			break
 		}
 		if !stale {
-			j.run.Console.Note(fmt.Sprintf("[%s] apply failed; retrying (%d of %d) in %s", j.ur.Spec.Name(), try+1, tries, delay))
+			j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("apply failed; retrying (%d of %d) in %s", try+1, tries, delay))
 			select {
 			case <-ctx.Done():
 			case <-time.After(delay):

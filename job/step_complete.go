@@ -16,42 +16,43 @@ import (
 // apply does.
 
 // completeNoChanges prints the end of a drop-in apply or destroy with no
-// changes, as a step reading the outputs.
+// changes: for an apply, as a step reading the outputs; a destroy prints
+// no outputs, and its words need no engine.
 func (j *job) completeNoChanges(ctx context.Context) {
+	if j.run.Policy.Destroys {
+		var b bytes.Buffer
+		heading(&b, "Destroy complete! Resources: 0 destroyed.", j.run.Exec.colour)
+		out := j.run.Console.Step(j.ur.Display, report.StepApply)
+		out.Write(b.Bytes())
+		out.Close()
+		return
+	}
 	_, err := j.step(ctx, report.StepOutput, func() invocation {
-		return invocation{Step: report.StepOutput, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil),
-			Call: completeCall{Destroy: j.run.Policy.Destroys}}
+		return invocation{Step: report.StepOutput, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: completeCall{}}
 	}, false)
 	j.failed(ctx, report.StepOutput, err)
 }
 
 // completeCall is `output` as people read it, after the words an apply
-// (or destroy) with nothing to do ends with.
-type completeCall struct{ Destroy bool }
+// with nothing to do ends with.
+type completeCall struct{}
 
 func (completeCall) Argv() []string      { return []string{"output"} }
 func (completeCall) checksVersion() bool { return false }
 
-func (c completeCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform, inv invocation, out, _ io.Writer) (outcome, error) {
+func (completeCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform, inv invocation, out, _ io.Writer) (outcome, error) {
+	argv := []string{"output"}
+	if !x.colour {
+		argv = append(argv, "-no-color")
+	}
+	// With no outputs the engine warns on stderr and prints nothing; an
+	// apply then prints no "Outputs:" either.
 	var outputs bytes.Buffer
-	if !c.Destroy {
-		// With no outputs the engine warns on stderr and prints nothing;
-		// an apply then prints no "Outputs:" either.
-		argv := []string{"output"}
-		if !x.colour {
-			argv = append(argv, "-no-color")
-		}
-		_, err := x.runRaw(ctx, inv, argv, &outputs, io.Discard)
-		if err != nil {
-			return outcome{}, err
-		}
+	if _, err := x.runRaw(ctx, inv, argv, &outputs, io.Discard); err != nil {
+		return outcome{}, err
 	}
 	var b bytes.Buffer
-	summary := "Apply complete! Resources: 0 added, 0 changed, 0 destroyed."
-	if c.Destroy {
-		summary = "Destroy complete! Resources: 0 destroyed."
-	}
-	heading(&b, summary, x.colour)
+	heading(&b, "Apply complete! Resources: 0 added, 0 changed, 0 destroyed.", x.colour)
 	if outputs.Len() > 0 {
 		heading(&b, "Outputs:\n", x.colour)
 		b.Write(outputs.Bytes())

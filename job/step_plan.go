@@ -252,7 +252,7 @@ func (j *job) reusePlan(us *runstate.UnitState) bool {
 	j.res.HasChanges, j.res.Changes, j.res.ChangeSet = us.Plan.HasChanges, us.Plan.Changes, us.Plan.ChangeSet
 	j.res.NoSecrets, j.res.Gates = us.Plan.NoSecrets, us.Plan.Gates
 	j.res.ChangedOutputs, j.res.OutputsKnown = us.Plan.ChangedOutputs, us.Plan.KnowsOutputs()
-	j.run.Console.Note(fmt.Sprintf("[%s] reusing the plan saved at %s", j.ur.Spec.Name(), us.Plan.At.Format(time.RFC3339)))
+	j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("reusing the plan saved at %s", us.Plan.At.Format(time.RFC3339)))
 	return true
 }
 

@@ -133,7 +133,7 @@ func (j *job) stepHeld(ctx context.Context, name string, build func() invocation
 		if !retry || !transient(err) || try >= 3 {
 			break
 		}
-		j.run.Console.Note(fmt.Sprintf("[%s] %s failed with a transient error; trying again in %s", j.ur.Spec.Name(), name, delay))
+		j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("%s failed with a transient error; trying again in %s", name, delay))
 		select {
 		case <-ctx.Done():
 		case <-time.After(delay):

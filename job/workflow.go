@@ -282,7 +282,7 @@ func (j *job) gated(ctx context.Context, st stacks.RunStep, where string, err er
 	gate := report.Gate{Step: where, Token: g.Token, Name: g.Name, AnyOf: g.AnyOf, AllOf: g.AllOf, AnyOfCount: g.AnyOfCount,
 		Error: j.ur.Masker.Mask(ErrorText(err))}
 	j.res.Gates = append(j.res.Gates, gate)
-	j.run.Console.Note(fmt.Sprintf("[%s] %s", j.ur.Spec.Name(), report.GatedReason([]report.Gate{gate})))
+	j.run.Console.UnitNote(j.ur.Spec.Name(), report.GatedReason([]report.Gate{gate}))
 	return nil
 }
 
@@ -444,7 +444,7 @@ func (r *Run) process(ctx context.Context, p process) (rep report.StepReport, er
 	if err != nil {
 		err = fmt.Errorf("%s: %w", strings.Join(p.argv, " "), err)
 		if p.ignoreErrors && ctx.Err() == nil {
-			r.Console.Note(fmt.Sprintf("[%s] %s failed, ignored (ignore_errors): %v", p.who, p.where, err))
+			r.Console.UnitNote(p.who, fmt.Sprintf("%s failed, ignored (ignore_errors): %v", p.where, err))
 			err = nil
 		}
 	}
@@ -479,7 +479,7 @@ func (j *job) envStep(ctx context.Context, st stacks.RunStep, where string) {
 		}
 	}
 	sort.Strings(names)
-	j.run.Console.Note(fmt.Sprintf("[%s] env: set %s", j.ur.Spec.Name(), strings.Join(names, ", ")))
+	j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("env: set %s", strings.Join(names, ", ")))
 }
 
 // oidcStep makes the step's cloud credentials for the unit's later
@@ -498,7 +498,7 @@ func (j *job) oidcStep(ctx context.Context, st stacks.RunStep, where string) {
 		j.envVars = map[string]string{}
 	}
 	maps.Copy(j.envVars, creds.Env)
-	j.run.Console.Note(fmt.Sprintf("[%s] %s: %s credentials set", j.ur.Spec.Name(), where, st.OIDC.Provider))
+	j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("%s: %s credentials set", where, st.OIDC.Provider))
 }
 
 // envValues are the variables an env step sets from its cmd's output:

@@ -220,7 +220,7 @@ func (r *runState) pullReader(ctx context.Context, w work, ur *unitRun) bool {
 	ur.pulled = true
 	r.con.AddUnits(1)
 	ur.why = "reads: " + strings.Join(parts, ", ")
-	r.con.Note(fmt.Sprintf("[%s] joins the run: it %s, changed by its apply", ur.Spec.Name(), strings.Replace(ur.why, "reads: ", "reads ", 1)))
+	r.con.UnitNote(ur.Spec.Name(), fmt.Sprintf("joins the run: it %s, changed by its apply", strings.Replace(ur.why, "reads: ", "reads ", 1)))
 	r.readLazyProducers(ctx, w, ur)
 	return true
 }

@@ -207,7 +207,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		ur.preBlocked = preBlocked[ur.Spec]
 		ur.warnings = opt.Warnings[ur.Spec]
 		for _, w := range ur.warnings {
-			r.con.Note(fmt.Sprintf("[%s] warning: %s", ur.Spec.Name(), w))
+			r.con.UnitNote(ur.Spec.Name(), fmt.Sprintf("warning: %s", w))
 		}
 	}
 	if r.policy.AsItStands || r.destroying() {

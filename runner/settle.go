@@ -303,7 +303,7 @@ func (r *runState) askWave() bool {
 func (r *runState) fail(ur *unitRun, res job.Result, reason string) {
 	if res.FailedStep == "internal" {
 		// A panic in strata itself: the whole trace goes to the log.
-		r.con.Note(fmt.Sprintf("[%s] %v", ur.Spec.Name(), res.Err))
+		r.con.UnitNote(ur.Spec.Name(), res.Err.Error())
 	}
 	if reason == "" {
 		reason = fmt.Sprintf("%s failed", res.FailedStep)
