@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/storage"
@@ -89,6 +90,11 @@ type Store struct {
 	// url names the bucket in messages; timeout bounds one request.
 	url     string
 	timeout time.Duration
+	// silent is the first operation the bucket did not answer: from then
+	// on the store asks it nothing more, so a command's time with a
+	// stalled bucket is one operation's budget, not one per request it
+	// would make in turn (docs/ci.md#a-bucket-that-does-not-answer).
+	silent atomic.Pointer[NoAnswerError]
 }
 
 // Open opens the store at url: file:///abs/dir (or a plain directory

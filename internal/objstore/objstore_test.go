@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -292,9 +293,9 @@ func TestGoogleCredentialsMissing(t *testing.T) {
 }
 
 // TestStalledS3 stalls the S3 server (SIGSTOP: it accepts connections and
-// answers none): every operation gives up within its budget with an error
-// naming the object and the bucket, and the store works again once the
-// server does.
+// answers none): the first operation gives up within its budget, every
+// later one at once, each with an error naming the object and the bucket;
+// a store opened again works once the server does.
 func TestStalledS3(t *testing.T) {
 	srv := testenv.StartS3(t)
 	if srv == nil {
@@ -334,13 +335,23 @@ func TestStalledS3(t *testing.T) {
 		}
 	}
 	srv.Cont()
-	// A write that timed out may still land once the server goes on, in
-	// any order with later ones: a timeout says nothing of whether it did,
-	// which is why what decides something is a conditional write.
-	if err := s.Put(ctx, "runs/1/after", []byte("y")); err != nil {
+	// The store that met the silence asks nothing more; the next command
+	// opens the bucket again. A write that timed out may still land once
+	// the server goes on, in any order with later ones: a timeout says
+	// nothing of whether it did, which is why what decides something is a
+	// conditional write.
+	if err := s.Put(ctx, "runs/1/after", []byte("y")); err == nil {
+		t.Fatal("the store wrote after the bucket had not answered")
+	}
+	again, err := Open(ctx, srv.URL+"&timeout=300ms", Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if data, _, err := s.Get(ctx, "runs/1/after"); err != nil || string(data) != "y" {
+	defer again.Close()
+	if err := again.Put(ctx, "runs/1/after", []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := again.Get(ctx, "runs/1/after"); err != nil || string(data) != "y" {
 		t.Fatalf("after the server went on: %q, %v", data, err)
 	}
 }
@@ -484,5 +495,55 @@ func TestS3SDKSaysNothing(t *testing.T) {
 	}
 	if len(printed) > 0 {
 		t.Errorf("the SDK printed on stderr: %q", printed)
+	}
+}
+
+// TestSilentBucketAskedOnce: an S3 endpoint that accepts every request
+// and answers none. The first operation gives up within its budget; every
+// later one fails at once, naming the operation the bucket did not
+// answer, and sends the server nothing more: a command that meets a
+// stalled bucket waits for one operation's budget, not one per request it
+// would make in turn.
+func TestSilentBucketAskedOnce(t *testing.T) {
+	t.Parallel()
+	var asked atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	s, err := Open(ctx, "s3://strata-state?endpoint="+srv.URL+"&use_path_style=true&disable_https=true&region=us-east-1&anonymous=true", Options{Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, _, err = s.Get(ctx, "runs/1/manifest.json")
+	var first *NoAnswerError
+	if !errors.As(err, &first) || first.Earlier != nil {
+		t.Fatalf("reading a silent bucket: %v, want a NoAnswerError", err)
+	}
+	if n := asked.Load(); n != Attempts {
+		t.Errorf("the first operation sent %d requests, want %d attempts", n, Attempts)
+	}
+	later := map[string]func() error{
+		"writing":  func() error { return s.Put(ctx, "runs/1/jobs/0.json", []byte("{}")) },
+		"creating": func() error { return s.Create(ctx, "runs/1/claims/0", []byte("x")) },
+		"updating": func() error { return s.Update(ctx, "runs/1/manifest.json", []byte("x"), "\"etag\"") },
+		"deleting": func() error { return s.Delete(ctx, "runs/1/claims/0") },
+		"listing":  func() error { _, err := s.List(ctx, "runs/"); return err },
+	}
+	for op, f := range later {
+		err := f()
+		var na *NoAnswerError
+		if !errors.As(err, &na) || na.Earlier != first || na.Op != op {
+			t.Fatalf("%s after the bucket did not answer: %v, want a NoAnswerError naming the earlier one", op, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "not asked, since the bucket did not answer reading runs/1/manifest.json") || !strings.Contains(msg, op+" runs/") {
+			t.Errorf("%s: %s", op, msg)
+		}
+	}
+	if n := asked.Load(); n != Attempts {
+		t.Errorf("the server got %d requests in all, want only the first operation's %d", n, Attempts)
 	}
 }

@@ -239,13 +239,21 @@ func openAzure(ctx context.Context, u *url.URL, timeout time.Duration) (*blob.Bu
 }
 
 // NoAnswerError is an operation the bucket did not answer within the
-// store's budget.
+// store's budget, or one not asked at all because the bucket had not
+// answered an earlier one (Earlier).
 type NoAnswerError struct {
 	URL, Op, Key string
 	Timeout      time.Duration
+	// Earlier is the operation the bucket did not answer, when this one
+	// was not asked.
+	Earlier *NoAnswerError
 }
 
 func (e *NoAnswerError) Error() string {
+	if e.Earlier != nil {
+		return fmt.Sprintf("state bucket %s: %s %s: not asked, since the bucket did not answer %s %s in %d attempts of %s each",
+			e.URL, e.Op, e.Key, e.Earlier.Op, e.Earlier.Key, Attempts, e.Earlier.Timeout)
+	}
 	return fmt.Sprintf("state bucket %s: %s %s: no answer in %d attempts of %s each (--state-timeout or the URL's ?timeout= sets the time of one)",
 		e.URL, e.Op, e.Key, Attempts, e.Timeout)
 }
@@ -254,8 +262,13 @@ func (e *NoAnswerError) Error() string {
 // system call cannot be cancelled (a stuck network file system never
 // returns): it runs on its own goroutine, and the store gives up on it at
 // the deadline. An operation that ran out of time is a NoAnswerError
-// naming the object and the bucket.
+// naming the object and the bucket; after one, the store fails every
+// later operation at once (Store.silent).
 func bounded[T any](ctx context.Context, s *Store, op, key string, f func(ctx context.Context) (T, error)) (T, error) {
+	var zero T
+	if earlier := s.silent.Load(); earlier != nil {
+		return zero, &NoAnswerError{URL: s.url, Op: op, Key: key, Timeout: s.timeout, Earlier: earlier}
+	}
 	octx, cancel := context.WithTimeout(ctx, s.budget())
 	defer cancel()
 	var (
@@ -282,8 +295,9 @@ func bounded[T any](ctx context.Context, s *Store, op, key string, f func(ctx co
 		out, err = f(octx)
 	}
 	if err != nil && ctx.Err() == nil && (octx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
-		var zero T
-		return zero, &NoAnswerError{URL: s.url, Op: op, Key: key, Timeout: s.timeout}
+		na := &NoAnswerError{URL: s.url, Op: op, Key: key, Timeout: s.timeout}
+		s.silent.CompareAndSwap(nil, na)
+		return zero, na
 	}
 	return out, err
 }
