@@ -116,7 +116,7 @@ type StepWriter struct {
 
 	// Drop-in.
 	mu      sync.Mutex // guards partial
-	partial []byte     // an unfinished line
+	partial lineBuf    // an unfinished line
 	errSide *StepWriter
 	isErr   bool
 
@@ -204,20 +204,22 @@ func (sw *StepWriter) Write(p []byte) (int, error) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	// Stream whole lines, masked, as they come.
-	sw.partial = append(sw.partial, p...)
-	for {
-		i := bytes.IndexByte(sw.partial, '\n')
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
+			sw.partial.add(p)
 			break
 		}
-		raw := string(sw.partial[:i+1])
+		sw.partial.add(p[:i])
+		p = p[i+1:]
+		raw := sw.partial.take() + "\n"
 		sw.c.mu.Lock()
 		sw.ur.output.WriteString(ansi.Strip(raw))
 		io.WriteString(sw.target(), sw.c.shown(raw, sw.ur.Masker.Mask))
 		sw.c.mu.Unlock()
-		sw.partial = sw.partial[i+1:]
 	}
-	return len(p), nil
+	return n, nil
 }
 
 // stderrSide is the engine's stderr into a step's block.
@@ -348,9 +350,10 @@ func (sw *StepWriter) Close() error {
 		}
 	}
 	if c.dropIn {
-		if len(sw.partial) > 0 {
-			sw.ur.output.WriteString(ansi.Strip(string(sw.partial)))
-			io.WriteString(sw.target(), c.shown(string(sw.partial), sw.ur.Masker.Mask)+"\n")
+		if !sw.partial.empty() {
+			raw := sw.partial.take()
+			sw.ur.output.WriteString(ansi.Strip(raw))
+			io.WriteString(sw.target(), c.shown(raw, sw.ur.Masker.Mask)+"\n")
 		}
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-iac/strata/internal/ansi"
 	"github.com/strata-iac/strata/internal/diagnostics"
+	"github.com/strata-iac/strata/internal/textbudget"
 )
 
 // Engine output as lines: split as it comes, warnings boxed once, secrets
@@ -19,23 +20,56 @@ import (
 // Each line it emits stands alone in colour (ansi.Lines): a line shown
 // with a prefix, or dropped, leaves its neighbours' colour as it was.
 type lineSplitter struct {
-	partial []byte
+	partial lineBuf
 	held    []string
 	inBox   bool
 	colour  ansi.Lines
 }
 
 func (ls *lineSplitter) write(p []byte, emit func([]string)) {
-	ls.partial = append(ls.partial, p...)
-	for {
-		i := bytes.IndexByte(ls.partial, '\n')
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
+			ls.partial.add(p)
 			return
 		}
-		line := string(ls.partial[:i])
-		ls.partial = ls.partial[i+1:]
-		ls.line(line, emit)
+		ls.partial.add(p[:i])
+		p = p[i+1:]
+		ls.line(ls.partial.take(), emit)
 	}
+}
+
+// lineBuf collects one line of an engine's output, up to
+// textbudget.Line bytes: what comes past that is counted, not kept, so a
+// line of 200 MB costs 4 KiB (docs/behaviour.md#text-budgets). Every line
+// is masked whole, so it must be held whole: the budget is what bounds
+// the memory a unit's output takes.
+type lineBuf struct {
+	b       []byte
+	dropped int
+}
+
+func (lb *lineBuf) add(p []byte) {
+	room := max(textbudget.Line-len(lb.b), 0)
+	if len(p) > room {
+		lb.dropped += len(p) - room
+		p = p[:room]
+	}
+	lb.b = append(lb.b, p...)
+}
+
+func (lb *lineBuf) empty() bool { return len(lb.b) == 0 && lb.dropped == 0 }
+
+// take returns the line collected, with a note of what was cut, and
+// starts the next. A cut line loses its colour: the cut may fall inside a
+// colour code.
+func (lb *lineBuf) take() string {
+	l := string(lb.b)
+	if lb.dropped > 0 {
+		l = textbudget.Dropped(ansi.Strip(l), lb.dropped)
+	}
+	lb.b, lb.dropped = lb.b[:0], 0
+	return l
 }
 
 func (ls *lineSplitter) line(l string, emit func([]string)) {
@@ -70,10 +104,8 @@ func (ls *lineSplitter) line(l string, emit func([]string)) {
 // flush emits what is left when the step ends: an unfinished line, and a
 // box that never closed, as it is.
 func (ls *lineSplitter) flush(emit func([]string)) {
-	if len(ls.partial) > 0 {
-		line := string(ls.partial)
-		ls.partial = nil
-		ls.line(line, emit)
+	if !ls.partial.empty() {
+		ls.line(ls.partial.take(), emit)
 	}
 	if len(ls.held) > 0 {
 		held := ls.held

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/strata-iac/strata/internal/textbudget"
 )
 
 // Masker replaces secret values with *** in text.
@@ -53,5 +55,42 @@ func (m *Masker) Mask(s string) string {
 	for _, v := range m.secrets {
 		s = strings.ReplaceAll(s, v, "***")
 	}
+	if len(m.secrets) > 0 && strings.Contains(s, textbudget.Marker) {
+		s = m.maskCut(s)
+	}
 	return s
+}
+
+// maskCut masks the start of a secret that a cut left just before its
+// note (docs/behaviour.md#text-budgets). Callers hold m.mu.
+func (m *Masker) maskCut(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, textbudget.Marker)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		kept := s[:i]
+		for _, v := range m.secrets {
+			if n := secretStart(kept, v); n > 0 {
+				kept = kept[:len(kept)-n] + "***"
+				break
+			}
+		}
+		b.WriteString(kept)
+		b.WriteString(textbudget.Marker)
+		s = s[i+len(textbudget.Marker):]
+	}
+}
+
+// secretStart is the length of the longest start of secret v that ends
+// text, short of the whole of v (which Mask has replaced already).
+func secretStart(text, v string) int {
+	for n := min(len(v)-1, len(text)); n > 0; n-- {
+		if strings.HasSuffix(text, v[:n]) {
+			return n
+		}
+	}
+	return 0
 }

@@ -14,6 +14,7 @@ import (
 
 	cmdpolicy "github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/internal/atomicfile"
+	"github.com/strata-iac/strata/internal/textbudget"
 )
 
 // Report is the JSON report of a command (docs/behaviour.md#report).
@@ -48,7 +49,7 @@ type Report struct {
 // ran: CI still gets a report and a summary saying why.
 func FailedReport(command string, started, finished time.Time, reason string) *Report {
 	return &Report{Version: 1, Command: command, OK: false, ExitCode: 1, StartedAt: started.UTC(), FinishedAt: finished.UTC(),
-		Stacks: []StackReport{}, Units: []*UnitReport{}, Error: reason}
+		Stacks: []StackReport{}, Units: []*UnitReport{}, Error: textbudget.Cut(reason, textbudget.Error)}
 }
 
 // StackReport is a stack's outcome: the first of failed, missing (in the

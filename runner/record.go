@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/internal/textbudget"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -16,7 +17,7 @@ func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
 		Engine: report.EngineReport{Name: ur.Choice.Name, Version: ur.Choice.Version},
 		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned, Gates: ur.gates, Cost: ur.cost,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
-		Log: ur.Display.Log(), Warnings: ur.warnings,
+		Log: ur.Display.Log(), Warnings: cutWarnings(ur.warnings),
 	}
 	if ur.Engine != nil {
 		rep.Engine = report.EngineReport{Name: ur.Engine.Name, Version: ur.Engine.Version.String()}
@@ -32,6 +33,19 @@ func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
 		rep.Status = report.StatusCancelled
 	}
 	return rep
+}
+
+// cutWarnings bounds each of a unit's warnings, which may quote what
+// came in (docs/behaviour.md#text-budgets).
+func cutWarnings(ws []string) []string {
+	if ws == nil {
+		return nil
+	}
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = textbudget.Cut(w, textbudget.Error)
+	}
+	return out
 }
 
 // report assembles the report and its exit code (docs/behaviour.md#commands).

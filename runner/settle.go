@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/strata-iac/strata/internal/diagnostics"
+	"github.com/strata-iac/strata/internal/textbudget"
 	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 )
@@ -408,6 +409,9 @@ func deadCause(ur *unitRun) *unitRun {
 func (r *runState) finish(ur *unitRun, status report.Status, reason string) {
 	ur.phase = phaseDone
 	ur.status = status
+	// A reason may quote an engine's error, of any size
+	// (docs/behaviour.md#text-budgets).
+	reason = textbudget.Cut(reason, textbudget.Error)
 	ur.reason = reason
 	switch {
 	case ur.role.outside():
