@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/strata-iac/strata/internal/diagnostics"
+	"github.com/strata-iac/strata/internal/diskspace"
 	"github.com/strata-iac/strata/internal/textbudget"
 	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
@@ -307,8 +309,14 @@ func (r *runState) fail(ur *unitRun, res job.Result, reason string) {
 		r.con.UnitNote(ur.Spec.Name(), res.Err.Error())
 	}
 	if reason == "" {
+		errText := job.ErrorText(res.Err)
 		reason = fmt.Sprintf("%s failed", res.FailedStep)
-		if msg := diagnostics.FailureReason(ur.Masker.Mask(job.ErrorText(res.Err))); msg != "" {
+		// A full disk is said first: the engine's own error seldom names
+		// it (docs/behaviour.md#faults).
+		if full := diskspace.Reason(errText, filepath.Join(r.p.Root, ur.Spec.Dir), filepath.Dir(ur.PlanFile), ur.DataDir, ur.TmpDir); full != "" {
+			reason += ": " + full
+		}
+		if msg := diagnostics.FailureReason(ur.Masker.Mask(errText)); msg != "" {
 			reason += ": " + msg
 		}
 	}
