@@ -92,7 +92,7 @@ type deletedRun struct {
 // st is the --state bucket the run opened, nil without one.
 func runDeleted(ctx context.Context, c *cli.Context, s *session, st *objstore.Store, gone []deletedUnit, opt runner.Options) (*deletedRun, error) {
 	stateDir := stateDirOf(c, s)
-	restored, err := restoreDeleted(ctx, s, stateDir, gone)
+	restored, err := restoreDeleted(ctx, c, s, stateDir, gone)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, st *objstore.St
 
 // restoreDeleted puts the deleted units' dirs back as they were at the
 // commit each is put back from (runstate.Restore).
-func restoreDeleted(ctx context.Context, s *session, stateDir string, gone []deletedUnit) (*runstate.Restored, error) {
+func restoreDeleted(ctx context.Context, c *cli.Context, s *session, stateDir string, gone []deletedUnit) (*runstate.Restored, error) {
 	// Opened with ctx, not through s.gitRepo: an interrupt stops the restore.
 	repo, err := git.Open(ctx, s.project.Root)
 	if err != nil {
@@ -130,7 +130,9 @@ func restoreDeleted(ctx context.Context, s *session, stateDir string, gone []del
 	for i, d := range gone {
 		dirs[i] = runstate.RestoreDir{Dir: d.Dir, Commit: d.from}
 	}
-	return runstate.Restore(ctx, s.project.Root, stateDir, repo, dirs)
+	return runstate.Restore(ctx, s.project.Root, stateDir, repo, dirs, func(msg string) {
+		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg)
+	})
 }
 
 // deletedUnitsRun loads the config with the deleted dirs put back and

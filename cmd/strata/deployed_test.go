@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -252,27 +255,122 @@ func TestDeletedUnitHoldingResources(t *testing.T) {
 	}
 }
 
+// TestDeletedDirPutBackKeepsWhatItDidNotWrite: a deleted unit's dir, gone
+// whole, is put back for its destroy and taken away again, except what
+// strata did not put back there: a file its destroy wrote and the
+// engine's data dir stay, with a warning naming them.
+func TestDeletedDirPutBackKeepsWhatItDidNotWrite(t *testing.T) {
+	needTerraform(t)
+	root := deployedRepo(t)
+	testenvWrite(t, filepath.Join(root, "strata.yml"), deployedConfig+"    legacy: {tag_query: 'dir:legacy'}\n")
+	// The state lives outside the dir, so it outlives the dir.
+	testenvWrite(t, filepath.Join(root, ".gitignore"), "*.tfstate*\n")
+	if err := os.Mkdir(filepath.Join(root, "legacy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testenvWrite(t, filepath.Join(root, "legacy", "main.tf"), `terraform {
+  backend "local" {
+    path = "../legacy.tfstate"
+  }
+}
+resource "terraform_data" "x" {
+  provisioner "local-exec" {
+    when    = destroy
+    command = "echo gone > destroyed.txt"
+  }
+}
+`)
+	gitIn(t, root, "add", ".gitignore", "strata.yml", "legacy/main.tf")
+	gitIn(t, root, "commit", "-q", "-m", "legacy")
+	gitIn(t, root, "push", "-q", "origin", "main")
+	env := append(hermeticEnv(t), "CI=true")
+	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	gitIn(t, root, "rm", "-q", "-r", "legacy")
+	gitIn(t, root, "commit", "-q", "-m", "rm legacy")
+	gitIn(t, root, "push", "-q", "origin", "main")
+	if err := os.RemoveAll(filepath.Join(root, "legacy")); err != nil {
+		t.Fatal(err)
+	}
+
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	r := runBin(t, root, env, "apply", "--changed", "-auto-approve", "--destroy-deleted", "--report", reportFile)
+	if r.code != 0 {
+		t.Fatalf("apply --destroy-deleted: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got, want := unitWhys(t, reportFile), []string{"legacy destroyed deleted"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("--destroy-deleted: %q, want %q", got, want)
+	}
+	if !strings.Contains(r.stderr, "strata: warning: left in place: legacy (it holds .terraform, destroyed.txt, which strata did not put back)") {
+		t.Errorf("no warning naming what stays:\n%s", r.stderr)
+	}
+	for p, there := range map[string]bool{"legacy/main.tf": false, "legacy/destroyed.txt": true, "legacy/.terraform": true, ".strata/restored.json": false} {
+		if _, err := os.Stat(filepath.Join(root, p)); (err == nil) != there {
+			t.Errorf("%s: there %v, want %v", p, err == nil, there)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "legacy.tfstate")); err != nil || strings.Contains(string(b), "terraform_data") {
+		t.Errorf("legacy's state after the destroy: %v\n%s", err, b)
+	}
+}
+
 // TestRestoredLeftoversRemoved: what a killed command put back is removed
 // before the next command loads the project, so it is never taken for a
-// root module; a dir that was there before keeps what else it holds.
+// root module; the record is untrusted, and removes nothing strata did not
+// put back: not a file HEAD tracks, not a path outside the repository, and
+// nothing at all when it is a record without hashes.
 func TestRestoredLeftoversRemoved(t *testing.T) {
-	root := writeRepo(t, map[string]string{
-		"strata.yml": "", "app/main.tf": deployedTF("app"),
-		"gone/main.tf": deployedTF("gone"), "kept/main.tf": deployedTF("kept"), "kept/terraform.tfstate": "{}",
-	})
+	root := writeRepo(t, map[string]string{"strata.yml": "", "app/main.tf": deployedTF("app"), "gone/main.tf": deployedTF("gone")})
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "-q", "-m", "base")
+	first := testenv.Git(t, root, "rev-parse", "HEAD")
+	gitIn(t, root, "rm", "-q", "-r", "gone")
+	gitIn(t, root, "commit", "-q", "-m", "rm gone")
+	outside := filepath.Join(filepath.Dir(root), "outside.tf")
+	testenvWrite(t, outside, deployedTF("gone"))
 	state := filepath.Join(root, ".strata")
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	testenvWrite(t, filepath.Join(state, "restored.json"), `[{"dir":"gone","existed":false},{"dir":"kept","existed":true,"files":["kept/main.tf"]},{"dir":"..","existed":false},{"dir":"app","existed":true,"files":["../x"]}]`)
+	hash := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return hex.EncodeToString(sum[:])
+	}
+	putBack := func() {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(root, "gone"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		testenvWrite(t, filepath.Join(root, "gone", "main.tf"), deployedTF("gone"))
+	}
+
+	// A killed command's record, with entries it never wrote.
+	putBack()
+	testenvWrite(t, filepath.Join(state, "restored.json"), fmt.Sprintf(`{"version":2,"dirs":[
+{"dir":"gone","commit":%[1]q,"made":["gone"],"files":[{"path":"gone/main.tf","sha256":%[2]q}]},
+{"dir":"app","commit":%[1]q,"files":[{"path":"app/main.tf","sha256":%[3]q}]},
+{"dir":"..","commit":%[1]q,"files":[{"path":"../outside.tf","sha256":%[2]q}]}]}`, first, hash(deployedTF("gone")), hash(deployedTF("app"))))
 	code, out, errOut := strata(t, "-C", root, "ls")
-	// A record naming paths outside the root is refused, and nothing
-	// there is touched.
-	if code != 1 || !strings.Contains(errOut, "removing the deleted dirs a killed command put back: gone, kept, .., app") ||
-		!strings.Contains(errOut, `restored dir "..": not inside`) || !strings.Contains(errOut, `restored file "../x": not inside`) {
+	if code != 0 || !strings.Contains(errOut, "left in place: app/main.tf (tracked at HEAD)") || !strings.Contains(errOut, `left in place: ".." (not a path inside the repository)`) ||
+		strings.Contains(out, "gone@default") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	for p, there := range map[string]bool{"gone": false, "kept/main.tf": false, "kept/terraform.tfstate": true, "app/main.tf": true, ".strata/restored.json": false} {
+	for p, there := range map[string]bool{"gone": false, "app/main.tf": true, "../outside.tf": true, ".strata/restored.json": false} {
+		if _, err := os.Stat(filepath.Join(root, p)); (err == nil) != there {
+			t.Errorf("%s: there %v, want %v", p, err == nil, there)
+		}
+	}
+
+	// A record of an earlier strata names no content: nothing goes.
+	putBack()
+	testenvWrite(t, filepath.Join(state, "restored.json"), `[{"dir":"gone","existed":false},{"dir":"app","existed":true,"files":["app/main.tf"]}]`)
+	code, out, errOut = strata(t, "-C", root, "ls")
+	if code != 0 || !strings.Contains(errOut, "was written by an earlier strata and names no content: nothing it names is removed; left in place: gone, app") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for p, there := range map[string]bool{"gone/main.tf": true, "app/main.tf": true, ".strata/restored.json": false} {
 		if _, err := os.Stat(filepath.Join(root, p)); (err == nil) != there {
 			t.Errorf("%s: there %v, want %v", p, err == nil, there)
 		}
