@@ -255,6 +255,70 @@ func TestDeletedUnitHoldingResources(t *testing.T) {
 	}
 }
 
+// TestDeletedUnitWhoseStackLeftTheConfig: a consumer's dir deleted with
+// its stack (its inputs would not load without the dir) is found from its
+// run state, reported with what its state holds, and destroyed by
+// --destroy-deleted from the config at the commit it was applied at, its
+// input read from the producer that stays.
+func TestDeletedUnitWhoseStackLeftTheConfig(t *testing.T) {
+	needTerraform(t)
+	const producer = "stacks:\n  names:\n    a: {tag_query: 'dir:a'}\n"
+	root := pushedRepo(t, map[string]string{
+		"strata.yml": producer + "    b:\n      tag_query: 'dir:b'\n      inputs: {v: a.out}\n",
+		"a/main.tf":  "output \"out\" {\n  value = \"from-a\"\n}\n",
+		"b/main.tf":  "variable \"v\" {}\nresource \"terraform_data\" \"x\" {\n  input = var.v\n}\nresource \"terraform_data\" \"y\" {}\n",
+		".gitignore": "*.tfstate*\n",
+	})
+	env := append(hermeticEnv(t), "CI=true")
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	run := func(args ...string) binRun {
+		t.Helper()
+		r := runBin(t, root, env, append(args, "--changed", "--report", reportFile)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	run("apply", "-auto-approve")
+	if b, err := os.ReadFile(filepath.Join(root, "b", "terraform.tfstate")); err != nil || !strings.Contains(string(b), "from-a") {
+		t.Fatalf("b's state after the apply: %v\n%s", err, b)
+	}
+
+	// b goes with its stack; its local state, untracked, stays.
+	testenvWrite(t, filepath.Join(root, "strata.yml"), producer)
+	gitIn(t, root, "rm", "-q", "-r", "b")
+	gitIn(t, root, "commit", "-q", "-am", "rm b")
+	gitIn(t, root, "push", "-q", "origin", "main")
+
+	for _, args := range [][]string{{"plan"}, {"apply", "-auto-approve"}} {
+		r := run(args...)
+		if got, want := unitWhys(t, reportFile), []string{"b planned deleted"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: %q, want %q", args, got, want)
+		}
+		if u := readReport(t, reportFile).Units; len(u) != 1 || u[0].Changes.Destroy != 2 || !strings.Contains(u[0].Reason, "its state holds 2 resources") {
+			t.Errorf("%v: %+v", args, u)
+		}
+		if !strings.Contains(r.stderr, "b@default: its dir was deleted; its state holds 2 resources: strata apply --changed --destroy-deleted destroys them") {
+			t.Errorf("%v: no warning\n%s", args, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(root, "b", "main.tf")); !os.IsNotExist(err) {
+			t.Fatalf("%v left the deleted config in place: %v", args, err)
+		}
+	}
+
+	run("apply", "-auto-approve", "--destroy-deleted")
+	if got, want := unitWhys(t, reportFile), []string{"b destroyed deleted"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("--destroy-deleted: %q, want %q", got, want)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "b", "terraform.tfstate"))
+	if err != nil || strings.Contains(string(b), "terraform_data") {
+		t.Errorf("b's state after the destroy: %v\n%s", err, b)
+	}
+	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve"); r.code != 0 || !strings.Contains(r.stdout, "no units selected") {
+		t.Errorf("after the destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // TestDeletedDirPutBackKeepsWhatItDidNotWrite: a deleted unit's dir, gone
 // whole, is put back for its destroy and taken away again, except what
 // strata did not put back there: a file its destroy wrote and the

@@ -426,6 +426,18 @@ func (r *Repo) Files(commit, dir string) ([]string, error) {
 	return files, nil
 }
 
+// FileAt reads a file (relative to the project root) as it is at commit.
+func (r *Repo) FileAt(commit, p string) ([]byte, error) {
+	if strings.HasPrefix(commit, "-") {
+		return nil, fmt.Errorf("git cat-file: %q is no commit", commit)
+	}
+	out, err := r.g.output("cat-file", "blob", commit+":"+path.Join(r.prefix, p))
+	if err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
+}
+
 // literal makes a path a pathspec that matches that path alone: a dir
 // named `*` is no pattern.
 func literal(p string) string { return ":(literal)" + p }
