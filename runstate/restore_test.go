@@ -238,6 +238,21 @@ func TestCleanRestoredCraftedRecords(t *testing.T) {
 			warns: []string{"removing the deleted dirs a killed command put back: gone", "left in place: gone/main.tf (gone is a symbolic link)"},
 		},
 		{
+			name: "a file that is a symbolic link",
+			setup: func(t *testing.T, root, outside, first string) any {
+				testenv.WriteFile(t, filepath.Join(outside, "main.tf"), "gone")
+				if err := os.Mkdir(filepath.Join(root, "gone"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(outside, "main.tf"), filepath.Join(root, "gone", "main.tf")); err != nil {
+					t.Fatal(err)
+				}
+				return record(restoredDir{Dir: "gone", Commit: first, Files: []restoredFile{{"gone/main.tf", sum([]byte("gone"))}}})
+			},
+			want:  []string{"gone/main.tf", "../out/main.tf"},
+			warns: []string{"removing the deleted dirs a killed command put back: gone", "left in place: gone/main.tf (not a regular file)"},
+		},
+		{
 			name: "a file of the git dir",
 			setup: func(t *testing.T, root, _, first string) any {
 				b, err := os.ReadFile(filepath.Join(root, ".git", "HEAD"))
