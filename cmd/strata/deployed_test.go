@@ -255,6 +255,32 @@ func TestDeletedUnitHoldingResources(t *testing.T) {
 	}
 }
 
+// consumerProducer is a config where stack b reads stack a's output.
+const consumerProducer = "stacks:\n  names:\n    a: {tag_query: 'dir:a'}\n"
+
+// consumerRepo is a pushed repository of a producer a and a consumer b
+// holding two resources, b's input read from a.
+func consumerRepo(t *testing.T) string {
+	t.Helper()
+	return pushedRepo(t, map[string]string{
+		"strata.yml": consumerProducer + "    b:\n      tag_query: 'dir:b'\n      inputs: {v: a.out}\n",
+		"a/main.tf":  "output \"out\" {\n  value = \"from-a\"\n}\n",
+		"b/main.tf":  "variable \"v\" {}\nresource \"terraform_data\" \"x\" {\n  input = var.v\n}\nresource \"terraform_data\" \"y\" {}\n",
+		".gitignore": "*.tfstate*\n",
+	})
+}
+
+// removeConsumer merges a change that deletes b with its stack (its
+// inputs would not load without the dir); b's local state, untracked,
+// stays.
+func removeConsumer(t *testing.T, root string) {
+	t.Helper()
+	testenvWrite(t, filepath.Join(root, "strata.yml"), consumerProducer)
+	gitIn(t, root, "rm", "-q", "-r", "b")
+	gitIn(t, root, "commit", "-q", "-am", "rm b")
+	gitIn(t, root, "push", "-q", "origin", "main")
+}
+
 // TestDeletedUnitWhoseStackLeftTheConfig: a consumer's dir deleted with
 // its stack (its inputs would not load without the dir) is found from its
 // run state, reported with what its state holds, and destroyed by
@@ -262,13 +288,7 @@ func TestDeletedUnitHoldingResources(t *testing.T) {
 // input read from the producer that stays.
 func TestDeletedUnitWhoseStackLeftTheConfig(t *testing.T) {
 	needTerraform(t)
-	const producer = "stacks:\n  names:\n    a: {tag_query: 'dir:a'}\n"
-	root := pushedRepo(t, map[string]string{
-		"strata.yml": producer + "    b:\n      tag_query: 'dir:b'\n      inputs: {v: a.out}\n",
-		"a/main.tf":  "output \"out\" {\n  value = \"from-a\"\n}\n",
-		"b/main.tf":  "variable \"v\" {}\nresource \"terraform_data\" \"x\" {\n  input = var.v\n}\nresource \"terraform_data\" \"y\" {}\n",
-		".gitignore": "*.tfstate*\n",
-	})
+	root := consumerRepo(t)
 	env := append(hermeticEnv(t), "CI=true")
 	reportFile := filepath.Join(t.TempDir(), "report.json")
 	run := func(args ...string) binRun {
@@ -284,11 +304,7 @@ func TestDeletedUnitWhoseStackLeftTheConfig(t *testing.T) {
 		t.Fatalf("b's state after the apply: %v\n%s", err, b)
 	}
 
-	// b goes with its stack; its local state, untracked, stays.
-	testenvWrite(t, filepath.Join(root, "strata.yml"), producer)
-	gitIn(t, root, "rm", "-q", "-r", "b")
-	gitIn(t, root, "commit", "-q", "-am", "rm b")
-	gitIn(t, root, "push", "-q", "origin", "main")
+	removeConsumer(t, root)
 
 	for _, args := range [][]string{{"plan"}, {"apply", "-auto-approve"}} {
 		r := run(args...)
@@ -316,6 +332,44 @@ func TestDeletedUnitWhoseStackLeftTheConfig(t *testing.T) {
 	}
 	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve"); r.code != 0 || !strings.Contains(r.stdout, "no units selected") {
 		t.Errorf("after the destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestDeletedUnitWhoseStackLeftTheConfigInBucket: the same with the run
+// state in a bucket and each run on a fresh machine: ci start names the
+// unit, and a run on one machine reports and destroys it.
+func TestDeletedUnitWhoseStackLeftTheConfigInBucket(t *testing.T) {
+	needTerraform(t)
+	root := consumerRepo(t)
+	env := append(hermeticEnv(t), "CI=true")
+	bucket := "file://" + t.TempDir()
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	run := func(args ...string) binRun {
+		t.Helper()
+		defer os.RemoveAll(filepath.Join(root, ".strata"))
+		r := runBin(t, root, env, append(args, "--state", bucket)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	run("apply", "--changed", "-auto-approve")
+	removeConsumer(t, root)
+
+	if r := run("ci", "start", "apply", "--changed", "--auto-approve"); !strings.Contains(r.stderr, "b@default: its dir was deleted, and the run state says it was applied at") {
+		t.Errorf("ci start does not name b:\n%s", r.stderr)
+	}
+	run("plan", "--changed", "--report", reportFile)
+	if u := readReport(t, reportFile).Units; len(u) != 1 || u[0].Dir != "b" || u[0].Status != report.StatusPlanned || u[0].Changes.Destroy != 2 {
+		t.Errorf("plan: %+v", u)
+	}
+	run("apply", "--changed", "-auto-approve", "--destroy-deleted", "--report", reportFile)
+	if got, want := unitWhys(t, reportFile), []string{"b destroyed deleted"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("--destroy-deleted: %q, want %q", got, want)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "b", "terraform.tfstate"))
+	if err != nil || strings.Contains(string(b), "terraform_data") {
+		t.Errorf("b's state after the destroy: %v\n%s", err, b)
 	}
 }
 
