@@ -228,6 +228,10 @@ func unsafeName(name string) string {
 	return ""
 }
 
+// SafeName reports whether a stack or workspace name is one a config may
+// use: a name read back from a file name is checked with it.
+func SafeName(name string) bool { return unsafeName(name) == "" }
+
 // checkStacks reports stack definitions that are malformed or name stacks
 // that are not defined.
 func checkStacks(names *Map[StackDef], c *collector) {

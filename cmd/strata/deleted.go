@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,6 +32,10 @@ import (
 type deletedUnit struct {
 	stacks.DeletedUnit
 	from string
+	// leftConfig says the config no longer puts the dir in its stack (the
+	// stack left the config, or no longer matches the dir): the unit was
+	// found from its run state, and runs from the config at from.
+	leftConfig bool
 }
 
 // ghost is a deleted unit as the run state names it.
@@ -40,15 +46,19 @@ func ghost(d stacks.DeletedUnit) *stacks.Unit {
 // stillDeployed keeps the deleted units whose run state says an apply
 // deployed them and nothing destroyed them since, each with the commit to
 // put it back from: the one it was deployed at when this clone has it,
-// else the one the change was compared with.
+// else the one the change was compared with. Besides the units the config
+// gives a deleted dir, each unit of the dir the run state holds a record
+// of is looked at: its stack may have left the config with the dir
+// (docs/behaviour.md#a-stack-that-left-the-config).
 func stillDeployed(c *cli.Context, s *session, deleted []stacks.DeletedUnit) ([]deletedUnit, error) {
+	found, err := recordedDeleted(c, s, deleted)
+	if err != nil {
+		return nil, err
+	}
 	var units []*stacks.Unit
-	byUnit := map[*stacks.Unit]stacks.DeletedUnit{}
-	for _, d := range deleted {
-		if d.Stack == nil {
-			continue
-		}
-		u := ghost(d)
+	byUnit := map[*stacks.Unit]deletedUnit{}
+	for _, d := range found {
+		u := ghost(d.DeletedUnit)
 		units = append(units, u)
 		byUnit[u] = d
 	}
@@ -70,11 +80,62 @@ func stillDeployed(c *cli.Context, s *session, deleted []stacks.DeletedUnit) ([]
 			continue
 		}
 		d := byUnit[u]
-		from := d.Commit
+		d.from = d.Commit
 		if repo.Has(us.Deployed.Commit) {
-			from = us.Deployed.Commit
+			d.from = us.Deployed.Commit
 		}
-		out = append(out, deletedUnit{DeletedUnit: d, from: from})
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// recordedDeleted is the deleted units the config gives a stack, and
+// after them, for each deleted dir, the units the run state holds records
+// of that the config does not give (a stack that left the config), with
+// a stack of the recorded name.
+func recordedDeleted(c *cli.Context, s *session, deleted []stacks.DeletedUnit) ([]deletedUnit, error) {
+	var out []deletedUnit
+	have := map[string]bool{}
+	key := func(dir, ws, stack string) string { return dir + "\x00" + ws + "\x00" + stack }
+	var dirs []stacks.DeletedUnit
+	seen := map[string]bool{}
+	for _, d := range deleted {
+		if !seen[d.Dir] {
+			seen[d.Dir] = true
+			dirs = append(dirs, d)
+		}
+		if d.Stack != nil {
+			have[key(d.Dir, d.Workspace, d.Stack.Name)] = true
+			out = append(out, deletedUnit{DeletedUnit: d})
+		}
+	}
+	var st *objstore.Store
+	if url := c.String("state"); url != "" && len(dirs) > 0 {
+		var err error
+		if st, err = openBucket(c, url); err != nil {
+			return nil, err
+		}
+		defer st.Close()
+	}
+	for _, d := range dirs {
+		var recs []runstate.RecordedUnit
+		var err error
+		if st != nil {
+			recs, err = runstate.RecordedInBucket(c.Context, st, d.Dir)
+		} else {
+			recs, err = runstate.RecordedLocal(stateDirOf(c, s), d.Dir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the run state of %s: %w", d.Dir, err)
+		}
+		for _, r := range recs {
+			if have[key(d.Dir, r.Workspace, r.Stack)] {
+				continue
+			}
+			have[key(d.Dir, r.Workspace, r.Stack)] = true
+			gone := stacks.DeletedUnit{Dir: d.Dir, Workspace: r.Workspace, Stack: &stacks.Stack{Name: r.Stack}, File: d.File, Commit: d.Commit}
+			out = append(out, deletedUnit{DeletedUnit: gone, leftConfig: true})
+		}
 	}
 	return out, nil
 }
@@ -92,7 +153,7 @@ type deletedRun struct {
 // st is the --state bucket the run opened, nil without one.
 func runDeleted(ctx context.Context, c *cli.Context, s *session, st *objstore.Store, gone []deletedUnit, opt runner.Options) (*deletedRun, error) {
 	stateDir := stateDirOf(c, s)
-	restored, err := restoreDeleted(ctx, s, stateDir, gone)
+	restored, err := restoreDeleted(ctx, c, s, stateDir, gone)
 	if err != nil {
 		return nil, err
 	}
@@ -101,26 +162,39 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, st *objstore.St
 			fmt.Fprintf(c.App.ErrWriter, "strata: removing the deleted dirs put back (%s): %v\n", strings.Join(restored.Names(), ", "), err)
 		}
 	}()
-	back, run, err := deletedUnitsRun(c, s, gone)
+	runs, err := deletedUnitsRuns(ctx, c, s, stateDir, gone)
 	if err != nil {
 		return nil, err
 	}
-	if len(run.Units) == 0 {
+	if len(runs) == 0 {
 		return &deletedRun{report: &report.Report{}}, nil
 	}
 	pol := cmdpolicy.Must(opt.Command)
 	destroy := pol.Applies && c.Bool("destroy-deleted")
 	dopt := deletedOptions(opt, destroy)
-	res, err := executeDeleted(ctx, st, stateDir, back, run, dopt)
-	if err != nil {
-		return nil, err
+	var res *runner.Result
+	for _, dr := range runs {
+		r, err := executeDeleted(ctx, st, stateDir, dr.project, dr.run, dopt)
+		if err != nil {
+			return nil, err
+		}
+		res = joinResults(res, r, dopt.Command, dopt.DetailedExitCode)
 	}
 	return reportDeleted(c, pol, res, destroy, opt.DetailedExitCode), nil
 }
 
+// joinResults adds the result of one more run of deleted units to those
+// before it.
+func joinResults(a, b *runner.Result, command string, detailed bool) *runner.Result {
+	if a == nil {
+		return b
+	}
+	return joinDeleted(a, &deletedRun{report: b.Report, code: b.ExitCode}, command, detailed)
+}
+
 // restoreDeleted puts the deleted units' dirs back as they were at the
 // commit each is put back from (runstate.Restore).
-func restoreDeleted(ctx context.Context, s *session, stateDir string, gone []deletedUnit) (*runstate.Restored, error) {
+func restoreDeleted(ctx context.Context, c *cli.Context, s *session, stateDir string, gone []deletedUnit) (*runstate.Restored, error) {
 	// Opened with ctx, not through s.gitRepo: an interrupt stops the restore.
 	repo, err := git.Open(ctx, s.project.Root)
 	if err != nil {
@@ -130,17 +204,64 @@ func restoreDeleted(ctx context.Context, s *session, stateDir string, gone []del
 	for i, d := range gone {
 		dirs[i] = runstate.RestoreDir{Dir: d.Dir, Commit: d.from}
 	}
-	return runstate.Restore(ctx, s.project.Root, stateDir, repo, dirs)
+	return runstate.Restore(ctx, s.project.Root, stateDir, repo, dirs, func(msg string) {
+		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg)
+	})
 }
 
-// deletedUnitsRun loads the config with the deleted dirs put back and
-// decides the run of the deleted units it finds there; a deleted unit it
-// does not find gets a warning.
-func deletedUnitsRun(c *cli.Context, s *session, gone []deletedUnit) (*stacks.Project, *stacks.Run, error) {
-	back, err := stacks.Load(s.project.Root, s.cfgPath)
-	if err != nil {
-		return nil, nil, fmt.Errorf("loading the config with the deleted dirs put back: %w", err)
+// deletedUnitsRunOf is a run of deleted units and the config it is
+// decided from.
+type deletedUnitsRunOf struct {
+	project *stacks.Project
+	run     *stacks.Run
+}
+
+// deletedUnitsRuns loads the config with the deleted dirs put back and
+// decides the runs of the deleted units it finds there; a deleted unit it
+// does not find gets a warning. A unit whose stack left the config is
+// found in the config as it was at the commit it is put back from, one
+// run for each such commit; those runs go first, as nothing the config
+// still holds can read from a stack it no longer has
+// (docs/behaviour.md#a-stack-that-left-the-config).
+func deletedUnitsRuns(ctx context.Context, c *cli.Context, s *session, stateDir string, gone []deletedUnit) ([]deletedUnitsRunOf, error) {
+	var runs []deletedUnitsRunOf
+	byCommit := map[string][]deletedUnit{}
+	var commits []string
+	var current []deletedUnit
+	for _, d := range gone {
+		if !d.leftConfig {
+			current = append(current, d)
+			continue
+		}
+		if _, ok := byCommit[d.from]; !ok {
+			commits = append(commits, d.from)
+		}
+		byCommit[d.from] = append(byCommit[d.from], d)
 	}
+	for _, commit := range commits {
+		back, err := configAt(ctx, s, stateDir, commit)
+		if err != nil {
+			return nil, err
+		}
+		if run := findDeleted(c, back, byCommit[commit]); len(run.Units) > 0 {
+			runs = append(runs, deletedUnitsRunOf{back, run})
+		}
+	}
+	if len(current) > 0 {
+		back, err := stacks.Load(s.project.Root, s.cfgPath)
+		if err != nil {
+			return nil, fmt.Errorf("loading the config with the deleted dirs put back: %w", err)
+		}
+		if run := findDeleted(c, back, current); len(run.Units) > 0 {
+			runs = append(runs, deletedUnitsRunOf{back, run})
+		}
+	}
+	return runs, nil
+}
+
+// findDeleted is the run of the deleted units a config has; a deleted
+// unit it does not have gets a warning.
+func findDeleted(c *cli.Context, back *stacks.Project, gone []deletedUnit) *stacks.Run {
 	run := &stacks.Run{}
 	for _, d := range gone {
 		found := false
@@ -154,7 +275,47 @@ func deletedUnitsRun(c *cli.Context, s *session, gone []deletedUnit) (*stacks.Pr
 			fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s was deployed, and its dir as it was at %s is no root module of stack %s: what its state holds is not known\n", d.Dir, d.Workspace, git.ShortID(d.from), d.Stack.Name)
 		}
 	}
-	return back, run, nil
+	return run
+}
+
+// configAt loads the project with the config file as it was at commit:
+// the one that still has the stacks of units whose stack left the config.
+// The file is written into the state dir's tmp/ under its own name for the
+// load, and removed after.
+func configAt(ctx context.Context, s *session, stateDir, commit string) (*stacks.Project, error) {
+	if s.cfgPath == "" {
+		return nil, fmt.Errorf("a deleted unit's stack left the config, and there is no config file to read as it was at %s", git.ShortID(commit))
+	}
+	rel, err := filepath.Rel(s.project.Root, s.cfgPath)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil, fmt.Errorf("the config %s is not inside %s, so it cannot be read as it was at %s", s.cfgPath, s.project.Root, git.ShortID(commit))
+	}
+	repo, err := git.Open(ctx, s.project.Root)
+	if err != nil {
+		return nil, err
+	}
+	data, err := repo.FileAt(commit, filepath.ToSlash(rel))
+	if err != nil {
+		return nil, fmt.Errorf("reading the config as it was at %s: %w", git.ShortID(commit), err)
+	}
+	tmp := filepath.Join(stateDir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(tmp, "config-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, filepath.Base(s.cfgPath))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return nil, err
+	}
+	back, err := stacks.Load(s.project.Root, path)
+	if err != nil {
+		return nil, fmt.Errorf("loading the config as it was at %s, with the deleted dirs put back: %w", git.ShortID(commit), err)
+	}
+	return back, nil
 }
 
 // deletedOptions decides the deleted units' options from the run's: a

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -252,27 +255,240 @@ func TestDeletedUnitHoldingResources(t *testing.T) {
 	}
 }
 
+// consumerProducer is a config where stack b reads stack a's output.
+const consumerProducer = "stacks:\n  names:\n    a: {tag_query: 'dir:a'}\n"
+
+// consumerRepo is a pushed repository of a producer a and a consumer b
+// holding two resources, b's input read from a.
+func consumerRepo(t *testing.T) string {
+	t.Helper()
+	return pushedRepo(t, map[string]string{
+		"strata.yml": consumerProducer + "    b:\n      tag_query: 'dir:b'\n      inputs: {v: a.out}\n",
+		"a/main.tf":  "output \"out\" {\n  value = \"from-a\"\n}\n",
+		"b/main.tf":  "variable \"v\" {}\nresource \"terraform_data\" \"x\" {\n  input = var.v\n}\nresource \"terraform_data\" \"y\" {}\n",
+		".gitignore": "*.tfstate*\n",
+	})
+}
+
+// removeConsumer merges a change that deletes b with its stack (its
+// inputs would not load without the dir); b's local state, untracked,
+// stays.
+func removeConsumer(t *testing.T, root string) {
+	t.Helper()
+	testenvWrite(t, filepath.Join(root, "strata.yml"), consumerProducer)
+	gitIn(t, root, "rm", "-q", "-r", "b")
+	gitIn(t, root, "commit", "-q", "-am", "rm b")
+	gitIn(t, root, "push", "-q", "origin", "main")
+}
+
+// TestDeletedUnitWhoseStackLeftTheConfig: a consumer's dir deleted with
+// its stack (its inputs would not load without the dir) is found from its
+// run state, reported with what its state holds, and destroyed by
+// --destroy-deleted from the config at the commit it was applied at, its
+// input read from the producer that stays.
+func TestDeletedUnitWhoseStackLeftTheConfig(t *testing.T) {
+	needTerraform(t)
+	root := consumerRepo(t)
+	env := append(hermeticEnv(t), "CI=true")
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	run := func(args ...string) binRun {
+		t.Helper()
+		r := runBin(t, root, env, append(args, "--changed", "--report", reportFile)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	run("apply", "-auto-approve")
+	if b, err := os.ReadFile(filepath.Join(root, "b", "terraform.tfstate")); err != nil || !strings.Contains(string(b), "from-a") {
+		t.Fatalf("b's state after the apply: %v\n%s", err, b)
+	}
+
+	removeConsumer(t, root)
+
+	for _, args := range [][]string{{"plan"}, {"apply", "-auto-approve"}} {
+		r := run(args...)
+		if got, want := unitWhys(t, reportFile), []string{"b planned deleted"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: %q, want %q", args, got, want)
+		}
+		if u := readReport(t, reportFile).Units; len(u) != 1 || u[0].Changes.Destroy != 2 || !strings.Contains(u[0].Reason, "its state holds 2 resources") {
+			t.Errorf("%v: %+v", args, u)
+		}
+		if !strings.Contains(r.stderr, "b@default: its dir was deleted; its state holds 2 resources: strata apply --changed --destroy-deleted destroys them") {
+			t.Errorf("%v: no warning\n%s", args, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(root, "b", "main.tf")); !os.IsNotExist(err) {
+			t.Fatalf("%v left the deleted config in place: %v", args, err)
+		}
+	}
+
+	run("apply", "-auto-approve", "--destroy-deleted")
+	if got, want := unitWhys(t, reportFile), []string{"b destroyed deleted"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("--destroy-deleted: %q, want %q", got, want)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "b", "terraform.tfstate"))
+	if err != nil || strings.Contains(string(b), "terraform_data") {
+		t.Errorf("b's state after the destroy: %v\n%s", err, b)
+	}
+	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve"); r.code != 0 || !strings.Contains(r.stdout, "no units selected") {
+		t.Errorf("after the destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestDeletedUnitWhoseStackLeftTheConfigInBucket: the same with the run
+// state in a bucket and each run on a fresh machine: ci start names the
+// unit, and a run on one machine reports and destroys it.
+func TestDeletedUnitWhoseStackLeftTheConfigInBucket(t *testing.T) {
+	needTerraform(t)
+	root := consumerRepo(t)
+	env := append(hermeticEnv(t), "CI=true")
+	bucket := "file://" + t.TempDir()
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	run := func(args ...string) binRun {
+		t.Helper()
+		defer os.RemoveAll(filepath.Join(root, ".strata"))
+		r := runBin(t, root, env, append(args, "--state", bucket)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	run("apply", "--changed", "-auto-approve")
+	removeConsumer(t, root)
+
+	if r := run("ci", "start", "apply", "--changed", "--auto-approve"); !strings.Contains(r.stderr, "b@default: its dir was deleted, and the run state says it was applied at") {
+		t.Errorf("ci start does not name b:\n%s", r.stderr)
+	}
+	run("plan", "--changed", "--report", reportFile)
+	if u := readReport(t, reportFile).Units; len(u) != 1 || u[0].Dir != "b" || u[0].Status != report.StatusPlanned || u[0].Changes.Destroy != 2 {
+		t.Errorf("plan: %+v", u)
+	}
+	run("apply", "--changed", "-auto-approve", "--destroy-deleted", "--report", reportFile)
+	if got, want := unitWhys(t, reportFile), []string{"b destroyed deleted"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("--destroy-deleted: %q, want %q", got, want)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "b", "terraform.tfstate"))
+	if err != nil || strings.Contains(string(b), "terraform_data") {
+		t.Errorf("b's state after the destroy: %v\n%s", err, b)
+	}
+}
+
+// TestDeletedDirPutBackKeepsWhatItDidNotWrite: a deleted unit's dir, gone
+// whole, is put back for its destroy and taken away again, except what
+// strata did not put back there: a file its destroy wrote and the
+// engine's data dir stay, with a warning naming them.
+func TestDeletedDirPutBackKeepsWhatItDidNotWrite(t *testing.T) {
+	needTerraform(t)
+	root := deployedRepo(t)
+	testenvWrite(t, filepath.Join(root, "strata.yml"), deployedConfig+"    legacy: {tag_query: 'dir:legacy'}\n")
+	// The state lives outside the dir, so it outlives the dir.
+	testenvWrite(t, filepath.Join(root, ".gitignore"), "*.tfstate*\n")
+	if err := os.Mkdir(filepath.Join(root, "legacy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testenvWrite(t, filepath.Join(root, "legacy", "main.tf"), `terraform {
+  backend "local" {
+    path = "../legacy.tfstate"
+  }
+}
+resource "terraform_data" "x" {
+  provisioner "local-exec" {
+    when    = destroy
+    command = "echo gone > destroyed.txt"
+  }
+}
+`)
+	gitIn(t, root, "add", ".gitignore", "strata.yml", "legacy/main.tf")
+	gitIn(t, root, "commit", "-q", "-m", "legacy")
+	gitIn(t, root, "push", "-q", "origin", "main")
+	env := append(hermeticEnv(t), "CI=true")
+	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	gitIn(t, root, "rm", "-q", "-r", "legacy")
+	gitIn(t, root, "commit", "-q", "-m", "rm legacy")
+	gitIn(t, root, "push", "-q", "origin", "main")
+	if err := os.RemoveAll(filepath.Join(root, "legacy")); err != nil {
+		t.Fatal(err)
+	}
+
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	r := runBin(t, root, env, "apply", "--changed", "-auto-approve", "--destroy-deleted", "--report", reportFile)
+	if r.code != 0 {
+		t.Fatalf("apply --destroy-deleted: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got, want := unitWhys(t, reportFile), []string{"legacy destroyed deleted"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("--destroy-deleted: %q, want %q", got, want)
+	}
+	if !strings.Contains(r.stderr, "strata: warning: left in place: legacy (it holds .terraform, destroyed.txt, which strata did not put back)") {
+		t.Errorf("no warning naming what stays:\n%s", r.stderr)
+	}
+	for p, there := range map[string]bool{"legacy/main.tf": false, "legacy/destroyed.txt": true, "legacy/.terraform": true, ".strata/restored.json": false} {
+		if _, err := os.Stat(filepath.Join(root, p)); (err == nil) != there {
+			t.Errorf("%s: there %v, want %v", p, err == nil, there)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "legacy.tfstate")); err != nil || strings.Contains(string(b), "terraform_data") {
+		t.Errorf("legacy's state after the destroy: %v\n%s", err, b)
+	}
+}
+
 // TestRestoredLeftoversRemoved: what a killed command put back is removed
 // before the next command loads the project, so it is never taken for a
-// root module; a dir that was there before keeps what else it holds.
+// root module; the record is untrusted, and removes nothing strata did not
+// put back: not a file HEAD tracks, not a path outside the repository, and
+// nothing at all when it is a record without hashes.
 func TestRestoredLeftoversRemoved(t *testing.T) {
-	root := writeRepo(t, map[string]string{
-		"strata.yml": "", "app/main.tf": deployedTF("app"),
-		"gone/main.tf": deployedTF("gone"), "kept/main.tf": deployedTF("kept"), "kept/terraform.tfstate": "{}",
-	})
+	root := writeRepo(t, map[string]string{"strata.yml": "", "app/main.tf": deployedTF("app"), "gone/main.tf": deployedTF("gone")})
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "-q", "-m", "base")
+	first := testenv.Git(t, root, "rev-parse", "HEAD")
+	gitIn(t, root, "rm", "-q", "-r", "gone")
+	gitIn(t, root, "commit", "-q", "-m", "rm gone")
+	outside := filepath.Join(filepath.Dir(root), "outside.tf")
+	testenvWrite(t, outside, deployedTF("gone"))
 	state := filepath.Join(root, ".strata")
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	testenvWrite(t, filepath.Join(state, "restored.json"), `[{"dir":"gone","existed":false},{"dir":"kept","existed":true,"files":["kept/main.tf"]},{"dir":"..","existed":false},{"dir":"app","existed":true,"files":["../x"]}]`)
+	hash := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return hex.EncodeToString(sum[:])
+	}
+	putBack := func() {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(root, "gone"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		testenvWrite(t, filepath.Join(root, "gone", "main.tf"), deployedTF("gone"))
+	}
+
+	// A killed command's record, with entries it never wrote.
+	putBack()
+	testenvWrite(t, filepath.Join(state, "restored.json"), fmt.Sprintf(`{"version":2,"dirs":[
+{"dir":"gone","commit":%[1]q,"made":["gone"],"files":[{"path":"gone/main.tf","sha256":%[2]q}]},
+{"dir":"app","commit":%[1]q,"files":[{"path":"app/main.tf","sha256":%[3]q}]},
+{"dir":"..","commit":%[1]q,"files":[{"path":"../outside.tf","sha256":%[2]q}]}]}`, first, hash(deployedTF("gone")), hash(deployedTF("app"))))
 	code, out, errOut := strata(t, "-C", root, "ls")
-	// A record naming paths outside the root is refused, and nothing
-	// there is touched.
-	if code != 1 || !strings.Contains(errOut, "removing the deleted dirs a killed command put back: gone, kept, .., app") ||
-		!strings.Contains(errOut, `restored dir "..": not inside`) || !strings.Contains(errOut, `restored file "../x": not inside`) {
+	if code != 0 || !strings.Contains(errOut, "left in place: app/main.tf (tracked at HEAD)") || !strings.Contains(errOut, `left in place: ".." (not a path inside the repository)`) ||
+		strings.Contains(out, "gone@default") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	for p, there := range map[string]bool{"gone": false, "kept/main.tf": false, "kept/terraform.tfstate": true, "app/main.tf": true, ".strata/restored.json": false} {
+	for p, there := range map[string]bool{"gone": false, "app/main.tf": true, "../outside.tf": true, ".strata/restored.json": false} {
+		if _, err := os.Stat(filepath.Join(root, p)); (err == nil) != there {
+			t.Errorf("%s: there %v, want %v", p, err == nil, there)
+		}
+	}
+
+	// A record of an earlier strata names no content: nothing goes.
+	putBack()
+	testenvWrite(t, filepath.Join(state, "restored.json"), `[{"dir":"gone","existed":false},{"dir":"app","existed":true,"files":["app/main.tf"]}]`)
+	code, out, errOut = strata(t, "-C", root, "ls")
+	if code != 0 || !strings.Contains(errOut, "was written by an earlier strata and names no content: nothing it names is removed; left in place: gone, app") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for p, there := range map[string]bool{"gone/main.tf": true, "app/main.tf": true, ".strata/restored.json": false} {
 		if _, err := os.Stat(filepath.Join(root, p)); (err == nil) != there {
 			t.Errorf("%s: there %v, want %v", p, err == nil, there)
 		}

@@ -42,7 +42,7 @@ func openProject(c *cli.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := runstate.CleanRestored(stateDirAt(c, loc.root), loc.root, func(msg string) { fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg) }); err != nil {
+	if err := runstate.CleanRestored(c.Context, stateDirAt(c, loc.root), loc.root, func(msg string) { fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg) }); err != nil {
 		return nil, cli.Exit(err.Error(), 1)
 	}
 	return loc.load(c, nil)

@@ -11,15 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/strata-iac/strata/internal/safepath"
 )
 
 // FileChange is one file that differs from the base of --changed (docs/behaviour.md#changed-units).
@@ -414,10 +411,9 @@ func Head(ctx context.Context, dir string) (string, error) {
 
 // Files lists the files of a dir (relative to the project root) at a
 // commit, relative to the project root; none when the commit has no such
-// dir.
+// dir. The dir is a literal path, never a pattern.
 func (r *Repo) Files(commit, dir string) ([]string, error) {
-	spec := path.Join(r.prefix, dir)
-	out, err := r.g.output("ls-tree", "-r", "-z", "--name-only", "--full-tree", commit, "--", spec)
+	out, err := r.g.output("ls-tree", "-r", "-z", "--name-only", "--full-tree", "--end-of-options", commit, "--", literal(path.Join(r.prefix, dir)))
 	if err != nil {
 		return nil, err
 	}
@@ -430,72 +426,66 @@ func (r *Repo) Files(commit, dir string) ([]string, error) {
 	return files, nil
 }
 
-// Restore writes the files of dirs (relative to the project root) as they
-// are at commit into the work tree, each only where nothing is: a root
-// module a change deleted, put back to be destroyed from its own config
-// (docs/behaviour.md#changed-units). It returns what it created, files and
-// then the directories it made, deepest last. Symbolic links and
-// submodules are not restored. Each path is checked to stay inside the
-// project root, symbolic links resolved.
-func (r *Repo) Restore(commit string, dirs []string, root string) (created []string, err error) {
+// FileAt reads a file (relative to the project root) as it is at commit.
+func (r *Repo) FileAt(commit, p string) ([]byte, error) {
+	if strings.HasPrefix(commit, "-") {
+		return nil, fmt.Errorf("git cat-file: %q is no commit", commit)
+	}
+	out, err := r.g.output("cat-file", "blob", commit+":"+path.Join(r.prefix, p))
+	if err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
+}
+
+// literal makes a path a pathspec that matches that path alone: a dir
+// named `*` is no pattern.
+func literal(p string) string { return ":(literal)" + p }
+
+// ArchivedFile is a regular file of a commit.
+type ArchivedFile struct {
+	Path string // relative to the project root, "/"-separated
+	Exec bool   // the executable bit
+	Data []byte
+}
+
+// Archive reads the regular files of dirs (relative to the project root)
+// as they are at commit: what a root module a change deleted had, to be
+// put back and destroyed from its own config
+// (docs/behaviour.md#deleted-dirs-put-back). Symbolic links and
+// submodules are left out.
+func (r *Repo) Archive(commit string, dirs []string) ([]ArchivedFile, error) {
+	if strings.HasPrefix(commit, "-") {
+		// git archive takes no --end-of-options: a commit is never an option.
+		return nil, fmt.Errorf("git archive: %q is no commit", commit)
+	}
 	args := []string{"archive", "--format=tar", commit, "--"}
 	for _, d := range dirs {
-		args = append(args, path.Join(r.prefix, d))
+		args = append(args, literal(path.Join(r.prefix, d)))
 	}
 	out, err := r.g.output(args...)
 	if err != nil {
 		return nil, err
 	}
-	var made []string
-	defer func() {
-		created = append(created, made...)
-	}()
+	var files []ArchivedFile
 	tr := tar.NewReader(strings.NewReader(out))
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return created, nil
+			return files, nil
 		}
 		if err != nil {
-			return created, fmt.Errorf("git archive %s: %w", commit, err)
+			return nil, fmt.Errorf("git archive %s: %w", commit, err)
 		}
 		rel, ok := underPrefix(strings.TrimSuffix(h.Name, "/"), r.prefix)
-		if !ok || rel == "" {
+		if !ok || rel == "" || h.Typeflag != tar.TypeReg {
 			continue
 		}
-		p, err := safepath.Join(root, strings.Split(rel, "/")...)
+		data, err := io.ReadAll(tr)
 		if err != nil {
-			return created, err
+			return nil, fmt.Errorf("git archive %s: %w", commit, err)
 		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-				if err := os.Mkdir(p, 0o755); err != nil {
-					return created, err
-				}
-				made = append(made, p)
-			}
-		case tar.TypeReg:
-			mode := fs.FileMode(0o644)
-			if h.FileInfo().Mode()&0o111 != 0 {
-				mode = 0o755
-			}
-			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-			if errors.Is(err, fs.ErrExist) {
-				continue
-			}
-			if err != nil {
-				return created, err
-			}
-			created = append(created, p)
-			_, err = io.Copy(f, tr)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return created, err
-			}
-		}
+		files = append(files, ArchivedFile{Path: rel, Exec: h.FileInfo().Mode()&0o111 != 0, Data: data})
 	}
 }
 

@@ -169,16 +169,15 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-// TestRestore: a deleted dir is written back as it was at a commit, with
-// its subdirs; a file already there is left as it is.
-func TestRestore(t *testing.T) {
-	dir, git := repo(t, map[string]string{"infra/old/main.tf": "old", "infra/old/sub/x.tf": "x", "infra/keep/main.tf": "1"})
+// TestArchive: a deleted dir's files are read as they were at a commit,
+// with its subdirs, and a dir name is never a pattern.
+func TestArchive(t *testing.T) {
+	t.Parallel()
+	dir, git := repo(t, map[string]string{"infra/old/main.tf": "old", "infra/old/sub/x.tf": "x", "infra/keep/main.tf": "1", "infra/o*/y.tf": "y"})
 	first := git("rev-parse", "HEAD")
 	git("rm", "-q", "-r", "infra/old")
 	git("commit", "-q", "-m", "rm")
 	root := filepath.Join(dir, "infra")
-	write(t, filepath.Join(root, "old", "terraform.tfstate"), "state")
-	write(t, filepath.Join(root, "old", "main.tf"), "local")
 	r, err := Open(context.Background(), root)
 	if err != nil {
 		t.Fatal(err)
@@ -187,18 +186,25 @@ func TestRestore(t *testing.T) {
 	if want := []string{"old/main.tf", "old/sub/x.tf"}; err != nil || !reflect.DeepEqual(files, want) {
 		t.Errorf("Files = %q, %v; want %q", files, err, want)
 	}
-	created, err := r.Restore(first, []string{"old"}, root)
+	if files, err := r.Files(first, "o*"); err != nil || !reflect.DeepEqual(files, []string{"o*/y.tf"}) {
+		t.Errorf("Files of o* = %q, %v", files, err)
+	}
+	archived, err := r.Archive(first, []string{"old"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(root, "old", "sub", "x.tf"), filepath.Join(root, "old", "sub")}
-	if !reflect.DeepEqual(created, want) {
-		t.Errorf("created %q, want %q", created, want)
+	got := map[string]string{}
+	for _, f := range archived {
+		got[f.Path] = string(f.Data)
 	}
-	for p, content := range map[string]string{"old/main.tf": "local", "old/sub/x.tf": "x", "old/terraform.tfstate": "state"} {
-		if b, err := os.ReadFile(filepath.Join(root, p)); err != nil || string(b) != content {
-			t.Errorf("%s = %q, %v; want %q", p, b, err, content)
-		}
+	if want := map[string]string{"old/main.tf": "old", "old/sub/x.tf": "x"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Archive = %q, want %q", got, want)
+	}
+	if archived, err := r.Archive(first, []string{"o*"}); err != nil || len(archived) != 1 || archived[0].Path != "o*/y.tf" {
+		t.Errorf("Archive of o* = %+v, %v", archived, err)
+	}
+	if _, err := r.Archive("--output=x", []string{"old"}); err == nil {
+		t.Error("Archive took an option for a commit")
 	}
 }
 
