@@ -195,3 +195,72 @@ func TestRetriedJobAfterLostWrite(t *testing.T) {
 		t.Errorf("plan after: app %s", got)
 	}
 }
+
+// TestCIReviewedPlanOfAnotherPR: PR 5's plan jobs record app's plan as
+// PR 5's. Before PR 5 merges, PR 6's merge applies, and meets app on its
+// way. The note that app's new plan differs from the reviewed plan lands
+// on PR 5's apply, never on PR 6's: there app is applied with no
+// comparison; with --require-reviewed-plan it is refused, naming whose
+// review its plan had. Had app's saved plan still been current, PR 6's
+// apply would have applied it as it is, and says whose review it was.
+func TestCIReviewedPlanOfAnotherPR(t *testing.T) {
+	testenv.NeedTerraform(t)
+	for _, tc := range []struct {
+		name             string
+		changed, require bool
+	}{
+		{"re-planned", true, false},
+		{"refused", true, true},
+		{"reused", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := testenv.WriteRepo(t, map[string]string{
+				"strata.yml":  testenv.AppWebConfig,
+				"app/main.tf": testenv.AppTF("a0", ""),
+				"web/main.tf": "resource \"terraform_data\" \"web\" {}\n",
+			})
+			env := testenv.Env(t)
+			st := openStore(t, "mem://")
+			ciRun(t, st, root, env, StartOptions{Shards: 1, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true}})
+			testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), testenv.AppTF("a5", ""))
+			ciRun(t, st, root, env, StartOptions{Options: runner.Settings{Command: runner.CmdPlan}, Shards: 1, PR: 5})
+			if tc.changed {
+				testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), testenv.AppTF("a6", ""))
+			}
+			// PR 5's locks are freed (strata ci unlock --pr 5); its
+			// reviewed plan stays in app's record.
+			if _, err := Unlock(context.Background(), st, 5); err != nil {
+				t.Fatal(err)
+			}
+			m := ciRun(t, st, root, env, StartOptions{
+				Shards:  1,
+				PR:      6,
+				Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true, RequireReviewedPlan: tc.require},
+			})
+			rep, _, err := BuildReport(context.Background(), st, m.Run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			app := reportUnit(t, rep, "app")
+			switch {
+			case !tc.changed:
+				if app.Status != report.StatusApplied || app.Replanned == nil || !app.Replanned.Reused || app.Replanned.ReviewedBy != "PR #5" ||
+					app.Reason != "applied the reviewed plan from PR #5" {
+					t.Errorf("app: %s (%s), replanned %+v; want PR 5's reviewed plan applied as it is", app.Status, app.Reason, app.Replanned)
+				}
+			case tc.require:
+				const reason = "app@default: no reviewed plan for its changes (+0 ~1 -0) in PR #6; its saved plan was reviewed in PR #5; not applied (--require-reviewed-plan)"
+				if app.Status != report.StatusFailed || app.Reason != reason || app.Replanned != nil {
+					t.Errorf("app: %s (%s), replanned %+v; want failed (%s)", app.Status, app.Reason, app.Replanned, reason)
+				}
+			default:
+				if app.Status != report.StatusApplied || app.Replanned != nil || app.Reason != "" {
+					t.Errorf("app: %s (%s), replanned %+v; want applied with no note of PR 5's review", app.Status, app.Reason, app.Replanned)
+				}
+				if comment := report.Comment(rep, ""); strings.Contains(comment, "reviewed plan") {
+					t.Errorf("PR 6's comment speaks of PR 5's review:\n%s", comment)
+				}
+			}
+		})
+	}
+}

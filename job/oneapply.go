@@ -57,7 +57,7 @@ func (j *job) planApply(ctx context.Context) {
 		j.review(true)
 		return
 	}
-	if j.ur.Reviewed != nil {
+	if j.ur.Reviewed != nil && j.ur.ReviewedHere {
 		j.runWorkflow(ctx, report.StepPlan, steps)
 		j.review(false)
 		return

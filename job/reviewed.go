@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -70,7 +71,7 @@ func PullRequestName(n int, env []string) string {
 // review saw it, before an apply's plan job reuses it or plans in its
 // place.
 func (j *job) takeReviewed(us *runstate.UnitState) {
-	j.ur.Reviewed = nil
+	j.ur.Reviewed, j.ur.ReviewedHere = nil, false
 	if !j.run.Policy.ReusesPlans || j.ur.UserPlan || j.run.Destroying {
 		return
 	}
@@ -79,6 +80,27 @@ func (j *job) takeReviewed(us *runstate.UnitState) {
 	}
 	p := *us.Plan
 	j.ur.Reviewed = &p
+	j.ur.ReviewedHere = reviewedFor(p.Review, j.run.PullRequest, report.ServiceOf(environ.Getenv(j.run.Environ)) != report.NoService)
+}
+
+// reviewedFor reports whether a plan reviewed in planPR ("PR #5"; "" for
+// a plan run outside one) was reviewed for an apply of applyPR (the pull
+// request whose merge it applies; "" when it knows none): its note and
+// its comparison land on that pull request's apply, never on another's
+// that met the plan on the way, as a reader its change pulled in
+// (docs/behaviour.md#saved-plans). In CI an apply that knows no pull
+// request is a push straight to the branch, which no pull request's
+// review was for; at a terminal it is a person applying what was
+// planned.
+func reviewedFor(planPR, applyPR string, ci bool) bool {
+	switch {
+	case planPR == applyPR:
+		return true
+	case applyPR != "":
+		return false
+	default:
+		return !ci
+	}
 }
 
 // review compares the plan an apply's job now holds with the reviewed
@@ -89,17 +111,33 @@ func (j *job) review(reused bool) {
 	if j.res.Err != nil || !j.run.Policy.ReusesPlans || j.ur.UserPlan || j.run.Destroying {
 		return
 	}
-	if !reused {
+	if reused {
+		j.noteReused()
+	} else {
 		j.compareReviewed()
 	}
 	j.refuseUnreviewed(reused)
 }
 
-// compareReviewed compares the job's new plan with the reviewed plan, and
-// notes how it compares.
-func (j *job) compareReviewed() {
+// noteReused says which reviewed plan the apply consumes as it is,
+// whichever pull request's review it was: it is what that review saw.
+func (j *job) noteReused() {
 	rv := j.ur.Reviewed
 	if rv == nil {
+		return
+	}
+	rp := &report.Replanned{ReviewedBy: rv.ReviewedBy(), Reviewed: rv.Changes, New: rv.Changes, Same: true, Reused: true}
+	j.res.Replan = rp
+	j.run.Console.UnitNote(j.ur.Spec.Name(), rp.Text("applied"))
+}
+
+// compareReviewed compares the job's new plan with the reviewed plan, and
+// notes how it compares. A plan reviewed for another pull request than
+// the one this apply applies is not compared: it says nothing of this
+// apply (reviewedFor).
+func (j *job) compareReviewed() {
+	rv := j.ur.Reviewed
+	if rv == nil || !j.ur.ReviewedHere {
 		return
 	}
 	rp := &report.Replanned{ReviewedBy: rv.ReviewedBy(), Reviewed: rv.Changes, New: j.res.Changes,
@@ -120,10 +158,14 @@ func (j *job) refuseUnreviewed(reused bool) bool {
 	name := j.ur.Spec.Name()
 	var why string
 	switch {
+	case reused && j.ur.Reviewed != nil:
+		// The reviewed plan itself, whichever review saw it.
+		return false
 	case j.ur.Reviewed == nil:
 		why = fmt.Sprintf("%s: no reviewed plan for its changes (%s)", name, j.res.Changes)
-	case reused:
-		return false
+	case !j.ur.ReviewedHere:
+		why = fmt.Sprintf("%s: no reviewed plan for its changes (%s) in %s; its saved plan was reviewed in %s",
+			name, j.res.Changes, cmp.Or(j.run.PullRequest, "this apply"), j.ur.Reviewed.ReviewedBy())
 	case j.res.Replan != nil && !j.res.Replan.Same:
 		why = fmt.Sprintf("%s: its new plan differs from the reviewed plan, from %s (reviewed %s, new %s)",
 			name, j.res.Replan.ReviewedBy, j.res.Replan.Reviewed, j.res.Replan.New)

@@ -41,8 +41,11 @@ type Unit struct {
 	InitArgs  engineargs.InitArgs        // the init arguments of the unit's init step
 	// Reviewed is the saved plan a review saw, as the unit's plan job in
 	// apply found it (takeReviewed): its apply job compares a plan made
-	// again with it.
+	// again with it, when the review was this apply's (ReviewedHere).
 	Reviewed *runstate.PlanRecord
+	// ReviewedHere says Reviewed was made for the pull request this apply
+	// applies (reviewedFor).
+	ReviewedHere bool
 }
 
 // Kind is which job of a unit runs.

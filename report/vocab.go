@@ -1,6 +1,9 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Unit statuses (docs/behaviour.md#report), plus the scheduler's own transient ones.
 // Status is how a unit ended a command.
@@ -98,11 +101,32 @@ type Replanned struct {
 	// same resources with the same actions and planned values, and the
 	// same outputs.
 	Same bool `json:"same"`
+	// Reused says the apply applied the reviewed plan itself: nothing was
+	// planned again, and New is Reviewed.
+	Reused bool `json:"reused,omitempty"`
+}
+
+// PlanRunAt starts where a reviewed plan made outside a pull request was
+// made: "the plan run at <time>".
+const PlanRunAt = "the plan run at "
+
+// Reason is the unit's reason: Text, save for the reviewed plan of a plan
+// run outside a pull request applied as it is, the everyday plan then
+// apply at a terminal, which the report's replanned records and the
+// console notes.
+func (rp *Replanned) Reason(verb string) string {
+	if rp.Reused && strings.HasPrefix(rp.ReviewedBy, PlanRunAt) {
+		return ""
+	}
+	return rp.Text(verb)
 }
 
 // Text is the comparison as a reason: verb names what happened to the
 // new plan's changes ("applied", "new").
 func (rp *Replanned) Text(verb string) string {
+	if rp.Reused {
+		return "applied the reviewed plan from " + rp.ReviewedBy
+	}
 	if rp.Same {
 		return "re-planned: same changes as the reviewed plan, from " + rp.ReviewedBy
 	}

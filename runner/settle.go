@@ -83,7 +83,7 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 	if !res.HasChanges && !(ur.ForceApply && !r.policy.AsItStands) {
 		reason := r.againstReason(ur)
 		if reason == "" && ur.replanned != nil {
-			reason = ur.replanned.Text("applied")
+			reason = ur.replanned.Reason("applied")
 		}
 		r.finish(ur, report.StatusNoChanges, reason)
 		r.openUnchanged(ur)
@@ -197,7 +197,7 @@ func (r *runState) completeApply(ur *unitRun, res job.Result) {
 			reason = job.ReasonDestroyedEarlier
 		}
 	case ur.replanned != nil:
-		reason = ur.replanned.Text("applied")
+		reason = ur.replanned.Reason("applied")
 	}
 	r.finish(ur, st, reason)
 	r.open(ur)
