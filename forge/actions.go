@@ -169,21 +169,36 @@ func (a *Actions) DefaultBranchConfig(ctx context.Context) (*stacks.Config, bool
 }
 
 // File reads one file of the repository at ref; found is false when
-// there is none.
+// the API answers 404. Any other answer that is not a file, with its
+// content in base64, is an error: a control never reads an answer it did
+// not ask for as an empty config (docs/controls.md#what-strata-trusts-of-the-forge).
 func (g *GitHub) File(ctx context.Context, path, ref string) (data []byte, found bool, err error) {
-	fc, _, resp, err := g.client.Repositories.GetContents(ctx, g.owner, g.repo, path, &github.RepositoryContentGetOptions{Ref: ref})
+	fc, dir, resp, err := g.client.Repositories.GetContents(ctx, g.owner, g.repo, path, &github.RepositoryContentGetOptions{Ref: ref})
 	if notFound(resp) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %w", path, ref, err)
 	}
-	if fc == nil {
+	switch {
+	case fc == nil && dir != nil:
 		return nil, false, fmt.Errorf("%s at %s is a directory", path, ref)
+	case fc == nil:
+		return nil, false, fmt.Errorf("%s at %s: the contents API answered no file", path, ref)
+	case fc.GetType() != "file":
+		return nil, false, fmt.Errorf("%s at %s: the contents API answered type %q, not a file", path, ref, fc.GetType())
+	case fc.Content == nil:
+		return nil, false, fmt.Errorf("%s at %s: the contents API answered a file without content", path, ref)
+	case fc.GetEncoding() != "base64":
+		// GitHub answers "none" for a file over 1 MB.
+		return nil, false, fmt.Errorf("%s at %s: encoding %q, expected base64", path, ref, fc.GetEncoding())
 	}
 	text, err := fc.GetContent()
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %w", path, ref, err)
+	}
+	if fc.Size != nil && fc.GetSize() != len(text) {
+		return nil, false, fmt.Errorf("%s at %s: %d bytes of content, the answer says %d", path, ref, len(text), fc.GetSize())
 	}
 	return []byte(text), true, nil
 }

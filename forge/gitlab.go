@@ -228,8 +228,8 @@ func (g *GitLab) MergedPullRequest(ctx context.Context, sha string) (int, error)
 	return 0, nil
 }
 
-// File reads one file of the project at ref; found is false when there
-// is none.
+// File reads one file of the project at ref; found is false when the
+// API answers 404.
 func (g *GitLab) File(ctx context.Context, path, ref string) (data []byte, found bool, err error) {
 	f, resp, err := g.client.RepositoryFiles.GetFile(g.project, path, &gitlab.GetFileOptions{Ref: &ref}, gitlab.WithContext(ctx))
 	if gitlabNotFound(resp) {
@@ -238,12 +238,20 @@ func (g *GitLab) File(ctx context.Context, path, ref string) (data []byte, found
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %w", path, ref, err)
 	}
+	// An answer that is not the file asked for is an error, never an
+	// empty config (docs/controls.md#what-strata-trusts-of-the-forge).
+	if f.FilePath != path {
+		return nil, false, fmt.Errorf("%s at %s: the files API answered for %q", path, ref, f.FilePath)
+	}
 	if f.Encoding != "base64" {
 		return nil, false, fmt.Errorf("%s at %s: encoding %q, expected base64", path, ref, f.Encoding)
 	}
 	data, err = base64.StdEncoding.DecodeString(f.Content)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %w", path, ref, err)
+	}
+	if int64(len(data)) != f.Size {
+		return nil, false, fmt.Errorf("%s at %s: %d bytes of content, the answer says %d", path, ref, len(data), f.Size)
 	}
 	return data, true, nil
 }
