@@ -153,17 +153,17 @@ func (a *Actions) PullRequest(ctx context.Context) (*controls.PullRequest, error
 // DefaultBranchConfig is the default branch's config, when the command
 // does not run on that branch: a command for a pull request, or on
 // another branch (docs/controls.md#the-default-branchs-controls).
-func (a *Actions) DefaultBranchConfig(ctx context.Context) (*stacks.Config, bool, error) {
+func (a *Actions) DefaultBranchConfig(ctx context.Context) (*stacks.Config, string, error) {
 	branch := a.defaultBranch
 	if branch == "" {
 		r, _, err := a.client.Repositories.Get(ctx, a.owner, a.repo)
 		if err != nil {
-			return nil, false, fmt.Errorf("the repository's default branch: %w", err)
+			return nil, "", fmt.Errorf("the repository's default branch: %w", err)
 		}
 		branch = r.GetDefaultBranch()
 	}
 	if a.pr == 0 && a.ref == "refs/heads/"+branch {
-		return nil, true, nil
+		return nil, "", nil
 	}
 	return branchConfig(ctx, a.GitHub, branch, a.configPaths)
 }
@@ -201,6 +201,15 @@ func (g *GitHub) File(ctx context.Context, path, ref string) (data []byte, found
 		return nil, false, fmt.Errorf("%s at %s: %d bytes of content, the answer says %d", path, ref, len(text), fc.GetSize())
 	}
 	return []byte(text), true, nil
+}
+
+// visible says the API shows the token the repository: an error when it
+// does not, a 404 among them.
+func (g *GitHub) visible(ctx context.Context) error {
+	if _, _, err := g.client.Repositories.Get(ctx, g.owner, g.repo); err != nil {
+		return fmt.Errorf("repository %s/%s: %w", g.owner, g.repo, err)
+	}
+	return nil
 }
 
 // SetApplyStatus sets the apply status of the pull request the event

@@ -2,6 +2,7 @@ package forge
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -83,8 +84,10 @@ func TestGitLabFile(t *testing.T) {
 		found      bool
 		err        string
 	}{
-		{"a file", file(`"size":32,"encoding":"base64","content":"` + b64 + `","content_sha256":"4c294617b60715c1d218e61164a3abd4808a4284cbc30e6728a01ad9aada4481"`), 200, true, ""},
-		{"an empty file", file(`"size":0,"encoding":"base64","content":""`), 200, true, ""},
+		{"a file", file(`"size":32,"encoding":"base64","content":"` + b64 + `","content_sha256":"` + sha256Hex(config) + `"`), 200, true, ""},
+		{"an empty file", file(`"size":0,"encoding":"base64","content":"","content_sha256":"` + sha256Hex("") + `"`), 200, true, ""},
+		{"no content and no size", file(`"encoding":"base64"`), 200, false, "does not match its content_sha256"},
+		{"a checksum that is not the content's", file(`"size":32,"encoding":"base64","content":"` + b64 + `","content_sha256":"` + sha256Hex("other") + `"`), 200, false, "does not match its content_sha256"},
 		{"a 404", `{"message":"404 File Not Found"}`, 404, false, ""},
 		{"an empty object", `{}`, 200, false, `answered for ""`},
 		{"another file", `{"file_name":"x.yml","file_path":"x.yml","size":32,"encoding":"base64","content":"` + b64 + `"}`, 200, false, `answered for "x.yml"`},
@@ -108,6 +111,11 @@ func TestGitLabFile(t *testing.T) {
 	}
 }
 
+// sha256Hex is GitLab's content_sha256 of text.
+func sha256Hex(text string) string {
+	return fmt.Sprintf("%x", sha256.Sum256([]byte(text)))
+}
+
 // checkFile checks what File returned: an error holding wantErr, or the
 // file (found or not) and no error.
 func checkFile(t *testing.T, data []byte, found bool, err error, wantFound bool, wantErr string) {
@@ -121,5 +129,66 @@ func checkFile(t *testing.T, data []byte, found bool, err error, wantFound bool,
 		t.Errorf("%q, %v, %v; want found %v", data, found, err, wantFound)
 	case found && string(data) != "" && !strings.HasPrefix(string(data), "access_control:"):
 		t.Errorf("content %q", data)
+	}
+}
+
+// TestBranchConfigNotFound: a 404 for every path is no config only when
+// the forge shows the repository; a 404 for the repository as well (a
+// token that cannot see it) is an error.
+func TestBranchConfigNotFound(t *testing.T) {
+	t.Parallel()
+	ghNotFound := `{"message":"Not Found","documentation_url":"https://docs.github.com/rest/repos/contents#get-repository-content","status":"404"}`
+	glNotFound := `{"message":"404 File Not Found"}`
+	serve := func(t *testing.T, repo string, repoStatus int, repoBody, notFound string) string {
+		t.Helper()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			if r.URL.Path == repo {
+				w.WriteHeader(repoStatus)
+				fmt.Fprint(w, repoBody)
+				return
+			}
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, notFound)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	paths := []string{"strata.yml", ".terrateam/config.yml"}
+	for _, tc := range []struct {
+		name, missing, err string
+		reader             func(t *testing.T) fileReader
+	}{
+		{"GitHub, a repository it shows", "strata.yml, .terrateam/config.yml at main", "", func(t *testing.T) fileReader {
+			url := serve(t, "/api/v3/repos/acme/infra", 200, `{"id":1,"name":"infra","full_name":"acme/infra","private":true,"default_branch":"main"}`, ghNotFound)
+			g, _ := NewGitHub(GitHubOptions{API: url + "/api/v3", Token: "t0ken", Repository: "acme/infra"})
+			return g
+		}},
+		{"GitHub, a repository it does not show", "", "the forge answers 404 for strata.yml, .terrateam/config.yml at main, and the repository itself: repository acme/infra: GET", func(t *testing.T) fileReader {
+			url := serve(t, "/api/v3/repos/acme/infra", 404, ghNotFound, ghNotFound)
+			g, _ := NewGitHub(GitHubOptions{API: url + "/api/v3", Token: "t0ken", Repository: "acme/infra"})
+			return g
+		}},
+		{"GitLab, a project it shows", "strata.yml, .terrateam/config.yml at main", "", func(t *testing.T) fileReader {
+			url := serve(t, "/api/v4/projects/42", 200, `{"id":42,"name":"infra","path_with_namespace":"acme/infra","default_branch":"main","visibility":"private"}`, glNotFound)
+			g, _ := NewGitLab(GitLabOptions{API: url + "/api/v4", Token: "glpat", Project: "42"})
+			return g
+		}},
+		{"GitLab, a project it does not show", "", "and the repository itself: project 42:", func(t *testing.T) fileReader {
+			url := serve(t, "/api/v4/projects/42", 404, `{"message":"404 Project Not Found"}`, glNotFound)
+			g, _ := NewGitLab(GitLabOptions{API: url + "/api/v4", Token: "glpat", Project: "42"})
+			return g
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, missing, err := branchConfig(context.Background(), tc.reader(t), "main", paths)
+			switch {
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "404")):
+				t.Errorf("%+v, %q, %v; want an error holding %q and the 404", cfg, missing, err, tc.err)
+			case tc.err == "" && (err != nil || cfg != nil || missing != tc.missing):
+				t.Errorf("%+v, %q, %v; want none, missing %q", cfg, missing, err, tc.missing)
+			}
+		})
 	}
 }

@@ -2,7 +2,9 @@ package forge
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -253,7 +255,21 @@ func (g *GitLab) File(ctx context.Context, path, ref string) (data []byte, found
 	if int64(len(data)) != f.Size {
 		return nil, false, fmt.Errorf("%s at %s: %d bytes of content, the answer says %d", path, ref, len(data), f.Size)
 	}
+	// The client reads a missing content as "": its checksum tells an
+	// empty file from an answer without one.
+	if sum := sha256.Sum256(data); f.SHA256 != hex.EncodeToString(sum[:]) {
+		return nil, false, fmt.Errorf("%s at %s: the content does not match its content_sha256 %q", path, ref, f.SHA256)
+	}
 	return data, true, nil
+}
+
+// visible says the API shows the token the project: an error when it
+// does not, a 404 among them.
+func (g *GitLab) visible(ctx context.Context) error {
+	if _, _, err := g.client.Projects.GetProject(g.project, nil, gitlab.WithContext(ctx)); err != nil {
+		return fmt.Errorf("project %s: %w", g.project, err)
+	}
+	return nil
 }
 
 // SetStatus sets the commit status name of commit sha: pending, success

@@ -36,6 +36,11 @@ type forgeState struct {
 	pulls map[int]*fakePull
 	// files are the default branch's files, by path.
 	files map[string]string
+	// answers are what the forge answers, 200, in place of a file of the
+	// default branch, by path: bodies as they come.
+	answers map[string]string
+	// hidden: the token cannot see the repository, which answers 404.
+	hidden bool
 	// calls are the requests served, by method and path.
 	calls []string
 	// statuses are the commit statuses set, "sha name: state: description".
@@ -123,7 +128,7 @@ func (f *forgeState) commentsOf(n int) []map[string]any {
 }
 
 func newForgeState() forgeState {
-	return forgeState{teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}, comments: map[int]map[int]string{}, commentAuthors: map[int]string{}, issues: map[int]*fakeIssue{}}
+	return forgeState{answers: map[string]string{}, teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}, comments: map[int]map[int]string{}, commentAuthors: map[int]string{}, issues: map[int]*fakeIssue{}}
 }
 
 func (f *forgeState) state() *forgeState { return f }
@@ -247,6 +252,10 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.servePull(w, pull.FindStringSubmatch(path))
 	case commitStatus.MatchString(path):
 		f.serveCommit(w, commitStatus.FindStringSubmatch(path))
+	case f.hidden && strings.HasPrefix(path, "/repos/acme/infra"):
+		f.notFound(w)
+	case contents.MatchString(path) && f.answers[contents.FindStringSubmatch(path)[1]] != "":
+		fmt.Fprint(w, f.answers[contents.FindStringSubmatch(path)[1]])
 	case contents.MatchString(path):
 		name := contents.FindStringSubmatch(path)[1]
 		text, ok := f.files[name]

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
+)
+
+// TestControlsDenyAnswersNotAFile: the default branch's config answered
+// with a 200 that is not a file, as GitHub's contents API and GitLab's
+// files API might, refuses every unit of bob's apply, who would apply
+// both were it read as an empty config.
+func TestControlsDenyAnswersNotAFile(t *testing.T) {
+	testenv.NeedTerraform(t)
+	t.Parallel()
+	for _, tc := range []struct {
+		forge, name, answer, reason string
+	}{
+		{"github", "an empty object", `{}`, `type "", not a file`},
+		{"github", "a directory's entry", `{"type":"dir","name":"strata.yml","path":"strata.yml"}`, `type "dir", not a file`},
+		{"github", "a symlink", `{"type":"symlink","target":"other.yml","name":"strata.yml","path":"strata.yml"}`, `type "symlink", not a file`},
+		{"github", "encoding none", `{"type":"file","encoding":"none","size":2097152,"content":""}`, `encoding "none", expected base64`},
+		{"github", "no content", `{"type":"file","encoding":"base64","size":40,"name":"strata.yml","path":"strata.yml"}`, "a file without content"},
+		{"github", "wrong-typed content", `{"type":"file","encoding":"base64","content":5}`, "unmarshal"},
+		{"gitlab", "an empty object", `{}`, `the files API answered for ""`},
+		{"gitlab", "no content", `{"file_name":"strata.yml","file_path":"strata.yml","encoding":"base64","ref":"main"}`, "does not match its content_sha256"},
+		{"gitlab", "an unknown encoding", `{"file_name":"strata.yml","file_path":"strata.yml","size":1,"encoding":"text","content":"x"}`, `encoding "text", expected base64`},
+		{"gitlab", "wrong-typed size", `{"file_name":"strata.yml","file_path":"strata.yml","size":"1","encoding":"base64","content":"eA=="}`, "strata.yml at main"},
+	} {
+		t.Run(tc.forge+" "+tc.name, func(t *testing.T) {
+			t.Parallel()
+			var f fakeForge = newFakeGitHub(t)
+			if tc.forge == "gitlab" {
+				f = newFakeGitLab(t)
+			}
+			st := f.state()
+			c := &controlsRun{f: f, gh: st, root: controlsRepo(t, st), events: t.TempDir()}
+			st.pulls[5] = &fakePull{head: strings.Repeat("a", 40), mergeable: true}
+			st.answers["strata.yml"] = tc.answer
+			r, units := c.apply(t, "bob", 5)
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			for _, dir := range []string{"production", "development"} {
+				wantUnit(t, units, dir, report.StatusDenied, "the controls could not be checked: reading the default branch's config: strata.yml at main: ")
+				wantUnit(t, units, dir, report.StatusDenied, tc.reason)
+			}
+		})
+	}
+}
+
+// TestControlsNoDefaultBranchConfig: a default branch without a config,
+// while the checkout's config has controls, holds no controls, and the
+// run says so in the console, the report and the summary, naming where
+// it looked; a token that cannot see the repository, which the forge
+// answers 404 for too, refuses every unit.
+func TestControlsNoDefaultBranchConfig(t *testing.T) {
+	testenv.NeedTerraform(t)
+	t.Parallel()
+	for name, f := range map[string]fakeForge{"github": newFakeGitHub(t), "gitlab": newFakeGitLab(t)} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			st := f.state()
+			c := &controlsRun{f: f, gh: st, root: controlsRepo(t, st), events: t.TempDir()}
+			st.mu.Lock()
+			st.pulls[5] = &fakePull{head: strings.Repeat("a", 40), mergeable: true}
+			delete(st.files, "strata.yml")
+			st.mu.Unlock()
+			warning := "the forge answers 404 for the default branch's config (strata.yml, .terrateam/config.yml, .terrateam/config.yaml at main): the controls are the default branch's, and it has none, so the checkout's access_control and apply_requirements are not checked"
+
+			out := t.TempDir()
+			rep, summary := filepath.Join(out, "report.json"), filepath.Join(out, "summary.md")
+			env := testenv.Env(t, f.jobEnv(t, c.events, "bob", 5, true)...)
+			r := runBin(t, c.root, env, "apply", "-auto-approve", "--report", rep, "--summary", summary)
+			if r.code != 0 {
+				t.Fatalf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout+r.stderr, warning) {
+				t.Errorf("the console does not warn:\n%s%s", r.stdout, r.stderr)
+			}
+			units := unitsOf(t, rep)
+			for _, dir := range []string{"production", "development"} {
+				wantUnit(t, units, dir, report.StatusApplied, "")
+				if u := units[dir]; u == nil || len(u.Warnings) != 1 || u.Warnings[0] != warning {
+					t.Errorf("%s: warnings %q; want %q", dir, u.Warnings, warning)
+				}
+			}
+			if md, err := os.ReadFile(summary); err != nil || !strings.Contains(string(md), "the forge answers 404 for the default branch") {
+				t.Errorf("the summary does not warn: %v\n%s", err, md)
+			}
+
+			st.mu.Lock()
+			st.hidden = true
+			st.mu.Unlock()
+			r, units = c.apply(t, "bob", 5)
+			if r.code != 1 {
+				t.Fatalf("a repository the token cannot see: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			for _, dir := range []string{"production", "development"} {
+				wantUnit(t, units, dir, report.StatusDenied, "the forge answers 404 for strata.yml, .terrateam/config.yml, .terrateam/config.yaml at main, and the repository itself")
+			}
+		})
+	}
+}
