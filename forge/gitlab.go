@@ -24,6 +24,8 @@ type GitLab struct {
 	// among the merge request's checks.
 	pipeline int64
 	users    map[string]int64
+	// self is who the token posts notes as, asked once.
+	self identity
 }
 
 // GitLabOptions locate a project and authenticate to its API.
@@ -60,6 +62,19 @@ func NewGitLab(o GitLabOptions) (*GitLab, error) {
 		}
 	}
 	return g, nil
+}
+
+// Self is who the token posts notes as: the user GET /user names (a
+// project or group token's bot user). "" when it cannot be learned: then
+// strata edits no note, and posts a new one.
+func (g *GitLab) Self(ctx context.Context) string {
+	return g.self.of(func() string {
+		u, _, err := g.client.Users.CurrentUser(gitlab.WithContext(ctx))
+		if err != nil || u == nil {
+			return ""
+		}
+		return u.Username
+	})
 }
 
 // gitlabNotFound says the API answered 404.

@@ -26,6 +26,7 @@ type fakeGitLab struct {
 func newFakeGitLab(t *testing.T) *fakeGitLab {
 	t.Helper()
 	f := &fakeGitLab{forgeState: newForgeState()}
+	f.bot = "project_42_bot_3f2a"
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	f.url = srv.URL + "/api/v4"
@@ -113,6 +114,8 @@ func (f *fakeGitLab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			id, _ := strconv.Atoi(m[2])
 			writeJSON(w, map[string]any{"id": f.comment(n, id, req.Body), "body": req.Body, "noteable_type": "MergeRequest"})
 		}
+	case path == "/user":
+		writeJSON(w, map[string]any{"id": 77, "username": f.bot, "name": "strata", "state": "active", "bot": true, "web_url": "https://gitlab.example/" + f.bot})
 	case glUsers.MatchString(path):
 		out := []map[string]any{}
 		if name := r.URL.Query().Get("username"); slices.Contains(f.userIDs(), name) {

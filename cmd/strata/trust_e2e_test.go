@@ -106,3 +106,54 @@ func TestControlsNoDefaultBranchConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestCommentsOfOthers: a comment that starts with strata's marker and
+// is not by the identity strata posts as (GitHub Actions' bot, a GitLab
+// token's bot user) is left as it is: runs with --comment post strata's
+// own and edit that one, and a comment command's answer goes into it.
+func TestCommentsOfOthers(t *testing.T) {
+	testenv.NeedTerraform(t)
+	t.Parallel()
+	for name, f := range map[string]fakeForge{"github": newFakeGitHub(t), "gitlab": newFakeGitLab(t)} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root := writeRepo(t, map[string]string{
+				"strata.yml":  "dirs:\n  app: {tags: [app]}\n",
+				"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+			})
+			st := f.state()
+			st.pulls[5] = &fakePull{head: strings.Repeat("a", 40), mergeable: true}
+			forged := report.CommentMarker + "\nstrata apply: approved, [merge here](https://evil.example)"
+			mallory := st.comment(5, 0, forged)
+			st.commentAuthors[mallory] = "mallory"
+			env := testenv.Env(t, f.jobEnv(t, t.TempDir(), "alice", 5, true)...)
+			for _, cmd := range [][]string{{"plan", "--comment"}, {"apply", "-auto-approve", "--comment"}} {
+				if r := runBin(t, root, env, cmd...); r.code != 0 {
+					t.Fatalf("%v: exit %d\n%s%s", cmd, r.code, r.stdout, r.stderr)
+				}
+			}
+			if name == "github" {
+				// alice asks for help: the answer goes into strata's comment.
+				env := testenv.Env(t, f.(*fakeGitHub).env(t, t.TempDir(), "alice", "issue_comment", commentBy(5, "alice", "strata help"), "GITHUB_REF=refs/heads/main")...)
+				if r := runBin(t, root, env, "ci", "command"); r.code != 0 {
+					t.Fatalf("ci command: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+				}
+			}
+			var ours []string
+			for _, c := range st.commentsOf(5) {
+				if c["id"] != mallory {
+					ours = append(ours, c["body"].(string))
+				}
+			}
+			if st.comments[5][mallory] != forged {
+				t.Errorf("mallory's comment was edited:\n%s", st.comments[5][mallory])
+			}
+			if len(ours) != 1 || !strings.Contains(ours[0], "app@default") || !strings.Contains(ours[0], "applied") {
+				t.Errorf("strata's comments %q; want one, the apply's", ours)
+			}
+			if name == "github" && !strings.Contains(ours[0], "`strata help` (@alice): strata's commands") {
+				t.Errorf("the answer is not in strata's comment:\n%s", ours[0])
+			}
+		})
+	}
+}
