@@ -46,6 +46,9 @@ type Actions struct {
 // pull request (pull_request, pull_request_target, pull_request_review),
 // and the issue and comment of issue_comment.
 type event struct {
+	// Action is what happened to an issue_comment's comment: created,
+	// edited or deleted.
+	Action      string               `json:"action"`
 	Repository  *github.Repository   `json:"repository"`
 	PullRequest *github.PullRequest  `json:"pull_request"`
 	Issue       *github.Issue        `json:"issue"`
@@ -136,7 +139,11 @@ func (a *Actions) readEvent(name, path string) error {
 		a.headSHA = ev.PullRequest.GetHead().GetSHA()
 	case name == "issue_comment" && ev.Issue.IsPullRequest():
 		a.pr = ev.Issue.GetNumber()
-		a.actor = ev.Comment.GetUser().GetLogin()
+		// An edited comment keeps its author: who edited or deleted it
+		// is the event's sender, GITHUB_ACTOR.
+		if ev.Action == "created" {
+			a.actor = ev.Comment.GetUser().GetLogin()
+		}
 	}
 	return nil
 }

@@ -69,7 +69,10 @@ type commentRun struct {
 func ciCommandAction(c *cli.Context) error {
 	ctx := c.Context
 	body, found, err := forge.CommentOf(os.Environ())
-	if err != nil {
+	switch {
+	case errors.Is(err, forge.ErrCommentNotNew):
+		fmt.Fprintf(c.App.ErrWriter, "strata: %v: nothing to run\n", err)
+	case err != nil:
 		return cli.Exit(err.Error(), 1)
 	}
 	var run commentRun
@@ -77,7 +80,7 @@ func ciCommandAction(c *cli.Context) error {
 		if run, err = commentCommand(ctx, c, body); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
-	} else {
+	} else if err == nil {
 		fmt.Fprintln(c.App.ErrWriter, "strata: this job runs for no pull request comment: nothing to run")
 	}
 	if run.Command != "" {

@@ -157,3 +157,41 @@ func TestCommentsOfOthers(t *testing.T) {
 		})
 	}
 }
+
+// TestEditedCommentRunsNothing: mallory edits alice's old comment into
+// `strata apply-force`, which alice may run: ci command answers nothing
+// and hands nothing on, and ci start refuses to run for it.
+func TestEditedCommentRunsNothing(t *testing.T) {
+	testenv.NeedTerraform(t)
+	t.Parallel()
+	root := writeRepo(t, map[string]string{
+		"strata.yml":  commandsConfig,
+		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+		"db/main.tf":  "resource \"terraform_data\" \"x\" {}\n",
+	})
+	f := newFakeGitHub(t)
+	f.pulls[5] = &fakePull{head: strings.Repeat("a", 40), mergeable: true}
+	f.files["strata.yml"] = commandsConfig
+	for _, action := range []string{"edited", "deleted"} {
+		t.Run(action, func(t *testing.T) {
+			payload := strings.Replace(commentBy(5, "alice", "strata apply-force"), `"action":"created"`, `"action":"`+action+`","changes":{"body":{"from":"LGTM"}}`, 1)
+			payload = strings.TrimSuffix(payload, "}") + `,"sender":{"login":"mallory","id":9,"type":"User"}}`
+			out := filepath.Join(t.TempDir(), "output")
+			env := testenv.Env(t, f.env(t, t.TempDir(), "mallory", "issue_comment", payload, "GITHUB_REF=refs/heads/main", "GITHUB_OUTPUT="+out, "STRATA_STATE_URL=file://"+t.TempDir())...)
+			r := runBin(t, root, env, "ci", "command", "--github-output")
+			if r.code != 0 || !strings.Contains(r.stderr, `strata: the comment's event is "`+action+`", not "created": a comment command runs only from a newly created comment: nothing to run`) {
+				t.Fatalf("ci command: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if got := readGitHubOutput(t, out); got["command"] != "" || got["ref"] != "" {
+				t.Errorf("ci command hands on %v; want nothing", got)
+			}
+			if len(f.comments[5]) != 0 {
+				t.Errorf("answered on the pull request: %v", f.comments[5])
+			}
+			r = runBin(t, root, env, "ci", "start", "apply", "--pr", "5", "--auto-approve", "--json")
+			if r.code != 1 || !strings.Contains(r.stderr, `the comment's event is "`+action+`", not "created"`) {
+				t.Errorf("ci start: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
