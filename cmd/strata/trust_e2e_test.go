@@ -151,7 +151,7 @@ func TestCommentsOfOthers(t *testing.T) {
 			if len(ours) != 1 || !strings.Contains(ours[0], "app@default") || !strings.Contains(ours[0], "applied") {
 				t.Errorf("strata's comments %q; want one, the apply's", ours)
 			}
-			if name == "github" && !strings.Contains(ours[0], "`strata help` (@alice): strata's commands") {
+			if name == "github" && !strings.Contains(ours[0], "<code>strata help</code> (@alice): strata's commands") {
 				t.Errorf("the answer is not in strata's comment:\n%s", ours[0])
 			}
 		})
@@ -193,5 +193,69 @@ func TestEditedCommentRunsNothing(t *testing.T) {
 				t.Errorf("ci start: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// TestCommentWordsEscaped: what a commenter wrote that strata repeats in
+// its answer (the command line, an action it does not know, a tag query,
+// gate tokens) is in code and escaped as unit names are: no link, image,
+// HTML, mention, code span or table cell of the commenter's in strata's
+// voice.
+func TestCommentWordsEscaped(t *testing.T) {
+	t.Parallel()
+	root := writeRepo(t, map[string]string{
+		"strata.yml":  "dirs:\n  app: {tags: [app]}\n",
+		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	hostile := "[x](https://evil.example) <img src=x onerror=alert(1)> @org/team `tick` | *b* _i_ ~s~ \\"
+	for _, tc := range []struct{ name, body string }{
+		{"an unknown action", "strata " + hostile},
+		{"a tag query that does not parse", "strata plan (" + hostile},
+		{"gate tokens", "strata gate approve " + hostile},
+		{"help, with words after it", "strata help " + hostile},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFakeGitHub(t)
+			env := testenv.Env(t, f.env(t, t.TempDir(), "bob", "issue_comment", commentBy(5, "bob", tc.body), "GITHUB_REF=refs/heads/main")...)
+			if r := runBin(t, root, env, "ci", "command"); r.code != 0 {
+				t.Fatalf("ci command: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			var answer string
+			for _, c := range f.commentsOf(5) {
+				answer = c["body"].(string)
+			}
+			if answer == "" {
+				t.Fatal("no answer")
+			}
+			for _, raw := range []string{"](https://evil", "<img", "`tick`", "| *b*", "*b*", "_i_", "~s~", "\\"} {
+				if strings.Contains(answer, raw) {
+					t.Errorf("the answer repeats %q as written:\n%s", raw, answer)
+				}
+			}
+			if !mentionsOnlyInCode(answer, "@org/team") {
+				t.Errorf("the answer mentions @org/team outside code:\n%s", answer)
+			}
+			if !strings.Contains(answer, "&#91;x&#93;(https://evil.example) &lt;img src=x onerror=alert(1)&gt; @org/team &#96;tick&#96; &#124; &#42;b&#42; &#95;i&#95; &#126;s&#126; &#92;") {
+				t.Errorf("the answer does not show the words escaped:\n%s", answer)
+			}
+		})
+	}
+}
+
+// mentionsOnlyInCode says every occurrence of s in md lies inside a
+// <code> element, where GitHub links no mention.
+func mentionsOnlyInCode(md, s string) bool {
+	for i := 0; ; {
+		j := strings.Index(md[i:], s)
+		if j < 0 {
+			return true
+		}
+		at := i + j
+		open, end := strings.LastIndex(md[:at], "<code>"), strings.LastIndex(md[:at], "</code>")
+		if open < 0 || end > open {
+			return false
+		}
+		i = at + len(s)
 	}
 }
