@@ -93,6 +93,31 @@ func TestControlsNoDefaultBranchConfig(t *testing.T) {
 				t.Errorf("the summary does not warn: %v\n%s", err, md)
 			}
 
+			// A run spread over jobs: ci start reads the controls once, and
+			// the warning reaches ci finish's report through the manifest.
+			bucket := "file://" + t.TempDir()
+			plan, _ := startRun(t, c.root, env, "plan", "--state", bucket, "--json")
+			for _, w := range plan.Waves {
+				for _, shard := range w.Shards {
+					if r := runBin(t, c.root, env, "ci", "run", "--state", bucket, "--run", plan.Run, "--wave", itoa(w.Wave), "--shard", itoa(shard)); r.code != 0 {
+						t.Fatalf("ci run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+					}
+				}
+			}
+			spread := filepath.Join(out, "spread.json")
+			if r := runBin(t, c.root, env, "ci", "finish", "--state", bucket, "--run", plan.Run, "--report", spread); r.code != 0 {
+				t.Fatalf("ci finish: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			spreadUnits := unitsOf(t, spread)
+			if len(spreadUnits) != 2 {
+				t.Errorf("spread over jobs: %d units reported, want 2", len(spreadUnits))
+			}
+			for dir, u := range spreadUnits {
+				if len(u.Warnings) != 1 || u.Warnings[0] != warning {
+					t.Errorf("spread over jobs, %s: warnings %q; want %q", dir, u.Warnings, warning)
+				}
+			}
+
 			st.mu.Lock()
 			st.hidden = true
 			st.mu.Unlock()
