@@ -353,15 +353,15 @@ func TestShardedDenied(t *testing.T) {
 	root := layeredRepo(t, 3, 3)
 	st := openStore(t, "file://"+t.TempDir())
 	asked := 0
-	controls := func(units, _ []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string) {
+	controls := func(units, _ []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string, map[*stacks.Unit][]string) {
 		asked++
 		for _, u := range units {
 			if u.Dir == "l0/c1" {
-				return map[*stacks.Unit]string{u: "bob may not apply l0/c1@default"}, nil
+				return map[*stacks.Unit]string{u: "bob may not apply l0/c1@default"}, nil, nil
 			}
 		}
 		t.Error("l0/c1 is not among the units asked about")
-		return nil, nil
+		return nil, nil, nil
 	}
 	m, rep := runReport(t, st, root, StartOptions{Shards: 2, Controls: controls, Options: runner.Settings{Command: runner.CmdApply, AutoApprove: true}})
 	want := map[string]string{

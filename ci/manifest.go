@@ -132,6 +132,9 @@ type ManifestUnit struct {
 	// plan leaves it planned.
 	Denied          string `json:"denied,omitempty"`
 	AutoApplyDenied string `json:"auto_apply_denied,omitempty"`
+	// Warnings are what the unit's report must say of how the controls
+	// were read at start (docs/controls.md#the-default-branchs-controls).
+	Warnings []string `json:"warnings,omitempty"`
 	// NoLock: the unit's workflow says lock_policy none, and a pull
 	// request's run takes no lock on it.
 	NoLock bool `json:"no_lock,omitempty"`

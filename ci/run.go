@@ -331,6 +331,9 @@ type jobSlice struct {
 	// denied and autoApplyDenied are what the controls refuse of the
 	// slice's units (ManifestUnit.Denied).
 	denied, autoApplyDenied map[*stacks.Unit]string
+	// warnings are what the controls said of the slice's units at start
+	// (ManifestUnit.Warnings).
+	warnings map[*stacks.Unit][]string
 }
 
 // resolve decides which of the slice's units run (those with no recorded
@@ -384,6 +387,28 @@ func (sl *jobSlice) refuse(u *stacks.Unit, mu ManifestUnit) {
 		}
 		sl.autoApplyDenied[u] = mu.AutoApplyDenied
 	}
+	if len(mu.Warnings) > 0 {
+		if sl.warnings == nil {
+			sl.warnings = map[*stacks.Unit][]string{}
+		}
+		sl.warnings[u] = mu.Warnings
+	}
+}
+
+// withWarnings is the records' warnings w with the controls' of each
+// unit after them.
+func (sl *jobSlice) withWarnings(w map[*stacks.Unit][]string) map[*stacks.Unit][]string {
+	if len(sl.warnings) == 0 {
+		return w
+	}
+	out := make(map[*stacks.Unit][]string, len(w)+len(sl.warnings))
+	for u, ws := range w {
+		out[u] = ws
+	}
+	for u, ws := range sl.warnings {
+		out[u] = append(slices.Clip(out[u]), ws...)
+	}
+	return out
 }
 
 // settledAs decides how a predecessor from an earlier wave settled: as
@@ -473,7 +498,7 @@ func (j *Job) runnerOptions(p *stacks.Project, o SliceOptions, sl *jobSlice, rec
 			Environ: o.Environ, Installer: o.Installer,
 			External: sl.gates, Settled: sl.settle, Readers: sl.readers,
 			Denied: sl.denied, AutoApplyDenied: sl.autoApplyDenied, Gates: o.Gates,
-			Warnings: runstate.Warnings(sl.pulls, j.units),
+			Warnings: sl.withWarnings(runstate.Warnings(sl.pulls, j.units)),
 		},
 	}
 }

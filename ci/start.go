@@ -153,7 +153,10 @@ func startUnits(p *stacks.Project, run *stacks.Run, opt StartOptions) ([]*stacks
 }
 
 // verdict is what the controls refuse of a run's units.
-type verdict struct{ denied, autoApply map[*stacks.Unit]string }
+type verdict struct {
+	denied, autoApply map[*stacks.Unit]string
+	warnings          map[*stacks.Unit][]string
+}
 
 // askControls asks the controls, once, about every unit of the manifest,
 // and about the apply of those a plan would auto-apply.
@@ -170,7 +173,7 @@ func askControls(opt StartOptions, units []*stacks.Unit) verdict {
 		}
 	}
 	var v verdict
-	v.denied, v.autoApply = opt.Controls(units, auto)
+	v.denied, v.autoApply, v.warnings = opt.Controls(units, auto)
 	return v
 }
 
@@ -209,7 +212,7 @@ func (m *Manifest) addUnits(p *stacks.Project, g *stacks.Graph, opt StartOptions
 		}
 		mu := ManifestUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Why: why[u],
 			Engine: engine, Wave: g.Layer[u], Shard: place[u], Reader: readers[u],
-			Denied: refused.denied[u], AutoApplyDenied: refused.autoApply[u], NoLock: !p.Locks(u)}
+			Denied: refused.denied[u], AutoApplyDenied: refused.autoApply[u], Warnings: refused.warnings[u], NoLock: !p.Locks(u)}
 		for _, ei := range g.In(u) {
 			mu.After = append(mu.After, g.Edges[ei].From.ID())
 		}

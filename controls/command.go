@@ -25,16 +25,19 @@ type Source interface {
 	// ConfigPaths are where the repository's config may sit.
 	ConfigPaths() []string
 	// DefaultBranchConfig is the config of the repository's default
-	// branch when the command runs on another commit, with found false
-	// when that branch has none; nil and true on the default branch
-	// itself.
-	DefaultBranchConfig(ctx context.Context) (cfg *stacks.Config, found bool, err error)
+	// branch when the command runs on another commit. When that branch
+	// has none (the forge answered 404 where it looked), cfg is nil and
+	// missing says where it was looked for; on the default branch itself
+	// both are empty.
+	DefaultBranchConfig(ctx context.Context) (cfg *stacks.Config, missing string, err error)
 }
 
 // Verdict is what the controls refuse of one command: units it may not
-// run at all, and auto_apply units it may plan and not apply.
+// run at all, and auto_apply units it may plan and not apply. Warnings
+// are what each unit's report must say of how the controls were read.
 type Verdict struct {
 	Denied, AutoApplyDenied map[*stacks.Unit]string
+	Warnings                map[*stacks.Unit][]string
 }
 
 // Command decides what the controls of cfg refuse of a command: op to
@@ -45,11 +48,14 @@ type Verdict struct {
 func Command(ctx context.Context, src Source, cfg *stacks.Config, op Op, units, autoApply []*stacks.Unit) Verdict {
 	var v Verdict
 	fail := func(err error) Verdict { return Unchecked(units, err) }
-	def, found, err := src.DefaultBranchConfig(ctx)
+	def, missing, err := src.DefaultBranchConfig(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("reading the default branch's config: %w", err))
 	}
-	if def != nil || !found {
+	if missing != "" && Compile(cfg).Any() {
+		v.Warnings = warnAll(units, NoDefaultBranchConfig(missing))
+	}
+	if def != nil || missing != "" {
 		cfg = WithDefaultBranch(cfg, def)
 	}
 	c := Compile(cfg)
@@ -81,6 +87,23 @@ func Command(ctx context.Context, src Source, cfg *stacks.Config, op Op, units, 
 		v.AutoApplyDenied = c.Decide(ctx, src, req)
 	}
 	return v
+}
+
+// NoDefaultBranchConfig is the warning of a run whose checkout's config
+// has controls while the default branch has no config: the default
+// branch's controls, none, are the ones that hold
+// (docs/controls.md#the-default-branchs-controls).
+func NoDefaultBranchConfig(missing string) string {
+	return fmt.Sprintf("the forge answers 404 for the default branch's config (%s): the controls are the default branch's, and it has none, so the checkout's access_control and apply_requirements are not checked", missing)
+}
+
+// warnAll gives each unit the warning w.
+func warnAll(units []*stacks.Unit, w string) map[*stacks.Unit][]string {
+	out := make(map[*stacks.Unit][]string, len(units))
+	for _, u := range units {
+		out[u] = []string{w}
+	}
+	return out
 }
 
 // overridable are the sections default_branch_overrides names when the
@@ -127,11 +150,11 @@ func Unchecked(units []*stacks.Unit, err error) Verdict {
 // default_branch_overrides says so), or "" when they may. Anything the
 // source cannot answer refuses, with its error.
 func Unlock(ctx context.Context, src Source, cfg *stacks.Config) string {
-	def, found, err := src.DefaultBranchConfig(ctx)
+	def, missing, err := src.DefaultBranchConfig(ctx)
 	if err != nil {
 		return fmt.Sprintf("the controls could not be checked: reading the default branch's config: %v", err)
 	}
-	if def != nil || !found {
+	if def != nil || missing != "" {
 		cfg = WithDefaultBranch(cfg, def)
 	}
 	c := Compile(cfg)

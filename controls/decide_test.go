@@ -338,8 +338,11 @@ func (s *source) PullRequest(context.Context) (*PullRequest, error) {
 	return s.pr, s.prErr
 }
 
-func (s *source) DefaultBranchConfig(context.Context) (*stacks.Config, bool, error) {
-	return s.def, s.found, s.defErr
+func (s *source) DefaultBranchConfig(context.Context) (*stacks.Config, string, error) {
+	if s.found || s.defErr != nil {
+		return s.def, "", s.defErr
+	}
+	return nil, "strata.yml, .terrateam/config.yml at main", nil
 }
 
 // parsed reads a config the check must accept.
@@ -427,5 +430,46 @@ func TestCommandAsksForThePullRequestOnlyToApply(t *testing.T) {
 	Command(context.Background(), src, p.Config, Apply, p.Units, nil)
 	if src.prAsked != 1 {
 		t.Errorf("apply asked for the pull request %d times; want 1", src.prAsked)
+	}
+}
+
+// TestCommandWarnsOfNoDefaultBranchConfig: a default branch without a
+// config while the checkout's config has controls is said on every unit,
+// which runs under the default branch's controls (none); a checkout
+// without controls, a default branch with a config and the default
+// branch itself say nothing.
+func TestCommandWarnsOfNoDefaultBranchConfig(t *testing.T) {
+	t.Parallel()
+	withControls := project(t, byStack, "production", "development")
+	without := project(t, byStack[:strings.Index(byStack, "access_control:")], "production", "development")
+	for _, tt := range []struct {
+		name string
+		p    *stacks.Project
+		src  *source
+		warn bool
+	}{
+		{"no config there, controls here", withControls, &source{actor: "bob"}, true},
+		{"no config there, none here", without, &source{actor: "bob"}, false},
+		{"a config there", withControls, &source{actor: "bob", def: parsed(t, byStack), found: true}, false},
+		{"on the default branch", withControls, &source{actor: "bob", found: true}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.src.directory = sre()
+			v := Command(context.Background(), tt.src, tt.p.Config, Plan, tt.p.Units, nil)
+			for _, u := range tt.p.Units {
+				ws := v.Warnings[u]
+				want := "the forge answers 404 for the default branch's config (strata.yml, .terrateam/config.yml at main): the controls are the default branch's, and it has none, so the checkout's access_control and apply_requirements are not checked"
+				switch {
+				case tt.warn && (len(ws) != 1 || ws[0] != want):
+					t.Errorf("%s: warnings %q; want %q", u.Name(), ws, want)
+				case !tt.warn && len(ws) != 0:
+					t.Errorf("%s: warnings %q; want none", u.Name(), ws)
+				}
+			}
+			if len(v.Denied) != 0 && tt.warn {
+				t.Errorf("denied %v; the default branch's controls (none) deny nothing", v.Denied)
+			}
+		})
 	}
 }

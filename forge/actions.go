@@ -46,6 +46,9 @@ type Actions struct {
 // pull request (pull_request, pull_request_target, pull_request_review),
 // and the issue and comment of issue_comment.
 type event struct {
+	// Action is what happened to an issue_comment's comment: created,
+	// edited or deleted.
+	Action      string               `json:"action"`
 	Repository  *github.Repository   `json:"repository"`
 	PullRequest *github.PullRequest  `json:"pull_request"`
 	Issue       *github.Issue        `json:"issue"`
@@ -136,7 +139,11 @@ func (a *Actions) readEvent(name, path string) error {
 		a.headSHA = ev.PullRequest.GetHead().GetSHA()
 	case name == "issue_comment" && ev.Issue.IsPullRequest():
 		a.pr = ev.Issue.GetNumber()
-		a.actor = ev.Comment.GetUser().GetLogin()
+		// An edited comment keeps its author: who edited or deleted it
+		// is the event's sender, GITHUB_ACTOR.
+		if ev.Action == "created" {
+			a.actor = ev.Comment.GetUser().GetLogin()
+		}
 	}
 	return nil
 }
@@ -153,39 +160,63 @@ func (a *Actions) PullRequest(ctx context.Context) (*controls.PullRequest, error
 // DefaultBranchConfig is the default branch's config, when the command
 // does not run on that branch: a command for a pull request, or on
 // another branch (docs/controls.md#the-default-branchs-controls).
-func (a *Actions) DefaultBranchConfig(ctx context.Context) (*stacks.Config, bool, error) {
+func (a *Actions) DefaultBranchConfig(ctx context.Context) (*stacks.Config, string, error) {
 	branch := a.defaultBranch
 	if branch == "" {
 		r, _, err := a.client.Repositories.Get(ctx, a.owner, a.repo)
 		if err != nil {
-			return nil, false, fmt.Errorf("the repository's default branch: %w", err)
+			return nil, "", fmt.Errorf("the repository's default branch: %w", err)
 		}
 		branch = r.GetDefaultBranch()
 	}
 	if a.pr == 0 && a.ref == "refs/heads/"+branch {
-		return nil, true, nil
+		return nil, "", nil
 	}
 	return branchConfig(ctx, a.GitHub, branch, a.configPaths)
 }
 
 // File reads one file of the repository at ref; found is false when
-// there is none.
+// the API answers 404. Any other answer that is not a file, with its
+// content in base64, is an error: a control never reads an answer it did
+// not ask for as an empty config (docs/controls.md#what-strata-trusts-of-the-forge).
 func (g *GitHub) File(ctx context.Context, path, ref string) (data []byte, found bool, err error) {
-	fc, _, resp, err := g.client.Repositories.GetContents(ctx, g.owner, g.repo, path, &github.RepositoryContentGetOptions{Ref: ref})
+	fc, dir, resp, err := g.client.Repositories.GetContents(ctx, g.owner, g.repo, path, &github.RepositoryContentGetOptions{Ref: ref})
 	if notFound(resp) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %w", path, ref, err)
 	}
-	if fc == nil {
+	switch {
+	case fc == nil && dir != nil:
 		return nil, false, fmt.Errorf("%s at %s is a directory", path, ref)
+	case fc == nil:
+		return nil, false, fmt.Errorf("%s at %s: the contents API answered no file", path, ref)
+	case fc.GetType() != "file":
+		return nil, false, fmt.Errorf("%s at %s: the contents API answered type %q, not a file", path, ref, fc.GetType())
+	case fc.Content == nil:
+		return nil, false, fmt.Errorf("%s at %s: the contents API answered a file without content", path, ref)
+	case fc.GetEncoding() != "base64":
+		// GitHub answers "none" for a file over 1 MB.
+		return nil, false, fmt.Errorf("%s at %s: encoding %q, expected base64", path, ref, fc.GetEncoding())
 	}
 	text, err := fc.GetContent()
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %w", path, ref, err)
 	}
+	if fc.Size != nil && fc.GetSize() != len(text) {
+		return nil, false, fmt.Errorf("%s at %s: %d bytes of content, the answer says %d", path, ref, len(text), fc.GetSize())
+	}
 	return []byte(text), true, nil
+}
+
+// visible says the API shows the token the repository: an error when it
+// does not, a 404 among them.
+func (g *GitHub) visible(ctx context.Context) error {
+	if _, _, err := g.client.Repositories.Get(ctx, g.owner, g.repo); err != nil {
+		return fmt.Errorf("repository %s/%s: %w", g.owner, g.repo, err)
+	}
+	return nil
 }
 
 // SetApplyStatus sets the apply status of the pull request the event

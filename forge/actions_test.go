@@ -86,17 +86,17 @@ func TestActionsDefaultBranchConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, found, err := a.DefaultBranchConfig(ctx)
-	if err != nil || !found || cfg == nil || cfg.AccessControl == nil {
-		t.Fatalf("pull request: %+v, %v, %v; want main's .terrateam/config.yml", cfg, found, err)
+	cfg, missing, err := a.DefaultBranchConfig(ctx)
+	if err != nil || missing != "" || cfg == nil || cfg.AccessControl == nil {
+		t.Fatalf("pull request: %+v, %q, %v; want main's .terrateam/config.yml", cfg, missing, err)
 	}
 
 	onMain, err := NewActions(actionsEnv(t, f.url(), "push", `{"repository":{"default_branch":"main"}}`, "GITHUB_REF=refs/heads/main", "GITHUB_SHA=fed"), paths)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg, found, err := onMain.DefaultBranchConfig(ctx); cfg != nil || !found || err != nil {
-		t.Errorf("on main: %+v, %v, %v; want nothing read", cfg, found, err)
+	if cfg, missing, err := onMain.DefaultBranchConfig(ctx); cfg != nil || missing != "" || err != nil {
+		t.Errorf("on main: %+v, %q, %v; want nothing read", cfg, missing, err)
 	}
 	if got, err := onMain.PullRequest(ctx); got != nil || err != nil {
 		t.Errorf("a push no pull request merged: %+v, %v", got, err)
@@ -107,12 +107,12 @@ func TestActionsDefaultBranchConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg, found, err := branch.DefaultBranchConfig(ctx); err != nil || !found || cfg == nil || cfg.AccessControl != nil {
-		t.Errorf("a branch: %+v, %v, %v; want trunk's strata.yml", cfg, found, err)
+	if cfg, missing, err := branch.DefaultBranchConfig(ctx); err != nil || missing != "" || cfg == nil || cfg.AccessControl != nil {
+		t.Errorf("a branch: %+v, %q, %v; want trunk's strata.yml", cfg, missing, err)
 	}
 	none, _ := NewActions(actionsEnv(t, f.url(), "pull_request", pr), []string{"nowhere.yml"})
-	if cfg, found, err := none.DefaultBranchConfig(ctx); cfg != nil || found || err != nil {
-		t.Errorf("no config on main: %+v, %v, %v; want not found", cfg, found, err)
+	if cfg, missing, err := none.DefaultBranchConfig(ctx); cfg != nil || missing != "nowhere.yml at main" || err != nil {
+		t.Errorf("no config on main: %+v, %q, %v; want not found", cfg, missing, err)
 	}
 	broken, _ := NewActions(actionsEnv(t, f.url(), "pull_request", `{"pull_request":{"number":5},"repository":{"default_branch":"broken"}}`), paths)
 	if _, _, err := broken.DefaultBranchConfig(ctx); err == nil || !strings.Contains(err.Error(), "strata.yml@broken:4:") {

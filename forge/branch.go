@@ -3,6 +3,7 @@ package forge
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/stacks"
@@ -30,29 +31,37 @@ func pullRequestOf(ctx context.Context, f pullRequests, n int, sha string) (*con
 	return f.PullRequest(ctx, n)
 }
 
-// fileReader reads one file of a branch; found is false when the branch
-// has none.
+// fileReader reads one file of a branch; found is false when the forge
+// answers 404. visible is nil when the forge shows the token the
+// repository itself.
 type fileReader interface {
 	File(ctx context.Context, path, ref string) (data []byte, found bool, err error)
+	visible(ctx context.Context) error
 }
 
 // branchConfig reads the config of a branch: the first of paths it
-// holds. found is false when it holds none; a config that does not load
-// is an error naming its file:line:col.
-func branchConfig(ctx context.Context, r fileReader, branch string, paths []string) (*stacks.Config, bool, error) {
+// holds. When it holds none, missing says where it was looked for; a
+// config that does not load is an error naming its file:line:col.
+func branchConfig(ctx context.Context, r fileReader, branch string, paths []string) (cfg *stacks.Config, missing string, err error) {
 	for _, path := range paths {
 		text, found, err := r.File(ctx, path, branch)
 		if err != nil {
-			return nil, false, err
+			return nil, "", err
 		}
 		if !found {
 			continue
 		}
 		cfg, diags := stacks.ParseConfig(path+"@"+branch, text)
 		if diags.HasErrors() {
-			return nil, false, fmt.Errorf("the config of %s does not load: %s", branch, diags.Errors()[0])
+			return nil, "", fmt.Errorf("the config of %s does not load: %s", branch, diags.Errors()[0])
 		}
-		return cfg, true, nil
+		return cfg, "", nil
 	}
-	return nil, false, nil
+	// A forge answers 404 as well for a repository the token cannot
+	// see: only a repository it shows has no config
+	// (docs/controls.md#the-default-branchs-controls).
+	if err := r.visible(ctx); err != nil {
+		return nil, "", fmt.Errorf("the forge answers 404 for %s at %s, and the repository itself: %w", strings.Join(paths, ", "), branch, err)
+	}
+	return nil, strings.Join(paths, ", ") + " at " + branch, nil
 }

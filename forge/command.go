@@ -2,6 +2,7 @@ package forge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,10 +12,16 @@ import (
 	"github.com/strata-iac/strata/internal/environ"
 )
 
+// ErrCommentNotNew is a job started by a comment edited or deleted: a
+// comment command runs only from a newly created comment
+// (docs/controls.md#comment-commands).
+var ErrCommentNotNew = errors.New("a comment command runs only from a newly created comment")
+
 // CommentOf is the comment a CI job runs for (docs/controls.md#comment-commands):
-// the comment of a GitHub Actions issue_comment event on a pull request.
-// found is false when the job runs for none. GitLab CI starts no pipeline
-// for a merge request note, so there a job never runs for one.
+// the comment of a GitHub Actions issue_comment event on a pull request,
+// newly created. found is false when the job runs for none; a comment
+// edited or deleted is ErrCommentNotNew. GitLab CI starts no pipeline for
+// a merge request note, so there a job never runs for one.
 func CommentOf(env []string) (body string, found bool, err error) {
 	get := environ.Getenv(env)
 	if get("GITHUB_ACTIONS") != "true" || get("GITHUB_EVENT_NAME") != "issue_comment" || get("GITHUB_EVENT_PATH") == "" {
@@ -26,6 +33,9 @@ func CommentOf(env []string) (body string, found bool, err error) {
 	}
 	if !ev.Issue.IsPullRequest() || ev.Comment == nil {
 		return "", false, nil
+	}
+	if ev.Action != "created" {
+		return "", false, fmt.Errorf("the comment's event is %q, not \"created\": %w", ev.Action, ErrCommentNotNew)
 	}
 	return ev.Comment.GetBody(), true, nil
 }

@@ -1,8 +1,10 @@
 package forge
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,8 +40,8 @@ func TestCommentOf(t *testing.T) {
 		}
 		return p
 	}
-	onPR := write("pr.json", `{"issue":{"number":5,"pull_request":{"url":"u"}},"comment":{"body":"strata plan"}}`)
-	onIssue := write("issue.json", `{"issue":{"number":6},"comment":{"body":"strata plan"}}`)
+	onPR := write("pr.json", `{"action":"created","issue":{"number":5,"pull_request":{"url":"u"}},"comment":{"body":"strata plan"}}`)
+	onIssue := write("issue.json", `{"action":"created","issue":{"number":6},"comment":{"body":"strata plan"}}`)
 	tests := []struct {
 		name  string
 		env   []string
@@ -59,5 +61,37 @@ func TestCommentOf(t *testing.T) {
 	}
 	if _, _, err := CommentOf([]string{"GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME=issue_comment", "GITHUB_EVENT_PATH=" + filepath.Join(dir, "none.json")}); err == nil {
 		t.Error("a payload that is not there: no error")
+	}
+}
+
+// TestCommentOfOnlyNew: a comment edited or deleted, or an event that
+// does not say, is no comment a job runs for; the edit's actor is its
+// sender, GITHUB_ACTOR, not the comment's author.
+func TestCommentOfOnlyNew(t *testing.T) {
+	t.Parallel()
+	for _, action := range []string{"edited", "deleted", "", "Created", "pinned"} {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+			payload := `{"action":"` + action + `","changes":{"body":{"from":"LGTM"}},"issue":{"number":5,"pull_request":{"url":"https://api.github.com/repos/acme/infra/pulls/5"}},` +
+				`"comment":{"id":1,"body":"strata apply-force","user":{"login":"alice","id":1,"type":"User"}},"repository":{"full_name":"acme/infra","default_branch":"main"},"sender":{"login":"mallory","id":2,"type":"User"}}`
+			if action == "" {
+				payload = strings.Replace(payload, `"action":"",`, "", 1)
+			}
+			p := filepath.Join(t.TempDir(), "event.json")
+			if err := os.WriteFile(p, []byte(payload), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			env := []string{"GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME=issue_comment", "GITHUB_EVENT_PATH=" + p, "GITHUB_ACTOR=mallory", "GITHUB_REPOSITORY=acme/infra", "GITHUB_TOKEN=t0ken"}
+			if body, found, err := CommentOf(env); body != "" || found || !errors.Is(err, ErrCommentNotNew) {
+				t.Errorf("%q, %v, %v; want ErrCommentNotNew", body, found, err)
+			}
+			a, err := NewActions(env, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Actor() != "mallory" || a.pr != 5 {
+				t.Errorf("actor %q, PR %d; want mallory, who edited it, on PR 5", a.Actor(), a.pr)
+			}
+		})
 	}
 }

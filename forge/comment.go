@@ -65,11 +65,20 @@ func (g *GitHub) UpsertComment(ctx context.Context, n int, marker, body string, 
 	return c.GetHTMLURL(), nil
 }
 
-// markedComments are pull request n's comments whose bodies start with
-// marker, oldest first, over every page.
+// markedComments are strata's own comments on pull request n, oldest
+// first, over every page: those whose author is who the token posts as
+// and whose bodies start with marker. Anyone else's comment is never
+// strata's, whatever it starts with; when who strata is cannot be
+// learned, none is.
 func (g *GitHub) markedComments(ctx context.Context, n int, marker string) ([]*github.IssueComment, error) {
 	all, err := g.comments(ctx, n)
-	return slices.DeleteFunc(all, func(c *github.IssueComment) bool { return !strings.HasPrefix(c.GetBody(), marker) }), err
+	if err != nil {
+		return nil, err
+	}
+	self := g.Self(ctx)
+	return slices.DeleteFunc(all, func(c *github.IssueComment) bool {
+		return self == "" || !strings.EqualFold(c.GetUser().GetLogin(), self) || !strings.HasPrefix(c.GetBody(), marker)
+	}), nil
 }
 
 // comments are pull request n's comments, oldest first, over every page.
@@ -118,11 +127,17 @@ func (g *GitLab) UpsertComment(ctx context.Context, iid int, marker, body string
 	return fmt.Sprintf("MR !%d note %d", iid, nt.ID), nil
 }
 
-// markedNotes are merge request iid's notes whose bodies start with
-// marker, oldest first, over every page.
+// markedNotes are strata's own notes on merge request iid, oldest
+// first, over every page, as markedComments finds GitHub's.
 func (g *GitLab) markedNotes(ctx context.Context, iid int, marker string) ([]*gitlab.Note, error) {
 	all, err := g.notes(ctx, iid)
-	return slices.DeleteFunc(all, func(nt *gitlab.Note) bool { return !strings.HasPrefix(nt.Body, marker) }), err
+	if err != nil {
+		return nil, err
+	}
+	self := g.Self(ctx)
+	return slices.DeleteFunc(all, func(nt *gitlab.Note) bool {
+		return self == "" || nt.System || !strings.EqualFold(nt.Author.Username, self) || !strings.HasPrefix(nt.Body, marker)
+	}), nil
 }
 
 // notes are merge request iid's notes, oldest first, over every page.

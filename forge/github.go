@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v92/github"
@@ -27,6 +28,42 @@ type GitHub struct {
 	owner, repo string
 	// run is this CI run's ID: its own check runs are not counted.
 	run string
+	// self is who the token posts as, asked once.
+	self identity
+}
+
+// identity is who a token posts comments as, learned once: "" when it
+// could not be learned (docs/controls.md#what-strata-trusts-of-the-forge).
+type identity struct {
+	once  sync.Once
+	login string
+}
+
+// of is the identity, learned by learn the first time it is asked for.
+func (id *identity) of(learn func() string) string {
+	id.once.Do(func() { id.login = learn() })
+	return id.login
+}
+
+// actionsBot is the author of what a GitHub Actions job's own token
+// posts; GET /user answers that token 403.
+const actionsBot = "github-actions[bot]"
+
+// Self is who the token posts comments as: the user GET /user names, or
+// github-actions[bot] for a GitHub Actions job's token, which that
+// endpoint answers 403. "" when it cannot be learned (another error, a
+// stall): then strata edits no comment, and posts a new one.
+func (g *GitHub) Self(ctx context.Context) string {
+	return g.self.of(func() string {
+		u, resp, err := g.client.Users.Get(ctx, "")
+		switch {
+		case err == nil:
+			return u.GetLogin()
+		case resp != nil && resp.StatusCode == http.StatusForbidden:
+			return actionsBot
+		}
+		return ""
+	})
 }
 
 // GitHubOptions locate a repository and authenticate to its API.

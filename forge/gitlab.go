@@ -2,7 +2,9 @@ package forge
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -22,6 +24,8 @@ type GitLab struct {
 	// among the merge request's checks.
 	pipeline int64
 	users    map[string]int64
+	// self is who the token posts notes as, asked once.
+	self identity
 }
 
 // GitLabOptions locate a project and authenticate to its API.
@@ -58,6 +62,19 @@ func NewGitLab(o GitLabOptions) (*GitLab, error) {
 		}
 	}
 	return g, nil
+}
+
+// Self is who the token posts notes as: the user GET /user names (a
+// project or group token's bot user). "" when it cannot be learned: then
+// strata edits no note, and posts a new one.
+func (g *GitLab) Self(ctx context.Context) string {
+	return g.self.of(func() string {
+		u, _, err := g.client.Users.CurrentUser(gitlab.WithContext(ctx))
+		if err != nil || u == nil {
+			return ""
+		}
+		return u.Username
+	})
 }
 
 // gitlabNotFound says the API answered 404.
@@ -228,8 +245,8 @@ func (g *GitLab) MergedPullRequest(ctx context.Context, sha string) (int, error)
 	return 0, nil
 }
 
-// File reads one file of the project at ref; found is false when there
-// is none.
+// File reads one file of the project at ref; found is false when the
+// API answers 404.
 func (g *GitLab) File(ctx context.Context, path, ref string) (data []byte, found bool, err error) {
 	f, resp, err := g.client.RepositoryFiles.GetFile(g.project, path, &gitlab.GetFileOptions{Ref: &ref}, gitlab.WithContext(ctx))
 	if gitlabNotFound(resp) {
@@ -238,6 +255,11 @@ func (g *GitLab) File(ctx context.Context, path, ref string) (data []byte, found
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %w", path, ref, err)
 	}
+	// An answer that is not the file asked for is an error, never an
+	// empty config (docs/controls.md#what-strata-trusts-of-the-forge).
+	if f.FilePath != path {
+		return nil, false, fmt.Errorf("%s at %s: the files API answered for %q", path, ref, f.FilePath)
+	}
 	if f.Encoding != "base64" {
 		return nil, false, fmt.Errorf("%s at %s: encoding %q, expected base64", path, ref, f.Encoding)
 	}
@@ -245,7 +267,24 @@ func (g *GitLab) File(ctx context.Context, path, ref string) (data []byte, found
 	if err != nil {
 		return nil, false, fmt.Errorf("%s at %s: %w", path, ref, err)
 	}
+	if int64(len(data)) != f.Size {
+		return nil, false, fmt.Errorf("%s at %s: %d bytes of content, the answer says %d", path, ref, len(data), f.Size)
+	}
+	// The client reads a missing content as "": its checksum tells an
+	// empty file from an answer without one.
+	if sum := sha256.Sum256(data); f.SHA256 != hex.EncodeToString(sum[:]) {
+		return nil, false, fmt.Errorf("%s at %s: the content does not match its content_sha256 %q", path, ref, f.SHA256)
+	}
 	return data, true, nil
+}
+
+// visible says the API shows the token the project: an error when it
+// does not, a 404 among them.
+func (g *GitLab) visible(ctx context.Context) error {
+	if _, _, err := g.client.Projects.GetProject(g.project, nil, gitlab.WithContext(ctx)); err != nil {
+		return fmt.Errorf("project %s: %w", g.project, err)
+	}
+	return nil
 }
 
 // SetStatus sets the commit status name of commit sha: pending, success

@@ -132,8 +132,8 @@ func (f *fakeGitLab) repoRoutes() map[string]func(w http.ResponseWriter, r *http
 				gitlabNotFoundBody(w, "404 File Not Found")
 				return
 			}
-			fmt.Fprintf(w, `{"file_name":%q,"file_path":%q,"size":%d,"encoding":"base64","content":%q,"content_sha256":"4c294617b60715c1d218e61164a3abd4808a4284cbc30e6728a01ad9aada4481","ref":%q,"blob_id":"79f7bbd25901e8334750839545a9bd021f0e4c83","commit_id":"d5a3ff139356ce33e37e73add446f16869741b50","last_commit_id":"570e7b2abdd848b95f2f578043fc23bd6f6fd24d"}`,
-				path[strings.LastIndex(path, "/")+1:], path, len(text), base64.StdEncoding.EncodeToString([]byte(text)), r.URL.Query().Get("ref"))
+			fmt.Fprintf(w, `{"file_name":%q,"file_path":%q,"size":%d,"encoding":"base64","content":%q,"content_sha256":%q,"ref":%q,"blob_id":"79f7bbd25901e8334750839545a9bd021f0e4c83","commit_id":"d5a3ff139356ce33e37e73add446f16869741b50","last_commit_id":"570e7b2abdd848b95f2f578043fc23bd6f6fd24d"}`,
+				path[strings.LastIndex(path, "/")+1:], path, len(text), base64.StdEncoding.EncodeToString([]byte(text)), sha256Hex(text), r.URL.Query().Get("ref"))
 		},
 	}
 }
@@ -269,17 +269,17 @@ func TestGitLabCIDefaultBranchConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg, found, err := mr.DefaultBranchConfig(ctx); err != nil || !found || cfg == nil || cfg.AccessControl == nil {
-		t.Errorf("merge request: %+v, %v, %v; want main's .terrateam/config.yml", cfg, found, err)
+	if cfg, missing, err := mr.DefaultBranchConfig(ctx); err != nil || missing != "" || cfg == nil || cfg.AccessControl == nil {
+		t.Errorf("merge request: %+v, %q, %v; want main's .terrateam/config.yml", cfg, missing, err)
 	}
 	onMain, _ := NewGitLabCI(gitlabEnv(f, "CI_COMMIT_BRANCH=main", "CI_DEFAULT_BRANCH=main"), paths)
-	if cfg, found, err := onMain.DefaultBranchConfig(ctx); cfg != nil || !found || err != nil {
-		t.Errorf("on main: %+v, %v, %v; want nothing read", cfg, found, err)
+	if cfg, missing, err := onMain.DefaultBranchConfig(ctx); cfg != nil || missing != "" || err != nil {
+		t.Errorf("on main: %+v, %q, %v; want nothing read", cfg, missing, err)
 	}
 	// No CI_DEFAULT_BRANCH: the API says trunk.
 	branch, _ := NewGitLabCI(gitlabEnv(f, "CI_COMMIT_BRANCH=feature"), paths)
-	if cfg, found, err := branch.DefaultBranchConfig(ctx); err != nil || !found || cfg == nil || cfg.AccessControl != nil {
-		t.Errorf("a branch: %+v, %v, %v; want trunk's strata.yml", cfg, found, err)
+	if cfg, missing, err := branch.DefaultBranchConfig(ctx); err != nil || missing != "" || cfg == nil || cfg.AccessControl != nil {
+		t.Errorf("a branch: %+v, %q, %v; want trunk's strata.yml", cfg, missing, err)
 	}
 }
 

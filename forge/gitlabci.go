@@ -69,17 +69,17 @@ func (c *GitLabCI) PullRequest(ctx context.Context) (*controls.PullRequest, erro
 
 // DefaultBranchConfig is the default branch's config, when the pipeline
 // does not run on that branch (docs/controls.md#the-default-branchs-controls).
-func (c *GitLabCI) DefaultBranchConfig(ctx context.Context) (*stacks.Config, bool, error) {
+func (c *GitLabCI) DefaultBranchConfig(ctx context.Context) (*stacks.Config, string, error) {
 	branch := c.defaultBranch
 	if branch == "" {
 		p, _, err := c.client.Projects.GetProject(c.project, nil, gitlab.WithContext(ctx))
 		if err != nil {
-			return nil, false, fmt.Errorf("the project's default branch: %w", err)
+			return nil, "", fmt.Errorf("the project's default branch: %w", err)
 		}
 		branch = p.DefaultBranch
 	}
 	if c.mr == 0 && c.branch == branch {
-		return nil, true, nil
+		return nil, "", nil
 	}
 	return branchConfig(ctx, c.GitLab, branch, c.configPaths)
 }

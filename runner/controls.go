@@ -1,11 +1,15 @@
 package runner
 
-import "github.com/strata-iac/strata/stacks"
+import (
+	"slices"
+
+	"github.com/strata-iac/strata/stacks"
+)
 
 // askControls asks the controls about the units of a command that may
-// run (not those outside it), and adds what they refuse to what the
-// caller already knew.
-func askControls(opt Options, members []member) (denied, autoApplyDenied map[*stacks.Unit]string) {
+// run (not those outside it), and adds what they refuse, and their
+// warnings, to what the caller already knew.
+func askControls(opt Options, members []member) (denied, autoApplyDenied map[*stacks.Unit]string, warnings map[*stacks.Unit][]string) {
 	var units, auto []*stacks.Unit
 	autoApplies := policyOf(opt).AutoApplies && !opt.NoAutoApply
 	for _, m := range members {
@@ -17,8 +21,20 @@ func askControls(opt Options, members []member) (denied, autoApplyDenied map[*st
 			auto = append(auto, m.Unit)
 		}
 	}
-	d, a := opt.Controls(units, auto)
-	return mergeReasons(opt.Denied, d), mergeReasons(opt.AutoApplyDenied, a)
+	d, a, w := opt.Controls(units, auto)
+	return mergeReasons(opt.Denied, d), mergeReasons(opt.AutoApplyDenied, a), mergeWarnings(opt.Warnings, w)
+}
+
+// mergeWarnings is a and b in one map, a unit's warnings from a first.
+func mergeWarnings(a, b map[*stacks.Unit][]string) map[*stacks.Unit][]string {
+	out := make(map[*stacks.Unit][]string, len(a)+len(b))
+	for u, ws := range a {
+		out[u] = ws
+	}
+	for u, ws := range b {
+		out[u] = append(slices.Clip(out[u]), ws...)
+	}
+	return out
 }
 
 // mergeReasons is a and b in one map; a's reason wins for a unit in both.

@@ -17,12 +17,12 @@ func TestDeniedSkipsDependents(t *testing.T) {
 	e := newE2E(t, layerRepo(t, devAfterBase))
 	p := e.project()
 	asked := 0
-	controls := func(units, auto []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string) {
+	controls := func(units, auto []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string, map[*stacks.Unit][]string) {
 		asked++
 		if len(units) != 3 || len(auto) != 0 {
 			t.Errorf("asked about %d units, %d to auto-apply; want 3 and 0", len(units), len(auto))
 		}
-		return map[*stacks.Unit]string{p.UnitsIn("base")[0]: "bob may not apply base@default"}, nil
+		return map[*stacks.Unit]string{p.UnitsIn("base")[0]: "bob may not apply base@default"}, nil, nil
 	}
 	res := e.runIn(p, CmdApply, Options{Settings: Settings{AutoApprove: true}, Extra: Extra{Controls: controls}}, stacks.Selection{})
 	want := map[string]string{
@@ -60,11 +60,11 @@ func TestAutoApplyRefusedInPlan(t *testing.T) {
       rules: {plan_after: [base]}
 `))
 	p := e.project()
-	controls := func(units, auto []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string) {
+	controls := func(units, auto []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string, map[*stacks.Unit][]string) {
 		if len(auto) != 2 {
 			t.Errorf("asked to auto-apply %d units, want base and dev", len(auto))
 		}
-		return nil, map[*stacks.Unit]string{p.UnitsIn("base")[0]: "needs 2 approvals from team:sre, has 1: carol"}
+		return nil, map[*stacks.Unit]string{p.UnitsIn("base")[0]: "needs 2 approvals from team:sre, has 1: carol"}, nil
 	}
 	res := e.runIn(p, CmdPlan, Options{Extra: Extra{Controls: controls}}, stacks.Selection{})
 	want := map[string]string{

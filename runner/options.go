@@ -138,9 +138,10 @@ type Extra struct {
 
 // ControlsFunc decides what the config's controls refuse of a command:
 // the units it may not run at all, and the auto_apply units among
-// autoApply whose apply it may not make, each with why
+// autoApply whose apply it may not make, each with why, and what each
+// unit's report must say of how they were read (warnings)
 // (docs/controls.md#in-a-run).
-type ControlsFunc func(units, autoApply []*stacks.Unit) (denied, autoApplyDenied map[*stacks.Unit]string)
+type ControlsFunc func(units, autoApply []*stacks.Unit) (denied, autoApplyDenied map[*stacks.Unit]string, warnings map[*stacks.Unit][]string)
 
 // GateFunc says why a unit's gates still hold its apply, "" when they
 // are approved (docs/controls.md#gates).

@@ -172,7 +172,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	}
 	members := runMembers(p, run, opt, addPre)
 	if opt.Controls != nil {
-		opt.Denied, opt.AutoApplyDenied = askControls(opt, members)
+		opt.Denied, opt.AutoApplyDenied, opt.Warnings = askControls(opt, members)
 	}
 	units := make([]*stacks.Unit, len(members))
 	for i, m := range members {

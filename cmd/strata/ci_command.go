@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/urfave/cli/v2"
@@ -69,7 +70,10 @@ type commentRun struct {
 func ciCommandAction(c *cli.Context) error {
 	ctx := c.Context
 	body, found, err := forge.CommentOf(os.Environ())
-	if err != nil {
+	switch {
+	case errors.Is(err, forge.ErrCommentNotNew):
+		fmt.Fprintf(c.App.ErrWriter, "strata: %v: nothing to run\n", err)
+	case err != nil:
 		return cli.Exit(err.Error(), 1)
 	}
 	var run commentRun
@@ -77,7 +81,7 @@ func ciCommandAction(c *cli.Context) error {
 		if run, err = commentCommand(ctx, c, body); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
-	} else {
+	} else if err == nil {
 		fmt.Fprintln(c.App.ErrWriter, "strata: this job runs for no pull request comment: nothing to run")
 	}
 	if run.Command != "" {
@@ -112,7 +116,7 @@ func commentCommand(ctx context.Context, c *cli.Context, body string) (commentRu
 	}
 	asked := commentLine(body)
 	if perr != nil {
-		return commentRun{}, answer(ctx, c, f, asked, "**Not run:** "+perr.Error()+"\n\n"+controls.CommentHelp)
+		return commentRun{}, answer(ctx, c, f, asked, "**Not run:** "+verbatim(perr.Error())+"\n\n"+controls.CommentHelp)
 	}
 	switch cc.Action {
 	case controls.ActionHelp:
@@ -120,12 +124,16 @@ func commentCommand(ctx context.Context, c *cli.Context, body string) (commentRu
 	case controls.ActionUnlock:
 		return commentRun{}, answer(ctx, c, f, asked, unlockByComment(ctx, c, f, cc))
 	case controls.ActionGate:
+		tokens := make([]string, len(cc.Tokens))
+		for i, tok := range cc.Tokens {
+			tokens[i] = verbatim(tok)
+		}
 		return commentRun{}, answer(ctx, c, f, asked, fmt.Sprintf("approves %s for the next apply, when the gate lets @%s approve it.",
-			"`"+strings.Join(cc.Tokens, "`, `")+"`", f.Actor()))
+			strings.Join(tokens, ", "), f.Actor()))
 	}
 	pr, err := f.PullRequest(ctx)
 	if err != nil || pr == nil {
-		return commentRun{}, errors.Join(fmt.Errorf("reading the pull request: %w", err), answer(ctx, c, f, asked, fmt.Sprintf("**Not run:** the pull request could not be read: %v", err)))
+		return commentRun{}, errors.Join(fmt.Errorf("reading the pull request: %w", err), answer(ctx, c, f, asked, "**Not run:** the pull request could not be read: "+report.TableCell(fmt.Sprint(err))))
 	}
 	if pr.Merged || pr.Closed {
 		return commentRun{}, answer(ctx, c, f, asked, fmt.Sprintf("**Not run:** %s is %s.", pr.Name, map[bool]string{true: "merged", false: "closed"}[pr.Merged]))
@@ -142,33 +150,33 @@ func commentCommand(ctx context.Context, c *cli.Context, body string) (commentRu
 func unlockByComment(ctx context.Context, c *cli.Context, f commentForge, cc *controls.CommentCommand) string {
 	s, err := openProject(c)
 	if err != nil {
-		return fmt.Sprintf("**Not run:** the config does not load: %v", err)
+		return "**Not run:** the config does not load: " + report.TableCell(err.Error())
 	}
 	// The controls are read with the paths the project's config may sit at.
 	src, err := openCIForge(os.Environ(), configPaths(c, s))
 	if err != nil {
-		return fmt.Sprintf("**Not run:** %v", err)
+		return "**Not run:** " + report.TableCell(err.Error())
 	}
 	if why := controls.Unlock(ctx, src, s.project.Config); why != "" {
 		return "**Refused:** " + why
 	}
 	pr, err := f.PullRequest(ctx)
 	if err != nil || pr == nil {
-		return fmt.Sprintf("**Not run:** the pull request could not be read: %v", err)
+		return "**Not run:** the pull request could not be read: " + report.TableCell(fmt.Sprint(err))
 	}
 	st, err := openState(c)
 	if err != nil {
-		return fmt.Sprintf("**Not run:** %v", err)
+		return "**Not run:** " + report.TableCell(err.Error())
 	}
 	defer st.Close()
 	freed, err := ci.Unlock(ctx, st, pr.Number, cc.Units...)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s unlocked", pr.Name, report.CountOf(len(freed), "dirspace"))
 	for _, l := range freed {
-		fmt.Fprintf(&b, "\n- `%s`", l.Unit)
+		fmt.Fprintf(&b, "\n- %s", verbatim(l.Unit))
 	}
 	if err != nil {
-		fmt.Fprintf(&b, "\n\n**Not all unlocked:** %v", err)
+		fmt.Fprintf(&b, "\n\n**Not all unlocked:** %s", verbatim(err.Error()))
 	}
 	return b.String()
 }
@@ -176,7 +184,7 @@ func unlockByComment(ctx context.Context, c *cli.Context, f commentForge, cc *co
 // answer puts the answer to the comment asked in strata's one comment,
 // naming the command and its author.
 func answer(ctx context.Context, c *cli.Context, f commentForge, asked, text string) error {
-	msg := fmt.Sprintf("`%s` (@%s): %s", asked, f.Actor(), text)
+	msg := fmt.Sprintf("%s (@%s): %s", verbatim(asked), f.Actor(), text)
 	where, posted, err := f.Answer(ctx, report.CommentMarker, msg)
 	switch {
 	case err != nil:
@@ -188,14 +196,25 @@ func answer(ctx context.Context, c *cli.Context, f commentForge, asked, text str
 }
 
 // commentLine is the comment's command line as written, within a length
-// a reader takes in.
+// a reader takes in, cut on a character boundary.
 func commentLine(body string) string {
-	line := strings.ReplaceAll(controls.CommandLine(body), "`", "'")
+	line := controls.CommandLine(body)
 	if len(line) > 200 {
-		line = line[:200] + "…"
+		end := 200
+		for end > 0 && !utf8.RuneStart(line[end]) {
+			end--
+		}
+		line = line[:end] + "…"
 	}
 	return line
 }
+
+// verbatim is what a commenter wrote (a command line, a gate's token, a
+// unit's name, an error that quotes them) as strata repeats it: in code,
+// escaped as the comment's unit names are (report.TableCell), so that it
+// renders as no link, tag, mention or table cell
+// (docs/controls.md#what-strata-trusts-of-the-forge).
+func verbatim(s string) string { return "<code>" + report.TableCell(s) + "</code>" }
 
 // branchName is a base branch --base takes as it is: anything else (a
 // name git allows with other characters) leaves --changed its default.
@@ -282,5 +301,5 @@ func (sc *startComment) atHead(c *cli.Context, s *session) (string, error) {
 		return head, nil
 	}
 	why := fmt.Sprintf("the head of %s moved to %s since the command; this run checked out %s, and applies only plans reviewed at the head: plan again", pr.Name, shortSHA(pr.Head), shortSHA(head))
-	return "", errors.Join(errors.New(why), answer(ctx, c, sc.f, sc.Action+" "+sc.Query, "**Not run:** "+why+"."))
+	return "", errors.Join(errors.New(why), answer(ctx, c, sc.f, sc.Action+" "+sc.Query, "**Not run:** "+report.TableCell(why)+"."))
 }

@@ -162,7 +162,7 @@ func TestCommentCommands(t *testing.T) {
 	if out, r := cm.command("bob", "terrateam destroy"); r.code != 0 || out["command"] != "" {
 		t.Fatalf("an unknown command: exit %d, outputs %v\n%s", r.code, out, r.stderr)
 	}
-	if c := cm.theComment(); !strings.Contains(c, "`terrateam destroy` (@bob): **Not run:** terrateam destroy: unknown action; expected one of: plan, apply") || !strings.Contains(c, "| `strata apply-force [QUERY]` |") {
+	if c := cm.theComment(); !strings.Contains(c, "<code>terrateam destroy</code> (@bob): **Not run:** <code>terrateam destroy: unknown action; expected one of: plan, apply") || !strings.Contains(c, "| `strata apply-force [QUERY]` |") {
 		t.Errorf("the answer to an unknown command:\n%s", c)
 	}
 
@@ -171,7 +171,7 @@ func TestCommentCommands(t *testing.T) {
 	if want := map[string]string{"command": "plan", "args": "--changed --base origin/main", "ref": head, "pr": "5"}; r.code != 0 || !mapsEqual(out, want) {
 		t.Fatalf("strata plan: exit %d, outputs %v, want %v\n%s", r.code, out, want, r.stderr)
 	}
-	if c := cm.theComment(); !strings.Contains(c, "`strata plan` (@bob): Running at "+head[:12]) {
+	if c := cm.theComment(); !strings.Contains(c, "<code>strata plan</code> (@bob): Running at "+head[:12]) {
 		t.Errorf("the answer to a plan:\n%s", c)
 	}
 	if fin := cm.run("bob", "strata plan", out); fin.code != 0 && fin.code != 2 {
@@ -235,7 +235,7 @@ func commentApplies(t *testing.T, cm *commenter, head string) {
 	if _, r := cm.command("alice", "strata unlock"); r.code != 0 || !strings.Contains(cm.theComment(), "PR #5: 2 dirspaces unlocked") {
 		t.Errorf("alice's unlock: exit %d\n%s\n%s", r.code, r.stderr, cm.theComment())
 	}
-	if _, r := cm.command("alice", "strata help"); r.code != 0 || !strings.Contains(cm.theComment(), "`strata help` (@alice): strata's commands") {
+	if _, r := cm.command("alice", "strata help"); r.code != 0 || !strings.Contains(cm.theComment(), "<code>strata help</code> (@alice): strata's commands") {
 		t.Errorf("help: exit %d\n%s", r.code, cm.theComment())
 	}
 }

@@ -51,14 +51,14 @@ func controlsOf(ctx context.Context, c *cli.Context, s *session, op controls.Op)
 		// passes one (docs/controls.md#the-default-branchs-controls).
 		return nil
 	default:
-		return func(units, auto []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string) {
+		return func(units, auto []*stacks.Unit) (map[*stacks.Unit]string, map[*stacks.Unit]string, map[*stacks.Unit][]string) {
 			src, err := open()
 			if err != nil {
 				v := controls.Unchecked(units, err)
-				return v.Denied, v.AutoApplyDenied
+				return v.Denied, v.AutoApplyDenied, nil
 			}
 			v := controls.Command(ctx, src, s.project.Config, op, units, auto)
-			return v.Denied, v.AutoApplyDenied
+			return v.Denied, v.AutoApplyDenied, v.Warnings
 		}
 	}
 	if has {

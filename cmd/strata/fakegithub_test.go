@@ -36,15 +36,23 @@ type forgeState struct {
 	pulls map[int]*fakePull
 	// files are the default branch's files, by path.
 	files map[string]string
+	// answers are what the forge answers, 200, in place of a file of the
+	// default branch, by path: bodies as they come.
+	answers map[string]string
+	// hidden: the token cannot see the repository, which answers 404.
+	hidden bool
 	// calls are the requests served, by method and path.
 	calls []string
 	// statuses are the commit statuses set, "sha name: state: description".
 	statuses []string
 	// comments are the comments on each pull request: bodies by ID, and
-	// their authors by ID (strata's token's bot when not set).
+	// their authors by ID (bot when not set).
 	comments       map[int]map[int]string
 	commentAuthors map[int]string
-	nextID         int
+	// bot is who strata's token posts as: GitHub Actions' bot, whose
+	// token GET /user answers 403, or a GitLab token's bot user.
+	bot    string
+	nextID int
 	// merges are the merges made, "N method sha" ("N sha" on GitLab),
 	// and deleted the branches deleted.
 	merges, deleted []string
@@ -112,7 +120,7 @@ func (f *forgeState) commentsOf(n int) []map[string]any {
 	for _, id := range slices.Sorted(maps.Keys(f.comments[n])) {
 		author := f.commentAuthors[id]
 		if author == "" {
-			author = "github-actions[bot]"
+			author = f.bot
 		}
 		// GitHub's comment names its author as user, GitLab's note as
 		// author: each client reads its own.
@@ -123,7 +131,7 @@ func (f *forgeState) commentsOf(n int) []map[string]any {
 }
 
 func newForgeState() forgeState {
-	return forgeState{teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}, comments: map[int]map[int]string{}, commentAuthors: map[int]string{}, issues: map[int]*fakeIssue{}}
+	return forgeState{answers: map[string]string{}, teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}, comments: map[int]map[int]string{}, commentAuthors: map[int]string{}, issues: map[int]*fakeIssue{}}
 }
 
 func (f *forgeState) state() *forgeState { return f }
@@ -146,6 +154,7 @@ type fakePull struct {
 func newFakeGitHub(t *testing.T) *fakeGitHub {
 	t.Helper()
 	f := &fakeGitHub{forgeState: newForgeState(), token: "ghs_fake"}
+	f.bot = "github-actions[bot]"
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	f.url = srv.URL + "/api/v3"
@@ -219,6 +228,10 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusCreated)
 		writeJSON(w, map[string]any{"id": len(f.statuses), "state": st.State, "context": st.Context, "description": st.Description,
 			"target_url": st.TargetURL, "created_at": "2026-11-20T10:00:00Z", "creator": map[string]any{"login": "github-actions[bot]", "type": "Bot"}})
+	case path == "/user":
+		// A GitHub Actions job's token is an installation's.
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/users/users#get-the-authenticated-user","status":"403"}`)
 	case prComments.MatchString(path) || editComment.MatchString(path):
 		f.serveComments(w, r, path)
 	case issues.MatchString(path):
@@ -247,6 +260,10 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.servePull(w, pull.FindStringSubmatch(path))
 	case commitStatus.MatchString(path):
 		f.serveCommit(w, commitStatus.FindStringSubmatch(path))
+	case f.hidden && strings.HasPrefix(path, "/repos/acme/infra"):
+		f.notFound(w)
+	case contents.MatchString(path) && f.answers[contents.FindStringSubmatch(path)[1]] != "":
+		fmt.Fprint(w, f.answers[contents.FindStringSubmatch(path)[1]])
 	case contents.MatchString(path):
 		name := contents.FindStringSubmatch(path)[1]
 		text, ok := f.files[name]

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -25,6 +26,7 @@ type fakeGitLab struct {
 func newFakeGitLab(t *testing.T) *fakeGitLab {
 	t.Helper()
 	f := &fakeGitLab{forgeState: newForgeState()}
+	f.bot = "project_42_bot_3f2a"
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	f.url = srv.URL + "/api/v4"
@@ -112,6 +114,8 @@ func (f *fakeGitLab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			id, _ := strconv.Atoi(m[2])
 			writeJSON(w, map[string]any{"id": f.comment(n, id, req.Body), "body": req.Body, "noteable_type": "MergeRequest"})
 		}
+	case path == "/user":
+		writeJSON(w, map[string]any{"id": 77, "username": f.bot, "name": "strata", "state": "active", "bot": true, "web_url": "https://gitlab.example/" + f.bot})
 	case glUsers.MatchString(path):
 		out := []map[string]any{}
 		if name := r.URL.Query().Get("username"); slices.Contains(f.userIDs(), name) {
@@ -134,6 +138,13 @@ func (f *fakeGitLab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.serveMR(w, glMR.FindStringSubmatch(path))
 	case glStatuses.MatchString(path):
 		f.serveCommit(w, glStatuses.FindStringSubmatch(path))
+	case f.hidden && strings.HasPrefix(path, "/projects/42"):
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"message":"404 Project Not Found"}`)
+	case path == "/projects/42":
+		writeJSON(w, map[string]any{"id": 42, "name": "infra", "path_with_namespace": "acme/infra", "default_branch": "main", "visibility": "private"})
+	case glFile.MatchString(path) && f.answers[glFile.FindStringSubmatch(path)[1]] != "":
+		fmt.Fprint(w, f.answers[glFile.FindStringSubmatch(path)[1]])
 	case glFile.MatchString(path):
 		name := glFile.FindStringSubmatch(path)[1]
 		text, ok := f.files[name]
@@ -143,7 +154,7 @@ func (f *fakeGitLab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, map[string]any{"file_name": name[strings.LastIndex(name, "/")+1:], "file_path": name, "size": len(text), "encoding": "base64",
-			"content": base64.StdEncoding.EncodeToString([]byte(text)), "ref": "main", "blob_id": "79f7bbd25901e8334750839545a9bd021f0e4c83",
+			"content": base64.StdEncoding.EncodeToString([]byte(text)), "content_sha256": fmt.Sprintf("%x", sha256.Sum256([]byte(text))), "ref": "main", "blob_id": "79f7bbd25901e8334750839545a9bd021f0e4c83",
 			"commit_id": "d5a3ff139356ce33e37e73add446f16869741b50", "last_commit_id": "570e7b2abdd848b95f2f578043fc23bd6f6fd24d"})
 	default:
 		glNotFound(w)
