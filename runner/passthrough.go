@@ -154,7 +154,7 @@ func passthroughOutside(ctx context.Context, p *stacks.Project, dir string, args
 	if err != nil {
 		return nil, err
 	}
-	return &passCall{engine: e.Path, dir: dir, env: opt.Environ, args: args, done: func() {}}, nil
+	return &passCall{engine: e.Path, dir: dir, env: environ.WithoutCredentials(opt.Environ), args: args, done: func() {}}, nil
 }
 
 // takesVarFile are the engine commands strata passes through that read
