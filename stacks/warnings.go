@@ -101,7 +101,7 @@ func (p *Project) mayHaveUnsupportedEngine() bool {
 // that binds an input variable its module does not declare sensitive =
 // true: strata masks the value it knows, but when the value rotates the
 // engine prints the old one in the plan's diff, and only a variable the
-// module marks sensitive keeps it hidden (docs/behaviour.md#credentials).
+// module marks sensitive keeps it hidden (docs/behaviour.md#what-is-masked).
 // It names the config's entry and the module's declaration.
 func (p *Project) warnSensitiveUnmarked(c *collector) {
 	type at struct {

@@ -3,6 +3,7 @@ package main
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,34 +85,14 @@ func TestCredentialsWithheldAndMasked(t *testing.T) {
 	}
 
 	// What each process saw: only the credentials its step named.
-	asked := map[string]string{
+	checkSeen(t, root, map[string]string{
 		"hook-unasked.env":  "",
 		"hook-asked.env":    "STRATA_OIDC_TOKEN",
 		"a/run-unasked.env": "",
 		"a/run-asked.env":   "GITHUB_TOKEN",
 		"a/engine.env":      "GITLAB_TOKEN",
 		"b/engine.env":      "",
-	}
-	for file, want := range asked {
-		seen := map[string]string{}
-		for _, line := range strings.Split(readFileT(t, filepath.Join(root, file)), "\n") {
-			if k, v, ok := strings.Cut(line, "="); ok {
-				if _, cred := credentials[k]; cred {
-					seen[k] = v
-				}
-			}
-		}
-		for k, v := range seen {
-			if k != want {
-				t.Errorf("%s: %s reached a process that did not ask for it", file, k)
-			} else if v != credentials[k] {
-				t.Errorf("%s: %s = %q, want %q", file, k, v, credentials[k])
-			}
-		}
-		if _, ok := seen[want]; want != "" && !ok {
-			t.Errorf("%s: %s asked for but not in the environment", file, want)
-		}
-	}
+	})
 
 	// Each asked-for value was printed; none is shown or kept.
 	written := map[string]string{"stdout": r.stdout, "stderr": r.stderr, "report.json": readFileT(t, report), "summary.md": readFileT(t, summary)}
@@ -146,4 +127,76 @@ func TestCredentialsWithheldAndMasked(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkSeen reads the environments written to files under root and checks
+// that each holds the one credential its process asked for, with its
+// value, and no other ("" for none).
+func checkSeen(t *testing.T, root string, asked map[string]string) {
+	t.Helper()
+	for file, want := range asked {
+		seen := map[string]string{}
+		for _, line := range strings.Split(readFileT(t, filepath.Join(root, file)), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				if _, cred := credentials[k]; cred {
+					seen[k] = v
+				}
+			}
+		}
+		for k, v := range seen {
+			if k != want {
+				t.Errorf("%s: %s reached a process that did not ask for it", file, k)
+			} else if v != credentials[k] {
+				t.Errorf("%s: %s = %q, want %q", file, k, v, credentials[k])
+			}
+		}
+		if _, ok := seen[want]; want != "" && !ok {
+			t.Errorf("%s: %s asked for but not in the environment", file, want)
+		}
+	}
+}
+
+// TestCredentialsPassedThrough: a command passed through to the engine in
+// a unit's dir gets the credentials the unit's plan step names, and no
+// other; in a unit whose plan step names none, it gets none.
+func TestCredentialsPassedThrough(t *testing.T) {
+	needTerraform(t)
+	tf, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The engine on PATH writes the environment of a passed-through
+	// command where it runs, then is terraform.
+	bin := t.TempDir()
+	wrapper := "#!/bin/sh\nif [ \"$1\" = state ]; then env > passthrough.env; fi\nexec " + tf + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "terraform"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `workflows:
+  - tag_query: 'dir:a'
+    plan:
+      - type: init
+      - type: plan
+        env: {GITHUB_TOKEN: '${GITHUB_TOKEN}'}
+`,
+		"a/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+		"b/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	env := hermeticEnv(t)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + bin + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	for k, v := range credentials {
+		env = append(env, k+"="+v)
+	}
+	for _, dir := range []string{"a", "b"} {
+		// Nothing applied: terraform says there is no state, after it ran.
+		if r := runBin(t, filepath.Join(root, dir), env, "state", "list"); !strings.Contains(r.stderr, "No state file was found") {
+			t.Fatalf("state list in %s: exit %d\n%s%s", dir, r.code, r.stdout, r.stderr)
+		}
+	}
+	checkSeen(t, root, map[string]string{"a/passthrough.env": "GITHUB_TOKEN", "b/passthrough.env": ""})
 }
