@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/strata-iac/strata/internal/environ"
 )
 
 // identity is what a binary says it is.
@@ -69,7 +71,8 @@ func identify(ctx context.Context, path string) (identity, error) {
 func runVersion(ctx context.Context, path string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, path, args...)
 	env := make([]string, 0, len(os.Environ())+1)
-	for _, kv := range os.Environ() {
+	// The credentials strata reads reach no engine (docs/behaviour.md#credentials).
+	for _, kv := range environ.WithoutCredentials(os.Environ()) {
 		if strings.HasPrefix(kv, "TF_CLI_ARGS=") || strings.HasPrefix(kv, "TF_CLI_ARGS_version=") || strings.HasPrefix(kv, "CHECKPOINT_DISABLE=") {
 			continue
 		}

@@ -9,23 +9,39 @@ import (
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 
+	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/safepath"
 	"github.com/strata-iac/strata/stacks"
 )
 
+// withCredentials adds the credentials set in process (strata's own
+// environment) to env: the OIDC step exchanges the job's token, which no
+// other step sees.
+func withCredentials(env map[string]string, process []string) map[string]string {
+	for k, v := range environ.CredentialsOf(process) {
+		env[k] = v
+	}
+	return env
+}
+
 // processEnvOf returns strata's own environment as a map, with what
 // terraform-exec refuses removed (TF_VAR_*, TF_LOG*, TF_WORKSPACE, …): it
 // sets those itself, and TF_VAR_ values reach the engine through the var
-// file (docs/behaviour.md#input-variables). A TF_CLI_ARGS* variable is an error: it would add arguments
-// to every engine call behind strata's back.
-func ProcessEnvOf(environ []string) (map[string]string, error) {
-	env := make(map[string]string, len(environ))
-	for _, kv := range environ {
+// file (docs/behaviour.md#input-variables). The credentials strata reads
+// are removed too: a step's env asks for one by name
+// (docs/behaviour.md#credentials). A TF_CLI_ARGS* variable is an error:
+// it would add arguments to every engine call behind strata's back.
+func ProcessEnvOf(process []string) (map[string]string, error) {
+	env := make(map[string]string, len(process))
+	for _, kv := range process {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			continue
 		}
 		env[k] = v
+	}
+	for _, name := range environ.Credentials {
+		delete(env, name)
 	}
 	var bad []string
 	for k := range env {

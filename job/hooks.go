@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/strata-iac/strata/console"
+	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/tracing"
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/report"
@@ -46,7 +47,7 @@ func (r *Run) NewHooks(root, tmpDir string, base map[string]string) *Hooks {
 	for _, prefix := range []string{"STRATA_", "TERRATEAM_"} {
 		env[prefix+"ROOT"], env[prefix+"TMPDIR"] = root, tmpDir
 	}
-	m := console.NewMasker()
+	m := console.NewMasker(environ.CredentialValues(r.Environ)...)
 	return &Hooks{run: r, root: root, env: env, Masker: m, display: &console.Unit{Name: "hooks", Masker: m}, Set: map[string]string{}}
 }
 
@@ -89,7 +90,7 @@ func (h *Hooks) Run(ctx context.Context, steps []stacks.HookStep, failed bool) e
 // oidc makes the step's cloud credentials for every unit: secrets all.
 func (h *Hooks) oidc(ctx context.Context, st stacks.HookStep) error {
 	started := h.run.Now()
-	env := maps.Clone(h.env)
+	env := withCredentials(maps.Clone(h.env), h.run.Environ)
 	maps.Copy(env, h.Set)
 	sctx, span := tracing.Span(ctx, st.Where, attribute.String("strata.step", st.Where))
 	creds, err := oidc.Make(sctx, st.OIDC, env)
@@ -123,7 +124,11 @@ func (h *Hooks) process(ctx context.Context, st stacks.HookStep) error {
 	env := maps.Clone(h.env)
 	maps.Copy(env, h.Set)
 	for _, e := range st.Env {
-		env[e.Key] = e.Value
+		v, name, ok := substitute(e.Value, h.envLookup)
+		if !ok {
+			return fmt.Errorf("unknown variable %q in %s.env.%s: not set by a hook nor in the environment; write $$ for a literal $", name, st.Where, e.Key)
+		}
+		env[e.Key] = v
 	}
 	var stdout *bytes.Buffer
 	if st.Type == report.StepEnv {
@@ -150,4 +155,19 @@ func (h *Hooks) process(ctx context.Context, st stacks.HookStep) error {
 	sort.Strings(names)
 	h.run.Console.Note(fmt.Sprintf("[hooks] %s: set %s", st.Where, strings.Join(names, ", ")))
 	return nil
+}
+
+// envLookup finds a name in a hook step's env, as a workflow step's env
+// does (docs/behaviour.md#substitution): what earlier env hooks set, then
+// strata's environment, credentials included, as the way to ask for one
+// (docs/behaviour.md#credentials), then strata's own values.
+func (h *Hooks) envLookup(name string) (string, bool) {
+	if v, ok := h.Set[name]; ok {
+		return v, true
+	}
+	if v, ok := environ.Lookup(h.run.Environ, name); ok {
+		return v, true
+	}
+	v, ok := h.env[name]
+	return v, ok
 }

@@ -487,7 +487,7 @@ func (j *job) envStep(ctx context.Context, st stacks.RunStep, where string) {
 func (j *job) oidcStep(ctx context.Context, st stacks.RunStep, where string) {
 	started := j.run.Now()
 	sctx, span := j.stepSpan(ctx, report.StepOIDC)
-	creds, err := oidc.Make(sctx, st.OIDC, j.engineEnv(nil))
+	creds, err := oidc.Make(sctx, st.OIDC, withCredentials(j.engineEnv(nil), j.run.Environ))
 	tracing.End(span, spanFailure(j.ur.Masker, err))
 	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepOIDC, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil})
 	if j.failed(ctx, report.StepOIDC, err) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/oidc/oidctest"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
@@ -159,6 +160,37 @@ func TestHookFailures(t *testing.T) {
 	}
 	if md := res.Report.Markdown(); !strings.Contains(md, "A hook failed") {
 		t.Errorf("the summary does not say a hook failed:\n%s", md)
+	}
+}
+
+// TestHookEnvSubstituted: a hook step's env is substituted as a workflow
+// step's: from strata's environment, $$ a literal $; an unknown name fails
+// the units, naming the hook step, the key and the name.
+func TestHookEnvSubstituted(t *testing.T) {
+	config := func(value string) string {
+		return `hooks:
+  all:
+    pre:
+      - type: run
+        env: {GREETING: '` + value + `'}
+        cmd: ['sh', '-c', 'printf %s "$GREETING" > hook.out']
+`
+	}
+	root := writeRepo(t, map[string]string{".terrateam/config.yml": config("hi $$${WHO}"), "a/main.tf": hooksModule})
+	e := newE2E(t, root)
+	e.env = append(e.env, "WHO=there", "TF_VAR_image_tag=v1")
+	if res := e.run(CmdPlan, Options{}, stacks.Selection{}); res.ExitCode != 0 {
+		t.Fatalf("exit %d\n%s", res.ExitCode, e.console.String())
+	}
+	if got := readFile(t, filepath.Join(root, "hook.out")); got != "hi $there" {
+		t.Errorf("the hook's env gave %q, want %q", got, "hi $there")
+	}
+
+	testenv.WriteFile(t, filepath.Join(root, ".terrateam", "config.yml"), config("${NOPE}"))
+	res := e.run(CmdPlan, Options{}, stacks.Selection{})
+	want := `not run: hooks.all.pre[0] (run): unknown variable "NOPE" in hooks.all.pre[0].env.GREETING`
+	if u := res.Report.Units[0]; res.ExitCode != 1 || u.Status != report.StatusFailed || !strings.HasPrefix(u.Reason, want) {
+		t.Errorf("exit %d, unit %s (%s); want failed, %s", res.ExitCode, u.Status, u.Reason, want)
 	}
 }
 

@@ -130,6 +130,13 @@ func passthroughInUnit(ctx context.Context, p *stacks.Project, u *stacks.Unit, c
 	for k, v := range ur.Vars.TFVars() {
 		ur.Env["TF_VAR_"+k] = v
 	}
+	asked, err := askedCredentials(p, ur.Unit, opt.Environ)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range asked {
+		ur.Env[k] = v
+	}
 	c.env = job.EnvList(ur.Env)
 	if takesVarFile[command] {
 		varFile, remove, err := r.passthroughVarFile(ctx, ur)
@@ -147,6 +154,30 @@ func passthroughInUnit(ctx context.Context, p *stacks.Project, u *stacks.Unit, c
 	return c, nil
 }
 
+// askedCredentials are the credentials the env of the unit's plan step
+// names: a command passed through runs the providers as plan does
+// (docs/behaviour.md#credentials).
+func askedCredentials(p *stacks.Project, ur *job.Unit, process []string) (map[string]string, error) {
+	out := map[string]string{}
+	for i, st := range p.StepsFor(ur.Spec, stacks.StepPlan) {
+		if st.Type != stacks.StepPlan {
+			continue
+		}
+		for _, e := range st.Env {
+			if !environ.IsCredential(e.Key) {
+				continue
+			}
+			where := fmt.Sprintf("plan step %d (plan).env.%s", i+1, e.Key)
+			v, err := job.SubstituteFor(e.Value, where, ur.Spec, job.VariableLookup(ur.Vars, nil, process, ur.Env))
+			if err != nil {
+				return nil, err
+			}
+			out[e.Key] = v
+		}
+	}
+	return out, nil
+}
+
 // passthroughOutside prepares a command outside any unit: the engine the
 // repository's config chooses, in dir, with strata's environment.
 func passthroughOutside(ctx context.Context, p *stacks.Project, dir string, args []string, opt Options) (*passCall, error) {
@@ -154,7 +185,7 @@ func passthroughOutside(ctx context.Context, p *stacks.Project, dir string, args
 	if err != nil {
 		return nil, err
 	}
-	return &passCall{engine: e.Path, dir: dir, env: opt.Environ, args: args, done: func() {}}, nil
+	return &passCall{engine: e.Path, dir: dir, env: environ.WithoutCredentials(opt.Environ), args: args, done: func() {}}, nil
 }
 
 // takesVarFile are the engine commands strata passes through that read

@@ -538,7 +538,9 @@ func (r *runState) setup(ur *unitRun, pluginCache string) error {
 		}
 		r.vars[u.Stack] = ur.Vars
 	}
-	ur.Masker = console.NewMasker(ur.Vars.Secrets()...)
+	// The credentials strata reads are masked though no step may see
+	// them (docs/behaviour.md#credentials).
+	ur.Masker = console.NewMasker(append(ur.Vars.Secrets(), environ.CredentialValues(r.opt.Environ)...)...)
 	ur.Display = &console.Unit{Name: u.Name(), Masker: ur.Masker, InJobs: !ur.role.outside()}
 	r.setEnv(ur, pluginCache)
 	return nil

@@ -225,6 +225,7 @@ func build(root, configFile string, cfg *Config, sds []sourceDir, calls map[stri
 	p.checkShared(c)
 	p.resolveInputs(c)
 	p.reportCycles(c)
+	p.warnSensitiveUnmarked(c)
 	p.warnUninspectable(c)
 	p.warnDependsOnAcrossStacks(c)
 	p.warnUnsupportedEngines(c)

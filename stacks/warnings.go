@@ -96,3 +96,79 @@ func (p *Project) mayHaveUnsupportedEngine() bool {
 	}
 	return false
 }
+
+// warnSensitiveUnmarked warns about a stack variable listed in sensitive
+// that binds an input variable its module does not declare sensitive =
+// true: strata masks the value it knows, but when the value rotates the
+// engine prints the old one in the plan's diff, and only a variable the
+// module marks sensitive keeps it hidden (docs/behaviour.md#what-is-masked).
+// It names the config's entry and the module's declaration.
+func (p *Project) warnSensitiveUnmarked(c *collector) {
+	type at struct {
+		entry      Pos
+		file, name string
+		line       int
+	}
+	warned := map[at]bool{}
+	for _, u := range p.Units {
+		s := u.Stack
+		if s == nil {
+			continue
+		}
+		entries := sensitiveEntries(s)
+		if len(entries) == 0 {
+			continue
+		}
+		set := map[string]bool{}
+		for _, v := range s.Variables {
+			set[v.Name] = true
+		}
+		for _, e := range entries {
+			name, ok := strings.CutPrefix(e.entry.Value, "TF_VAR_")
+			if !ok || name == "" || !set[e.entry.Value] {
+				continue
+			}
+			m := p.module(u.Dir)
+			if m == nil {
+				continue
+			}
+			v := m.Variables[name]
+			if v == nil || v.Sensitive {
+				continue
+			}
+			file := relTo(p.Root, v.Pos.Filename)
+			k := at{e.entry.Pos, file, name, v.Pos.Line}
+			if warned[k] {
+				continue
+			}
+			warned[k] = true
+			c.warnf(e.entry.Pos, "stacks.names."+e.stack+".sensitive",
+				"%s is sensitive, but variable %q (%s:%d) is not sensitive = true: when the value rotates, plans show its old value, which strata cannot mask; declare the variable with sensitive = true",
+				e.entry.Value, name, file, v.Pos.Line)
+		}
+	}
+}
+
+// sensitiveEntry is one name of a sensitive list and the stack that wrote
+// it.
+type sensitiveEntry struct {
+	entry String
+	stack string
+}
+
+// sensitiveEntries are the sensitive names a stack has, its own and its
+// ancestors', each where it is written.
+func sensitiveEntries(s *Stack) []sensitiveEntry {
+	var out []sensitiveEntry
+	for _, level := range append([][]*Stack{{s}}, s.Ancestors...) {
+		for _, a := range level {
+			if a.Def == nil {
+				continue
+			}
+			for _, n := range a.Def.Sensitive {
+				out = append(out, sensitiveEntry{n, a.Name})
+			}
+		}
+	}
+	return out
+}
