@@ -42,6 +42,8 @@ type SliceOptions struct {
 	Job string
 	// Gates checks the gates the units' plans raised (runner.Extra.Gates).
 	Gates runner.GateFunc
+	// MergedPullRequest is runner.Hooks'.
+	MergedPullRequest func() string
 	// Commit is the commit this job has checked out, when known: a job on
 	// another commit than the run started on is refused before it runs
 	// anything, as what it would plan or apply is not what the run is.
@@ -492,7 +494,7 @@ func (j *Job) runnerOptions(p *stacks.Project, o SliceOptions, sl *jobSlice, rec
 		Output:   runner.Output{Console: o.Console, ErrConsole: o.ErrConsole},
 		Hooks: runner.Hooks{
 			Kill: o.Kill, UnitDone: rec.record, ReaderDone: rec.readerOut,
-			Applying: rec.applying, ApplyRefused: rec.applyRefused,
+			Applying: rec.applying, ApplyRefused: rec.applyRefused, MergedPullRequest: o.MergedPullRequest,
 		},
 		Extra: runner.Extra{
 			Environ: o.Environ, Installer: o.Installer,

@@ -71,7 +71,7 @@ func PullRequestName(n int, env []string) string {
 // review saw it, before an apply's plan job reuses it or plans in its
 // place.
 func (j *job) takeReviewed(us *runstate.UnitState) {
-	j.ur.Reviewed, j.ur.ReviewedHere = nil, false
+	j.ur.Reviewed, j.ur.ReviewedHere, j.ur.AppliesPR = nil, false, ""
 	if !j.run.Policy.ReusesPlans || j.ur.UserPlan || j.run.Destroying {
 		return
 	}
@@ -80,7 +80,13 @@ func (j *job) takeReviewed(us *runstate.UnitState) {
 	}
 	p := *us.Plan
 	j.ur.Reviewed = &p
-	j.ur.ReviewedHere = reviewedFor(p.Review, j.run.PullRequest, report.ServiceOf(environ.Getenv(j.run.Environ)) != report.NoService)
+	applyPR, ci := j.run.PullRequest, report.ServiceOf(environ.Getenv(j.run.Environ)) != report.NoService
+	if applyPR == "" && ci && p.Review != "" && j.run.MergedPullRequest != nil {
+		// A push: the merge commit's pull request, if it is one.
+		applyPR = j.run.MergedPullRequest()
+	}
+	j.ur.ReviewedHere = reviewedFor(p.Review, applyPR, ci)
+	j.ur.AppliesPR = applyPR
 }
 
 // reviewedFor reports whether a plan reviewed in planPR ("PR #5"; "" for
@@ -165,7 +171,7 @@ func (j *job) refuseUnreviewed(reused bool) bool {
 		why = fmt.Sprintf("%s: no reviewed plan for its changes (%s)", name, j.res.Changes)
 	case !j.ur.ReviewedHere:
 		why = fmt.Sprintf("%s: no reviewed plan for its changes (%s) in %s; its saved plan was reviewed in %s",
-			name, j.res.Changes, cmp.Or(j.run.PullRequest, "this apply"), j.ur.Reviewed.ReviewedBy())
+			name, j.res.Changes, cmp.Or(j.ur.AppliesPR, "this apply"), j.ur.Reviewed.ReviewedBy())
 	case j.res.Replan != nil && !j.res.Replan.Same:
 		why = fmt.Sprintf("%s: its new plan differs from the reviewed plan, from %s (reviewed %s, new %s)",
 			name, j.res.Replan.ReviewedBy, j.res.Replan.Reviewed, j.res.Replan.New)

@@ -45,9 +45,10 @@ type Run struct {
 	Now        func() time.Time
 	// Cost estimates plans' costs, nil when the config asks for none.
 	Cost *Cost
-	// Applying and ApplyRefused are runner.Options'.
-	Applying     func(u *stacks.Unit, digest string) error
-	ApplyRefused func(u *stacks.Unit) error
+	// Applying, ApplyRefused and MergedPullRequest are runner.Options'.
+	Applying          func(u *stacks.Unit, digest string) error
+	ApplyRefused      func(u *stacks.Unit) error
+	MergedPullRequest func() string
 
 	checkout  checkout       // the commit units record as deployed
 	lockFiles lockFiles      // the lock files the engine wrote in the run

@@ -44,8 +44,9 @@ type Unit struct {
 	// again with it, when the review was this apply's (ReviewedHere).
 	Reviewed *runstate.PlanRecord
 	// ReviewedHere says Reviewed was made for the pull request this apply
-	// applies (reviewedFor).
+	// applies (reviewedFor), AppliesPR ("" when it knows none).
 	ReviewedHere bool
+	AppliesPR    string
 }
 
 // Kind is which job of a unit runs.

@@ -82,6 +82,12 @@ type Hooks struct {
 	// plan Applying was called for: it changed nothing, and a record
 	// Applying made must not make a retry believe otherwise.
 	ApplyRefused func(u *stacks.Unit) error
+	// MergedPullRequest names the pull request whose merge a CI apply
+	// applies ("PR #5"), when its environment names none (a push): ""
+	// when there is none or the forge cannot tell. It is asked only when a
+	// reviewed plan of a pull request is met, and answers the same each
+	// time (docs/behaviour.md#saved-plans).
+	MergedPullRequest func() string
 }
 
 // Extra is what the caller composes the run with beyond its settings:

@@ -295,8 +295,9 @@ func ciRunCommand() *cli.Command {
 				Console: c.App.Writer, ErrConsole: c.App.ErrWriter, Environ: os.Environ(),
 				Kill: kill, KillAfter: c.Duration("kill-after"), NoPluginCache: c.Bool("no-plugin-cache"),
 				StateDir: c.Path("state-dir"), Job: ci.JobName(os.Getenv),
-				Commit: checkoutCommit(ctx, loc.root, report.CIFromEnv(os.Environ())),
-				Gates:  gatesOf(ctx, c),
+				Commit:            checkoutCommit(ctx, loc.root, report.CIFromEnv(os.Environ())),
+				Gates:             gatesOf(ctx, c),
+				MergedPullRequest: mergedPullRequestOf(ctx, c.App.ErrWriter, os.Environ()),
 			}
 			// The job's part of the run is read from the bucket while the
 			// config is read; the project is built from the run's tree.

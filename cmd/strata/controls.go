@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/forge"
 	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
@@ -242,4 +244,30 @@ func openCIForge(env []string, configPaths []string) (ciForge, error) {
 	}
 	// No typed nil in the interface: nil means no forge.
 	return f, err
+}
+
+// mergedPullRequestOf names the pull request whose merge a CI apply on a
+// push applies, asked of the forge once and only when a reviewed plan of
+// a pull request is met (docs/behaviour.md#saved-plans). A forge that
+// cannot tell is said once; then no pull request's review counts for the
+// apply.
+func mergedPullRequestOf(ctx context.Context, errW io.Writer, env []string) func() string {
+	var once sync.Once
+	var name string
+	return func() string {
+		once.Do(func() {
+			f, err := openCIForge(env, nil)
+			var pr *controls.PullRequest
+			if err == nil && f != nil {
+				pr, err = f.PullRequest(ctx)
+			}
+			switch {
+			case err != nil:
+				fmt.Fprintf(errW, "strata: warning: which pull request this apply merges: %v; no pull request's reviewed plan is compared with what it plans\n", err)
+			case pr != nil:
+				name = job.PullRequestName(pr.Number, env)
+			}
+		})
+		return name
+	}
 }

@@ -288,7 +288,8 @@ func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selecte
 			Stream:     mode == "stream",
 		},
 		Hooks: runner.Hooks{
-			Kill: kill,
+			Kill:              kill,
+			MergedPullRequest: mergedPullRequestOf(c.Context, c.App.ErrWriter, os.Environ()),
 		},
 		Extra: runner.Extra{
 			External: sel.external,
