@@ -223,8 +223,9 @@ func commentApplies(t *testing.T, cm *commenter, head string) {
 	if fin.code != 0 || strings.Count(fin.stdout, `"status": "applied",`) != 2 {
 		t.Fatalf("apply-force: exit %d\n%s%s", fin.code, fin.stdout, fin.stderr)
 	}
-	// The reviewed plans themselves: applied with no plan of their own.
-	if strings.Contains(fin.stdout, `"name": "plan"`) || strings.Contains(fin.stdout, "replanned") {
+	// The reviewed plans themselves: applied with no plan of their own,
+	// each saying whose review it was.
+	if strings.Contains(fin.stdout, `"name": "plan"`) || strings.Count(fin.stdout, `"reused": true`) != 2 || strings.Count(fin.stdout, "applied the reviewed plan from PR #5") != 2 {
 		t.Errorf("apply-force did not apply the reviewed plans:\n%s", fin.stdout)
 	}
 
