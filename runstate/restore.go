@@ -479,19 +479,8 @@ func (r *Restored) removeFile(d restoredDir, f restoredFile, check *fromCommit) 
 		r.leave(f.Path, "not a path inside "+d.Dir)
 		return nil
 	}
-	abs, err := plainPath(r.root, f.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		r.leave(f.Path, err.Error())
-		return nil
-	}
-	fi, err := os.Lstat(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	abs, fi, err := r.lstatPlain(f.Path)
+	if err != nil || fi == nil {
 		return err
 	}
 	if !fi.Mode().IsRegular() {
@@ -522,19 +511,8 @@ func (r *Restored) removeMade(d restoredDir, p string, made map[string]bool, che
 		r.leave(p, "not a path inside "+d.Dir)
 		return nil
 	}
-	abs, err := plainPath(r.root, p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		r.leave(p, err.Error())
-		return nil
-	}
-	fi, err := os.Lstat(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	abs, fi, err := r.lstatPlain(p)
+	if err != nil || fi == nil {
 		return err
 	}
 	if !fi.IsDir() {
@@ -663,4 +641,23 @@ func hashFile(p string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// lstatPlain is what is at p under the root, as Lstat sees it: nil when
+// nothing is, or when p is no plain path under the root, which is then
+// left in place with a warning saying why.
+func (r *Restored) lstatPlain(p string) (abs string, fi fs.FileInfo, err error) {
+	abs, err = plainPath(r.root, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, nil
+	}
+	if err != nil {
+		r.leave(p, err.Error())
+		return "", nil, nil
+	}
+	fi, err = os.Lstat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, nil
+	}
+	return abs, fi, err
 }
