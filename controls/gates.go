@@ -14,6 +14,10 @@ import (
 // Comment is one comment on a pull request.
 type Comment struct {
 	Author, Body string
+	// Edited says the comment was changed after it was posted: who
+	// changed it may not be its author, so it approves nothing
+	// (docs/controls.md#gates).
+	Edited bool
 }
 
 // GateSource is what the gates of a unit ask of the forge
@@ -101,6 +105,9 @@ func (g *GateChecker) Check(ctx context.Context, gates []report.Gate) string {
 func gateApprovers(comments []Comment, token string) []string {
 	var out []string
 	for _, c := range comments {
+		if c.Edited {
+			continue
+		}
 		cc, err := ParseComment(c.Body)
 		if err != nil || cc.Action != ActionGate || !slices.Contains(cc.Tokens, token) {
 			continue

@@ -49,6 +49,10 @@ func TestGates(t *testing.T) {
 		{"all_of needs each", report.Gate{Step: "plan step 2 (run)", Name: "cost", AllOf: []string{"user:dave", "team:security"}},
 			nil, []string{"dave"}, nil, `gate "cost" (plan step 2 (run) failed) needs an approval from each of user:dave, team:security (approvals of the pull request): no approval from team:security`},
 		{"anyone, once", report.Gate{Step: "plan step 2 (run)"}, nil, []string{"erin"}, nil, ""},
+		// Someone with write access may edit another's comment: an
+		// edited one approves nothing.
+		{"an edited comment does not count", conftest, []Comment{approve("alice"), {Author: "carol", Body: "strata gate approve denied", Edited: true}}, nil, nil,
+			"gate denied (plan step 3 (conftest) failed) needs 2 approvals from team:sre (comments `strata gate approve denied`): 1 of 2"},
 		{"the comments cannot be read", conftest, nil, nil, errors.New("502"), "the gates could not be checked: reading the comments of PR #5: 502"},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v92/github"
+	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/environ"
@@ -100,7 +101,7 @@ func (a *Actions) Comments(ctx context.Context) ([]controls.Comment, error) {
 	all, err := a.comments(ctx, a.pr)
 	out := make([]controls.Comment, len(all))
 	for i, c := range all {
-		out[i] = controls.Comment{Author: c.GetUser().GetLogin(), Body: c.GetBody()}
+		out[i] = controls.Comment{Author: c.GetUser().GetLogin(), Body: c.GetBody(), Edited: edited(c.CreatedAt, c.UpdatedAt)}
 	}
 	return out, err
 }
@@ -115,8 +116,30 @@ func (c *GitLabCI) Comments(ctx context.Context) ([]controls.Comment, error) {
 	var out []controls.Comment
 	for _, nt := range all {
 		if !nt.System {
-			out = append(out, controls.Comment{Author: nt.Author.Username, Body: nt.Body})
+			out = append(out, controls.Comment{Author: nt.Author.Username, Body: nt.Body, Edited: noteEdited(nt)})
 		}
 	}
 	return out, err
+}
+
+// edited says a GitHub comment was changed after it was posted: its
+// updated_at is past its created_at. A comment without either time is
+// taken as edited, so it approves nothing (docs/controls.md#gates).
+func edited(created, updated *github.Timestamp) bool {
+	if created == nil || updated == nil {
+		return true
+	}
+	return updated.After(created.Time)
+}
+
+// noteEdited is edited for a GitLab note: resolving a thread changes its
+// updated_at too, so the time it was resolved does not count as an edit.
+func noteEdited(nt *gitlab.Note) bool {
+	if nt.CreatedAt == nil || nt.UpdatedAt == nil {
+		return true
+	}
+	if nt.ResolvedAt != nil && nt.UpdatedAt.Equal(*nt.ResolvedAt) {
+		return false
+	}
+	return nt.UpdatedAt.After(*nt.CreatedAt)
 }

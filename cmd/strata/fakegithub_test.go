@@ -49,6 +49,8 @@ type forgeState struct {
 	// their authors by ID (bot when not set).
 	comments       map[int]map[int]string
 	commentAuthors map[int]string
+	// commentEdited are the comments changed after they were posted.
+	commentEdited map[int]bool
 	// bot is who strata's token posts as: GitHub Actions' bot, whose
 	// token GET /user answers 403, or a GitLab token's bot user.
 	bot    string
@@ -124,14 +126,21 @@ func (f *forgeState) commentsOf(n int) []map[string]any {
 		}
 		// GitHub's comment names its author as user, GitLab's note as
 		// author: each client reads its own.
+		// An edited comment's updated_at is past its created_at, on both
+		// forges.
+		updated := "2026-11-20T10:00:00Z"
+		if f.commentEdited[id] {
+			updated = "2026-11-20T10:05:00Z"
+		}
 		out = append(out, map[string]any{"id": id, "body": f.comments[n][id], "user": map[string]any{"login": author, "id": id, "type": "User"},
-			"author": map[string]any{"id": id, "username": author}, "system": false})
+			"author": map[string]any{"id": id, "username": author}, "system": false,
+			"created_at": "2026-11-20T10:00:00Z", "updated_at": updated})
 	}
 	return out
 }
 
 func newForgeState() forgeState {
-	return forgeState{answers: map[string]string{}, teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}, comments: map[int]map[int]string{}, commentAuthors: map[int]string{}, issues: map[int]*fakeIssue{}}
+	return forgeState{answers: map[string]string{}, teams: map[string][]string{}, roles: map[string]string{}, pulls: map[int]*fakePull{}, files: map[string]string{}, comments: map[int]map[int]string{}, commentAuthors: map[int]string{}, commentEdited: map[int]bool{}, issues: map[int]*fakeIssue{}}
 }
 
 func (f *forgeState) state() *forgeState { return f }

@@ -78,6 +78,15 @@ func TestGates(t *testing.T) {
 			if code, u, _ = gatedUnit(t, root, env, "apply", "-auto-approve", "--dir", "app"); code != 1 || u.Status != report.StatusDenied {
 				t.Fatalf("bob's approval counted: exit %d, %s %q", code, u.Status, u.Reason)
 			}
+			// carol's old comment, edited to approve (by whoever may edit
+			// it): an edited comment approves nothing.
+			st.mu.Lock()
+			old := st.comment(5, 0, "terrateam gate approve risky")
+			st.commentAuthors[old], st.commentEdited[old] = "carol", true
+			st.mu.Unlock()
+			if code, u, _ = gatedUnit(t, root, env, "apply", "-auto-approve", "--dir", "app"); code != 1 || u.Status != report.StatusDenied {
+				t.Fatalf("an edited comment's approval counted: exit %d, %s %q", code, u.Status, u.Reason)
+			}
 			st.mu.Lock()
 			st.commentAuthors[st.comment(5, 0, "terrateam gate approve risky")] = "carol"
 			st.mu.Unlock()
