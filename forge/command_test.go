@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-github/v92/github"
+	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
 func TestWithAnswer(t *testing.T) {
@@ -93,5 +97,30 @@ func TestCommentOfOnlyNew(t *testing.T) {
 				t.Errorf("actor %q, PR %d; want mallory, who edited it, on PR 5", a.Actor(), a.pr)
 			}
 		})
+	}
+}
+
+func TestEdited(t *testing.T) {
+	t.Parallel()
+	at := func(m int) *time.Time { v := time.Date(2026, 11, 20, 10, m, 0, 0, time.UTC); return &v }
+	ts := func(m int) *github.Timestamp { return &github.Timestamp{Time: *at(m)} }
+	if edited(ts(0), ts(0)) || !edited(ts(0), ts(5)) || !edited(nil, ts(0)) || !edited(ts(0), nil) {
+		t.Error("a GitHub comment is edited when, and only when, its updated_at is past its created_at, or either is missing")
+	}
+	notes := []struct {
+		name string
+		note gitlab.Note
+		want bool
+	}{
+		{"as posted", gitlab.Note{CreatedAt: at(0), UpdatedAt: at(0)}, false},
+		{"edited", gitlab.Note{CreatedAt: at(0), UpdatedAt: at(5)}, true},
+		{"its thread resolved", gitlab.Note{CreatedAt: at(0), UpdatedAt: at(5), ResolvedAt: at(5)}, false},
+		{"edited after its thread was resolved", gitlab.Note{CreatedAt: at(0), UpdatedAt: at(7), ResolvedAt: at(5)}, true},
+		{"no times", gitlab.Note{}, true},
+	}
+	for _, n := range notes {
+		if got := noteEdited(&n.note); got != n.want {
+			t.Errorf("%s: edited %t, want %t", n.name, got, n.want)
+		}
 	}
 }
