@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/strata-iac/strata/internal/ansi"
 	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/internal/textbudget"
 	"github.com/strata-iac/strata/internal/tracing"
 	"github.com/strata-iac/strata/report"
 )
@@ -105,7 +106,32 @@ func (x *Executor) Execute(ctx context.Context, unitID string, inv invocation, o
 		tf.SetStdout(io.Discard)
 		tf.SetStderr(io.Discard)
 	}()
-	return inv.Call.run(ctx, x, tf, inv, out, errOut)
+	o, err := inv.Call.run(ctx, x, tf, inv, out, errOut)
+	return o, boundedError(err)
+}
+
+// cutError is an engine's error whose text had a line over
+// textbudget.Line: its text is cut once, here, since every Error() of
+// terraform-exec's error builds its whole text again, and a unit's error
+// is read many times (docs/behaviour.md#text-budgets).
+type cutError struct {
+	err  error
+	text string
+}
+
+func (e *cutError) Error() string { return e.text }
+func (e *cutError) Unwrap() error { return e.err }
+
+// boundedError is err, its text cut when a line of it is over budget.
+func boundedError(err error) error {
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	if cut := textbudget.Lines(text, textbudget.Line); len(cut) != len(text) {
+		return &cutError{err: err, text: cut}
+	}
+	return err
 }
 
 // applySummary is the engine's own count of an apply's changes

@@ -8,6 +8,7 @@ package textbudget
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -69,4 +70,33 @@ func Dropped(s string, n int) string {
 		}
 	}
 	return s[:end] + Note(n+len(s)-end)
+}
+
+// Lines cuts each line of s to limit bytes, as Cut does; s itself when no
+// line is longer.
+func Lines(s string, limit int) string {
+	long := false
+	for rest := s; rest != ""; {
+		line, next, _ := strings.Cut(rest, "\n")
+		if len(line) > limit {
+			long = true
+			break
+		}
+		rest = next
+	}
+	if !long {
+		return s
+	}
+	var b strings.Builder
+	for rest, first := s, true; ; first = false {
+		line, next, more := strings.Cut(rest, "\n")
+		if !first {
+			b.WriteByte('\n')
+		}
+		b.WriteString(Cut(line, limit))
+		if !more {
+			return b.String()
+		}
+		rest = next
+	}
 }

@@ -65,3 +65,22 @@ func TestDropped(t *testing.T) {
 		})
 	}
 }
+
+func TestLines(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, in, want string }{
+		{"short lines", "Err\nmore\n", "Err\nmore\n"},
+		{"empty", "", ""},
+		{"a long line among short", "Err\nabcdefgh\nend", "Err\nabcd … cut: 4 more bytes\nend"},
+		{"a long last line", "a\nabcdef", "a\nabcd … cut: 2 more bytes"},
+		{"a trailing newline kept", "abcdef\n", "abcd … cut: 2 more bytes\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Lines(c.in, 4); got != c.want {
+				t.Errorf("Lines(%q, 4) = %q, want %q", c.in, got, c.want)
+			}
+		})
+	}
+}
