@@ -3,6 +3,7 @@ package stacks
 import (
 	"path/filepath"
 	"reflect"
+	"sort"
 	"testing"
 
 	"github.com/strata-iac/strata/internal/testenv"
@@ -43,6 +44,11 @@ stacks:
 	modified := func(dir string) map[*Unit]string {
 		return map[*Unit]string{p.UnitsIn(dir)[0]: "modified: " + dir + "/main.tf"}
 	}
+	var everything []string
+	for _, u := range p.Units {
+		everything = append(everything, u.Name()+": "+WhySelected)
+	}
+	sort.Strings(everything)
 	appWithDeps := []string{"app@default: selected", "base@default: dependency_of: net@default (plan_after)", "net@default: dependency_of: app@default (inputs)"}
 	tests := []struct {
 		name string
@@ -82,6 +88,7 @@ stacks:
 			[]string{"app@default: modified: app/main.tf", "base@default: dependency_of: net@default (plan_after)", "net@default: dependency_of: app@default (inputs)"}},
 		{"--changed: a modified unit outside the selection brings none", Selection{Cwd: ".", Stacks: []string{"net"}, Modified: modified("app"), WithDependencies: true}, nil},
 		{"--changed with nothing changed", Selection{Cwd: ".", Modified: map[*Unit]string{}, WithDependencies: true}, nil},
+		{"--all: every unit is in already", Selection{Cwd: ".", All: true, WithDependencies: true}, everything},
 		{"a selection without dependencies", Selection{Cwd: ".", Stacks: []string{"base"}, WithDependencies: true}, []string{"base@default: selected"}},
 	}
 	for _, tc := range tests {
