@@ -30,6 +30,9 @@ type Selection struct {
 	Propagate bool
 	// NoPropagate turns propagation off under --changed.
 	NoPropagate bool
+	// WithDependencies adds what the run's units wait for, transitively
+	// (docs/behaviour.md#dependencies).
+	WithDependencies bool
 }
 
 // propagates reports whether a selection's run grows by propagation:
@@ -144,8 +147,10 @@ func (f *selectionFilter) matches(dir, workspace string, stack *Stack, subject t
 }
 
 // Select computes the run: scope, then the selection flags, then, under
-// --changed or --propagate, propagation (docs/behaviour.md#commands,
-// docs/behaviour.md#propagation, docs/behaviour.md#selection).
+// --changed or --propagate, propagation, then with --with-dependencies what
+// the run waits for (docs/behaviour.md#commands,
+// docs/behaviour.md#propagation, docs/behaviour.md#selection,
+// docs/behaviour.md#dependencies).
 func (p *Project) Select(sel Selection) (*Run, error) {
 	f, err := p.compileSelection(sel)
 	if err != nil {
@@ -193,6 +198,9 @@ func (p *Project) Select(sel Selection) (*Run, error) {
 	}
 	if sel.propagates() {
 		p.propagate(why)
+	}
+	if sel.WithDependencies {
+		p.addDependencies(why)
 	}
 	for u, w := range why {
 		run.Units = append(run.Units, RunUnit{Unit: u, Why: w})

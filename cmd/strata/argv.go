@@ -34,7 +34,7 @@ var strataValueFlags = map[string]bool{
 // strataBoolFlags are strata's flags that take no value.
 var strataBoolFlags = map[string]bool{
 	"all": true, "changed": true, "fail-fast": true, "no-color": true,
-	"json": true, "propagate": true, "no-propagate": true, "no-plugin-cache": true,
+	"json": true, "propagate": true, "no-propagate": true, "with-dependencies": true, "no-plugin-cache": true,
 	"no-auto-apply": true, "show-sensitive": true, "destroy": true,
 	"auto-approve": true, "detailed-exitcode": true, "transitive": true,
 	"help": true, "h": true, "generate-bash-completion": true,

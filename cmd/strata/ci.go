@@ -139,6 +139,9 @@ func ciStart(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
+	if err := refuseWithDependencies(c, runner.Settings{Command: command, EngineArgs: ea}.Destroying()); err != nil {
+		return err
+	}
 	run, gates, err := selectRunAndGates(c, s, cc.query())
 	if err != nil {
 		return err

@@ -26,6 +26,9 @@ type graphUnit struct {
 	Workspace string `json:"workspace"`
 	Stack     string `json:"stack"`
 	Layer     int    `json:"layer"`
+	// Why the unit is in the run, as ls says it
+	// (docs/behaviour.md#propagation).
+	Why string `json:"why"`
 }
 
 type graphEdge struct {
@@ -61,6 +64,9 @@ func graphCommand() *cli.Command {
 			if engineGraph(c, s) {
 				return passthroughIn(c, s, "graph", c.App.Writer)
 			}
+			if err := refuseWithDependencies(c, c.Bool("destroy")); err != nil {
+				return err
+			}
 			run, err := selectRun(c, s, "")
 			if err != nil {
 				return err
@@ -74,7 +80,7 @@ func graphCommand() *cli.Command {
 			}
 			switch format {
 			case "json":
-				return writeGraphJSON(c.App.Writer, g)
+				return writeGraphJSON(c.App.Writer, g, run)
 			case "html":
 				return writeGraphHTML(c.App.Writer, g, stateDirOf(c, s))
 			case "mermaid":
@@ -87,10 +93,14 @@ func graphCommand() *cli.Command {
 	}
 }
 
-func writeGraphJSON(w io.Writer, g *stacks.Graph) error {
+func writeGraphJSON(w io.Writer, g *stacks.Graph, run *stacks.Run) error {
+	why := make(map[*stacks.Unit]string, len(run.Units))
+	for _, ru := range run.Units {
+		why[ru.Unit] = ru.Why
+	}
 	out := graphJSON{Units: []graphUnit{}, Edges: []graphEdge{}}
 	for _, u := range g.Units {
-		out.Units = append(out.Units, graphUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Layer: g.Layer[u]})
+		out.Units = append(out.Units, graphUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Layer: g.Layer[u], Why: why[u]})
 	}
 	for _, e := range g.Edges {
 		out.Edges = append(out.Edges, graphEdge{From: e.From.ID(), To: e.To.ID(), Kind: string(e.Kind), Via: e.Why})
@@ -194,7 +204,7 @@ func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "#quot;") 
 // unit's resources, as `terraform graph` there: no flag of strata's unit
 // DAG is given (--workspace and --stack pick the unit).
 func engineGraph(c *cli.Context, s *session) bool {
-	for _, f := range []string{"format", "destroy", "all", "query", "dir", "changed"} {
+	for _, f := range []string{"format", "destroy", "all", "query", "dir", "changed", "with-dependencies"} {
 		if c.IsSet(f) {
 			return false
 		}

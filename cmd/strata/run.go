@@ -207,6 +207,9 @@ func readCommandLine(c *cli.Context, command string, pol *cmdpolicy.Policy) (*co
 		return nil, cli.Exit(err.Error(), 1)
 	}
 	cl.ea = ea
+	if err := refuseWithDependencies(c, runner.Settings{Command: command, EngineArgs: ea}.Destroying()); err != nil {
+		return nil, err
+	}
 	if c.Bool("require-reviewed-plan") && c.Bool("destroy-deleted") {
 		// A destroy always plans again: nothing it destroys was reviewed.
 		return nil, cli.Exit("--require-reviewed-plan cannot go with --destroy-deleted: a destroy plans again, so nobody reviewed what it destroys", 1)

@@ -33,6 +33,7 @@ func selectionFlags() []cli.Flag {
 		&cli.StringFlag{Name: "workspace", Usage: "units of workspace `W`", Category: "Selection"},
 		&cli.BoolFlag{Name: "propagate", Usage: "also add the units depends_on, modified_by and all-for-one reach from the selection (always on under --changed)", Category: "Selection"},
 		&cli.BoolFlag{Name: "no-propagate", Usage: "under --changed, do not add units through depends_on, modified_by and all-for-one", Category: "Selection"},
+		&cli.BoolFlag{Name: "with-dependencies", Usage: "also add the units the run's units wait for, transitively: plan_after, apply_after, depends_on and inputs (not in a destroy)", Category: "Selection"},
 	}
 }
 
@@ -76,15 +77,16 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 		q = "(" + q + ") and (" + query + ")"
 	}
 	sel := stacks.Selection{
-		Cwd:          s.cwd,
-		All:          c.Bool("all"),
-		Stacks:       c.StringSlice("stack"),
-		Query:        q,
-		Dirs:         c.StringSlice("dir"),
-		Workspace:    c.String("workspace"),
-		EnvWorkspace: cmp.Or(os.Getenv("TF_WORKSPACE"), s.selectedWorkspace),
-		Propagate:    c.Bool("propagate"),
-		NoPropagate:  c.Bool("no-propagate"),
+		Cwd:              s.cwd,
+		All:              c.Bool("all"),
+		Stacks:           c.StringSlice("stack"),
+		Query:            q,
+		Dirs:             c.StringSlice("dir"),
+		Workspace:        c.String("workspace"),
+		EnvWorkspace:     cmp.Or(os.Getenv("TF_WORKSPACE"), s.selectedWorkspace),
+		Propagate:        c.Bool("propagate"),
+		NoPropagate:      c.Bool("no-propagate"),
+		WithDependencies: c.Bool("with-dependencies"),
 	}
 	var deleted []stacks.DeletedUnit
 	switch {
@@ -116,6 +118,21 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 		return nil, nil, nil, cli.Exit(err.Error(), 1)
 	}
 	return run, deleted, sel.Modified, nil
+}
+
+// refuseWithDependencies refuses --with-dependencies in a destroy, which
+// would take down what the selection needs, and with --resume, whose
+// report names the units (docs/behaviour.md#dependencies).
+func refuseWithDependencies(c *cli.Context, destroying bool) error {
+	switch {
+	case !c.Bool("with-dependencies"):
+		return nil
+	case destroying:
+		return cli.Exit("--with-dependencies does not go with a destroy: it would destroy what the selection needs, which units outside the run may still read; name the units to destroy (strata ls --with-dependencies lists them)", 1)
+	case c.Path("resume") != "":
+		return cli.Exit("--with-dependencies does not go with --resume: the report names the units", 1)
+	}
+	return nil
 }
 
 // noMatch explains an empty run that a selection flag made: a mistyped
