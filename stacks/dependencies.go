@@ -1,5 +1,10 @@
 package stacks
 
+import (
+	"sort"
+	"strings"
+)
+
 // WhyDependencyOf starts the `why` of a unit --with-dependencies added:
 // `dependency_of: <unit> (<edge>)` names the unit it was added for and the
 // edge it waits by (docs/behaviour.md#dependencies).
@@ -17,42 +22,82 @@ func (p *Project) addDependencies(why map[*Unit]string) {
 		queue = append(queue, u)
 	}
 	sortUnits(queue)
-	add := func(u, of *Unit, edge string) {
-		if _, ok := why[u]; !ok {
-			why[u] = WhyDependencyOf + of.Name() + " (" + edge + ")"
-			queue = append(queue, u)
-		}
-	}
 	// The rules of a stack are the same for each of its units: walked once.
 	walked := map[*Stack]bool{}
 	for len(queue) > 0 {
 		v := queue[0]
 		queue = queue[1:]
-		if !walked[v.Stack] {
-			walked[v.Stack] = true
-			for _, r := range []struct {
-				kind ruleKind
-				name string
-			}{{rulePlanAfter, "plan_after"}, {ruleApplyAfter, "apply_after"}} {
-				for _, s := range ruleStacksWithUnits(v.Stack, r.kind) {
-					for _, u := range s.Units {
-						add(u, v, r.name)
-					}
+		p.dependencies(v, walked, func(u *Unit, edge string) {
+			if _, ok := why[u]; !ok {
+				why[u] = WhyDependencyOf + v.Name() + " (" + edge + ")"
+				queue = append(queue, u)
+			}
+		})
+	}
+}
+
+// dependencies calls dep for each unit v waits for directly, with the
+// edge it waits by; the stack rules of a stack in walked are left out, as
+// walked already.
+func (p *Project) dependencies(v *Unit, walked map[*Stack]bool, dep func(u *Unit, edge string)) {
+	if !walked[v.Stack] {
+		walked[v.Stack] = true
+		for _, r := range []struct {
+			kind ruleKind
+			name string
+		}{{rulePlanAfter, "plan_after"}, {ruleApplyAfter, "apply_after"}} {
+			for _, s := range ruleStacksWithUnits(v.Stack, r.kind) {
+				for _, u := range s.Units {
+					dep(u, r.name)
 				}
 			}
 		}
-		for _, u := range p.dependsOn(v) {
-			add(u, v, "depends_on")
+	}
+	for _, u := range p.dependsOn(v) {
+		dep(u, "depends_on")
+	}
+	for _, in := range p.inputs[v] {
+		if in.Producer == v {
+			continue
 		}
-		for _, in := range p.inputs[v] {
-			if in.Producer == v {
+		edge := "inputs"
+		if in.Auto {
+			edge = "auto_inputs"
+		}
+		dep(in.Producer, edge)
+	}
+}
+
+// keepNeeded takes out of a destroy's run each dependency
+// --with-dependencies added that a unit outside the run still waits for,
+// and what only those wait for in turn, each with why it stays: a destroy
+// tears down what the selection alone needs, never what others still
+// read (docs/behaviour.md#dependencies).
+func (p *Project) keepNeeded(why map[*Unit]string) []RunUnit {
+	var kept []RunUnit
+	for {
+		// Each round: what the units outside the run wait for.
+		needed := map[*Unit]string{}
+		walked := map[*Stack]bool{}
+		for _, w := range p.Units {
+			if _, in := why[w]; in {
 				continue
 			}
-			edge := "inputs"
-			if in.Auto {
-				edge = "auto_inputs"
-			}
-			add(in.Producer, v, edge)
+			p.dependencies(w, walked, func(u *Unit, edge string) {
+				if r, in := why[u]; in && strings.HasPrefix(r, WhyDependencyOf) {
+					if _, seen := needed[u]; !seen {
+						needed[u] = "needed by " + w.Name() + " (" + edge + ")"
+					}
+				}
+			})
+		}
+		if len(needed) == 0 {
+			sort.Slice(kept, func(i, j int) bool { return kept[i].Name() < kept[j].Name() })
+			return kept
+		}
+		for u, r := range needed {
+			delete(why, u)
+			kept = append(kept, RunUnit{Unit: u, Why: r})
 		}
 	}
 }

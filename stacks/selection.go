@@ -33,6 +33,9 @@ type Selection struct {
 	// WithDependencies adds what the run's units wait for, transitively
 	// (docs/behaviour.md#dependencies).
 	WithDependencies bool
+	// Destroying: the run destroys. A dependency a unit outside the run
+	// still waits for is then kept out of it (Run.Kept).
+	Destroying bool
 }
 
 // propagates reports whether a selection's run grows by propagation:
@@ -60,6 +63,9 @@ type Run struct {
 	// DropIn is true when strata runs in a dir holding units with no
 	// selection flag: the `terraform` replacement case.
 	DropIn bool
+	// Kept are the dependencies a destroy --with-dependencies leaves
+	// deployed, each with the unit outside the run that still needs it.
+	Kept []RunUnit
 
 	index   map[*Unit]bool // the first indexed units of Units
 	indexed int
@@ -201,6 +207,9 @@ func (p *Project) Select(sel Selection) (*Run, error) {
 	}
 	if sel.WithDependencies {
 		p.addDependencies(why)
+		if sel.Destroying {
+			run.Kept = p.keepNeeded(why)
+		}
 	}
 	for u, w := range why {
 		run.Units = append(run.Units, RunUnit{Unit: u, Why: w})

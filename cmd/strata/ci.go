@@ -139,7 +139,8 @@ func ciStart(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	if err := refuseWithDependencies(c, runner.Settings{Command: command, EngineArgs: ea}.Destroying()); err != nil {
+	s.destroying = runner.Settings{Command: command, EngineArgs: ea}.Destroying()
+	if err := refuseWithDependencies(c); err != nil {
 		return err
 	}
 	run, gates, err := selectRunAndGates(c, s, cc.query())

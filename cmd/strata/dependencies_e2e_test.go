@@ -15,7 +15,8 @@ import (
 )
 
 // dependenciesRepo: app reads net's region by inputs, net applies after
-// base, and app modifies web (a dependent, never a dependency).
+// base, and app modifies web (a dependent, never a dependency); dns
+// applies after base too.
 func dependenciesRepo(t *testing.T) string {
 	return writeRepo(t, map[string]string{
 		"strata.yml": `stacks:
@@ -24,11 +25,13 @@ func dependenciesRepo(t *testing.T) string {
     net: {tag_query: 'dir:net', rules: {apply_after: [base]}}
     app: {tag_query: 'dir:app', inputs: {region: net.region}}
     web: {tag_query: 'dir:web', rules: {modified_by: [app]}}
+    dns: {tag_query: 'dir:dns', rules: {apply_after: [base]}}
 `,
 		"base/main.tf": "resource \"terraform_data\" \"b\" {\n  input = \"b\"\n}\n",
 		"net/main.tf":  "resource \"terraform_data\" \"n\" {\n  input = \"n\"\n}\noutput \"region\" {\n  value = \"eu-west-1\"\n}\n",
 		"app/main.tf":  testenv.ConsumerTF("region", "app", "seen_region"),
 		"web/main.tf":  "resource \"terraform_data\" \"w\" {\n  input = \"w\"\n}\n",
+		"dns/main.tf":  "resource \"terraform_data\" \"d\" {\n  input = \"d\"\n}\n",
 	})
 }
 
@@ -102,27 +105,48 @@ func TestWithDependenciesListed(t *testing.T) {
 	}
 }
 
-// TestWithDependenciesRefused: a destroy in any form, and --resume,
-// refuse --with-dependencies with one line saying why
-// (docs/behaviour.md#dependencies).
+// TestWithDependenciesRefused: --resume refuses --with-dependencies with
+// one line saying why (docs/behaviour.md#dependencies).
 func TestWithDependenciesRefused(t *testing.T) {
 	root := dependenciesRepo(t)
-	bucket := "file://" + t.TempDir()
-	const destroyMsg = "--with-dependencies does not go with a destroy: it would destroy what the selection needs"
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"destroy", "--stack", "app", "--with-dependencies"}, destroyMsg},
-		{[]string{"plan", "--stack", "app", "--with-dependencies", "--", "-destroy"}, destroyMsg},
-		{[]string{"apply", "--stack", "app", "--with-dependencies", "--", "-destroy"}, destroyMsg},
-		{[]string{"graph", "--destroy", "--stack", "app", "--with-dependencies"}, destroyMsg},
-		{[]string{"ci", "start", "destroy", "--auto-approve", "--state", bucket, "--stack", "app", "--with-dependencies"}, destroyMsg},
-		{[]string{"plan", "--resume", filepath.Join(root, "none.json"), "--with-dependencies"}, "--with-dependencies does not go with --resume: the report names the units"},
-	} {
-		code, out, errOut := strata(t, append([]string{"-C", root}, tc.args...)...)
-		if code != 1 || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
-			t.Errorf("%v: exit %d\n%s%s", tc.args, code, out, errOut)
+	code, out, errOut := strata(t, "-C", root, "plan", "--resume", filepath.Join(root, "none.json"), "--with-dependencies")
+	if code != 1 || !strings.Contains(errOut, "--with-dependencies does not go with --resume: the report names the units") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("--resume: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestDestroyWithDependencies: with everything applied, destroy --stack
+// app --with-dependencies destroys app and net, which only app needs;
+// base stays, as dns still applies after it, and strata says so. A plan
+// -destroy and graph --destroy select the same units.
+func TestDestroyWithDependencies(t *testing.T) {
+	needTerraform(t)
+	root := dependenciesRepo(t)
+	env := hermeticEnv(t)
+	if r := runBin(t, root, env, "apply", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	const kept = "strata: base@default is not destroyed: needed by dns@default (apply_after)"
+	code, out, errOut := strata(t, "-C", root, "graph", "--format", "json", "--destroy", "--stack", "app", "--with-dependencies")
+	if code != 0 || !strings.Contains(errOut, kept) || strings.Contains(out, "base@default") || !strings.Contains(out, "net@default#net") {
+		t.Errorf("graph --destroy: exit %d\n%s%s", code, out, errOut)
+	}
+	reportFile := filepath.Join(t.TempDir(), "r.json")
+	r := runBin(t, root, env, "destroy", "--stack", "app", "--with-dependencies", "-auto-approve", "--report", reportFile)
+	if r.code != 0 || !strings.Contains(r.stderr, kept) {
+		t.Fatalf("destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	got := map[string]report.Status{}
+	for _, u := range readReport(t, reportFile).Units {
+		got[u.Dir] = u.Status
+	}
+	if want := map[string]report.Status{"app": report.StatusDestroyed, "net": report.StatusDestroyed}; !reflect.DeepEqual(got, want) {
+		t.Errorf("destroyed %v, want %v", got, want)
+	}
+	for dir, deployed := range map[string]bool{"app": false, "net": false, "base": true, "dns": true, "web": true} {
+		state := readFileT(t, filepath.Join(root, dir, "terraform.tfstate"))
+		if has := strings.Contains(state, "terraform_data"); has != deployed {
+			t.Errorf("%s: deployed %t, want %t", dir, has, deployed)
 		}
 	}
 }

@@ -64,7 +64,8 @@ func graphCommand() *cli.Command {
 			if engineGraph(c, s) {
 				return passthroughIn(c, s, "graph", c.App.Writer)
 			}
-			if err := refuseWithDependencies(c, c.Bool("destroy")); err != nil {
+			s.destroying = c.Bool("destroy")
+			if err := refuseWithDependencies(c); err != nil {
 				return err
 			}
 			run, err := selectRun(c, s, "")

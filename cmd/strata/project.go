@@ -33,6 +33,9 @@ type session struct {
 	// branches are the branches of the pull request or push the CI runs
 	// for.
 	branches stacks.Branches
+	// destroying: the command destroys, so --with-dependencies leaves out
+	// what units outside the run still need (stacks.Selection.Destroying).
+	destroying bool
 }
 
 // openProject finds the repository, loads it and prints its warnings once.

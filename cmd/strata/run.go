@@ -131,6 +131,7 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if err != nil {
 		return err
 	}
+	s.destroying = runner.Settings{Command: command, EngineArgs: cl.ea}.Destroying()
 	sel, err := selectEngineRun(c, s, pol)
 	if err != nil {
 		return err
@@ -207,7 +208,7 @@ func readCommandLine(c *cli.Context, command string, pol *cmdpolicy.Policy) (*co
 		return nil, cli.Exit(err.Error(), 1)
 	}
 	cl.ea = ea
-	if err := refuseWithDependencies(c, runner.Settings{Command: command, EngineArgs: ea}.Destroying()); err != nil {
+	if err := refuseWithDependencies(c); err != nil {
 		return nil, err
 	}
 	if c.Bool("require-reviewed-plan") && c.Bool("destroy-deleted") {

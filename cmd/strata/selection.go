@@ -57,6 +57,9 @@ func selectRunAndGates(c *cli.Context, s *session, query string) (*stacks.Run, [
 		fmt.Fprintf(c.App.ErrWriter, "strata: %s@%s: its dir was deleted (%s); it does not run\n", d.Dir, d.Workspace, d.File)
 	}
 	s.deleted = deleted
+	for _, k := range run.Kept {
+		fmt.Fprintf(c.App.ErrWriter, "strata: %s is not destroyed: %s (docs/behaviour.md#dependencies)\n", k.Name(), k.Why)
+	}
 	var gates []*stacks.Unit
 	for u := range modified {
 		if !run.Has(u) {
@@ -87,6 +90,7 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 		Propagate:        c.Bool("propagate"),
 		NoPropagate:      c.Bool("no-propagate"),
 		WithDependencies: c.Bool("with-dependencies"),
+		Destroying:       s.destroying,
 	}
 	var deleted []stacks.DeletedUnit
 	switch {
@@ -120,16 +124,10 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 	return run, deleted, sel.Modified, nil
 }
 
-// refuseWithDependencies refuses --with-dependencies in a destroy, which
-// would take down what the selection needs, and with --resume, whose
-// report names the units (docs/behaviour.md#dependencies).
-func refuseWithDependencies(c *cli.Context, destroying bool) error {
-	switch {
-	case !c.Bool("with-dependencies"):
-		return nil
-	case destroying:
-		return cli.Exit("--with-dependencies does not go with a destroy: it would destroy what the selection needs, which units outside the run may still read; name the units to destroy (strata ls --with-dependencies lists them)", 1)
-	case c.Path("resume") != "":
+// refuseWithDependencies refuses --with-dependencies with --resume, whose
+// report names the units.
+func refuseWithDependencies(c *cli.Context) error {
+	if c.Bool("with-dependencies") && c.Path("resume") != "" {
 		return cli.Exit("--with-dependencies does not go with --resume: the report names the units", 1)
 	}
 	return nil
