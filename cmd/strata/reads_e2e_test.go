@@ -121,3 +121,80 @@ func TestCheckWarnsOfUnresolvedReads(t *testing.T) {
 		t.Errorf("stdout = %q, want it to count 2 warnings", out)
 	}
 }
+
+// readRunFiles is a unit that reads a file outside its dir into an
+// output, and one that reads nothing.
+func readRunFiles() map[string]string {
+	return map[string]string{
+		"net/main.tf": "locals {\n  net = jsondecode(file(\"${path.module}/../shared/net.json\"))\n}\n" +
+			"output \"cidr\" {\n  value = local.net.cidr\n}\n",
+		"shared/net.json": `{"cidr": "10.0.0.0/16"}` + "\n",
+		"other/main.tf":   "resource \"terraform_data\" \"this\" {}\n",
+	}
+}
+
+// TestChangedReadsRun: with real terraform, `plan --changed` plans the
+// unit that reads the changed file, and the report and the summary say
+// which file and which read brought it in.
+func TestChangedReadsRun(t *testing.T) {
+	needTerraform(t)
+	root := changedRepo(t, readRunFiles())
+	edit("shared/net.json", `{"cidr": "10.1.0.0/16"}`)(t, root)
+	gitIn(t, root, "commit", "-q", "-am", "wider net")
+	dir := t.TempDir()
+	reportFile, summaryFile := filepath.Join(dir, "r.json"), filepath.Join(dir, "s.md")
+	r := runBin(t, root, hermeticEnv(t), "plan", "--changed", "--report", reportFile, "--summary", summaryFile)
+	if r.code != 0 {
+		t.Fatalf("plan --changed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	const why = "modified: shared/net.json (read by net/main.tf:2)"
+	got := map[string]string{}
+	for _, u := range readReport(t, reportFile).Units {
+		got[u.Name()] = u.Why + " " + string(u.Status)
+	}
+	if want := map[string]string{"net@default": why + " planned"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("report: %v, want %v", got, want)
+	}
+	summary, err := os.ReadFile(summaryFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(summary), "| `"+why+"` |") {
+		t.Errorf("the summary does not say why net is in:\n%s", summary)
+	}
+}
+
+// TestSavedPlanStaleWhenAReadFileChanges: a file a unit reads is in its
+// content digest, so when it changes between plan and apply, the apply
+// plans again rather than apply the saved plan; unchanged, the saved plan
+// is applied.
+func TestSavedPlanStaleWhenAReadFileChanges(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, readRunFiles())
+	env := hermeticEnv(t)
+	step := func(args ...string) string {
+		t.Helper()
+		r := runBin(t, root, env, append(args, "--dir", "net")...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		return r.stdout + r.stderr
+	}
+	step("plan")
+	if out := step("apply", "-auto-approve"); !strings.Contains(out, "reusing the plan saved at") {
+		t.Fatalf("the saved plan was not reused with nothing changed:\n%s", out)
+	}
+	edit("shared/net.json", `{"cidr": "10.1.0.0/16"}`)(t, root)
+	step("plan")
+	edit("shared/net.json", `{"cidr": "10.2.0.0/16"}`)(t, root)
+	if out := step("apply", "-auto-approve"); strings.Contains(out, "reusing the plan") {
+		t.Errorf("the saved plan was reused after a file net reads changed:\n%s", out)
+	}
+	state, err := os.ReadFile(filepath.Join(root, "net", "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(state), "10.2.0.0/16") {
+		t.Errorf("the state does not hold the read file's content at apply:\n%s", state)
+	}
+}
