@@ -40,16 +40,21 @@ func (p *Project) moduleReads(dir string) *reads.Module {
 	}
 	p.readsMu.Unlock()
 	ri.once.Do(func() {
-		ri.mod = reads.Parse(p.Root, dir, p.sourceFiles(dir))
+		sd := p.sourceDir(dir)
+		if sd == nil || sd.noFileCalls {
+			ri.mod = &reads.Module{Dir: dir}
+			return
+		}
+		ri.mod = reads.Parse(p.Root, dir, sd.files)
 	})
 	return ri.mod
 }
 
-// sourceFiles returns the Terraform files of a dir as the scan found them.
-func (p *Project) sourceFiles(dir string) []string {
+// sourceDir returns a dir as the scan found it, or nil.
+func (p *Project) sourceDir(dir string) *sourceDir {
 	i := sort.Search(len(p.sds), func(i int) bool { return p.sds[i].dir >= dir })
 	if i < len(p.sds) && p.sds[i].dir == dir {
-		return p.sds[i].files
+		return &p.sds[i]
 	}
 	return nil
 }

@@ -146,7 +146,7 @@ func ParseFile(file string, src []byte) ([]Call, *Problem) {
 	if len(src) > MaxFileSize {
 		return nil, &Problem{Kind: Unparsed, Pos: Pos{File: file}, Msg: fmt.Sprintf("larger than %d bytes, not parsed", MaxFileSize)}
 	}
-	if !mayCall(src) {
+	if !MayCall(src) {
 		return nil, nil
 	}
 	if strings.HasSuffix(file, ".json") {
@@ -192,9 +192,9 @@ func collect(n hclsyntax.Node) []Call {
 	return out
 }
 
-// mayCall reports whether src mentions a file function followed by a
+// MayCall reports whether src mentions a file function followed by a
 // parenthesis: files that cannot call one are not parsed.
-func mayCall(src []byte) bool {
+func MayCall(src []byte) bool {
 	for i := 0; ; {
 		j := bytes.Index(src[i:], []byte("file"))
 		if j < 0 {
@@ -302,7 +302,7 @@ func parseJSON(file string, src []byte) ([]Call, *Problem) {
 				break
 			}
 			valueDone()
-			if strings.Contains(t, "${") && mayCall([]byte(t)) && nesting([]byte(t)) <= maxNesting {
+			if strings.Contains(t, "${") && MayCall([]byte(t)) && nesting([]byte(t)) <= maxNesting {
 				start := stringStart(src, prev)
 				line, col := lineCol(lines, start+1)
 				expr, diags := hclsyntax.ParseTemplate([]byte(t), file, hcl.Pos{Line: line, Column: col, Byte: start + 1})
