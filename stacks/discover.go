@@ -190,7 +190,7 @@ func (f filePatterns) match(file string) bool {
 // localSource reports a mention of a local path, so that
 // terraform-config-inspect parses only dirs that may call a local module;
 // noFileCalls reports that no file may call a file function, so that
-// change detection does not read them again (docs/behaviour.md#changed-units).
+// change detection does not read them again (docs/behaviour.md#files-a-unit-reads).
 func scanSources(dir string, files []string) (localSource, noFileCalls bool) {
 	noFileCalls = true
 	for _, f := range files {

@@ -11,7 +11,7 @@ import (
 )
 
 // UnitRead is one file, or fileset glob, that a root module reads, itself
-// or through a local module it calls (docs/behaviour.md#changed-units).
+// or through a local module it calls (docs/behaviour.md#files-a-unit-reads).
 type UnitRead struct {
 	reads.Read
 	// Module is the dir of the module whose source holds the read: the
@@ -115,7 +115,7 @@ func (p *Project) ReadPatterns(dir string) []string {
 }
 
 // ReadDiagnostics are the check warnings about reads change detection
-// cannot follow (docs/behaviour.md#changed-units), of every root module
+// cannot follow (docs/behaviour.md#files-a-unit-reads), of every root module
 // and the local modules they call, each at the read's file:line:col,
 // once.
 func (p *Project) ReadDiagnostics() Diagnostics {
@@ -246,7 +246,7 @@ func (ix *readIndex) readers(file string, fn func(readRef)) {
 
 // readWhy is the reason a read gives a unit: `read by <file>:<line>` for
 // the root module's own read, `module <name> of <dir>` for a local
-// module's (docs/behaviour.md#changed-units).
+// module's (docs/behaviour.md#files-a-unit-reads).
 func (p *Project) readWhy(ref readRef) string {
 	if ref.r.Module == ref.ds.Dir {
 		return fmt.Sprintf("read by %s:%d", ref.r.Pos.File, ref.r.Pos.Line)

@@ -40,7 +40,7 @@ type DigestInput struct {
 	// to repo-relative doublestar patterns; a "!" prefix negates.
 	FilePatterns []string
 	// Reads are the files the unit and its local modules read
-	// (docs/behaviour.md#changed-units), as repo-relative doublestar
+	// (docs/behaviour.md#files-a-unit-reads), as repo-relative doublestar
 	// patterns: a file's path quoted, a fileset glob. No "!" pattern
 	// leaves one out.
 	Reads                 []string

@@ -1,8 +1,8 @@
 // Package reads finds the files a Terraform module reads through its file
-// functions (file, filebase64, file*sha*/filemd5, templatefile,
+// functions (file, filebase64, file*sha*, filemd5, templatefile,
 // fileexists and fileset), by parsing its native and JSON syntax files
 // without evaluating them, so that a change to such a file modifies the
-// units that read it (docs/behaviour.md#changed-units).
+// units that read it (docs/behaviour.md#files-a-unit-reads).
 package reads
 
 import (
@@ -37,7 +37,8 @@ const maxNesting = 200
 // fileFuncs are the functions whose first argument names a file to read.
 var fileFuncs = map[string]bool{
 	"file": true, "filebase64": true, "filemd5": true, "filesha1": true,
-	"filesha256": true, "filesha512": true, "templatefile": true,
+	"filesha256": true, "filesha512": true, "filebase64sha256": true,
+	"filebase64sha512": true, "templatefile": true,
 	"fileexists": true, "fileset": true,
 }
 
