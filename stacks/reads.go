@@ -3,11 +3,13 @@ package stacks
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/strata-iac/strata/internal/reads"
+	"github.com/strata-iac/strata/internal/safepath"
 )
 
 // UnitRead is one file, or fileset glob, that a root module reads, itself
@@ -100,6 +102,7 @@ func (p *Project) Reads(dir string) ([]UnitRead, []reads.Problem) {
 // fileset's glob as it is.
 func (p *Project) ReadPatterns(dir string) []string {
 	rs, _ := p.Reads(dir)
+	rs, _ = p.readsInside(rs)
 	out := make([]string, 0, len(rs))
 	for _, r := range rs {
 		q := r.Path
@@ -112,6 +115,33 @@ func (p *Project) ReadPatterns(dir string) []string {
 		out = append(out, q)
 	}
 	return out
+}
+
+// readsInside keeps the reads whose literal part, symbolic links
+// resolved, stays in the repository, and makes the others problems: a
+// link must not take the digest out of it.
+func (p *Project) readsInside(rs []UnitRead) ([]UnitRead, []reads.Problem) {
+	base, err := safepath.NewBase(p.Root)
+	if err != nil {
+		return nil, nil
+	}
+	var in []UnitRead
+	var out []reads.Problem
+	for _, r := range rs {
+		lit := r.Path
+		if r.Glob {
+			lit = parentKey(literalPrefix(r.Path) + "x")
+		}
+		if lit == "" {
+			lit = "."
+		}
+		if _, err := base.Join(filepath.FromSlash(lit)); err != nil {
+			out = append(out, reads.Problem{Kind: reads.Outside, Pos: r.Pos, Func: r.Func, Msg: fmt.Sprintf("%s resolves through a symbolic link outside the repository", r.Path)})
+			continue
+		}
+		in = append(in, r)
+	}
+	return in, out
 }
 
 // ReadDiagnostics are the check warnings about reads change detection
@@ -136,8 +166,9 @@ func (p *Project) ReadDiagnostics() Diagnostics {
 			continue
 		}
 		roots[ds.Dir] = true
-		_, probs := p.Reads(ds.Dir)
-		for _, pr := range probs {
+		rs, probs := p.Reads(ds.Dir)
+		_, outside := p.readsInside(rs)
+		for _, pr := range append(probs, outside...) {
 			add(pr)
 		}
 	}

@@ -1,8 +1,11 @@
 package stacks
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/strata-iac/strata/internal/testenv"
@@ -84,5 +87,54 @@ func TestReadPatterns(t *testing.T) {
 	p := readsRepo(t)
 	if got, want := p.ReadPatterns("a"), []string{"a/root.txt", `modules/inner/t/*.tpl`}; !reflect.DeepEqual(got, want) {
 		t.Errorf("ReadPatterns(a) = %q, want %q", got, want)
+	}
+}
+
+// TestReadThroughALinkOutside: a read whose path goes through a symbolic
+// link out of the repository is left out of the digest's patterns and is
+// a check warning.
+func TestReadThroughALinkOutside(t *testing.T) {
+	t.Parallel()
+	root, outside := t.TempDir(), t.TempDir()
+	testenv.WriteFile(t, filepath.Join(outside, "secret.json"), "{}\n")
+	testenv.WriteFile(t, filepath.Join(root, "app", "main.tf"), "locals {\n  a = file(\"../shared/secret.json\")\n  b = file(\"../in/x.json\")\n}\n")
+	if err := os.Symlink(outside, filepath.Join(root, "shared")); err != nil {
+		t.Fatal(err)
+	}
+	p := loadRepo(t, root)
+	if got, want := p.ReadPatterns("app"), []string{"in/x.json"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadPatterns = %q, want %q", got, want)
+	}
+	var got []string
+	for _, d := range p.ReadDiagnostics() {
+		got = append(got, d.String())
+	}
+	want := []string{"app/main.tf:2:7: warning: file() reads a path outside the repository (shared/secret.json resolves through a symbolic link outside the repository); strata does not follow it"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("diagnostics = %q, want %q", got, want)
+	}
+}
+
+// TestReadPatternsConcurrently: the units of a run take their digests at
+// once; each dir is parsed once and the answers agree.
+func TestReadPatternsConcurrently(t *testing.T) {
+	t.Parallel()
+	p := readsRepo(t)
+	want := []string{fmt.Sprint(p.ReadPatterns("a")), fmt.Sprint(p.ReadPatterns("b"))}
+	p = readsRepo(t)
+	var wg sync.WaitGroup
+	got := make([]string, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = fmt.Sprint(p.ReadPatterns([]string{"a", "b"}[i%2]))
+		}()
+	}
+	wg.Wait()
+	for i, g := range got {
+		if g != want[i%2] {
+			t.Errorf("ReadPatterns(%s) = %s, want %s", []string{"a", "b"}[i%2], g, want[i%2])
+		}
 	}
 }

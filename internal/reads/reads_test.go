@@ -66,7 +66,7 @@ func TestResolve(t *testing.T) {
 		{name: "nested call", file: "main.tf", dir: "a", rootDir: "a",
 			src:  `locals { a = file(file("name.txt")) }`,
 			want: want{reads: []string{"file a/name.txt 1:19"}, probs: []string{"unresolved 1:14"}}},
-		{name: "provider function is not a read", file: "main.tf", dir: "a", rootDir: "a",
+		{name: "provider functions and other names are not reads", file: "main.tf", dir: "a", rootDir: "a",
 			src:  "locals {\n  a = provider::x::file(\"y\")\n  b = filebase64sha256(\"z\")\n  c = fileexistsx(\"w\")\n}",
 			want: want{reads: []string{"filebase64sha256 a/z 3:7"}}},
 		{name: "nested blocks", file: "main.tf", dir: "a", rootDir: "a",
