@@ -181,7 +181,7 @@ func collect(n hclsyntax.Node) []Call {
 			nargs = 2
 		}
 		if fc.ExpandFinal || len(fc.Args) < nargs {
-			c.args = nil // an expanded argument list cannot be read without evaluation
+			c.args = nil // an expanded or short argument list is not read
 		} else {
 			for _, a := range fc.Args[:nargs] {
 				c.args = append(c.args, a)
@@ -384,7 +384,7 @@ func resolveCall(c Call, ctx *hcl.EvalContext, absRoot, rootDir string) (Read, *
 		return Read{}, &Problem{Kind: Unresolved, Pos: c.Pos, Func: c.Func, Msg: why}
 	}
 	if len(c.args) == 0 {
-		return unresolved("its arguments are expanded from a list")
+		return unresolved("its arguments are expanded from a list, or missing")
 	}
 	vals := make([]string, len(c.args))
 	for i, a := range c.args {
