@@ -37,8 +37,11 @@ func readsFiles() map[string]string {
 
 // TestChangedReads: a change to a file a unit reads, and only that,
 // brings the unit into `ls --changed`, saying the file and the read; one
-// case per read form.
+// case per read form. Real terraform then plans what `plan --changed`
+// selects, reading the same files: the report says the same whys, and
+// no unit fails to read what strata resolved.
 func TestChangedReads(t *testing.T) {
+	needTerraform(t)
 	cases := []struct {
 		name   string
 		change func(t *testing.T, root string)
@@ -71,6 +74,24 @@ func TestChangedReads(t *testing.T) {
 			gitIn(t, root, "commit", "-q", "-m", tc.name)
 			if got := whys(lsChanged(t, root)); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ls --changed = %q, want %q", got, tc.want)
+			}
+			if len(tc.want) == 0 {
+				return
+			}
+			reportFile := filepath.Join(t.TempDir(), "r.json")
+			r := runBin(t, root, hermeticEnv(t), "plan", "--changed", "--report", reportFile)
+			if r.code != 0 {
+				t.Fatalf("plan --changed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			got := []string{}
+			for _, u := range readReport(t, reportFile).Units {
+				got = append(got, u.Name()+": "+u.Why)
+				if u.Status != "planned" && u.Status != "no_changes" {
+					t.Errorf("%s: %s %s", u.Name(), u.Status, u.Reason)
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("plan --changed ran %q, want %q", got, tc.want)
 			}
 		})
 	}
