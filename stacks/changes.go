@@ -43,8 +43,11 @@ type DeletedUnit struct {
 // matches the file and no `!` pattern does, or when the file is in a local
 // module the dirspace calls, transitively (the file belongs to the nearest
 // module dir above it, unless a root module dir is nearer: a module's
-// examples/ root does not stand for the module). The reason of each unit is
-// `modified: <file>`, the first such file in sorted order. Dirspaces with
+// examples/ root does not stand for the module), or when the dirspace or
+// one of those modules reads it (docs/behaviour.md#files-a-unit-reads).
+// The reason of each unit is `modified: <file>`, the first such file in
+// sorted order, followed for a read by the read in parentheses
+// (`read by net/main.tf:2`, `module render of tpl`). Dirspaces with
 // `autoplan: false` are left out. Root module dirs the change deleted are
 // returned apart: they are not units any more, and never run.
 func (p *Project) ModifiedUnits(changes []FileChange) (modified map[*Unit]string, deleted []DeletedUnit) {
