@@ -190,6 +190,14 @@ func collect(n hclsyntax.Node) []Call {
 		out = append(out, c)
 		return nil
 	})
+	// A body's attributes are a map: visited in no fixed order.
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Pos, out[j].Pos
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
 	return out
 }
 

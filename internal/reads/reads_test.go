@@ -182,3 +182,26 @@ func FuzzReads(f *testing.F) {
 		}
 	})
 }
+
+// TestCallsInOrder: calls come in the order of the source, though a
+// body's attributes are kept in a map: a unit's why names the first read.
+func TestCallsInOrder(t *testing.T) {
+	t.Parallel()
+	var src strings.Builder
+	src.WriteString("locals {\n")
+	for i := range 20 {
+		fmt.Fprintf(&src, "  a%d = file(\"f%d\")\n", i, i)
+	}
+	src.WriteString("}\n")
+	for range 10 {
+		calls, prob := ParseFile("main.tf", []byte(src.String()))
+		if prob != nil || len(calls) != 20 {
+			t.Fatalf("calls %v, problem %v", calls, prob)
+		}
+		for i, c := range calls {
+			if c.Pos.Line != i+2 {
+				t.Fatalf("call %d at line %d, want %d", i, c.Pos.Line, i+2)
+			}
+		}
+	}
+}
