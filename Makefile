@@ -138,6 +138,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadVersion -fuzztime 30s ./internal/tfstate
 	$(GO) test -run '^$$' -fuzz FuzzBackendConfig -fuzztime 30s ./internal/tfstate
 	$(GO) test -run '^$$' -fuzz FuzzStrip -fuzztime 30s ./internal/ansi
+	$(GO) test -run '^$$' -fuzz FuzzReads -fuzztime 30s ./internal/reads
 
 vet:
 	$(GO) vet $(PKGS)

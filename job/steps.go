@@ -219,7 +219,7 @@ func (j *job) prepareInputsWith(ea engineargs.EngineArgs, stepTFVars map[string]
 	}
 	j.res.Digest, err = contenthash.Digest(contenthash.DigestInput{
 		Root: j.run.Project.Root, Dir: u.Dir, ModuleDirs: j.run.Project.LocalModules(u.Dir), OtherRoots: j.run.otherRoots(u.Dir),
-		FilePatterns: u.FilePatterns(), Engine: j.ur.Engine.Name, EngineVersion: j.ur.Engine.Version.String(),
+		FilePatterns: u.FilePatterns(), Reads: j.run.Project.ReadPatterns(u.Dir), Engine: j.ur.Engine.Name, EngineVersion: j.ur.Engine.Version.String(),
 		Workspace: u.Workspace, Stack: u.Stack.Name, Variables: j.ur.Vars.All(),
 		EngineArgs: args, VarFile: digestContent,
 	})

@@ -305,6 +305,7 @@ func (rep *Report) Markdown() string {
 	}
 	sort.SliceStable(stacks, func(i, j int) bool { return first[stacks[i].Name] < first[stacks[j].Name] })
 	shared := rep.sharedWarnings()
+	showWhy := rep.hasWhy()
 	render := func(logLimit int) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "## strata %s: %s\n\n", rep.Command, rep.Verdict())
@@ -323,9 +324,17 @@ func (rep *Report) Markdown() string {
 		b.WriteString(warningsBlock(shared))
 		for _, s := range stacks {
 			fmt.Fprintf(&b, "### %s — %s\n\n", strings.Join(s.Path, " / "), s.Status)
-			b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")
+			if showWhy {
+				b.WriteString("| unit | status | changes | reason | why |\n|---|---|---|---|---|\n")
+			} else {
+				b.WriteString("| unit | status | changes | reason |\n|---|---|---|---|\n")
+			}
 			for _, u := range byStack[s.Name] {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", tableCode(u.Name()), u.Status, u.ChangesText(), strings.ReplaceAll(u.Note(), "|", `\|`))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |", tableCode(u.Name()), u.Status, u.ChangesText(), strings.ReplaceAll(u.Note(), "|", `\|`))
+				if showWhy {
+					fmt.Fprintf(&b, " %s |", tableCode(u.Why))
+				}
+				b.WriteString("\n")
 			}
 			b.WriteString("\n")
 			for _, u := range byStack[s.Name] {
@@ -359,6 +368,18 @@ func (rep *Report) Markdown() string {
 		return md
 	}
 	return render(summaryLimit / (2 * len(rep.Units)))
+}
+
+// hasWhy reports whether some unit is in the run for a reason other than
+// being selected (docs/behaviour.md#changed-units): the summary then says
+// each unit's why.
+func (rep *Report) hasWhy() bool {
+	for _, u := range rep.Units {
+		if u.Why != "" && u.Why != "selected" {
+			return true
+		}
+	}
+	return false
 }
 
 // fence keeps text from closing the code block it is quoted in.

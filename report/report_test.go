@@ -402,3 +402,43 @@ func TestColourTable(t *testing.T) {
 		t.Errorf("colours moved the columns:\n%s\nwant\n%s", stripped, plain.String())
 	}
 }
+
+// TestMarkdownWhy: when a unit is in the run for more than being selected
+// (a change, a read, propagation), the summary's table says each unit's
+// why, as code; a run of selected units only has no why column.
+func TestMarkdownWhy(t *testing.T) {
+	t.Parallel()
+	unit := func(dir, why string) *UnitReport {
+		return &UnitReport{Dir: dir, Workspace: "default", Stack: "s", Status: StatusPlanned, Why: why}
+	}
+	stacks := []StackReport{{Name: "s", Path: []string{"s"}, Status: StatusPlanned}}
+	tests := []struct {
+		name  string
+		units []*UnitReport
+		want  []string
+		not   []string
+	}{
+		{"changed", []*UnitReport{unit("net", "modified: shared/net.json (read by net/main.tf:2)"), unit("app", "modified_by: network")},
+			[]string{"| unit | status | changes | reason | why |", "| `net@default` | planned | +0 ~0 -0 |  | `modified: shared/net.json (read by net/main.tf:2)` |", "| `app@default` | planned | +0 ~0 -0 |  | `modified_by: network` |"}, nil},
+		{"a file name with a bar", []*UnitReport{unit("net", "modified: a|b.json (read by net/main.tf:2)")},
+			[]string{"| `modified: a\\|b.json (read by net/main.tf:2)` |"}, nil},
+		{"selected only", []*UnitReport{unit("net", "selected")},
+			[]string{"| unit | status | changes | reason |\n"}, []string{"| why |", "`selected`"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			md := (&Report{Command: command.Plan, Stacks: stacks, Units: tc.units}).Markdown()
+			for _, w := range tc.want {
+				if !strings.Contains(md, w) {
+					t.Errorf("summary has no %q:\n%s", w, md)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(md, n) {
+					t.Errorf("summary has %q:\n%s", n, md)
+				}
+			}
+		})
+	}
+}

@@ -43,8 +43,11 @@ type DeletedUnit struct {
 // matches the file and no `!` pattern does, or when the file is in a local
 // module the dirspace calls, transitively (the file belongs to the nearest
 // module dir above it, unless a root module dir is nearer: a module's
-// examples/ root does not stand for the module). The reason of each unit is
-// `modified: <file>`, the first such file in sorted order. Dirspaces with
+// examples/ root does not stand for the module), or when the dirspace or
+// one of those modules reads it (docs/behaviour.md#files-a-unit-reads).
+// The reason of each unit is `modified: <file>`, the first such file in
+// sorted order, followed for a read by the read in parentheses
+// (`read by net/main.tf:2`, `module render of tpl`). Dirspaces with
 // `autoplan: false` are left out. Root module dirs the change deleted are
 // returned apart: they are not units any more, and never run.
 func (p *Project) ModifiedUnits(changes []FileChange) (modified map[*Unit]string, deleted []DeletedUnit) {
@@ -65,22 +68,29 @@ func (p *Project) modifiedUnits(ix *changeIndex, changes []FileChange) (modified
 	sort.Strings(files)
 
 	first := map[*Dirspace]string{}
-	mark := func(ds *Dirspace, file string) {
+	mark := func(ds *Dirspace, why func() string) {
 		if _, ok := first[ds]; !ok {
-			first[ds] = file
+			first[ds] = why()
 		}
 	}
+	if len(files) > 0 && ix.reads == nil {
+		ix.reads = p.newReadIndex(ix.autoplan)
+	}
 	for _, f := range files {
-		ix.byPatterns(f, func(ds *Dirspace) { mark(ds, f) })
+		plain := func() string { return "modified: " + f }
+		ix.reads.readers(f, func(ref readRef) {
+			mark(ref.ds, func() string { return "modified: " + f + " (" + p.readWhy(ref) + ")" })
+		})
+		ix.byPatterns(f, func(ds *Dirspace) { mark(ds, plain) })
 		for _, ds := range ix.moduleOf(f) {
-			mark(ds, f)
+			mark(ds, plain)
 		}
 	}
 	modified = make(map[*Unit]string, len(first))
-	for ds, f := range first {
+	for ds, why := range first {
 		for _, u := range p.unitsOf[ds.Dir] {
 			if u.Dirspace == ds {
-				modified[u] = "modified: " + f
+				modified[u] = why
 			}
 		}
 	}
@@ -127,6 +137,9 @@ type changeIndex struct {
 	autoplan map[string][]*Dirspace
 	// modules memoizes a module dir's transitive callers' dirspaces.
 	modules map[string][]*Dirspace
+	// reads finds the dirspaces that read a file, made the first time
+	// a change has files.
+	reads *readIndex
 }
 
 // dirspacePatterns is a dirspace's expanded file patterns, split by sign.

@@ -454,3 +454,87 @@ func BenchmarkChangedGit(b *testing.B) {
 		}
 	}
 }
+
+// genReadsRepo is the generated repository of 10,000 dirspaces whose
+// 5,000 root modules each read a JSON file of their group outside their
+// dir, a template and a fileset of pages in their dir; every tenth calls
+// a local module that reads a template.
+func genReadsRepo(tb testing.TB, dir string) {
+	genRepo(tb, dir)
+	files := map[string]string{"modules/render/main.tf": "output \"body\" {\n  value = templatefile(\"${path.module}/body.tpl\", {})\n}\n", "modules/render/body.tpl": "hi\n"}
+	for g := 0; g < 20; g++ {
+		files[fmt.Sprintf("shared/g%d.json", g)] = "{}\n"
+	}
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "main.tf" {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, filepath.Dir(p))
+		rel = filepath.ToSlash(rel)
+		group := rel[:strings.IndexByte(rel, '/')]
+		src := "locals {\n" +
+			"  net   = jsondecode(file(\"${path.module}/../../../../shared/" + group + ".json\"))\n" +
+			"  pages = fileset(\"${path.module}/pages\", \"*.html\")\n" +
+			"  body  = templatefile(format(\"%s/body.tpl\", path.module), {})\n" +
+			"}\n" + `resource "terraform_data" "this" {}` + "\n"
+		if n%10 == 0 {
+			src += "module \"render\" {\n  source = \"../../../../modules/render\"\n}\n"
+		}
+		n++
+		files[rel+"/main.tf"] = src
+		files[rel+"/body.tpl"] = "body\n"
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for rel, content := range files {
+		testenv.WriteFile(tb, filepath.Join(dir, filepath.FromSlash(rel)), content)
+	}
+}
+
+// BenchmarkModifiedUnitsReads decides the modified units of a change on
+// the generated repository of 10,000 dirspaces, from a project just
+// loaded, as a command does: with reads, every root module and module is
+// parsed once, and the change (a file a group reads, pages added in 100
+// dirs, the module's template, and benchChanges) is matched against
+// them. "without reads" is the same change on the repository whose
+// modules read nothing.
+func BenchmarkModifiedUnitsReads(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		gen  func(testing.TB, string)
+	}{{"without reads", genRepo}, {"with reads", genReadsRepo}} {
+		dir := b.TempDir()
+		bc.gen(b, dir)
+		b.Run(bc.name, func(b *testing.B) {
+			p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+			if err != nil {
+				b.Fatal(err)
+			}
+			changes := append(benchChanges(p), FileChange{Path: "shared/g0.json", Status: "M"}, FileChange{Path: "modules/render/body.tpl", Status: "M"})
+			for i := 50; i < len(p.Dirspaces); i += 100 {
+				changes = append(changes, FileChange{Path: p.Dirspaces[i].Dir + "/pages/new.html", Status: "A"})
+			}
+			want := -1
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				modified, _ := p.ModifiedUnits(changes)
+				if want < 0 {
+					want = len(modified)
+				} else if len(modified) != want {
+					b.Fatalf("%d units modified, then %d", want, len(modified))
+				}
+			}
+			b.ReportMetric(float64(want), "units")
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/reads"
 )
 
 // DefaultFilePatterns are the global file_patterns when the config sets none.
@@ -28,6 +29,9 @@ type sourceDir struct {
 	// localSource: a file mentions a local path ("./…", "../…"), so the
 	// dir may call a local module and is worth parsing.
 	localSource bool
+	// noFileCalls: the scan read every file and none may call a file
+	// function; false when unknown (a tree from ci start).
+	noFileCalls bool
 }
 
 func isTerraformFile(name string) bool {
@@ -84,7 +88,7 @@ func scanTree(root string) ([]sourceDir, error) {
 		}
 		if len(files) > 0 {
 			sd := sourceDir{dir: rel, files: files}
-			sd.localSource = mentionsLocalPath(filepath.Join(root, filepath.FromSlash(rel)), files)
+			sd.localSource, sd.noFileCalls = scanSources(filepath.Join(root, filepath.FromSlash(rel)), files)
 			mu.Lock()
 			out = append(out, sd)
 			mu.Unlock()
@@ -182,23 +186,27 @@ func (f filePatterns) match(file string) bool {
 	return true
 }
 
-// mentionsLocalPath reports whether a dir's .tf files mention a local
-// path, read while the tree is scanned so that terraform-config-inspect
-// parses only dirs that may call a local module.
-func mentionsLocalPath(dir string, files []string) bool {
+// scanSources reads a dir's Terraform files while the tree is scanned:
+// localSource reports a mention of a local path, so that
+// terraform-config-inspect parses only dirs that may call a local module;
+// noFileCalls reports that no file may call a file function, so that
+// change detection does not read them again (docs/behaviour.md#files-a-unit-reads).
+func scanSources(dir string, files []string) (localSource, noFileCalls bool) {
+	noFileCalls = true
 	for _, f := range files {
-		if strings.HasSuffix(f, ".tofu") {
-			continue
-		}
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
+			noFileCalls = false
 			continue
 		}
-		if bytes.Contains(b, []byte(`"./`)) || bytes.Contains(b, []byte(`"../`)) {
-			return true
+		if noFileCalls && reads.MayCall(b) {
+			noFileCalls = false
+		}
+		if !strings.HasSuffix(f, ".tofu") && (bytes.Contains(b, []byte(`"./`)) || bytes.Contains(b, []byte(`"../`))) {
+			localSource = true
 		}
 	}
-	return false
+	return localSource, noFileCalls
 }
 
 // localModuleDirs returns the repo-relative dirs of the local modules a

@@ -59,6 +59,10 @@ type Project struct {
 	consumers map[*Unit][]*Unit
 	modules   map[string]*moduleInfo
 	modulesMu sync.Mutex
+	// reads are the dirs' file function calls, parsed when change
+	// detection or a content digest first needs them.
+	reads   map[string]*readsInfo
+	readsMu sync.Mutex
 }
 
 // Dirspace is one root module in one workspace.

@@ -22,6 +22,8 @@ func checkCommand() *cli.Command {
 				return err
 			}
 			p := s.project
+			readWarnings := p.ReadDiagnostics()
+			printDiagnostics(c.App.ErrWriter, readWarnings)
 			leaves := 0
 			for _, st := range p.Stacks {
 				if st.Leaf {
@@ -42,7 +44,7 @@ func checkCommand() *cli.Command {
 				fmt.Fprintf(c.App.ErrWriter, "warning: no engine is configured for %s; they run the terraform on PATH (set engine: {name: terraform, version: ...} to pin one)\n", report.CountOf(onPath, "unit"))
 			}
 			fmt.Fprintf(c.App.Writer, "ok: %s: %s, %s (%d leaf), %s, %s\n",
-				cfg, report.CountOf(len(p.Dirspaces), "dirspace"), report.CountOf(len(p.Stacks), "stack"), leaves, report.CountOf(len(p.Units), "unit"), report.CountOf(len(p.Diagnostics.Warnings()), "warning"))
+				cfg, report.CountOf(len(p.Dirspaces), "dirspace"), report.CountOf(len(p.Stacks), "stack"), leaves, report.CountOf(len(p.Units), "unit"), report.CountOf(len(p.Diagnostics.Warnings())+len(readWarnings), "warning"))
 			return nil
 		},
 	}

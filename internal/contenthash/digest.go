@@ -38,7 +38,12 @@ type DigestInput struct {
 	OtherRoots []string
 	// FilePatterns are the unit's when_modified.file_patterns, expanded
 	// to repo-relative doublestar patterns; a "!" prefix negates.
-	FilePatterns          []string
+	FilePatterns []string
+	// Reads are the files the unit and its local modules read
+	// (docs/behaviour.md#files-a-unit-reads), as repo-relative doublestar
+	// patterns: a file's path quoted, a fileset glob. No "!" pattern
+	// leaves one out.
+	Reads                 []string
 	Engine, EngineVersion string
 	Workspace, Stack      string
 	Variables             map[string]string // resolved stack variables
@@ -67,8 +72,9 @@ const digestVersion = "strata content digest v1"
 //     with the content it points to; symlinks to dirs, dangling symlinks
 //     and other non-regular files are skipped;
 //  3. the pattern files: every other file a positive FilePatterns entry
-//     matches and no negated one does, with the same exclusions except
-//     other roots, sorted, framed like the tree files;
+//     matches and no negated one does, and every other file Reads
+//     matches, with the same exclusions except other roots, sorted,
+//     framed like the tree files;
 //  4. engine name and version, workspace, stack;
 //  5. the variables sorted by name, as name and value pairs;
 //  6. the engine arguments in order;
@@ -92,6 +98,20 @@ func Digest(in DigestInput) (string, error) {
 	patternFiles, err := matchFilePatterns(in.Root, in.FilePatterns, tree.seen)
 	if err != nil {
 		return "", fmt.Errorf("content digest of %s: %w", in.Dir, err)
+	}
+	if len(in.Reads) > 0 {
+		counted := make(map[string]bool, len(tree.seen)+len(patternFiles))
+		for f := range tree.seen {
+			counted[f] = true
+		}
+		for _, f := range patternFiles {
+			counted[f] = true
+		}
+		readFiles, err := matchFilePatterns(in.Root, in.Reads, counted)
+		if err != nil {
+			return "", fmt.Errorf("content digest of %s: %w", in.Dir, err)
+		}
+		patternFiles = append(patternFiles, readFiles...)
 	}
 	sort.Strings(patternFiles)
 

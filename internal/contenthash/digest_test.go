@@ -417,3 +417,55 @@ func BenchmarkDigest(b *testing.B) {
 		}
 	})
 }
+
+// TestDigestReads: a file the unit reads is in its digest, outside its
+// dirs and patterns too, and a "!" file pattern does not leave it out; a
+// file a fileset glob matches is in it, so adding or removing one changes
+// the digest.
+func TestDigestReads(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		change func(t *testing.T, root string)
+		want   bool
+	}{
+		{"read file edited", func(t *testing.T, root string) {
+			writeDigestTree(t, root, map[string]string{"shared/net.json": `{"cidr": "10.1.0.0/16"}`})
+		}, true},
+		{"read file deleted", func(t *testing.T, root string) { removeDigestFile(t, root, "shared/net.json") }, true},
+		{"glob match added", func(t *testing.T, root string) {
+			writeDigestTree(t, root, map[string]string{"www/pages/new.html": "new"})
+		}, true},
+		{"glob match deleted", func(t *testing.T, root string) { removeDigestFile(t, root, "www/pages/a.html") }, true},
+		{"file the glob does not match", func(t *testing.T, root string) {
+			writeDigestTree(t, root, map[string]string{"www/pages/a.txt": "t", "www/other.html": "o"})
+		}, false},
+		{"negated by a file pattern, still read", func(t *testing.T, root string) {
+			writeDigestTree(t, root, map[string]string{"shared/skip.yaml": "skip: 2"})
+		}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root, in := digestRepo(t)
+			writeDigestTree(t, root, map[string]string{
+				"shared/net.json": `{"cidr": "10.0.0.0/16"}`, "www/pages/a.html": "a",
+			})
+			in.Reads = []string{"shared/net.json", "shared/skip.yaml", "www/pages/**/*.html"}
+			before := mustDigest(t, in)
+			tc.change(t, root)
+			if changed := mustDigest(t, in) != before; changed != tc.want {
+				t.Errorf("digest changed = %t, want %t", changed, tc.want)
+			}
+		})
+	}
+	t.Run("no reads, same digest as before reads were counted", func(t *testing.T) {
+		t.Parallel()
+		_, in := digestRepo(t)
+		before := mustDigest(t, in)
+		in.Reads = []string{}
+		if mustDigest(t, in) != before {
+			t.Error("an empty Reads changed the digest")
+		}
+	})
+}
