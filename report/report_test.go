@@ -442,3 +442,29 @@ func TestMarkdownWhy(t *testing.T) {
 		})
 	}
 }
+
+// TestTableWhy: the console's table says each unit's why when some unit
+// is in the run for more than being selected, in a last column; a run of
+// selected units only has none.
+func TestTableWhy(t *testing.T) {
+	t.Parallel()
+	units := []*UnitReport{
+		{Dir: "net", Workspace: "default", Stack: "s", StackPath: []string{"s"}, Status: StatusPlanned, Why: "modified: shared/net.json (read by net/main.tf:2)"},
+		{Dir: "app", Workspace: "default", Stack: "s", StackPath: []string{"s"}, Status: StatusPlanned, Why: "depends_on: net@default"},
+	}
+	var b strings.Builder
+	(&Report{Units: units}).WriteTable(&b)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], "REASON  WHY") || !strings.HasSuffix(lines[1], "modified: shared/net.json (read by net/main.tf:2)") ||
+		!strings.HasSuffix(lines[2], "depends_on: net@default") {
+		t.Errorf("the table of a changed run:\n%s", b.String())
+	}
+	for _, u := range units {
+		u.Why = "selected"
+	}
+	b.Reset()
+	(&Report{Units: units}).WriteTable(&b)
+	if strings.Contains(b.String(), "WHY") || strings.Contains(b.String(), "selected") {
+		t.Errorf("a run of selected units shows a why:\n%s", b.String())
+	}
+}

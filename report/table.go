@@ -9,7 +9,8 @@ import (
 )
 
 // WriteTable prints the final table, grouped by stack: unit, status,
-// changes, duration (docs/behaviour.md#console-output).
+// changes, duration, reason, and why each unit is in the run when some
+// unit is for more than being selected (docs/behaviour.md#console-output).
 func (rep *Report) WriteTable(w io.Writer) {
 	rep.writeTable(w)
 }
@@ -47,7 +48,14 @@ func (rep *Report) writeTable(w io.Writer) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STACK\tUNIT\tSTATUS\tCHANGES\tDURATION\tREASON")
+	// Why a unit is in the run, when some unit is for more than being
+	// selected (docs/behaviour.md#changed-units), as the summary says it.
+	showWhy := rep.hasWhy()
+	if showWhy {
+		fmt.Fprintln(tw, "STACK\tUNIT\tSTATUS\tCHANGES\tDURATION\tREASON\tWHY")
+	} else {
+		fmt.Fprintln(tw, "STACK\tUNIT\tSTATUS\tCHANGES\tDURATION\tREASON")
+	}
 	units := append([]*UnitReport(nil), rep.Units...)
 	sort.SliceStable(units, func(i, j int) bool {
 		return strings.Join(units[i].StackPath, "/") < strings.Join(units[j].StackPath, "/")
@@ -57,7 +65,12 @@ func (rep *Report) writeTable(w io.Writer) {
 		if u.Changes != (Changes{}) {
 			changes = u.Changes.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", strings.Join(u.StackPath, "/"), u.Name(), u.Status, changes, u.duration(), u.Note())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", strings.Join(u.StackPath, "/"), u.Name(), u.Status, changes, u.duration(), u.Note())
+		if showWhy {
+			// A reason may be empty: the column stays in its place.
+			fmt.Fprintf(tw, "\t%s", u.Why)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }

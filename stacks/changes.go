@@ -51,12 +51,29 @@ type DeletedUnit struct {
 // `autoplan: false` are left out. Root module dirs the change deleted are
 // returned apart: they are not units any more, and never run.
 func (p *Project) ModifiedUnits(changes []FileChange) (modified map[*Unit]string, deleted []DeletedUnit) {
+	all, deleted := p.modifiedUnits(p.changeIndex(), changes)
+	return firstReasons(all), deleted
+}
+
+// ModifiedReasons is ModifiedUnits with every reason a unit is modified
+// for, in the order of the changed files, the first as ModifiedUnits
+// gives it (docs/behaviour.md#changed-units).
+func (p *Project) ModifiedReasons(changes []FileChange) (modified map[*Unit][]string, deleted []DeletedUnit) {
 	return p.modifiedUnits(p.changeIndex(), changes)
+}
+
+// firstReasons keeps the first of each unit's reasons.
+func firstReasons(all map[*Unit][]string) map[*Unit]string {
+	out := make(map[*Unit]string, len(all))
+	for u, rs := range all {
+		out[u] = rs[0]
+	}
+	return out
 }
 
 // modifiedUnits is ModifiedUnits with an index made once for several
 // changes (its memos are caches, valid for any change).
-func (p *Project) modifiedUnits(ix *changeIndex, changes []FileChange) (modified map[*Unit]string, deleted []DeletedUnit) {
+func (p *Project) modifiedUnits(ix *changeIndex, changes []FileChange) (modified map[*Unit][]string, deleted []DeletedUnit) {
 	files := make([]string, 0, len(changes))
 	seen := make(map[string]bool, len(changes))
 	for _, c := range changes {
@@ -67,16 +84,22 @@ func (p *Project) modifiedUnits(ix *changeIndex, changes []FileChange) (modified
 	}
 	sort.Strings(files)
 
-	first := map[*Dirspace]string{}
+	// reasons are each dirspace's, in the order of the files; a file
+	// gives a dirspace one reason, its first.
+	reasons := map[*Dirspace][]string{}
+	byFile := map[*Dirspace]string{}
+	current := ""
 	mark := func(ds *Dirspace, why func() string) {
-		if _, ok := first[ds]; !ok {
-			first[ds] = why()
+		if byFile[ds] != current {
+			byFile[ds] = current
+			reasons[ds] = append(reasons[ds], why())
 		}
 	}
 	if len(files) > 0 && ix.reads == nil {
 		ix.reads = p.newReadIndex(ix.autoplan)
 	}
 	for _, f := range files {
+		current = f
 		plain := func() string { return "modified: " + f }
 		ix.reads.readers(f, func(ref readRef) {
 			mark(ref.ds, func() string { return "modified: " + f + " (" + p.readWhy(ref) + ")" })
@@ -86,8 +109,8 @@ func (p *Project) modifiedUnits(ix *changeIndex, changes []FileChange) (modified
 			mark(ds, plain)
 		}
 	}
-	modified = make(map[*Unit]string, len(first))
-	for ds, why := range first {
+	modified = make(map[*Unit][]string, len(reasons))
+	for ds, why := range reasons {
 		for _, u := range p.unitsOf[ds.Dir] {
 			if u.Dirspace == ds {
 				modified[u] = why
@@ -477,7 +500,7 @@ func (p *Project) ModifiedSinceDeployed(deployed map[*Unit]string, changesSince 
 		m, del := p.modifiedUnits(ix, changes)
 		for _, u := range groups[c] {
 			if why, ok := m[u]; ok {
-				modified[u] = why
+				modified[u] = why[0]
 			}
 		}
 		for _, d := range del {

@@ -16,7 +16,7 @@ const WhyDependencyOf = "dependency_of: "
 // inside a stack, and inputs and auto_inputs from producers
 // (docs/behaviour.md#dependencies). Prerequisites are left to their own
 // rule, which brings a stale one in.
-func (p *Project) addDependencies(why map[*Unit]string) {
+func (p *Project) addDependencies(why map[*Unit]string, also func(u *Unit, reason string)) {
 	queue := make([]*Unit, 0, len(why))
 	for u := range why {
 		queue = append(queue, u)
@@ -28,10 +28,13 @@ func (p *Project) addDependencies(why map[*Unit]string) {
 		v := queue[0]
 		queue = queue[1:]
 		p.dependencies(v, walked, func(u *Unit, edge string) {
-			if _, ok := why[u]; !ok {
-				why[u] = WhyDependencyOf + v.Name() + " (" + edge + ")"
-				queue = append(queue, u)
+			reason := WhyDependencyOf + v.Name() + " (" + edge + ")"
+			if _, ok := why[u]; ok {
+				also(u, reason)
+				return
 			}
+			why[u] = reason
+			queue = append(queue, u)
 		})
 	}
 }

@@ -265,7 +265,7 @@ func (c closureCheck) propagation() {
 		for u, w := range seed {
 			got[u], want[u] = w, w
 		}
-		p.propagate(got)
+		p.propagate(got, func(*Unit, string) {})
 		refPropagate(p, want, c.mod)
 		if !reflect.DeepEqual(whyNames(got), whyNames(want)) {
 			t.Errorf("config %d, seed %v:\n got %v\nwant %v\n%s", c.iter, whyNames(seed), whyNames(got), whyNames(want), c.cfg)
@@ -339,7 +339,7 @@ stacks:
 `, "a", "b", "c")
 	p := loadRepo(t, root)
 	why := map[*Unit]string{p.UnitsIn("a")[0]: "selected"}
-	p.propagate(why)
+	p.propagate(why, func(*Unit, string) {})
 	want := []string{"a@blue: selected", "a@green: modified_by: b", "b@default: modified_by: a", "c@default: modified_by: a"}
 	if got := whyNames(why); !reflect.DeepEqual(got, want) {
 		t.Errorf("run:\n got %v\nwant %v", got, want)

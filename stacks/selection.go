@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -24,6 +25,9 @@ type Selection struct {
 	// ones, each with its reason (`modified: <file>`); used by --changed.
 	// Propagation (docs/behaviour.md#propagation) is on under --changed.
 	Modified map[*Unit]string
+	// ModifiedAll are every reason of the modified units that have more
+	// than one, the first as in Modified (ModifiedReasons).
+	ModifiedAll map[*Unit][]string
 	// Propagate turns propagation on without --changed: an explicit
 	// selection (a flag, or the dir strata runs in) otherwise runs what it
 	// names and no more.
@@ -51,10 +55,12 @@ const (
 	WhySelected = "selected"
 )
 
-// RunUnit is a unit in the run with why it is there.
+// RunUnit is a unit in the run with why it is there: the first reason,
+// and every reason strata found, that one first (Whys).
 type RunUnit struct {
 	*Unit
-	Why string
+	Why  string
+	Whys []string
 }
 
 // Run is the set of units a command works on.
@@ -187,6 +193,13 @@ func (p *Project) Select(sel Selection) (*Run, error) {
 		}
 	}
 	why := map[*Unit]string{}
+	// more are the reasons of a unit past its first, in the order found.
+	more := map[*Unit][]string{}
+	also := func(u *Unit, reason string) {
+		if why[u] != reason && !slices.Contains(more[u], reason) {
+			more[u] = append(more[u], reason)
+		}
+	}
 	if sel.Modified != nil {
 		inScope := make(map[*Unit]bool, len(scope))
 		for _, u := range scope {
@@ -195,6 +208,9 @@ func (p *Project) Select(sel Selection) (*Run, error) {
 		for u, reason := range sel.Modified {
 			if inScope[u] {
 				why[u] = reason
+				for _, r := range sel.ModifiedAll[u] {
+					also(u, r)
+				}
 			}
 		}
 	} else {
@@ -203,16 +219,16 @@ func (p *Project) Select(sel Selection) (*Run, error) {
 		}
 	}
 	if sel.propagates() {
-		p.propagate(why)
+		p.propagate(why, also)
 	}
 	if sel.WithDependencies {
-		p.addDependencies(why)
+		p.addDependencies(why, also)
 		if sel.Destroying {
 			run.Kept = p.keepNeeded(why)
 		}
 	}
 	for u, w := range why {
-		run.Units = append(run.Units, RunUnit{Unit: u, Why: w})
+		run.Units = append(run.Units, RunUnit{Unit: u, Why: w, Whys: append([]string{w}, more[u]...)})
 	}
 	sort.Slice(run.Units, func(i, j int) bool {
 		a, b := run.Units[i], run.Units[j]
@@ -259,7 +275,7 @@ func (p *Project) stackNamesSorted() []string {
 // the run, and every unit of an all-for-one stack with a unit in the run.
 // Units only propagation added whose depends_on sets prune_on_no_change
 // are removed afterwards; the graph keeps the order through them.
-func (p *Project) propagate(why map[*Unit]string) {
+func (p *Project) propagate(why map[*Unit]string, also func(u *Unit, reason string)) {
 	seeded := make(map[*Unit]bool, len(why))
 	for u := range why {
 		seeded[u] = true
@@ -279,10 +295,12 @@ func (p *Project) propagate(why map[*Unit]string) {
 	}
 	sortUnits(queue)
 	add := func(u *Unit, reason string) {
-		if _, ok := why[u]; !ok {
-			why[u] = reason
-			queue = append(queue, u)
+		if _, ok := why[u]; ok {
+			also(u, reason)
+			return
 		}
+		why[u] = reason
+		queue = append(queue, u)
 	}
 	for len(queue) > 0 {
 		u := queue[0]

@@ -78,6 +78,7 @@ type lsRow struct {
 	Tags      []string `json:"tags"`
 	Engine    any      `json:"engine"`
 	Why       string   `json:"why"`
+	Whys      []string `json:"whys"`
 }
 
 func lsChanged(t *testing.T, root string, args ...string) []lsRow {

@@ -23,6 +23,9 @@ type lsEntry struct {
 	Tags      []string             `json:"tags"`
 	Engine    *stacks.EngineChoice `json:"engine"`
 	Why       string               `json:"why"`
+	// Whys are every reason the unit is in the run, Why first
+	// (docs/behaviour.md#changed-units).
+	Whys []string `json:"whys"`
 }
 
 func lsCommand() *cli.Command {
@@ -58,12 +61,12 @@ func lsCommand() *cli.Command {
 				name := ru.Stack.Name
 				entries = append(entries, lsEntry{
 					Dir: ru.Dir, Workspace: ru.Workspace, Stack: &name, StackPath: ru.Stack.Path,
-					Tags: ru.Tags, Engine: &e, Why: ru.Why,
+					Tags: ru.Tags, Engine: &e, Why: ru.Why, Whys: whysOf(ru),
 				})
 			}
 			// A unit whose dir the change deleted is listed, never run.
 			for _, d := range deleted {
-				e := lsEntry{Dir: d.Dir, Workspace: d.Workspace, StackPath: []string{}, Tags: d.Tags, Why: stacks.WhyDeleted}
+				e := lsEntry{Dir: d.Dir, Workspace: d.Workspace, StackPath: []string{}, Tags: d.Tags, Why: stacks.WhyDeleted, Whys: []string{stacks.WhyDeleted}}
 				if d.Stack != nil {
 					name := d.Stack.Name
 					e.Stack, e.StackPath = &name, d.Stack.Path
@@ -73,7 +76,7 @@ func lsCommand() *cli.Command {
 			if c.NArg() == 0 && c.String("query") == "" && len(c.StringSlice("stack")) == 0 && !c.Bool("changed") {
 				for _, ds := range p.Unassigned {
 					if stacks.DirWithin(ds.Dir, s.cwd) {
-						entries = append(entries, lsEntry{Dir: ds.Dir, Workspace: ds.Workspace, StackPath: []string{}, Tags: ds.Tags, Why: "in no stack"})
+						entries = append(entries, lsEntry{Dir: ds.Dir, Workspace: ds.Workspace, StackPath: []string{}, Tags: ds.Tags, Why: "in no stack", Whys: []string{"in no stack"}})
 					}
 				}
 			}
@@ -101,4 +104,13 @@ func lsCommand() *cli.Command {
 			return tw.Flush()
 		},
 	}
+}
+
+// whysOf is every reason a unit is in the run, its why first; a unit
+// added after the selection (a stale prerequisite) has its why alone.
+func whysOf(ru stacks.RunUnit) []string {
+	if len(ru.Whys) == 0 {
+		return []string{ru.Why}
+	}
+	return ru.Whys
 }

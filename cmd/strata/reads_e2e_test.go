@@ -219,3 +219,36 @@ func TestSavedPlanStaleWhenAReadFileChanges(t *testing.T) {
 		t.Errorf("the state does not hold the read file's content at apply:\n%s", state)
 	}
 }
+
+// TestChangedWhys: a unit that two changed files modify, its own
+// main.tf and a file it reads, and that a dependency also brings in: ls
+// --changed gives one line per unit with the first reason, and --json
+// lists every reason, the first first.
+func TestChangedWhys(t *testing.T) {
+	files := readsFiles()
+	files["strata.yml"] = "dirs:\n  net: {when_modified: {depends_on: 'dir:lit'}}\n"
+	root := changedRepo(t, files)
+	edit("net/main.tf", files["net/main.tf"]+"# changed\n")(t, root)
+	edit("shared/net.json", `{"cidr": "10.1.0.0/16"}`)(t, root)
+	edit("lit/policy.json", `{"allow": false}`)(t, root)
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "-q", "-m", "two changes")
+	var got []string
+	for _, r := range lsChanged(t, root) {
+		got = append(got, r.Dir+": "+strings.Join(r.Whys, " | "))
+		if len(r.Whys) == 0 || r.Whys[0] != r.Why {
+			t.Errorf("%s: why %q is not the first of %q", r.Dir, r.Why, r.Whys)
+		}
+	}
+	want := []string{
+		"lit: modified: lit/policy.json (read by lit/main.tf:2)",
+		"net: modified: net/main.tf | modified: shared/net.json (read by net/main.tf:2) | depends_on: lit@default",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ls --changed --json whys:\n got %q\nwant %q", got, want)
+	}
+	code, out, errOut := strata(t, "-C", root, "ls", "--changed")
+	if code != 0 || strings.Count(out, "net@default") != 1 || !strings.Contains(out, "modified: net/main.tf") {
+		t.Errorf("ls --changed: exit %d, want one line for net with its first reason\n%s%s", code, out, errOut)
+	}
+}

@@ -100,13 +100,18 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 		return nil, nil, nil, cli.Exit("--base works with --changed", 1)
 	case c.Bool("changed"):
 		var err error
-		if sel.Modified, deleted, err = changedUnits(c, s); err != nil {
+		if sel.ModifiedAll, deleted, err = changedUnits(c, s); err != nil {
 			return nil, nil, nil, cli.Exit(err.Error(), 1)
+		}
+		sel.Modified = make(map[*stacks.Unit]string, len(sel.ModifiedAll))
+		for u, rs := range sel.ModifiedAll {
+			sel.Modified[u] = rs[0]
 		}
 		for u, why := range s.project.DependentsOfDeleted(deleted) {
 			if _, ok := sel.Modified[u]; !ok {
 				sel.Modified[u] = why
 			}
+			sel.ModifiedAll[u] = append(sel.ModifiedAll[u], why)
 		}
 	}
 	run, err := s.project.Select(sel)
@@ -195,7 +200,7 @@ func closestDir(p *stacks.Project, d string) string {
 // --state bucket when given, else the state dir). A push build whose run
 // state records no such commit compares with HEAD^1, and says what that
 // can lose.
-func changedUnits(c *cli.Context, s *session) (map[*stacks.Unit]string, []stacks.DeletedUnit, error) {
+func changedUnits(c *cli.Context, s *session) (map[*stacks.Unit][]string, []stacks.DeletedUnit, error) {
 	repo, err := s.gitRepo(c)
 	if err != nil {
 		return nil, nil, err
@@ -211,7 +216,7 @@ func changedUnits(c *cli.Context, s *session) (map[*stacks.Unit]string, []stacks
 			return nil, nil, err
 		}
 		if len(deployed) > 0 || base == git.BaseApplied {
-			return s.project.ModifiedSinceDeployed(deployed, func(commit string) ([]stacks.FileChange, error) {
+			return withReasons(s.project.ModifiedSinceDeployed(deployed, func(commit string) ([]stacks.FileChange, error) {
 				if repo.Has(commit) {
 					return repo.Changes(commit)
 				}
@@ -219,7 +224,7 @@ func changedUnits(c *cli.Context, s *session) (map[*stacks.Unit]string, []stacks
 					return nil, fmt.Errorf("--changed: a unit was last applied at %s, which this shallow clone does not have; fetch history with git fetch --unshallow (or fetch-depth: 0 in actions/checkout)", commit)
 				}
 				return nil, stacks.ErrCommitMissing
-			})
+			}))
 		}
 		how := "keep it between runs with --state URL (or STRATA_STATE_URL)"
 		if c.String("state") != "" {
@@ -231,7 +236,7 @@ func changedUnits(c *cli.Context, s *session) (map[*stacks.Unit]string, []stacks
 	if err != nil {
 		return nil, nil, err
 	}
-	modified, deleted := s.project.ModifiedUnits(changes)
+	modified, deleted := s.project.ModifiedReasons(changes)
 	if from == "" {
 		// Deleted in the working tree only: HEAD still has the dir.
 		from = repo.Head()
@@ -337,4 +342,13 @@ func moduleDir(s *session) error {
 	dirs = slices.Compact(dirs) // units come sorted by dir
 	return cli.Exit(fmt.Sprintf("%s is a module that %s call, not a root module: it is planned and applied with them; run strata in %s, or at the root",
 		s.cwd, strings.Join(names, ", "), strings.Join(dirs, " or ")), 1)
+}
+
+// withReasons is a unit's one reason as the list of its reasons.
+func withReasons(first map[*stacks.Unit]string, deleted []stacks.DeletedUnit, err error) (map[*stacks.Unit][]string, []stacks.DeletedUnit, error) {
+	all := make(map[*stacks.Unit][]string, len(first))
+	for u, r := range first {
+		all[u] = []string{r}
+	}
+	return all, deleted, err
 }
