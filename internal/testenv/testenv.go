@@ -131,8 +131,10 @@ func serve(t *testing.T, cmd *exec.Cmd, addr string) {
 			}
 			err = fmt.Errorf("%s answers, and it is not the server this test started", addr)
 		}
-		if i == 200 {
-			t.Fatalf("%s did not start: %v", filepath.Base(cmd.Path), err)
+		// 30 s: a node server (azurite) takes more than 10 s to start on
+		// a loaded two-core machine.
+		if i == 600 {
+			t.Fatalf("%s did not start in 30 s: %v", filepath.Base(cmd.Path), err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
