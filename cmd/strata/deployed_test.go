@@ -222,37 +222,7 @@ func TestDeletedUnitHoldingResources(t *testing.T) {
 	gitIn(t, root, "rm", "-q", "-r", "legacy/main.tf")
 	gitIn(t, root, "commit", "-q", "-m", "rm legacy")
 	gitIn(t, root, "push", "-q", "origin", "main")
-	want := []string{"legacy planned deleted"}
-	for _, args := range [][]string{{"plan"}, {"apply", "-auto-approve"}} {
-		r := run(args...)
-		if got := unitWhys(t, reportFile); !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: %q, want %q", args, got, want)
-		}
-		if u := readReport(t, reportFile).Units[0]; u.Changes.Destroy != 2 || !strings.Contains(u.Reason, "its state holds 2 resources") {
-			t.Errorf("%v: %+v", args, u)
-		}
-		if !strings.Contains(r.stderr, "legacy@default: its dir was deleted; its state holds 2 resources: strata apply --changed --destroy-deleted destroys them") {
-			t.Errorf("%v: no warning\n%s", args, r.stderr)
-		}
-		if _, err := os.Stat(filepath.Join(root, "legacy", "main.tf")); !os.IsNotExist(err) {
-			t.Fatalf("%v left the deleted config in place: %v", args, err)
-		}
-	}
-
-	run("apply", "-auto-approve", "--destroy-deleted")
-	if got, want := unitWhys(t, reportFile), []string{"legacy destroyed deleted"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("--destroy-deleted: %q, want %q", got, want)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "legacy", "terraform.tfstate"))
-	if err != nil || strings.Contains(string(b), "terraform_data") {
-		t.Errorf("legacy's state after the destroy: %v\n%s", err, b)
-	}
-	if _, err := os.Stat(filepath.Join(root, "legacy", "main.tf")); !os.IsNotExist(err) {
-		t.Errorf("the destroy left the deleted config in place: %v", err)
-	}
-	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve"); r.code != 0 || !strings.Contains(r.stdout, "no units selected") {
-		t.Errorf("after the destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	deletedThenDestroyed(t, root, "legacy", env, reportFile, run)
 }
 
 // consumerProducer is a config where stack b reads stack a's output.
@@ -306,33 +276,7 @@ func TestDeletedUnitWhoseStackLeftTheConfig(t *testing.T) {
 
 	removeConsumer(t, root)
 
-	for _, args := range [][]string{{"plan"}, {"apply", "-auto-approve"}} {
-		r := run(args...)
-		if got, want := unitWhys(t, reportFile), []string{"b planned deleted"}; !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: %q, want %q", args, got, want)
-		}
-		if u := readReport(t, reportFile).Units; len(u) != 1 || u[0].Changes.Destroy != 2 || !strings.Contains(u[0].Reason, "its state holds 2 resources") {
-			t.Errorf("%v: %+v", args, u)
-		}
-		if !strings.Contains(r.stderr, "b@default: its dir was deleted; its state holds 2 resources: strata apply --changed --destroy-deleted destroys them") {
-			t.Errorf("%v: no warning\n%s", args, r.stderr)
-		}
-		if _, err := os.Stat(filepath.Join(root, "b", "main.tf")); !os.IsNotExist(err) {
-			t.Fatalf("%v left the deleted config in place: %v", args, err)
-		}
-	}
-
-	run("apply", "-auto-approve", "--destroy-deleted")
-	if got, want := unitWhys(t, reportFile), []string{"b destroyed deleted"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("--destroy-deleted: %q, want %q", got, want)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "b", "terraform.tfstate"))
-	if err != nil || strings.Contains(string(b), "terraform_data") {
-		t.Errorf("b's state after the destroy: %v\n%s", err, b)
-	}
-	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve"); r.code != 0 || !strings.Contains(r.stdout, "no units selected") {
-		t.Errorf("after the destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	deletedThenDestroyed(t, root, "b", env, reportFile, run)
 }
 
 // TestDeletedUnitWhoseStackLeftTheConfigInBucket: the same with the run
@@ -547,5 +491,42 @@ func TestDestroyDeletedInDestroyOrder(t *testing.T) {
 	db, net := applied["db"], applied["net"]
 	if db.FinishedAt.IsZero() || net.StartedAt.IsZero() || net.StartedAt.Before(db.FinishedAt) {
 		t.Errorf("db destroyed %v–%v, net %v–%v: net went first", db.StartedAt, db.FinishedAt, net.StartedAt, net.FinishedAt)
+	}
+}
+
+// deletedThenDestroyed: with dir deleted and its state holding two
+// resources, plan and apply report its unit as holding them and warn,
+// putting its config back for the run only; --destroy-deleted destroys
+// them, and a run after finds nothing to do.
+func deletedThenDestroyed(t *testing.T, root, dir string, env []string, reportFile string, run func(args ...string) binRun) {
+	t.Helper()
+	for _, args := range [][]string{{"plan"}, {"apply", "-auto-approve"}} {
+		r := run(args...)
+		if got, want := unitWhys(t, reportFile), []string{dir + " planned deleted"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: %q, want %q", args, got, want)
+		}
+		if u := readReport(t, reportFile).Units; len(u) != 1 || u[0].Changes.Destroy != 2 || !strings.Contains(u[0].Reason, "its state holds 2 resources") {
+			t.Errorf("%v: %+v", args, u)
+		}
+		if !strings.Contains(r.stderr, dir+"@default: its dir was deleted; its state holds 2 resources: strata apply --changed --destroy-deleted destroys them") {
+			t.Errorf("%v: no warning\n%s", args, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(root, dir, "main.tf")); !os.IsNotExist(err) {
+			t.Fatalf("%v left the deleted config in place: %v", args, err)
+		}
+	}
+	run("apply", "-auto-approve", "--destroy-deleted")
+	if got, want := unitWhys(t, reportFile), []string{dir + " destroyed deleted"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("--destroy-deleted: %q, want %q", got, want)
+	}
+	b, err := os.ReadFile(filepath.Join(root, dir, "terraform.tfstate"))
+	if err != nil || strings.Contains(string(b), "terraform_data") {
+		t.Errorf("%s's state after the destroy: %v\n%s", dir, err, b)
+	}
+	if _, err := os.Stat(filepath.Join(root, dir, "main.tf")); !os.IsNotExist(err) {
+		t.Errorf("the destroy left the deleted config in place: %v", err)
+	}
+	if r := runBin(t, root, env, "apply", "--changed", "-auto-approve"); r.code != 0 || !strings.Contains(r.stdout, "no units selected") {
+		t.Errorf("after the destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
