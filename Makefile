@@ -139,6 +139,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzBackendConfig -fuzztime 30s ./internal/tfstate
 	$(GO) test -run '^$$' -fuzz FuzzStrip -fuzztime 30s ./internal/ansi
 	$(GO) test -run '^$$' -fuzz FuzzReads -fuzztime 30s ./internal/reads
+	$(GO) test -run '^$$' -fuzz FuzzRestoredRecord -fuzztime 30s ./runstate
+	$(GO) test -run '^$$' -fuzz FuzzParseComment -fuzztime 30s ./controls
 
 vet:
 	$(GO) vet $(PKGS)
