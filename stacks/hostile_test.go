@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -270,5 +271,22 @@ func TestDeepQueryInConfig(t *testing.T) {
 	want := `strata.yml:2:1016: workflows[0].tag_query: tag query "` + strings.Repeat("(", 100) + `"… (2000001 characters): column 1001: query nests too deeply: expected at most 1000 levels of parentheses and tags side by side`
 	if errs := diags.Errors(); len(errs) != 1 || errs[0].String() != want {
 		t.Errorf("errors:\n%.400s\nwant:\n%.400s", diagText(errs), want)
+	}
+}
+
+// TestConfigOverBudgetWalksNothing: a config over its size budget is
+// refused before the repository is walked: one error, and no dirspace
+// found, however many root modules the repository holds.
+func TestConfigOverBudgetWalksNothing(t *testing.T) {
+	t.Parallel()
+	root := testRepo(t, "", "a", "b", "c/d")
+	testenv.WriteFile(t, filepath.Join(root, StrataConfigFile), "dirs: {}\n"+strings.Repeat("#", maxConfigBytes))
+	p, err := Load(root, filepath.Join(root, StrataConfigFile))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || len(ce.Diagnostics) != 1 || !strings.Contains(ce.Diagnostics[0].String(), "expected at most 2.0 MiB") {
+		t.Fatalf("Load: %v", err)
+	}
+	if p != nil && len(p.Dirspaces) != 0 {
+		t.Errorf("the repository was walked: %d dirspaces", len(p.Dirspaces))
 	}
 }

@@ -189,6 +189,16 @@ func LoadConfig(path, displayName string) (*Config, Diagnostics, error) {
 	return cfg, diags, nil
 }
 
+// overBudget reports whether the config file at path is larger than a
+// config may be (LoadConfig refuses it).
+func overBudget(path string) bool {
+	if path == "" {
+		return false
+	}
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Size() > maxConfigBytes
+}
+
 // sizeText writes a size in bytes for a message.
 func sizeText(n int64) string {
 	if n >= 1<<20 {

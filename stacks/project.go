@@ -186,6 +186,13 @@ func LoadFrom(root, configPath string, tree func() (*Tree, error), opts ...LoadO
 			}
 		}
 	}
+	if sds == nil && overBudget(configPath) {
+		// A config over its size budget is refused before the
+		// repository is walked: nothing the walk finds could be checked
+		// against a config that was not read, and a large repository
+		// takes seconds to walk.
+		sds = []sourceDir{}
+	}
 	if sds == nil {
 		if sds, err = scanTree(root); err != nil {
 			return nil, err
