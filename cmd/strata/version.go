@@ -39,11 +39,19 @@ func versionCommand() *cli.Command {
 		Usage: "print strata's version, and in a unit's dir the engine's (-json: one JSON document)",
 		Action: func(c *cli.Context) error {
 			s := unitSession(c)
+			asJSON := slices.Contains(engineArgsOf(c), "-json")
+			if s == nil && asJSON {
+				// No unit here, so no engine: strata's own version, as
+				// one JSON document all the same.
+				return printJSON(c, map[string]any{
+					"strata_version": strataVersion(), "go_version": runtime.Version(), "platform": runtime.GOOS + "_" + runtime.GOARCH,
+				})
+			}
 			if s == nil {
 				fmt.Fprintln(c.App.Writer, versionLine())
 				return nil
 			}
-			if !slices.Contains(engineArgsOf(c), "-json") {
+			if !asJSON {
 				fmt.Fprintln(c.App.Writer, versionLine())
 				return passthroughIn(c, s, "version", c.App.Writer)
 			}
@@ -57,11 +65,16 @@ func versionCommand() *cli.Command {
 				return cli.Exit(fmt.Sprintf("the engine's version -json: %v", err), 1)
 			}
 			doc["strata_version"] = strataVersion()
-			enc := json.NewEncoder(c.App.Writer)
-			enc.SetIndent("", "  ")
-			return enc.Encode(doc)
+			return printJSON(c, doc)
 		},
 	}
+}
+
+// printJSON prints one JSON document, indented as the engine's is.
+func printJSON(c *cli.Context, doc map[string]any) error {
+	enc := json.NewEncoder(c.App.Writer)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
 }
 
 // unitSession is the project when strata runs in a unit's dir, for

@@ -90,6 +90,15 @@ func TestVersionAndGraphInUnitDir(t *testing.T) {
 	if r := runBin(t, root, env, "version"); r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
 		t.Errorf("version at the root: exit %d, want strata's line only: %q", r.code, r.stdout)
 	}
+	// -json is JSON wherever it runs: at the root, with no engine, and
+	// outside any repository.
+	for _, dir := range []string{root, t.TempDir()} {
+		r := runBin(t, dir, env, "version", "-json")
+		doc := map[string]any{}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != 0 || err != nil || doc["strata_version"] == nil || doc["platform"] == nil || doc["terraform_version"] != nil {
+			t.Errorf("version -json in %s: exit %d, %v: %q\n%s", dir, r.code, err, r.stdout, r.stderr)
+		}
+	}
 	if r := runBin(t, app, env, "graph"); r.code != 0 || !strings.Contains(r.stdout, "terraform_data.x") {
 		t.Errorf("graph in app: exit %d, want terraform's graph\n%s%s", r.code, r.stdout, r.stderr)
 	}
