@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -19,8 +20,13 @@ type Selection struct {
 	Query     string
 	Dirs      []string
 	Workspace string
-	// EnvWorkspace is $TF_WORKSPACE; it picks the unit in the drop-in case.
+	// EnvWorkspace is $TF_WORKSPACE, else the workspace terraform has
+	// selected in the dir; it picks the unit in the drop-in case.
 	EnvWorkspace string
+	// TFWorkspace is $TF_WORKSPACE: outside a unit's dir it selects that
+	// workspace's units, as Workspace does, when Workspace is not given
+	// (docs/behaviour.md#selection).
+	TFWorkspace string
 	// Modified seeds propagation with these units instead of the selected
 	// ones, each with its reason (`modified: <file>`); used by --changed.
 	// Propagation (docs/behaviour.md#propagation) is on under --changed.
@@ -115,7 +121,7 @@ func (p *Project) compileSelection(sel Selection) (*selectionFilter, error) {
 	if sel.Propagate && sel.NoPropagate {
 		return nil, &SelectionError{"--propagate and --no-propagate: choose one"}
 	}
-	f := &selectionFilter{cwd: sel.Cwd, workspace: sel.Workspace}
+	f := &selectionFilter{cwd: sel.Cwd, workspace: cmp.Or(sel.Workspace, sel.TFWorkspace)}
 	if f.cwd == "" {
 		f.cwd = "."
 	}

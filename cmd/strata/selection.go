@@ -87,6 +87,7 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 		Dirs:             c.StringSlice("dir"),
 		Workspace:        c.String("workspace"),
 		EnvWorkspace:     cmp.Or(os.Getenv("TF_WORKSPACE"), s.selectedWorkspace),
+		TFWorkspace:      os.Getenv("TF_WORKSPACE"),
 		Propagate:        c.Bool("propagate"),
 		NoPropagate:      c.Bool("no-propagate"),
 		WithDependencies: c.Bool("with-dependencies"),
@@ -167,6 +168,9 @@ func noMatch(s *session, sel stacks.Selection) string {
 		}
 		return fmt.Sprintf("%s is no workspace of %s; its workspaces: %s (declare more under dirs.%s.workspaces, or select one with strata workspace select)",
 			from, s.cwd, strings.Join(slices.Compact(have), ", "), s.cwd)
+	}
+	if sel.Workspace == "" && sel.TFWorkspace != "" {
+		given = append(given, "TF_WORKSPACE "+sel.TFWorkspace)
 	}
 	if len(given) == 0 {
 		return ""

@@ -220,3 +220,43 @@ func TestDestinationBranches(t *testing.T) {
 		}
 	}
 }
+
+// TestTFWorkspaceAtRoot: at the repository root TF_WORKSPACE selects that
+// workspace's units, as --workspace does, and --workspace wins over it;
+// one that matches nothing exits 1 naming it.
+func TestTFWorkspaceAtRoot(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml":  "dirs:\n  app: {workspaces: {prod: {}, qa: {}}}\n  net: {workspaces: {prod: {}}}\n",
+		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+		"net/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	ls := func(tfWorkspace string, args ...string) (binRun, []string) {
+		t.Helper()
+		r := runBin(t, root, append(hermeticEnv(t), "TF_WORKSPACE="+tfWorkspace), append([]string{"ls", "--json"}, args...)...)
+		var rows []lsRow
+		json.Unmarshal([]byte(r.stdout), &rows)
+		var units []string
+		for _, row := range rows {
+			units = append(units, row.Dir+"@"+row.Workspace)
+		}
+		return r, units
+	}
+	for _, tc := range []struct {
+		tfWorkspace string
+		args        []string
+		want        string
+	}{
+		{"", nil, "app@prod app@qa net@prod"},
+		{"qa", nil, "app@qa"},
+		{"prod", nil, "app@prod net@prod"},
+		{"qa", []string{"--workspace", "prod"}, "app@prod net@prod"},
+		{"qa", []string{"--stack", "default"}, "app@qa"},
+	} {
+		if r, got := ls(tc.tfWorkspace, tc.args...); r.code != 0 || strings.Join(got, " ") != tc.want {
+			t.Errorf("TF_WORKSPACE=%s ls %v: exit %d, %q, want %q\n%s", tc.tfWorkspace, tc.args, r.code, got, tc.want, r.stderr)
+		}
+	}
+	if r, _ := ls("staging"); r.code != 1 || !strings.Contains(r.stderr, "no units match TF_WORKSPACE staging") {
+		t.Errorf("TF_WORKSPACE=staging: exit %d, want 1 naming it\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
