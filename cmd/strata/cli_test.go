@@ -98,6 +98,7 @@ func TestLsJSON(t *testing.T) {
 		"tags":       []any{"prod", "network", "dir:prod/network", "workspace:default", "stack_name:prod-network", "stack_name:prod"},
 		"engine":     map[string]any{"name": "terraform", "version": ""},
 		"why":        "selected",
+		"whys":       []any{"selected"},
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ls --json:\n got %v\nwant %v", got, want)
