@@ -21,6 +21,9 @@ func checkCommand() *cli.Command {
 				}
 				return err
 			}
+			if err := noConfiguration(s); err != nil {
+				return err
+			}
 			p := s.project
 			readWarnings := p.ReadDiagnostics()
 			printDiagnostics(c.App.ErrWriter, readWarnings)

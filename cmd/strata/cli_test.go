@@ -399,3 +399,21 @@ func TestREADMEDocumentsFlags(t *testing.T) {
 }
 
 func writeRepo(t *testing.T, files map[string]string) string { return testenv.WriteRepo(t, files) }
+
+// TestNoConfiguration: plan, apply, ls and check where there is no config
+// and no root module (an empty dir, a wrong working-directory) exit 1
+// saying what was searched, as terraform's "No configuration files"
+// does; a dir with a module and no config still works.
+func TestNoConfiguration(t *testing.T) {
+	empty := t.TempDir()
+	for _, args := range [][]string{{"plan"}, {"apply", "-auto-approve"}, {"ls"}, {"check"}} {
+		code, out, errOut := strata(t, append([]string{"-C", empty}, args...)...)
+		if code != 1 || !strings.Contains(errOut, "no configuration: no strata.yml or .terrateam/config.yml in "+empty) || !strings.Contains(errOut, "no root module") {
+			t.Errorf("%v in an empty dir: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	withModule := writeRepo(t, map[string]string{"m/main.tf": "output \"x\" {\n  value = 1\n}\n"})
+	if code, out, errOut := strata(t, "-C", withModule, "ls"); code != 0 || !strings.Contains(out, "m@default") {
+		t.Errorf("ls by a module with no config: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -44,6 +44,9 @@ func lsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := noConfiguration(s); err != nil {
+				return err
+			}
 			run, deleted, _, err := selectUnits(c, s, strings.Join(c.Args().Slice(), " "))
 			if err != nil {
 				return err

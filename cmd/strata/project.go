@@ -175,3 +175,15 @@ func disabled(c *cli.Context, s *session) bool {
 	fmt.Fprintf(c.App.ErrWriter, "strata: %s says enabled: false: strata runs nothing in CI for this repository\n", s.project.ConfigFile)
 	return true
 }
+
+// noConfiguration is the error of a command run where there is nothing to
+// work on: no config found from the start dir up, and no root module at or
+// below the root, as terraform's "No configuration files" is an error
+// (docs/behaviour.md#scope). nil when there is a config or a module.
+func noConfiguration(s *session) error {
+	if s.cfgPath != "" || len(s.project.Dirspaces) > 0 {
+		return nil
+	}
+	return cli.Exit(fmt.Sprintf("no configuration: no %s or %s in %s or a dir above it, and no root module (*.tf, *.tf.json, *.tofu) in it or below it; run strata in a repository, or in a module's dir",
+		stacks.StrataConfigFile, stacks.TerrateamConfigFile, s.project.Root), 1)
+}

@@ -122,6 +122,9 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if err != nil {
 		return err
 	}
+	if err := noConfiguration(s); err != nil {
+		return err
+	}
 	if disabled(c, s) {
 		*reported = true
 		return nil
