@@ -168,6 +168,12 @@ type argvSplit struct {
 func (s *argvSplit) longFlag(i int) (int, error) {
 	a := s.args[i]
 	name, _, hasValue := strings.Cut(a[2:], "=")
+	if !s.own && (name == "help" || name == "h") {
+		// `strata state --help` is the engine's help of state, as
+		// `terraform state -help` (docs/behaviour.md#passthrough).
+		s.engine = append(s.engine, "-help")
+		return i, nil
+	}
 	if !strataValueFlags[name] && !strataBoolFlags[name] {
 		if !s.own {
 			s.engine = append(s.engine, a)
@@ -195,6 +201,12 @@ func (s *argvSplit) longFlag(i int) (int, error) {
 // it took.
 func (s *argvSplit) shortFlag(i int) int {
 	a := s.args[i]
+	if s.own && a == "-help" {
+		// terraform's spelling of help: `strata plan -help` shows
+		// strata's help of plan.
+		s.strata = append(s.strata, "--help")
+		return i
+	}
 	if f, takesNext, ok := singleDashFlag(a); ok {
 		s.strata = append(s.strata, f)
 		if takesNext {

@@ -85,6 +85,17 @@ var argvCases = []struct {
 		strata: []string{"strata", "apply", "-auto-approve", "plan.tfplan"},
 	},
 	{
+		name:   "terraform's -help is strata's help of its own command",
+		args:   []string{"strata", "plan", "-help"},
+		strata: []string{"strata", "plan", "--help"},
+	},
+	{
+		name:   "--help of a passthrough command is the engine's",
+		args:   []string{"strata", "state", "--help"},
+		strata: []string{"strata", "state"},
+		engine: []string{"-help"},
+	},
+	{
 		name:   "strata's single-dash flags",
 		args:   []string{"strata", "plan", "-detailed-exitcode", "-no-color", "-h"},
 		strata: []string{"strata", "plan", "-detailed-exitcode", "-no-color", "-h"},

@@ -417,3 +417,30 @@ func TestNoConfiguration(t *testing.T) {
 		t.Errorf("ls by a module with no config: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestHelpAsTerraform: -help and -h, terraform's spelling, show strata's
+// help of its own commands; --help of a passthrough command is the
+// engine's help of it, never the hidden passthrough command's; strata's
+// help lists the engine commands it passes through.
+func TestHelpAsTerraform(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, map[string]string{
+		"strata.yml":  "dirs:\n  app: {tags: [app]}\n",
+		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	env := hermeticEnv(t)
+	for _, args := range [][]string{{"plan", "-help"}, {"plan", "-h"}, {"apply", "-help"}, {"destroy", "-h"}} {
+		if r := runBin(t, root, env, args...); r.code != 0 || !strings.Contains(r.stdout, "strata "+args[0]+" - ") {
+			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	for _, args := range [][]string{{"state", "--help"}, {"state", "-help"}} {
+		r := runBin(t, filepath.Join(root, "app"), env, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "state <subcommand>") || strings.Contains(r.stdout+r.stderr, passthroughCommand) {
+			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := runBin(t, root, env, "--help"); r.code != 0 || !strings.Contains(r.stdout, "ALL OTHER COMMANDS") || !strings.Contains(r.stdout, "state, taint") {
+		t.Errorf("--help: exit %d\n%s", r.code, r.stdout)
+	}
+}

@@ -162,6 +162,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	app.Commands = append(app.Commands, providersCommand())
 	app.Commands = append(app.Commands, passthroughCmd())
 	app.Commands = append(app.Commands, completionCommand())
+	app.CustomAppHelpTemplate = cli.AppHelpTemplate + otherCommandsHelp()
 	app.OnUsageError = usageError
 	setUsageErrors(app.Commands)
 	setCompletions(app.Commands)
@@ -199,6 +200,21 @@ var engineCommands = map[string]bool{
 	"console": true, "fmt": true, "force-unlock": true, "get": true, "graph": true, "import": true,
 	"login": true, "logout": true, "metadata": true, "modules": true, "providers": true, "refresh": true,
 	"show": true, "state": true, "taint": true, "test": true, "untaint": true, "workspace": true,
+}
+
+// otherCommandsHelp lists, below strata's commands in its help, the
+// engine's commands strata passes through, as terraform's help lists "All
+// other commands" (docs/behaviour.md#passthrough).
+func otherCommandsHelp() string {
+	var names []string
+	for name := range engineCommands {
+		if !strataCommands[name] {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return "\nALL OTHER COMMANDS (the engine's own, run in the current unit's dir with its engine, environment and workspace):\n   " +
+		strings.Join(names, ", ") + "\n"
 }
 
 // nearestCommand is the strata or engine command a mistyped one is
