@@ -70,3 +70,34 @@ func TestMaskerCut(t *testing.T) {
 		}
 	}
 }
+
+// TestDestroyWords: in drop-in, a destroy's apply ends with terraform
+// destroy's words, in colour or not; what is kept is the engine's own, and
+// an apply that is no destroy's keeps its words.
+func TestDestroyWords(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		destroys bool
+		line     string
+		want     string
+	}{
+		{true, "Apply complete! Resources: 0 added, 0 changed, 3 destroyed.\n", "Destroy complete! Resources: 3 destroyed.\n"},
+		{true, "\x1b[0m\x1b[1m\x1b[32mApply complete! Resources: 0 added, 0 changed, 1 destroyed.\x1b[0m\n", "\x1b[0m\x1b[1m\x1b[32mDestroy complete! Resources: 1 destroyed.\x1b[0m\n"},
+		{false, "Apply complete! Resources: 0 added, 0 changed, 3 destroyed.\n", "Apply complete! Resources: 0 added, 0 changed, 3 destroyed.\n"},
+		{true, "Apply complete! Resources: 1 added, 0 changed, 1 destroyed.\n", "Apply complete! Resources: 1 added, 0 changed, 1 destroyed.\n"},
+	} {
+		var out bytes.Buffer
+		c := New(&out, &out, false, true)
+		c.StillEvery, c.Colour = 0, true
+		ur := &Unit{Name: "app@default", Masker: NewMasker(), Destroys: tc.destroys}
+		w := c.Step(ur, report.StepApply)
+		io.WriteString(w, tc.line)
+		w.Close()
+		if out.String() != tc.want {
+			t.Errorf("destroys %t, %q: shown %q, want %q", tc.destroys, tc.line, out.String(), tc.want)
+		}
+		if kept := ur.Log(); !strings.Contains(kept, "Apply complete!") {
+			t.Errorf("destroys %t: the kept output lost the engine's words: %q", tc.destroys, kept)
+		}
+	}
+}

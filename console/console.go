@@ -216,7 +216,7 @@ func (sw *StepWriter) Write(p []byte) (int, error) {
 		raw := sw.partial.take() + "\n"
 		sw.c.mu.Lock()
 		sw.ur.output.WriteString(ansi.Strip(raw))
-		io.WriteString(sw.target(), sw.c.shown(raw, sw.ur.Masker.Mask))
+		io.WriteString(sw.target(), sw.c.shown(sw.destroyWords(raw), sw.ur.Masker.Mask))
 		sw.c.mu.Unlock()
 	}
 	return n, nil
@@ -422,7 +422,10 @@ type Unit struct {
 	Name    string
 	Service report.Service
 	Masker  *Masker
-	output  strings.Builder
+	// Destroys: the unit's command destroys, so in drop-in its apply ends
+	// with terraform destroy's words (destroyWords).
+	Destroys bool
+	output   strings.Builder
 	// InJobs: the unit's steps run in the jobs of a run, each of which
 	// ends with JobDone (or the unit with UnitDone). At a terminal their
 	// lines are held (held) until then; a unit outside the run's jobs (a
@@ -440,4 +443,19 @@ func (u *Unit) Log() string {
 		return ""
 	}
 	return u.Masker.Mask(u.output.String())
+}
+
+// applyDestroyed is the closing line of an apply whose plan only
+// destroys, after any colour codes.
+var applyDestroyed = regexp.MustCompile(`^((?:\x1b\[[0-9;]*m)*)Apply complete! Resources: 0 added, 0 changed, (\d+) destroyed\.`)
+
+// destroyWords shows, in drop-in, the end of a destroy's apply as
+// `terraform destroy` ends: strata destroys by a plan -destroy it then
+// applies, whose apply says "Apply complete!" (docs/behaviour.md#scope).
+// Only the line shown changes: what is kept and read is the engine's.
+func (sw *StepWriter) destroyWords(line string) string {
+	if !sw.ur.Destroys || sw.step != report.StepApply {
+		return line
+	}
+	return applyDestroyed.ReplaceAllString(line, "${1}Destroy complete! Resources: ${2} destroyed.")
 }

@@ -541,7 +541,7 @@ func (r *runState) setup(ur *unitRun, pluginCache string) error {
 	// The credentials strata reads are masked though no step may see
 	// them (docs/behaviour.md#credentials).
 	ur.Masker = console.NewMasker(append(ur.Vars.Secrets(), environ.CredentialValues(r.opt.Environ)...)...)
-	ur.Display = &console.Unit{Name: u.Name(), Masker: ur.Masker, InJobs: !ur.role.outside()}
+	ur.Display = &console.Unit{Name: u.Name(), Masker: ur.Masker, InJobs: !ur.role.outside(), Destroys: r.destroying()}
 	r.setEnv(ur, pluginCache)
 	return nil
 }

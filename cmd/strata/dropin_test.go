@@ -309,8 +309,8 @@ func TestValidate(t *testing.T) {
 // as terraform prints them, whether the plan was saved earlier, asked at
 // a terminal, or applied in one call; strata's note names no unit; a
 // unit that cannot run says why; a consumer's destroy reads its producer
-// outside the run as it stands; a destroy with nothing to destroy says
-// "Destroy complete!".
+// outside the run as it stands; a destroy ends "Destroy complete!", with
+// what it destroyed or with nothing to destroy.
 func TestDropInApplyNoChanges(t *testing.T) {
 	needTerraform(t)
 	root := inputsRepo(t)
@@ -357,7 +357,9 @@ func TestDropInApplyNoChanges(t *testing.T) {
 	}
 
 	app := filepath.Join(root, "app")
-	if r := runBin(t, app, env, "destroy", "-auto-approve"); r.code != 0 || strings.Contains(r.stdout, "Destroy complete! Resources: 0") {
+	// A destroy ends as terraform destroy does, not with the words of the
+	// apply of a plan -destroy.
+	if r := runBin(t, app, env, "destroy", "-auto-approve"); r.code != 0 || !strings.Contains(r.stdout, "\nDestroy complete! Resources: 1 destroyed.\n") || strings.Contains(r.stdout, "Apply complete!") {
 		t.Fatalf("destroy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := runBin(t, app, env, "destroy", "-auto-approve"); r.code != 0 || !strings.HasSuffix(r.stdout, "\nDestroy complete! Resources: 0 destroyed.\n") {
