@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/strata-iac/strata/report"
@@ -69,4 +72,20 @@ func heading(b *bytes.Buffer, line string, colour bool) {
 		return
 	}
 	b.WriteString("\n" + line + "\n")
+}
+
+// savedPlanWords ends a drop-in plan -out=FILE as terraform's does: where
+// the plan was saved, and how to apply exactly it (docs/behaviour.md#scope).
+// strata plans into its own state dir, and the engine, told it runs in
+// automation, names that file, not the user's.
+func (j *job) savedPlanWords(file string) {
+	if rel, err := filepath.Rel(j.ur.Dir, file); err == nil && filepath.IsLocal(rel) {
+		file = rel
+	}
+	var b bytes.Buffer
+	b.WriteString("\n" + strings.Repeat("─", 77) + "\n\nSaved the plan to: " + file + "\n\n" +
+		"To perform exactly these actions, run the following command to apply:\n    strata apply " + strconv.Quote(file) + "\n")
+	out := j.run.Console.Step(j.ur.Display, report.StepPlan)
+	out.Write(b.Bytes())
+	out.Close()
 }

@@ -122,6 +122,13 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	if err := os.MkdirAll(filepath.Dir(j.ur.PlanFile), 0o700); j.failed(ctx, "setup", err) {
 		return
 	}
+	saved := false
+	defer func() {
+		// After the plan's block, as terraform ends a plan -out.
+		if saved && j.res.Err == nil {
+			j.savedPlanWords(j.run.PlanOut)
+		}
+	}()
 	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, func() invocation {
 		return invocation{Step: report.StepPlan, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env),
 			Call: planCall{Out: j.ur.PlanFile, VarFile: varFile, Args: args}}
@@ -142,6 +149,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 		if err := copyFile(j.ur.PlanFile, out); j.failed(ctx, report.StepPlan, err) {
 			return
 		}
+		saved = true
 	}
 	// A plan with changes is read as JSON for its counts and outputs; one
 	// without (detailed exit code 0) needs no other engine call, unless

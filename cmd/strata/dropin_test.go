@@ -120,8 +120,12 @@ func TestDropInWithInputs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(app, "extra.tf"), []byte("resource \"terraform_data\" \"more\" {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := runBin(t, app, env, "plan", "-out=p.tfplan"); r.code != 0 {
-		t.Fatalf("plan -out: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	// plan -out ends as terraform's: where the plan is, and how to apply
+	// exactly it.
+	const saved = "\n" + "─────────────────────────────────────────────────────────────────────────────" +
+		"\n\nSaved the plan to: p.tfplan\n\nTo perform exactly these actions, run the following command to apply:\n    strata apply \"p.tfplan\"\n"
+	if r := runBin(t, app, env, "plan", "-out=p.tfplan"); r.code != 0 || !strings.HasSuffix(r.stdout, "to destroy.\n"+saved) {
+		t.Fatalf("plan -out: exit %d\n%q\n%s", r.code, r.stdout, r.stderr)
 	}
 	if r := runBin(t, app, env, "apply", "p.tfplan"); r.code != 0 || !strings.Contains(r.stdout, "Apply complete! Resources: 1 added") {
 		t.Errorf("apply p.tfplan: exit %d\n%s%s", r.code, r.stdout, r.stderr)
