@@ -370,3 +370,46 @@ func TestDropInApplyNoChanges(t *testing.T) {
 		t.Errorf("destroy with nothing to destroy: exit %d\n%q\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestDropInApplyQuestion: at a terminal, an apply (and a destroy) in a
+// unit's dir without -auto-approve asks terraform's question in its
+// words; anything but "yes" cancels with terraform's words and exit 1,
+// and "yes" applies.
+func TestDropInApplyQuestion(t *testing.T) {
+	needTerraform(t)
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) is not on PATH")
+	}
+	root := writeRepo(t, map[string]string{
+		"strata.yml":  "dirs:\n  app: {tags: [app]}\n",
+		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	app := filepath.Join(root, "app")
+	env := hermeticEnv(t)
+	answer := func(args, in string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(scriptBin, "-qefc", strataBin+" "+args, "/dev/null")
+		cmd.Dir, cmd.Env, cmd.Stdin = app, env, strings.NewReader(in)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return strings.ReplaceAll(string(out), "\r\n", "\n"), code
+	}
+	const ask = "Do you want to perform these actions?\n  Terraform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "
+	out, code := answer("apply", "no\n")
+	if code != 1 || !strings.Contains(out, ask) || !strings.Contains(out, "\nApply cancelled.\n") || strings.Contains(out, "[yes/all/no]") {
+		t.Errorf("apply answered no: exit %d\n%s", code, out)
+	}
+	if out, code = answer("apply", "yes\n"); code != 0 || !strings.Contains(out, ask) || !strings.Contains(out, "Apply complete! Resources: 1 added") {
+		t.Errorf("apply answered yes: exit %d\n%s", code, out)
+	}
+	const askDestroy = "Do you really want to destroy all resources?\n  Terraform will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm.\n\n  Enter a value: "
+	if out, code = answer("destroy", "y\n"); code != 1 || !strings.Contains(out, askDestroy) || !strings.Contains(out, "\nDestroy cancelled.\n") {
+		t.Errorf("destroy answered y: exit %d\n%s", code, out)
+	}
+}

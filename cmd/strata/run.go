@@ -308,7 +308,10 @@ func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selecte
 			return opt, fmt.Errorf("--plan-json %s: %w", d, err)
 		}
 	}
-	if opt.Terminal {
+	switch {
+	case opt.Terminal && opt.DropIn:
+		opt.Approve = dropInApprover(c.App.Writer, os.Stdin, opt.Settings.Destroying())
+	case opt.Terminal:
 		opt.Approve = terminalApprover(c.App.Writer, os.Stdin)
 	}
 	return opt, nil
@@ -465,6 +468,37 @@ func terminalApprover(w io.Writer, in io.Reader) func([]*report.UnitReport) (run
 				return runner.AnswerNo, err
 			}
 		}
+	}
+}
+
+// dropInApprover asks about the one unit of a drop-in apply or destroy as
+// terraform asks: its question, only "yes" approving, and its words when
+// anything else is answered; the command then exits 1, as terraform's
+// does (docs/behaviour.md#scope).
+func dropInApprover(w io.Writer, in io.Reader, destroying bool) func([]*report.UnitReport) (runner.Answer, error) {
+	r := bufio.NewReader(in)
+	return func(units []*report.UnitReport) (runner.Answer, error) {
+		engine := "Terraform"
+		if len(units) > 0 && units[0].Engine.Name == "tofu" {
+			engine = "OpenTofu"
+		}
+		question := "Do you want to perform these actions?\n  " + engine + " will perform the actions described above.\n  Only 'yes' will be accepted to approve."
+		cancelled := "Apply cancelled."
+		if destroying {
+			question = "Do you really want to destroy all resources?\n  " + engine + " will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm."
+			cancelled = "Destroy cancelled."
+		}
+		fmt.Fprintf(w, "\n%s\n\n  Enter a value: ", question)
+		line, err := r.ReadString('\n')
+		if strings.TrimSpace(line) == "yes" {
+			fmt.Fprintln(w)
+			return runner.AnswerYes, nil
+		}
+		fmt.Fprintf(w, "\n%s\n", cancelled)
+		if err == io.EOF {
+			err = nil
+		}
+		return runner.AnswerNo, err
 	}
 }
 
