@@ -94,9 +94,13 @@ func (h *Hooks) oidc(ctx context.Context, st stacks.HookStep) error {
 	maps.Copy(env, h.Set)
 	sctx, span := tracing.Span(ctx, st.Where, attribute.String("strata.step", st.Where))
 	creds, err := oidc.Make(sctx, st.OIDC, env)
+	skipped := h.run.skipsOIDC(err)
+	if skipped {
+		err = nil
+	}
 	tracing.End(span, spanFailure(h.Masker, err))
 	h.Steps = append(h.Steps, report.StepReport{Name: st.Where, StartedAt: started, FinishedAt: h.run.Now(), OK: err == nil})
-	if err != nil {
+	if skipped || err != nil {
 		return err
 	}
 	h.Masker.Add(creds.Secrets...)

@@ -50,6 +50,7 @@ type Run struct {
 	ApplyRefused      func(u *stacks.Unit) error
 	MergedPullRequest func() string
 
+	oidcSkip  sync.Once      // the note that oidc steps are skipped outside CI
 	checkout  checkout       // the commit units record as deployed
 	lockFiles lockFiles      // the lock files the engine wrote in the run
 	cacheDirs sync.Map       // the plugin cache dirs the run made

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -488,9 +489,13 @@ func (j *job) oidcStep(ctx context.Context, st stacks.RunStep, where string) {
 	started := j.run.Now()
 	sctx, span := j.stepSpan(ctx, report.StepOIDC)
 	creds, err := oidc.Make(sctx, st.OIDC, withCredentials(j.engineEnv(nil), j.run.Environ))
+	skipped := j.run.skipsOIDC(err)
+	if skipped {
+		err = nil
+	}
 	tracing.End(span, spanFailure(j.ur.Masker, err))
 	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepOIDC, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil})
-	if j.failed(ctx, report.StepOIDC, err) {
+	if skipped || j.failed(ctx, report.StepOIDC, err) {
 		return
 	}
 	j.ur.Masker.Add(creds.Secrets...)
@@ -556,4 +561,27 @@ func (r *Run) initSteps(ur *Unit) []stacks.RunStep {
 		}
 	}
 	return []stacks.RunStep{stacks.DefaultStep(report.StepInit)}
+}
+
+// skipsOIDC says an oidc step is skipped: it has no OIDC token to
+// exchange, and the run is not in CI, where a person's own credentials
+// (a profile, gcloud's login) serve instead (docs/behaviour.md#oidc). The
+// run says so once. In CI a missing token fails the step: a pipeline
+// that lost its id-token permission must not run on whatever else the
+// machine holds.
+func (r *Run) skipsOIDC(err error) bool {
+	if !errors.Is(err, oidc.ErrNoToken) || InCI(r.Environ) {
+		return false
+	}
+	r.oidcSkip.Do(func() {
+		r.Console.Note("strata: no OIDC token outside CI: oidc steps are skipped, and the ambient credentials are used")
+	})
+	return true
+}
+
+// InCI says strata runs in a CI job: CI is set (GitHub Actions, GitLab CI
+// and most others set it), or a CI service strata knows is.
+func InCI(env []string) bool {
+	get := environ.Getenv(env)
+	return get("CI") != "" || report.ServiceOf(get) != report.NoService
 }

@@ -36,6 +36,11 @@ var client = &http.Client{Timeout: 60 * time.Second}
 // env is the step's environment: where the token comes from, and the
 // endpoints (AWS_ENDPOINT_URL_STS, …) a private network sets.
 func Make(ctx context.Context, st *stacks.OIDCStep, env map[string]string) (*Credentials, error) {
+	if env["ACTIONS_ID_TOKEN_REQUEST_URL"] == "" && env[TokenVariable] == "" {
+		// Said before any exchange: a cloud's client wraps what its
+		// token supplier says as text.
+		return nil, noToken(st.Audience)
+	}
 	switch st.Provider {
 	case "aws":
 		return awsCredentials(ctx, st, env)
@@ -44,6 +49,10 @@ func Make(ctx context.Context, st *stacks.OIDCStep, env map[string]string) (*Cre
 	}
 	return nil, fmt.Errorf("oidc provider %q: expected aws or gcp", st.Provider)
 }
+
+// ErrNoToken is an oidc step with no OIDC token to exchange: outside CI
+// the step is skipped, in CI it fails (docs/behaviour.md#oidc).
+var ErrNoToken = errors.New("no OIDC token")
 
 // idToken is the job's OIDC token for an audience: asked of GitHub
 // Actions (the job needs `permissions: id-token: write`), else the
@@ -60,6 +69,11 @@ func idToken(ctx context.Context, env map[string]string, audience string) (strin
 	if tok := env[TokenVariable]; tok != "" {
 		return tok, nil
 	}
-	return "", errors.New("no OIDC token: on GitHub Actions give the job `permissions: id-token: write`; on GitLab declare `id_tokens: {" +
-		TokenVariable + ": {aud: " + audience + "}}` on the job (ci emit gitlab does)")
+	return "", noToken(audience)
+}
+
+// noToken is ErrNoToken, with how a CI job gets a token for audience.
+func noToken(audience string) error {
+	return fmt.Errorf("%w: on GitHub Actions give the job `permissions: id-token: write`; on GitLab declare `id_tokens: {"+
+		TokenVariable+": {aud: "+audience+"}}` on the job (ci emit gitlab does)", ErrNoToken)
 }

@@ -298,3 +298,47 @@ func TestPostHooksAfterInterrupt(t *testing.T) {
 		t.Errorf("the post hook for failure did not run after the interrupt: %q %v\n%s", b, err, e.console.String())
 	}
 }
+
+// TestOIDCOutsideCI: with no OIDC token outside CI, an oidc hook and an
+// oidc step are skipped, the run says so once, and the units run on the
+// ambient credentials; in CI (CI=true) the same run fails closed.
+func TestOIDCOutsideCI(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		".terrateam/config.yml": `hooks:
+  all:
+    pre:
+      - type: oidc
+        provider: aws
+        role_arn: arn:aws:iam::123456789012:role/ci
+workflows:
+  - tag_query: ''
+    plan:
+      - type: oidc
+        provider: gcp
+        service_account: ci@acme.iam.gserviceaccount.com
+        workload_identity_provider: projects/42/locations/global/workloadIdentityPools/gh/providers/gh
+      - type: init
+      - type: plan
+`,
+		"a/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+		"b/main.tf": "resource \"terraform_data\" \"y\" {}\n",
+	})
+	e := newE2E(t, root)
+	res := e.run(CmdPlan, Options{}, stacks.Selection{})
+	const note = "no OIDC token outside CI: oidc steps are skipped, and the ambient credentials are used"
+	if res.ExitCode != 0 || strings.Count(e.console.String(), note) != 1 {
+		t.Fatalf("outside CI: exit %d, want 0 and the note once\n%s", res.ExitCode, e.console.String())
+	}
+	for _, u := range res.Report.Units {
+		if u.Status != report.StatusPlanned {
+			t.Errorf("%s: %s (%s)", u.Name(), u.Status, u.Reason)
+		}
+	}
+
+	ci := newE2E(t, root)
+	ci.env = append(ci.env, "CI=true")
+	res = ci.run(CmdPlan, Options{}, stacks.Selection{})
+	if res.ExitCode != 1 || strings.Contains(ci.console.String(), note) || !strings.Contains(ci.console.String(), "no OIDC token") {
+		t.Errorf("in CI: exit %d, want 1 failing on the missing token\n%s", res.ExitCode, ci.console.String())
+	}
+}
