@@ -94,3 +94,45 @@ func checkHooks(cfg *Config, c *collector) {
 		}
 	}
 }
+
+// OIDCSteps are the config's oidc steps, hooks first, each as
+// `file:line:col: where` (`hooks.all.pre[0]`, `workflows[1].plan[0]`):
+// what `check` names as skipped outside CI (docs/behaviour.md#oidc).
+func (p *Project) OIDCSteps() []string {
+	var out []string
+	add := func(pos Pos, where string) {
+		out = append(out, fmt.Sprintf("%s:%d:%d: %s", p.ConfigFile, pos.Line, pos.Col, where))
+	}
+	if h := p.Config.Hooks; h != nil {
+		for _, op := range []struct {
+			name string
+			hook *Hook
+		}{{"all", h.All}, {"plan", h.Plan}, {"apply", h.Apply}} {
+			for _, when := range []string{"pre", "post"} {
+				if steps := op.hook.list(when); steps != nil {
+					for i, st := range *steps {
+						if st.Type.Value == "oidc" {
+							add(st.Pos, fmt.Sprintf("hooks.%s.%s[%d]", op.name, when, i))
+						}
+					}
+				}
+			}
+		}
+	}
+	for i, w := range p.Config.Workflows {
+		for _, phase := range []struct {
+			name  string
+			steps *[]Step
+		}{{"plan", w.Plan}, {"apply", w.Apply}} {
+			if phase.steps == nil {
+				continue
+			}
+			for j, st := range *phase.steps {
+				if st.Type.Value == "oidc" {
+					add(st.Pos, fmt.Sprintf("workflows[%d].%s[%d]", i, phase.name, j))
+				}
+			}
+		}
+	}
+	return out
+}

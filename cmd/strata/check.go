@@ -2,9 +2,14 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
-	"github.com/strata-iac/strata/report"
 	"github.com/urfave/cli/v2"
+
+	"github.com/strata-iac/strata/job"
+	"github.com/strata-iac/strata/oidc"
+	"github.com/strata-iac/strata/report"
 )
 
 func checkCommand() *cli.Command {
@@ -45,6 +50,12 @@ func checkCommand() *cli.Command {
 			}
 			if onPath > 0 {
 				fmt.Fprintf(c.App.ErrWriter, "warning: no engine is configured for %s; they run the terraform on PATH (set engine: {name: terraform, version: ...} to pin one)\n", report.CountOf(onPath, "unit"))
+			}
+			if env := os.Environ(); !job.InCI(env) && os.Getenv("ACTIONS_ID_TOKEN_REQUEST_URL") == "" && os.Getenv(oidc.TokenVariable) == "" {
+				if steps := p.OIDCSteps(); len(steps) > 0 {
+					fmt.Fprintf(c.App.ErrWriter, "note: outside CI, with no OIDC token, oidc steps are skipped and the ambient credentials used (docs/behaviour.md#oidc):\n  %s\n",
+						strings.Join(steps, "\n  "))
+				}
 			}
 			fmt.Fprintf(c.App.Writer, "ok: %s: %s, %s (%d leaf), %s, %s\n",
 				cfg, report.CountOf(len(p.Dirspaces), "dirspace"), report.CountOf(len(p.Stacks), "stack"), leaves, report.CountOf(len(p.Units), "unit"), report.CountOf(len(p.Diagnostics.Warnings())+len(readWarnings), "warning"))

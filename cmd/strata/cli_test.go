@@ -444,3 +444,36 @@ func TestHelpAsTerraform(t *testing.T) {
 		t.Errorf("--help: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// TestCheckNamesOIDCStepsSkippedLocally: outside CI, with no OIDC token,
+// check names each oidc step, hook or workflow step, at its file:line:col
+// as skipped; in CI it says nothing of them.
+func TestCheckNamesOIDCStepsSkippedLocally(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `hooks:
+  all:
+    pre:
+      - type: oidc
+        provider: aws
+        role_arn: arn:aws:iam::123456789012:role/ci
+workflows:
+  - tag_query: ''
+    plan:
+      - type: oidc
+        provider: aws
+        role_arn: arn:aws:iam::123456789012:role/ci
+      - type: init
+      - type: plan
+`,
+		"app/main.tf": "resource \"terraform_data\" \"x\" {}\n",
+	})
+	r := runBin(t, root, hermeticEnv(t), "check")
+	want := "note: outside CI, with no OIDC token, oidc steps are skipped and the ambient credentials used (docs/behaviour.md#oidc):\n" +
+		"  strata.yml:4:9: hooks.all.pre[0]\n  strata.yml:10:9: workflows[0].plan[0]\n"
+	if r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Errorf("check outside CI: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := runBin(t, root, append(hermeticEnv(t), "CI=true"), "check"); r.code != 0 || strings.Contains(r.stderr, "oidc steps are skipped") {
+		t.Errorf("check in CI: exit %d\n%s", r.code, r.stderr)
+	}
+}
