@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/strata-iac/strata/internal/textbudget"
 )
 
 // CommentMarker opens every pull request comment strata writes, so that
@@ -293,18 +295,8 @@ func cutText(s string, limit int, tail bool) (string, bool) {
 		}
 		return fmt.Sprintf("… %s cut\n", CountOf(start, "byte")) + s[start:], true
 	}
-	end := cutPoint(s, limit)
+	end := textbudget.CutPoint(s, limit)
 	return s[:end] + fmt.Sprintf("\n… %s cut", CountOf(len(s)-end, "byte")), true
-}
-
-// cutPoint is where to cut s to keep at most limit bytes (limit < len(s)):
-// on a character boundary.
-func cutPoint(s string, limit int) int {
-	end := limit
-	for end > 0 && !utf8.RuneStart(s[end]) {
-		end--
-	}
-	return end
 }
 
 // htmlText is a name or message as HTML text: it can open no tag, comment or

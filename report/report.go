@@ -348,7 +348,7 @@ func (rep *Report) Markdown() string {
 					continue
 				}
 				if logLimit >= 0 && len(log) > logLimit {
-					end := cutPoint(log, logLimit)
+					end := textbudget.CutPoint(log, logLimit)
 					log = log[:end] + fmt.Sprintf("\n… cut: %s more (the summary is limited to 1 MiB)", CountOf(len(log)-end, "byte"))
 				}
 				summary := html.EscapeString(u.Name()) + ": " + string(u.Status)

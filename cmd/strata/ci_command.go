@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/urfave/cli/v2"
@@ -18,6 +17,7 @@ import (
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/forge"
 	"github.com/strata-iac/strata/internal/git"
+	"github.com/strata-iac/strata/internal/textbudget"
 	"github.com/strata-iac/strata/report"
 )
 
@@ -200,11 +200,7 @@ func answer(ctx context.Context, c *cli.Context, f commentForge, asked, text str
 func commentLine(body string) string {
 	line := controls.CommandLine(body)
 	if len(line) > 200 {
-		end := 200
-		for end > 0 && !utf8.RuneStart(line[end]) {
-			end--
-		}
-		line = line[:end] + "…"
+		line = line[:textbudget.CutPoint(line, 200)] + "…"
 	}
 	return line
 }

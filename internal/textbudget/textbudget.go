@@ -27,7 +27,7 @@ func Cut(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
-	end := cutPoint(s, limit)
+	end := CutPoint(s, limit)
 	return s[:end] + Note(len(s)-end)
 }
 
@@ -43,9 +43,9 @@ func Note(n int) string {
 	return Marker + strconv.Itoa(n) + " more bytes"
 }
 
-// cutPoint is the largest end of at most limit bytes that does not split a
-// character.
-func cutPoint(s string, limit int) int {
+// CutPoint is the largest end of at most limit bytes of s (limit <
+// len(s)) that does not split a character.
+func CutPoint(s string, limit int) int {
 	end := limit
 	for end > 0 && !utf8.RuneStart(s[end]) {
 		end--
