@@ -75,34 +75,31 @@ func (p *Project) dependencies(v *Unit, walked map[*Stack]bool, dep func(u *Unit
 // --with-dependencies added that a unit outside the run still waits for,
 // and what only those wait for in turn, each with why it stays: a destroy
 // tears down what the selection alone needs, never what others still
-// read (docs/behaviour.md#dependencies).
+// read (docs/behaviour.md#dependencies). One walk from the units outside
+// the run: a dependency it reaches stays, and its own dependencies are
+// walked in turn, as it stays to need them.
 func (p *Project) keepNeeded(why map[*Unit]string) []RunUnit {
 	var kept []RunUnit
-	for {
-		// Each round: what the units outside the run wait for.
-		needed := map[*Unit]string{}
-		walked := map[*Stack]bool{}
-		for _, w := range p.Units {
-			if _, in := why[w]; in {
-				continue
-			}
-			p.dependencies(w, walked, func(u *Unit, edge string) {
-				if r, in := why[u]; in && strings.HasPrefix(r, WhyDependencyOf) {
-					if _, seen := needed[u]; !seen {
-						needed[u] = "needed by " + w.Name() + " (" + edge + ")"
-					}
-				}
-			})
-		}
-		if len(needed) == 0 {
-			sort.Slice(kept, func(i, j int) bool { return kept[i].Name() < kept[j].Name() })
-			return kept
-		}
-		for u, r := range needed {
-			delete(why, u)
-			kept = append(kept, RunUnit{Unit: u, Why: r})
+	var queue []*Unit
+	for _, w := range p.Units {
+		if _, in := why[w]; !in {
+			queue = append(queue, w)
 		}
 	}
+	walked := map[*Stack]bool{}
+	for len(queue) > 0 {
+		w := queue[0]
+		queue = queue[1:]
+		p.dependencies(w, walked, func(u *Unit, edge string) {
+			if r, in := why[u]; in && strings.HasPrefix(r, WhyDependencyOf) {
+				delete(why, u)
+				kept = append(kept, RunUnit{Unit: u, Why: "needed by " + w.Name() + " (" + edge + ")"})
+				queue = append(queue, u)
+			}
+		})
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].Name() < kept[j].Name() })
+	return kept
 }
 
 // ruleStacksWithUnits are the stacks s's rule of one kind names that have

@@ -3,7 +3,6 @@ package stacks
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -199,12 +198,19 @@ func (p *Project) Select(sel Selection) (*Run, error) {
 		}
 	}
 	why := map[*Unit]string{}
-	// more are the reasons of a unit past its first, in the order found.
+	// more are the reasons of a unit past its first, in the order found,
+	// each once: a unit many wait for gathers many.
 	more := map[*Unit][]string{}
+	seen := map[*Unit]map[string]bool{}
 	also := func(u *Unit, reason string) {
-		if why[u] != reason && !slices.Contains(more[u], reason) {
-			more[u] = append(more[u], reason)
+		if why[u] == reason || seen[u][reason] {
+			return
 		}
+		if seen[u] == nil {
+			seen[u] = map[string]bool{}
+		}
+		seen[u][reason] = true
+		more[u] = append(more[u], reason)
 	}
 	if sel.Modified != nil {
 		inScope := make(map[*Unit]bool, len(scope))
