@@ -205,7 +205,7 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	for _, ur := range r.units {
 		ur.ForceApply = force[ur.Spec]
 		ur.preBlocked = preBlocked[ur.Spec]
-		ur.warnings = opt.Warnings[ur.Spec]
+		ur.warnings = cutWarnings(opt.Warnings[ur.Spec])
 		for _, w := range ur.warnings {
 			r.con.UnitNote(ur.Spec.Name(), fmt.Sprintf("warning: %s", w))
 		}

@@ -309,9 +309,7 @@ func (r *runState) fail(ur *unitRun, res job.Result, reason string) {
 		r.con.UnitNote(ur.Spec.Name(), res.Err.Error())
 	}
 	if reason == "" {
-		// The engine's error may quote a value of any size: its lines are
-		// cut before anything copies them (docs/behaviour.md#text-budgets).
-		errText := textbudget.Lines(job.ErrorText(res.Err), textbudget.Line)
+		errText := job.ErrorText(res.Err)
 		reason = fmt.Sprintf("%s failed", res.FailedStep)
 		// A full disk is said first: the engine's own error seldom names
 		// it (docs/behaviour.md#faults).
