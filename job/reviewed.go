@@ -132,7 +132,7 @@ func (j *job) noteReused() {
 	if rv == nil {
 		return
 	}
-	rp := &report.Replanned{ReviewedBy: rv.ReviewedBy(), Reviewed: rv.Changes, New: rv.Changes, Same: true, Reused: true}
+	rp := &report.Replanned{ReviewedBy: rv.ReviewedBy(), Reviewed: rv.Changes, New: rv.Changes, Same: true, Reused: true, PullRequest: rv.Review}
 	j.res.Replan = rp
 	j.run.Console.UnitNote(j.ur.Spec.Name(), rp.Text("applied"))
 }

@@ -1,9 +1,6 @@
 package report
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // Unit statuses (docs/behaviour.md#report), plus the scheduler's own transient ones.
 // Status is how a unit ended a command.
@@ -104,18 +101,17 @@ type Replanned struct {
 	// Reused says the apply applied the reviewed plan itself: nothing was
 	// planned again, and New is Reviewed.
 	Reused bool `json:"reused,omitempty"`
+	// PullRequest is the pull request the reviewed plan was made for
+	// ("PR #5"); "" for a plan run outside one.
+	PullRequest string `json:"pull_request,omitempty"`
 }
-
-// PlanRunAt starts where a reviewed plan made outside a pull request was
-// made: "the plan run at <time>".
-const PlanRunAt = "the plan run at "
 
 // Reason is the unit's reason: Text, save for the reviewed plan of a plan
 // run outside a pull request applied as it is, the everyday plan then
 // apply at a terminal, which the report's replanned records and the
 // console notes.
 func (rp *Replanned) Reason(verb string) string {
-	if rp.Reused && strings.HasPrefix(rp.ReviewedBy, PlanRunAt) {
+	if rp.Reused && rp.PullRequest == "" {
 		return ""
 	}
 	return rp.Text(verb)

@@ -186,7 +186,7 @@ func TestRequireReviewedPlanRefuses(t *testing.T) {
 	// The report says which reviewed plan the apply consumed; a plan run
 	// outside a pull request gives the unit no reason for it.
 	if app = unitByName(t, res.Report, "app@default"); app.Status != report.StatusApplied || app.Replanned == nil || !app.Replanned.Reused ||
-		!strings.HasPrefix(app.Replanned.ReviewedBy, report.PlanRunAt) || app.Reason != "" {
+		!strings.HasPrefix(app.Replanned.ReviewedBy, "the plan run at ") || app.Reason != "" {
 		t.Errorf("app: %s (%s), replanned %+v", app.Status, app.Reason, app.Replanned)
 	}
 	if got := testenv.StateInputs(t, filepath.Join(e.root, "app")); got["app"] != "a0-b7-c9" || got["b"] != "b7" {

@@ -349,7 +349,7 @@ func (p *PlanRecord) ReviewedBy() string {
 	if p.Review != "" {
 		return p.Review
 	}
-	return report.PlanRunAt + p.At.UTC().Format(time.RFC3339)
+	return "the plan run at " + p.At.UTC().Format(time.RFC3339)
 }
 
 // Reviewable reports whether a saved plan is one a review saw: made by
