@@ -570,18 +570,11 @@ func (r *Run) initSteps(ur *Unit) []stacks.RunStep {
 // that lost its id-token permission must not run on whatever else the
 // machine holds.
 func (r *Run) skipsOIDC(err error) bool {
-	if !errors.Is(err, oidc.ErrNoToken) || InCI(r.Environ) {
+	if !errors.Is(err, oidc.ErrNoToken) || environ.InCI(environ.Getenv(r.Environ)) {
 		return false
 	}
 	r.oidcSkip.Do(func() {
 		r.Console.Note("strata: no OIDC token outside CI: oidc steps are skipped, and the ambient credentials are used")
 	})
 	return true
-}
-
-// InCI says strata runs in a CI job: CI is set (GitHub Actions, GitLab CI
-// and most others set it), or a CI service strata knows is.
-func InCI(env []string) bool {
-	get := environ.Getenv(env)
-	return get("CI") != "" || report.ServiceOf(get) != report.NoService
 }

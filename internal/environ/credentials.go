@@ -1,6 +1,9 @@
 package environ
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Credentials are the variables strata reads credentials of its own from:
 // the forge tokens it reads the forge with and the OIDC tokens it
@@ -13,14 +16,7 @@ var Credentials = []string{
 }
 
 // IsCredential reports whether name is one of Credentials.
-func IsCredential(name string) bool {
-	for _, c := range Credentials {
-		if c == name {
-			return true
-		}
-	}
-	return false
-}
+func IsCredential(name string) bool { return slices.Contains(Credentials, name) }
 
 // CredentialsOf are the credentials set in an environment list, by name.
 func CredentialsOf(environ []string) map[string]string {
@@ -37,8 +33,8 @@ func CredentialsOf(environ []string) map[string]string {
 // environment list, for masking.
 func CredentialValues(environ []string) []string {
 	var out []string
-	for _, name := range Credentials {
-		if v, ok := Lookup(environ, name); ok && v != "" {
+	for _, v := range CredentialsOf(environ) {
+		if v != "" {
 			out = append(out, v)
 		}
 	}

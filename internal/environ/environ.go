@@ -22,3 +22,15 @@ func Getenv(environ []string) func(string) string {
 		return v
 	}
 }
+
+// InCI says the environment is a CI job's: CI is set (GitHub Actions,
+// GitLab CI and most others set it), or GITHUB_ACTIONS or GITLAB_CI is.
+// "false" and "0" are not set.
+func InCI(get func(string) string) bool {
+	for _, name := range []string{"CI", "GITHUB_ACTIONS", "GITLAB_CI"} {
+		if v := get(name); v != "" && v != "0" && !strings.EqualFold(v, "false") {
+			return true
+		}
+	}
+	return false
+}

@@ -24,3 +24,24 @@ func TestLookup(t *testing.T) {
 		}
 	}
 }
+
+func TestInCI(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env  []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"CI=true"}, true},
+		{[]string{"CI=1"}, true},
+		{[]string{"CI=false"}, false},
+		{[]string{"CI=0"}, false},
+		{[]string{"GITHUB_ACTIONS=true"}, true},
+		{[]string{"GITLAB_CI=true"}, true},
+		{[]string{"CI="}, false},
+	} {
+		if got := InCI(Getenv(tc.env)); got != tc.want {
+			t.Errorf("InCI(%q) = %t, want %t", tc.env, got, tc.want)
+		}
+	}
+}
