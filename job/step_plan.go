@@ -251,10 +251,12 @@ func (j *job) reusePlan(us *runstate.UnitState) bool {
 	if _, err := os.Stat(j.ur.PlanFile); err != nil {
 		return false
 	}
-	for _, p := range j.ur.PlanAfter {
-		ps, err := j.run.State.ReadUnit(p)
-		if err != nil || (ps.Apply != nil && ps.Apply.At.After(us.Plan.At)) {
-			return false
+	for _, group := range j.ur.PlanAfter {
+		for _, p := range group {
+			ps, err := j.run.State.ReadUnit(p)
+			if err != nil || (ps.Apply != nil && ps.Apply.At.After(us.Plan.At)) {
+				return false
+			}
 		}
 	}
 	j.res.HasChanges, j.res.Changes, j.res.ChangeSet = us.Plan.HasChanges, us.Plan.Changes, us.Plan.ChangeSet

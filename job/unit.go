@@ -28,9 +28,10 @@ type Unit struct {
 	AutoApply  bool
 	ForceApply bool // a stale prerequisite: applied even without changes
 	UserPlan   bool // PlanFile is the user's (apply FILE): never removed
-	// PlanAfter are the units this one plans after: a saved plan made
-	// before one of them was applied is not reused.
-	PlanAfter []*stacks.Unit
+	// PlanAfter are the units this one plans after, in groups: a saved
+	// plan made before one of them was applied is not reused. The units of
+	// a stack it plans after are one group, shared by the stack's units.
+	PlanAfter [][]*stacks.Unit
 	// ChangedOutputs are the outputs its plan changes, when OutputsKnown;
 	// set by the coordinator when the plan ends, read by its apply job.
 	ChangedOutputs []string

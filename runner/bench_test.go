@@ -444,13 +444,17 @@ func makespanLowerBound(b *testing.B, root string, sleeps map[string]time.Durati
 		b.Fatalf("the graph has %d units, the generator made %d", len(g.Units), len(sleeps))
 	}
 	finish := map[*stacks.Unit]time.Duration{}
+	preds := map[*stacks.Unit][]*stacks.Unit{}
+	for _, e := range g.Expand() {
+		preds[e.To] = append(preds[e.To], e.From)
+	}
 	var total time.Duration
 	for _, u := range g.Order() {
 		work := sleeps[u.Dir] + fixed
 		total += work
 		var start time.Duration
-		for _, ei := range g.In(u) {
-			start = max(start, finish[g.Edges[ei].From])
+		for _, p := range preds[u] {
+			start = max(start, finish[p])
 		}
 		finish[u] = start + work
 		critical = max(critical, finish[u])

@@ -164,10 +164,10 @@ func TestNestedFixtureApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(g.Edges) == 0 {
+	if len(g.Expand()) == 0 {
 		t.Fatal("the fixture has no edges")
 	}
-	for _, edge := range g.Edges {
+	for _, edge := range g.Expand() {
 		from := unitByName(t, res.Report, edge.From.Name())
 		to := unitByName(t, res.Report, edge.To.Name())
 		fromApply, ok1 := stepOf(from, report.StepApply)

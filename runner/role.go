@@ -32,10 +32,15 @@ const (
 	// changes an output it reads; otherwise it is dropped unseen: it never
 	// runs and is not in the report (docs/behaviour.md#inputs-between-stacks).
 	RoleReader
+	// RoleBarrier is no unit: it stands for a rule between two stacks
+	// (barrier.go), and is never in a listing or the report.
+	RoleBarrier
 )
 
 // outside reports whether the role never runs.
-func (r Role) outside() bool { return r == RoleGate || r == RoleProducer || r == RoleSettled }
+func (r Role) outside() bool {
+	return r == RoleGate || r == RoleProducer || r == RoleSettled || r == RoleBarrier
+}
 
 // member is a unit of a command with its role; a settled one also with
 // the status and root cause its job recorded.

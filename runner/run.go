@@ -423,9 +423,25 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	return nil
 }
 
-// link turns the graph's edges into the units' gates, and orders the
-// units by longest remaining path.
+// link turns the graph's edges into the units' gates, each stack edge
+// through barriers (barrier.go), and orders the units by longest
+// remaining path.
 func (r *runState) link() {
+	r.indexUnits()
+	for _, ur := range r.units {
+		in := r.g.In(ur.Spec)
+		edges := make([]stacks.Edge, len(in))
+		for i, ei := range in {
+			edges[i] = r.g.Edges[ei]
+		}
+		r.linkUnitEdges(ur, edges)
+	}
+	r.linkStacks()
+	r.computePriorities()
+}
+
+// indexUnits finds each unit's node, and which units produce for others.
+func (r *runState) indexUnits() {
 	r.byUnit = make(map[*stacks.Unit]*unitRun, len(r.units))
 	for _, ur := range r.units {
 		r.byUnit[ur.Spec] = ur
@@ -434,33 +450,43 @@ func (r *runState) link() {
 		ur.producer = takesInputs(r.opt) && r.isProducer(ur)
 		r.linkReaders(ur)
 	}
-	for _, ur := range r.units {
-		// A plan edge is there only for data when no other plan edge joins
-		// the two units and no rule orders their stacks (the graph leaves
-		// out a plan_after edge another path implies).
-		ruled := map[*unitRun]bool{}
-		for _, ei := range r.g.In(ur.Spec) {
-			if e := r.g.Edges[ei]; e.Kind == stacks.PlanEdge && e.Why != "inputs" {
-				ruled[r.byUnit[e.From]] = true
-			}
-		}
-		for _, ei := range r.g.In(ur.Spec) {
-			e := r.g.Edges[ei]
-			pred := r.byUnit[e.From]
-			plan := e.Kind == stacks.PlanEdge
-			if plan {
-				ur.planPreds = append(ur.planPreds, pred)
-				ur.PlanAfter = append(ur.PlanAfter, pred.Spec)
-			} else {
-				ur.applyPreds = append(ur.applyPreds, pred)
-			}
-			pred.succs = append(pred.succs, ur)
-			data := plan && e.Why == "inputs" && !ruled[pred] && !r.destroying() &&
-				!ur.Spec.Stack.WaitsToPlanFor(pred.Spec.Stack) && !requires(ur.Spec.Stack, pred.Spec.Stack)
-			pred.out = append(pred.out, gateEdge{to: ur, plan: plan, data: data})
+}
+
+// linkUnitEdges makes ur wait for the units of the edges into it.
+func (r *runState) linkUnitEdges(ur *unitRun, in []stacks.Edge) {
+	// A plan edge is there only for data when no other plan edge joins
+	// the two units and no rule orders their stacks.
+	ruled := map[*unitRun]bool{}
+	for _, e := range in {
+		if e.Kind == stacks.PlanEdge && e.Why != "inputs" {
+			ruled[r.byUnit[e.From]] = true
 		}
 	}
-	r.computePriorities()
+	var planAfter []*stacks.Unit
+	for _, e := range in {
+		pred := r.byUnit[e.From]
+		plan := e.Kind == stacks.PlanEdge
+		if plan {
+			planAfter = append(planAfter, pred.Spec)
+		}
+		data := plan && e.Why == "inputs" && !ruled[pred] && !r.destroying() &&
+			!ur.Spec.Stack.WaitsToPlanFor(pred.Spec.Stack) && !requires(ur.Spec.Stack, pred.Spec.Stack)
+		gate(pred, ur, plan, data)
+	}
+	if planAfter != nil {
+		ur.PlanAfter = append(ur.PlanAfter, planAfter)
+	}
+}
+
+// gate makes to wait for from: for its plan, or only for its apply.
+func gate(from, to *unitRun, plan, data bool) {
+	if plan {
+		to.planPreds = append(to.planPreds, from)
+	} else {
+		to.applyPreds = append(to.applyPreds, from)
+	}
+	from.succs = append(from.succs, to)
+	from.out = append(from.out, gateEdge{to: to, plan: plan, data: data})
 }
 
 // requires reports whether stack s has a prerequisite on stack t.
@@ -584,17 +610,28 @@ func (r *runState) pluginCache() string {
 // computePriorities gives each unit the length of the longest path from it
 // to the end of the graph, each unit weighing what its jobs took last
 // time: ready units on the critical path go first
-// (docs/architecture.md#ready-queue).
+// (docs/architecture.md#ready-queue). A barrier weighs nothing.
 func (r *runState) computePriorities() {
 	weight := r.weights()
 	order := r.g.Order()
 	for i := len(order) - 1; i >= 0; i-- {
 		ur := r.byUnit[order[i]]
-		longest := int64(0)
-		for _, s := range ur.succs {
-			longest = max(longest, s.priority)
-		}
-		ur.priority = weight[ur] + longest
+		ur.priority = weight[ur] + longestAfter(ur)
 	}
 	sort.SliceStable(r.units, func(i, j int) bool { return r.units[i].Spec.ID() < r.units[j].Spec.ID() })
+}
+
+// longestAfter is the longest remaining path after ur: the highest
+// priority of what waits for it. A barrier's is found once, when first
+// asked; every unit after a barrier is in a later layer than every unit
+// before it, so its priority is known by then.
+func longestAfter(ur *unitRun) int64 {
+	longest := int64(0)
+	for _, s := range ur.succs {
+		if s.role == RoleBarrier && !s.prioritized {
+			s.priority, s.prioritized = longestAfter(s), true
+		}
+		longest = max(longest, s.priority)
+	}
+	return longest
 }

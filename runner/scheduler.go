@@ -101,6 +101,13 @@ type unitRun struct {
 	// span is the unit's in the traces, once started (trace.go).
 	span      trace.Span
 	spanEnded bool
+
+	// barrier is the stack of a barrier (RoleBarrier), which has no
+	// unit: the stack's entry barrier when entry, else its exit
+	// (barrier.go). prioritized: its priority is computed.
+	barrier     *stacks.Stack
+	entry       bool
+	prioritized bool
 }
 
 // hidden reports a reader that has not joined the run: it is in no
@@ -156,6 +163,9 @@ type runState struct {
 
 	units  []*unitRun
 	byUnit map[*stacks.Unit]*unitRun
+	// barriers stand for the rules between stacks (barrier.go); they are
+	// in no listing.
+	barriers []*unitRun
 	// readyQ holds the units that may have a job to start, best first;
 	// entries are checked when taken, since a unit can move on meanwhile.
 	readyQ readyQueue
@@ -271,22 +281,29 @@ func (r *runState) settleBeforeStart(ctx context.Context, w work) {
 	}
 }
 
-// countGates counts each unit's closed gates once; from here each opening
-// unit opens its dependents' gates, so finding ready work never scans
-// every unit.
+// countGates counts each unit's and barrier's closed gates once; from
+// here each opening unit opens its dependents' gates, so finding ready
+// work never scans every unit. A barrier whose gates are all open settles
+// at once, so every count is made before any is considered.
 func (r *runState) countGates() {
-	for _, ur := range r.units {
-		for _, p := range ur.planPreds {
-			if !p.opened && !p.lazy {
-				ur.planWaits++
+	for _, nodes := range [][]*unitRun{r.units, r.barriers} {
+		for _, ur := range nodes {
+			for _, p := range ur.planPreds {
+				if !p.opened && !p.lazy {
+					ur.planWaits++
+				}
+			}
+			for _, p := range ur.applyPreds {
+				if !p.opened {
+					ur.applyWaits++
+				}
 			}
 		}
-		for _, p := range ur.applyPreds {
-			if !p.opened {
-				ur.applyWaits++
-			}
+	}
+	for _, nodes := range [][]*unitRun{r.barriers, r.units} {
+		for _, ur := range nodes {
+			r.consider(ur)
 		}
-		r.consider(ur)
 	}
 }
 
@@ -448,8 +465,13 @@ func (r *runState) readyKind(ur *unitRun) (job.Kind, bool) {
 	return 0, false
 }
 
-// consider queues a unit when it has a job to start.
+// consider queues a unit when it has a job to start, and settles a
+// barrier whose gates opened.
 func (r *runState) consider(ur *unitRun) {
+	if ur.role == RoleBarrier {
+		r.settleBarrier(ur)
+		return
+	}
 	if _, ok := r.readyKind(ur); ok && !ur.queued {
 		ur.queued = true
 		heap.Push(&r.readyQ, ur)

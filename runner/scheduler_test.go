@@ -111,6 +111,18 @@ func (f *fakeJobs) before(t *testing.T, a, b string) {
 // as a command would, but with no engine: the scheduler gets fake jobs.
 func schedulerRun(t *testing.T, config string, dirs []string, opt Options, external ...string) *runState {
 	t.Helper()
+	return schedulerRunLinked(t, config, dirs, opt, (*runState).link, external...)
+}
+
+// schedulerRunLinked is schedulerRun with the gates linked by link.
+func schedulerRunLinked(t *testing.T, config string, dirs []string, opt Options, link func(*runState), external ...string) *runState {
+	t.Helper()
+	return newSchedulerRun(t, schedulerRepo(t, config, dirs), opt, link, external...)
+}
+
+// schedulerRepo loads a repository whose dirs each hold a module.
+func schedulerRepo(t *testing.T, config string, dirs []string) *stacks.Project {
+	t.Helper()
 	files := map[string]string{"strata.yml": config}
 	for _, d := range dirs {
 		files[d+"/main.tf"] = ""
@@ -120,6 +132,13 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// newSchedulerRun builds a run of every unit of p, with the gates linked
+// by link, and no engine.
+func newSchedulerRun(t *testing.T, p *stacks.Project, opt Options, link func(*runState), external ...string) *runState {
+	t.Helper()
 	run, err := p.Select(stacks.Selection{Cwd: "."})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +161,7 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 		opt.Parallelism = 4
 	}
 	opt.Now, opt.Console = time.Now, io.Discard
-	sd, err := runstate.OpenStateDir(filepath.Join(root, ".strata"))
+	sd, err := runstate.OpenStateDir(filepath.Join(t.TempDir(), ".strata"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +178,7 @@ func schedulerRun(t *testing.T, config string, dirs []string, opt Options, exter
 			t.Fatal(err)
 		}
 	}
-	r.link()
+	link(r)
 	return r
 }
 

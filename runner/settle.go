@@ -485,7 +485,9 @@ func (r *runState) finalize() {
 }
 
 // waitingFor names the units of preds not opened; a reader that stayed
-// out of the run is named by what it waits for in turn.
+// out of the run and a stack's entry barrier are named by what they wait
+// for in turn. A stack's exit barrier names the stack's units not opened
+// when they are few, else the stack: "stack staging (1000 units)".
 func waitingFor(preds []*unitRun) string {
 	var names []string
 	seen := map[*unitRun]bool{}
@@ -496,14 +498,36 @@ func waitingFor(preds []*unitRun) string {
 				continue
 			}
 			seen[p] = true
-			if p.hidden() {
+			switch {
+			case p.hidden() || p.entry:
 				walk(p.planPreds)
-				continue
+			case p.barrier != nil:
+				if n := notOpened(p.planPreds); n > namedUnits {
+					names = append(names, fmt.Sprintf("stack %s (%d units)", p.barrier.Name, n))
+				} else {
+					walk(p.planPreds)
+				}
+			default:
+				names = append(names, p.Spec.Name())
 			}
-			names = append(names, p.Spec.Name())
 		}
 	}
 	walk(preds)
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// namedUnits is how many units of a stack a reason names before it names
+// the stack instead.
+const namedUnits = 3
+
+// notOpened counts the units of preds not opened.
+func notOpened(preds []*unitRun) int {
+	n := 0
+	for _, p := range preds {
+		if !p.opened {
+			n++
+		}
+	}
+	return n
 }

@@ -124,7 +124,7 @@ func BenchmarkLoadAndGraph(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(g.Edges) == 0 {
+		if len(g.Edges)+len(g.StackEdges) == 0 {
 			b.Fatal("no edges")
 		}
 	}

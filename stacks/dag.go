@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -21,27 +22,88 @@ const (
 type Edge struct {
 	From, To *Unit
 	Kind     EdgeKind
-	// Why names the rule: "plan_after", "apply_after" or "depends_on".
+	// Why names the rule: "plan_after", "apply_after", "prerequisite",
+	// "depends_on" or "inputs".
 	Why string
 }
 
-// Graph is the DAG of the units of one run (docs/behaviour.md#the-unit-dag).
-type Graph struct {
-	Units []*Unit // sorted by dir, workspace, stack
-	Edges []Edge
-	// Layer of each unit: the longest path to it over plan and apply edges.
-	Layer map[*Unit]int
-
-	index    map[*Unit]int32
-	in, out  [][]int32 // per unit (index in Units): indexes into Edges
-	topoSort []int32
+// StackEdge is a rule between two stacks of a run, kept as one edge: every
+// unit of To waits for every unit of From (docs/architecture.md#the-graph).
+type StackEdge struct {
+	From, To *Stack
+	Kind     EdgeKind
+	// Why names the rule: "plan_after", "apply_after" or "prerequisite".
+	Why string
 }
 
-// In returns the edges into u (what u waits for), as indexes into Edges.
+// String renders a stack edge for messages.
+func (e StackEdge) String() string {
+	return fmt.Sprintf("stack %s -> stack %s (%s)", e.From.Name, e.To.Name, e.Kind)
+}
+
+// Graph is the DAG of the units of one run (docs/behaviour.md#the-unit-dag):
+// the edges between units (depends_on, inputs) and the rules between the
+// run's stacks, each rule once. Its size is O(units + unit edges + stack
+// edges): a rule between two stacks of a thousand units each is one edge,
+// not a million (docs/architecture.md#the-graph).
+type Graph struct {
+	Units []*Unit // sorted by dir, workspace, stack
+	// Edges are the edges between two units: depends_on and inputs.
+	Edges []Edge
+	// Stacks are the stacks with a unit in the graph, sorted; StackEdges
+	// the rules between them that no other path implies.
+	Stacks     []*Stack
+	StackEdges []StackEdge
+	// Layer of each unit: the longest path to it over plan and apply
+	// edges, a stack edge counting as an edge from each unit of its From.
+	Layer map[*Unit]int
+
+	index             map[*Unit]int32
+	in, out           [][]int32 // per unit (index in Units): indexes into Edges
+	unitsOf           map[*Stack][]*Unit
+	stackIn, stackOut map[*Stack][]int32 // indexes into StackEdges
+	topoSort          []int32
+}
+
+// In returns the unit edges into u, as indexes into Edges; the stack
+// edges into u's stack are StackIn(u.Stack).
 func (g *Graph) In(u *Unit) []int32 { return g.in[g.index[u]] }
 
-// Out returns the edges out of u (what waits for u), as indexes into Edges.
+// Out returns the unit edges out of u, as indexes into Edges; the stack
+// edges out of u's stack are StackOut(u.Stack).
 func (g *Graph) Out(u *Unit) []int32 { return g.out[g.index[u]] }
+
+// UnitsOf returns the graph's units of stack s, in the order of Units.
+func (g *Graph) UnitsOf(s *Stack) []*Unit { return g.unitsOf[s] }
+
+// StackIn returns the stack edges into s (what its units wait for), as
+// indexes into StackEdges.
+func (g *Graph) StackIn(s *Stack) []int32 { return g.stackIn[s] }
+
+// StackOut returns the stack edges out of s, as indexes into StackEdges.
+func (g *Graph) StackOut(s *Stack) []int32 { return g.stackOut[s] }
+
+// Has reports whether u is in the graph.
+func (g *Graph) Has(u *Unit) bool {
+	_, ok := g.index[u]
+	return ok
+}
+
+// Expand returns every edge between two units, each stack edge as an edge
+// from every unit of its From to every unit of its To: the graph as a list
+// of unit pairs, for whoever needs them (graph --expand). Its size is the
+// product of the stacks' sizes; nothing strata runs uses it.
+func (g *Graph) Expand() []Edge {
+	out := append([]Edge(nil), g.Edges...)
+	for _, se := range g.StackEdges {
+		for _, v := range g.unitsOf[se.To] {
+			for _, u := range g.unitsOf[se.From] {
+				out = append(out, Edge{From: u, To: v, Kind: se.Kind, Why: se.Why})
+			}
+		}
+	}
+	return out
+}
 
 // GraphOptions shape the graph of a command.
 type GraphOptions struct {
@@ -59,52 +121,50 @@ func (e *CycleError) Error() string {
 	return "units form a cycle: " + strings.Join(e.Cycle, " -> ") + "; expected depends_on queries and stack rules without cycles"
 }
 
-// Graph builds the unit DAG of a run. Edges follow the resolved stack rules
-// and the depends_on queries inside each stack; an edge implied by others
-// between the run's stacks is left out, and depends_on order is kept through
-// units that are not in the run.
+// Graph builds the unit DAG of a run. Stack edges follow the resolved
+// stack rules and prerequisites between the run's stacks, an edge implied
+// by others left out; unit edges follow the depends_on queries inside each
+// stack, with depends_on order kept through units that are not in the
+// run, and the inputs between units.
 func (p *Project) Graph(units []*Unit, opt GraphOptions) (*Graph, error) {
-	g, runUnitsOf := newGraph(units)
-	runStacks := make([]*Stack, 0, len(runUnitsOf))
-	for s := range runUnitsOf {
-		runStacks = append(runStacks, s)
-	}
-	sortStacks(runStacks)
-	sedges := p.stackEdges(runStacks)
-	count := 0
+	g := newGraph(units)
+	sedges := p.stackEdges(g.Stacks)
 	for _, se := range sedges {
-		count += len(runUnitsOf[se.from]) * len(runUnitsOf[se.to])
+		why := "plan_after"
+		if se.kind == ApplyEdge {
+			why = "apply_after"
+		}
+		g.addStackEdge(StackEdge{From: se.from, To: se.to, Kind: se.kind, Why: why}, opt)
 	}
-	g.Edges = make([]Edge, 0, count)
-	// Rule edges join different stacks and depends_on edges stay inside
-	// one, so no edge is added twice.
-	g.addRuleEdges(sedges, runUnitsOf, opt)
+	g.addPrerequisiteEdges(opt)
 	for _, v := range g.Units {
 		for _, u := range p.dependsOnInRun(v, g.index) {
 			g.addEdge(Edge{From: u, To: v, Kind: PlanEdge, Why: "depends_on"}, opt)
 		}
 	}
-	p.addDataEdges(g, runUnitsOf, opt)
+	p.addInputEdges(g, opt)
 	g.indexEdges()
-	if err := g.sortTopologically(); err != nil {
+	if err := g.walk(); err != nil {
 		return nil, err
 	}
-	g.setLayers()
 	return g, nil
 }
 
-// newGraph returns an edgeless graph of the sorted units and the run's
-// units of each stack.
-func newGraph(units []*Unit) (*Graph, map[*Stack][]*Unit) {
+// newGraph returns an edgeless graph of the sorted units and their stacks.
+func newGraph(units []*Unit) *Graph {
 	g := &Graph{Units: append([]*Unit(nil), units...), Layer: make(map[*Unit]int, len(units))}
 	sortUnits(g.Units)
 	g.index = make(map[*Unit]int32, len(g.Units))
-	runUnitsOf := map[*Stack][]*Unit{}
+	g.unitsOf = map[*Stack][]*Unit{}
 	for i, u := range g.Units {
 		g.index[u] = int32(i)
-		runUnitsOf[u.Stack] = append(runUnitsOf[u.Stack], u)
+		if _, ok := g.unitsOf[u.Stack]; !ok {
+			g.Stacks = append(g.Stacks, u.Stack)
+		}
+		g.unitsOf[u.Stack] = append(g.unitsOf[u.Stack], u)
 	}
-	return g, runUnitsOf
+	sortStacks(g.Stacks)
+	return g
 }
 
 // addEdge adds e to the graph, a plan edge reversed when destroying.
@@ -115,50 +175,47 @@ func (g *Graph) addEdge(e Edge, opt GraphOptions) {
 	g.Edges = append(g.Edges, e)
 }
 
-// addRuleEdges adds an edge between every pair of run units that a stack
-// edge joins.
-func (g *Graph) addRuleEdges(sedges []stackEdge, runUnitsOf map[*Stack][]*Unit, opt GraphOptions) {
-	for _, se := range sedges {
-		why := "plan_after"
-		if se.kind == ApplyEdge {
-			why = "apply_after"
-		}
-		for _, v := range runUnitsOf[se.to] {
-			for _, u := range runUnitsOf[se.from] {
-				g.addEdge(Edge{From: u, To: v, Kind: se.kind, Why: why}, opt)
+// addStackEdge adds e to the graph, a plan edge reversed when destroying.
+func (g *Graph) addStackEdge(e StackEdge, opt GraphOptions) {
+	if opt.Destroy && e.Kind == PlanEdge {
+		e.From, e.To = e.To, e.From
+	}
+	g.StackEdges = append(g.StackEdges, e)
+}
+
+// addPrerequisiteEdges adds an edge into each run stack from the run
+// stacks its prerequisites stand for (docs/behaviour.md#prerequisites).
+func (g *Graph) addPrerequisiteEdges(opt GraphOptions) {
+	for _, s := range g.Stacks {
+		var seen []*Stack
+		for _, pr := range s.Prerequisites {
+			for _, l := range pr.Stack.Leaves {
+				if l == s || g.unitsOf[l] == nil || containsStack(seen, l) {
+					continue
+				}
+				seen = append(seen, l)
+				g.addStackEdge(StackEdge{From: l, To: s, Kind: PlanEdge, Why: "prerequisite"}, opt)
 			}
 		}
 	}
 }
 
-// addDataEdges adds the edges into each unit from its input producers and
-// prerequisites in the run.
-func (p *Project) addDataEdges(g *Graph, runUnitsOf map[*Stack][]*Unit, opt GraphOptions) {
-	// Data edges: a consumer plans only after its producers are applied,
-	// so no placeholder lands in a plan (docs/behaviour.md#inputs-between-stacks). Prerequisites in the run
-	// go before the units that require them (docs/behaviour.md#prerequisites).
+// addInputEdges adds the edges into each unit from its input producers in
+// the run: a consumer plans only after its producers are applied, so no
+// placeholder lands in a plan (docs/behaviour.md#inputs-between-stacks).
+func (p *Project) addInputEdges(g *Graph, opt GraphOptions) {
 	for _, v := range g.Units {
-		seen := map[*Unit]bool{}
+		var seen []*Unit
 		for _, in := range p.inputs[v] {
-			if _, ok := g.index[in.Producer]; ok && !seen[in.Producer] && in.Producer != v {
-				seen[in.Producer] = true
+			if _, ok := g.index[in.Producer]; ok && in.Producer != v && !slices.Contains(seen, in.Producer) {
+				seen = append(seen, in.Producer)
 				g.addEdge(Edge{From: in.Producer, To: v, Kind: PlanEdge, Why: "inputs"}, opt)
 			}
 		}
-		for _, pr := range v.Stack.Prerequisites {
-			for _, l := range pr.Stack.Leaves {
-				for _, u := range runUnitsOf[l] {
-					if u != v && !seen[u] {
-						seen[u] = true
-						g.addEdge(Edge{From: u, To: v, Kind: PlanEdge, Why: "prerequisite"}, opt)
-					}
-				}
-			}
-		}
 	}
 }
 
-// indexEdges records the edges into and out of each unit.
+// indexEdges records the edges into and out of each unit and stack.
 func (g *Graph) indexEdges() {
 	g.in = make([][]int32, len(g.Units))
 	g.out = make([][]int32, len(g.Units))
@@ -167,19 +224,83 @@ func (g *Graph) indexEdges() {
 		g.in[to] = append(g.in[to], int32(i))
 		g.out[from] = append(g.out[from], int32(i))
 	}
+	g.stackIn = map[*Stack][]int32{}
+	g.stackOut = map[*Stack][]int32{}
+	for i, e := range g.StackEdges {
+		g.stackIn[e.To] = append(g.stackIn[e.To], int32(i))
+		g.stackOut[e.From] = append(g.stackOut[e.From], int32(i))
+	}
 }
 
-// setLayers sets the layer of each unit from the topological order.
-func (g *Graph) setLayers() {
-	layer := make([]int, len(g.Units))
-	for _, i := range g.topoSort {
-		for _, ei := range g.in[i] {
-			if l := layer[g.index[g.Edges[ei].From]] + 1; l > layer[i] {
-				layer[i] = l
+// walk sorts the units topologically and sets their layers, or returns a
+// CycleError naming one cycle. It walks a graph of the units and two
+// nodes per stack, its exit (every unit of the stack done) and its entry
+// (every stack edge into it open), so a stack edge costs one edge here
+// too: unit -> its stack's exit -> entry of each stack waiting for it ->
+// each unit of that stack.
+func (g *Graph) walk() error {
+	n, m := len(g.Units), len(g.Stacks)
+	stackAt := make(map[*Stack]int32, m)
+	for i, s := range g.Stacks {
+		stackAt[s] = int32(i)
+	}
+	exit := func(s *Stack) int32 { return int32(n) + stackAt[s] }
+	entry := func(s *Stack) int32 { return int32(n+m) + stackAt[s] }
+	nodes := n + 2*m
+	// succ[i]: the nodes after node i.
+	succ := make([][]int32, nodes)
+	pending := make([]int32, nodes)
+	link := func(from, to int32) {
+		succ[from] = append(succ[from], to)
+		pending[to]++
+	}
+	for i, u := range g.Units {
+		if len(g.stackOut[u.Stack]) > 0 {
+			link(int32(i), exit(u.Stack))
+		}
+		if len(g.stackIn[u.Stack]) > 0 {
+			link(entry(u.Stack), int32(i))
+		}
+		for _, ei := range g.out[i] {
+			link(int32(i), g.index[g.Edges[ei].To])
+		}
+	}
+	for _, e := range g.StackEdges {
+		link(exit(e.From), entry(e.To))
+	}
+	order := make([]int32, 0, nodes)
+	for i := range nodes {
+		if pending[i] == 0 {
+			order = append(order, int32(i))
+		}
+	}
+	layer := make([]int, nodes)
+	for k := 0; k < len(order); k++ {
+		x := order[k]
+		for _, y := range succ[x] {
+			// A unit to a unit and an exit to an entry add a layer; a
+			// unit to its stack's exit and an entry to its units do not.
+			step := 0
+			if (x < int32(n)) == (y < int32(n)) {
+				step = 1
+			}
+			layer[y] = max(layer[y], layer[x]+step)
+			if pending[y]--; pending[y] == 0 {
+				order = append(order, y)
 			}
 		}
-		g.Layer[g.Units[i]] = layer[i]
 	}
+	if len(order) < nodes {
+		return &CycleError{Cycle: g.findCycle(succ, pending)}
+	}
+	g.topoSort = make([]int32, 0, n)
+	for _, x := range order {
+		if x < int32(n) {
+			g.topoSort = append(g.topoSort, x)
+			g.Layer[g.Units[x]] = layer[x]
+		}
+	}
+	return nil
 }
 
 type stackEdge struct {
@@ -357,59 +478,40 @@ func (p *Project) dependsOnInRun(v *Unit, inRun map[*Unit]int32) []*Unit {
 	return out
 }
 
-// sortTopologically orders the units so that every edge goes forward, or
-// returns a CycleError naming one cycle.
-func (g *Graph) sortTopologically() error {
-	pending := make([]int32, len(g.Units))
-	for i := range g.Units {
-		pending[i] = int32(len(g.in[i]))
-	}
-	order := make([]int32, 0, len(g.Units))
-	for i := range g.Units {
-		if pending[i] == 0 {
-			order = append(order, int32(i))
+// findCycle names the units of one cycle among the nodes walk could not
+// order: it walks back over stuck predecessors until one repeats.
+func (g *Graph) findCycle(succ [][]int32, pending []int32) []string {
+	pred := make([][]int32, len(succ))
+	for x, ys := range succ {
+		for _, y := range ys {
+			pred[y] = append(pred[y], int32(x))
 		}
 	}
-	for k := 0; k < len(order); k++ {
-		for _, ei := range g.out[order[k]] {
-			to := g.index[g.Edges[ei].To]
-			if pending[to]--; pending[to] == 0 {
-				order = append(order, to)
-			}
-		}
-	}
-	if len(order) == len(g.Units) {
-		g.topoSort = order
-		return nil
-	}
-	return &CycleError{Cycle: g.findCycle(pending)}
-}
-
-func (g *Graph) findCycle(pending []int32) []string {
 	start := int32(-1)
-	for i := range g.Units {
+	for i := range pending {
 		if pending[i] > 0 {
 			start = int32(i)
 			break
 		}
 	}
-	// Walk predecessors that are themselves stuck until one repeats.
 	seenAt := map[int32]int{}
 	var path []int32
-	for u := start; ; {
-		if i, ok := seenAt[u]; ok {
+	for x := start; ; {
+		if i, ok := seenAt[x]; ok {
 			cyc := path[i:]
-			names := make([]string, 0, len(cyc)+1)
+			var names []string
 			for j := len(cyc) - 1; j >= 0; j-- {
-				names = append(names, g.Units[cyc[j]].Name())
+				if int(cyc[j]) < len(g.Units) {
+					names = append(names, g.Units[cyc[j]].Name())
+				}
 			}
-			return append(names, g.Units[cyc[len(cyc)-1]].Name())
+			return append(names, names[0])
 		}
-		seenAt[u] = len(path)
-		path = append(path, u)
-		for _, ei := range g.in[u] {
-			if from := g.index[g.Edges[ei].From]; pending[from] > 0 {
-				u = from
+		seenAt[x] = len(path)
+		path = append(path, x)
+		for _, p := range pred[x] {
+			if pending[p] > 0 {
+				x = p
 				break
 			}
 		}

@@ -70,10 +70,11 @@ func membership(p *Project) map[string][]string {
 	return out
 }
 
-// graphEdges renders a graph's edges as "from -> to (kind)" sorted.
+// graphEdges renders a graph's edges, each stack edge expanded to its unit
+// pairs, as "from -> to (kind)" sorted.
 func graphEdges(g *Graph) []string {
 	var out []string
-	for _, e := range g.Edges {
+	for _, e := range g.Expand() {
 		out = append(out, e.String())
 	}
 	sort.Strings(out)

@@ -438,8 +438,10 @@ func checkAutoInputs(t *testing.T, tc autoInputsCase) {
 		t.Fatal(err)
 	}
 	var edges []string
-	for _, ei := range g.In(app) {
-		e := g.Edges[ei]
+	for _, e := range g.Expand() {
+		if e.To != app {
+			continue
+		}
 		edges = append(edges, fmt.Sprintf("%s -> %s (%s, %s)", e.From.Name(), e.To.Name(), e.Kind, e.Why))
 	}
 	sort.Strings(edges)
