@@ -83,8 +83,12 @@ type UnitReport struct {
 	// planned one whose apply a failure held.
 	Cause string `json:"cause,omitempty"`
 	// After are the IDs of the units of the run this one waits for, over
-	// the command's edges (the DAG the summary draws).
-	After []string `json:"after,omitempty"`
+	// the command's edges between units (depends_on, inputs); AfterStacks
+	// the stacks of the run whose every unit it waits for, over the rules
+	// between stacks, each stack once however many units it has
+	// (docs/behaviour.md#the-unit-dag). The summary draws both.
+	After       []string `json:"after,omitempty"`
+	AfterStacks []string `json:"after_stacks,omitempty"`
 	// Replanned compares the plan apply made in place of the reviewed
 	// saved plan with it (docs/behaviour.md#saved-plans).
 	Replanned *Replanned `json:"replanned,omitempty"`

@@ -29,6 +29,7 @@ func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
 		rep.Cause = ur.cause.rootName()
 	}
 	rep.After = r.after(u)
+	rep.AfterStacks = r.afterStacks(u.Stack)
 	if rep.Status == report.StatusPending {
 		rep.Status = report.StatusCancelled
 	}
@@ -97,4 +98,33 @@ func (r *runState) after(u *stacks.Unit) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// afterStacks are the names of the stacks of the run s waits for over the
+// command's stack edges, sorted: a stack whose units are all outside the
+// run (gates, producers) is not the run's DAG. Found once per stack.
+func (r *runState) afterStacks(s *stacks.Stack) []string {
+	if r.g == nil {
+		return nil
+	}
+	if names, ok := r.stacksBefore[s]; ok {
+		return names
+	}
+	var out []string
+	for _, ei := range r.g.StackIn(s) {
+		from := r.g.StackEdges[ei].From
+		for _, u := range r.g.UnitsOf(from) {
+			if p := r.byUnit[u]; p != nil && p.role != RoleGate && p.role != RoleProducer {
+				out = append(out, from.Name)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if r.stacksBefore == nil {
+		r.stacksBefore = map[*stacks.Stack][]string{}
+	}
+	r.stacksBefore[s] = out
+	return out
 }

@@ -166,6 +166,8 @@ type runState struct {
 	// barriers stand for the rules between stacks (barrier.go); they are
 	// in no listing.
 	barriers []*unitRun
+	// stacksBefore memoizes afterStacks.
+	stacksBefore map[*stacks.Stack][]string
 	// readyQ holds the units that may have a job to start, best first;
 	// entries are checked when taken, since a unit can move on meanwhile.
 	readyQ readyQueue
