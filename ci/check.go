@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/internal/objstore"
@@ -37,6 +38,8 @@ func Check(ctx context.Context, st *objstore.Store, run string) ([]string, error
 	}
 	var bad []string
 	roots := newFailedRoots(m, results)
+	stackAt := m.stackIndex()
+	last := latestEnds(m, results)
 	for _, mu := range m.Units {
 		r := results[mu.ID]
 		if why, ok := refused[mu.ID]; ok {
@@ -47,7 +50,7 @@ func Check(ctx context.Context, st *objstore.Store, run string) ([]string, error
 			bad = append(bad, fmt.Sprintf("%s: no result", mu.ID))
 			continue
 		}
-		bad = append(bad, orderViolations(mu, r, results)...)
+		bad = append(bad, orderViolations(mu, r, results, stackAt, last)...)
 		bad = append(bad, outcomeViolations(m, mu, r, appliesOf[mu.key()], roots.of(mu.ID))...)
 		bad = append(bad, readerViolations(mu, r, appliesOf[mu.key()])...)
 	}
@@ -76,14 +79,31 @@ type failedRoots struct {
 	memo    map[string]map[string]bool
 }
 
-// newFailedRoots reads what each unit of the run waits for.
+// newFailedRoots reads what each unit of the run waits for: a stack it
+// waits for is one node, which waits for the stack's units, so the walk
+// stays linear in the units and rules.
 func newFailedRoots(m *Manifest, results map[string]*Result) *failedRoots {
 	after := map[string][]string{}
+	stackAt := m.stackIndex()
 	for _, mu := range m.Units {
 		after[mu.ID] = mu.After
+		if ms := stackAt[mu.Stack]; ms != nil && len(ms.After) > 0 {
+			list := append([]string(nil), mu.After...)
+			for _, name := range ms.After {
+				list = append(list, stackNode+name)
+			}
+			after[mu.ID] = list
+		}
+	}
+	for _, ms := range m.Stacks {
+		after[stackNode+ms.Name] = ms.Units
 	}
 	return &failedRoots{after: after, results: results, memo: map[string]map[string]bool{}}
 }
+
+// stackNode prefixes a stack's name to make its node among the units'
+// IDs, which never start with a NUL.
+const stackNode = "\x00stack "
 
 // of decides which failed units the unit id waits for, directly or not,
 // by name.
@@ -105,20 +125,54 @@ func (fr *failedRoots) of(id string) map[string]bool {
 }
 
 // orderViolations decides whether a unit started before a unit it waits
-// for had ended.
-func orderViolations(mu ManifestUnit, r *Result, results map[string]*Result) []string {
+// for had ended; of a stack it waits for, the unit that ended last.
+func orderViolations(mu ManifestUnit, r *Result, results map[string]*Result, stackAt map[string]*ManifestStack, last map[string]unitEnd) []string {
 	var bad []string
 	start, _ := r.span()
-	for _, p := range mu.After {
-		pr := results[p]
-		if pr == nil || start.IsZero() {
-			continue
-		}
-		if _, end := pr.span(); !end.IsZero() && start.Before(end) {
+	if start.IsZero() {
+		return nil
+	}
+	check := func(p string, end time.Time) {
+		if !end.IsZero() && start.Before(end) {
 			bad = append(bad, fmt.Sprintf("%s started at %s, before %s, which it waits for, ended at %s", mu.ID, start.Format("15:04:05.000000"), p, end.Format("15:04:05.000000")))
 		}
 	}
+	for _, p := range mu.After {
+		if pr := results[p]; pr != nil {
+			_, end := pr.span()
+			check(p, end)
+		}
+	}
+	if ms := stackAt[mu.Stack]; ms != nil {
+		for _, name := range ms.After {
+			if l, ok := last[name]; ok {
+				check(l.id, l.end)
+			}
+		}
+	}
 	return bad
+}
+
+// unitEnd is when a unit's result says it ended.
+type unitEnd struct {
+	id  string
+	end time.Time
+}
+
+// latestEnds finds, for each stack a stack waits for, its unit that
+// ended last.
+func latestEnds(m *Manifest, results map[string]*Result) map[string]unitEnd {
+	out := map[string]unitEnd{}
+	for _, ms := range m.Stacks {
+		for _, id := range ms.Units {
+			if r := results[id]; r != nil {
+				if _, end := r.span(); end.After(out[ms.Name].end) {
+					out[ms.Name] = unitEnd{id, end}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // outcomeViolations decides whether a unit's outcome is one a run on one

@@ -133,7 +133,7 @@ func EmitGitLabChild(m *Manifest, opt GitLabOptions) ([]byte, error) {
 		return nil, err
 	}
 	c := &childJobs{joins: map[string]string{}}
-	all, err := c.addShards(m.Run, where, units)
+	all, err := c.addShards(m.Run, where, units, m.stackIndex())
 	if err != nil {
 		return nil, err
 	}
@@ -203,10 +203,10 @@ func sortedSlots[V any](set map[childSlot]V) []childSlot {
 
 // addShards adds the job of each slot, each after the join jobs its needs
 // take, and returns the slots' job names in order.
-func (c *childJobs) addShards(run string, where map[string]childSlot, units map[childSlot][]ManifestUnit) ([]string, error) {
+func (c *childJobs) addShards(run string, where map[string]childSlot, units map[childSlot][]ManifestUnit, stackAt map[string]*ManifestStack) ([]string, error) {
 	var all []string
 	for _, s := range sortedSlots(units) {
-		needs, err := slotNeeds(run, s, units[s], where)
+		needs, err := slotNeeds(run, s, predecessors(units[s], stackAt), units[s], where)
 		if err != nil {
 			return nil, err
 		}
@@ -222,21 +222,19 @@ func (c *childJobs) addShards(run string, where map[string]childSlot, units map[
 	return all, nil
 }
 
-// slotNeeds are the jobs that hold the units a slot's units wait for,
+// slotNeeds are the jobs that hold preds, what a slot's units wait for,
 // each once; every one must be of an earlier wave.
-func slotNeeds(run string, s childSlot, units []ManifestUnit, where map[string]childSlot) ([]string, error) {
+func slotNeeds(run string, s childSlot, preds []string, units []ManifestUnit, where map[string]childSlot) ([]string, error) {
 	needSet := map[childSlot]bool{}
-	for _, u := range units {
-		for _, id := range u.After {
-			from, ok := where[id]
-			if !ok {
-				return nil, fmt.Errorf("run %s: unit %s waits for %s, which is not in the run", run, u.ID, id)
-			}
-			if from.wave >= s.wave {
-				return nil, fmt.Errorf("run %s: unit %s (wave %d) waits for %s of wave %d; expected an earlier wave", run, u.ID, s.wave, id, from.wave)
-			}
-			needSet[from] = true
+	for _, id := range preds {
+		from, ok := where[id]
+		if !ok {
+			return nil, fmt.Errorf("run %s: a unit of wave %d shard %d (%s) waits for %s, which is not in the run", run, s.wave, s.shard, units[0].ID, id)
 		}
+		if from.wave >= s.wave {
+			return nil, fmt.Errorf("run %s: a unit of wave %d shard %d (%s) waits for %s of wave %d; expected an earlier wave", run, s.wave, s.shard, units[0].ID, id, from.wave)
+		}
+		needSet[from] = true
 	}
 	var needs []string
 	for _, n := range sortedSlots(needSet) {

@@ -31,6 +31,7 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*report.R
 		return nil, nil, err
 	}
 	units := make([]*report.UnitReport, 0, len(m.Units))
+	stackAt := m.stackIndex()
 	finished := m.Created
 	order := append([]ManifestUnit(nil), m.Units...)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].Wave < order[j].Wave })
@@ -50,12 +51,12 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*report.R
 			}
 			units = append(units, &report.UnitReport{
 				Dir: mu.Dir, Workspace: mu.Workspace, Stack: mu.Stack, StackPath: []string{mu.Stack},
-				Why: why, Status: report.StatusMissing, Reason: reason, After: mu.After,
+				Why: why, Status: report.StatusMissing, Reason: reason, After: mu.After, AfterStacks: stackAfter(stackAt, mu.Stack),
 				Inputs: map[string]report.InputReport{}, Steps: []report.StepReport{},
 			})
 			continue
 		}
-		r.Unit.Log, r.Unit.After = r.Log, mu.After
+		r.Unit.Log, r.Unit.After, r.Unit.AfterStacks = r.Log, mu.After, stackAfter(stackAt, mu.Stack)
 		units = append(units, r.Unit)
 		if _, end := r.span(); end.After(finished) {
 			finished = end
@@ -124,4 +125,12 @@ func loadRun(ctx context.Context, st *objstore.Store, run string) (*Manifest, ma
 		return nil, nil, nil, fmt.Errorf("reading the results of run %s: %w", run, err)
 	}
 	return m, results, refused, nil
+}
+
+// stackAfter are the stacks the stack of that name waits for.
+func stackAfter(stackAt map[string]*ManifestStack, name string) []string {
+	if ms := stackAt[name]; ms != nil {
+		return ms.After
+	}
+	return nil
 }

@@ -21,8 +21,10 @@ import (
 // Version 3 added readers (ManifestUnit.Reader): a job of an older strata
 // would run them as members. Version 4 added the controls' decisions
 // (ManifestUnit.Denied, AutoApplyDenied): a job of an older strata would
-// run what they refuse.
-const ManifestVersion = 4
+// run what they refuse. Version 5 keeps a rule between stacks once
+// (Manifest.Stacks) instead of in every unit's After: a job of an older
+// strata would run a unit before the stacks it waits for.
+const ManifestVersion = 5
 
 // Manifest is a run planned by `ci start`: what runs, in which wave and
 // shard, and with which options. It is written once, under
@@ -74,6 +76,48 @@ type Manifest struct {
 	// earlier one: "" edits it in place; append, delete or minimize.
 	CommentStrategy string `json:"comment_strategy,omitempty"`
 	Waves           []Wave `json:"waves"`
+	// Stacks are the run's stacks that a rule between stacks joins: each
+	// unit of a stack waits for every unit of the stacks in its After.
+	// A rule is kept once, not as an entry per pair of units
+	// (docs/ci.md#the-manifest); a wave's part has only the stacks its
+	// units are in and wait for.
+	Stacks []ManifestStack `json:"stacks,omitempty"`
+}
+
+// ManifestStack is a stack of the run that a rule between stacks joins.
+type ManifestStack struct {
+	Name string `json:"name"`
+	// After are the stacks of the run whose every unit each unit of this
+	// stack waits for.
+	After []string `json:"after,omitempty"`
+	// Units are the IDs of the stack's units in the run, when a stack
+	// waits for it.
+	Units []string `json:"units,omitempty"`
+}
+
+// stackIndex finds the manifest's stacks by name.
+func (m *Manifest) stackIndex() map[string]*ManifestStack {
+	out := make(map[string]*ManifestStack, len(m.Stacks))
+	for i := range m.Stacks {
+		out[m.Stacks[i].Name] = &m.Stacks[i]
+	}
+	return out
+}
+
+// waitsFor are the IDs of every unit mu waits for: over the edges
+// between units, and every unit of the stacks its stack waits for.
+func waitsFor(mu ManifestUnit, stacks map[string]*ManifestStack) []string {
+	ms := stacks[mu.Stack]
+	if ms == nil || len(ms.After) == 0 {
+		return mu.After
+	}
+	out := append([]string(nil), mu.After...)
+	for _, name := range ms.After {
+		if t := stacks[name]; t != nil {
+			out = append(out, t.Units...)
+		}
+	}
+	return out
 }
 
 // unitKeys maps the ID of every unit the manifest names to its bucket key.
@@ -118,8 +162,9 @@ type ManifestUnit struct {
 	Wave   int    `json:"wave"`
 	Shard  int    `json:"shard"`
 	// After are the IDs of the units of the run this one waits for over
-	// this command's edges (plan_after, apply_after, inputs): each is in
-	// an earlier wave.
+	// this command's edges between units (depends_on, inputs): each is in
+	// an earlier wave. The stacks it waits for are its stack's After in
+	// Manifest.Stacks.
 	After []string `json:"after,omitempty"`
 	// Reader marks a consumer outside the run of a unit the run may apply
 	// (docs/ci.md#readers): its job runs it only when a producer's apply

@@ -88,8 +88,11 @@ func TestStartListsReaders(t *testing.T) {
 	if net.Wave != 0 || app.Wave != 1 || web.Wave != 2 || len(m.Waves) != 3 {
 		t.Errorf("waves: net %d, app %d, web %d; %+v", net.Wave, app.Wave, web.Wave, m.Waves)
 	}
-	if !slices.Equal(app.After, []string{net.ID}) || !slices.Equal(web.After, []string{app.ID}) {
-		t.Errorf("after: app %v, web %v", app.After, web.After)
+	// app reads net (a unit edge); web's stack waits for app's (a rule,
+	// kept once in the manifest's stacks).
+	stackAt := m.stackIndex()
+	if !slices.Equal(app.After, []string{net.ID}) || !slices.Equal(waitsFor(web, stackAt), []string{app.ID}) || len(web.After) != 0 {
+		t.Errorf("after: app %v, web %v (its stack: %+v)", app.After, web.After, stackAt[web.Stack])
 	}
 	// A job reads its wave's part: the reader is marked there too.
 	wm, err := loadWave(ctx, st, m.Run, 1)

@@ -123,16 +123,11 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 	j := &Job{Manifest: m, slice: m.Slice(o.Wave, o.Shard)}
 	// Every result this job reads: its own units' (an earlier attempt may
 	// have recorded them) and their predecessors'.
-	var ids []string
-	seen := map[string]bool{}
+	ids := make([]string, 0, len(j.slice))
 	for _, mu := range j.slice {
-		for _, id := range append([]string{mu.ID}, mu.After...) {
-			if !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
-		}
+		ids = append(ids, mu.ID)
 	}
+	ids = append(ids, predecessors(j.slice, m.stackIndex())...)
 	results, err := m.refs(ids)
 	if err != nil {
 		return nil, err
@@ -343,7 +338,7 @@ type jobSlice struct {
 // for settled, in manifest order.
 func (j *Job) resolve(units unitIndex) (*jobSlice, error) {
 	sl := &jobSlice{run: &stacks.Run{}}
-	settled := map[string]bool{}
+	var running []ManifestUnit
 	for _, mu := range j.slice {
 		u, err := units.unit(mu.ID)
 		if err != nil {
@@ -359,19 +354,45 @@ func (j *Job) resolve(units unitIndex) (*jobSlice, error) {
 		} else {
 			sl.run.Units = append(sl.run.Units, stacks.RunUnit{Unit: u, Why: mu.Why})
 		}
-		for _, id := range mu.After {
-			if settled[id] {
-				continue
-			}
-			settled[id] = true
-			pu, err := units.unit(id)
-			if err != nil {
-				return nil, err
-			}
-			sl.settle = append(sl.settle, j.settledAs(pu, id))
+		running = append(running, mu)
+	}
+	for _, id := range predecessors(running, j.Manifest.stackIndex()) {
+		pu, err := units.unit(id)
+		if err != nil {
+			return nil, err
 		}
+		sl.settle = append(sl.settle, j.settledAs(pu, id))
 	}
 	return sl, nil
+}
+
+// predecessors are the IDs of the units that units wait for, each once,
+// in the order first met: a stack waited for is listed once however many
+// of units wait for it.
+func predecessors(units []ManifestUnit, stackAt map[string]*ManifestStack) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(ids []string) {
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	stackDone := map[string]bool{}
+	for _, mu := range units {
+		add(mu.After)
+		if ms := stackAt[mu.Stack]; ms != nil && !stackDone[mu.Stack] {
+			stackDone[mu.Stack] = true
+			for _, name := range ms.After {
+				if t := stackAt[name]; t != nil {
+					add(t.Units)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // refuse keeps what the manifest says the controls refuse of a unit of

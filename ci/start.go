@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -217,12 +218,39 @@ func (m *Manifest) addUnits(p *stacks.Project, g *stacks.Graph, opt StartOptions
 			mu.After = append(mu.After, g.Edges[ei].From.ID())
 		}
 		sort.Strings(mu.After)
+		mu.After = slices.Compact(mu.After)
 		m.Units = append(m.Units, mu)
 		if mu.Denied != "" {
 			m.Denied = append(m.Denied, u.Name())
 		}
 	}
+	m.Stacks = manifestStacks(g)
 	return nil
+}
+
+// manifestStacks are the graph's stacks that a stack edge joins, each
+// with the stacks it waits for and, when one waits for it, its units.
+func manifestStacks(g *stacks.Graph) []ManifestStack {
+	var out []ManifestStack
+	for _, s := range g.Stacks {
+		in, outs := g.StackIn(s), g.StackOut(s)
+		if len(in)+len(outs) == 0 {
+			continue
+		}
+		ms := ManifestStack{Name: s.Name}
+		for _, ei := range in {
+			ms.After = append(ms.After, g.StackEdges[ei].From.Name)
+		}
+		slices.Sort(ms.After)
+		ms.After = slices.Compact(ms.After)
+		if len(outs) > 0 {
+			for _, u := range g.UnitsOf(s) {
+				ms.Units = append(ms.Units, u.ID())
+			}
+		}
+		out = append(out, ms)
+	}
+	return out
 }
 
 // writeManifest writes a run's manifest once: a start retried with the
@@ -260,14 +288,30 @@ func NewRunID(now time.Time) string {
 // shorter work.
 func assignShards(g *stacks.Graph, n int) map[*stacks.Unit]int {
 	ahead := make(map[*stacks.Unit]int, len(g.Units))
+	// aheadOf[s]: the longest chain ahead of any unit of s, found when a
+	// stack waiting for s first asks; every unit of s is in a later layer
+	// than every unit of a stack it waits for, so it is known by then.
+	aheadOf := map[*stacks.Stack]int{}
+	stackAhead := func(s *stacks.Stack) int {
+		if a, ok := aheadOf[s]; ok {
+			return a
+		}
+		best := 0
+		for _, u := range g.UnitsOf(s) {
+			best = max(best, ahead[u])
+		}
+		aheadOf[s] = best
+		return best
+	}
 	order := g.Order()
 	for i := len(order) - 1; i >= 0; i-- {
 		u := order[i]
 		best := 0
 		for _, ei := range g.Out(u) {
-			if a := ahead[g.Edges[ei].To]; a > best {
-				best = a
-			}
+			best = max(best, ahead[g.Edges[ei].To])
+		}
+		for _, ei := range g.StackOut(u.Stack) {
+			best = max(best, stackAhead(g.StackEdges[ei].To))
 		}
 		ahead[u] = best + 1
 	}

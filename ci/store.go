@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,6 +115,7 @@ func putWaves(ctx context.Context, st *objstore.Store, m *Manifest) error {
 		byWave[u.Wave] = append(byWave[u.Wave], u)
 	}
 	keys := m.unitKeys()
+	stackAt := m.stackIndex()
 	p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(runstate.Fetchers)
 	for _, w := range m.Waves {
 		wm := *m
@@ -121,8 +123,9 @@ func putWaves(ctx context.Context, st *objstore.Store, m *Manifest) error {
 		// does not have (Manifest.hasSlice).
 		wm.Units = byWave[w.Wave]
 		wm.Keys = maps.Clone(m.Keys)
+		wm.Stacks = waveStacks(wm.Units, stackAt)
 		for _, u := range wm.Units {
-			for _, id := range u.After {
+			for _, id := range waitsFor(u, stackAt) {
 				if wm.Keys == nil {
 					wm.Keys = map[string]string{}
 				}
@@ -205,4 +208,26 @@ func loadResults(ctx context.Context, st *objstore.Store, run string, refs []run
 		}
 	}
 	return results, refused, nil
+}
+
+// waveStacks are the stacks a wave's part of the manifest needs: those
+// its units are in and those they wait for, in the manifest's order.
+func waveStacks(units []ManifestUnit, stackAt map[string]*ManifestStack) []ManifestStack {
+	need := map[string]bool{}
+	for _, u := range units {
+		if ms := stackAt[u.Stack]; ms != nil && !need[u.Stack] {
+			need[u.Stack] = true
+			for _, name := range ms.After {
+				need[name] = true
+			}
+		}
+	}
+	var out []ManifestStack
+	for name := range need {
+		if ms := stackAt[name]; ms != nil {
+			out = append(out, *ms)
+		}
+	}
+	slices.SortFunc(out, func(a, b ManifestStack) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
