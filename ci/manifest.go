@@ -79,7 +79,7 @@ type Manifest struct {
 	// Stacks are the run's stacks that a rule between stacks joins: each
 	// unit of a stack waits for every unit of the stacks in its After.
 	// A rule is kept once, not as an entry per pair of units
-	// (docs/ci.md#the-manifest); a wave's part has only the stacks its
+	// (docs/ci.md#waves-and-shards); a wave's part has only the stacks its
 	// units are in and wait for.
 	Stacks []ManifestStack `json:"stacks,omitempty"`
 }

@@ -28,7 +28,7 @@ type Edge struct {
 }
 
 // StackEdge is a rule between two stacks of a run, kept as one edge: every
-// unit of To waits for every unit of From (docs/architecture.md#the-graph).
+// unit of To waits for every unit of From (docs/architecture.md#the-unit-dag).
 type StackEdge struct {
 	From, To *Stack
 	Kind     EdgeKind
@@ -45,7 +45,7 @@ func (e StackEdge) String() string {
 // the edges between units (depends_on, inputs) and the rules between the
 // run's stacks, each rule once. Its size is O(units + unit edges + stack
 // edges): a rule between two stacks of a thousand units each is one edge,
-// not a million (docs/architecture.md#the-graph).
+// not a million (docs/architecture.md#the-unit-dag).
 type Graph struct {
 	Units []*Unit // sorted by dir, workspace, stack
 	// Edges are the edges between two units: depends_on and inputs.
