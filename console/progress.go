@@ -2,7 +2,6 @@ package console
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"time"
 
@@ -123,16 +122,36 @@ func (c *Console) drawStatus() {
 	}
 }
 
-// statusLines is the status block's text. Callers hold c.mu.
+// statusLines is the status block's text: each running unit once, with
+// the step it started last and how long that step has run, the unit
+// running longest first. Callers hold c.mu.
 func (c *Console) statusLines() []string {
 	now := c.Now()
-	// A unit's steps run one after another: each running step is
-	// another unit's.
-	steps := slices.Clone(c.running)
-	sort.SliceStable(steps, func(i, j int) bool { return steps[i].started.Before(steps[j].started) })
+	type running struct {
+		since time.Time   // its first running step's start
+		step  *StepWriter // the step it started last
+	}
+	byUnit := map[*Unit]*running{}
+	var units []*running
+	for _, sw := range c.running {
+		r := byUnit[sw.ur]
+		if r == nil {
+			r = &running{since: sw.started, step: sw}
+			byUnit[sw.ur] = r
+			units = append(units, r)
+			continue
+		}
+		if sw.started.Before(r.since) {
+			r.since = sw.started
+		}
+		if !sw.started.Before(r.step.started) {
+			r.step = sw
+		}
+	}
+	sort.SliceStable(units, func(i, j int) bool { return units[i].since.Before(units[j].since) })
 	inRun := 0
-	for _, sw := range steps {
-		if sw.ur.InJobs {
+	for _, r := range units {
+		if r.step.ur.InJobs {
 			inRun++
 		}
 	}
@@ -141,12 +160,12 @@ func (c *Console) statusLines() []string {
 		waiting := max(c.total-c.done-inRun, 0)
 		lines = append(lines, fmt.Sprintf("── %d/%d done · %d running · %d waiting", c.done, c.total, inRun, waiting))
 	}
-	for i, sw := range steps {
+	for i, r := range units {
 		if i == maxStatusUnits {
-			lines = append(lines, fmt.Sprintf("  … and %d more running", len(steps)-maxStatusUnits))
+			lines = append(lines, fmt.Sprintf("  … and %d more running", len(units)-maxStatusUnits))
 			break
 		}
-		lines = append(lines, fmt.Sprintf("  … %s: %s (%s)", sw.ur.Name, sw.step, now.Sub(sw.started).Round(time.Second)))
+		lines = append(lines, fmt.Sprintf("  … %s: %s (%s)", r.step.ur.Name, r.step.step, now.Sub(r.step.started).Round(time.Second)))
 	}
 	return lines
 }

@@ -170,3 +170,33 @@ func TestOutsideJobsNotHeld(t *testing.T) {
 		t.Errorf("output %q; want the hook's line at once", got)
 	}
 }
+
+// TestStatusCountsUnits: a unit with two steps running at once (a step
+// and the one it started) is one running unit, listed once with the step
+// it started last.
+func TestStatusCountsUnits(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Unix(1000, 0)
+	c := New(&out, nil, true, false)
+	c.Now = func() time.Time { return now }
+	c.AddUnits(3)
+	a, b := unitNamed("a"), unitNamed("b")
+	initA := c.Step(a, report.StepInit)
+	now = now.Add(2 * time.Second)
+	planA := c.Step(a, report.StepPlan)
+	now = now.Add(time.Second)
+	initB := c.Step(b, report.StepInit)
+	now = now.Add(time.Second)
+	got := c.statusLines()
+	want := []string{
+		"── 0/3 done · 2 running · 1 waiting",
+		"  … a: plan (2s)",
+		"  … b: init (1s)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("status block:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, sw := range []*StepWriter{initA, planA, initB} {
+		sw.Close()
+	}
+}

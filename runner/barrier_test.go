@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
@@ -288,5 +290,52 @@ stacks:
 	r.schedule(context.Background(), f.work())
 	if want := "blocked (waits for stack staging (40 units) to be applied)"; statusesOf(r)["b07@default"] != want {
 		t.Errorf("b07: %q, want %q", statusesOf(r)["b07@default"], want)
+	}
+}
+
+// TestOneEndPerUnit: a unit that ends before anything runs (a pre hook
+// failed, the controls deny it) skips what waits for it, and each unit
+// ends once: one line each, and the count never passes the total.
+func TestOneEndPerUnit(t *testing.T) {
+	t.Parallel()
+	config := `
+stacks:
+  names:
+    a: {tag_query: 'dir:a*'}
+    b: {tag_query: 'dir:b*', rules: {plan_after: [a]}}
+`
+	dirs := []string{"a1", "b1", "b2"}
+	for name, set := range map[string]func(r *runState){
+		"pre hook failed": func(r *runState) { r.hookFailure = "a pre hook failed" },
+		"denied": func(r *runState) {
+			for _, ur := range r.units {
+				ur.refused = "not allowed"
+			}
+		},
+	} {
+		r := schedulerRun(t, config, dirs, Options{Settings: Settings{Command: CmdApply, AutoApprove: true}})
+		var out bytes.Buffer
+		r.con = console.New(&out, nil, false, false)
+		set(r)
+		f := &stepJobs{fail: map[string]bool{}, noChanges: map[string]bool{}, opened: map[string]bool{}}
+		r.schedule(context.Background(), f.work())
+		ends := 0
+		for _, line := range strings.Split(out.String(), "\n") {
+			if strings.Contains(line, " done)") {
+				ends++
+				if strings.Contains(line, "(4/") || strings.Contains(line, "(5/") {
+					t.Errorf("%s: the count passes the total: %q", name, line)
+				}
+			}
+		}
+		if ends != len(dirs) {
+			t.Errorf("%s: %d final lines for %d units:\n%s", name, ends, len(dirs), out.String())
+		}
+		// Each ends for its own reason, not as skipped after another.
+		for u, st := range statusesOf(r) {
+			if !strings.HasPrefix(st, "failed") && !strings.HasPrefix(st, "denied") {
+				t.Errorf("%s: %s %s", name, u, st)
+			}
+		}
 	}
 }

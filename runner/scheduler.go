@@ -253,6 +253,9 @@ func (r *runState) schedule(ctx context.Context, w work) {
 // blocked before the run, and units whose engine is not supported, with
 // the dependents of those that failed skipped.
 func (r *runState) settleBeforeStart(ctx context.Context, w work) {
+	// Every unit that ends here ends first, with its own reason; then
+	// what waits for the dead ones is skipped, so a unit ends once, with
+	// one line, and a unit both denied and after a denied one is denied.
 	var dead []*unitRun
 	for _, ur := range r.units {
 		switch {
@@ -261,24 +264,24 @@ func (r *runState) settleBeforeStart(ctx context.Context, w work) {
 		case ur.role.outside():
 			w.outside(ctx, ur)
 			if ur.role == RoleSettled && ur.status.Dead() {
+				// Settled by another job: its dependents here are
+				// skipped as if it had failed in this run.
 				dead = append(dead, ur)
 			}
 		case ur.refused != "":
 			r.finish(ur, report.StatusDenied, ur.refused)
-			r.skipDependents(ur, ur)
+			dead = append(dead, ur)
 		case ur.preBlocked != "":
 			r.finish(ur, report.StatusBlocked, ur.preBlocked)
 		case ur.unsupported:
 			r.finish(ur, report.StatusFailed, fmt.Sprintf("engine %s is not supported", ur.Choice.Name))
-			r.skipDependents(ur, ur)
+			dead = append(dead, ur)
 		case r.hookFailure != "" && !ur.hidden():
 			r.finish(ur, report.StatusFailed, r.hookFailure)
-			r.skipDependents(ur, ur)
+			dead = append(dead, ur)
 		}
 	}
 	for _, ur := range dead {
-		// Settled by another job: its dependents here are skipped as if
-		// it had failed in this run.
 		r.skipDependents(ur, ur)
 	}
 }
