@@ -51,12 +51,12 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*report.R
 			}
 			units = append(units, &report.UnitReport{
 				Dir: mu.Dir, Workspace: mu.Workspace, Stack: mu.Stack, StackPath: []string{mu.Stack},
-				Why: why, Status: report.StatusMissing, Reason: reason, After: mu.After, AfterStacks: stackAfter(stackAt, mu.Stack),
+				Why: why, Status: report.StatusMissing, Reason: reason, After: mu.After, AfterStacks: stackAfter(stackAt, mu.Stack), Layer: mu.Wave,
 				Inputs: map[string]report.InputReport{}, Steps: []report.StepReport{},
 			})
 			continue
 		}
-		r.Unit.Log, r.Unit.After, r.Unit.AfterStacks = r.Log, mu.After, stackAfter(stackAt, mu.Stack)
+		r.Unit.Log, r.Unit.After, r.Unit.AfterStacks, r.Unit.Layer = r.Log, mu.After, stackAfter(stackAt, mu.Stack), mu.Wave
 		units = append(units, r.Unit)
 		if _, end := r.span(); end.After(finished) {
 			finished = end

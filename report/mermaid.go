@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -153,6 +154,27 @@ func later(a, b time.Time) time.Time {
 func (u *UnitReport) took() time.Duration {
 	started, finished := Span(u.Steps)
 	return finished.Sub(started)
+}
+
+// ran is the unit's own running time: the time some step of it ran, each
+// moment once. took less ran is the time it waited between its steps, at
+// a prompt or for its apply gates.
+func (u *UnitReport) ran() time.Duration {
+	steps := slices.Clone(u.Steps)
+	slices.SortFunc(steps, func(a, b StepReport) int { return a.StartedAt.Compare(b.StartedAt) })
+	var total time.Duration
+	var end time.Time
+	for _, s := range steps {
+		start := s.StartedAt
+		if start.Before(end) {
+			start = end
+		}
+		if s.FinishedAt.After(start) {
+			total += s.FinishedAt.Sub(start)
+			end = s.FinishedAt
+		}
+	}
+	return total
 }
 
 // Span is when the first of steps started and the last finished; zero

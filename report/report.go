@@ -110,6 +110,9 @@ type UnitReport struct {
 	// the summary reads in the order things happen; the report's units
 	// stay in ID order.
 	Order int `json:"-"`
+	// Layer is the unit's layer in the run's DAG (its wave, in CI): the
+	// final table lists units by layer, then by when they started.
+	Layer int `json:"-"`
 }
 
 // Name is the unit as the console shows it.
@@ -276,11 +279,22 @@ func ReadReport(path string) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// duration is the unit's own running time, as the table shows it.
 func (u *UnitReport) duration() string {
 	if len(u.Steps) == 0 {
 		return "-"
 	}
-	return u.took().Round(100 * time.Millisecond).String()
+	return u.ran().Round(100 * time.Millisecond).String()
+}
+
+// waited is the time the unit waited between its steps, at a prompt or
+// for its apply gates, as the table shows it: "-" under a second.
+func (u *UnitReport) waited() string {
+	if w := u.took() - u.ran(); w >= time.Second {
+		return w.Round(time.Second).String()
+	}
+	return "-"
 }
 
 // summaryLimit caps the Markdown summary (GitHub's step summary limit).

@@ -468,3 +468,39 @@ func TestTableWhy(t *testing.T) {
 		t.Errorf("a run of selected units shows a why:\n%s", b.String())
 	}
 }
+
+// TestTableRunOrder: the final table lists units by layer, then by when
+// each started, across stacks; a unit's duration is its own running time,
+// and the time it waited between its plan and its apply is shown apart.
+func TestTableRunOrder(t *testing.T) {
+	t.Parallel()
+	at := func(s int) time.Time { return time.Unix(1000+int64(s), 0) }
+	step := func(name string, from, to int) StepReport {
+		return StepReport{Name: name, StartedAt: at(from), FinishedAt: at(to)}
+	}
+	units := []*UnitReport{
+		{Dir: "a", Workspace: "default", Stack: "z", StackPath: []string{"z"}, Status: StatusApplied, Layer: 0, Order: 0,
+			Steps: []StepReport{step("plan", 5, 7), step("apply", 37, 40)}},
+		{Dir: "b", Workspace: "default", Stack: "a", StackPath: []string{"a"}, Status: StatusApplied, Layer: 0, Order: 1,
+			Steps: []StepReport{step("plan", 0, 2), step("apply", 2, 3)}},
+		{Dir: "c", Workspace: "default", Stack: "a", StackPath: []string{"a"}, Status: StatusSkipped, Layer: 1, Order: 2},
+		{Dir: "d", Workspace: "default", Stack: "m", StackPath: []string{"m"}, Status: StatusApplied, Layer: 1, Order: 3,
+			Steps: []StepReport{step("init", 41, 42), step("plan", 41, 43)}},
+	}
+	var b strings.Builder
+	(&Report{Units: units}).WriteTable(&b)
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		got = append(got, strings.Join(strings.Fields(l), " "))
+	}
+	want := []string{
+		"STACK UNIT STATUS CHANGES DURATION WAITED REASON",
+		"a b@default applied - 3s -",
+		"z a@default applied - 5s 30s",
+		"m d@default applied - 2s -",
+		"a c@default skipped - - -",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("table:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -51,21 +51,33 @@ func (rep *Report) writeTable(w io.Writer) {
 	// Why a unit is in the run, when some unit is for more than being
 	// selected (docs/behaviour.md#changed-units), as the summary says it.
 	showWhy := rep.hasWhy()
-	if showWhy {
-		fmt.Fprintln(tw, "STACK\tUNIT\tSTATUS\tCHANGES\tDURATION\tREASON\tWHY")
-	} else {
-		fmt.Fprintln(tw, "STACK\tUNIT\tSTATUS\tCHANGES\tDURATION\tREASON")
+	// Time spent waiting at a prompt or for apply gates is apart from
+	// the units' own running time, when some unit waited.
+	showWaited := false
+	for _, u := range rep.Units {
+		if u.waited() != "-" {
+			showWaited = true
+		}
 	}
-	units := append([]*UnitReport(nil), rep.Units...)
-	sort.SliceStable(units, func(i, j int) bool {
-		return strings.Join(units[i].StackPath, "/") < strings.Join(units[j].StackPath, "/")
-	})
-	for _, u := range units {
+	head := "STACK\tUNIT\tSTATUS\tCHANGES\tDURATION"
+	if showWaited {
+		head += "\tWAITED"
+	}
+	head += "\tREASON"
+	if showWhy {
+		head += "\tWHY"
+	}
+	fmt.Fprintln(tw, head)
+	for _, u := range rep.runOrder() {
 		changes := "-"
 		if u.Changes != (Changes{}) {
 			changes = u.Changes.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", strings.Join(u.StackPath, "/"), u.Name(), u.Status, changes, u.duration(), u.Note())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", strings.Join(u.StackPath, "/"), u.Name(), u.Status, changes, u.duration())
+		if showWaited {
+			fmt.Fprintf(tw, "\t%s", u.waited())
+		}
+		fmt.Fprintf(tw, "\t%s", u.Note())
 		if showWhy {
 			// A reason may be empty: the column stays in its place.
 			fmt.Fprintf(tw, "\t%s", u.Why)
@@ -73,4 +85,27 @@ func (rep *Report) writeTable(w io.Writer) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+// runOrder is the units in the order the run went: by layer, then by
+// when each started; a unit that ran nothing comes after those of its
+// layer that ran, in the DAG's order.
+func (rep *Report) runOrder() []*UnitReport {
+	units := append([]*UnitReport(nil), rep.Units...)
+	sort.SliceStable(units, func(i, j int) bool {
+		a, b := units[i], units[j]
+		if a.Layer != b.Layer {
+			return a.Layer < b.Layer
+		}
+		sa, _ := Span(a.Steps)
+		sb, _ := Span(b.Steps)
+		switch {
+		case sa.IsZero() != sb.IsZero():
+			return !sa.IsZero()
+		case !sa.Equal(sb):
+			return sa.Before(sb)
+		}
+		return a.Order < b.Order
+	})
+	return units
 }

@@ -52,7 +52,9 @@ func cutWarnings(ws []string) []string {
 // report assembles the report and its exit code (docs/behaviour.md#commands).
 func (r *runState) report(started time.Time) *report.Report {
 	place := map[*stacks.Unit]int{}
+	layer := map[*stacks.Unit]int{}
 	if r.g != nil {
+		layer = r.g.Layer
 		for i, u := range r.g.Order() {
 			place[u] = i
 		}
@@ -64,7 +66,7 @@ func (r *runState) report(started time.Time) *report.Report {
 			continue
 		}
 		ureport := r.unitReport(ur)
-		ureport.Order = place[ur.Spec]
+		ureport.Order, ureport.Layer = place[ur.Spec], layer[ur.Spec]
 		units = append(units, ureport)
 		if ureport.Status == report.StatusFailed && ci == report.GitHub && !r.opt.DropIn {
 			ws, _ := environ.Lookup(r.opt.Environ, "GITHUB_WORKSPACE")
