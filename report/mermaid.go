@@ -25,7 +25,9 @@ var statusColours = []struct {
 // Mermaid is the run's DAG as a Mermaid flowchart, which GitHub and
 // GitLab draw (docs/behaviour.md#summary): a box per unit filled by its
 // status, an edge where one waits for another, and the critical path (the
-// chain whose units took longest end to end) drawn bold. "" when the run
+// chain whose units took longest end to end) drawn bold. When a unit waits
+// for a stack (AfterStacks), the units are grouped in a subgraph per
+// stack and the rule is one edge between two subgraphs. "" when the run
 // has no edges or more units than the picture can hold.
 func (rep *Report) Mermaid() string {
 	units := append([]*UnitReport(nil), rep.Units...)
@@ -34,26 +36,58 @@ func (rep *Report) Mermaid() string {
 	}
 	sort.SliceStable(units, func(i, j int) bool { return units[i].Order < units[j].Order })
 	node := make(map[string]string, len(units))
+	stackOf := make(map[string]string, len(units))
+	sub := map[string]string{}
+	var stackNames []string
 	for i, u := range units {
 		node[u.ID()] = fmt.Sprintf("u%d", i)
+		stackOf[u.ID()] = u.Stack
+		if _, ok := sub[u.Stack]; !ok {
+			sub[u.Stack] = fmt.Sprintf("s%d", len(stackNames))
+			stackNames = append(stackNames, u.Stack)
+		}
 	}
 	type edge struct{ from, to string }
-	var edges []edge
+	var edges, stackEdges []edge
+	seen, unitEdge := map[edge]bool{}, map[edge]bool{}
 	for _, u := range units {
 		for _, a := range u.After {
 			if _, ok := node[a]; ok {
 				edges = append(edges, edge{a, u.ID()})
+				unitEdge[edge{a, u.ID()}] = true
+			}
+		}
+		for _, s := range u.AfterStacks {
+			e := edge{s, u.Stack}
+			if _, ok := sub[s]; ok && s != u.Stack && !seen[e] {
+				seen[e] = true
+				stackEdges = append(stackEdges, e)
 			}
 		}
 	}
-	if len(edges) == 0 {
+	if len(edges)+len(stackEdges) == 0 {
 		return ""
 	}
 	crit, _ := criticalPath(units)
 	var b strings.Builder
 	b.WriteString("```mermaid\nflowchart LR\n")
-	for _, u := range units {
-		fmt.Fprintf(&b, "  %s[\"%s<br/>%s\"]:::%s\n", node[u.ID()], mermaidText(u.Name()), u.Status, u.Status)
+	box := func(indent string, u *UnitReport) {
+		fmt.Fprintf(&b, "%s%s[\"%s<br/>%s\"]:::%s\n", indent, node[u.ID()], mermaidText(u.Name()), u.Status, u.Status)
+	}
+	if len(stackEdges) == 0 {
+		for _, u := range units {
+			box("  ", u)
+		}
+	} else {
+		for _, name := range stackNames {
+			fmt.Fprintf(&b, "  subgraph %s[\"%s\"]\n", sub[name], mermaidText(name))
+			for _, u := range units {
+				if u.Stack == name {
+					box("    ", u)
+				}
+			}
+			b.WriteString("  end\n")
+		}
 	}
 	for _, e := range edges {
 		arrow := "-->"
@@ -62,17 +96,32 @@ func (rep *Report) Mermaid() string {
 		}
 		fmt.Fprintf(&b, "  %s %s %s\n", node[e.from], arrow, node[e.to])
 	}
+	// A stack edge is bold when the path goes from a unit of one stack to
+	// a unit of the other over it.
+	onPath := map[edge]bool{}
+	for to, from := range crit {
+		if from != "" && stackOf[from] != stackOf[to] && !unitEdge[edge{from, to}] {
+			onPath[edge{stackOf[from], stackOf[to]}] = true
+		}
+	}
+	for _, e := range stackEdges {
+		arrow := "-->"
+		if onPath[e] {
+			arrow = "==>"
+		}
+		fmt.Fprintf(&b, "  %s %s %s\n", sub[e.from], arrow, sub[e.to])
+	}
 	for _, c := range statusColours {
 		fmt.Fprintf(&b, "  classDef %s fill:%s,color:#fff,stroke:#24292f\n", c.status, c.fill)
 	}
-	var onPath []string
+	var critical []string
 	for _, u := range units {
 		if _, on := crit[u.ID()]; on {
-			onPath = append(onPath, node[u.ID()])
+			critical = append(critical, node[u.ID()])
 		}
 	}
-	if len(onPath) > 1 {
-		fmt.Fprintf(&b, "  classDef critical stroke-width:4px\n  class %s critical\n", strings.Join(onPath, ","))
+	if len(critical) > 1 {
+		fmt.Fprintf(&b, "  classDef critical stroke-width:4px\n  class %s critical\n", strings.Join(critical, ","))
 	}
 	b.WriteString("```\n")
 	return b.String()
@@ -86,12 +135,16 @@ func (rep *Report) Mermaid() string {
 // chain. Each unit of a chain counts from its first step's start, or the
 // end of the one before when that is later, to its last step's end, so a
 // chain is never longer than the time from its first start to its last
-// end. It maps each unit of the chain to the one before it ("" for the
-// first), and says how long the chain took.
+// end. A unit waits for the units it comes after (After) and for every
+// unit of the stacks it comes after (AfterStacks). It maps each unit of
+// the chain to the one before it ("" for the first), and says how long the
+// chain took.
 func criticalPath(units []*UnitReport) (map[string]string, time.Duration) {
 	byID := make(map[string]*UnitReport, len(units))
+	ofStack := map[string][]string{}
 	for _, u := range units {
 		byID[u.ID()] = u
+		ofStack[u.Stack] = append(ofStack[u.Stack], u.ID())
 	}
 	total := map[string]time.Duration{}
 	prev := map[string]string{}
@@ -104,7 +157,13 @@ func criticalPath(units []*UnitReport) (map[string]string, time.Duration) {
 		id := u.ID()
 		started, finished := Span(u.Steps)
 		best, from := finished.Sub(started), ""
-		for _, a := range u.After {
+		after := u.After
+		for _, st := range u.AfterStacks {
+			if st != u.Stack {
+				after = append(after[:len(after):len(after)], ofStack[st]...)
+			}
+		}
+		for _, a := range after {
 			au, ok := byID[a]
 			if !ok || len(au.Steps) == 0 {
 				continue
