@@ -251,10 +251,26 @@ func layoutDAG(p *GraphPage, keys map[string]string) dagView {
 		}
 		x1, y1 := from.X+from.W, from.Y+from.H/2
 		x2, y2 := to.X-4, to.Y+to.H/2
+		path, labelX, labelY := curve(x1, y1, x2, y2), (x1+x2)/2, min(y1, y2)-8
+		// Over columns between the two boxes, the edge runs under every
+		// box in them, down and up again in the gaps beside its ends.
+		if a, b := bandOf[e.From].last+1, bandOf[e.To].first; a < b {
+			low := 0
+			for c := a; c < b; c++ {
+				low = max(low, free[c])
+			}
+			if low > 0 {
+				g := (colGap - 2*stackPad) / 2
+				path = fmt.Sprintf("M%d %d C%d %d %d %d %d %d L%d %d C%d %d %d %d %d %d",
+					x1, y1, x1+g/2, y1, x1+g/2, low, x1+g, low, x2-g, low, x2-g/2, low, x2-g/2, y2, x2, y2)
+				labelY = low - 6
+				d.Height = max(d.Height, low+margin)
+			}
+		}
 		d.StackEdges = append(d.StackEdges, stackEdgeView{
-			edgeView: edgeView{Path: curve(x1, y1, x2, y2), Apply: e.Apply,
+			edgeView: edgeView{Path: path, Apply: e.Apply,
 				Title: fmt.Sprintf("stack %s -> stack %s (%s, %s): every unit of %s waits for every unit of %s", e.From, e.To, kindOf(e), e.Via, e.To, e.From)},
-			Via: e.Via, LabelX: (x1 + x2) / 2, LabelY: (y1+y2)/2 - 6})
+			Via: e.Via, LabelX: labelX, LabelY: labelY})
 	}
 	return d
 }

@@ -209,7 +209,7 @@ func TestGraphHTMLStackEdges(t *testing.T) {
 			t.Errorf("stack edge %d runs from x %d to %d, want from box %q to box %q", i, x1, x2, from[1:], to[1:])
 		}
 	}
-	if !strings.Contains(page, "21 units, 0 edges between units, 2 between stacks.") {
+	if !strings.Contains(page, "21 units; edges: 0 between units, 2 between stacks.") {
 		t.Error("the page does not count the stack edges")
 	}
 }
@@ -247,6 +247,36 @@ func TestGraphHTMLStackBoxesApart(t *testing.T) {
 		b := box[p.Units[i].Stack]
 		if n.X < b.X || n.X+n.W > b.X+b.W || n.Y < b.Y || n.Y+n.H > b.Y+b.H {
 			t.Errorf("unit %s %+v is outside its stack's box %+v", n.Full, n, b)
+		}
+	}
+}
+
+// TestGraphHTMLStackEdgeAround: a rule between stacks with columns
+// between them runs under the boxes in those columns, not through them.
+func TestGraphHTMLStackEdgeAround(t *testing.T) {
+	p := &GraphPage{
+		Units: []PageUnit{
+			{ID: "a@default#a", Name: "a", Stack: "a", Layer: 0},
+			{ID: "b@default#b", Name: "b", Stack: "b", Layer: 1},
+			{ID: "c@default#c", Name: "c", Stack: "c", Layer: 2},
+		},
+		StackEdges: []PageEdge{{From: "a", To: "b", Via: "plan_after"}, {From: "b", To: "c", Via: "plan_after"}, {From: "a", To: "c", Via: "prerequisite"}},
+	}
+	d := layoutDAG(p, map[string]string{})
+	if len(d.StackEdges) != 3 {
+		t.Fatalf("%d stack edges, want 3", len(d.StackEdges))
+	}
+	b := d.Stacks[1]
+	m := regexp.MustCompile(` L(\d+) (\d+) `).FindStringSubmatch(d.StackEdges[2].Path)
+	if m == nil {
+		t.Fatalf("the edge over b is %q, want it to run under b", d.StackEdges[2].Path)
+	}
+	if y, _ := strconv.Atoi(m[2]); y <= b.Y+b.H || y+margin > d.Height {
+		t.Errorf("the edge runs at y %d, want it under b (bottom %d) and inside the picture (%d high)", y, b.Y+b.H, d.Height)
+	}
+	for _, e := range d.StackEdges[:2] {
+		if strings.Contains(e.Path, " L") {
+			t.Errorf("an edge between neighbouring columns goes around: %q", e.Path)
 		}
 	}
 }
