@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math/bits"
 	"sort"
 	"strings"
 	"time"
@@ -144,10 +145,15 @@ func criticalPath(units []*UnitReport) (map[string]string, time.Duration) {
 	ofStack := map[string][]string{}
 	for _, u := range units {
 		byID[u.ID()] = u
-		ofStack[u.Stack] = append(ofStack[u.Stack], u.ID())
+		if len(u.Steps) > 0 {
+			ofStack[u.Stack] = append(ofStack[u.Stack], u.ID())
+		}
 	}
 	total := map[string]time.Duration{}
 	prev := map[string]string{}
+	// ends[s]: the units of stack s by when they ended, built when a unit
+	// first waits for s, every unit of s behind it in DAG order.
+	ends := map[string]*stackEnds{}
 	var last string
 	// units come in DAG order: every unit after what it waits for.
 	for _, u := range units {
@@ -157,13 +163,13 @@ func criticalPath(units []*UnitReport) (map[string]string, time.Duration) {
 		id := u.ID()
 		started, finished := Span(u.Steps)
 		best, from := finished.Sub(started), ""
-		after := u.After
-		for _, st := range u.AfterStacks {
-			if st != u.Stack {
-				after = append(after[:len(after):len(after)], ofStack[st]...)
+		// A tie goes to the chain: the unit waited for it.
+		take := func(t time.Duration, a string) {
+			if t > best || t == best && from == "" {
+				best, from = t, a
 			}
 		}
-		for _, a := range after {
+		for _, a := range u.After {
 			au, ok := byID[a]
 			if !ok || len(au.Steps) == 0 {
 				continue
@@ -172,9 +178,17 @@ func criticalPath(units []*UnitReport) (map[string]string, time.Duration) {
 			if lastStart(u.Steps).Before(aFinished) {
 				continue
 			}
-			// A tie goes to the chain: the unit waited for it.
-			if t := total[a] + finished.Sub(later(started, aFinished)); t > best || t == best && from == "" {
-				best, from = t, a
+			take(total[a]+finished.Sub(later(started, aFinished)), a)
+		}
+		for _, st := range u.AfterStacks {
+			if st == u.Stack || len(ofStack[st]) == 0 {
+				continue
+			}
+			if ends[st] == nil {
+				ends[st] = newStackEnds(ofStack[st], byID, total)
+			}
+			if t, a, ok := ends[st].best(started, lastStart(u.Steps), finished); ok {
+				take(t, a)
 			}
 		}
 		total[id], prev[id] = best, from
@@ -187,6 +201,87 @@ func criticalPath(units []*UnitReport) (map[string]string, time.Duration) {
 		path[id] = prev[id]
 	}
 	return path, total[last]
+}
+
+// stackEnds are the units of a stack sorted by when they ended, so that
+// the best link into a unit waiting for the whole stack is found without
+// looking at each of its units: a unit of the stack that ended by the
+// waiting one's start adds its chain and the waiting one's whole time
+// (the most total, a prefix), one that ended later but before the
+// waiting one's last step started its chain and the time from its end
+// (the most total less end, a range of a sparse table).
+type stackEnds struct {
+	ids   []string
+	ended []time.Time
+	total []time.Duration
+	// most[k]: the index of the most total among the first k+1.
+	most []int
+	// table[j][i]: the index of the most total less end among i to
+	// i+2^j-1.
+	table [][]int
+}
+
+func newStackEnds(ids []string, byID map[string]*UnitReport, total map[string]time.Duration) *stackEnds {
+	e := &stackEnds{ids: append([]string(nil), ids...)}
+	end := func(id string) time.Time { _, f := Span(byID[id].Steps); return f }
+	sort.SliceStable(e.ids, func(i, j int) bool { return end(e.ids[i]).Before(end(e.ids[j])) })
+	n := len(e.ids)
+	e.ended, e.total, e.most = make([]time.Time, n), make([]time.Duration, n), make([]int, n)
+	for i, id := range e.ids {
+		e.ended[i], e.total[i] = end(id), total[id]
+		e.most[i] = i
+		if i > 0 && e.total[e.most[i-1]] >= e.total[i] {
+			e.most[i] = e.most[i-1]
+		}
+	}
+	row := make([]int, n)
+	for i := range row {
+		row[i] = i
+	}
+	e.table = [][]int{row}
+	for w := 2; w <= n; w *= 2 {
+		prevRow, half := e.table[len(e.table)-1], w/2
+		row := make([]int, n-w+1)
+		for i := range row {
+			row[i] = e.better(prevRow[i], prevRow[i+half])
+		}
+		e.table = append(e.table, row)
+	}
+	return e
+}
+
+// better is whichever of units i and j has the more total less end, i on
+// a tie.
+func (e *stackEnds) better(i, j int) int {
+	if e.total[j]-e.ended[j].Sub(e.ended[0]) > e.total[i]-e.ended[i].Sub(e.ended[0]) {
+		return j
+	}
+	return i
+}
+
+// best is the longest chain through a unit of the stack into a unit that
+// started at started, started its last step at lastStart and ended at
+// finished, and that unit; ok is false when no unit of the stack ended
+// by lastStart.
+func (e *stackEnds) best(started, lastStart, finished time.Time) (time.Duration, string, bool) {
+	byStart := sort.Search(len(e.ended), func(i int) bool { return e.ended[i].After(started) })
+	byLast := sort.Search(len(e.ended), func(i int) bool { return e.ended[i].After(lastStart) })
+	t, at := time.Duration(0), -1
+	if byStart > 0 {
+		k := e.most[byStart-1]
+		t, at = e.total[k]+finished.Sub(started), k
+	}
+	if lo, hi := byStart, byLast; lo < hi {
+		j := bits.Len(uint(hi-lo)) - 1
+		k := e.better(e.table[j][lo], e.table[j][hi-1<<j])
+		if v := e.total[k] + finished.Sub(e.ended[k]); at < 0 || v > t {
+			t, at = v, k
+		}
+	}
+	if at < 0 {
+		return 0, "", false
+	}
+	return t, e.ids[at], true
 }
 
 // lastStart is when the last of steps started.

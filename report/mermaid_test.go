@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +193,55 @@ func TestMermaidStackEdges(t *testing.T) {
 	units[8].After = nil
 	if got := (&Report{Units: units}).Mermaid(); !strings.Contains(got, "  s0 ==> s1\n  s1 ==> s2\n") {
 		t.Errorf("stack edges only:\n%s", got)
+	}
+}
+
+// TestCriticalPathOverStacks: a unit waiting for whole stacks
+// (AfterStacks) gets the chain it would get waiting for each of their
+// units (After), on runs drawn at random from a fixed seed.
+func TestCriticalPathOverStacks(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for run := range 200 {
+		var byStack, expanded []*UnitReport
+		nStacks := 1 + rnd.IntN(4)
+		order := 0
+		for s := range nStacks {
+			stack := fmt.Sprintf("s%d", s)
+			var after []string
+			for p := range s {
+				if rnd.IntN(2) == 0 {
+					after = append(after, fmt.Sprintf("s%d", p))
+				}
+			}
+			for i := range 1 + rnd.IntN(5) {
+				u := &UnitReport{Dir: fmt.Sprintf("%s/u%d", stack, i), Workspace: "default", Stack: stack, Order: order, AfterStacks: after}
+				order++
+				if rnd.IntN(6) > 0 {
+					start := rnd.IntN(20)
+					mid, end := start+rnd.IntN(10), 0
+					end = mid + 1 + rnd.IntN(10)
+					u.Steps = []StepReport{{Name: "plan", StartedAt: at(start), FinishedAt: at(mid)}, {Name: "apply", StartedAt: at(mid + rnd.IntN(3)), FinishedAt: at(end)}}
+				}
+				byStack = append(byStack, u)
+			}
+		}
+		for _, u := range byStack {
+			e := *u
+			e.AfterStacks = nil
+			for _, v := range byStack {
+				if slices.Contains(u.AfterStacks, v.Stack) {
+					e.After = append(e.After, v.ID())
+				}
+			}
+			expanded = append(expanded, &e)
+		}
+		_, got := criticalPath(byStack)
+		_, want := criticalPath(expanded)
+		if got != want {
+			t.Fatalf("run %d: over stacks %s, over units %s", run, got, want)
+		}
 	}
 }
