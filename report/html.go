@@ -12,10 +12,15 @@ import (
 )
 
 // GraphPage is what `graph --format html` draws (docs/behaviour.md#the-unit-dag):
-// the units and edges of the DAG, and each unit's last run.
+// the units of the DAG in a box per stack, the edges between units, the
+// rules between stacks, each one edge between two boxes, and each unit's
+// last run.
 type GraphPage struct {
 	Units []PageUnit
 	Edges []PageEdge
+	// StackEdges are the rules between stacks, From and To naming stacks:
+	// every unit of To waits for every unit of From.
+	StackEdges []PageEdge
 }
 
 // PageUnit is a unit of the DAG with its last run, when one is recorded.
@@ -33,7 +38,8 @@ type PageUnit struct {
 	LogCut bool
 }
 
-// PageEdge is an edge of the DAG: To waits for From.
+// PageEdge is an edge of the DAG: To waits for From, two units' IDs in
+// Edges, two stacks' names in StackEdges.
 type PageEdge struct {
 	From, To string
 	Apply    bool
@@ -46,11 +52,14 @@ const PageLogLimit = 32 << 10
 // Layout of the page's pictures, in pixels.
 const (
 	nodeW, nodeH   = 200, 46
-	colGap, rowGap = 70, 22
+	colGap, rowGap = 110, 22
 	margin         = 20
-	ganttLabelW    = 280
-	ganttPlotW     = 760
-	ganttRowH      = 26
+	// A stack's box holds its units stackPad inside it, under a title
+	// stackHead high, and stackGap apart from the next box down.
+	stackPad, stackHead, stackGap = 10, 20, 16
+	ganttLabelW                   = 280
+	ganttPlotW                    = 760
+	ganttRowH                     = 26
 )
 
 //go:embed graph.html.tmpl
@@ -62,17 +71,33 @@ var graphTemplate = template.Must(template.New("graph").Parse(graphHTML))
 const noRunFill = "#d0d7de"
 
 type pageView struct {
-	Units, Edges int
-	DAG          dagView
-	Gantt        *ganttView
-	Panels       []panelView
-	Legend       []legendEntry
+	Units, Edges, StackEdges int
+	DAG                      dagView
+	Gantt                    *ganttView
+	Panels                   []panelView
+	Legend                   []legendEntry
 }
 
 type dagView struct {
 	Width, Height int
+	Stacks        []stackView
 	Nodes         []nodeView
 	Edges         []edgeView
+	StackEdges    []stackEdgeView
+}
+
+// stackView is a stack's box around its units.
+type stackView struct {
+	Name, Full string
+	X, Y, W, H int
+}
+
+// stackEdgeView is a rule between two stacks, a path between their
+// boxes with the rule written at its middle.
+type stackEdgeView struct {
+	edgeView
+	Via            string
+	LabelX, LabelY int
 }
 
 type nodeView struct {
@@ -97,7 +122,7 @@ type panelView struct {
 // WriteGraphHTML writes the page: one HTML file with no external
 // resources, every name and output escaped as text.
 func WriteGraphHTML(w io.Writer, p *GraphPage) error {
-	v := pageView{Units: len(p.Units), Edges: len(p.Edges), Legend: legend()}
+	v := pageView{Units: len(p.Units), Edges: len(p.Edges), StackEdges: len(p.StackEdges), Legend: legend()}
 	keys := make(map[string]string, len(p.Units))
 	for i, u := range p.Units {
 		keys[u.ID] = fmt.Sprintf("u%d", i)
@@ -141,16 +166,64 @@ func statusOf(u PageUnit) string {
 	return string(u.Run.Status)
 }
 
-// layoutDAG puts each layer in a column, its units in rows, and draws an
-// edge from the right of one box to the left of the other.
+// layoutDAG puts each layer in a column and each stack's units in a box
+// spanning its columns, the boxes of stacks sharing a column stacked one
+// under the other. It draws an edge between units from the right of one
+// box to the left of the other, and a rule between stacks once, from the
+// right of one stack's box to the left of the other's.
 func layoutDAG(p *GraphPage, keys map[string]string) dagView {
 	var d dagView
-	rows := map[int]int{}
+	// The stacks in the order of their first column, then of their first
+	// unit; each with its columns and its most units in one column.
+	type band struct {
+		name           string
+		first, last, y int
+		rows           map[int]int
+	}
+	var bands []*band
+	bandOf := map[string]*band{}
+	for _, u := range p.Units {
+		b := bandOf[u.Stack]
+		if b == nil {
+			b = &band{name: u.Stack, first: u.Layer, last: u.Layer, rows: map[int]int{}}
+			bandOf[u.Stack] = b
+			bands = append(bands, b)
+		}
+		b.first, b.last = min(b.first, u.Layer), max(b.last, u.Layer)
+		b.rows[u.Layer]++
+	}
+	sort.SliceStable(bands, func(i, j int) bool { return bands[i].first < bands[j].first })
+	// free[c]: the first y below every box placed in column c.
+	free := map[int]int{}
+	boxes := make(map[string]stackView, len(bands))
+	for _, b := range bands {
+		b.y = margin
+		height := 0
+		for c := b.first; c <= b.last; c++ {
+			b.y = max(b.y, free[c])
+			height = max(height, b.rows[c])
+		}
+		h := stackHead + height*(nodeH+rowGap) - rowGap + 2*stackPad
+		for c := b.first; c <= b.last; c++ {
+			free[c] = b.y + h + stackGap
+		}
+		box := stackView{Name: shorten(b.name, 28+(b.last-b.first)*36), Full: b.name,
+			X: margin + b.first*(nodeW+colGap), Y: b.y, W: (b.last-b.first)*(nodeW+colGap) + nodeW + 2*stackPad, H: h}
+		boxes[b.name] = box
+		d.Stacks = append(d.Stacks, box)
+		d.Width = max(d.Width, box.X+box.W+margin)
+		d.Height = max(d.Height, box.Y+box.H+margin)
+	}
+	rows := map[string]map[int]int{}
 	pos := make(map[string][2]int, len(p.Units))
 	for _, u := range p.Units {
-		x := margin + u.Layer*(nodeW+colGap)
-		y := margin + rows[u.Layer]*(nodeH+rowGap)
-		rows[u.Layer]++
+		b := bandOf[u.Stack]
+		if rows[u.Stack] == nil {
+			rows[u.Stack] = map[int]int{}
+		}
+		x := margin + u.Layer*(nodeW+colGap) + stackPad
+		y := b.y + stackHead + stackPad + rows[u.Stack][u.Layer]*(nodeH+rowGap)
+		rows[u.Stack][u.Layer]++
 		pos[u.ID] = [2]int{x, y}
 		text := "#fff"
 		if u.Run == nil {
@@ -158,8 +231,6 @@ func layoutDAG(p *GraphPage, keys map[string]string) dagView {
 		}
 		d.Nodes = append(d.Nodes, nodeView{Key: keys[u.ID], Name: shorten(u.Name, 28), Full: u.ID, Status: statusOf(u),
 			Fill: fillOf(u), Text: text, X: x, Y: y, W: nodeW, H: nodeH})
-		d.Width = max(d.Width, x+nodeW+margin)
-		d.Height = max(d.Height, y+nodeH+margin)
 	}
 	for _, e := range p.Edges {
 		from, okf := pos[e.From]
@@ -169,14 +240,52 @@ func layoutDAG(p *GraphPage, keys map[string]string) dagView {
 		}
 		x1, y1 := from[0]+nodeW, from[1]+nodeH/2
 		x2, y2 := to[0]-4, to[1]+nodeH/2
-		path := fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, x1+colGap/2, y1, x2-colGap/2, y2, x2, y2)
-		kind := "plan"
-		if e.Apply {
-			kind = "apply"
+		d.Edges = append(d.Edges, edgeView{Path: curve(x1, y1, x2, y2), Apply: e.Apply,
+			Title: fmt.Sprintf("%s -> %s (%s, %s)", e.From, e.To, kindOf(e), e.Via)})
+	}
+	for _, e := range p.StackEdges {
+		from, okf := boxes[e.From]
+		to, okt := boxes[e.To]
+		if !okf || !okt {
+			continue
 		}
-		d.Edges = append(d.Edges, edgeView{Path: path, Apply: e.Apply, Title: fmt.Sprintf("%s -> %s (%s, %s)", e.From, e.To, kind, e.Via)})
+		x1, y1 := from.X+from.W, from.Y+from.H/2
+		x2, y2 := to.X-4, to.Y+to.H/2
+		path, labelX, labelY := curve(x1, y1, x2, y2), (x1+x2)/2, min(y1, y2)-8
+		// Over columns between the two boxes, the edge runs under every
+		// box in them, down and up again in the gaps beside its ends.
+		if a, b := bandOf[e.From].last+1, bandOf[e.To].first; a < b {
+			low := 0
+			for c := a; c < b; c++ {
+				low = max(low, free[c])
+			}
+			if low > 0 {
+				g := (colGap - 2*stackPad) / 2
+				path = fmt.Sprintf("M%d %d C%d %d %d %d %d %d L%d %d C%d %d %d %d %d %d",
+					x1, y1, x1+g/2, y1, x1+g/2, low, x1+g, low, x2-g, low, x2-g/2, low, x2-g/2, y2, x2, y2)
+				labelY = low - 6
+				d.Height = max(d.Height, low+margin)
+			}
+		}
+		d.StackEdges = append(d.StackEdges, stackEdgeView{
+			edgeView: edgeView{Path: path, Apply: e.Apply,
+				Title: fmt.Sprintf("stack %s -> stack %s (%s, %s): every unit of %s waits for every unit of %s", e.From, e.To, kindOf(e), e.Via, e.To, e.From)},
+			Via: e.Via, LabelX: labelX, LabelY: labelY})
 	}
 	return d
+}
+
+// curve is an SVG path from (x1, y1) to (x2, y2), leaving and arriving
+// level.
+func curve(x1, y1, x2, y2 int) string {
+	return fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, x1+colGap/2, y1, x2-colGap/2, y2, x2, y2)
+}
+
+func kindOf(e PageEdge) string {
+	if e.Apply {
+		return "apply"
+	}
+	return "plan"
 }
 
 // shorten cuts s to n characters, marking the cut.

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +149,134 @@ func TestGraphHTMLNoRuns(t *testing.T) {
 	}
 	if strings.Contains(b.String(), `id="gantt"`) || !strings.Contains(b.String(), "No run with steps is recorded in the state dir.") {
 		t.Error("a page with no run draws a Gantt")
+	}
+}
+
+// stacksTestPage is three stacks of seven units each, no edge between two
+// units, staging planning after base and prod applying after staging.
+func stacksTestPage() *GraphPage {
+	p := &GraphPage{}
+	for layer, stack := range []string{"base", "staging", "prod"} {
+		for i := range 7 {
+			dir := fmt.Sprintf("%s/u%d", stack, i)
+			p.Units = append(p.Units, PageUnit{ID: dir + "@default#" + stack, Name: dir + "@default", Dir: dir, Workspace: "default", Stack: stack, Layer: layer})
+		}
+	}
+	p.StackEdges = []PageEdge{
+		{From: "base", To: "staging", Via: "plan_after"},
+		{From: "staging", To: "prod", Apply: true, Via: "apply_after"},
+	}
+	return p
+}
+
+// TestGraphHTMLStackEdges: each stack is a box around its units, and a
+// rule between stacks is one path between two boxes, dashed for an apply
+// edge and titled with its rule, not a path between every unit pair.
+func TestGraphHTMLStackEdges(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteGraphHTML(&b, stacksTestPage()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if n := strings.Count(page, `<g class="node"`); n != 21 {
+		t.Errorf("%d units drawn, want 21", n)
+	}
+	boxes := regexp.MustCompile(`<g class="stackbox"><title>stack (\w+)</title><rect x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)"`).FindAllStringSubmatch(page, -1)
+	if len(boxes) != 3 || boxes[0][1] != "base" || boxes[1][1] != "staging" || boxes[2][1] != "prod" {
+		t.Fatalf("stack boxes: %q", boxes)
+	}
+	if n := strings.Count(page, "<path "); n != 2+2 {
+		// The two markers' arrow heads and the two rules.
+		t.Errorf("%d paths, want the 2 rules and the 2 arrow heads:\n%s", n, page)
+	}
+	edges := regexp.MustCompile(`<path class="edge stack( apply)?" d="M(\d+) (\d+) [^"]* (\d+) (\d+)" marker-end="url\(#stackarrow\)"><title>([^<]*)</title></path><text class="rule"[^>]*>(\w+)</text>`).FindAllStringSubmatch(page, -1)
+	want := []struct{ apply, title, via string }{
+		{"", "stack base -&gt; stack staging (plan, plan_after): every unit of staging waits for every unit of base", "plan_after"},
+		{" apply", "stack staging -&gt; stack prod (apply, apply_after): every unit of prod waits for every unit of staging", "apply_after"},
+	}
+	if len(edges) != len(want) {
+		t.Fatalf("%d stack edges, want %d", len(edges), len(want))
+	}
+	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	for i, w := range want {
+		e := edges[i]
+		if e[1] != w.apply || e[6] != w.title || e[7] != w.via {
+			t.Errorf("stack edge %d = %q, want %+v", i, e[1:], w)
+		}
+		// From the right side of one box to the left side of the next.
+		from, to := boxes[i], boxes[i+1]
+		if x1, x2 := atoi(e[2]), atoi(e[4]); x1 != atoi(from[2])+atoi(from[4]) || x2 != atoi(to[2])-4 {
+			t.Errorf("stack edge %d runs from x %d to %d, want from box %q to box %q", i, x1, x2, from[1:], to[1:])
+		}
+	}
+	if !strings.Contains(page, "21 units; edges: 0 between units, 2 between stacks.") {
+		t.Error("the page does not count the stack edges")
+	}
+}
+
+// TestGraphHTMLStackBoxesApart: stacks sharing a column get boxes one
+// under the other, each holding its units.
+func TestGraphHTMLStackBoxesApart(t *testing.T) {
+	p := &GraphPage{Units: []PageUnit{
+		{ID: "a1@default#a", Name: "a1", Stack: "a", Layer: 0},
+		{ID: "b1@default#b", Name: "b1", Stack: "b", Layer: 0},
+		{ID: "a2@default#a", Name: "a2", Stack: "a", Layer: 1},
+		{ID: "c1@default#c", Name: "c1", Stack: "c", Layer: 1},
+	}}
+	keys := map[string]string{}
+	for i, u := range p.Units {
+		keys[u.ID] = fmt.Sprintf("u%d", i)
+	}
+	d := layoutDAG(p, keys)
+	if len(d.Stacks) != 3 {
+		t.Fatalf("%d boxes, want 3", len(d.Stacks))
+	}
+	box := map[string]stackView{}
+	for _, s := range d.Stacks {
+		box[s.Full] = s
+	}
+	overlap := func(a, b stackView) bool {
+		return a.X < b.X+b.W && b.X < a.X+a.W && a.Y < b.Y+b.H && b.Y < a.Y+a.H
+	}
+	for _, pair := range [][2]string{{"a", "b"}, {"a", "c"}, {"b", "c"}} {
+		if overlap(box[pair[0]], box[pair[1]]) {
+			t.Errorf("boxes %s %+v and %s %+v overlap", pair[0], box[pair[0]], pair[1], box[pair[1]])
+		}
+	}
+	for i, n := range d.Nodes {
+		b := box[p.Units[i].Stack]
+		if n.X < b.X || n.X+n.W > b.X+b.W || n.Y < b.Y || n.Y+n.H > b.Y+b.H {
+			t.Errorf("unit %s %+v is outside its stack's box %+v", n.Full, n, b)
+		}
+	}
+}
+
+// TestGraphHTMLStackEdgeAround: a rule between stacks with columns
+// between them runs under the boxes in those columns, not through them.
+func TestGraphHTMLStackEdgeAround(t *testing.T) {
+	p := &GraphPage{
+		Units: []PageUnit{
+			{ID: "a@default#a", Name: "a", Stack: "a", Layer: 0},
+			{ID: "b@default#b", Name: "b", Stack: "b", Layer: 1},
+			{ID: "c@default#c", Name: "c", Stack: "c", Layer: 2},
+		},
+		StackEdges: []PageEdge{{From: "a", To: "b", Via: "plan_after"}, {From: "b", To: "c", Via: "plan_after"}, {From: "a", To: "c", Via: "prerequisite"}},
+	}
+	d := layoutDAG(p, map[string]string{})
+	if len(d.StackEdges) != 3 {
+		t.Fatalf("%d stack edges, want 3", len(d.StackEdges))
+	}
+	b := d.Stacks[1]
+	m := regexp.MustCompile(` L(\d+) (\d+) `).FindStringSubmatch(d.StackEdges[2].Path)
+	if m == nil {
+		t.Fatalf("the edge over b is %q, want it to run under b", d.StackEdges[2].Path)
+	}
+	if y, _ := strconv.Atoi(m[2]); y <= b.Y+b.H || y+margin > d.Height {
+		t.Errorf("the edge runs at y %d, want it under b (bottom %d) and inside the picture (%d high)", y, b.Y+b.H, d.Height)
+	}
+	for _, e := range d.StackEdges[:2] {
+		if strings.Contains(e.Path, " L") {
+			t.Errorf("an edge between neighbouring columns goes around: %q", e.Path)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +143,105 @@ func TestCriticalPathWaited(t *testing.T) {
 		}
 		if took > last.Sub(t0) {
 			t.Errorf("%s: a path of %s in a run of %s", tc.name, took, last.Sub(t0))
+		}
+	}
+}
+
+// TestMermaidStackEdges: a unit waiting for stacks (AfterStacks) puts the
+// units in a subgraph per stack and each rule is one edge between two
+// subgraphs, bold when the critical path goes over it; unit edges stay
+// edges between units.
+func TestMermaidStackEdges(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	var units []*UnitReport
+	for i, stack := range []string{"base", "staging", "prod"} {
+		var after []string
+		if i > 0 {
+			after = []string{[]string{"base", "staging"}[i-1]}
+		}
+		for j := range 7 {
+			u := &UnitReport{Dir: fmt.Sprintf("%s/u%d", stack, j), Workspace: "default", Stack: stack, Status: StatusApplied,
+				Order: i*7 + j, AfterStacks: after,
+				Steps: []StepReport{{Name: "apply", StartedAt: t0.Add(time.Duration(10*i) * time.Second), FinishedAt: t0.Add(time.Duration(10*i+1+j) * time.Second)}}}
+			units = append(units, u)
+		}
+	}
+	// An edge between two units of staging.
+	units[8].After = []string{"staging/u0@default#staging"}
+	got := (&Report{Units: units}).Mermaid()
+	for _, want := range []string{
+		"  subgraph s0[\"base\"]\n    u0[\"base/u0@default<br/>applied\"]:::applied\n",
+		"    u20[\"prod/u6@default<br/>applied\"]:::applied\n  end\n",
+		"  u7 --> u8\n  s0 ==> s1\n  s1 ==> s2\n  classDef",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "subgraph "); n != 3 {
+		t.Errorf("%d subgraphs, want 3", n)
+	}
+	if n := strings.Count(got, "-->") + strings.Count(got, "==>"); n != 3 {
+		t.Errorf("%d edges, want the unit edge and the 2 stack edges:\n%s", n, got)
+	}
+	// The path: base's longest unit, staging's, prod's.
+	if !strings.Contains(got, "  class u6,u13,u20 critical\n") {
+		t.Errorf("critical path over the stack edges:\n%s", got)
+	}
+	// With no edge but the rules, there is still a picture.
+	units[8].After = nil
+	if got := (&Report{Units: units}).Mermaid(); !strings.Contains(got, "  s0 ==> s1\n  s1 ==> s2\n") {
+		t.Errorf("stack edges only:\n%s", got)
+	}
+}
+
+// TestCriticalPathOverStacks: a unit waiting for whole stacks
+// (AfterStacks) gets the chain it would get waiting for each of their
+// units (After), on runs drawn at random from a fixed seed.
+func TestCriticalPathOverStacks(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for run := range 200 {
+		var byStack, expanded []*UnitReport
+		nStacks := 1 + rnd.IntN(4)
+		order := 0
+		for s := range nStacks {
+			stack := fmt.Sprintf("s%d", s)
+			var after []string
+			for p := range s {
+				if rnd.IntN(2) == 0 {
+					after = append(after, fmt.Sprintf("s%d", p))
+				}
+			}
+			for i := range 1 + rnd.IntN(5) {
+				u := &UnitReport{Dir: fmt.Sprintf("%s/u%d", stack, i), Workspace: "default", Stack: stack, Order: order, AfterStacks: after}
+				order++
+				if rnd.IntN(6) > 0 {
+					start := rnd.IntN(20)
+					mid, end := start+rnd.IntN(10), 0
+					end = mid + 1 + rnd.IntN(10)
+					u.Steps = []StepReport{{Name: "plan", StartedAt: at(start), FinishedAt: at(mid)}, {Name: "apply", StartedAt: at(mid + rnd.IntN(3)), FinishedAt: at(end)}}
+				}
+				byStack = append(byStack, u)
+			}
+		}
+		for _, u := range byStack {
+			e := *u
+			e.AfterStacks = nil
+			for _, v := range byStack {
+				if slices.Contains(u.AfterStacks, v.Stack) {
+					e.After = append(e.After, v.ID())
+				}
+			}
+			expanded = append(expanded, &e)
+		}
+		_, got := criticalPath(byStack)
+		_, want := criticalPath(expanded)
+		if got != want {
+			t.Fatalf("run %d: over stacks %s, over units %s", run, got, want)
 		}
 	}
 }

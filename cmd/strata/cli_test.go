@@ -297,21 +297,22 @@ func TestGraphFormats(t *testing.T) {
 	if !reflect.DeepEqual(layers, want) {
 		t.Errorf("layers = %v, want %v", layers, want)
 	}
+	// Each stack holds one unit: every edge is a rule between stacks.
 	found := false
-	for _, e := range g.Edges {
-		if e.From == "dev/service@default#dev-service" && e.To == "prod/network@default#prod-network" && e.Kind == "apply" {
+	for _, e := range g.StackEdges {
+		if e.From == "dev-service" && e.To == "prod-network" && e.Kind == "apply" && e.Via == "apply_after" {
 			found = true
 		}
 	}
-	if !found || len(g.Edges) != 7 {
-		t.Errorf("edges = %+v", g.Edges)
+	if !found || len(g.StackEdges) != 7 || len(g.Edges) != 0 || len(g.Stacks) != 7 {
+		t.Errorf("edges = %+v\nstack_edges = %+v", g.Edges, g.StackEdges)
 	}
 	_, dot, _ := strata(t, "-C", dir, "graph")
-	if !strings.HasPrefix(dot, "digraph strata {") || !strings.Contains(dot, `"dev/service@default#dev-service" -> "prod/network@default#prod-network" [style=dashed, label="apply"];`) {
+	if !strings.HasPrefix(dot, "digraph strata {") || !strings.Contains(dot, `"dev/service@default#dev-service" -> "prod/network@default#prod-network" [style=dashed, ltail=cluster_3, lhead=cluster_5, penwidth=2, label="apply_after"];`) {
 		t.Errorf("dot:\n%s", dot)
 	}
 	_, mm, _ := strata(t, "-C", dir, "graph", "--format", "mermaid")
-	if !strings.HasPrefix(mm, "flowchart LR\n") || !strings.Contains(mm, "-. apply .->") {
+	if !strings.HasPrefix(mm, "flowchart LR\n") || !strings.Contains(mm, "  s3 -. apply .-> s5\n") {
 		t.Errorf("mermaid:\n%s", mm)
 	}
 	code, _, errOut = strata(t, "-C", dir, "graph", "--format", "svg")

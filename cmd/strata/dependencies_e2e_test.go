@@ -85,8 +85,9 @@ func TestWithDependenciesListed(t *testing.T) {
 
 	code, out, errOut := strata(t, "-C", root, "graph", "--format", "json", "--stack", "app", "--with-dependencies")
 	var g struct {
-		Units []struct{ ID, Why string }
-		Edges []struct{ From, To, Via string }
+		Units      []struct{ ID, Why string }
+		Edges      []struct{ From, To, Via string }
+		StackEdges []struct{ From, To, Via string } `json:"stack_edges"`
 	}
 	if err := json.Unmarshal([]byte(out), &g); code != 0 || err != nil {
 		t.Fatalf("graph: exit %d, %v\n%s%s", code, err, out, errOut)
@@ -98,8 +99,11 @@ func TestWithDependenciesListed(t *testing.T) {
 	for _, e := range g.Edges {
 		edges = append(edges, e.From+" -> "+e.To+" ("+e.Via+")")
 	}
+	for _, e := range g.StackEdges {
+		edges = append(edges, "stack "+e.From+" -> stack "+e.To+" ("+e.Via+")")
+	}
 	wantUnits := []string{"app@default#app: selected", "base@default#base: dependency_of: net@default (apply_after)", "net@default#net: dependency_of: app@default (inputs)"}
-	wantEdges := []string{"base@default#base -> net@default#net (apply_after)", "net@default#net -> app@default#app (inputs)"}
+	wantEdges := []string{"net@default#net -> app@default#app (inputs)", "stack base -> stack net (apply_after)"}
 	if !reflect.DeepEqual(units, wantUnits) || !reflect.DeepEqual(edges, wantEdges) {
 		t.Errorf("graph --with-dependencies:\n units %q\n want  %q\n edges %q\n want  %q", units, wantUnits, edges, wantEdges)
 	}

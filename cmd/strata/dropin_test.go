@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -193,7 +195,12 @@ stacks:
 		t.Errorf("ls: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = strata(t, "-C", root, "graph", "--stack", "app", "--format", "json")
-	if code != 0 || !strings.Contains(out, `"id": "creds@default#rotate-credentials"`) || !strings.Contains(out, `"via": "prerequisite"`) {
+	var g graphJSON
+	if err := json.Unmarshal([]byte(out), &g); err != nil {
+		t.Fatalf("graph: %v\n%s", err, out)
+	}
+	want := []graphStackEdge{{From: "rotate-credentials", To: "app", Kind: "plan", Via: "prerequisite"}}
+	if code != 0 || !strings.Contains(out, `"id": "creds@default#rotate-credentials"`) || !reflect.DeepEqual(g.StackEdges, want) {
 		t.Errorf("graph: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -15,9 +15,31 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
+// graphJSON is what graph --format json prints
+// (docs/behaviour.md#the-unit-dag): the units and the edges between two
+// units, the stacks and the rules between them, each rule one edge; with
+// --expand, Edges also holds each rule as an edge between every unit pair.
 type graphJSON struct {
-	Units []graphUnit `json:"units"`
-	Edges []graphEdge `json:"edges"`
+	Units      []graphUnit      `json:"units"`
+	Edges      []graphEdge      `json:"edges"`
+	Stacks     []graphStack     `json:"stacks"`
+	StackEdges []graphStackEdge `json:"stack_edges"`
+}
+
+type graphStack struct {
+	Name string `json:"name"`
+	// Units is how many of the run's units the stack holds.
+	Units int `json:"units"`
+}
+
+// graphStackEdge is a rule between two stacks: every unit of To waits
+// for every unit of From.
+type graphStackEdge struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Kind string `json:"kind"`
+	// Via names the rule: plan_after, apply_after or prerequisite.
+	Via string `json:"via"`
 }
 
 type graphUnit struct {
@@ -45,17 +67,29 @@ func graphCommand() *cli.Command {
 		Name:  "graph",
 		Usage: "print the unit DAG of the run",
 		Description: "An edge A -> B means B waits for A: a plan edge holds B's plan until A is\n" +
-			"applied, an apply edge holds only B's apply. Layers are for display; units\n" +
-			"run as soon as their own edges allow.",
+			"applied, an apply edge holds only B's apply. A rule between two stacks\n" +
+			"(plan_after, apply_after, a prerequisite) is one edge between the stacks:\n" +
+			"every unit of the later stack waits for every unit of the earlier one.\n" +
+			"Layers are for display; units run as soon as their own edges allow.\n\n" +
+			"--format json prints {units: [{id, dir, workspace, stack, layer, why}],\n" +
+			"edges: [{from, to, kind, via}] (between two units: depends_on, inputs),\n" +
+			"stacks: [{name, units}] (units: how many), stack_edges: [{from, to, kind,\n" +
+			"via}] (between two stacks: plan_after, apply_after, prerequisite)}.\n" +
+			"With --expand, edges also holds each stack edge as an edge between every\n" +
+			"unit pair, as many as the product of the stacks' sizes.",
 		Flags: append(selectionFlags(),
 			&cli.StringFlag{Name: "format", Value: "dot", Usage: "dot, mermaid, json or html (a page with each unit's last run)"},
 			&cli.BoolFlag{Name: "destroy", Usage: "the graph of destroy (plan edges reversed)"},
+			&cli.BoolFlag{Name: "expand", Usage: "with --format json, list each stack edge in edges too, as an edge between every unit pair"},
 			&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR`, for stale prerequisites (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
 		),
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
 			if format != "dot" && format != "mermaid" && format != "json" && format != "html" {
 				return cli.Exit(fmt.Sprintf("--format %s: expected dot, mermaid, json or html", format), 1)
+			}
+			if c.Bool("expand") && format != "json" {
+				return cli.Exit("--expand goes with --format json: the other formats draw a stack edge once", 1)
 			}
 			s, err := openProject(c)
 			if err != nil {
@@ -81,7 +115,7 @@ func graphCommand() *cli.Command {
 			}
 			switch format {
 			case "json":
-				return writeGraphJSON(c.App.Writer, g, run)
+				return writeGraphJSON(c.App.Writer, g, run, c.Bool("expand"))
 			case "html":
 				return writeGraphHTML(c.App.Writer, g, stateDirOf(c, s))
 			case "mermaid":
@@ -94,17 +128,27 @@ func graphCommand() *cli.Command {
 	}
 }
 
-func writeGraphJSON(w io.Writer, g *stacks.Graph, run *stacks.Run) error {
+func writeGraphJSON(w io.Writer, g *stacks.Graph, run *stacks.Run, expand bool) error {
 	why := make(map[*stacks.Unit]string, len(run.Units))
 	for _, ru := range run.Units {
 		why[ru.Unit] = ru.Why
 	}
-	out := graphJSON{Units: []graphUnit{}, Edges: []graphEdge{}}
+	out := graphJSON{Units: []graphUnit{}, Edges: []graphEdge{}, Stacks: []graphStack{}, StackEdges: []graphStackEdge{}}
 	for _, u := range g.Units {
 		out.Units = append(out.Units, graphUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Layer: g.Layer[u], Why: why[u]})
 	}
-	for _, e := range g.Edges {
+	edges := g.Edges
+	if expand {
+		edges = g.Expand()
+	}
+	for _, e := range edges {
 		out.Edges = append(out.Edges, graphEdge{From: e.From.ID(), To: e.To.ID(), Kind: string(e.Kind), Via: e.Why})
+	}
+	for _, s := range g.Stacks {
+		out.Stacks = append(out.Stacks, graphStack{Name: s.Name, Units: len(g.UnitsOf(s))})
+	}
+	for _, e := range g.StackEdges {
+		out.StackEdges = append(out.StackEdges, graphStackEdge{From: e.From.Name, To: e.To.Name, Kind: string(e.Kind), Via: e.Why})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -130,28 +174,37 @@ func writeGraphHTML(w io.Writer, g *stacks.Graph, stateDir string) error {
 	for _, e := range g.Edges {
 		page.Edges = append(page.Edges, report.PageEdge{From: e.From.ID(), To: e.To.ID(), Apply: e.Kind == stacks.ApplyEdge, Via: e.Why})
 	}
+	for _, e := range g.StackEdges {
+		page.StackEdges = append(page.StackEdges, report.PageEdge{From: e.From.Name, To: e.To.Name, Apply: e.Kind == stacks.ApplyEdge, Via: e.Why})
+	}
 	return report.WriteGraphHTML(w, page)
 }
 
-// writeDot prints Graphviz: units clustered by stack, apply edges dashed.
+// writeDot prints Graphviz: units clustered by stack, a stack edge drawn
+// once between the two clusters (an edge between a unit of each, clipped
+// to the clusters' borders), labelled with its rule; apply edges dashed
+// (docs/behaviour.md#the-unit-dag).
 func writeDot(w io.Writer, g *stacks.Graph) {
 	fmt.Fprintln(w, "digraph strata {")
 	fmt.Fprintln(w, "  rankdir=LR;")
+	fmt.Fprintln(w, "  compound=true;")
 	fmt.Fprintln(w, "  node [shape=box];")
-	byStack := map[string][]*stacks.Unit{}
-	var order []string
-	for _, u := range g.Units {
-		if _, ok := byStack[u.Stack.Name]; !ok {
-			order = append(order, u.Stack.Name)
-		}
-		byStack[u.Stack.Name] = append(byStack[u.Stack.Name], u)
-	}
-	for i, name := range order {
-		fmt.Fprintf(w, "  subgraph cluster_%d {\n    label=%q;\n", i, name)
-		for _, u := range byStack[name] {
+	cluster := make(map[*stacks.Stack]int, len(g.Stacks))
+	for i, s := range g.Stacks {
+		cluster[s] = i
+		fmt.Fprintf(w, "  subgraph cluster_%d {\n    label=%q;\n", i, s.Name)
+		for _, u := range g.UnitsOf(s) {
 			fmt.Fprintf(w, "    %q [label=%q];\n", u.ID(), u.Name())
 		}
 		fmt.Fprintln(w, "  }")
+	}
+	for _, e := range g.StackEdges {
+		style := ""
+		if e.Kind == stacks.ApplyEdge {
+			style = "style=dashed, "
+		}
+		fmt.Fprintf(w, "  %q -> %q [%sltail=cluster_%d, lhead=cluster_%d, penwidth=2, label=%q];\n",
+			g.UnitsOf(e.From)[0].ID(), g.UnitsOf(e.To)[0].ID(), style, cluster[e.From], cluster[e.To], e.Why)
 	}
 	for _, e := range g.Edges {
 		style := ""
@@ -166,26 +219,33 @@ func writeDot(w io.Writer, g *stacks.Graph) {
 	fmt.Fprintln(w, "}")
 }
 
-// writeMermaid prints a Mermaid flowchart: plan edges solid, apply edges
-// dotted.
+// writeMermaid prints a Mermaid flowchart: a subgraph per stack, a stack
+// edge once between two subgraphs; plan edges solid, apply edges dotted
+// (docs/behaviour.md#the-unit-dag).
 func writeMermaid(w io.Writer, g *stacks.Graph) {
 	fmt.Fprintln(w, "flowchart LR")
-	ids := map[*stacks.Unit]string{}
-	byStack := map[string][]*stacks.Unit{}
-	var order []string
+	ids := make(map[*stacks.Unit]string, len(g.Units))
 	for i, u := range g.Units {
 		ids[u] = fmt.Sprintf("u%d", i)
-		if _, ok := byStack[u.Stack.Name]; !ok {
-			order = append(order, u.Stack.Name)
-		}
-		byStack[u.Stack.Name] = append(byStack[u.Stack.Name], u)
 	}
-	for i, name := range order {
-		fmt.Fprintf(w, "  subgraph s%d[\"%s\"]\n", i, mermaidText(name))
-		for _, u := range byStack[name] {
+	sub := make(map[*stacks.Stack]string, len(g.Stacks))
+	for i, s := range g.Stacks {
+		sub[s] = fmt.Sprintf("s%d", i)
+		fmt.Fprintf(w, "  subgraph %s[\"%s\"]\n", sub[s], mermaidText(s.Name))
+		for _, u := range g.UnitsOf(s) {
 			fmt.Fprintf(w, "    %s[\"%s\"]\n", ids[u], mermaidText(u.Name()))
 		}
 		fmt.Fprintln(w, "  end")
+	}
+	for _, e := range g.StackEdges {
+		arrow := "-->"
+		switch {
+		case e.Kind == stacks.ApplyEdge:
+			arrow = "-. apply .->"
+		case e.Why == "prerequisite":
+			arrow = "-- prerequisite -->"
+		}
+		fmt.Fprintf(w, "  %s %s %s\n", sub[e.From], arrow, sub[e.To])
 	}
 	for _, e := range g.Edges {
 		arrow := "-->"
@@ -205,7 +265,7 @@ func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "#quot;") 
 // unit's resources, as `terraform graph` there: no flag of strata's unit
 // DAG is given (--workspace and --stack pick the unit).
 func engineGraph(c *cli.Context, s *session) bool {
-	for _, f := range []string{"format", "destroy", "all", "query", "dir", "changed", "with-dependencies"} {
+	for _, f := range []string{"format", "destroy", "expand", "all", "query", "dir", "changed", "with-dependencies"} {
 		if c.IsSet(f) {
 			return false
 		}
