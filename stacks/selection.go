@@ -3,6 +3,7 @@ package stacks
 import (
 	"cmp"
 	"fmt"
+	"github.com/strata-iac/strata/internal/spell"
 	"sort"
 	"strings"
 
@@ -129,7 +130,12 @@ func (p *Project) compileSelection(sel Selection) (*selectionFilter, error) {
 		for _, name := range sel.Stacks {
 			s, ok := p.byName[name]
 			if !ok {
-				return nil, &SelectionError{fmt.Sprintf("--stack %s: no such stack; expected one of: %s", name, strings.Join(p.stackNamesSorted(), ", "))}
+				names := p.stackNamesSorted()
+				mean := ""
+				if near := spell.Nearest(name, names, min(3, len(name)/3+1)); near != "" {
+					mean = fmt.Sprintf("; did you mean %s?", near)
+				}
+				return nil, &SelectionError{fmt.Sprintf("--stack %s: no such stack%s; expected one of: %s", name, mean, strings.Join(names, ", "))}
 			}
 			for _, l := range s.Leaves {
 				f.leaves[l] = true

@@ -64,42 +64,62 @@ func (p *Project) warnUnmatchedQueries(ix *tagquery.Index, selects map[*Stack]bo
 			continue
 		}
 		if spell == nil {
-			tags := map[string]bool{}
-			for _, ds := range p.Dirspaces {
-				for _, t := range ds.Tags {
-					tags[t] = true
-				}
-			}
-			spell = newSpeller(tags)
+			spell = p.tagSpeller()
 		}
-		var notes []string
-		seen := map[string]bool{}
-		for _, tag := range queryTags(s.Def.TagQuery.Value) {
-			if seen[tag] {
-				continue
-			}
-			seen[tag] = true
-			if strings.Contains(tag, "*") {
-				if q, err := tagquery.Parse(tag); err == nil && q.Select(ix).IsEmpty() {
-					notes = append(notes, "no dirspace has a tag matching "+tag)
-				}
-				continue
-			}
-			if spell.has(tag) {
-				continue
-			}
-			note := "no dirspace has the tag " + tag
-			if near := spell.nearest(tag); near != "" {
-				note += " (did you mean " + near + "?)"
-			}
-			notes = append(notes, note)
-		}
+		notes := queryNotes(s.Def.TagQuery.Value, ix, spell)
 		msg := fmt.Sprintf("tag query %q matches no dirspace", s.Def.TagQuery.Value)
 		if len(notes) > 0 {
 			msg += ": " + strings.Join(notes, "; ")
 		}
 		c.warnf(s.Def.TagQuery.Pos, "stacks.names."+s.Name+".tag_query", "%s", msg)
 	}
+}
+
+// tagSpeller spells from every tag of the dirspaces.
+func (p *Project) tagSpeller() *speller {
+	tags := map[string]bool{}
+	for _, ds := range p.Dirspaces {
+		for _, t := range ds.Tags {
+			tags[t] = true
+		}
+	}
+	return newSpeller(tags)
+}
+
+// queryNotes says which tags and globs of a tag query no dirspace has,
+// each with the nearest tag when one is close; globs are looked up only
+// with an index.
+func queryNotes(src string, ix *tagquery.Index, spell *speller) []string {
+	var notes []string
+	seen := map[string]bool{}
+	for _, tag := range queryTags(src) {
+		if seen[tag] {
+			continue
+		}
+		seen[tag] = true
+		if strings.Contains(tag, "*") {
+			if q, err := tagquery.Parse(tag); err == nil && ix != nil && q.Select(ix).IsEmpty() {
+				notes = append(notes, "no dirspace has a tag matching "+tag)
+			}
+			continue
+		}
+		if spell.has(tag) {
+			continue
+		}
+		note := "no dirspace has the tag " + tag
+		if near := spell.nearest(tag); near != "" {
+			note += " (did you mean " + near + "?)"
+		}
+		notes = append(notes, note)
+	}
+	return notes
+}
+
+// QueryNotes says, of a tag query that selects nothing, which of its tags
+// no dirspace has, with the nearest tag when one is close: what `--query`
+// meant (docs/behaviour.md#selection).
+func (p *Project) QueryNotes(query string) []string {
+	return queryNotes(query, nil, p.tagSpeller())
 }
 
 func (s *speller) has(w string) bool {

@@ -147,6 +147,9 @@ func TestMistypedSelection(t *testing.T) {
 		{[]string{"ls", "--query", "nothing-has-this-tag"}, `no units match query "nothing-has-this-tag"`},
 		{[]string{"plan", "--dir", "prod/netwrok"}, "no units match --dir prod/netwrok"},
 		{[]string{"graph", "--workspace", "nope"}, "no units match --workspace nope"},
+		// A query names its tags no dirspace has, with the nearest.
+		{[]string{"ls", "--query", "prod and netwrk"}, `no units match query "prod and netwrk": no dirspace has the tag netwrk (did you mean network?)`},
+		{[]string{"plan", "--stack", "prd"}, "--stack prd: no such stack; did you mean prod?"},
 	} {
 		code, out, errOut := strata(t, append([]string{"-C", root}, tc.args...)...)
 		if code != 1 || !strings.Contains(errOut, tc.want) {
@@ -166,6 +169,8 @@ func TestUnknownCommandAndFlag(t *testing.T) {
 		{[]string{"plna"}, "strata: unknown command \"plna\"; did you mean plan?\n"},
 		{[]string{"aplly"}, "strata: unknown command \"aplly\"; did you mean apply?\n"},
 		{[]string{"plan", "--bogus"}, "strata: flag provided but not defined: -bogus\nusage: strata plan [options] [-- engine args]\n"},
+		{[]string{"plan", "--paralellism", "2"}, "strata: flag provided but not defined: -paralellism; did you mean --parallelism?\nusage: strata plan [options] [-- engine args]\n"},
+		{[]string{"--confg", "x", "ls"}, "strata: flag provided but not defined: -confg; did you mean --config?\nusage: strata [global options] <command> [options] [-- engine args]\n"},
 		{[]string{"engines", "install", "--bogus"}, "strata: flag provided but not defined: -bogus\nusage: strata engines install [options]\n"},
 		{[]string{"ci", "strat"}, "strata: unknown command \"ci strat\"; did you mean \"ci start\"?\n"},
 		{[]string{"ci", "emit", "gitlb"}, "strata: unknown command \"ci emit gitlb\"; did you mean \"ci emit gitlab\"?\n"},

@@ -183,8 +183,39 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	if len(names) > 0 {
 		usage = "strata " + strings.Join(names, " ") + " [options] " + c.Command.ArgsUsage
 	}
-	fmt.Fprintf(c.App.ErrWriter, "strata: %v\nusage: %s\n", err, strings.TrimSpace(usage))
+	fmt.Fprintf(c.App.ErrWriter, "strata: %v%s\nusage: %s\n", err, flagMeant(c, err), strings.TrimSpace(usage))
 	return &exitError{code: 1}
+}
+
+// flagMeant proposes the command's flag nearest to one it does not
+// define: "; did you mean --parallelism?".
+func flagMeant(c *cli.Context, err error) string {
+	const undefined = "flag provided but not defined: "
+	msg := err.Error()
+	i := strings.Index(msg, undefined)
+	if i < 0 {
+		return ""
+	}
+	given := strings.TrimLeft(msg[i+len(undefined):], "-")
+	var flags []cli.Flag
+	if c.Command != nil && c.Command.Name != "" {
+		flags = c.Command.Flags
+	} else {
+		flags = c.App.Flags
+	}
+	var names []string
+	for _, f := range flags {
+		names = append(names, f.Names()...)
+	}
+	near := spell.Nearest(given, names, min(3, len(given)/3+1))
+	if near == "" {
+		return ""
+	}
+	dashes := "--"
+	if len(near) == 1 {
+		dashes = "-"
+	}
+	return "; did you mean " + dashes + near + "?"
 }
 
 func setUsageErrors(cmds []*cli.Command) {

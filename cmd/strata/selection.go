@@ -176,6 +176,11 @@ func noMatch(s *session, sel stacks.Selection) string {
 		return ""
 	}
 	msg := "no units match " + strings.Join(given, ", ")
+	if sel.Query != "" {
+		if notes := s.project.QueryNotes(sel.Query); len(notes) > 0 {
+			msg += ": " + strings.Join(notes, "; ")
+		}
+	}
 	for _, d := range sel.Dirs {
 		if best := closestDir(s.project, path.Clean(d)); best != "" {
 			msg += fmt.Sprintf("; did you mean --dir %s?", best)
