@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"github.com/strata-iac/strata/stacks"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -42,14 +44,10 @@ func checkCommand() *cli.Command {
 			if cfg == "" {
 				cfg = "no config file"
 			}
-			onPath := 0
-			for _, u := range p.Units {
-				if ch, err := p.EngineFor(u); err == nil && ch.OnPath() {
-					onPath++
-				}
-			}
-			if onPath > 0 {
-				fmt.Fprintf(c.App.ErrWriter, "warning: no engine is configured for %s; they run the terraform on PATH (set engine: {name: terraform, version: ...} to pin one)\n", report.CountOf(onPath, "unit"))
+			warnings := len(p.Diagnostics.Warnings()) + len(readWarnings)
+			if w := noEngineWarning(p, cfg); w != "" {
+				fmt.Fprintln(c.App.ErrWriter, w)
+				warnings++
 			}
 			if !environ.InCI(os.Getenv) && os.Getenv("ACTIONS_ID_TOKEN_REQUEST_URL") == "" && os.Getenv(oidc.TokenVariable) == "" {
 				if steps := p.OIDCSteps(); len(steps) > 0 {
@@ -58,8 +56,35 @@ func checkCommand() *cli.Command {
 				}
 			}
 			fmt.Fprintf(c.App.Writer, "ok: %s: %s, %s (%d leaf), %s, %s\n",
-				cfg, report.CountOf(len(p.Dirspaces), "dirspace"), report.CountOf(len(p.Stacks), "stack"), leaves, report.CountOf(len(p.Units), "unit"), report.CountOf(len(p.Diagnostics.Warnings())+len(readWarnings), "warning"))
+				cfg, report.CountOf(len(p.Dirspaces), "dirspace"), report.CountOf(len(p.Stacks), "stack"), leaves, report.CountOf(len(p.Units), "unit"), report.CountOf(warnings, "warning"))
 			return nil
 		},
 	}
+}
+
+// noEngineWarning warns, once, of the stacks whose units run whatever
+// terraform is on PATH, naming them; an absent key has no line to point
+// at, so it says where one would go.
+func noEngineWarning(p *stacks.Project, cfg string) string {
+	units := 0
+	var names []string
+	for _, u := range p.Units {
+		if ch, err := p.EngineFor(u); err == nil && ch.OnPath() {
+			units++
+			if !slices.Contains(names, u.Stack.Name) {
+				names = append(names, u.Stack.Name)
+			}
+		}
+	}
+	if units == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	const most = 5
+	list := strings.Join(names, ", ")
+	if len(names) > most {
+		list = strings.Join(names[:most], ", ") + fmt.Sprintf(" and %d more", len(names)-most)
+	}
+	return fmt.Sprintf("warning: %s: no engine is configured for %s (%s: %s); they run the terraform on PATH (no line to point at: add engine: {name: terraform, version: ...} at the top of the config, or to a stack, to pin one)",
+		cfg, report.CountOf(units, "unit"), report.CountOf(len(names), "stack"), list)
 }

@@ -36,7 +36,8 @@ func TestCheckValid(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
-	if want := "ok: strata.yml: 7 dirspaces, 9 stacks (7 leaf), 7 units, 0 warnings\n"; out != want {
+	// The fixture names no engine: that one warning is counted.
+	if want := "ok: strata.yml: 7 dirspaces, 9 stacks (7 leaf), 7 units, 1 warning\n"; out != want {
 		t.Errorf("stdout = %q, want %q", out, want)
 	}
 }
@@ -481,5 +482,23 @@ workflows:
 	}
 	if r := runBin(t, root, append(hermeticEnv(t), "CI=true"), "check"); r.code != 0 || strings.Contains(r.stderr, "oidc steps are skipped") {
 		t.Errorf("check in CI: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestCheckCountsWarningsAsPrinted: check's closing count includes the
+// warning of units with no engine configured, which names their stacks
+// and says it has no line to point at.
+func TestCheckCountsWarningsAsPrinted(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"strata.yml": "stacks:\n  names:\n    net: {tag_query: 'dir:net'}\n    app: {tag_query: 'dir:app'}\n",
+		"net/main.tf": "", "app/main.tf": "",
+	})
+	code, out, errOut := strata(t, "-C", root, "check")
+	printed := strings.Count(errOut, "warning: ")
+	if code != 0 || printed != 1 || !strings.Contains(out, ", 1 warning\n") {
+		t.Errorf("check: exit %d, %d warnings printed\n%s\n%s", code, printed, out, errOut)
+	}
+	if want := "warning: strata.yml: no engine is configured for 2 units (2 stacks: app, net); they run the terraform on PATH (no line to point at"; !strings.Contains(errOut, want) {
+		t.Errorf("the engine warning:\n%s\nwant %q", errOut, want)
 	}
 }
