@@ -490,7 +490,7 @@ workflows:
 // and says it has no line to point at.
 func TestCheckCountsWarningsAsPrinted(t *testing.T) {
 	root := writeRepo(t, map[string]string{
-		"strata.yml": "stacks:\n  names:\n    net: {tag_query: 'dir:net'}\n    app: {tag_query: 'dir:app'}\n",
+		"strata.yml":  "stacks:\n  names:\n    net: {tag_query: 'dir:net'}\n    app: {tag_query: 'dir:app'}\n",
 		"net/main.tf": "", "app/main.tf": "",
 	})
 	code, out, errOut := strata(t, "-C", root, "check")
