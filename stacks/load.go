@@ -96,7 +96,11 @@ func ParseConfig(file string, data []byte) (*Config, Diagnostics) {
 	}
 	doc, err := readDocument(data, c)
 	if err != nil {
-		c.errorf(yamlErrorPos(err), "", "%s", yamlErrorMessage(err))
+		pos, msg := yamlErrorPos(err), yamlErrorMessage(err)
+		if at, ok := overIndented(data, pos.Line); ok {
+			pos, msg = at.pos, fmt.Sprintf("%s: line %d "+at.why+"; expected it at the indentation of its siblings", msg, at.pos.Line, at.prev)
+		}
+		c.errorf(pos, "", "%s", msg)
 		return cfg, c.diags
 	}
 	if c.diags.HasErrors() {
@@ -229,6 +233,82 @@ func yamlErrorPos(err error) Pos {
 		return Pos{Line: line, Col: 1}
 	}
 	return Pos{Line: 1, Col: 1}
+}
+
+// indentation is where overIndented found a line indented out of its
+// place: at pos, after line prev.
+type indentation struct {
+	pos  Pos
+	prev int
+	why  string
+}
+
+// overIndented finds, from the line where YAML's parser stopped (from,
+// 1-based) on, the first line indented out of place: more than the
+// meaningful line before it when that line opens no block (a key with a
+// value, a list item with one, a closed flow), or back to an indentation
+// no line above it has. The parser reports such a mistake at the mapping
+// it was in, lines before. It looks only a few lines on, and never into
+// block scalars (| and >), whose lines may indent as they like.
+func overIndented(data []byte, from int) (indentation, bool) {
+	lines := strings.Split(string(data), "\n")
+	const lookAhead = 8
+	prev, prevOpens := 0, true
+	var levels []int // the indentations of the blocks the line is in
+	inScalar, scalarIndent := false, 0
+	for i, l := range lines {
+		n := i + 1
+		trimmed := strings.TrimSpace(l)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		if inScalar && indent > scalarIndent {
+			continue
+		}
+		inScalar = false
+		top := -1
+		if len(levels) > 0 {
+			top = levels[len(levels)-1]
+		}
+		switch {
+		case indent > top && prev > 0 && !prevOpens:
+			if n >= from {
+				return indentation{pos: Pos{Line: n, Col: indent + 1}, prev: prev, why: "is indented more than line %d before it, which opens no block"}, true
+			}
+		case indent > top:
+			levels = append(levels, indent)
+		default:
+			for len(levels) > 0 && levels[len(levels)-1] > indent {
+				levels = levels[:len(levels)-1]
+			}
+			if (len(levels) == 0 || levels[len(levels)-1] != indent) && n >= from {
+				return indentation{pos: Pos{Line: n, Col: indent + 1}, prev: prev, why: "is indented to no level of the lines before it (line %d is the last)"}, true
+			}
+		}
+		if n >= from+lookAhead {
+			break
+		}
+		body := trimmed
+		if k := strings.Index(body, " #"); k >= 0 {
+			body = strings.TrimSpace(body[:k])
+		}
+		prev = n
+		// A line opens a block when it ends a key or a list item with no
+		// value yet, starts a block scalar, or leaves a flow open.
+		prevOpens = strings.HasSuffix(body, ":") || body == "-" || strings.HasSuffix(body, ",") ||
+			strings.Count(body, "[") > strings.Count(body, "]") || strings.Count(body, "{") > strings.Count(body, "}")
+		for _, ind := range []string{"|", ">", "|-", ">-", "|+", ">+"} {
+			if strings.HasSuffix(body, " "+ind) || body == ind {
+				prevOpens, inScalar, scalarIndent = true, true, indent
+			}
+		}
+		if strings.HasPrefix(body, "- ") {
+			// A list item's own keys sit past its dash.
+			prevOpens = true
+		}
+	}
+	return indentation{}, false
 }
 
 func yamlErrorMessage(err error) string {
