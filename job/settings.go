@@ -44,6 +44,9 @@ type Settings struct {
 	PullRequest string `json:"-"`
 	// FailFast starts nothing new after the first failure.
 	FailFast bool `json:"-"`
+	// NoHooks runs none of the config's pre and post hooks
+	// (docs/behaviour.md#hooks).
+	NoHooks bool `json:"-"`
 	// NoPropagate (--no-propagate) keeps the run as selected: no consumer
 	// joins it when a producer's apply changes an output it reads.
 	NoPropagate bool `json:"-"`

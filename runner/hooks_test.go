@@ -342,3 +342,35 @@ workflows:
 		t.Errorf("in CI: exit %d, want 1 failing on the missing token\n%s", res.ExitCode, ci.console.String())
 	}
 }
+
+// TestNoHooks: --no-hooks runs none of the config's hooks, says so once,
+// and the units run (a hook that fails at a terminal no longer fails
+// them); workflow steps still run.
+func TestNoHooks(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		".terrateam/config.yml": hooksConfig,
+		"a/main.tf":             hooksModule,
+		"b/main.tf":             hooksModule,
+	})
+	e := newE2E(t, root)
+	e.env = append(e.env, "FAIL_HOOK=pre", "TF_VAR_image_tag=local", "API_TOKEN=none")
+	res := e.run(CmdPlan, Options{Settings: Settings{NoHooks: true}}, stacks.Selection{})
+	out := e.console.String()
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\n%s", res.ExitCode, out)
+	}
+	for _, u := range res.Report.Units {
+		if u.Status != report.StatusPlanned {
+			t.Errorf("%s: %s (%s)", u.Dir, u.Status, u.Reason)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "hooks.log")); err == nil {
+		t.Error("a hook ran under --no-hooks")
+	}
+	if n := strings.Count(out, "--no-hooks: the config's 4 pre and 2 post hook steps of plan are not run"); n != 1 {
+		t.Errorf("the note is said %d times:\n%s", n, out)
+	}
+	if strings.Count(out, "token is none") != 2 || res.Report.Hooks != nil {
+		t.Errorf("workflow steps did not run, or hooks are reported: %+v\n%s", res.Report.Hooks, out)
+	}
+}

@@ -39,7 +39,7 @@ var strataBoolFlags = map[string]bool{
 	"auto-approve": true, "detailed-exitcode": true, "transitive": true,
 	"help": true, "h": true, "generate-bash-completion": true,
 	"github-output": true, "destroy-deleted": true, "require-reviewed-plan": true,
-	"comment": true, "post": true, "expand": true,
+	"comment": true, "post": true, "expand": true, "no-hooks": true,
 }
 
 // strataSingleDashFlags are strata's flags in their single-dash spelling:

@@ -32,6 +32,7 @@ func runFlags() []cli.Flag {
 	return append(append(selectionFlags(), reportFlags()...),
 		parallelismFlag("run", "STRATA_PARALLELISM"),
 		&cli.BoolFlag{Name: "fail-fast", Usage: "start nothing new after the first failure", EnvVars: []string{"STRATA_FAIL_FAST"}},
+		&cli.BoolFlag{Name: "no-hooks", Usage: "run none of the config's pre and post hooks (one that needs what only CI has); workflow steps still run", EnvVars: []string{"STRATA_NO_HOOKS"}},
 		&cli.StringFlag{Name: "output", Value: "auto", Usage: "how the engine's output is shown: `auto` (at a terminal, each unit's output whole when its job ends, below a live status of the run; elsewhere each step's output as one block) or stream (every line as it comes, its unit before it)", EnvVars: []string{"STRATA_OUTPUT"}},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour at a terminal, in strata's output or the engine's, as NO_COLOR does", EnvVars: []string{"STRATA_NO_COLOR"}},
 		&cli.BoolFlag{Name: "auto-approve", Usage: "apply without asking (written -auto-approve, as terraform does)"},

@@ -21,6 +21,7 @@ func settingsOf(c *cli.Context, command string, ea runner.EngineArgs) runner.Set
 		RequireReviewedPlan: c.Bool("require-reviewed-plan"),
 		DetailedExitCode:    c.Bool("detailed-exitcode"),
 		FailFast:            c.Bool("fail-fast"),
+		NoHooks:             c.Bool("no-hooks"),
 		NoPropagate:         c.Bool("no-propagate"),
 		StateDir:            c.Path("state-dir"),
 		LockTimeout:         c.Duration("lock-timeout"),
