@@ -18,7 +18,9 @@ var statusColours = []struct {
 	status Status
 	fill   string
 }{
-	{StatusApplied, "#2da44e"}, {StatusDestroyed, "#2da44e"}, {StatusSucceeded, "#2da44e"},
+	// What ended well is green, each end a shade of its own: applied,
+	// destroyed, a command that only reads succeeded.
+	{StatusApplied, "#2da44e"}, {StatusDestroyed, "#116329"}, {StatusSucceeded, "#1b7c83"},
 	{StatusNoChanges, "#8c959f"}, {StatusPlanned, "#bf8700"}, {StatusBlocked, "#8250df"},
 	{StatusFailed, "#cf222e"}, {StatusDenied, "#cf222e"}, {StatusMissing, "#cf222e"},
 	{StatusSkipped, "#6e7781"}, {StatusCancelled, "#6e7781"},
@@ -113,8 +115,16 @@ func (rep *Report) Mermaid() string {
 		}
 		fmt.Fprintf(&b, "  %s %s %s\n", sub[e.from], arrow, sub[e.to])
 	}
+	// A class per status the picture has, none for the others: the block
+	// stays short where Mermaid is not drawn.
+	used := map[Status]bool{}
+	for _, u := range units {
+		used[u.Status] = true
+	}
 	for _, c := range statusColours {
-		fmt.Fprintf(&b, "  classDef %s fill:%s,color:#fff,stroke:#24292f\n", c.status, c.fill)
+		if used[c.status] {
+			fmt.Fprintf(&b, "  classDef %s fill:%s,color:#fff,stroke:#24292f\n", c.status, c.fill)
+		}
 	}
 	var critical []string
 	for _, u := range units {

@@ -52,6 +52,10 @@ func TestMermaid(t *testing.T) {
 			t.Errorf("no %q in\n%s", line, got)
 		}
 	}
+	// A class per status drawn, none for the others.
+	if n := strings.Count(got, "classDef "); n != 4+1 || strings.Contains(got, "classDef no_changes") {
+		t.Errorf("%d classes (want the 4 statuses drawn and critical):\n%s", n, got)
+	}
 	if md := rep.Markdown(); !strings.Contains(md, "<details><summary>DAG (the critical path in bold)</summary>\n\n```mermaid") {
 		t.Errorf("the summary has no DAG:\n%s", md)
 	}
@@ -243,5 +247,18 @@ func TestCriticalPathOverStacks(t *testing.T) {
 		if got != want {
 			t.Fatalf("run %d: over stacks %s, over units %s", run, got, want)
 		}
+	}
+}
+
+// TestEndsToldApart: applied, destroyed and succeeded each have a colour
+// of their own, here and on the graph page.
+func TestEndsToldApart(t *testing.T) {
+	t.Parallel()
+	fill := map[Status]string{}
+	for _, c := range statusColours {
+		fill[c.status] = c.fill
+	}
+	if fill[StatusApplied] == fill[StatusDestroyed] || fill[StatusApplied] == fill[StatusSucceeded] || fill[StatusDestroyed] == fill[StatusSucceeded] {
+		t.Errorf("applied %s, destroyed %s, succeeded %s", fill[StatusApplied], fill[StatusDestroyed], fill[StatusSucceeded])
 	}
 }
