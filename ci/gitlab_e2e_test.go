@@ -220,7 +220,7 @@ func TestEmitExamples(t *testing.T) {
 	}
 	run("ci", "start", "apply", "--auto-approve", "--all", "--shards", "2", "--run", "example", "--json")
 	examples := map[string][]byte{
-		"github-workflow.yml": run("ci", "emit", "github"),
+		"github-workflow.yml": run("ci", "emit", "github", "--strata-version", "v1.2.3"),
 		"gitlab-ci.yml":       run("ci", "emit", "gitlab"),
 		"child.yml":           run("ci", "emit", "gitlab", "--run", "example"),
 	}

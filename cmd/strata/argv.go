@@ -19,7 +19,8 @@ import (
 // strataValueFlags are strata's flags that take a value, by name without
 // dashes, long names and one-letter aliases alike.
 var strataValueFlags = map[string]bool{
-	"config": true, "chdir": true, "C": true,
+	"strata-version": true,
+	"config":         true, "chdir": true, "C": true,
 	"parallelism": true, "j": true,
 	"report": true, "summary": true, "state-dir": true, "lock-timeout": true,
 	"resume": true, "kill-after": true,

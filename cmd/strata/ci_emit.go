@@ -29,11 +29,16 @@ func ciEmitCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.IntFlag{Name: "max-waves", Aliases: []string{"waves"}, Value: ci.DefaultMaxWaves, Usage: fmt.Sprintf("`K` wave jobs: the most waves a run can have (1 to %d)", ci.MaxWaveJobs)},
 					&cli.IntFlag{Name: "shards", Value: ci.DefaultShards, Usage: fmt.Sprintf("at most `M` jobs per wave: the default of the workflow's shards input (1 to %d)", ci.MaxShards)},
+					&cli.StringFlag{Name: "strata-version", Usage: "the strata every job installs by default: a release (`V`, v1.2.3) or a commit (default: this strata's release, else the commit it was built from)"},
 					emitOutputFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					opt := ci.DefaultGitHubOptions()
-					opt.MaxWaves, opt.Shards, opt.Version = c.Int("max-waves"), c.Int("shards"), strataVersion()
+					v, err := workflowVersion(c)
+					if err != nil {
+						return err
+					}
+					opt.MaxWaves, opt.Shards, opt.Version = c.Int("max-waves"), c.Int("shards"), v
 					// The config sets the defaults of checkout-strategy and
 					// whether the wave jobs may ask for an OIDC token.
 					s, err := openProject(c)
@@ -77,6 +82,29 @@ func ciEmitCommand() *cli.Command {
 			},
 		},
 	}
+}
+
+// workflowVersion is the strata an emitted workflow installs by default
+// (docs/ci.md#installing-strata-in-a-job): --strata-version, else this
+// strata's release, else the commit it was built from, said on stderr. A
+// build with neither (a changed tree, no git) is an error naming the
+// flag: a workflow with no default fails every job that is not given
+// one.
+func workflowVersion(c *cli.Context) (string, error) {
+	if v := c.String("strata-version"); v != "" {
+		if ci.DefaultStrataVersion(v) == "" {
+			return "", cli.Exit(fmt.Sprintf("--strata-version %s: expected a release (v1.2.3) or a commit (7 to 40 hex digits)", v), 1)
+		}
+		return v, nil
+	}
+	if v := ci.DefaultStrataVersion(strataVersion()); v != "" {
+		return v, nil
+	}
+	if commit := buildCommit(); commit != "" {
+		fmt.Fprintf(c.App.ErrWriter, "strata: this strata is no release: the workflow installs strata at commit %s, the one it was built from (--strata-version chooses another)\n", commit)
+		return commit, nil
+	}
+	return "", cli.Exit(fmt.Sprintf("strata %s is a build with no release version and no commit of its own (built from a changed tree, or outside git): pass --strata-version with a release (v1.2.3) or a commit for the workflow's jobs to install", strataVersion()), 1)
 }
 
 // emitOutputFlag is ci emit's --output: the file to write, its dirs

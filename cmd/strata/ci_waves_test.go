@@ -16,7 +16,7 @@ import (
 // strata ci emit github with args writes it.
 func emitGitHub(t *testing.T, root string, env []string, args ...string) []byte {
 	t.Helper()
-	r := runBin(t, root, env, append([]string{"ci", "emit", "github"}, args...)...)
+	r := runBin(t, root, env, append([]string{"ci", "emit", "github", "--strata-version", "v1.2.3"}, args...)...)
 	if r.code != 0 {
 		t.Fatalf("ci emit github %v: %d\n%s", args, r.code, r.stderr)
 	}
@@ -152,5 +152,25 @@ func TestEmittedWorkflowWaveBound(t *testing.T) {
 		if r := runBin(t, t.TempDir(), env, args...); r.code != 1 || !strings.Contains(r.stderr, "--max-waves "+args[len(args)-1]+": expected") {
 			t.Errorf("%v: %d\n%s", args, r.code, r.stderr)
 		}
+	}
+}
+
+// TestEmitPinsAVersion: a workflow's default strata is never empty. A
+// build with no release version and no commit of its own (this test's)
+// is refused, naming the flag; --strata-version pins what it is given,
+// and a version that is neither a release nor a commit is refused.
+func TestEmitPinsAVersion(t *testing.T) {
+	root := fixture(t, "nested")
+	code, out, errOut := strata(t, "-C", root, "ci", "emit", "github")
+	if code != 1 || out != "" || !strings.Contains(errOut, "no release version and no commit of its own") || !strings.Contains(errOut, "pass --strata-version") {
+		t.Errorf("emit from a development build: exit %d, %q\n%s", code, out, errOut)
+	}
+	code, out, errOut = strata(t, "-C", root, "ci", "emit", "github", "--strata-version", "0123abc")
+	if code != 0 || !strings.Contains(out, "        default: 0123abc\n") {
+		t.Errorf("emit --strata-version: exit %d\n%s\n%s", code, errOut, out)
+	}
+	code, _, errOut = strata(t, "-C", root, "ci", "emit", "github", "--strata-version", "latest")
+	if code != 1 || !strings.Contains(errOut, "--strata-version latest: expected a release (v1.2.3) or a commit") {
+		t.Errorf("emit --strata-version latest: exit %d\n%s", code, errOut)
 	}
 }

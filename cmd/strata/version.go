@@ -24,6 +24,28 @@ func strataVersion() string {
 	return "dev"
 }
 
+// buildCommit is the commit this strata was built from, when Go recorded
+// it and the tree had no changes on top of it; "" otherwise.
+func buildCommit() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	commit, modified := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if modified {
+		return ""
+	}
+	return commit
+}
+
 // versionLine is what `strata version` and `strata --version` print.
 func versionLine() string {
 	return fmt.Sprintf("strata %s (%s, %s/%s)", strataVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
