@@ -159,7 +159,7 @@ stacks:
 	if r := runBin(t, filepath.Join(root, "a"), env, "plan"); r.code != 0 || strings.Contains(r.stderr, notice) {
 		t.Errorf("drop-in plan: exit %d, stderr %q", r.code, r.stderr)
 	}
-	if r := runBin(t, root, env, "check"); r.code != 0 || !strings.Contains(r.stderr, notice+" for 1 unit;") {
+	if r := runBin(t, root, env, "check"); r.code != 0 || !strings.Contains(r.stderr, notice+" for 1 unit (1 stack: a);") {
 		t.Errorf("check: exit %d, stderr %q", r.code, r.stderr)
 	}
 	r := runBin(t, root, env, "engines", "list", "--json")
