@@ -1,9 +1,11 @@
 // Package ciplatform reads the CI platform a process runs on from its
 // environment: which platform (GitHub Actions, GitLab CI, another CI,
 // none) and what its job says of itself (event, actor, pull request,
-// refs, repository, run, workspace, forge token). It is the one place
-// strata reads the CI's variables (GITHUB_*, GITLAB_*, CI_*, CI); every
-// other package asks it, or is handed its value.
+// refs, repository, run, workspace, forge token). It is where strata
+// reads the CI's variables (GITHUB_*, GITLAB_*, CI_*, CI); other packages
+// ask it, or are handed its value. Two reads stay outside it
+// (docs/architecture.md#packages-and-layering): environ.InCI, the rule it
+// decides "another CI" by, and internal/git's base for --changed.
 //
 // It reads an environment and nothing else: no file (not even the event
 // payload GITHUB_EVENT_PATH names), no network, and it decides nothing
