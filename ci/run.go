@@ -16,6 +16,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
@@ -583,11 +584,12 @@ func orUnknown(s string) string {
 func JobName(getenv func(string) string) string {
 	host, _ := os.Hostname()
 	name := fmt.Sprintf("%s/%d", host, os.Getpid())
-	switch {
-	case getenv("GITHUB_RUN_ID") != "":
-		name = fmt.Sprintf("github %s/%s attempt %s (%s)", getenv("GITHUB_RUN_ID"), getenv("GITHUB_JOB"), getenv("GITHUB_RUN_ATTEMPT"), name)
-	case getenv("CI_JOB_ID") != "":
-		name = fmt.Sprintf("gitlab job %s (%s)", getenv("CI_JOB_ID"), name)
+	ci := ciplatform.From(getenv)
+	switch gh, gl := ci.GitHub, ci.GitLab; {
+	case gh.RunID != "":
+		name = fmt.Sprintf("github %s/%s attempt %s (%s)", gh.RunID, gh.JobID, gh.RunAttempt, name)
+	case gl.JobID != "":
+		name = fmt.Sprintf("gitlab job %s (%s)", gl.JobID, name)
 	}
 	return name
 }

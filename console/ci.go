@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-githubactions"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/internal/diagnostics"
 	"github.com/strata-iac/strata/report"
 )
@@ -25,9 +26,9 @@ func (c *Console) openGroup(sw *StepWriter) {
 	}
 	sw.groups++
 	switch sw.ci {
-	case report.GitHub:
+	case ciplatform.GitHub:
 		io.WriteString(c.w, githubCommand(func(a *githubactions.Action) { a.Group(title) }))
-	case report.GitLab:
+	case ciplatform.GitLab:
 		c.sections++
 		sw.section = fmt.Sprintf("strata_%d_%s", c.sections, sectionName.ReplaceAllString(sw.ur.Name+"_"+sw.step, "_"))
 		fmt.Fprintf(c.w, "\x1b[0Ksection_start:%d:%s[collapsed=true]\r\x1b[0K%s\n", c.Now().Unix(), sw.section, title)
@@ -45,9 +46,9 @@ func (c *Console) closeGroup() {
 	}
 	c.open = nil
 	switch sw.ci {
-	case report.GitHub:
+	case ciplatform.GitHub:
 		io.WriteString(c.w, githubCommand(func(a *githubactions.Action) { a.EndGroup() }))
-	case report.GitLab:
+	case ciplatform.GitLab:
 		fmt.Fprintf(c.w, "\x1b[0Ksection_end:%d:%s\r\x1b[0K\n", c.Now().Unix(), sw.section)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/internal/ansi"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/report"
 )
 
@@ -121,7 +122,7 @@ type StepWriter struct {
 	isErr   bool
 
 	// Otherwise, guarded by c.mu.
-	ci       report.Service
+	ci       ciplatform.Platform
 	stream   bool         // CI: lines may go out as they come
 	out, err lineSplitter // stdout, stderr
 	raw      []string     // every line as the engine printed it, for the summary
@@ -163,7 +164,7 @@ func (c *Console) Step(ur *Unit, step string) *StepWriter {
 		sw.stream = step != report.StepPlan
 	case !c.terminal:
 		sw.ci = ur.Service
-		sw.stream = sw.ci != report.NoService && step != report.StepPlan
+		sw.stream = sw.ci != ciplatform.None && step != report.StepPlan
 	}
 	c.mu.Lock()
 	c.running = append(c.running, sw)
@@ -420,7 +421,7 @@ const maxAnnotations = 10
 // for it, kept unmasked until the summary asks (Log).
 type Unit struct {
 	Name    string
-	Service report.Service
+	Service ciplatform.Platform
 	Masker  *Masker
 	// Destroys: the unit's command destroys, so in drop-in its apply ends
 	// with terraform destroy's words (destroyWords).

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 
 	"github.com/google/go-github/v92/github"
 
 	"github.com/strata-iac/strata/controls"
-	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -55,34 +54,28 @@ type event struct {
 	Comment     *github.IssueComment `json:"comment"`
 }
 
-// pullRef is the ref GitHub gives a pull request's merge or head commit.
-var pullRef = regexp.MustCompile(`^refs/pull/([0-9]+)/(?:merge|head)$`)
-
-// NewActions reads a GitHub Actions job's environment: GITHUB_API_URL,
-// STRATA_GITHUB_TOKEN or GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_ACTOR,
-// GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REF and GITHUB_SHA. The
-// actor is the comment's author on issue_comment, else GITHUB_ACTOR.
-// configPaths are where the project's config may sit in the repository.
+// NewActions reads a GitHub Actions job's environment through
+// ciplatform (its GitHub job, whatever GITHUB_ACTIONS says): the API's
+// URLs, the token, the repository, the run, the actor, the event and its
+// payload, the ref and the commit. The actor is the comment's author on
+// issue_comment, else GITHUB_ACTOR. configPaths are where the project's
+// config may sit in the repository.
 func NewActions(env []string, configPaths []string) (*Actions, error) {
-	get := environ.Getenv(env)
-	api := get("GITHUB_API_URL")
+	j := ciplatform.Read(env).GitHub
+	api := j.API
 	if api == "" {
 		api = "https://api.github.com"
 	}
-	token := get("STRATA_GITHUB_TOKEN")
-	if token == "" {
-		token = get("GITHUB_TOKEN")
-	}
-	gh, err := NewGitHub(GitHubOptions{API: api, Token: token, Repository: get("GITHUB_REPOSITORY"), Run: get("GITHUB_RUN_ID"), GraphQL: get("GITHUB_GRAPHQL_URL")})
+	gh, err := NewGitHub(GitHubOptions{API: api, Token: j.Token.Value(), Repository: j.Repository, Run: j.RunID, GraphQL: j.GraphQL})
 	if err != nil {
 		return nil, err
 	}
-	a := &Actions{GitHub: gh, actor: get("GITHUB_ACTOR"), ref: get("GITHUB_REF"), sha: get("GITHUB_SHA"), configPaths: configPaths}
-	if m := pullRef.FindStringSubmatch(a.ref); m != nil {
-		a.pr, _ = strconv.Atoi(m[1])
+	a := &Actions{GitHub: gh, actor: j.Actor, ref: j.Ref, sha: j.Commit, configPaths: configPaths}
+	if j.PullRequest != "" {
+		a.pr, _ = strconv.Atoi(j.PullRequest)
 	}
-	if path := get("GITHUB_EVENT_PATH"); path != "" {
-		if err := a.readEvent(get("GITHUB_EVENT_NAME"), path); err != nil {
+	if path := j.EventPath; path != "" {
+		if err := a.readEvent(j.Event, path); err != nil {
 			return nil, err
 		}
 	}
@@ -117,7 +110,7 @@ func readEventFile(path string) (*event, error) {
 // request (the event's pull_request.draft); false when it runs for none,
 // or its payload cannot be read.
 func DraftPullRequest(env []string) bool {
-	path := environ.Getenv(env)("GITHUB_EVENT_PATH")
+	path := ciplatform.Read(env).GitHub.EventPath
 	if path == "" {
 		return false
 	}

@@ -10,7 +10,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/strata-iac/strata/controls"
-	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/internal/ciplatform"
 )
 
 // ErrCommentNotNew is a job started by a comment edited or deleted: a
@@ -24,11 +24,11 @@ var ErrCommentNotNew = errors.New("a comment command runs only from a newly crea
 // edited or deleted is ErrCommentNotNew. GitLab CI starts no pipeline for
 // a merge request note, so there a job never runs for one.
 func CommentOf(env []string) (body string, found bool, err error) {
-	get := environ.Getenv(env)
-	if get("GITHUB_ACTIONS") != "true" || get("GITHUB_EVENT_NAME") != "issue_comment" || get("GITHUB_EVENT_PATH") == "" {
+	ci := ciplatform.Read(env)
+	if ci.Platform != ciplatform.GitHub || ci.GitHub.Event != "issue_comment" || ci.GitHub.EventPath == "" {
 		return "", false, nil
 	}
-	ev, err := readEventFile(get("GITHUB_EVENT_PATH"))
+	ev, err := readEventFile(ci.GitHub.EventPath)
 	if err != nil {
 		return "", false, err
 	}

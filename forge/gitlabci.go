@@ -9,7 +9,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/strata-iac/strata/controls"
-	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -25,29 +25,25 @@ type GitLabCI struct {
 	configPaths                []string
 }
 
-// NewGitLabCI reads a GitLab CI job's environment: CI_API_V4_URL,
-// STRATA_GITLAB_TOKEN or GITLAB_TOKEN (the job token cannot read members
-// or approvals), CI_PROJECT_ID, CI_PIPELINE_ID, GITLAB_USER_LOGIN,
-// CI_MERGE_REQUEST_IID, CI_COMMIT_SHA, CI_COMMIT_BRANCH and
-// CI_DEFAULT_BRANCH. configPaths are where the project's config may sit
-// in the repository.
+// NewGitLabCI reads a GitLab CI job's environment through ciplatform
+// (its GitLab job, whatever GITLAB_CI says): the API's URL, the token
+// (STRATA_GITLAB_TOKEN or GITLAB_TOKEN: the job token cannot read members
+// or approvals), the project, the pipeline, the user, the merge request,
+// the commit, the branch and the default branch. configPaths are where
+// the project's config may sit in the repository.
 func NewGitLabCI(env []string, configPaths []string) (*GitLabCI, error) {
-	get := environ.Getenv(env)
-	api := get("CI_API_V4_URL")
+	j := ciplatform.Read(env).GitLab
+	api := j.API
 	if api == "" {
 		api = "https://gitlab.com/api/v4"
 	}
-	token := get("STRATA_GITLAB_TOKEN")
-	if token == "" {
-		token = get("GITLAB_TOKEN")
-	}
-	gl, err := NewGitLab(GitLabOptions{API: api, Token: token, Project: get("CI_PROJECT_ID"), Pipeline: get("CI_PIPELINE_ID")})
+	gl, err := NewGitLab(GitLabOptions{API: api, Token: j.Token.Value(), Project: j.Repository, Pipeline: j.RunID})
 	if err != nil {
 		return nil, err
 	}
-	c := &GitLabCI{GitLab: gl, actor: get("GITLAB_USER_LOGIN"), sha: get("CI_COMMIT_SHA"),
-		branch: get("CI_COMMIT_BRANCH"), defaultBranch: get("CI_DEFAULT_BRANCH"), configPaths: configPaths}
-	if iid := get("CI_MERGE_REQUEST_IID"); iid != "" {
+	c := &GitLabCI{GitLab: gl, actor: j.Actor, sha: j.Commit,
+		branch: j.Branch, defaultBranch: j.DefaultBranch, configPaths: configPaths}
+	if iid := j.PullRequest; iid != "" {
 		if c.mr, err = strconv.Atoi(iid); err != nil {
 			return nil, fmt.Errorf("CI_MERGE_REQUEST_IID %q: expected a number", iid)
 		}

@@ -5,10 +5,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 
-	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 )
@@ -38,30 +37,24 @@ func sameChanges(a *runstate.PlanRecord, hasChanges bool, changeSet string) bool
 	return a.ChangeSet != "" && a.ChangeSet == changeSet
 }
 
-// pullRequestRef is GitHub's ref of a pull request's merge (or head) commit.
-var pullRequestRef = regexp.MustCompile(`^refs/pull/([0-9]+)/(?:merge|head)$`)
-
 // pullRequestOf names the pull request a CI run builds, from the CI's
 // environment: "PR #5" on GitHub, "MR !5" on GitLab; "" outside one.
 func PullRequestOf(env []string) string {
-	get := environ.Getenv(env)
-	switch report.ServiceOf(get) {
-	case report.GitHub:
-		if m := pullRequestRef.FindStringSubmatch(get("GITHUB_REF")); m != nil {
-			return "PR #" + m[1]
-		}
-	case report.GitLab:
-		if iid := get("CI_MERGE_REQUEST_IID"); iid != "" {
-			return "MR !" + iid
-		}
+	ci := ciplatform.Read(env)
+	switch pr := ci.Job().PullRequest; {
+	case pr == "":
+		return ""
+	case ci.Platform == ciplatform.GitLab:
+		return "MR !" + pr
+	default:
+		return "PR #" + pr
 	}
-	return ""
 }
 
 // PullRequestName names pull request n as the CI service does: "MR !5"
 // on GitLab, "PR #5" otherwise.
 func PullRequestName(n int, env []string) string {
-	if report.ServiceOf(environ.Getenv(env)) == report.GitLab {
+	if ciplatform.Read(env).Platform == ciplatform.GitLab {
 		return "MR !" + strconv.Itoa(n)
 	}
 	return "PR #" + strconv.Itoa(n)
@@ -80,7 +73,7 @@ func (j *job) takeReviewed(us *runstate.UnitState) {
 	}
 	p := *us.Plan
 	j.ur.Reviewed = &p
-	applyPR, ci := j.run.PullRequest, report.ServiceOf(environ.Getenv(j.run.Environ)) != report.NoService
+	applyPR, ci := j.run.PullRequest, ciplatform.Read(j.run.Environ).Forge() != ciplatform.None
 	if applyPR == "" && ci && p.Review != "" && j.run.MergedPullRequest != nil {
 		// A push: the merge commit's pull request, if it is one.
 		applyPR = j.run.MergedPullRequest()

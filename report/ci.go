@@ -1,29 +1,24 @@
 package report
 
 import (
-	"strings"
-
-	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/internal/ciplatform"
 )
 
-// Service is the CI service a run is in.
-type Service int
+// Service is the CI service a run is in, when strata knows its forge:
+// ciplatform.GitHub, ciplatform.GitLab, else ciplatform.None.
+type Service = ciplatform.Platform
 
+// The services: no forge strata knows (outside CI, or on another CI),
+// GitHub Actions and GitLab CI.
 const (
-	NoService Service = iota
-	GitHub
-	GitLab
+	NoService = ciplatform.None
+	GitHub    = ciplatform.GitHub
+	GitLab    = ciplatform.GitLab
 )
 
 // ServiceOf reads the CI service from an environment.
 func ServiceOf(getenv func(string) string) Service {
-	switch {
-	case getenv("GITHUB_ACTIONS") == "true":
-		return GitHub
-	case getenv("GITLAB_CI") == "true":
-		return GitLab
-	}
-	return NoService
+	return ciplatform.From(getenv).Forge()
 }
 
 // CIReport is what the CI service says about the run: the commit, the
@@ -38,27 +33,14 @@ type CIReport struct {
 
 // CIFromEnv reads the CI service's variables from an environment list;
 // nil outside GitHub Actions and GitLab CI.
-func CIFromEnv(env []string) *CIReport {
-	get := environ.Getenv(env)
-	switch ServiceOf(get) {
-	case GitHub:
-		ci := &CIReport{Service: "github", Commit: get("GITHUB_SHA"), Base: get("GITHUB_BASE_REF")}
-		server, repo := strings.TrimSuffix(get("GITHUB_SERVER_URL"), "/"), get("GITHUB_REPOSITORY")
-		if server != "" && repo != "" {
-			if id := get("GITHUB_RUN_ID"); id != "" {
-				ci.RunURL = server + "/" + repo + "/actions/runs/" + id
-			}
-			if ci.Commit != "" {
-				ci.CommitURL = server + "/" + repo + "/commit/" + ci.Commit
-			}
-		}
-		return ci
-	case GitLab:
-		ci := &CIReport{Service: "gitlab", Commit: get("CI_COMMIT_SHA"), Base: get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"), RunURL: get("CI_PIPELINE_URL")}
-		if project := strings.TrimSuffix(get("CI_PROJECT_URL"), "/"); project != "" && ci.Commit != "" {
-			ci.CommitURL = project + "/-/commit/" + ci.Commit
-		}
-		return ci
+func CIFromEnv(env []string) *CIReport { return CIOf(ciplatform.Read(env)) }
+
+// CIOf is what ci says of the run; nil outside GitHub Actions and GitLab
+// CI.
+func CIOf(ci ciplatform.CI) *CIReport {
+	if ci.Forge() == ciplatform.None {
+		return nil
 	}
-	return nil
+	j := ci.Job()
+	return &CIReport{Service: ci.Platform.String(), Commit: j.Commit, CommitURL: j.CommitURL, Base: j.BaseRef, RunURL: j.RunURL}
 }

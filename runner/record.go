@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/internal/textbudget"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
@@ -59,7 +59,7 @@ func (r *runState) report(started time.Time) *report.Report {
 			place[u] = i
 		}
 	}
-	ci := report.ServiceOf(environ.Getenv(r.opt.Environ))
+	ci := ciplatform.Read(r.opt.Environ)
 	var units []*report.UnitReport
 	for _, ur := range r.units {
 		if ur.role.outside() || ur.hidden() {
@@ -68,13 +68,12 @@ func (r *runState) report(started time.Time) *report.Report {
 		ureport := r.unitReport(ur)
 		ureport.Order, ureport.Layer = place[ur.Spec], layer[ur.Spec]
 		units = append(units, ureport)
-		if ureport.Status == report.StatusFailed && ci == report.GitHub && !r.opt.DropIn {
-			ws, _ := environ.Lookup(r.opt.Environ, "GITHUB_WORKSPACE")
-			r.con.Annotate(ur.Display, ureport, r.p.Root, ws)
+		if ureport.Status == report.StatusFailed && ci.Platform == ciplatform.GitHub && !r.opt.DropIn {
+			r.con.Annotate(ur.Display, ureport, r.p.Root, ci.GitHub.Workspace)
 		}
 	}
 	rep := report.Assemble(r.opt.Command, started, r.opt.Now(), units, r.opt.DetailedExitCode)
-	rep.CI = report.CIFromEnv(r.opt.Environ)
+	rep.CI = report.CIOf(ci)
 	rep.Producers = r.producerReads
 	rep.SetSchedule()
 	if c := r.jobs.Cost; c != nil && r.policy.Plans {

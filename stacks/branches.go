@@ -3,6 +3,8 @@ package stacks
 import (
 	"fmt"
 	"strings"
+
+	"github.com/strata-iac/strata/internal/ciplatform"
 )
 
 // Branches are the branches of the change a run is for, as Terrateam's tag
@@ -15,28 +17,16 @@ type Branches struct {
 	Draft bool
 }
 
-// BranchesFromCI reads the branches from a CI's environment: a GitHub
-// Actions or GitLab CI pull/merge request gives both; a push build gives
-// the branch pushed to as both. Elsewhere they are unknown ("").
+// BranchesFromCI reads the branches from a CI's environment
+// (ciplatform): a GitHub Actions or GitLab CI pull/merge request gives
+// both; a push build gives the branch pushed to as both. Elsewhere they
+// are unknown ("").
 func BranchesFromCI(getenv func(string) string) Branches {
-	switch {
-	case getenv("GITHUB_ACTIONS") == "true":
-		if base := getenv("GITHUB_BASE_REF"); base != "" {
-			return Branches{Dest: base, Source: getenv("GITHUB_HEAD_REF")}
-		}
-		if getenv("GITHUB_REF_TYPE") == "branch" {
-			b := getenv("GITHUB_REF_NAME")
-			return Branches{Dest: b, Source: b}
-		}
-	case getenv("GITLAB_CI") == "true":
-		if target := getenv("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"); target != "" {
-			return Branches{Dest: target, Source: getenv("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME"), Draft: getenv("CI_MERGE_REQUEST_DRAFT") == "true"}
-		}
-		if b := getenv("CI_COMMIT_BRANCH"); b != "" {
-			return Branches{Dest: b, Source: b}
-		}
+	j := ciplatform.From(getenv).Job()
+	if j.BaseRef != "" {
+		return Branches{Dest: j.BaseRef, Source: j.HeadRef, Draft: j.Draft}
 	}
-	return Branches{}
+	return Branches{Dest: j.Branch, Source: j.Branch}
 }
 
 // SetBranches gives every unit the branch tags of b that are known. Only

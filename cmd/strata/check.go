@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/report"
 )
@@ -49,7 +49,7 @@ func checkCommand() *cli.Command {
 				fmt.Fprintln(c.App.ErrWriter, w)
 				warnings++
 			}
-			if !environ.InCI(os.Getenv) && os.Getenv("ACTIONS_ID_TOKEN_REQUEST_URL") == "" && os.Getenv(oidc.TokenVariable) == "" {
+			if !ciplatform.From(os.Getenv).InCI() && os.Getenv("ACTIONS_ID_TOKEN_REQUEST_URL") == "" && os.Getenv(oidc.TokenVariable) == "" {
 				if steps := p.OIDCSteps(); len(steps) > 0 {
 					fmt.Fprintf(c.App.ErrWriter, "note: outside CI, with no OIDC token, oidc steps are skipped and the ambient credentials used (docs/behaviour.md#oidc):\n  %s\n",
 						strings.Join(steps, "\n  "))

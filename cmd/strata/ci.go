@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/ci"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
@@ -252,7 +253,7 @@ func printStarted(c *cli.Context, m *ci.Manifest) error {
 // waves, and for each of its k waves has_work_i and shards_i (a JSON list
 // for the matrix, [] for a wave with nothing to do).
 func githubOutputs(m *ci.Manifest, k int) error {
-	if os.Getenv("GITHUB_OUTPUT") == "" {
+	if ciplatform.From(os.Getenv).GitHub.Output == "" {
 		return errors.New("--github-output: GITHUB_OUTPUT is not set (not in GitHub Actions)")
 	}
 	a := githubactions.New()

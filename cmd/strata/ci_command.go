@@ -16,6 +16,7 @@ import (
 	"github.com/strata-iac/strata/ci"
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/forge"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/textbudget"
 	"github.com/strata-iac/strata/report"
@@ -88,7 +89,7 @@ func ciCommandAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "%s %s\n", run.Command, run.Args)
 	}
 	if c.Bool("github-output") {
-		if os.Getenv("GITHUB_OUTPUT") == "" {
+		if ciplatform.From(os.Getenv).GitHub.Output == "" {
 			return cli.Exit("--github-output: GITHUB_OUTPUT is not set (not in GitHub Actions)", 1)
 		}
 		a := githubactions.New()

@@ -16,7 +16,7 @@ import (
 	cmdpolicy "github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/forge"
-	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
@@ -32,22 +32,15 @@ func controlsOf(ctx context.Context, c *cli.Context, s *session, op controls.Op)
 		return nil
 	}
 	env := os.Environ()
-	get := environ.Getenv(env)
+	ci := ciplatform.Read(env)
 	var open func() (controls.Source, error)
-	var tokens [2]string
-	switch report.ServiceOf(get) {
-	case report.GitHub:
-		tokens = [2]string{"STRATA_GITHUB_TOKEN", "GITHUB_TOKEN"}
-	case report.GitLab:
-		tokens = [2]string{"STRATA_GITLAB_TOKEN", "GITLAB_TOKEN"}
-	}
-	if tokens[0] != "" {
+	if ci.Forge() != ciplatform.None {
 		open = func() (controls.Source, error) { return openCIForge(env, configPaths(c, s)) }
 	}
 	has := controls.Compile(s.project.Config).Any()
 	switch {
 	case open == nil:
-	case get(tokens[0]) == "" && get(tokens[1]) == "" && !has:
+	case ci.Job().Token.Value() == "" && !has:
 		// Nothing here to check, and no token to read the default
 		// branch's controls with: a repository that uses controls
 		// passes one (docs/controls.md#the-default-branchs-controls).
@@ -172,7 +165,7 @@ type ciForge interface {
 // checked, as it does of the controls, and applies.
 func gatesOf(ctx context.Context, c *cli.Context) runner.GateFunc {
 	env := os.Environ()
-	if report.ServiceOf(environ.Getenv(env)) == report.NoService {
+	if ciplatform.Read(env).Forge() == ciplatform.None {
 		var once sync.Once
 		return func(u *stacks.Unit, gates []report.Gate) string {
 			once.Do(func() {
@@ -230,13 +223,13 @@ func automerge(ctx context.Context, c *cli.Context, forgeOf func() (ciForge, err
 func openCIForge(env []string, configPaths []string) (ciForge, error) {
 	var f ciForge
 	var err error
-	switch report.ServiceOf(environ.Getenv(env)) {
-	case report.GitHub:
+	switch ciplatform.Read(env).Forge() {
+	case ciplatform.GitHub:
 		var a *forge.Actions
 		if a, err = forge.NewActions(env, configPaths); err == nil {
 			f = a
 		}
-	case report.GitLab:
+	case ciplatform.GitLab:
 		var g *forge.GitLabCI
 		if g, err = forge.NewGitLabCI(env, configPaths); err == nil {
 			f = g

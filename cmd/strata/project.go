@@ -11,8 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/forge"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/internal/git"
-	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -118,7 +118,7 @@ func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*ses
 		return nil, fmt.Errorf("loading the repository at %s: %w", root, err)
 	}
 	branches := stacks.BranchesFromCI(os.Getenv)
-	if report.ServiceOf(os.Getenv) == report.GitHub {
+	if ciplatform.From(os.Getenv).Platform == ciplatform.GitHub {
 		branches.Draft = forge.DraftPullRequest(os.Environ())
 	}
 	if b := c.String("dest-branch"); b != "" {
@@ -159,7 +159,7 @@ func printDiagnostics(w io.Writer, ds stacks.Diagnostics) {
 // Actions and GitLab CI the command then runs nothing; elsewhere it runs,
 // after a note for enabled: false (docs/behaviour.md#the-config-file).
 func disabled(c *cli.Context, s *session) bool {
-	inCI := report.ServiceOf(os.Getenv) != report.NoService
+	inCI := ciplatform.From(os.Getenv).Forge() != ciplatform.None
 	if b := s.branches; inCI && b.Source != "" && b.Dest != "" && b.Source != b.Dest && !s.project.Config.RunsFor(b.Dest, b.Source) {
 		fmt.Fprintf(c.App.ErrWriter, "strata: a pull request from %s into %s is none that destination_branches in %s names: strata runs nothing for it\n", b.Source, b.Dest, s.project.ConfigFile)
 		return true

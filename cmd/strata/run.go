@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/strata-iac/strata/internal/atomicfile"
+	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
@@ -535,7 +536,7 @@ func writeSummary(c *cli.Context, rep *report.Report) {
 			fmt.Fprintf(c.App.ErrWriter, "strata: summary: %v\n", err)
 		}
 	}
-	if f := os.Getenv("GITHUB_STEP_SUMMARY"); f != "" {
+	if f := ciplatform.From(os.Getenv).GitHub.StepSummary; f != "" {
 		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if err == nil {
 			_, err = fh.WriteString(md)

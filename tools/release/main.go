@@ -1,6 +1,3 @@
-// Command release builds strata's release archives and their
-// checksums.txt into a directory, as `make release` runs it
-// (docs/ci.md#release-archives).
 package main
 
 import (
