@@ -55,6 +55,8 @@ type Console struct {
 	stopTick chan struct{}
 	// streams: every step's lines go out as they come (--output stream).
 	streams bool
+	// full: every line of init and plan at a terminal (Full).
+	full bool
 	// total and done count the run's units, for the status block and
 	// the line each finished unit gets.
 	total, done int
@@ -386,6 +388,9 @@ func (sw *StepWriter) Close() error {
 		c.live = nil
 		c.handOver()
 	} else if len(sw.pending) > 0 && c.showsStatus() && sw.ur.InJobs {
+		if !c.full {
+			sw.pending = folded(sw.step, raw, sw.pending)
+		}
 		sw.ur.held = append(sw.ur.held, sw.pending...)
 		sw.pending = nil
 	} else if len(sw.pending) > 0 {

@@ -50,6 +50,10 @@ type Output struct {
 	// Stream prints every line of the engine's output as it comes,
 	// prefixed with its unit, with no status block (--output stream).
 	Stream bool
+	// Full shows every line of a unit's init and plan at a terminal
+	// (--output full), where a successful init is folded to one line and a
+	// plan to its change list (docs/behaviour.md#console-output).
+	Full bool
 	// StillEvery is how often a long step reports it is still running
 	// without a terminal (60 s when zero).
 	StillEvery time.Duration

@@ -194,6 +194,9 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 	if opt.DropIn && len(run.Units) == 1 {
 		r.con.Own = run.Units[0].Unit.Name()
 	}
+	if opt.Full {
+		r.con.Full()
+	}
 	if opt.Stream {
 		r.con.Stream()
 	}

@@ -34,7 +34,7 @@ func runFlags() []cli.Flag {
 		parallelismFlag("run", "STRATA_PARALLELISM"),
 		&cli.BoolFlag{Name: "fail-fast", Usage: "start nothing new after the first failure", EnvVars: []string{"STRATA_FAIL_FAST"}},
 		&cli.BoolFlag{Name: "no-hooks", Usage: "run none of the config's pre and post hooks (one that needs what only CI has); workflow steps still run", EnvVars: []string{"STRATA_NO_HOOKS"}},
-		&cli.StringFlag{Name: "output", Value: "auto", Usage: "how the engine's output is shown: `auto` (at a terminal, each unit's output whole when its job ends, below a live status of the run; elsewhere each step's output as one block) or stream (every line as it comes, its unit before it)", EnvVars: []string{"STRATA_OUTPUT"}},
+		&cli.StringFlag{Name: "output", Value: "auto", Usage: "how the engine's output is shown: `auto` (at a terminal, each unit's output whole when its job ends, below a live status of the run, a successful init folded to one line and a plan to its change list; elsewhere each step's output as one block), full (auto with every line of init and plan) or stream (every line as it comes, its unit before it)", EnvVars: []string{"STRATA_OUTPUT"}},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour at a terminal, in strata's output or the engine's, as NO_COLOR does", EnvVars: []string{"STRATA_NO_COLOR"}},
 		&cli.BoolFlag{Name: "auto-approve", Usage: "apply without asking (written -auto-approve, as terraform does)"},
 		&cli.BoolFlag{Name: "detailed-exitcode", Usage: "plan: exit 2 when some unit has changes (written -detailed-exitcode)"},
@@ -283,8 +283,8 @@ func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selecte
 		console = c.App.ErrWriter
 	}
 	mode := c.String("output")
-	if mode != "auto" && mode != "stream" {
-		return runner.Options{}, fmt.Errorf("--output %q: expected auto or stream", mode)
+	if mode != "auto" && mode != "stream" && mode != "full" {
+		return runner.Options{}, fmt.Errorf("--output %q: expected auto, full or stream", mode)
 	}
 	opt := runner.Options{
 		Settings: set,
@@ -295,6 +295,7 @@ func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selecte
 			Colour:     colourFor(c, console) && !cl.ea.NoColor,
 			DropIn:     sel.dropIn(),
 			Stream:     mode == "stream",
+			Full:       mode == "full",
 		},
 		Hooks: runner.Hooks{
 			Kill:              kill,
