@@ -266,11 +266,13 @@ func (ur *unitRun) plannedAgainst(prod *unitRun) bool {
 }
 
 // askWave asks about the plans waiting for approval, once per wave, when
-// nothing else can move. It reports whether anything changed.
+// nothing else can move: the plans that can apply now, their gates open;
+// one whose gates open only once this wave applies is asked about in the
+// next. It reports whether anything changed.
 func (r *runState) askWave() bool {
 	var wave []*unitRun
 	for _, ur := range r.units {
-		if ur.phase == phasePlanned && !ur.approved && !ur.declined {
+		if ur.phase == phasePlanned && !ur.approved && !ur.declined && ur.planWaits == 0 && ur.applyWaits == 0 {
 			wave = append(wave, ur)
 		}
 	}
@@ -295,7 +297,14 @@ func (r *runState) askWave() bool {
 		}
 	}
 	if ans == AnswerAll {
+		// Every plan from here on, and those planned already whose
+		// gates are still shut.
 		r.approveAll = true
+		for _, ur := range r.units {
+			if ur.phase == phasePlanned && !ur.approved && !ur.declined {
+				r.approve(ur)
+			}
+		}
 	}
 	return true
 }

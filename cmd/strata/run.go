@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	cmdpolicy "github.com/strata-iac/strata/command"
@@ -453,9 +454,11 @@ func terminalApprover(w io.Writer, in io.Reader) func([]*report.UnitReport) (run
 	r := bufio.NewReader(in)
 	return func(units []*report.UnitReport) (runner.Answer, error) {
 		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, u := range units {
-			fmt.Fprintf(w, "  %-40s %s  %s\n", u.Name(), strings.Join(u.StackPath, "/"), u.Changes)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", u.Name(), strings.Join(u.StackPath, "/"), u.Changes)
 		}
+		tw.Flush()
 		for {
 			fmt.Fprintf(w, "Apply %s? [yes/all/no] ", report.CountOf(len(units), "unit"))
 			line, err := r.ReadString('\n')
