@@ -68,7 +68,7 @@ func (j *job) planApply(ctx context.Context) {
 	for i, st := range steps {
 		switch st.Type {
 		case report.StepInit:
-			j.initStep(ctx, st, fmt.Sprintf("plan step %d (init)", i+1))
+			j.engineInit(ctx, j.in.forStep(st, fmt.Sprintf("plan step %d (init)", i+1), report.StepInit))
 		case report.StepPlan:
 			j.applyNow(ctx, st)
 		}
@@ -80,8 +80,8 @@ func (j *job) planApply(ctx context.Context) {
 
 // applyNow applies without a plan file, or plans as usual when it cannot.
 func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
-	where := "plan step (plan)"
-	pc, ok := j.preparePlanCall(ctx, st, where)
+	in := j.in.forStep(st, "plan step (plan)", report.StepPlan)
+	pc, ok := j.preparePlanCall(ctx, in)
 	if !ok {
 		return
 	}
@@ -90,7 +90,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		// Flags one apply cannot take (a destroy or refresh-only plan, one
 		// terraform-exec cannot express) keep the usual plan; what was
 		// computed for it is not computed again.
-		j.planStep(ctx, st, where)
+		j.enginePlan(ctx, in)
 		return
 	}
 	env, varFile, args := pc.env, pc.varFile, pc.args
@@ -112,8 +112,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		}
 	}
 	o, err := j.step(ctx, report.StepApply, func() invocation {
-		return invocation{Step: report.StepApply, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env),
-			Call: applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan}}
+		return j.in.invocation(report.StepApply, env, applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan})
 	}, false)
 	result := report.StatusApplied
 	switch {

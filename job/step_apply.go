@@ -9,7 +9,6 @@ import (
 
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
-	"github.com/strata-iac/strata/stacks"
 )
 
 // The apply steps of a unit's job: the saved plan applied, planned again
@@ -20,15 +19,25 @@ func (j *job) apply(ctx context.Context) {
 	j.runWorkflow(ctx, report.StepApply, j.run.workflowSteps(j.ur, report.StepApply))
 }
 
-// applyStep applies the unit's saved plan (extra_args never go to apply
+// applyStep is an `apply` step: the unit's saved plan applied
+// (engineApply).
+type applyStep struct{}
+
+func (applyStep) run(ctx context.Context, in *stepInput) stepOutput {
+	in.engine.engineApply(ctx, in)
+	return stepOutput{}
+}
+
+// engineApply applies the unit's saved plan (extra_args never go to apply
 // <planfile>). A plan the engine calls stale is discarded and made again,
 // and the new one is applied only when nobody has to look at it first (or
 // it has no changes); with retry enabled, a failed apply re-plans and tries
 // again on the same terms. A new plan is compared with the reviewed plan
 // (reviewed.go); a stale plan whose new plan has no changes was applied
 // earlier (appliedEarlier).
-func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
-	env, _, err := j.stepEnv(st, where)
+func (j *job) engineApply(ctx context.Context, in *stepInput) {
+	st := in.Step
+	env, err := in.ownEnv()
 	if j.failed(ctx, report.StepApply, err) {
 		return
 	}
@@ -73,7 +82,7 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 		// A stale or failed apply needs a new plan, made as the
 		// workflow's plan step makes it.
 		j.res.Err, j.res.FailedStep = nil, ""
-		j.planStep(ctx, replan, replanWhere)
+		j.enginePlan(ctx, j.in.forStep(replan, replanWhere, report.StepPlan))
 		if j.res.Err != nil {
 			return
 		}
@@ -123,7 +132,7 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.P
 		started = true
 	}
 	_, err := j.step(ctx, report.StepApply, func() invocation {
-		return invocation{Step: report.StepApply, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env), Call: applyPlanCall{File: j.ur.PlanFile}}
+		return j.in.invocation(report.StepApply, env, applyPlanCall{File: j.ur.PlanFile})
 	}, false)
 	if f := j.run.ApplyRefused; started && f != nil && stalePlan(err) {
 		// The engine refused the plan before changing anything: the

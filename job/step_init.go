@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/contenthash"
 	"github.com/strata-iac/strata/internal/engineargs"
@@ -16,6 +17,30 @@ import (
 
 // The init steps of a unit's job: init when the unit's data dir is not
 // current, and its workspace (docs/behaviour.md#steps-of-a-unit).
+
+// initStep is an `init` step: init with the step's extra_args and env,
+// unless the unit's data dir is current.
+type initStep struct{}
+
+// build is the init's arguments and the step's own env.
+func (initStep) build(in *stepInput) (engineargs.InitArgs, map[string]string, error) {
+	ea, own, err := in.engineStep(command.Init)
+	return ea.Init, own, err
+}
+
+func (initStep) run(ctx context.Context, in *stepInput) stepOutput {
+	in.engine.engineInit(ctx, in)
+	return stepOutput{}
+}
+
+// engineInit runs an init step in the job: the init command's always.
+func (j *job) engineInit(ctx context.Context, in *stepInput) {
+	args, env, err := initStep{}.build(in)
+	if j.failed(ctx, report.StepInit, err) {
+		return
+	}
+	j.init(ctx, j.run.Policy.Job == command.JobInit, false, args, env)
+}
 
 // init runs init unless the unit's data dir is current (docs/behaviour.md#steps-of-a-unit): its
 // fingerprint equals the one recorded at the last successful init.
@@ -41,7 +66,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	// it: an init that may write it runs alone, across strata processes
 	// too; inits that find every provider there only read it, and overlap
 	// (docs/architecture.md#what-an-init-costs).
-	env := j.engineEnv(stepEnv)
+	env := j.in.engineEnv(stepEnv)
 	seeded := j.seedLock(ctx, args, env)
 	ok := false
 	defer func() { seeded(ok) }()
@@ -58,7 +83,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	before, readErr := os.ReadFile(filepath.Join(j.ur.Dir, lockFileName))
 	o, err := j.step(ctx, report.StepInit, func() invocation {
 		a := args
-		return invocation{Step: report.StepInit, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(stepEnv), Call: initCall{Args: a, Version: j.ur.Engine.Version}}
+		return j.in.invocation(report.StepInit, stepEnv, initCall{Args: a, Version: j.ur.Engine.Version})
 	}, true)
 	release()
 	if err != nil {
@@ -113,12 +138,12 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 		return true
 	}
 	_, err := j.step(ctx, report.StepWorkspace, func() invocation {
-		return invocation{Step: report.StepWorkspace, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: workspaceCall{Name: ws}}
+		return j.in.invocation(report.StepWorkspace, nil, workspaceCall{Name: ws})
 	}, true)
 	if err != nil && create && ctx.Err() == nil && strings.Contains(ErrorText(err), "doesn't exist") {
 		// The failed select stays in the report; the new workspace follows.
 		_, err = j.step(ctx, report.StepWorkspace, func() invocation {
-			return invocation{Step: report.StepWorkspace, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: workspaceCall{Name: ws, New: true}}
+			return j.in.invocation(report.StepWorkspace, nil, workspaceCall{Name: ws, New: true})
 		}, true)
 		if err == nil {
 			// The report shows the workspace step once, as it ended.

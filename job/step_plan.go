@@ -81,7 +81,7 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 		j.ur.Masker.Add(v.Secrets...)
 	}
 	_, err = j.step(ctx, report.StepShow, func() invocation {
-		return invocation{Step: report.StepShow, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env), Call: showCall{File: j.ur.PlanFile, Text: true}}
+		return j.in.invocation(report.StepShow, env, showCall{File: j.ur.PlanFile, Text: true})
 	}, true)
 	j.failed(ctx, report.StepShow, err)
 	return true
@@ -103,17 +103,38 @@ func planStepOf(steps []stacks.RunStep) (stacks.RunStep, string) {
 // it returns the step's env.
 func (j *job) planDigest(steps []stacks.RunStep) (map[string]string, error) {
 	st, where := planStepOf(steps)
-	ea, env, tfVars, err := j.engineStepArgs(command.Plan, st, where)
+	ea, own, err := j.in.forStep(st, where, report.StepPlan).engineStep(command.Plan)
 	if err != nil {
 		return nil, err
 	}
-	_, err = j.prepareInputsWith(ea, tfVars)
-	return env, err
+	_, err = j.prepareInputsWith(ea, tfVarsOf(own))
+	return own, err
 }
 
-// planStep runs workspace and plan with the step's extra_args and env.
-func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
-	pc, ok := j.preparePlanCall(ctx, st, where)
+// planStep is a `plan` step: the workspace, then a saved plan with the
+// step's extra_args and env, read as JSON when it has changes and
+// recorded in the run state.
+type planStep struct{}
+
+func (planStep) run(ctx context.Context, in *stepInput) stepOutput {
+	in.engine.enginePlan(ctx, in)
+	return stepOutput{}
+}
+
+// planArgs are plan's arguments: the step's (ea), the stack's targets
+// after the user's, and -destroy when the command destroys.
+func planArgs(ea engineargs.EngineArgs, targets []string, destroys bool) engineargs.PlanArgs {
+	args := ea.Plan
+	args.Targets = append(append([]string(nil), args.Targets...), targets...)
+	if destroys {
+		args.Destroy = true
+	}
+	return args
+}
+
+// enginePlan runs a plan step in the job.
+func (j *job) enginePlan(ctx context.Context, in *stepInput) {
+	pc, ok := j.preparePlanCall(ctx, in)
 	if !ok {
 		return
 	}
@@ -130,8 +151,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 		}
 	}()
 	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, func() invocation {
-		return invocation{Step: report.StepPlan, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env),
-			Call: planCall{Out: j.ur.PlanFile, VarFile: varFile, Args: args}}
+		return j.in.invocation(report.StepPlan, env, planCall{Out: j.ur.PlanFile, VarFile: varFile, Args: args})
 	}, true)
 	// The plan's block is printed once its JSON has given the values it
 	// marks sensitive, or when reading it failed.
@@ -194,7 +214,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 // own.
 func (j *job) showJSON(ctx context.Context, env map[string]string) ([]byte, error) {
 	o, err := j.step(ctx, report.StepShow, func() invocation {
-		return invocation{Step: report.StepShow, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env), Call: showCall{File: j.ur.PlanFile}}
+		return j.in.invocation(report.StepShow, env, showCall{File: j.ur.PlanFile})
 	}, true)
 	return o.PlanJSON, err
 }
@@ -212,12 +232,12 @@ type planInputs struct {
 // preparePlanCall reads a plan step's arguments and env, computes the var
 // file and the content digest, selects the workspace and writes the var
 // file; ok is false when the job failed on the way.
-func (j *job) preparePlanCall(ctx context.Context, st stacks.RunStep, where string) (planInputs, bool) {
-	ea, env, tfVars, err := j.engineStepArgs(command.Plan, st, where)
+func (j *job) preparePlanCall(ctx context.Context, in *stepInput) (planInputs, bool) {
+	ea, env, err := in.engineStep(command.Plan)
 	if j.failed(ctx, report.StepPlan, err) {
 		return planInputs{}, false
 	}
-	varContent, err := j.prepareInputsWith(ea, tfVars)
+	varContent, err := j.prepareInputsWith(ea, tfVarsOf(env))
 	if j.failed(ctx, "setup", err) || !j.workspace(ctx, true) {
 		return planInputs{}, false
 	}
@@ -225,12 +245,8 @@ func (j *job) preparePlanCall(ctx context.Context, st stacks.RunStep, where stri
 	if j.failed(ctx, "setup", err) {
 		return planInputs{}, false
 	}
-	args := ea.Plan
 	targets, _ := j.targets()
-	args.Targets = append(append([]string(nil), args.Targets...), targets...)
-	if j.run.Policy.Destroys {
-		args.Destroy = true
-	}
+	args := planArgs(ea, targets, j.run.Policy.Destroys)
 	return planInputs{env: env, varFile: varFile, args: args, done: removeVarFile}, true
 }
 
