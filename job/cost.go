@@ -83,7 +83,7 @@ func (j *job) estimateCost(ctx context.Context, planJSON []byte) {
 	defer os.Remove(file)
 	var out bytes.Buffer
 	p := costProcess(j.in.forStep(stacks.RunStep{}, "cost estimate", StepCost), c, file, &out)
-	step, err := j.run.process(ctx, p)
+	step, err := j.in.exec.process(ctx, p)
 	j.res.Steps = append(j.res.Steps, step)
 	if err != nil {
 		fail(err)

@@ -187,10 +187,16 @@ func (j *job) lock(ctx context.Context, args engineargs.LockArgs, stepEnv map[st
 	return cmp.Or(err, rerr)
 }
 
+// lockInvocation is `providers lock` with args, and own over the unit's
+// environment.
+func (in *stepInput) lockInvocation(args engineargs.LockArgs, own map[string]string) invocation {
+	return in.invocation(report.StepLock, own, lockCall{Args: args})
+}
+
 // lockHere runs the engine's lock command in the unit.
 func (j *job) lockHere(ctx context.Context, args engineargs.LockArgs, stepEnv map[string]string) error {
 	_, err := j.step(ctx, report.StepLock, func() invocation {
-		return j.in.invocation(report.StepLock, stepEnv, lockCall{Args: args})
+		return j.in.lockInvocation(args, stepEnv)
 	}, true)
 	return err
 }

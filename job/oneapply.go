@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
@@ -78,6 +79,13 @@ func (j *job) planApply(ctx context.Context) {
 	}
 }
 
+// applyNowInvocation is `apply -auto-approve` with plan's var file and
+// arguments, and own over the unit's environment; onPlan is called once
+// the engine printed a plan with changes.
+func (in *stepInput) applyNowInvocation(own map[string]string, varFile string, args engineargs.PlanArgs, onPlan func()) invocation {
+	return in.invocation(report.StepApply, own, applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan})
+}
+
 // applyNow applies without a plan file, or plans as usual when it cannot.
 func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	in := j.in.forStep(st, "plan step (plan)", report.StepPlan)
@@ -112,7 +120,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		}
 	}
 	o, err := j.step(ctx, report.StepApply, func() invocation {
-		return j.in.invocation(report.StepApply, env, applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan})
+		return in.applyNowInvocation(env, varFile, args, onPlan)
 	}, false)
 	result := report.StatusApplied
 	switch {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-version"
+
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/environ"
@@ -83,8 +85,10 @@ type stepInput struct {
 	// extra_args are merged with.
 	EngineArgs engineargs.EngineArgs
 
-	// Engine is the engine's path; PlanFile the unit's saved plan.
+	// Engine is the engine's path, EngineVersion its version as strata
+	// resolved it (nil when unknown); PlanFile the unit's saved plan.
 	Engine, PlanFile string
+	EngineVersion    *version.Version
 	Masker           *console.Masker
 	Display          *console.Unit
 	// Now is the run's clock.

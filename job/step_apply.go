@@ -28,6 +28,12 @@ func (applyStep) run(ctx context.Context, in *stepInput) stepOutput {
 	return stepOutput{}
 }
 
+// applyInvocation is `apply` of the unit's saved plan, with own over the
+// unit's environment: a saved plan takes no other argument.
+func (in *stepInput) applyInvocation(own map[string]string) invocation {
+	return in.invocation(report.StepApply, own, applyPlanCall{File: in.PlanFile})
+}
+
 // engineApply applies the unit's saved plan (extra_args never go to apply
 // <planfile>). A plan the engine calls stale is discarded and made again,
 // and the new one is applied only when nobody has to look at it first (or
@@ -132,7 +138,7 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.P
 		started = true
 	}
 	_, err := j.step(ctx, report.StepApply, func() invocation {
-		return j.in.invocation(report.StepApply, env, applyPlanCall{File: j.ur.PlanFile})
+		return j.in.applyInvocation(env)
 	}, false)
 	if f := j.run.ApplyRefused; started && f != nil && stalePlan(err) {
 		// The engine refused the plan before changing anything: the

@@ -33,6 +33,17 @@ func (initStep) run(ctx context.Context, in *stepInput) stepOutput {
 	return stepOutput{}
 }
 
+// initInvocation is `init` with args, and own (the step's env) over
+// the unit's environment.
+func (in *stepInput) initInvocation(args engineargs.InitArgs, own map[string]string) invocation {
+	return in.invocation(report.StepInit, own, initCall{Args: args, Version: in.EngineVersion})
+}
+
+// workspaceInvocation selects the workspace ws, or creates it (create).
+func (in *stepInput) workspaceInvocation(ws string, create bool) invocation {
+	return in.invocation(report.StepWorkspace, nil, workspaceCall{Name: ws, New: create})
+}
+
 // engineInit runs an init step in the job: the init command's always.
 func (j *job) engineInit(ctx context.Context, in *stepInput) {
 	args, env, err := initStep{}.build(in)
@@ -83,7 +94,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	before, readErr := os.ReadFile(filepath.Join(j.ur.Dir, lockFileName))
 	o, err := j.step(ctx, report.StepInit, func() invocation {
 		a := args
-		return j.in.invocation(report.StepInit, stepEnv, initCall{Args: a, Version: j.ur.Engine.Version})
+		return j.in.initInvocation(a, stepEnv)
 	}, true)
 	release()
 	if err != nil {
@@ -138,12 +149,12 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 		return true
 	}
 	_, err := j.step(ctx, report.StepWorkspace, func() invocation {
-		return j.in.invocation(report.StepWorkspace, nil, workspaceCall{Name: ws})
+		return j.in.workspaceInvocation(ws, false)
 	}, true)
 	if err != nil && create && ctx.Err() == nil && strings.Contains(ErrorText(err), "doesn't exist") {
 		// The failed select stays in the report; the new workspace follows.
 		_, err = j.step(ctx, report.StepWorkspace, func() invocation {
-			return j.in.invocation(report.StepWorkspace, nil, workspaceCall{Name: ws, New: true})
+			return j.in.workspaceInvocation(ws, true)
 		}, true)
 		if err == nil {
 			// The report shows the workspace step once, as it ended.

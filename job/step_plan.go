@@ -80,10 +80,7 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 		}
 		j.ur.Masker.Add(v.Secrets...)
 	}
-	_, err = j.step(ctx, report.StepShow, func() invocation {
-		return j.in.invocation(report.StepShow, env, showCall{File: j.ur.PlanFile, Text: true})
-	}, true)
-	j.failed(ctx, report.StepShow, err)
+	j.failed(ctx, report.StepShow, j.showText(ctx, env))
 	return true
 }
 
@@ -132,6 +129,13 @@ func planArgs(ea engineargs.EngineArgs, targets []string, destroys bool) enginea
 	return args
 }
 
+// planInvocation is `plan -out` to the unit's plan file with the var
+// file (varFile, "" for none) and args, and own over the unit's
+// environment.
+func (in *stepInput) planInvocation(own map[string]string, varFile string, args engineargs.PlanArgs) invocation {
+	return in.invocation(report.StepPlan, own, planCall{Out: in.PlanFile, VarFile: varFile, Args: args})
+}
+
 // enginePlan runs a plan step in the job.
 func (j *job) enginePlan(ctx context.Context, in *stepInput) {
 	pc, ok := j.preparePlanCall(ctx, in)
@@ -151,7 +155,7 @@ func (j *job) enginePlan(ctx context.Context, in *stepInput) {
 		}
 	}()
 	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, func() invocation {
-		return j.in.invocation(report.StepPlan, env, planCall{Out: j.ur.PlanFile, VarFile: varFile, Args: args})
+		return in.planInvocation(env, varFile, args)
 	}, true)
 	// The plan's block is printed once its JSON has given the values it
 	// marks sensitive, or when reading it failed.
@@ -208,15 +212,6 @@ func (j *job) enginePlan(ctx context.Context, in *stepInput) {
 		}
 	})
 	j.failed(ctx, report.StepState, err)
-}
-
-// showJSON runs `show -json` of the unit's saved plan, as a step of its
-// own.
-func (j *job) showJSON(ctx context.Context, env map[string]string) ([]byte, error) {
-	o, err := j.step(ctx, report.StepShow, func() invocation {
-		return j.in.invocation(report.StepShow, env, showCall{File: j.ur.PlanFile})
-	}, true)
-	return o.PlanJSON, err
 }
 
 // planInputs are what a plan (or an apply without a plan file) is called

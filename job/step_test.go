@@ -124,13 +124,13 @@ func TestLookup(t *testing.T) {
 		name, want string
 		ok         bool
 	}{
-		{"region", "eu-west-1", true},     // the stack variable wins over what a step set
-		{"FROM_ENV_STEP", "set", true},    // what an env step set
-		{"USER", "from-step", true},       // a step's value over strata's environment
-		{"GITHUB_TOKEN", "ghp", true},     // a credential, asked for by name
-		{"SHARED", "environ", true},       // strata's environment over the unit's
-		{"STRATA_DIR", "net", true},       // the unit's own environment
-		{"TF_VAR_size", "3", true},        // a stack variable named TF_VAR_
+		{"region", "eu-west-1", true},  // the stack variable wins over what a step set
+		{"FROM_ENV_STEP", "set", true}, // what an env step set
+		{"USER", "from-step", true},    // a step's value over strata's environment
+		{"GITHUB_TOKEN", "ghp", true},  // a credential, asked for by name
+		{"SHARED", "environ", true},    // strata's environment over the unit's
+		{"STRATA_DIR", "net", true},    // the unit's own environment
+		{"TF_VAR_size", "3", true},     // a stack variable named TF_VAR_
 		{"STACK_VAR_REGION", "eu-west-1", true},
 		{"NOWHERE", "", false},
 	} {

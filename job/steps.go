@@ -98,7 +98,7 @@ func newJob(r *Run, ur *Unit) *job {
 		PlanFile: ur.PlanFile, Masker: ur.Masker, Display: ur.Display, Now: r.Now, exec: r, engine: j,
 	}
 	if ur.Engine != nil {
-		j.in.Engine = ur.Engine.Path
+		j.in.Engine, j.in.EngineVersion = ur.Engine.Path, ur.Engine.Version
 	}
 	return j
 }

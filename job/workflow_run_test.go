@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-version"
+
 	"github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
@@ -21,7 +26,7 @@ func testJob(t *testing.T, yml string, x *fakeExec, out *bytes.Buffer) *job {
 	t.Helper()
 	root := t.TempDir()
 	testenv.WriteFile(t, root+"/strata.yml", yml)
-	testenv.WriteFile(t, root+"/net/main.tf", "")
+	testenv.WriteFile(t, root+"/net/main.tf", "variable \"size\" { type = number }\nvariable \"region\" {}\n")
 	p, err := stacks.Load(root, root+"/strata.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -29,8 +34,13 @@ func testJob(t *testing.T, yml string, x *fakeExec, out *bytes.Buffer) *job {
 	u := p.UnitsIn("net")[0]
 	r := testRun(out)
 	r.Project, r.Policy = p, &command.Policy{Job: command.JobPlan}
+	if r.State, err = runstate.OpenStateDir(filepath.Join(root, ".strata")); err != nil {
+		t.Fatal(err)
+	}
 	vars := VarsOf(u.Stack)
-	ur := &Unit{Spec: u, Vars: vars, Dir: root + "/net", Masker: console.NewMasker(vars.Secrets()...),
+	ur := &Unit{Spec: u, Vars: vars, Dir: root + "/net", Masker: console.NewMasker(vars.Secrets()...), TmpDir: t.TempDir(),
+		DataDir: root + "/net/.terraform", PlanFile: filepath.Join(r.State.Path, "plans", "net", "default.tfplan"), VarFile: filepath.Join(r.State.Path, "vars", "net.json"),
+		Engine: &engines.Engine{Name: "terraform", Version: version.Must(version.NewVersion("1.11.4")), Path: "/bin/terraform"},
 		Env: UnitEnv(UnitEnvInput{Base: map[string]string{"PATH": "/bin"}, Unit: u, Vars: vars, Root: root, Engine: "terraform"})}
 	j := newJob(r, ur)
 	j.in.exec = x
