@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +220,80 @@ func TestWritePlanJSON(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "net", "default#prod.json")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("a shared dir's plan JSON: %v %v", fi, err)
+	}
+}
+
+// TestPlanArgs: plan's arguments: the step's, the stack's targets after
+// the user's, -destroy when the command destroys; the step's are not
+// written.
+func TestPlanArgs(t *testing.T) {
+	ea := engineargs.EngineArgs{Plan: engineargs.PlanArgs{Targets: []string{"module.a"}, Vars: []string{"x=1"}}}
+	args := planArgs(ea, []string{"module.b"}, true)
+	if !reflect.DeepEqual(args.Targets, []string{"module.a", "module.b"}) || !args.Destroy || !reflect.DeepEqual(args.Vars, []string{"x=1"}) {
+		t.Errorf("plan args = %+v", args)
+	}
+	if !reflect.DeepEqual(ea.Plan.Targets, []string{"module.a"}) || ea.Plan.Destroy {
+		t.Errorf("the step's arguments were written: %+v", ea.Plan)
+	}
+	if args := planArgs(engineargs.EngineArgs{}, nil, false); len(args.Targets) != 0 || args.Destroy {
+		t.Errorf("no arguments: %+v", args)
+	}
+}
+
+// TestPlanInvocation: plan writes the unit's plan file, strata's var file
+// before the user's, and its env leaves TF_VAR_ values to the var file.
+func TestPlanInvocation(t *testing.T) {
+	in := testInput(stacks.RunStep{Type: "plan"}, "plan step 2 (plan)", nil)
+	in.Set["TF_VAR_from_env_step"] = "x"
+	inv := in.planInvocation(map[string]string{"TF_VAR_size": "9", "AWS_REGION": "eu"}, "/s/vars.json",
+		engineargs.PlanArgs{VarFiles: []string{"mine.tfvars"}, Targets: []string{"a.b"}, Destroy: true})
+	if got := inv.String(); got != "terraform plan -out=/s/p.tfplan -var-file=/s/vars.json -var-file=mine.tfvars -target=a.b -destroy" {
+		t.Errorf("plan = %q", got)
+	}
+	if inv.Env["AWS_REGION"] != "eu" {
+		t.Errorf("plan env: %v", inv.Env)
+	}
+	for k := range inv.Env {
+		if strings.HasPrefix(k, "TF_VAR_") {
+			t.Errorf("plan env holds %s", k)
+		}
+	}
+	if got := in.planInvocation(nil, "", engineargs.PlanArgs{}).String(); got != "terraform plan -out=/s/p.tfplan" {
+		t.Errorf("a plan with no var file: %q", got)
+	}
+}
+
+// TestPlanStepOf: the workflow's plan step, where it stands; the default
+// one when it has none.
+func TestPlanStepOf(t *testing.T) {
+	steps := []stacks.RunStep{{Type: "init"}, {Type: "run"}, {Type: "plan", ExtraArgs: []string{"-refresh=false"}}, {Type: "plan"}}
+	st, where := planStepOf(steps)
+	if where != "plan step 3 (plan)" || !reflect.DeepEqual(st.ExtraArgs, []string{"-refresh=false"}) {
+		t.Errorf("planStepOf = %+v %q", st, where)
+	}
+	st, where = planStepOf([]stacks.RunStep{{Type: "run"}})
+	if where != "plan step" || st.Type != "plan" || st.RunOn != "success" {
+		t.Errorf("no plan step: %+v %q", st, where)
+	}
+}
+
+// TestWholePlan: a targeted, refresh-only or destroy plan deploys part of
+// a unit.
+func TestWholePlan(t *testing.T) {
+	f := false
+	for _, tc := range []struct {
+		args engineargs.PlanArgs
+		want bool
+	}{
+		{engineargs.PlanArgs{}, true},
+		{engineargs.PlanArgs{Vars: []string{"a=1"}, Refresh: &f, Parallelism: 2}, true},
+		{engineargs.PlanArgs{Targets: []string{"a.b"}}, false},
+		{engineargs.PlanArgs{RefreshOnly: true}, false},
+		{engineargs.PlanArgs{Destroy: true}, false},
+		{engineargs.PlanArgs{Replace: []string{"a.b"}}, true},
+	} {
+		if got := wholePlan(tc.args); got != tc.want {
+			t.Errorf("wholePlan(%+v) = %t, want %t", tc.args, got, tc.want)
+		}
 	}
 }

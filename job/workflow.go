@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/strata-iac/strata/console"
-	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/internal/subst"
 	"github.com/strata-iac/strata/internal/tracing"
 	"github.com/strata-iac/strata/report"
@@ -51,26 +50,15 @@ func substitute(s string, lookup func(string) (string, bool)) (string, string, b
 	return subst.Expand(s, lookup)
 }
 
-// variableLookup finds a name for substitution: the unit's stack
-// variables, then what earlier env steps set, then strata's environment,
-// then the unit's own environment (STRATA_DIR, …).
-func VariableLookup(vars *Vars, envVars map[string]string, env []string, unitEnv map[string]string) func(string) (string, bool) {
-	return func(name string) (string, bool) {
-		if v, ok := vars.Lookup(name); ok {
-			return v, true
-		}
-		if v, ok := envVars[name]; ok {
-			return v, true
-		}
-		if v, ok := environ.Lookup(env, name); ok {
-			return v, true
-		}
-		v, ok := unitEnv[name]
-		return v, ok
-	}
+// VariableLookup finds a name for substitution as a unit's step does
+// (stepInput.lookup): the unit's stack variables, then what earlier env
+// steps set, then strata's environment, then the unit's own environment
+// (STRATA_DIR, …).
+func VariableLookup(vars *Vars, set map[string]string, env []string, unitEnv map[string]string) func(string) (string, bool) {
+	return (&stepInput{Vars: vars, Set: set, Environ: env, Env: unitEnv}).lookup
 }
 
-// substituteFor substitutes s for one unit, or names the unknown variable.
+// SubstituteFor substitutes s for one unit, or names the unknown variable.
 func SubstituteFor(s, where string, u *stacks.Unit, lookup func(string) (string, bool)) (string, error) {
 	out, name, ok := substitute(s, lookup)
 	if !ok {

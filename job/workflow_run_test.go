@@ -12,11 +12,11 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/strata-iac/strata/command"
-	"github.com/strata-iac/strata/engines"
-	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/console"
+	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -41,7 +41,7 @@ func testJob(t *testing.T, yml string, x *fakeExec, out *bytes.Buffer) *job {
 	ur := &Unit{Spec: u, Vars: vars, Dir: root + "/net", Masker: console.NewMasker(vars.Secrets()...), TmpDir: t.TempDir(),
 		DataDir: root + "/net/.terraform", PlanFile: filepath.Join(r.State.Path, "plans", "net", "default.tfplan"), VarFile: filepath.Join(r.State.Path, "vars", "net.json"),
 		Engine: &engines.Engine{Name: "terraform", Version: version.Must(version.NewVersion("1.11.4")), Path: "/bin/terraform"},
-		Env: UnitEnv(UnitEnvInput{Base: map[string]string{"PATH": "/bin"}, Unit: u, Vars: vars, Root: root, Engine: "terraform"})}
+		Env:    UnitEnv(UnitEnvInput{Base: map[string]string{"PATH": "/bin"}, Unit: u, Vars: vars, Root: root, Engine: "terraform"})}
 	j := newJob(r, ur)
 	j.in.exec = x
 	return j
