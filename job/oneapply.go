@@ -69,7 +69,8 @@ func (j *job) planApply(ctx context.Context) {
 	for i, st := range steps {
 		switch st.Type {
 		case report.StepInit:
-			j.engineInit(ctx, j.in.forStep(st, fmt.Sprintf("plan step %d (init)", i+1), report.StepInit))
+			in := j.in.forStep(st, fmt.Sprintf("plan step %d (init)", i+1), report.StepInit)
+			j.fold(ctx, in, initStep{}.run(ctx, in))
 		case report.StepPlan:
 			j.applyNow(ctx, st)
 		}
@@ -89,7 +90,11 @@ func (in *stepInput) applyNowInvocation(own map[string]string, varFile string, a
 // applyNow applies without a plan file, or plans as usual when it cannot.
 func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	in := j.in.forStep(st, "plan step (plan)", report.StepPlan)
-	pc, ok := j.preparePlanCall(ctx, in)
+	req, err := planStep{}.build(in)
+	if j.failed(ctx, report.StepPlan, err) {
+		return
+	}
+	pc, ok := j.preparePlanCall(ctx, req)
 	if !ok {
 		return
 	}
@@ -98,7 +103,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		// Flags one apply cannot take (a destroy or refresh-only plan, one
 		// terraform-exec cannot express) keep the usual plan; what was
 		// computed for it is not computed again.
-		j.enginePlan(ctx, in)
+		j.enginePlan(ctx, req)
 		return
 	}
 	env, varFile, args := pc.env, pc.varFile, pc.args

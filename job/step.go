@@ -84,6 +84,11 @@ type stepInput struct {
 	// EngineArgs are the command's engine arguments, which a step's
 	// extra_args are merged with.
 	EngineArgs engineargs.EngineArgs
+	// InitAlways: the command is init, which runs even when the unit's
+	// data dir is current. RetryDelay is the delay before an apply's
+	// first retry when its step names none.
+	InitAlways bool
+	RetryDelay time.Duration
 
 	// Engine is the engine's path, EngineVersion its version as strata
 	// resolved it (nil when unknown); PlanFile the unit's saved plan.
@@ -94,8 +99,9 @@ type stepInput struct {
 	// Now is the run's clock.
 	Now func() time.Time
 
-	// exec runs the processes a step builds; engine runs its engine
-	// steps (init, plan, apply) in the unit's job.
+	// exec runs the processes and OIDC exchanges a step builds; engine
+	// runs what the engine's kinds build (init, plan, apply) in the
+	// unit's job (nil for hooks).
 	exec   stepExec
 	engine engineSteps
 }
@@ -126,12 +132,14 @@ type stepExec interface {
 	credentials(ctx context.Context, st *stacks.OIDCStep, env map[string]string) (*oidc.Credentials, error)
 }
 
-// engineSteps runs the unit's engine steps, which read and write the
-// job's result and the unit's run state.
+// engineSteps runs what the engine's step kinds built: an init, a plan,
+// an apply, which read and write the unit's run state and the job's
+// result (the digest, saved plans, the review, the retries that plan
+// again).
 type engineSteps interface {
-	engineInit(ctx context.Context, in *stepInput)
-	enginePlan(ctx context.Context, in *stepInput)
-	engineApply(ctx context.Context, in *stepInput)
+	engineInit(ctx context.Context, req initRequest)
+	enginePlan(ctx context.Context, req planRequest)
+	engineApply(ctx context.Context, req applyRequest)
 }
 
 // credentials exchanges the job's OIDC token for a cloud's credentials.

@@ -23,8 +23,39 @@ func (j *job) apply(ctx context.Context) {
 // (engineApply).
 type applyStep struct{}
 
-func (applyStep) run(ctx context.Context, in *stepInput) stepOutput {
-	in.engine.engineApply(ctx, in)
+// applyRequest is an apply step as built: its own env, and its retry of
+// a failed apply: tries in all, the delay before the first retry, each
+// later delay backoff times the one before.
+type applyRequest struct {
+	Env     map[string]string
+	Tries   int
+	Delay   time.Duration
+	Backoff float64
+}
+
+// build is the apply the step asks for: one try unless its retry says
+// more.
+func (applyStep) build(in *stepInput) (applyRequest, error) {
+	own, err := in.ownEnv()
+	if err != nil {
+		return applyRequest{}, err
+	}
+	req := applyRequest{Env: own, Tries: 1, Delay: in.RetryDelay, Backoff: 1.5}
+	if r := in.Step.Retry; r != nil {
+		req.Tries, req.Backoff = r.Tries, r.Backoff
+		if r.Delay != nil {
+			req.Delay = *r.Delay
+		}
+	}
+	return req, nil
+}
+
+func (k applyStep) run(ctx context.Context, in *stepInput) stepOutput {
+	req, err := k.build(in)
+	if err != nil {
+		return stepOutput{Err: err, Failed: report.StepApply}
+	}
+	in.engine.engineApply(ctx, req)
 	return stepOutput{}
 }
 
@@ -41,23 +72,13 @@ func (in *stepInput) applyInvocation(own map[string]string) invocation {
 // again on the same terms. A new plan is compared with the reviewed plan
 // (reviewed.go); a stale plan whose new plan has no changes was applied
 // earlier (appliedEarlier).
-func (j *job) engineApply(ctx context.Context, in *stepInput) {
-	st := in.Step
-	env, err := in.ownEnv()
-	if j.failed(ctx, report.StepApply, err) {
-		return
-	}
+func (j *job) engineApply(ctx context.Context, req applyRequest) {
+	env := req.Env
 	args, initEnv, err := j.unitInit()
 	if j.failed(ctx, report.StepInit, err) || !j.init(ctx, false, false, args, initEnv) || !j.workspace(ctx, false) {
 		return
 	}
-	tries, delay, backoff := 1, j.run.RetryDelay, 1.5
-	if r := st.Retry; r != nil {
-		tries, backoff = r.Tries, r.Backoff
-		if r.Delay != nil {
-			delay = *r.Delay
-		}
-	}
+	tries, delay, backoff := req.Tries, req.Delay, req.Backoff
 	auto := j.run.AutoApprove || j.ur.AutoApply
 	replan, replanWhere := planStepOf(j.run.workflowSteps(j.ur, report.StepPlan))
 	stalePlans := 0
@@ -88,7 +109,8 @@ func (j *job) engineApply(ctx context.Context, in *stepInput) {
 		// A stale or failed apply needs a new plan, made as the
 		// workflow's plan step makes it.
 		j.res.Err, j.res.FailedStep = nil, ""
-		j.enginePlan(ctx, j.in.forStep(replan, replanWhere, report.StepPlan))
+		in := j.in.forStep(replan, replanWhere, report.StepPlan)
+		j.fold(ctx, in, planStep{}.run(ctx, in))
 		if j.res.Err != nil {
 			return
 		}

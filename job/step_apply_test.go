@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/report"
@@ -83,5 +84,42 @@ func TestRecordApply(t *testing.T) {
 	}
 	if us, _ := j.run.State.ReadUnit(j.ur.Spec); !us.Apply.Destroy || us.Apply.Result != report.StatusDestroyed {
 		t.Errorf("a destroy's record: %+v", us.Apply)
+	}
+}
+
+// TestApplyStepBuild: an apply step tries once after the run's delay,
+// unless its retry says how many times, after what delay, growing by
+// what; its env is its own.
+func TestApplyStepBuild(t *testing.T) {
+	delay := 7 * time.Second
+	for _, tc := range []struct {
+		name  string
+		retry *stacks.RetryPolicy
+		want  applyRequest
+	}{
+		{"no retry", nil, applyRequest{Tries: 1, Delay: time.Second, Backoff: 1.5}},
+		{"retry", &stacks.RetryPolicy{Tries: 3, Backoff: 2}, applyRequest{Tries: 3, Delay: time.Second, Backoff: 2}},
+		{"retry with a delay", &stacks.RetryPolicy{Tries: 2, Delay: &delay, Backoff: 1}, applyRequest{Tries: 2, Delay: delay, Backoff: 1}},
+	} {
+		in := testInput(stacks.RunStep{Type: "apply", Retry: tc.retry, Env: []stacks.EnvVar{{Key: "A", Value: "${region}"}}}, "apply step 2 (apply)", nil)
+		in.RetryDelay = time.Second
+		req, err := applyStep{}.build(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.Tries != tc.want.Tries || req.Delay != tc.want.Delay || req.Backoff != tc.want.Backoff || req.Env["A"] != "eu-west-1" {
+			t.Errorf("%s: %+v, want %+v", tc.name, req, tc.want)
+		}
+	}
+	e := &fakeEngine{}
+	bad := testInput(stacks.RunStep{Type: "apply", Env: []stacks.EnvVar{{Key: "A", Value: "$NOPE"}}}, "apply step 2 (apply)", nil)
+	bad.engine = e
+	if out := (applyStep{}).run(context.Background(), bad); out.Err == nil || out.Failed != report.StepApply || len(e.applies) != 0 {
+		t.Errorf("an apply that cannot be built: %+v", out)
+	}
+	good := testInput(stacks.RunStep{Type: "apply"}, "apply step 2 (apply)", nil)
+	good.engine = e
+	if out := (applyStep{}).run(context.Background(), good); out.Err != nil || len(e.applies) != 1 || e.applies[0].Tries != 1 {
+		t.Errorf("an apply: %+v, %+v", out, e.applies)
 	}
 }

@@ -22,14 +22,29 @@ import (
 // unless the unit's data dir is current.
 type initStep struct{}
 
-// build is the init's arguments and the step's own env.
-func (initStep) build(in *stepInput) (engineargs.InitArgs, map[string]string, error) {
-	ea, own, err := in.engineStep(command.Init)
-	return ea.Init, own, err
+// initRequest is an init step as built: init's arguments, the step's own
+// env, and whether it runs even when the data dir is current.
+type initRequest struct {
+	Args   engineargs.InitArgs
+	Env    map[string]string
+	Always bool
 }
 
-func (initStep) run(ctx context.Context, in *stepInput) stepOutput {
-	in.engine.engineInit(ctx, in)
+// build is the init the step asks for.
+func (initStep) build(in *stepInput) (initRequest, error) {
+	ea, own, err := in.engineStep(command.Init)
+	if err != nil {
+		return initRequest{}, err
+	}
+	return initRequest{Args: ea.Init, Env: own, Always: in.InitAlways}, nil
+}
+
+func (k initStep) run(ctx context.Context, in *stepInput) stepOutput {
+	req, err := k.build(in)
+	if err != nil {
+		return stepOutput{Err: err, Failed: report.StepInit}
+	}
+	in.engine.engineInit(ctx, req)
 	return stepOutput{}
 }
 
@@ -44,13 +59,9 @@ func (in *stepInput) workspaceInvocation(ws string, create bool) invocation {
 	return in.invocation(report.StepWorkspace, nil, workspaceCall{Name: ws, New: create})
 }
 
-// engineInit runs an init step in the job: the init command's always.
-func (j *job) engineInit(ctx context.Context, in *stepInput) {
-	args, env, err := initStep{}.build(in)
-	if j.failed(ctx, report.StepInit, err) {
-		return
-	}
-	j.init(ctx, j.run.Policy.Job == command.JobInit, false, args, env)
+// engineInit runs an init step's init in the job.
+func (j *job) engineInit(ctx context.Context, req initRequest) {
+	j.init(ctx, req.Always, false, req.Args, req.Env)
 }
 
 // init runs init unless the unit's data dir is current (docs/behaviour.md#steps-of-a-unit): its

@@ -23,9 +23,13 @@ func TestInitStepBuild(t *testing.T) {
 	in := testInput(stacks.RunStep{Type: "init", ExtraArgs: []string{"-backend-config=key=${region}/state", "-upgrade"},
 		Env: []stacks.EnvVar{{Key: "TF_TOKEN_app_example_com", Value: "${GITHUB_TOKEN}"}}}, "plan step 1 (init)", nil)
 	in.EngineArgs = engineargs.EngineArgs{Init: engineargs.InitArgs{Reconfigure: true}}
-	args, own, err := initStep{}.build(in)
+	req, err := initStep{}.build(in)
 	if err != nil {
 		t.Fatal(err)
+	}
+	args, own := req.Args, req.Env
+	if req.Always {
+		t.Error("an init step of a plan asks to init even when current")
 	}
 	if !reflect.DeepEqual(args.BackendConfig, []string{"key=eu-west-1/state"}) || !args.Upgrade || !args.Reconfigure {
 		t.Errorf("init args = %+v", args)
@@ -40,7 +44,7 @@ func TestInitStepBuild(t *testing.T) {
 	if inv.Env["TF_TOKEN_app_example_com"] != "ghp" || inv.Step != report.StepInit || inv.Dir != "/repo/net" {
 		t.Errorf("init invocation = %+v", inv)
 	}
-	if _, _, err := (initStep{}).build(testInput(stacks.RunStep{Type: "init", ExtraArgs: []string{"-out=x"}}, "plan step 1 (init)", nil)); err == nil ||
+	if _, err := (initStep{}).build(testInput(stacks.RunStep{Type: "init", ExtraArgs: []string{"-out=x"}}, "plan step 1 (init)", nil)); err == nil ||
 		!strings.Contains(err.Error(), "plan step 1 (init): extra_args") {
 		t.Errorf("a plan flag in init's extra_args: %v", err)
 	}
@@ -133,5 +137,37 @@ func TestWorkspaceCurrent(t *testing.T) {
 	j.ur.Spec.Workspace = "prod"
 	if !j.workspace(context.Background(), true) || len(j.res.Steps) != 0 {
 		t.Errorf("no workspace to select: steps %+v", j.res.Steps)
+	}
+}
+
+// fakeEngine stands for the job's engine steps: it keeps the requests
+// the engine kinds build.
+type fakeEngine struct {
+	inits   []initRequest
+	plans   []planRequest
+	applies []applyRequest
+}
+
+func (f *fakeEngine) engineInit(_ context.Context, req initRequest) { f.inits = append(f.inits, req) }
+func (f *fakeEngine) enginePlan(_ context.Context, req planRequest) { f.plans = append(f.plans, req) }
+func (f *fakeEngine) engineApply(_ context.Context, req applyRequest) {
+	f.applies = append(f.applies, req)
+}
+
+// TestInitStepRun: an init step hands the init it built to the engine,
+// always in the init command; one it cannot build fails as init's,
+// reaching no engine.
+func TestInitStepRun(t *testing.T) {
+	e := &fakeEngine{}
+	in := testInput(stacks.RunStep{Type: "init", ExtraArgs: []string{"-upgrade"}}, "init step 1 (init)", nil)
+	in.engine, in.InitAlways = e, true
+	if out := (initStep{}).run(context.Background(), in); out.Err != nil || len(e.inits) != 1 || !e.inits[0].Always || !e.inits[0].Args.Upgrade {
+		t.Errorf("out %+v, inits %+v", out, e.inits)
+	}
+	bad := testInput(stacks.RunStep{Type: "init", Env: []stacks.EnvVar{{Key: "K", Value: "$NOPE"}}}, "plan step 1 (init)", nil)
+	bad.engine = e
+	out := initStep{}.run(context.Background(), bad)
+	if out.Err == nil || out.Failed != report.StepInit || len(e.inits) != 1 {
+		t.Errorf("an init that cannot be built: %+v, %d inits", out, len(e.inits))
 	}
 }

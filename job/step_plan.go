@@ -113,8 +113,28 @@ func (j *job) planDigest(steps []stacks.RunStep) (map[string]string, error) {
 // recorded in the run state.
 type planStep struct{}
 
-func (planStep) run(ctx context.Context, in *stepInput) stepOutput {
-	in.engine.enginePlan(ctx, in)
+// planRequest is a plan step as built: its engine arguments (extra_args
+// merged with the command's) and its own env, TF_VAR_ values included.
+type planRequest struct {
+	Args engineargs.EngineArgs
+	Env  map[string]string
+}
+
+// build is the plan the step asks for.
+func (planStep) build(in *stepInput) (planRequest, error) {
+	ea, own, err := in.engineStep(command.Plan)
+	if err != nil {
+		return planRequest{}, err
+	}
+	return planRequest{Args: ea, Env: own}, nil
+}
+
+func (k planStep) run(ctx context.Context, in *stepInput) stepOutput {
+	req, err := k.build(in)
+	if err != nil {
+		return stepOutput{Err: err, Failed: report.StepPlan}
+	}
+	in.engine.enginePlan(ctx, req)
 	return stepOutput{}
 }
 
@@ -136,9 +156,9 @@ func (in *stepInput) planInvocation(own map[string]string, varFile string, args 
 	return in.invocation(report.StepPlan, own, planCall{Out: in.PlanFile, VarFile: varFile, Args: args})
 }
 
-// enginePlan runs a plan step in the job.
-func (j *job) enginePlan(ctx context.Context, in *stepInput) {
-	pc, ok := j.preparePlanCall(ctx, in)
+// enginePlan runs a plan step's plan in the job.
+func (j *job) enginePlan(ctx context.Context, req planRequest) {
+	pc, ok := j.preparePlanCall(ctx, req)
 	if !ok {
 		return
 	}
@@ -155,7 +175,7 @@ func (j *job) enginePlan(ctx context.Context, in *stepInput) {
 		}
 	}()
 	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, func() invocation {
-		return in.planInvocation(env, varFile, args)
+		return j.in.planInvocation(env, varFile, args)
 	}, true)
 	// The plan's block is printed once its JSON has given the values it
 	// marks sensitive, or when reading it failed.
@@ -224,14 +244,11 @@ type planInputs struct {
 	done    func() // removes the var file
 }
 
-// preparePlanCall reads a plan step's arguments and env, computes the var
-// file and the content digest, selects the workspace and writes the var
-// file; ok is false when the job failed on the way.
-func (j *job) preparePlanCall(ctx context.Context, in *stepInput) (planInputs, bool) {
-	ea, env, err := in.engineStep(command.Plan)
-	if j.failed(ctx, report.StepPlan, err) {
-		return planInputs{}, false
-	}
+// preparePlanCall computes a plan's var file and content digest, selects
+// the workspace and writes the var file; ok is false when the job failed
+// on the way.
+func (j *job) preparePlanCall(ctx context.Context, req planRequest) (planInputs, bool) {
+	ea, env := req.Args, req.Env
 	varContent, err := j.prepareInputsWith(ea, tfVarsOf(env))
 	if j.failed(ctx, "setup", err) || !j.workspace(ctx, true) {
 		return planInputs{}, false

@@ -297,3 +297,26 @@ func TestWholePlan(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanStepRun: a plan step hands the plan it built to the engine:
+// its extra_args merged with the command's, its env with TF_VAR_ values;
+// one it cannot build fails as plan's.
+func TestPlanStepRun(t *testing.T) {
+	e := &fakeEngine{}
+	in := testInput(stacks.RunStep{Type: "plan", ExtraArgs: []string{"-var=r=${region}"}, Env: []stacks.EnvVar{{Key: "TF_VAR_size", Value: "4"}}},
+		"plan step 2 (plan)", nil)
+	in.engine = e
+	in.EngineArgs = engineargs.EngineArgs{Plan: engineargs.PlanArgs{Parallelism: 2}}
+	if out := (planStep{}).run(context.Background(), in); out.Err != nil || len(e.plans) != 1 {
+		t.Fatalf("out %+v, plans %+v", out, e.plans)
+	}
+	req := e.plans[0]
+	if !reflect.DeepEqual(req.Args.Plan.Vars, []string{"r=eu-west-1"}) || req.Args.Plan.Parallelism != 2 || req.Env["TF_VAR_size"] != "4" {
+		t.Errorf("plan request = %+v", req)
+	}
+	bad := testInput(stacks.RunStep{Type: "plan", ExtraArgs: []string{"-upgrade"}}, "plan step 2 (plan)", nil)
+	bad.engine = e
+	if out := (planStep{}).run(context.Background(), bad); out.Err == nil || out.Failed != report.StepPlan || len(e.plans) != 1 {
+		t.Errorf("a plan that cannot be built: %+v", out)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/contenthash"
@@ -96,6 +97,7 @@ func newJob(r *Run, ur *Unit) *job {
 		Stack: ur.Spec.Stack.Name, UnitID: ur.Spec.ID(), Who: ur.Spec.Name(), Dir: ur.Dir,
 		Env: ur.Env, TFVarEnv: tfVarEnv, Set: map[string]string{}, Vars: ur.Vars, Environ: r.Environ, EngineArgs: r.EngineArgs,
 		PlanFile: ur.PlanFile, Masker: ur.Masker, Display: ur.Display, Now: r.Now, exec: r, engine: j,
+		InitAlways: r.Policy != nil && r.Policy.Job == command.JobInit, RetryDelay: r.RetryDelay,
 	}
 	if ur.Engine != nil {
 		j.in.Engine, j.in.EngineVersion = ur.Engine.Path, ur.Engine.Version
