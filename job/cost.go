@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/stacks"
 )
 
 // Cost estimates the monthly cost of plans with infracost, when the
@@ -53,6 +54,15 @@ type breakdown struct {
 	PastTotalMonthlyCost *string `json:"pastTotalMonthlyCost"`
 }
 
+// costProcess is infracost's process for the plan JSON in file, its JSON
+// written to out.
+func costProcess(in *stepInput, c *Cost, file string, out *bytes.Buffer) process {
+	env := append(in.processEnv(nil), "INFRACOST_CURRENCY="+c.Currency, "INFRACOST_NO_COLOR=true", "INFRACOST_SKIP_UPDATE_CHECK=true")
+	p := in.process([]string{c.path, "breakdown", "--path", file, "--format", "json", "--log-level", "error"}, env)
+	p.stdout = out
+	return p
+}
+
 // estimateCost runs infracost on the plan's JSON; a failure is the
 // unit's warning, never its failure: a cost is information.
 func (j *job) estimateCost(ctx context.Context, planJSON []byte) {
@@ -71,11 +81,11 @@ func (j *job) estimateCost(ctx context.Context, planJSON []byte) {
 		return
 	}
 	defer os.Remove(file)
-	env := j.processEnv(nil, nil)
-	env = append(env, "INFRACOST_CURRENCY="+c.Currency, "INFRACOST_NO_COLOR=true", "INFRACOST_SKIP_UPDATE_CHECK=true")
 	var out bytes.Buffer
-	argv := []string{c.path, "breakdown", "--path", file, "--format", "json", "--log-level", "error"}
-	if err := j.exec(ctx, StepCost, "cost estimate", argv, env, false, false, &out); err != nil {
+	p := costProcess(j.in.forStep(stacks.RunStep{}, "cost estimate", StepCost), c, file, &out)
+	step, err := j.in.exec.process(ctx, p)
+	j.res.Steps = append(j.res.Steps, step)
+	if err != nil {
 		fail(err)
 		return
 	}

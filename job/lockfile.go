@@ -128,7 +128,7 @@ func (j *job) lockArgs(given engineargs.LockArgs, platforms []string, stepEnv ma
 	if a.FSMirror != "" || a.NetMirror != "" {
 		return a, nil
 	}
-	env := j.engineEnv(stepEnv)
+	env := j.in.engineEnv(stepEnv)
 	if _, ok := env["HOME"]; !ok {
 		env["HOME"], _ = os.UserHomeDir()
 	}
@@ -187,10 +187,16 @@ func (j *job) lock(ctx context.Context, args engineargs.LockArgs, stepEnv map[st
 	return cmp.Or(err, rerr)
 }
 
+// lockInvocation is `providers lock` with args, and own over the unit's
+// environment.
+func (in *stepInput) lockInvocation(args engineargs.LockArgs, own map[string]string) invocation {
+	return in.invocation(report.StepLock, own, lockCall{Args: args})
+}
+
 // lockHere runs the engine's lock command in the unit.
 func (j *job) lockHere(ctx context.Context, args engineargs.LockArgs, stepEnv map[string]string) error {
 	_, err := j.step(ctx, report.StepLock, func() invocation {
-		return invocation{Step: report.StepLock, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(stepEnv), Call: lockCall{Args: args}}
+		return j.in.lockInvocation(args, stepEnv)
 	}, true)
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
@@ -68,7 +69,8 @@ func (j *job) planApply(ctx context.Context) {
 	for i, st := range steps {
 		switch st.Type {
 		case report.StepInit:
-			j.initStep(ctx, st, fmt.Sprintf("plan step %d (init)", i+1))
+			in := j.in.forStep(st, fmt.Sprintf("plan step %d (init)", i+1), report.StepInit)
+			j.fold(ctx, in, initStep{}.run(ctx, in))
 		case report.StepPlan:
 			j.applyNow(ctx, st)
 		}
@@ -78,10 +80,21 @@ func (j *job) planApply(ctx context.Context) {
 	}
 }
 
+// applyNowInvocation is `apply -auto-approve` with plan's var file and
+// arguments, and own over the unit's environment; onPlan is called once
+// the engine printed a plan with changes.
+func (in *stepInput) applyNowInvocation(own map[string]string, varFile string, args engineargs.PlanArgs, onPlan func()) invocation {
+	return in.invocation(report.StepApply, own, applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan})
+}
+
 // applyNow applies without a plan file, or plans as usual when it cannot.
 func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
-	where := "plan step (plan)"
-	pc, ok := j.preparePlanCall(ctx, st, where)
+	in := j.in.forStep(st, "plan step (plan)", report.StepPlan)
+	req, err := planStep{}.build(in)
+	if j.failed(ctx, report.StepPlan, err) {
+		return
+	}
+	pc, ok := j.preparePlanCall(ctx, req)
 	if !ok {
 		return
 	}
@@ -90,7 +103,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		// Flags one apply cannot take (a destroy or refresh-only plan, one
 		// terraform-exec cannot express) keep the usual plan; what was
 		// computed for it is not computed again.
-		j.planStep(ctx, st, where)
+		j.enginePlan(ctx, req)
 		return
 	}
 	env, varFile, args := pc.env, pc.varFile, pc.args
@@ -112,8 +125,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		}
 	}
 	o, err := j.step(ctx, report.StepApply, func() invocation {
-		return invocation{Step: report.StepApply, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env),
-			Call: applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan}}
+		return in.applyNowInvocation(env, varFile, args, onPlan)
 	}, false)
 	result := report.StatusApplied
 	switch {

@@ -45,7 +45,7 @@ func (j *job) unitInit() (engineargs.InitArgs, map[string]string, error) {
 		return engineargs.InitArgs{}, nil, err
 	}
 	st := j.run.initSteps(j.ur)[0]
-	ea, env, _, err := j.engineStepArgs(command.Init, st, report.StepPlan+" step ("+report.StepInit+")")
+	ea, env, err := j.in.forStep(st, report.StepPlan+" step ("+report.StepInit+")", report.StepInit).engineStep(command.Init)
 	return ea.Init, env, err
 }
 
@@ -57,7 +57,7 @@ func (j *job) unitInit() (engineargs.InitArgs, map[string]string, error) {
 // strata could read it: the engine's read is recorded at that version.
 func (j *job) recordedOutputs(ctx context.Context, args engineargs.InitArgs, stepEnv map[string]string) (loc tfstate.Location, v tfstate.Version, readable, taken bool) {
 	started := j.run.Now()
-	loc, v, err := tfstate.Probe(ctx, &j.run.states, j.ur.Dir, j.ur.Spec.Workspace, args.BackendConfig, j.engineEnv(stepEnv))
+	loc, v, err := tfstate.Probe(ctx, &j.run.states, j.ur.Dir, j.ur.Spec.Workspace, args.BackendConfig, j.in.engineEnv(stepEnv))
 	if err != nil {
 		return loc, v, false, false
 	}

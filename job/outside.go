@@ -13,7 +13,7 @@ import (
 // (docs/behaviour.md#passthrough), as its own jobs would: init first when
 // init says so and the unit needs one, then its workspace.
 func (r *Run) Prepare(ctx context.Context, ur *Unit, init bool) error {
-	j := &job{run: r, ur: ur}
+	j := newJob(r, ur)
 	if init && !j.init(ctx, false, false, engineargs.InitArgs{}, nil) {
 		return fmt.Errorf("%s: init: %v", ur.Spec.Name(), diagnostics.FirstLine(ErrorText(j.res.Err)))
 	}
@@ -28,7 +28,7 @@ func (r *Run) Prepare(ctx context.Context, ur *Unit, init bool) error {
 // returns the file's path ("" when there is nothing to write) and the
 // function that removes it.
 func (r *Run) WriteVarFile(ur *Unit) (string, func(), error) {
-	j := &job{run: r, ur: ur}
+	j := newJob(r, ur)
 	content, err := j.prepareInputs()
 	if err != nil {
 		return "", func() {}, err
@@ -41,7 +41,7 @@ func (r *Run) WriteVarFile(ur *Unit) (string, func(), error) {
 // run, or one an earlier CI job settled. The result holds the outputs
 // (Produced, ProducedErr) and the steps that read them.
 func (r *Run) ReadOutputs(ctx context.Context, ur *Unit) Result {
-	j := &job{run: r, ur: ur}
+	j := newJob(r, ur)
 	j.readOutputs(ctx)
 	return j.res
 }
@@ -51,7 +51,7 @@ func (r *Run) ReadOutputs(ctx context.Context, ur *Unit) Result {
 // (docs/behaviour.md#saved-plans): a gate outside the run, or a reader
 // whose inputs did not change.
 func (r *Run) AppliedAsNow(ur *Unit) bool {
-	j := &job{run: r, ur: ur}
+	j := newJob(r, ur)
 	if _, err := j.planDigest(r.workflowSteps(ur, report.StepPlan)); err != nil {
 		return false
 	}

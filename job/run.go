@@ -62,7 +62,7 @@ type Run struct {
 // says whether the unit's outputs are read for the coordinator (a
 // producer's, or those its readers read), as a step of the job.
 func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, readsOutputs func(applied bool, res *Result) bool) Result {
-	j := &job{run: r, ur: ur}
+	j := newJob(r, ur)
 	lock, err := filelock.Acquire(ctx, r.State.DirLockPath(ur.Spec.Dir), func() {
 		r.Console.UnitNote(ur.Spec.Name(), fmt.Sprintf("waiting for another strata working in %s", ur.Spec.Dir))
 	})

@@ -9,7 +9,6 @@ import (
 
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
-	"github.com/strata-iac/strata/stacks"
 )
 
 // The apply steps of a unit's job: the saved plan applied, planned again
@@ -20,29 +19,66 @@ func (j *job) apply(ctx context.Context) {
 	j.runWorkflow(ctx, report.StepApply, j.run.workflowSteps(j.ur, report.StepApply))
 }
 
-// applyStep applies the unit's saved plan (extra_args never go to apply
+// applyStep is an `apply` step: the unit's saved plan applied
+// (engineApply).
+type applyStep struct{}
+
+// applyRequest is an apply step as built: its own env, and its retry of
+// a failed apply: tries in all, the delay before the first retry, each
+// later delay backoff times the one before.
+type applyRequest struct {
+	Env     map[string]string
+	Tries   int
+	Delay   time.Duration
+	Backoff float64
+}
+
+// build is the apply the step asks for: one try unless its retry says
+// more.
+func (applyStep) build(in *stepInput) (applyRequest, error) {
+	own, err := in.ownEnv()
+	if err != nil {
+		return applyRequest{}, err
+	}
+	req := applyRequest{Env: own, Tries: 1, Delay: in.RetryDelay, Backoff: 1.5}
+	if r := in.Step.Retry; r != nil {
+		req.Tries, req.Backoff = r.Tries, r.Backoff
+		if r.Delay != nil {
+			req.Delay = *r.Delay
+		}
+	}
+	return req, nil
+}
+
+func (k applyStep) run(ctx context.Context, in *stepInput) stepOutput {
+	req, err := k.build(in)
+	if err != nil {
+		return stepOutput{Err: err, Failed: report.StepApply}
+	}
+	in.engine.engineApply(ctx, req)
+	return stepOutput{}
+}
+
+// applyInvocation is `apply` of the unit's saved plan, with own over the
+// unit's environment: a saved plan takes no other argument.
+func (in *stepInput) applyInvocation(own map[string]string) invocation {
+	return in.invocation(report.StepApply, own, applyPlanCall{File: in.PlanFile})
+}
+
+// engineApply applies the unit's saved plan (extra_args never go to apply
 // <planfile>). A plan the engine calls stale is discarded and made again,
 // and the new one is applied only when nobody has to look at it first (or
 // it has no changes); with retry enabled, a failed apply re-plans and tries
 // again on the same terms. A new plan is compared with the reviewed plan
 // (reviewed.go); a stale plan whose new plan has no changes was applied
 // earlier (appliedEarlier).
-func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
-	env, _, err := j.stepEnv(st, where)
-	if j.failed(ctx, report.StepApply, err) {
-		return
-	}
+func (j *job) engineApply(ctx context.Context, req applyRequest) {
+	env := req.Env
 	args, initEnv, err := j.unitInit()
 	if j.failed(ctx, report.StepInit, err) || !j.init(ctx, false, false, args, initEnv) || !j.workspace(ctx, false) {
 		return
 	}
-	tries, delay, backoff := 1, j.run.RetryDelay, 1.5
-	if r := st.Retry; r != nil {
-		tries, backoff = r.Tries, r.Backoff
-		if r.Delay != nil {
-			delay = *r.Delay
-		}
-	}
+	tries, delay, backoff := req.Tries, req.Delay, req.Backoff
 	auto := j.run.AutoApprove || j.ur.AutoApply
 	replan, replanWhere := planStepOf(j.run.workflowSteps(j.ur, report.StepPlan))
 	stalePlans := 0
@@ -73,7 +109,8 @@ func (j *job) applyStep(ctx context.Context, st stacks.RunStep, where string) {
 		// A stale or failed apply needs a new plan, made as the
 		// workflow's plan step makes it.
 		j.res.Err, j.res.FailedStep = nil, ""
-		j.planStep(ctx, replan, replanWhere)
+		in := j.in.forStep(replan, replanWhere, report.StepPlan)
+		j.fold(ctx, in, planStep{}.run(ctx, in))
 		if j.res.Err != nil {
 			return
 		}
@@ -123,7 +160,7 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.P
 		started = true
 	}
 	_, err := j.step(ctx, report.StepApply, func() invocation {
-		return invocation{Step: report.StepApply, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env), Call: applyPlanCall{File: j.ur.PlanFile}}
+		return j.in.applyInvocation(env)
 	}, false)
 	if f := j.run.ApplyRefused; started && f != nil && stalePlan(err) {
 		// The engine refused the plan before changing anything: the

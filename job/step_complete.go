@@ -31,7 +31,7 @@ func (j *job) completeNoChanges(ctx context.Context) {
 		return
 	}
 	_, err := j.step(ctx, report.StepOutput, func() invocation {
-		return invocation{Step: report.StepOutput, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: completeCall{}}
+		return j.in.invocation(report.StepOutput, nil, completeCall{})
 	}, false)
 	j.failed(ctx, report.StepOutput, err)
 }

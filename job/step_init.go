@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/contenthash"
 	"github.com/strata-iac/strata/internal/engineargs"
@@ -16,6 +17,52 @@ import (
 
 // The init steps of a unit's job: init when the unit's data dir is not
 // current, and its workspace (docs/behaviour.md#steps-of-a-unit).
+
+// initStep is an `init` step: init with the step's extra_args and env,
+// unless the unit's data dir is current.
+type initStep struct{}
+
+// initRequest is an init step as built: init's arguments, the step's own
+// env, and whether it runs even when the data dir is current.
+type initRequest struct {
+	Args   engineargs.InitArgs
+	Env    map[string]string
+	Always bool
+}
+
+// build is the init the step asks for.
+func (initStep) build(in *stepInput) (initRequest, error) {
+	ea, own, err := in.engineStep(command.Init)
+	if err != nil {
+		return initRequest{}, err
+	}
+	return initRequest{Args: ea.Init, Env: own, Always: in.InitAlways}, nil
+}
+
+func (k initStep) run(ctx context.Context, in *stepInput) stepOutput {
+	req, err := k.build(in)
+	if err != nil {
+		return stepOutput{Err: err, Failed: report.StepInit}
+	}
+	in.engine.engineInit(ctx, req)
+	return stepOutput{}
+}
+
+// initInvocation is `init` with args, and own (the step's env) over
+// the unit's environment.
+func (in *stepInput) initInvocation(args engineargs.InitArgs, own map[string]string) invocation {
+	return in.invocation(report.StepInit, own, initCall{Args: args, Version: in.EngineVersion})
+}
+
+// workspaceInvocation selects the workspace ws, or creates it (create).
+func (in *stepInput) workspaceInvocation(ws string, create bool) invocation {
+	return in.invocation(report.StepWorkspace, nil, workspaceCall{Name: ws, New: create})
+}
+
+// engineInit runs an init step's init in the job.
+func (j *job) engineInit(ctx context.Context, req initRequest) {
+	j.init(ctx, req.Always, false, req.Args, req.Env)
+}
 
 // init runs init unless the unit's data dir is current (docs/behaviour.md#steps-of-a-unit): its
 // fingerprint equals the one recorded at the last successful init.
@@ -41,7 +88,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	// it: an init that may write it runs alone, across strata processes
 	// too; inits that find every provider there only read it, and overlap
 	// (docs/architecture.md#what-an-init-costs).
-	env := j.engineEnv(stepEnv)
+	env := j.in.engineEnv(stepEnv)
 	seeded := j.seedLock(ctx, args, env)
 	ok := false
 	defer func() { seeded(ok) }()
@@ -58,7 +105,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	before, readErr := os.ReadFile(filepath.Join(j.ur.Dir, lockFileName))
 	o, err := j.step(ctx, report.StepInit, func() invocation {
 		a := args
-		return invocation{Step: report.StepInit, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(stepEnv), Call: initCall{Args: a, Version: j.ur.Engine.Version}}
+		return j.in.initInvocation(a, stepEnv)
 	}, true)
 	release()
 	if err != nil {
@@ -113,12 +160,12 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 		return true
 	}
 	_, err := j.step(ctx, report.StepWorkspace, func() invocation {
-		return invocation{Step: report.StepWorkspace, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: workspaceCall{Name: ws}}
+		return j.in.workspaceInvocation(ws, false)
 	}, true)
 	if err != nil && create && ctx.Err() == nil && strings.Contains(ErrorText(err), "doesn't exist") {
 		// The failed select stays in the report; the new workspace follows.
 		_, err = j.step(ctx, report.StepWorkspace, func() invocation {
-			return invocation{Step: report.StepWorkspace, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: workspaceCall{Name: ws, New: true}}
+			return j.in.workspaceInvocation(ws, true)
 		}, true)
 		if err == nil {
 			// The report shows the workspace step once, as it ended.

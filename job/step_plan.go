@@ -80,10 +80,7 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 		}
 		j.ur.Masker.Add(v.Secrets...)
 	}
-	_, err = j.step(ctx, report.StepShow, func() invocation {
-		return invocation{Step: report.StepShow, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env), Call: showCall{File: j.ur.PlanFile, Text: true}}
-	}, true)
-	j.failed(ctx, report.StepShow, err)
+	j.failed(ctx, report.StepShow, j.showText(ctx, env))
 	return true
 }
 
@@ -103,17 +100,65 @@ func planStepOf(steps []stacks.RunStep) (stacks.RunStep, string) {
 // it returns the step's env.
 func (j *job) planDigest(steps []stacks.RunStep) (map[string]string, error) {
 	st, where := planStepOf(steps)
-	ea, env, tfVars, err := j.engineStepArgs(command.Plan, st, where)
+	ea, own, err := j.in.forStep(st, where, report.StepPlan).engineStep(command.Plan)
 	if err != nil {
 		return nil, err
 	}
-	_, err = j.prepareInputsWith(ea, tfVars)
-	return env, err
+	_, err = j.prepareInputsWith(ea, tfVarsOf(own))
+	return own, err
 }
 
-// planStep runs workspace and plan with the step's extra_args and env.
-func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
-	pc, ok := j.preparePlanCall(ctx, st, where)
+// planStep is a `plan` step: the workspace, then a saved plan with the
+// step's extra_args and env, read as JSON when it has changes and
+// recorded in the run state.
+type planStep struct{}
+
+// planRequest is a plan step as built: its engine arguments (extra_args
+// merged with the command's) and its own env, TF_VAR_ values included.
+type planRequest struct {
+	Args engineargs.EngineArgs
+	Env  map[string]string
+}
+
+// build is the plan the step asks for.
+func (planStep) build(in *stepInput) (planRequest, error) {
+	ea, own, err := in.engineStep(command.Plan)
+	if err != nil {
+		return planRequest{}, err
+	}
+	return planRequest{Args: ea, Env: own}, nil
+}
+
+func (k planStep) run(ctx context.Context, in *stepInput) stepOutput {
+	req, err := k.build(in)
+	if err != nil {
+		return stepOutput{Err: err, Failed: report.StepPlan}
+	}
+	in.engine.enginePlan(ctx, req)
+	return stepOutput{}
+}
+
+// planArgs are plan's arguments: the step's (ea), the stack's targets
+// after the user's, and -destroy when the command destroys.
+func planArgs(ea engineargs.EngineArgs, targets []string, destroys bool) engineargs.PlanArgs {
+	args := ea.Plan
+	args.Targets = append(append([]string(nil), args.Targets...), targets...)
+	if destroys {
+		args.Destroy = true
+	}
+	return args
+}
+
+// planInvocation is `plan -out` to the unit's plan file with the var
+// file (varFile, "" for none) and args, and own over the unit's
+// environment.
+func (in *stepInput) planInvocation(own map[string]string, varFile string, args engineargs.PlanArgs) invocation {
+	return in.invocation(report.StepPlan, own, planCall{Out: in.PlanFile, VarFile: varFile, Args: args})
+}
+
+// enginePlan runs a plan step's plan in the job.
+func (j *job) enginePlan(ctx context.Context, req planRequest) {
+	pc, ok := j.preparePlanCall(ctx, req)
 	if !ok {
 		return
 	}
@@ -130,8 +175,7 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 		}
 	}()
 	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, func() invocation {
-		return invocation{Step: report.StepPlan, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env),
-			Call: planCall{Out: j.ur.PlanFile, VarFile: varFile, Args: args}}
+		return j.in.planInvocation(env, varFile, args)
 	}, true)
 	// The plan's block is printed once its JSON has given the values it
 	// marks sensitive, or when reading it failed.
@@ -190,15 +234,6 @@ func (j *job) planStep(ctx context.Context, st stacks.RunStep, where string) {
 	j.failed(ctx, report.StepState, err)
 }
 
-// showJSON runs `show -json` of the unit's saved plan, as a step of its
-// own.
-func (j *job) showJSON(ctx context.Context, env map[string]string) ([]byte, error) {
-	o, err := j.step(ctx, report.StepShow, func() invocation {
-		return invocation{Step: report.StepShow, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(env), Call: showCall{File: j.ur.PlanFile}}
-	}, true)
-	return o.PlanJSON, err
-}
-
 // planInputs are what a plan (or an apply without a plan file) is called
 // with: the step's environment, the var file written for the call, and
 // plan's arguments with the stack's targets.
@@ -209,15 +244,12 @@ type planInputs struct {
 	done    func() // removes the var file
 }
 
-// preparePlanCall reads a plan step's arguments and env, computes the var
-// file and the content digest, selects the workspace and writes the var
-// file; ok is false when the job failed on the way.
-func (j *job) preparePlanCall(ctx context.Context, st stacks.RunStep, where string) (planInputs, bool) {
-	ea, env, tfVars, err := j.engineStepArgs(command.Plan, st, where)
-	if j.failed(ctx, report.StepPlan, err) {
-		return planInputs{}, false
-	}
-	varContent, err := j.prepareInputsWith(ea, tfVars)
+// preparePlanCall computes a plan's var file and content digest, selects
+// the workspace and writes the var file; ok is false when the job failed
+// on the way.
+func (j *job) preparePlanCall(ctx context.Context, req planRequest) (planInputs, bool) {
+	ea, env := req.Args, req.Env
+	varContent, err := j.prepareInputsWith(ea, tfVarsOf(env))
 	if j.failed(ctx, "setup", err) || !j.workspace(ctx, true) {
 		return planInputs{}, false
 	}
@@ -225,12 +257,8 @@ func (j *job) preparePlanCall(ctx context.Context, st stacks.RunStep, where stri
 	if j.failed(ctx, "setup", err) {
 		return planInputs{}, false
 	}
-	args := ea.Plan
 	targets, _ := j.targets()
-	args.Targets = append(append([]string(nil), args.Targets...), targets...)
-	if j.run.Policy.Destroys {
-		args.Destroy = true
-	}
+	args := planArgs(ea, targets, j.run.Policy.Destroys)
 	return planInputs{env: env, varFile: varFile, args: args, done: removeVarFile}, true
 }
 

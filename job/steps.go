@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/contenthash"
@@ -73,10 +74,35 @@ type job struct {
 	run *Run
 	ur  *Unit
 	res Result
-	// envVars are what env steps set, for the later steps.
-	envVars map[string]string
+	// in is the input every step of the job starts from (forStep): the
+	// unit's environment, and what its steps set so far (in.Set).
+	in *stepInput
 	// digestKey is what the job's digest (res.digest) was computed from.
 	digestKey string
+}
+
+// newJob prepares a job of the unit: the input its steps start from.
+func newJob(r *Run, ur *Unit) *job {
+	j := &job{run: r, ur: ur}
+	tfVarEnv := map[string]string{}
+	for k, v := range r.TFVars {
+		tfVarEnv["TF_VAR_"+k] = v
+	}
+	if ur.Vars != nil {
+		for k, v := range ur.Vars.TFVars() {
+			tfVarEnv["TF_VAR_"+k] = v
+		}
+	}
+	j.in = &stepInput{
+		Stack: ur.Spec.Stack.Name, UnitID: ur.Spec.ID(), Who: ur.Spec.Name(), Dir: ur.Dir,
+		Env: ur.Env, TFVarEnv: tfVarEnv, Set: map[string]string{}, Vars: ur.Vars, Environ: r.Environ, EngineArgs: r.EngineArgs,
+		PlanFile: ur.PlanFile, Masker: ur.Masker, Display: ur.Display, Now: r.Now, exec: r, engine: j,
+		InitAlways: r.Policy != nil && r.Policy.Job == command.JobInit, RetryDelay: r.RetryDelay,
+	}
+	if ur.Engine != nil {
+		j.in.Engine, j.in.EngineVersion = ur.Engine.Path, ur.Engine.Version
+	}
+	return j
 }
 
 // failed records a failed step and reports whether the job must stop.
@@ -177,7 +203,7 @@ func (j *job) prepareInputs() (varFile []byte, err error) {
 func (j *job) prepareInputsWith(ea engineargs.EngineArgs, stepTFVars map[string]string) (varFile []byte, err error) {
 	u := j.ur.Spec
 	fromEnvSteps := map[string]string{}
-	for k, v := range j.envVars {
+	for k, v := range j.in.Set {
 		if name, ok := strings.CutPrefix(k, "TF_VAR_"); ok {
 			fromEnvSteps[name] = v
 		}
@@ -256,7 +282,7 @@ func targetArgs(targets []string) []string {
 func (j *job) targets() ([]string, error) {
 	out := make([]string, len(j.ur.Spec.Stack.Targets))
 	for i, t := range j.ur.Spec.Stack.Targets {
-		v, err := j.subst(t, "targets")
+		v, err := j.in.subst(t, "targets")
 		if err != nil {
 			return nil, err
 		}
@@ -274,7 +300,7 @@ func (j *job) validate(ctx context.Context) {
 		return
 	}
 	_, err := j.step(ctx, report.StepValidate, func() invocation {
-		return invocation{Step: report.StepValidate, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: validateCall{Args: j.run.EngineArgs.Command}}
+		return j.in.invocation(report.StepValidate, nil, validateCall{Args: j.run.EngineArgs.Command})
 	}, true)
 	j.failed(ctx, report.StepValidate, err)
 }
@@ -301,7 +327,7 @@ func (j *job) engineOutputs(ctx context.Context, initArgs engineargs.InitArgs, i
 		return nil, step, err
 	}
 	o, err := j.step(ctx, report.StepOutput, func() invocation {
-		return invocation{Step: report.StepOutput, Engine: j.ur.Engine.Path, Dir: j.ur.Dir, Env: j.engineEnv(nil), Call: outputCall{}}
+		return j.in.invocation(report.StepOutput, nil, outputCall{})
 	}, true)
 	if err != nil {
 		return nil, report.StepOutput, err

@@ -1,0 +1,332 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-version"
+
+	"github.com/strata-iac/strata/console"
+	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/internal/environ"
+	"github.com/strata-iac/strata/oidc"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/stacks"
+)
+
+// A step is a value of one of the kinds in stepKinds
+// (docs/architecture.md#a-units-job): the job, or the hooks, prepare a
+// stepInput for it, the step's kind runs it and returns a stepOutput, and
+// the job folds that output into what the later steps see. A kind's
+// build functions (its argv, its environment, its engine call) are apart
+// from running them, and are what its tests read.
+
+// stepKind is one kind of step: run takes the prepared input and returns
+// what the step did and what it adds for the later steps.
+type stepKind interface {
+	run(ctx context.Context, in *stepInput) stepOutput
+}
+
+// stepKinds are the kinds of step a workflow or a hook runs, by type. A
+// type not here (gates, slack, drift_create_issue: Terrateam's own) is
+// accepted and ignored.
+var stepKinds = map[string]stepKind{
+	report.StepInit:     initStep{},
+	report.StepPlan:     planStep{},
+	report.StepApply:    applyStep{},
+	report.StepRun:      runStep{},
+	report.StepEnv:      envStep{},
+	report.StepOIDC:     oidcStep{},
+	report.StepCheckov:  toolStep{},
+	report.StepConftest: toolStep{},
+	report.StepOPA:      toolStep{},
+}
+
+// stepInput is everything a step reads: the step as configured, the
+// environment it starts from, what earlier steps set, how names are
+// substituted, and what runs the processes and engine calls it builds.
+// The job prepares one for the unit (newJob) and copies it per step
+// (forStep); the hooks prepare their own (Hook set).
+type stepInput struct {
+	// Step is the step as configured; Where names it in messages
+	// ("plan step 2 (run)", "hooks.all.pre[0]").
+	Step  stacks.RunStep
+	Where string
+	// Name is the step's name in the report, its span and a failure: its
+	// type in a unit's workflow, its key in hooks.
+	Name string
+	// Hook says the step is a hook's (docs/behaviour.md#hooks): it runs
+	// in the repository root, its notes and errors name the hook, and its
+	// output goes where the engine's stderr goes.
+	Hook bool
+
+	// Stack and UnitID are the unit's ("" for hooks); Who is what a note
+	// names (the unit, or "hooks").
+	Stack, UnitID, Who string
+	// Dir is where the step runs, absolute.
+	Dir string
+	// Env is the environment every step starts from: the unit's
+	// (UnitEnv), or the hooks' own.
+	Env map[string]string
+	// TFVarEnv are the TF_VAR_ values a process step gets beyond Env,
+	// under their TF_VAR_ names: strata's and the stack variables'.
+	TFVarEnv map[string]string
+	// Set is what earlier env and oidc steps set, for the later steps;
+	// the job's fold writes it.
+	Set map[string]string
+	// Vars are the unit's stack variables (nil for hooks).
+	Vars *Vars
+	// Environ is strata's own environment, credentials included.
+	Environ []string
+	// EngineArgs are the command's engine arguments, which a step's
+	// extra_args are merged with.
+	EngineArgs engineargs.EngineArgs
+	// InitAlways: the command is init, which runs even when the unit's
+	// data dir is current. RetryDelay is the delay before an apply's
+	// first retry when its step names none.
+	InitAlways bool
+	RetryDelay time.Duration
+
+	// Engine is the engine's path, EngineVersion its version as strata
+	// resolved it (nil when unknown); PlanFile the unit's saved plan.
+	Engine, PlanFile string
+	EngineVersion    *version.Version
+	Masker           *console.Masker
+	Display          *console.Unit
+	// Now is the run's clock.
+	Now func() time.Time
+
+	// exec runs the processes and OIDC exchanges a step builds; engine
+	// runs what the engine's kinds build (init, plan, apply) in the
+	// unit's job (nil for hooks).
+	exec   stepExec
+	engine engineSteps
+}
+
+// stepOutput is what a step returns: its reports, its failure, and what
+// it adds for the later steps.
+type stepOutput struct {
+	Reports []report.StepReport
+	// Err is the step's failure; Failed names the failed step when that is
+	// not the step's own name.
+	Err    error
+	Failed string
+	// Set are the variables the step sets for the later steps; Secrets
+	// the values to mask from now on.
+	Set     map[string]string
+	Secrets []string
+	// Gate is the gate the step's failure raised (docs/controls.md#gates).
+	Gate *report.Gate
+	// Note is what the step says once it ended well.
+	Note string
+	// NoToken: an oidc step skipped, with no token outside CI.
+	NoToken bool
+}
+
+// stepExec runs what a step built: a process, an OIDC exchange.
+type stepExec interface {
+	process(ctx context.Context, p process) (report.StepReport, error)
+	credentials(ctx context.Context, st *stacks.OIDCStep, env map[string]string) (*oidc.Credentials, error)
+}
+
+// engineSteps runs what the engine's step kinds built: an init, a plan,
+// an apply, which read and write the unit's run state and the job's
+// result (the digest, saved plans, the review, the retries that plan
+// again).
+type engineSteps interface {
+	engineInit(ctx context.Context, req initRequest)
+	enginePlan(ctx context.Context, req planRequest)
+	engineApply(ctx context.Context, req applyRequest)
+}
+
+// credentials exchanges the job's OIDC token for a cloud's credentials.
+func (r *Run) credentials(ctx context.Context, st *stacks.OIDCStep, env map[string]string) (*oidc.Credentials, error) {
+	return oidc.Make(ctx, st, env)
+}
+
+// forStep is the input of one step: in, with the step, where it stands
+// and its name.
+func (in *stepInput) forStep(st stacks.RunStep, where, name string) *stepInput {
+	c := *in
+	c.Step, c.Where, c.Name = st, where, name
+	return &c
+}
+
+// lookup finds a name in a step's env, extra_args and the stack's
+// targets (docs/behaviour.md#substitution): the unit's stack variables,
+// then what earlier steps set, then strata's environment (credentials
+// included, the way to ask for one), then the step's starting
+// environment (STRATA_DIR, …).
+func (in *stepInput) lookup(name string) (string, bool) {
+	if in.Vars != nil {
+		if v, ok := in.Vars.Lookup(name); ok {
+			return v, true
+		}
+	}
+	if v, ok := in.Set[name]; ok {
+		return v, true
+	}
+	if v, ok := environ.Lookup(in.Environ, name); ok {
+		return v, true
+	}
+	v, ok := in.Env[name]
+	return v, ok
+}
+
+// cmdLookup finds a name in a step's cmd: the unit's stack variables,
+// then the values strata itself sets from the config and its own paths
+// (substituteCmd says why nothing else).
+func (in *stepInput) cmdLookup(name string) (string, bool) {
+	if in.Vars != nil {
+		if v, ok := in.Vars.Lookup(name); ok {
+			return v, true
+		}
+		if v, ok := in.Vars.LookupExported(name); ok {
+			return v, true
+		}
+	}
+	if strataValue(name) {
+		v, ok := in.Env[name]
+		return v, ok
+	}
+	return "", false
+}
+
+// unknown is the error of a name no lookup finds, at where it was
+// written.
+func (in *stepInput) unknown(name, at string, inCmd bool) error {
+	switch {
+	case in.Hook && inCmd:
+		return fmt.Errorf("unknown variable %q in %s: a hook's cmd takes only strata's own values (STRATA_ROOT, STRATA_TMPDIR and their TERRATEAM_ names); "+
+			"read any other variable in a shell, where it is data: ['sh', '-c', 'echo \"$%s\"']", name, at, name)
+	case in.Hook:
+		return fmt.Errorf("unknown variable %q in %s: not set by a hook nor in the environment; write $$ for a literal $", name, at)
+	}
+	return &SubstitutionError{Name: name, Stack: in.Stack, Where: at, InCmd: inCmd}
+}
+
+// subst substitutes s, written at at.
+func (in *stepInput) subst(s, at string) (string, error) {
+	out, name, ok := substitute(s, in.lookup)
+	if !ok {
+		return "", in.unknown(name, at, false)
+	}
+	return out, nil
+}
+
+// substAll substitutes each of ss, written at at.
+func (in *stepInput) substAll(ss []string, at string) ([]string, error) {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		v, err := in.subst(s, at)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// ownEnv is the step's own env, substituted, under the names written
+// (TF_VAR_ ones included).
+func (in *stepInput) ownEnv() (map[string]string, error) {
+	env := make(map[string]string, len(in.Step.Env))
+	for _, e := range in.Step.Env {
+		v, err := in.subst(e.Value, in.Where+".env."+e.Key)
+		if err != nil {
+			return nil, err
+		}
+		env[e.Key] = v
+	}
+	return env, nil
+}
+
+// tfVarsOf are the TF_VAR_ values of an env, by variable name: they
+// reach an engine through the var file.
+func tfVarsOf(env map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range env {
+		if name, ok := strings.CutPrefix(k, "TF_VAR_"); ok {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// engineEnv is the environment of one engine call: the starting one,
+// what earlier steps set, then own (a step's own env); TF_VAR_ values
+// aside, since terraform-exec refuses them.
+func (in *stepInput) engineEnv(own map[string]string) map[string]string {
+	env := make(map[string]string, len(in.Env)+len(in.Set)+len(own))
+	maps.Copy(env, in.Env)
+	for _, m := range []map[string]string{in.Set, own} {
+		for k, v := range m {
+			if !strings.HasPrefix(k, "TF_VAR_") {
+				env[k] = v
+			}
+		}
+	}
+	return env
+}
+
+// processEnv is the environment of a process a step runs: as the
+// engine's, plus the TF_VAR_ values (a process is no engine call, so
+// nothing refuses them), as sorted KEY=VALUE pairs.
+func (in *stepInput) processEnv(own map[string]string) []string {
+	env := make(map[string]string, len(in.Env)+len(in.TFVarEnv)+len(in.Set)+len(own))
+	for _, m := range []map[string]string{in.Env, in.TFVarEnv, in.Set, own} {
+		maps.Copy(env, m)
+	}
+	return EnvList(env)
+}
+
+// invocation is one engine call of the unit, with own (a step's own env)
+// over its environment.
+func (in *stepInput) invocation(step string, own map[string]string, call engineCall) invocation {
+	return invocation{Step: step, Engine: in.Engine, Dir: in.Dir, Env: in.engineEnv(own), Call: call}
+}
+
+// process is a process the step runs, in its dir, its block in the
+// step's display.
+func (in *stepInput) process(argv, env []string) process {
+	return process{display: in.Display, masker: in.Masker, name: in.Name, where: in.Where, dir: in.Dir, argv: argv, env: env,
+		who: in.Who, unitID: in.UnitID, errSide: in.Hook}
+}
+
+// engineArgs are an engine step's arguments: its extra_args, substituted
+// and read as command's, merged with the command's engine arguments.
+func (in *stepInput) engineArgs(command string) (engineargs.EngineArgs, error) {
+	extra, err := in.substAll(in.Step.ExtraArgs, in.Where+".extra_args")
+	if err != nil {
+		return engineargs.EngineArgs{}, err
+	}
+	ea := in.EngineArgs
+	if len(extra) > 0 {
+		own, err := engineargs.Parse(command, extra, in.Dir)
+		if err != nil {
+			return engineargs.EngineArgs{}, fmt.Errorf("%s: extra_args: %w", in.Where, err)
+		}
+		ea = engineargs.Merge(own, ea)
+	}
+	return ea, nil
+}
+
+// engineStep is an engine step's arguments (engineArgs) and its own env,
+// TF_VAR_ values included: these go to the var file (tfVarsOf).
+func (in *stepInput) engineStep(command string) (engineargs.EngineArgs, map[string]string, error) {
+	own, err := in.ownEnv()
+	if err != nil {
+		return engineargs.EngineArgs{}, nil, err
+	}
+	ea, err := in.engineArgs(command)
+	if err != nil {
+		return engineargs.EngineArgs{}, nil, err
+	}
+	return ea, own, nil
+}
+
+// failed is the output of a step that failed before it ran anything.
+func failed(err error) stepOutput { return stepOutput{Err: err} }
