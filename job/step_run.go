@@ -32,6 +32,12 @@ func (k runStep) run(ctx context.Context, in *stepInput) stepOutput {
 	if err != nil {
 		return failed(err)
 	}
+	return runGated(ctx, in, p)
+}
+
+// runGated runs a run or tool step's process: its report, and its
+// failure or the gate its exit code raised (gated).
+func runGated(ctx context.Context, in *stepInput, p process) stepOutput {
 	rep, err := in.exec.process(ctx, p)
 	out := stepOutput{Reports: []report.StepReport{rep}}
 	out.Err, out.Gate = gated(ctx, in, err)

@@ -43,8 +43,5 @@ func (k toolStep) run(ctx context.Context, in *stepInput) stepOutput {
 	if err != nil {
 		return failed(err)
 	}
-	rep, err := in.exec.process(ctx, p)
-	out := stepOutput{Reports: []report.StepReport{rep}}
-	out.Err, out.Gate = gated(ctx, in, err)
-	return out
+	return runGated(ctx, in, p)
 }

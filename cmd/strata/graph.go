@@ -206,15 +206,9 @@ func writeDot(w io.Writer, g *stacks.Graph) {
 		fmt.Fprintf(w, "  %q -> %q [%sltail=cluster_%d, lhead=cluster_%d, penwidth=2, label=%q];\n",
 			g.UnitsOf(e.From)[0].ID(), g.UnitsOf(e.To)[0].ID(), style, cluster[e.From], cluster[e.To], e.Why)
 	}
+	dotStyle := map[edgeLook]string{lookPlan: "", lookData: " [style=dotted, color=blue, label=\"data\"]", lookApply: " [style=dashed, label=\"apply\"]"}
 	for _, e := range g.Edges {
-		style := ""
-		switch {
-		case e.Why == "inputs":
-			style = " [style=dotted, color=blue, label=\"data\"]"
-		case e.Kind == stacks.ApplyEdge:
-			style = " [style=dashed, label=\"apply\"]"
-		}
-		fmt.Fprintf(w, "  %q -> %q%s;\n", e.From.ID(), e.To.ID(), style)
+		fmt.Fprintf(w, "  %q -> %q%s;\n", e.From.ID(), e.To.ID(), dotStyle[lookOf(e)])
 	}
 	fmt.Fprintln(w, "}")
 }
@@ -247,16 +241,30 @@ func writeMermaid(w io.Writer, g *stacks.Graph) {
 		}
 		fmt.Fprintf(w, "  %s %s %s\n", sub[e.From], arrow, sub[e.To])
 	}
+	arrows := map[edgeLook]string{lookPlan: "-->", lookData: "-. data .->", lookApply: "-. apply .->"}
 	for _, e := range g.Edges {
-		arrow := "-->"
-		switch {
-		case e.Why == "inputs":
-			arrow = "-. data .->"
-		case e.Kind == stacks.ApplyEdge:
-			arrow = "-. apply .->"
-		}
-		fmt.Fprintf(w, "  %s %s %s\n", ids[e.From], arrow, ids[e.To])
+		fmt.Fprintf(w, "  %s %s %s\n", ids[e.From], arrows[lookOf(e)], ids[e.To])
 	}
+}
+
+// edgeLook is how a drawing tells an edge between units apart.
+type edgeLook int
+
+const (
+	lookPlan  edgeLook = iota // holds a plan
+	lookData                  // holds a plan for the outputs it reads
+	lookApply                 // holds only an apply
+)
+
+// lookOf is how an edge between units is drawn, in every format.
+func lookOf(e stacks.Edge) edgeLook {
+	switch {
+	case e.Why == "inputs":
+		return lookData
+	case e.Kind == stacks.ApplyEdge:
+		return lookApply
+	}
+	return lookPlan
 }
 
 func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "#quot;") }
