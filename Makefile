@@ -12,7 +12,7 @@ TESTFLAGS ?= -race -p 2 -count=1 -timeout 25m
 # about 10 ms of every start).
 TAGS     := urfave_cli_no_docs,disable_grpc_modules
 
-.PHONY: all build install release demo test pictures test-short test-engines bench fuzz vet fmt schema clean tools
+.PHONY: all build install release demo test pictures test-short test-engines bench bench-scale fuzz vet fmt schema clean tools
 
 all: build
 
@@ -121,13 +121,24 @@ test-engines:
 	STRATA_E2E_ENGINES=1 $(GO) test -count=1 -timeout 60m -run E2E -v ./engines/...
 	STRATA_E2E_ENGINES=1 $(GO) test -count=1 -timeout 20m -run E2E -v ./cmd/strata/
 
-# Go benchmarks, then the provider benchmark (bench/providers/README.md):
-# inits of 200 modules on two real providers, cold and warm, beside
-# xargs -P4 and the peers named by TERRAGRUNT_BIN and TERRAMATE_BIN.
+# Go benchmarks, then the scale benchmarks (docs/architecture.md#the-graph:
+# check, ls, graph, ci start and a plan before the engines on generated
+# repositories of 10,000 and 50,000 units, once each, one package at a
+# time), then the provider benchmark (bench/providers/README.md): inits of
+# 200 modules on two real providers, cold and warm, beside xargs -P4 and
+# the peers named by TERRAGRUNT_BIN and TERRAMATE_BIN.
 bench: build
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem -benchtime 5x -cpu 2 $(PKGS)
+	$(BENCH_SCALE)
 	$(GO) run bench/providers/main.go -strata $(CURDIR)/$(BIN) -modules 200 -rounds 3 -reps 20 \
 	  $(if $(TERRAGRUNT_BIN),-terragrunt $(TERRAGRUNT_BIN)) $(if $(TERRAMATE_BIN),-terramate $(TERRAMATE_BIN))
+
+# The scale benchmarks alone. They are skipped unless STRATA_BENCH_SCALE=1,
+# so the line above (-bench .) does not run them five times each.
+BENCH_SCALE = STRATA_BENCH_SCALE=1 $(GO) test -tags $(TAGS) -run '^$$' -bench '^BenchmarkScale' -benchmem -benchtime 1x -cpu 2 -p 1 -timeout 60m ./cmd/strata ./runner
+
+bench-scale:
+	$(BENCH_SCALE)
 
 # Short fuzzing pass over every parser.
 fuzz:

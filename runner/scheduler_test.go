@@ -137,7 +137,7 @@ func schedulerRepo(t *testing.T, config string, dirs []string) *stacks.Project {
 
 // newSchedulerRun builds a run of every unit of p, with the gates linked
 // by link, and no engine.
-func newSchedulerRun(t *testing.T, p *stacks.Project, opt Options, link func(*runState), external ...string) *runState {
+func newSchedulerRun(t testing.TB, p *stacks.Project, opt Options, link func(*runState), external ...string) *runState {
 	t.Helper()
 	run, err := p.Select(stacks.Selection{Cwd: "."})
 	if err != nil {

@@ -121,10 +121,38 @@ func expandPattern(p, dir, workspace string, global bool) (pattern string, neg b
 	if dir == "." {
 		d = ""
 	}
-	// One pass: a dir named `x${WORKSPACE}` stays that dir.
-	p = strings.NewReplacer("${DIR}", d, "${WORKSPACE}", quoteMeta(workspace)).Replace(p)
+	p = substituteVars(p, d, quoteMeta(workspace))
 	p = strings.TrimPrefix(p, "/")
 	return p, neg
+}
+
+// substituteVars replaces ${DIR} and ${WORKSPACE} in p in one pass, so a
+// dir named `x${WORKSPACE}` stays that dir. Every unit's patterns pass
+// here at load, so it builds no strings.Replacer (a trie of its own each
+// time).
+func substituteVars(p, dir, workspace string) string {
+	i := strings.Index(p, "${")
+	if i < 0 {
+		return p
+	}
+	var b strings.Builder
+	for ; i >= 0; i = strings.Index(p, "${") {
+		b.WriteString(p[:i])
+		p = p[i:]
+		switch {
+		case strings.HasPrefix(p, "${DIR}"):
+			b.WriteString(dir)
+			p = p[len("${DIR}"):]
+		case strings.HasPrefix(p, "${WORKSPACE}"):
+			b.WriteString(workspace)
+			p = p[len("${WORKSPACE}"):]
+		default:
+			b.WriteString("${")
+			p = p[2:]
+		}
+	}
+	b.WriteString(p)
+	return b.String()
 }
 
 // metaQuoter escapes what doublestar reads as pattern syntax: `\` (its
