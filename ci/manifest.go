@@ -104,22 +104,6 @@ func (m *Manifest) stackIndex() map[string]*ManifestStack {
 	return out
 }
 
-// waitsFor are the IDs of every unit mu waits for: over the edges
-// between units, and every unit of the stacks its stack waits for.
-func waitsFor(mu ManifestUnit, stacks map[string]*ManifestStack) []string {
-	ms := stacks[mu.Stack]
-	if ms == nil || len(ms.After) == 0 {
-		return mu.After
-	}
-	out := append([]string(nil), mu.After...)
-	for _, name := range ms.After {
-		if t := stacks[name]; t != nil {
-			out = append(out, t.Units...)
-		}
-	}
-	return out
-}
-
 // unitKeys maps the ID of every unit the manifest names to its bucket key.
 func (m *Manifest) unitKeys() map[string]string {
 	out := make(map[string]string, len(m.Units)+len(m.Keys))

@@ -91,7 +91,7 @@ func TestStartListsReaders(t *testing.T) {
 	// app reads net (a unit edge); web's stack waits for app's (a rule,
 	// kept once in the manifest's stacks).
 	stackAt := m.stackIndex()
-	if !slices.Equal(app.After, []string{net.ID}) || !slices.Equal(waitsFor(web, stackAt), []string{app.ID}) || len(web.After) != 0 {
+	if !slices.Equal(app.After, []string{net.ID}) || !slices.Equal(predecessors([]ManifestUnit{web}, stackAt), []string{app.ID}) || len(web.After) != 0 {
 		t.Errorf("after: app %v, web %v (its stack: %+v)", app.After, web.After, stackAt[web.Stack])
 	}
 	// A job reads its wave's part: the reader is marked there too.

@@ -124,13 +124,13 @@ func putWaves(ctx context.Context, st *objstore.Store, m *Manifest) error {
 		wm.Units = byWave[w.Wave]
 		wm.Keys = maps.Clone(m.Keys)
 		wm.Stacks = waveStacks(wm.Units, stackAt)
-		for _, u := range wm.Units {
-			for _, id := range waitsFor(u, stackAt) {
-				if wm.Keys == nil {
-					wm.Keys = map[string]string{}
-				}
-				wm.Keys[id] = keys[id]
+		// Each unit waited for once: a stack's units are added once per
+		// wave, not once per unit waiting for them.
+		for _, id := range predecessors(wm.Units, stackAt) {
+			if wm.Keys == nil {
+				wm.Keys = map[string]string{}
 			}
+			wm.Keys[id] = keys[id]
 		}
 		p.Go(func(ctx context.Context) error {
 			err := putJSON(ctx, st, waveKey(m.Run, w.Wave), &wm, true)
