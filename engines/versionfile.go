@@ -35,26 +35,38 @@ func VersionFile(root, dir string) (spec Spec, file string, ok bool, err error) 
 		return Spec{}, "", false, err
 	}
 	for {
-		for _, f := range []struct{ file, name string }{
-			{TofuVersionFile, Tofu},
-			{TerraformVersionFile, Terraform},
-		} {
-			path := filepath.Join(root, rel, f.file)
-			b, err := os.ReadFile(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return Spec{}, path, false, err
-			}
-			spec, err := parseVersionFile(f.name, path, b)
-			return spec, path, err == nil, err
+		if spec, file, found, err := VersionFileIn(root, rel); found || err != nil {
+			return spec, file, err == nil, err
 		}
 		if rel == "." {
 			return Spec{}, "", false, nil
 		}
 		rel = filepath.Dir(rel)
 	}
+}
+
+// VersionFileIn looks for a version file in the one dir rel (relative to
+// root, already checked to stay inside it), not its parents: found says
+// one is there, ok-or-error as VersionFile's. Callers that ask for many
+// dirs under one root ask each dir once and reuse a dir's answer for the
+// dirs below it.
+func VersionFileIn(root, rel string) (spec Spec, file string, found bool, err error) {
+	for _, f := range []struct{ file, name string }{
+		{TofuVersionFile, Tofu},
+		{TerraformVersionFile, Terraform},
+	} {
+		path := filepath.Join(root, rel, f.file)
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return Spec{}, path, true, err
+		}
+		spec, err := parseVersionFile(f.name, path, b)
+		return spec, path, true, err
+	}
+	return Spec{}, "", false, nil
 }
 
 // relativeDir returns dir relative to root, refusing a dir outside it.

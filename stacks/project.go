@@ -63,6 +63,10 @@ type Project struct {
 	// detection or a content digest first needs them.
 	reads   map[string]*readsInfo
 	readsMu sync.Mutex
+	// versionFiles are each dir's nearest version file, found once
+	// (versionFile).
+	versionFiles map[string]versionFileAnswer
+	versionMu    sync.Mutex
 }
 
 // Dirspace is one root module in one workspace.
