@@ -34,10 +34,9 @@ func ciEmitCommand() *cli.Command {
 				},
 				Action: func(c *cli.Context) error {
 					opt := ci.DefaultGitHubOptions()
-					v, err := workflowVersion(c)
-					if err != nil {
-						return err
-					}
+					// A version that cannot be had is said after what is
+					// wrong with the other flags.
+					v, verr := workflowVersion(c)
 					opt.MaxWaves, opt.Shards, opt.Version = c.Int("max-waves"), c.Int("shards"), v
 					// The config sets the defaults of checkout-strategy and
 					// whether the wave jobs may ask for an OIDC token.
@@ -50,6 +49,9 @@ func ciEmitCommand() *cli.Command {
 					b, err := ci.EmitGitHub(opt)
 					if err != nil {
 						return cli.Exit(err.Error(), 1)
+					}
+					if verr != nil {
+						return verr
 					}
 					return writeEmitted(c, b)
 				},
