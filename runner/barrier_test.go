@@ -339,3 +339,39 @@ stacks:
 		}
 	}
 }
+
+// TestWaveOnlyWhatCanApply: a plan whose apply waits for a unit not
+// planned yet is not asked about with the wave that plans before it; it is
+// asked about with that unit, once that unit planned.
+func TestWaveOnlyWhatCanApply(t *testing.T) {
+	t.Parallel()
+	config := `
+stacks:
+  names:
+    z: {tag_query: 'dir:z'}
+    y: {tag_query: 'dir:y*', rules: {plan_after: [z]}}
+    x: {tag_query: 'dir:x', rules: {apply_after: [y]}}
+`
+	var waves []string
+	approve := func(units []*report.UnitReport) (Answer, error) {
+		var names []string
+		for _, u := range units {
+			names = append(names, u.Name())
+		}
+		sort.Strings(names)
+		waves = append(waves, strings.Join(names, " "))
+		return AnswerYes, nil
+	}
+	r := schedulerRun(t, config, []string{"z", "y1", "y2", "x"}, Options{Settings: Settings{Command: CmdApply}, Hooks: Hooks{Approve: approve}})
+	f := &stepJobs{fail: map[string]bool{}, noChanges: map[string]bool{}, opened: map[string]bool{}}
+	r.schedule(context.Background(), f.work())
+	want := []string{"z@default", "x@default y1@default y2@default"}
+	if strings.Join(waves, "|") != strings.Join(want, "|") {
+		t.Errorf("waves %q, want %q", waves, want)
+	}
+	for u, st := range statusesOf(r) {
+		if st != string(report.StatusApplied) {
+			t.Errorf("%s: %s", u, st)
+		}
+	}
+}

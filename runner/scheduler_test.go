@@ -323,18 +323,17 @@ stacks:
 }
 
 // TestSchedulerApprovalWaves: plans are asked about once per wave as they
-// become ready, each wave only the plans that can apply in it (c applies
-// after a: it is asked once a applied); "all" approves every later wave
-// and the plans waiting for their gates.
+// become ready, each wave the plans that can apply in it (c applies after
+// a, asked with it); "all" approves every later wave.
 func TestSchedulerApprovalWaves(t *testing.T) {
 	for _, tc := range []struct {
 		answer Answer
 		waves  [][]string
 		status string
 	}{
-		{AnswerYes, [][]string{{"a@default", "e@default"}, {"b@default", "c@default"}, {"d@default"}}, string(report.StatusApplied)},
-		{AnswerAll, [][]string{{"a@default", "e@default"}}, string(report.StatusApplied)},
-		{AnswerNo, [][]string{{"a@default", "e@default"}}, string(report.StatusPlanned)},
+		{AnswerYes, [][]string{{"a@default", "c@default", "e@default"}, {"b@default"}, {"d@default"}}, string(report.StatusApplied)},
+		{AnswerAll, [][]string{{"a@default", "c@default", "e@default"}}, string(report.StatusApplied)},
+		{AnswerNo, [][]string{{"a@default", "c@default", "e@default"}}, string(report.StatusPlanned)},
 	} {
 		t.Run(fmt.Sprint(tc.answer), func(t *testing.T) {
 			var waves [][]string

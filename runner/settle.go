@@ -266,16 +266,18 @@ func (ur *unitRun) plannedAgainst(prod *unitRun) bool {
 }
 
 // askWave asks about the plans waiting for approval, once per wave, when
-// nothing else can move: the plans that can apply now, their gates open;
-// one whose gates open only once this wave applies is asked about in the
-// next. It reports whether anything changed.
+// nothing else can move: the plans that can apply in this wave, their
+// gates open or held only by plans asked about with them; one that waits
+// for something else (a unit not planned yet, one blocked) is asked about
+// once that is done. It reports whether anything changed.
 func (r *runState) askWave() bool {
 	var wave []*unitRun
 	for _, ur := range r.units {
-		if ur.phase == phasePlanned && !ur.approved && !ur.declined && ur.planWaits == 0 && ur.applyWaits == 0 {
+		if ur.phase == phasePlanned && !ur.approved && !ur.declined {
 			wave = append(wave, ur)
 		}
 	}
+	wave = applicableTogether(wave)
 	if len(wave) == 0 || r.opt.Approve == nil {
 		return false
 	}
@@ -539,4 +541,60 @@ func notOpened(preds []*unitRun) int {
 		}
 	}
 	return n
+}
+
+// applicableTogether keeps of the planned units those that can apply once
+// the kept ones are approved: every gate still shut is held by a kept
+// unit, or by a barrier or an unchanged unit whose own shut gates are
+// (the largest such set, found by dropping what fails until nothing does).
+func applicableTogether(planned []*unitRun) []*unitRun {
+	kept := make(map[*unitRun]bool, len(planned))
+	for _, ur := range planned {
+		kept[ur] = true
+	}
+	for changed := true; changed; {
+		changed = false
+		held := map[*unitRun]bool{} // memo: held only by kept units
+		var heldByKept func(p *unitRun) bool
+		heldByKept = func(p *unitRun) bool {
+			switch {
+			case p.opened || kept[p]:
+				return true
+			case p.role != RoleBarrier && !p.openPending:
+				return false
+			}
+			if v, ok := held[p]; ok {
+				return v
+			}
+			held[p] = false // a cycle never holds
+			ok := true
+			for _, q := range append(append([]*unitRun(nil), p.planPreds...), p.applyPreds...) {
+				if !heldByKept(q) {
+					ok = false
+					break
+				}
+			}
+			held[p] = ok
+			return ok
+		}
+		for _, ur := range planned {
+			if !kept[ur] {
+				continue
+			}
+			for _, p := range append(append([]*unitRun(nil), ur.planPreds...), ur.applyPreds...) {
+				if !heldByKept(p) {
+					delete(kept, ur)
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	out := planned[:0:0]
+	for _, ur := range planned {
+		if kept[ur] {
+			out = append(out, ur)
+		}
+	}
+	return out
 }
