@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // ErrEscapes is the error of a path that would leave its directory.
@@ -51,28 +52,42 @@ func joinLexically(base string, elems []string) (string, error) {
 }
 
 // Base is a directory many paths are built under. Its own symbolic links
-// are resolved once, when it is made, so each Join reads only the part of
-// its path below the directory, where Join reads every component from /.
-// It gives the same answers as Join as long as the directory itself is
-// not replaced by a link afterwards; a link anywhere below it is always
-// seen.
+// are resolved once, when it is made or, for a directory made later, on
+// the first Join after it exists, so each Join reads only the part of its
+// path below the directory, where Join reads every component from /. It
+// gives the same answers as Join as long as the directory itself is not
+// replaced by a link afterwards; a link anywhere below it is always seen.
 type Base struct {
-	path string // cleaned
-	real string // path with its links resolved; "" while it does not exist
+	path string                 // cleaned
+	real atomic.Pointer[string] // path with its links resolved; nil while it does not exist
 }
 
 // NewBase makes a Base of the directory at path. A path that does not
 // exist yet is allowed: each Join then checks it the way Join does.
 func NewBase(path string) (*Base, error) {
 	path = filepath.Clean(path)
-	real, err := filepath.EvalSymlinks(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &Base{path: path}, nil
-	}
-	if err != nil {
+	b := &Base{path: path}
+	if _, err := b.resolved(); err != nil {
 		return nil, err
 	}
-	return &Base{path: path, real: real}, nil
+	return b, nil
+}
+
+// resolved is the directory with its links resolved, "" while it does not
+// exist; found once it does.
+func (b *Base) resolved() (string, error) {
+	if r := b.real.Load(); r != nil {
+		return *r, nil
+	}
+	real, err := filepath.EvalSymlinks(b.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	b.real.Store(&real)
+	return real, nil
 }
 
 // Path is the directory, as it was given (cleaned).
@@ -84,7 +99,11 @@ func (b *Base) Join(elems ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if b.real == "" {
+	base, err := b.resolved()
+	if err != nil {
+		return "", err
+	}
+	if base == "" {
 		if err := Within(b.path, p); err != nil {
 			return "", err
 		}
@@ -98,7 +117,7 @@ func (b *Base) Join(elems ...string) (string, error) {
 		return p, nil
 	}
 	comps := strings.Split(rel, string(filepath.Separator))
-	cur := b.real
+	cur := base
 	for i, c := range comps {
 		next := filepath.Join(cur, c)
 		fi, err := os.Lstat(next)
@@ -114,7 +133,7 @@ func (b *Base) Join(elems ...string) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			if !within(b.real, real) {
+			if !within(base, real) {
 				return "", fmt.Errorf("%s (%s) %w %s", p, real, ErrEscapes, b.path)
 			}
 			return p, nil
