@@ -58,7 +58,8 @@ func folded(step, raw string, lines []string) []string {
 			what = fmt.Sprintf("%d providers", n)
 		}
 		return []string{"init: ok, " + what}
-	case report.StepPlan:
+	case report.StepPlan, report.StepShow:
+		// A saved plan reused is shown by show: its change list too.
 		var out []string
 		for _, l := range lines {
 			if planLine.MatchString(ansi.Strip(l)) {

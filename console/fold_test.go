@@ -48,6 +48,7 @@ Changes to Outputs:
 		{"plan", report.StepPlan, plan, "  # terraform_data.a will be created\n  # module.m.terraform_data.b must be replaced\nPlan: 2 to add, 0 to change, 1 to destroy.\nChanges to Outputs:\n  + name = \"x\"\n  ~ id   = \"a\" -> (known after apply)"},
 		{"plan with nothing to change", report.StepPlan, "No changes. Your infrastructure matches the configuration.\n\nTerraform has compared", "No changes. Your infrastructure matches the configuration."},
 		{"plan that failed", report.StepPlan, plan + "\nError: boom", plan + "\nError: boom"},
+		{"a saved plan shown", report.StepShow, plan, "  # terraform_data.a will be created\n  # module.m.terraform_data.b must be replaced\nPlan: 2 to add, 0 to change, 1 to destroy.\nChanges to Outputs:\n  + name = \"x\"\n  ~ id   = \"a\" -> (known after apply)"},
 		{"apply", report.StepApply, "terraform_data.a: Creating...\nApply complete!", "terraform_data.a: Creating...\nApply complete!"},
 	} {
 		lines := strings.Split(tc.raw, "\n")
