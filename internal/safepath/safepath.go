@@ -67,27 +67,31 @@ type Base struct {
 func NewBase(path string) (*Base, error) {
 	path = filepath.Clean(path)
 	b := &Base{path: path}
-	if _, err := b.resolved(); err != nil {
+	if _, _, err := b.resolved(); err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
-// resolved is the directory with its links resolved, "" while it does not
-// exist; found once it does.
-func (b *Base) resolved() (string, error) {
+// resolved is the directory with its links resolved, found once it
+// exists; absent says nothing is at its path (one Lstat while so), and ""
+// with !absent is a link that leads nowhere yet.
+func (b *Base) resolved() (real string, absent bool, err error) {
 	if r := b.real.Load(); r != nil {
-		return *r, nil
+		return *r, false, nil
 	}
-	real, err := filepath.EvalSymlinks(b.path)
+	if _, err := os.Lstat(b.path); errors.Is(err, fs.ErrNotExist) {
+		return "", true, nil
+	}
+	real, err = filepath.EvalSymlinks(b.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+		return "", false, nil
 	}
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	b.real.Store(&real)
-	return real, nil
+	return real, false, nil
 }
 
 // Path is the directory, as it was given (cleaned).
@@ -99,9 +103,14 @@ func (b *Base) Join(elems ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	base, err := b.resolved()
+	base, absent, err := b.resolved()
 	if err != nil {
 		return "", err
+	}
+	if absent {
+		// Nothing is at the directory's path, so nothing below it: the
+		// lexical check is the whole check.
+		return p, nil
 	}
 	if base == "" {
 		if err := Within(b.path, p); err != nil {
