@@ -19,33 +19,14 @@ import (
 // units (testenv.ScaleShapes) holds, with jobs that start no engine and
 // answer at once. Skipped unless STRATA_BENCH_SCALE=1 (make bench sets it).
 
-// scaleRepos holds each repository generated in this process, by shape;
-// TestMain removes them.
-var scaleRepos = map[string]string{}
+// scaleRepos are the repositories generated in this process; TestMain
+// removes them.
+var scaleRepos testenv.ScaleRepos
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, dir := range scaleRepos {
-		os.RemoveAll(dir)
-	}
+	scaleRepos.RemoveAll()
 	os.Exit(code)
-}
-
-// scaleRepo generates the repository of a shape once per process.
-func scaleRepo(b *testing.B, name string, write func(string) error) string {
-	b.Helper()
-	if dir, ok := scaleRepos[name]; ok {
-		return dir
-	}
-	dir, err := os.MkdirTemp("", "strata-scale-"+name+"-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	scaleRepos[name] = dir
-	if err := write(dir); err != nil {
-		b.Fatal(err)
-	}
-	return dir
 }
 
 // noChangeJobs is the work of a plan whose every unit plans at once with
@@ -84,7 +65,7 @@ func BenchmarkScalePlan(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
 	for _, shape := range testenv.ScaleShapes {
 		b.Run(shape.Name, func(b *testing.B) {
-			root := scaleRepo(b, shape.Name, shape.Write)
+			root := scaleRepos.Repo(b, shape)
 			b.Run("plan", func(b *testing.B) { benchScalePlan(b, root, shape.Units) })
 			if shape.Name == "dense-10000" {
 				b.Run("expand", func(b *testing.B) { benchScaleExpand(b, root) })

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 		defer os.RemoveAll(dir)
-		defer removeScaleRepos()
+		defer scaleRepos.RemoveAll()
 		strataBin = filepath.Join(dir, "strata")
 		out, err := testenv.BuildStrata(".", strataBin)
 		if err != nil {

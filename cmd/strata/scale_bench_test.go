@@ -19,33 +19,9 @@ import (
 // each with STRATA_BENCH_SCALE=1; without it they are skipped, so that
 // `-bench .` stays quick.
 
-// scaleRepos holds each repository generated in this process, by shape;
-// TestMain removes them.
-var scaleRepos = map[string]string{}
-
-// scaleRepo generates the repository of a shape once per process.
-func scaleRepo(b *testing.B, name string, write func(string) error) string {
-	b.Helper()
-	if dir, ok := scaleRepos[name]; ok {
-		return dir
-	}
-	dir, err := os.MkdirTemp("", "strata-scale-"+name+"-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	scaleRepos[name] = dir
-	if err := write(dir); err != nil {
-		b.Fatal(err)
-	}
-	return dir
-}
-
-// removeScaleRepos removes the repositories the scale benchmarks generated.
-func removeScaleRepos() {
-	for _, dir := range scaleRepos {
-		os.RemoveAll(dir)
-	}
-}
+// scaleRepos are the repositories generated in this process; TestMain
+// removes them.
+var scaleRepos testenv.ScaleRepos
 
 // byteCounter counts what is written to it and keeps none of it.
 type byteCounter int64
@@ -79,7 +55,7 @@ func BenchmarkScale(b *testing.B) {
 	b.Setenv("CHECKPOINT_DISABLE", "1")
 	for _, shape := range testenv.ScaleShapes {
 		b.Run(shape.Name, func(b *testing.B) {
-			root := scaleRepo(b, shape.Name, shape.Write)
+			root := scaleRepos.Repo(b, shape)
 			command := func(name string, args ...string) {
 				b.Run(name, func(b *testing.B) { benchScaleCommand(b, root, args...) })
 			}

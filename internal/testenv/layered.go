@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // Layered is the repository of a sharded run at scale, as bench/ci, ci's
@@ -174,4 +175,39 @@ func writeFiles(dir string, files map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// ScaleRepos are the repositories a test process generated for the scale
+// benchmarks, each shape once; RemoveAll removes them when the process
+// ends (from TestMain).
+type ScaleRepos struct {
+	dirs map[string]string
+}
+
+// Repo generates the repository of a shape the first time it is asked
+// for, and returns its dir.
+func (r *ScaleRepos) Repo(tb testing.TB, shape ScaleShape) string {
+	tb.Helper()
+	if dir, ok := r.dirs[shape.Name]; ok {
+		return dir
+	}
+	dir, err := os.MkdirTemp("", "strata-scale-"+shape.Name+"-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if r.dirs == nil {
+		r.dirs = map[string]string{}
+	}
+	r.dirs[shape.Name] = dir
+	if err := shape.Write(dir); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+// RemoveAll removes every repository generated.
+func (r *ScaleRepos) RemoveAll() {
+	for _, dir := range r.dirs {
+		os.RemoveAll(dir)
+	}
 }
