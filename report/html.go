@@ -334,6 +334,9 @@ type ganttRow struct {
 	Name, Key string
 	Y, TextY  int
 	Bars      []ganttBar
+	// Waits are the times the unit waited between two of its steps, a
+	// second or more: at a prompt, or for its apply gates.
+	Waits []ganttBar
 }
 
 type ganttBar struct {
@@ -388,10 +391,33 @@ func layoutGantt(p *GraphPage) *ganttView {
 			row.Bars = append(row.Bars, ganttBar{Step: s.Name, X: x1, Y: y + 2, W: max(x2-x1, 2), Fill: stepFill(s),
 				Title: fmt.Sprintf("%s %s: %s", u.Name, s.Name, s.FinishedAt.Sub(s.StartedAt).Round(time.Millisecond))})
 		}
+		for _, w := range waits(u.Run.Steps) {
+			x1, x2 := x(w[0]), x(w[1])
+			row.Waits = append(row.Waits, ganttBar{Step: "wait", X: x1, Y: y + 9, W: max(x2-x1, 2),
+				Title: fmt.Sprintf("%s waited %s (at a prompt, or for its apply gates)", u.Name, w[1].Sub(w[0]).Round(time.Second))})
+		}
 		g.Rows = append(g.Rows, row)
 		g.Height = y + ganttRowH + margin
 	}
 	return g
+}
+
+// waits are the gaps of a second or more between a unit's steps, each
+// from the end of what ran before to the start of what ran next.
+func waits(steps []StepReport) [][2]time.Time {
+	sorted := append([]StepReport(nil), steps...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].StartedAt.Before(sorted[j].StartedAt) })
+	var out [][2]time.Time
+	var end time.Time
+	for _, s := range sorted {
+		if !end.IsZero() && s.StartedAt.Sub(end) >= time.Second {
+			out = append(out, [2]time.Time{end, s.StartedAt})
+		}
+		if s.FinishedAt.After(end) {
+			end = s.FinishedAt
+		}
+	}
+	return out
 }
 
 // stepFill colours a step by what it is, red when it failed.

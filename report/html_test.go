@@ -280,3 +280,28 @@ func TestGraphHTMLStackEdgeAround(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphHTMLMarksWaiting: the timeline marks the time a unit waited
+// between its plan and its apply (a prompt, its apply gates), a second or
+// more, apart from its steps.
+func TestGraphHTMLMarksWaiting(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	step := func(name string, from, to int) StepReport {
+		return StepReport{Name: name, StartedAt: t0.Add(time.Duration(from) * time.Second), FinishedAt: t0.Add(time.Duration(to) * time.Second), OK: true}
+	}
+	page := &GraphPage{Units: []PageUnit{
+		{ID: "a@default#a", Name: "a@default", Dir: "a", Workspace: "default", Stack: "a", Command: "apply", RunStartedAt: t0,
+			Run: &UnitReport{Status: StatusApplied, Steps: []StepReport{step("init", 0, 1), step("plan", 1, 3), step("apply", 33, 35)}}},
+		{ID: "b@default#b", Name: "b@default", Dir: "b", Workspace: "default", Stack: "b", Command: "apply", RunStartedAt: t0,
+			Run: &UnitReport{Status: StatusApplied, Steps: []StepReport{step("plan", 0, 2), step("apply", 2, 3)}}},
+	}}
+	var b bytes.Buffer
+	if err := WriteGraphHTML(&b, page); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, `<rect class="wait"`); n != 1 || !strings.Contains(out, "<title>a@default waited 30s (at a prompt, or for its apply gates)</title>") {
+		t.Errorf("%d waits marked:\n%s", n, out)
+	}
+}
