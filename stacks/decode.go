@@ -431,7 +431,7 @@ func genericKey(key string) string {
 
 // suggest proposes the nearest known key for a misspelt one.
 func suggest(k string, names []string) string {
-	best := spell.Nearest(k, names, min(3, len(k)/3+1))
+	best := spell.Typo(k, names)
 	if best == "" {
 		return ""
 	}

@@ -132,7 +132,7 @@ func (p *Project) compileSelection(sel Selection) (*selectionFilter, error) {
 			if !ok {
 				names := p.stackNamesSorted()
 				mean := ""
-				if near := spell.Nearest(name, names, min(3, len(name)/3+1)); near != "" {
+				if near := spell.Typo(name, names); near != "" {
 					mean = fmt.Sprintf("; did you mean %s?", near)
 				}
 				return nil, &SelectionError{fmt.Sprintf("--stack %s: no such stack%s; expected one of: %s", name, mean, strings.Join(names, ", "))}

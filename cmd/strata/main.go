@@ -207,7 +207,7 @@ func flagMeant(c *cli.Context, err error) string {
 	for _, f := range flags {
 		names = append(names, f.Names()...)
 	}
-	near := spell.Nearest(given, names, min(3, len(given)/3+1))
+	near := spell.Typo(given, names)
 	if near == "" {
 		return ""
 	}

@@ -25,6 +25,13 @@ func Distance(a, b string) int {
 	return prev[len(b)]
 }
 
+// Typo returns the candidate word was most likely meant to be: the
+// nearest, when it is within a third of word's length and at most 2
+// edits, the rule of strata's every "did you mean" about a name.
+func Typo(word string, candidates []string) string {
+	return Nearest(word, candidates, min(3, len(word)/3+1))
+}
+
 // Nearest returns the candidate nearest to word by Distance, if it is
 // under limit edits and not word itself; ties go to the first candidate.
 // A candidate whose length alone puts it at limit or beyond is not

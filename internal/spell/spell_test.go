@@ -38,3 +38,19 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+func TestTypo(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ word, want string }{
+		{"fundation", "foundation"},
+		{"paralellism", "parallelism"},
+		{"prd", "prod"},
+		{"bb", ""},          // a third of 2 letters is no edit
+		{"networkzzzz", ""}, // 4 edits: past the 3-edit cap
+		{"prod", ""},        // itself is no typo
+	} {
+		if got := Typo(tc.word, []string{"foundation", "parallelism", "prod", "network"}); got != tc.want {
+			t.Errorf("Typo(%q) = %q, want %q", tc.word, got, tc.want)
+		}
+	}
+}
