@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Version files, as tfenv, tofuenv and tenv read them.
@@ -34,23 +35,61 @@ func VersionFile(root, dir string) (spec Spec, file string, ok bool, err error) 
 	if err != nil {
 		return Spec{}, "", false, err
 	}
-	for {
-		if spec, file, found, err := VersionFileIn(root, rel); found || err != nil {
-			return spec, file, err == nil, err
-		}
-		if rel == "." {
-			return Spec{}, "", false, nil
-		}
-		rel = filepath.Dir(rel)
-	}
+	return (&VersionFiles{Root: root}).find(rel)
 }
 
-// VersionFileIn looks for a version file in the one dir rel (relative to
-// root, already checked to stay inside it), not its parents: found says
-// one is there, ok-or-error as VersionFile's. Callers that ask for many
-// dirs under one root ask each dir once and reuse a dir's answer for the
-// dirs below it.
-func VersionFileIn(root, rel string) (spec Spec, file string, found bool, err error) {
+// VersionFiles answers VersionFile for many dirs under one root, each dir
+// looked at once: a dir's answer is its own file's, else its parent's.
+// It is safe for concurrent use.
+type VersionFiles struct {
+	Root string
+	mu   sync.Mutex
+	memo map[string]versionAnswer
+}
+
+type versionAnswer struct {
+	spec  Spec
+	file  string
+	found bool
+	err   error
+}
+
+// Find is VersionFile(v.Root, dir) for a dir relative to the root.
+func (v *VersionFiles) Find(dir string) (spec Spec, file string, ok bool, err error) {
+	rel, err := relativeDir(v.Root, dir)
+	if err != nil {
+		return Spec{}, "", false, err
+	}
+	return v.find(rel)
+}
+
+func (v *VersionFiles) find(rel string) (Spec, string, bool, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	a := v.answer(rel)
+	return a.spec, a.file, a.found && a.err == nil, a.err
+}
+
+// answer is the nearest version file at or above rel. Callers hold v.mu.
+func (v *VersionFiles) answer(rel string) versionAnswer {
+	if a, ok := v.memo[rel]; ok {
+		return a
+	}
+	var a versionAnswer
+	a.spec, a.file, a.found, a.err = versionFileIn(v.Root, rel)
+	if !a.found && rel != "." {
+		a = v.answer(filepath.Dir(rel))
+	}
+	if v.memo == nil {
+		v.memo = map[string]versionAnswer{}
+	}
+	v.memo[rel] = a
+	return a
+}
+
+// versionFileIn looks for a version file in the one dir rel, not its
+// parents: found says one is there.
+func versionFileIn(root, rel string) (spec Spec, file string, found bool, err error) {
 	for _, f := range []struct{ file, name string }{
 		{TofuVersionFile, Tofu},
 		{TerraformVersionFile, Terraform},

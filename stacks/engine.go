@@ -2,9 +2,6 @@ package stacks
 
 import (
 	"fmt"
-	"path"
-
-	"github.com/strata-iac/strata/engines"
 )
 
 // EngineSource is the kind of source that named a unit's engine, in the
@@ -47,8 +44,7 @@ func (p *Project) EngineFor(u *Unit) (EngineChoice, error) {
 	if e := u.Stack.Engine; e != nil {
 		return EngineChoice{Name: e.Name.Value, Version: e.VersionString().Value, Source: SourceStack, From: "stack " + u.Stack.EngineOf}, nil
 	}
-	vf := p.versionFile(u.Dir)
-	spec, file, ok, err := vf.spec, vf.file, vf.found && vf.err == nil, vf.err
+	spec, file, ok, err := p.versionFiles.Find(u.Dir)
 	if err != nil {
 		return EngineChoice{}, fmt.Errorf("%s: %w", u.Name(), err)
 	}
@@ -97,38 +93,4 @@ func (p *Project) LockPlatforms() []string {
 		out = append(out, pl.Value)
 	}
 	return out
-}
-
-// versionFileAnswer is what the version files of a dir and its parents
-// say: the nearest one's spec and path, or none.
-type versionFileAnswer struct {
-	spec  engines.Spec
-	file  string
-	found bool
-	err   error
-}
-
-// versionFile is the nearest version file at or above dir (relative to
-// the root), each dir looked at once per project: the units of a
-// repository share their parents (engines.VersionFile).
-func (p *Project) versionFile(dir string) versionFileAnswer {
-	p.versionMu.Lock()
-	defer p.versionMu.Unlock()
-	if p.versionFiles == nil {
-		p.versionFiles = map[string]versionFileAnswer{}
-	}
-	var walk func(rel string) versionFileAnswer
-	walk = func(rel string) versionFileAnswer {
-		if a, ok := p.versionFiles[rel]; ok {
-			return a
-		}
-		var a versionFileAnswer
-		a.spec, a.file, a.found, a.err = engines.VersionFileIn(p.Root, rel)
-		if !a.found && rel != "." {
-			a = walk(path.Dir(rel))
-		}
-		p.versionFiles[rel] = a
-		return a
-	}
-	return walk(path.Clean(dir))
 }

@@ -7,6 +7,7 @@
 package stacks
 
 import (
+	"github.com/strata-iac/strata/engines"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -63,10 +64,8 @@ type Project struct {
 	// detection or a content digest first needs them.
 	reads   map[string]*readsInfo
 	readsMu sync.Mutex
-	// versionFiles are each dir's nearest version file, found once
-	// (versionFile).
-	versionFiles map[string]versionFileAnswer
-	versionMu    sync.Mutex
+	// versionFiles finds each dir's nearest version file once.
+	versionFiles engines.VersionFiles
 }
 
 // Dirspace is one root module in one workspace.
@@ -222,6 +221,7 @@ func Build(root, configFile string, cfg *Config, sds []sourceDir, diags Diagnost
 // not nil.
 func build(root, configFile string, cfg *Config, sds []sourceDir, calls map[string][]string, diags Diagnostics, o loadOptions) *Project {
 	p := &Project{Root: root, ConfigFile: configFile, Config: cfg, sds: sds, byName: map[string]*Stack{}, unitsOf: map[string][]*Unit{}, modules: map[string]*moduleInfo{}, selected: o.selected}
+	p.versionFiles.Root = root
 	c := &collector{file: configFile, diags: diags}
 	for _, d := range diags {
 		if d.Severity == SeverityWarning {
