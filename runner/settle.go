@@ -567,26 +567,13 @@ func applicableTogether(planned []*unitRun) []*unitRun {
 				return v
 			}
 			held[p] = false // a cycle never holds
-			ok := true
-			for _, q := range append(append([]*unitRun(nil), p.planPreds...), p.applyPreds...) {
-				if !heldByKept(q) {
-					ok = false
-					break
-				}
-			}
-			held[p] = ok
-			return ok
+			held[p] = allPreds(p, heldByKept)
+			return held[p]
 		}
 		for _, ur := range planned {
-			if !kept[ur] {
-				continue
-			}
-			for _, p := range append(append([]*unitRun(nil), ur.planPreds...), ur.applyPreds...) {
-				if !heldByKept(p) {
-					delete(kept, ur)
-					changed = true
-					break
-				}
+			if kept[ur] && !allPreds(ur, heldByKept) {
+				delete(kept, ur)
+				changed = true
 			}
 		}
 	}
@@ -597,4 +584,17 @@ func applicableTogether(planned []*unitRun) []*unitRun {
 		}
 	}
 	return out
+}
+
+// allPreds reports whether ok holds for every unit ur waits for, to plan
+// or to apply, stopping at the first that fails.
+func allPreds(ur *unitRun, ok func(*unitRun) bool) bool {
+	for _, preds := range [2][]*unitRun{ur.planPreds, ur.applyPreds} {
+		for _, p := range preds {
+			if !ok(p) {
+				return false
+			}
+		}
+	}
+	return true
 }
