@@ -75,7 +75,7 @@ func (r *runState) linkStacks() {
 
 // newBarrier adds a barrier of stack s: its entry, or its exit.
 func (r *runState) newBarrier(s *stacks.Stack, entry bool) *unitRun {
-	b := &unitRun{role: RoleBarrier, barrier: s, entry: entry, status: report.StatusPending}
+	b := &unitRun{role: RoleBarrier, barrier: s, entry: entry, status: report.StatusPending, waiting: -1}
 	r.barriers = append(r.barriers, b)
 	return b
 }

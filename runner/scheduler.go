@@ -108,6 +108,9 @@ type unitRun struct {
 	barrier     *stacks.Stack
 	entry       bool
 	prioritized bool
+	// waiting counts, once asked, the units an exit barrier waits for
+	// that are not opened (notOpened); -1 until then.
+	waiting int
 }
 
 // hidden reports a reader that has not joined the run: it is in no

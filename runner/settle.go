@@ -513,7 +513,7 @@ func waitingFor(preds []*unitRun) string {
 			case p.hidden() || p.entry:
 				walk(p.planPreds)
 			case p.barrier != nil:
-				if n := notOpened(p.planPreds); n > namedUnits {
+				if n := p.notOpened(); n > namedUnits {
 					names = append(names, fmt.Sprintf("stack %s (%d units)", p.barrier.Name, n))
 				} else {
 					walk(p.planPreds)
@@ -532,15 +532,19 @@ func waitingFor(preds []*unitRun) string {
 // the stack instead.
 const namedUnits = 3
 
-// notOpened counts the units of preds not opened.
-func notOpened(preds []*unitRun) int {
-	n := 0
-	for _, p := range preds {
-		if !p.opened {
-			n++
+// notOpened counts the units an exit barrier waits for that are not
+// opened, once: reasons are written when nothing moves any more, and
+// every blocked unit of a stack asks.
+func (b *unitRun) notOpened() int {
+	if b.waiting < 0 {
+		b.waiting = 0
+		for _, p := range b.planPreds {
+			if !p.opened {
+				b.waiting++
+			}
 		}
 	}
-	return n
+	return b.waiting
 }
 
 // applicableTogether keeps of the planned units those that can apply once
