@@ -143,6 +143,7 @@ bench-scale:
 # Short fuzzing pass over every parser.
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./stacks/tagquery
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./stacks/config
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./stacks
 	$(GO) test -run '^$$' -fuzz FuzzTree -fuzztime 30s ./stacks
 	$(GO) test -run '^$$' -fuzz FuzzBaseJoin -fuzztime 30s ./internal/safepath

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"strconv"
 
-	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -79,7 +80,7 @@ type GitLabOptions struct {
 	CheckoutStrategy string
 	// DestinationBranches are the config's destination_branches: the
 	// parent's rules run for them only.
-	DestinationBranches []stacks.DestinationBranch
+	DestinationBranches []config.DestinationBranch
 	// MergeTarget is the target branch's commit the run's start merged a
 	// merge request with (checkout_strategy merge): every child job
 	// merges the same commit.

@@ -5,9 +5,9 @@ import (
 	"regexp"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/strata-iac/strata/stacks/config"
 
-	"github.com/strata-iac/strata/stacks"
+	"go.yaml.in/yaml/v3"
 )
 
 // driftCron is when each drift cadence runs: off the top of the hour,
@@ -28,7 +28,7 @@ var jobName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 // reconcile, an apply of the same units when drift found changes. The
 // reusable workflow's finish job opens or updates an issue per drifted
 // unit.
-func EmitGitHubDrift(schedules []stacks.DriftSchedule) ([]byte, error) {
+func EmitGitHubDrift(schedules []config.DriftSchedule) ([]byte, error) {
 	if len(schedules) == 0 {
 		return nil, fmt.Errorf("the config has no drift schedule: set drift.enabled and a schedule")
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // gitlabCheckoutScript checks out what checkout_strategy says a merge
@@ -34,7 +34,7 @@ esac
 // source) branch it names, an apply only on a push to a branch it names.
 // Without destination_branches: every merge request, and the default
 // branch.
-func gitlabBranchRules(dests []stacks.DestinationBranch) (mr, push string) {
+func gitlabBranchRules(dests []config.DestinationBranch) (mr, push string) {
 	mr, push = `$CI_PIPELINE_SOURCE == "merge_request_event"`, "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"
 	if len(dests) == 0 {
 		return mr, push

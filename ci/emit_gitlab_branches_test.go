@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/strata-iac/strata/stacks/config"
 
-	"github.com/strata-iac/strata/stacks"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // TestGlobRegexp: a destination branch glob matches in GitLab's rules
@@ -35,13 +35,13 @@ func TestGlobRegexp(t *testing.T) {
 
 func TestGitLabBranchRules(t *testing.T) {
 	t.Parallel()
-	str := func(s string) stacks.String { return stacks.String{Value: s, Set: true} }
+	str := func(s string) config.String { return config.String{Value: s, Set: true} }
 	mr, push := gitlabBranchRules(nil)
 	if mr != `$CI_PIPELINE_SOURCE == "merge_request_event"` || push != "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH" {
 		t.Errorf("no destination_branches: %q, %q", mr, push)
 	}
-	src := []stacks.String{str("feature/*")}
-	mr, push = gitlabBranchRules([]stacks.DestinationBranch{{Branch: str("main")}, {Branch: str("release/*"), SourceBranches: &src}})
+	src := []config.String{str("feature/*")}
+	mr, push = gitlabBranchRules([]config.DestinationBranch{{Branch: str("main")}, {Branch: str("release/*"), SourceBranches: &src}})
 	if want := `$CI_PIPELINE_SOURCE == "merge_request_event" && ($CI_MERGE_REQUEST_TARGET_BRANCH_NAME =~ /^main$/ || ($CI_MERGE_REQUEST_TARGET_BRANCH_NAME =~ /^release\/[^/]*$/ && $CI_MERGE_REQUEST_SOURCE_BRANCH_NAME =~ /^feature\/[^/]*$/))`; mr != want {
 		t.Errorf("merge requests:\n got %s\nwant %s", mr, want)
 	}

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/strata-iac/strata/stacks/config"
 
-	"github.com/strata-iac/strata/stacks"
+	"go.yaml.in/yaml/v3"
 )
 
 // childJob is a job of an emitted child pipeline, as GitLab reads it.
@@ -338,7 +338,7 @@ func TestGitHubWorkflowActionlint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drift, err := EmitGitHubDrift([]stacks.DriftSchedule{
+	drift, err := EmitGitHubDrift([]config.DriftSchedule{
 		{Name: "nightly", Schedule: "daily", TagQuery: "dir:a", Reconcile: true},
 		{Name: "often", Schedule: "hourly", TagQuery: "tag:a and not tag:b"},
 	})

@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
-	"github.com/strata-iac/strata/stacks"
 )
 
 // Tests of the strata command as CI runs it: the emitted files as the
@@ -245,7 +246,7 @@ func TestEmitExamples(t *testing.T) {
 // taken for a repository's own: strata started in docs/examples/ci finds
 // no example for its config.
 func TestExampleNames(t *testing.T) {
-	taken := map[string]bool{stacks.StrataConfigFile: true, "config.yml": true, "config.yaml": true, ".gitlab-ci.yml": true, "strata-drift.yml": true}
+	taken := map[string]bool{config.StrataConfigFile: true, "config.yml": true, "config.yaml": true, ".gitlab-ci.yml": true, "strata-drift.yml": true}
 	examples := filepath.Join("..", "docs", "examples")
 	err := filepath.WalkDir(examples, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && taken[d.Name()] {
@@ -260,7 +261,7 @@ func TestExampleNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, cfg, err := stacks.FindRoot(filepath.Join(abs, "ci")); err != nil || strings.HasPrefix(cfg, abs+string(filepath.Separator)) {
+	if _, cfg, err := config.FindRoot(filepath.Join(abs, "ci")); err != nil || strings.HasPrefix(cfg, abs+string(filepath.Separator)) {
 		t.Errorf("strata started in docs/examples/ci takes %s for its config (%v)", cfg, err)
 	}
 }

@@ -3,7 +3,7 @@ package controls
 import (
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/report"
-	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // Automerge is the config's automerge, defaults applied
@@ -15,7 +15,7 @@ type Automerge struct {
 }
 
 // AutomergeOf reads a config's automerge.
-func AutomergeOf(cfg *stacks.Config) Automerge {
+func AutomergeOf(cfg *config.Config) Automerge {
 	a := cfg.Automerge
 	if a == nil {
 		return Automerge{}

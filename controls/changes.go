@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // ChangeControls are who may run a pull request that changes which files
@@ -27,7 +27,7 @@ type FilePolicy struct {
 
 // compileChanges reads access_control's file keys, with Terrateam's
 // defaults (everyone).
-func compileChanges(ac *stacks.AccessControl) ChangeControls {
+func compileChanges(ac *config.AccessControl) ChangeControls {
 	c := ChangeControls{ConfigUpdate: everyone, CIConfigUpdate: everyone}
 	if ac.TerrateamConfigUpdate != nil {
 		c.ConfigUpdate = parseMatchers(ac.TerrateamConfigUpdate)

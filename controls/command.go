@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -29,7 +31,7 @@ type Source interface {
 	// has none (the forge answered 404 where it looked), cfg is nil and
 	// missing says where it was looked for; on the default branch itself
 	// both are empty.
-	DefaultBranchConfig(ctx context.Context) (cfg *stacks.Config, missing string, err error)
+	DefaultBranchConfig(ctx context.Context) (cfg *config.Config, missing string, err error)
 }
 
 // Verdict is what the controls refuse of one command: units it may not
@@ -45,7 +47,7 @@ type Verdict struct {
 // The controls are the default branch's where default_branch_overrides
 // says so, so a pull request cannot loosen its own. Anything the source
 // cannot answer refuses every unit, with its error.
-func Command(ctx context.Context, src Source, cfg *stacks.Config, op Op, units, autoApply []*stacks.Unit) Verdict {
+func Command(ctx context.Context, src Source, cfg *config.Config, op Op, units, autoApply []*stacks.Unit) Verdict {
 	var v Verdict
 	fail := func(err error) Verdict { return Unchecked(units, err) }
 	def, missing, err := src.DefaultBranchConfig(ctx)
@@ -114,10 +116,10 @@ var overridable = []string{"access_control", "apply_requirements", "destination_
 // def names in its default_branch_overrides (all of them when it names
 // none) taken from def: a section def leaves out is left out. A nil def
 // is a default branch with no config, whose sections are all left out.
-func WithDefaultBranch(cfg, def *stacks.Config) *stacks.Config {
+func WithDefaultBranch(cfg, def *config.Config) *config.Config {
 	out := *cfg
 	if def == nil {
-		def = &stacks.Config{}
+		def = &config.Config{}
 	}
 	keys := overridable
 	if def.DefaultBranchOverrides != nil {
@@ -149,7 +151,7 @@ func Unchecked(units []*stacks.Unit, err error) Verdict {
 // locks (access_control.unlock, the default branch's where
 // default_branch_overrides says so), or "" when they may. Anything the
 // source cannot answer refuses, with its error.
-func Unlock(ctx context.Context, src Source, cfg *stacks.Config) string {
+func Unlock(ctx context.Context, src Source, cfg *config.Config) string {
 	def, missing, err := src.DefaultBranchConfig(ctx)
 	if err != nil {
 		return fmt.Sprintf("the controls could not be checked: reading the default branch's config: %v", err)

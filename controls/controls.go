@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/stacks"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
@@ -30,7 +32,7 @@ func (m Matcher) String() string {
 }
 
 // parseMatchers reads a matcher list the config check accepted.
-func parseMatchers(list *[]stacks.String) []Matcher {
+func parseMatchers(list *[]config.String) []Matcher {
 	if list == nil {
 		return nil
 	}
@@ -115,7 +117,7 @@ type Controls struct {
 // apply_requirements.checks an apply needs nothing of its pull request
 // (docs/controls.md#what-an-apply-requires says why this departs from
 // Terrateam's defaults).
-func Compile(cfg *stacks.Config) *Controls {
+func Compile(cfg *config.Config) *Controls {
 	c := &Controls{ApplyRequireAllDirspaceAccess: true}
 	if ac := cfg.AccessControl; ac != nil && ac.Enabled.Get(true) {
 		c.Access = true
@@ -150,7 +152,7 @@ func Compile(cfg *stacks.Config) *Controls {
 }
 
 // compileCheck fills a check's defaults as Terrateam does.
-func compileCheck(chk stacks.ApplyCheck) Check {
+func compileCheck(chk config.ApplyCheck) Check {
 	out := Check{
 		Query: queryOf(chk.TagQuery.Value), QueryText: chk.TagQuery.Value,
 		AnyOfCount: 1, MergeConflicts: true, StatusChecks: true,

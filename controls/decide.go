@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -42,7 +44,7 @@ type Forge interface {
 }
 
 // KnownRole says r is one of the repository roles role: matchers name.
-func KnownRole(r string) bool { return slices.Contains(stacks.Roles, r) }
+func KnownRole(r string) bool { return slices.Contains(config.Roles, r) }
 
 // PullRequest is what apply_requirements read of an apply's pull request.
 type PullRequest struct {
@@ -306,7 +308,7 @@ func (d *decider) matches(user string, m Matcher) (bool, error) {
 			}
 			d.roles[k] = role
 		}
-		has, want := slices.Index(stacks.Roles, role), slices.Index(stacks.Roles, m.Name)
+		has, want := slices.Index(config.Roles, role), slices.Index(config.Roles, m.Name)
 		// A stronger role comes first.
 		return has >= 0 && want >= 0 && has <= want, nil
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -318,7 +320,7 @@ type source struct {
 	actor   string
 	pr      *PullRequest
 	prErr   error
-	def     *stacks.Config
+	def     *config.Config
 	found   bool
 	defErr  error
 	prAsked int
@@ -338,7 +340,7 @@ func (s *source) PullRequest(context.Context) (*PullRequest, error) {
 	return s.pr, s.prErr
 }
 
-func (s *source) DefaultBranchConfig(context.Context) (*stacks.Config, string, error) {
+func (s *source) DefaultBranchConfig(context.Context) (*config.Config, string, error) {
 	if s.found || s.defErr != nil {
 		return s.def, "", s.defErr
 	}
@@ -346,9 +348,9 @@ func (s *source) DefaultBranchConfig(context.Context) (*stacks.Config, string, e
 }
 
 // parsed reads a config the check must accept.
-func parsed(t *testing.T, text string) *stacks.Config {
+func parsed(t *testing.T, text string) *config.Config {
 	t.Helper()
-	cfg, diags := stacks.ParseConfig("strata.yml", []byte(text))
+	cfg, diags := config.Parse("strata.yml", []byte(text))
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

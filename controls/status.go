@@ -3,7 +3,7 @@ package controls
 import (
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/report"
-	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // ApplyStatusName is the commit status strata keeps on a pull request's
@@ -23,7 +23,7 @@ type StatusSettings struct {
 }
 
 // StatusSettingsOf reads the commit status keys of a config.
-func StatusSettingsOf(cfg *stacks.Config) StatusSettings {
+func StatusSettingsOf(cfg *config.Config) StatusSettings {
 	ar := cfg.ApplyRequirements
 	if ar == nil {
 		return StatusSettings{}

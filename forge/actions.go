@@ -9,11 +9,12 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/google/go-github/v92/github"
 
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/ciplatform"
-	"github.com/strata-iac/strata/stacks"
 )
 
 // maxEvent is the most of GITHUB_EVENT_PATH read: GitHub caps a webhook
@@ -153,7 +154,7 @@ func (a *Actions) PullRequest(ctx context.Context) (*controls.PullRequest, error
 // DefaultBranchConfig is the default branch's config, when the command
 // does not run on that branch: a command for a pull request, or on
 // another branch (docs/controls.md#the-default-branchs-controls).
-func (a *Actions) DefaultBranchConfig(ctx context.Context) (*stacks.Config, string, error) {
+func (a *Actions) DefaultBranchConfig(ctx context.Context) (*config.Config, string, error) {
 	branch := a.defaultBranch
 	if branch == "" {
 		r, _, err := a.client.Repositories.Get(ctx, a.owner, a.repo)

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/controls"
-	"github.com/strata-iac/strata/stacks"
 )
 
 // pullRequests reads pull (merge) requests: one by number, and the one
@@ -42,7 +43,7 @@ type fileReader interface {
 // branchConfig reads the config of a branch: the first of paths it
 // holds. When it holds none, missing says where it was looked for; a
 // config that does not load is an error naming its file:line:col.
-func branchConfig(ctx context.Context, r fileReader, branch string, paths []string) (cfg *stacks.Config, missing string, err error) {
+func branchConfig(ctx context.Context, r fileReader, branch string, paths []string) (cfg *config.Config, missing string, err error) {
 	for _, path := range paths {
 		text, found, err := r.File(ctx, path, branch)
 		if err != nil {
@@ -51,7 +52,7 @@ func branchConfig(ctx context.Context, r fileReader, branch string, paths []stri
 		if !found {
 			continue
 		}
-		cfg, diags := stacks.ParseConfig(path+"@"+branch, text)
+		cfg, diags := config.Parse(path+"@"+branch, text)
 		if diags.HasErrors() {
 			return nil, "", fmt.Errorf("the config of %s does not load: %s", branch, diags.Errors()[0])
 		}

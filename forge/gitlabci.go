@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/ciplatform"
-	"github.com/strata-iac/strata/stacks"
 )
 
 // GitLabCI is what a GitLab CI job knows of the command it runs, for the
@@ -65,7 +66,7 @@ func (c *GitLabCI) PullRequest(ctx context.Context) (*controls.PullRequest, erro
 
 // DefaultBranchConfig is the default branch's config, when the pipeline
 // does not run on that branch (docs/controls.md#the-default-branchs-controls).
-func (c *GitLabCI) DefaultBranchConfig(ctx context.Context) (*stacks.Config, string, error) {
+func (c *GitLabCI) DefaultBranchConfig(ctx context.Context) (*config.Config, string, error) {
 	branch := c.defaultBranch
 	if branch == "" {
 		p, _, err := c.client.Projects.GetProject(c.project, nil, gitlab.WithContext(ctx))

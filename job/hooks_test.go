@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/stacks"
@@ -143,7 +145,7 @@ func TestHooksOIDC(t *testing.T) {
 	h := testRun(&out).NewHooks("/repo", "/tmp/h", map[string]string{})
 	x := &fakeExec{creds: &oidc.Credentials{Env: map[string]string{"GOOGLE_OAUTH_ACCESS_TOKEN": "ya29"}, Secrets: []string{"ya29"}}}
 	h.exec = x
-	st := hook("hooks.all.pre[0]", stacks.RunStep{Type: "oidc", OIDC: &stacks.OIDCStep{Provider: "gcp"}})
+	st := hook("hooks.all.pre[0]", stacks.RunStep{Type: "oidc", OIDC: &config.OIDCStep{Provider: "gcp"}})
 	if err := h.Run(context.Background(), []stacks.HookStep{st}, false); err != nil {
 		t.Fatal(err)
 	}

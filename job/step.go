@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/hashicorp/go-version"
 
 	"github.com/strata-iac/strata/console"
@@ -129,7 +131,7 @@ type stepOutput struct {
 // stepExec runs what a step built: a process, an OIDC exchange.
 type stepExec interface {
 	process(ctx context.Context, p process) (report.StepReport, error)
-	credentials(ctx context.Context, st *stacks.OIDCStep, env map[string]string) (*oidc.Credentials, error)
+	credentials(ctx context.Context, st *config.OIDCStep, env map[string]string) (*oidc.Credentials, error)
 }
 
 // engineSteps runs what the engine's step kinds built: an init, a plan,
@@ -143,7 +145,7 @@ type engineSteps interface {
 }
 
 // credentials exchanges the job's OIDC token for a cloud's credentials.
-func (r *Run) credentials(ctx context.Context, st *stacks.OIDCStep, env map[string]string) (*oidc.Credentials, error) {
+func (r *Run) credentials(ctx context.Context, st *config.OIDCStep, env map[string]string) (*oidc.Credentials, error) {
 	return oidc.Make(ctx, st, env)
 }
 

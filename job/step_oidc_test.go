@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -14,7 +16,7 @@ import (
 // TestOIDCEnv: the exchange reads the step's environment with strata's
 // credentials: over what a unit's steps set, under what hooks set.
 func TestOIDCEnv(t *testing.T) {
-	st := stacks.RunStep{Type: "oidc", OIDC: &stacks.OIDCStep{Provider: "aws"}}
+	st := stacks.RunStep{Type: "oidc", OIDC: &config.OIDCStep{Provider: "aws"}}
 	in := testInput(st, "plan step 1 (oidc)", nil)
 	in.Environ = []string{"ACTIONS_ID_TOKEN_REQUEST_TOKEN=from-ci", "STRATA_OIDC_TOKEN=jwt", "OTHER=x"}
 	in.Set["STRATA_OIDC_TOKEN"] = "from-step"
@@ -66,7 +68,7 @@ func TestOIDCStepRun(t *testing.T) {
 		{name: "exchange refused", err: errors.New("AccessDenied"), wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := stacks.RunStep{Type: "oidc", OIDC: &stacks.OIDCStep{Provider: "aws", RoleArn: "arn:aws:iam::1:role/r"}}
+			st := stacks.RunStep{Type: "oidc", OIDC: &config.OIDCStep{Provider: "aws", RoleArn: "arn:aws:iam::1:role/r"}}
 			x := &fakeExec{creds: tc.creds, credErr: tc.err}
 			in := testInput(st, "plan step 1 (oidc)", x)
 			if tc.hook {

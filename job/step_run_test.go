@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -14,7 +16,7 @@ import (
 // and strata's values substituted (a shell's script as written), its
 // environment, and how its failure counts.
 func TestRunStepBuild(t *testing.T) {
-	gate := &stacks.Gate{Token: "t", AnyOf: []string{"alice"}}
+	gate := &config.Gate{Token: "t", AnyOf: []string{"alice"}}
 	for _, tc := range []struct {
 		name   string
 		st     stacks.RunStep
@@ -95,7 +97,7 @@ func TestRunStepRun(t *testing.T) {
 		t.Errorf("a run that ends well: %+v, %d processes", out, len(x.procs))
 	}
 
-	gate := &stacks.Gate{Token: "sec", Name: "security", AnyOf: []string{"alice"}, AnyOfCount: 1}
+	gate := &config.Gate{Token: "sec", Name: "security", AnyOf: []string{"alice"}, AnyOfCount: 1}
 	failing := stacks.RunStep{Type: "run", Cmd: []string{"scan"}, Gate: gate}
 	x = &fakeExec{err: errors.New("scan: exit status 1: found s3cret")}
 	in = testInput(failing, "plan step 3 (run)", x)

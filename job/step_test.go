@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/oidc"
@@ -42,7 +44,7 @@ func (f *fakeExec) process(_ context.Context, p process) (report.StepReport, err
 	return report.StepReport{Name: p.name, OK: true}, nil
 }
 
-func (f *fakeExec) credentials(_ context.Context, _ *stacks.OIDCStep, env map[string]string) (*oidc.Credentials, error) {
+func (f *fakeExec) credentials(_ context.Context, _ *config.OIDCStep, env map[string]string) (*oidc.Credentials, error) {
 	f.credEnv = env
 	return f.creds, f.credErr
 }

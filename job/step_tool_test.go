@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/stacks"
 )
 
@@ -30,7 +32,7 @@ func TestToolStepBuild(t *testing.T) {
 			argv: []string{"/t/conftest", "test", "--namespace", "eu-west-1"}},
 		{name: "opa without args", st: stacks.RunStep{Type: "opa"}, argv: []string{"/t/opa"}},
 		{name: "ignore_errors", st: stacks.RunStep{Type: "opa", IgnoreErrors: true}, argv: []string{"/t/opa"}, ignore: true},
-		{name: "ignore_errors with a gate", st: stacks.RunStep{Type: "opa", IgnoreErrors: true, Gate: &stacks.Gate{Token: "g"}}, argv: []string{"/t/opa"}},
+		{name: "ignore_errors with a gate", st: stacks.RunStep{Type: "opa", IgnoreErrors: true, Gate: &config.Gate{Token: "g"}}, argv: []string{"/t/opa"}},
 		{name: "unknown in extra_args", st: stacks.RunStep{Type: "opa", ExtraArgs: []string{"$NOPE"}}, err: "plan step 4 (opa).extra_args"},
 		{name: "unknown in env", st: stacks.RunStep{Type: "opa", Env: []stacks.EnvVar{{Key: "K", Value: "$NOPE"}}}, err: "plan step 4 (opa).env.K"},
 	} {
@@ -75,7 +77,7 @@ func TestToolStepRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	x = &fakeExec{err: errors.New("2 failures")}
-	st := stacks.RunStep{Type: "conftest", ExtraArgs: []string{"test", "."}, Gate: &stacks.Gate{Token: "policy"}}
+	st := stacks.RunStep{Type: "conftest", ExtraArgs: []string{"test", "."}, Gate: &config.Gate{Token: "policy"}}
 	out = toolStep{}.run(context.Background(), testInput(st, "plan step 3 (conftest)", x))
 	if out.Err != nil || out.Gate == nil || out.Gate.Token != "policy" || out.Gate.Step != "plan step 3 (conftest)" {
 		t.Errorf("a gated tool failure: err %v gate %+v", out.Err, out.Gate)

@@ -4,17 +4,17 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/aws-sdk-go-v2/service/sts/types"
-
-	"github.com/strata-iac/strata/stacks"
 )
 
 // awsCredentials assumes role_arn with the OIDC token, then, when set,
 // assume_role_arn with those credentials.
-func awsCredentials(ctx context.Context, st *stacks.OIDCStep, env map[string]string) (*Credentials, error) {
+func awsCredentials(ctx context.Context, st *config.OIDCStep, env map[string]string) (*Credentials, error) {
 	tok, err := idToken(ctx, env, st.Audience)
 	if err != nil {
 		return nil, err

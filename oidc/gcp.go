@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google/externalaccount"
-
-	"github.com/strata-iac/strata/stacks"
 )
 
 // GCP endpoints a private network (Private Service Connect) replaces.
@@ -18,7 +18,7 @@ const (
 
 // gcpCredentials exchanges the OIDC token at Google's STS for a federated
 // token, and that for the service account's access token.
-func gcpCredentials(ctx context.Context, st *stacks.OIDCStep, env map[string]string) (*Credentials, error) {
+func gcpCredentials(ctx context.Context, st *config.OIDCStep, env map[string]string) (*Credentials, error) {
 	provider := "//iam.googleapis.com/" + st.WorkloadIdentityProvider
 	stsURL, iamURL := env[gcpSTSVariable], env[gcpIAMVariable]
 	if stsURL == "" {

@@ -12,9 +12,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sethvargo/go-githubactions"
+	"github.com/strata-iac/strata/stacks/config"
 
-	"github.com/strata-iac/strata/stacks"
+	"github.com/sethvargo/go-githubactions"
 )
 
 // TokenVariable holds a job's OIDC token where the CI gives it as a
@@ -35,7 +35,7 @@ var client = &http.Client{Timeout: 60 * time.Second}
 // Make exchanges the CI's OIDC token for the step's cloud credentials.
 // env is the step's environment: where the token comes from, and the
 // endpoints (AWS_ENDPOINT_URL_STS, …) a private network sets.
-func Make(ctx context.Context, st *stacks.OIDCStep, env map[string]string) (*Credentials, error) {
+func Make(ctx context.Context, st *config.OIDCStep, env map[string]string) (*Credentials, error) {
 	if env["ACTIONS_ID_TOKEN_REQUEST_URL"] == "" && env[TokenVariable] == "" {
 		// Said before any exchange: a cloud's client wraps what its
 		// token supplier says as text.

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/oidc/oidctest"
-	"github.com/strata-iac/strata/stacks"
 )
 
 func envOf(kv []string) map[string]string {
@@ -25,7 +26,7 @@ func envOf(kv []string) map[string]string {
 func TestAWS(t *testing.T) {
 	srv := oidctest.New(t)
 	env := envOf(srv.Env())
-	st := &stacks.OIDCStep{Provider: "aws", Audience: "sts.amazonaws.com", RoleArn: "arn:aws:iam::123456789012:role/ci", Region: "eu-west-1", SessionName: "strata", Duration: 900}
+	st := &config.OIDCStep{Provider: "aws", Audience: "sts.amazonaws.com", RoleArn: "arn:aws:iam::123456789012:role/ci", Region: "eu-west-1", SessionName: "strata", Duration: 900}
 	c, err := Make(context.Background(), st, env)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func TestAWS(t *testing.T) {
 // account's access token.
 func TestGCP(t *testing.T) {
 	srv := oidctest.New(t)
-	st := &stacks.OIDCStep{Provider: "gcp", Audience: "https://iam.googleapis.com/projects/42/locations/global/workloadIdentityPools/gh/providers/gh", ServiceAccount: "ci@acme.iam.gserviceaccount.com",
+	st := &config.OIDCStep{Provider: "gcp", Audience: "https://iam.googleapis.com/projects/42/locations/global/workloadIdentityPools/gh/providers/gh", ServiceAccount: "ci@acme.iam.gserviceaccount.com",
 		WorkloadIdentityProvider: "projects/42/locations/global/workloadIdentityPools/gh/providers/gh", ProjectID: "acme-prod", Lifetime: 1200}
 	c, err := Make(context.Background(), st, envOf(srv.Env()))
 	if err != nil {
@@ -89,7 +90,7 @@ func TestGCP(t *testing.T) {
 // step fails saying what to do.
 func TestTokenSources(t *testing.T) {
 	srv := oidctest.New(t)
-	st := &stacks.OIDCStep{Provider: "aws", Audience: "sts.amazonaws.com", RoleArn: "arn:aws:iam::1:role/ci", Region: "us-east-1", SessionName: "s", Duration: 3600}
+	st := &config.OIDCStep{Provider: "aws", Audience: "sts.amazonaws.com", RoleArn: "arn:aws:iam::1:role/ci", Region: "us-east-1", SessionName: "s", Duration: 3600}
 	env := envOf(srv.Env())
 	delete(env, "ACTIONS_ID_TOKEN_REQUEST_URL")
 	env[TokenVariable] = srv.Token

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
@@ -110,7 +112,7 @@ func benchCopyRepo(b *testing.B, src, dst string) {
 func benchCommand(b *testing.B, p *stacks.Project, dir string, env []string, opt Options) *report.Report {
 	b.Helper()
 	if p == nil {
-		root, cfg, err := stacks.FindRoot(dir)
+		root, cfg, err := config.FindRoot(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -239,7 +241,7 @@ func BenchmarkWrapperOverhead(b *testing.B) {
 			var p *stacks.Project
 			if loaded {
 				var err error
-				if p, err = stacks.Load(root, filepath.Join(root, stacks.StrataConfigFile)); err != nil {
+				if p, err = stacks.Load(root, filepath.Join(root, config.StrataConfigFile)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -432,7 +434,7 @@ func medianDuration(ds []time.Duration) time.Duration {
 // plus fixed; the bound is the larger of the two.
 func makespanLowerBound(b *testing.B, root string, sleeps map[string]time.Duration, fixed time.Duration, workers int) (critical, perWorker time.Duration) {
 	b.Helper()
-	p, err := stacks.Load(root, filepath.Join(root, stacks.StrataConfigFile))
+	p, err := stacks.Load(root, filepath.Join(root, config.StrataConfigFile))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
@@ -84,7 +86,7 @@ func (e *e2e) applyAll(what string) {
 }
 
 func configIn(root string) string {
-	for _, n := range []string{stacks.StrataConfigFile, stacks.TerrateamConfigFile} {
+	for _, n := range []string{config.StrataConfigFile, config.TerrateamConfigFile} {
 		if _, err := os.Stat(filepath.Join(root, n)); err == nil {
 			return filepath.Join(root, n)
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
@@ -83,7 +85,7 @@ func benchScalePlan(b *testing.B, root string, units int) {
 		h := testenv.WatchHeap()
 		before := h.Base()
 		start := testenv.CPUTime()
-		p, err := stacks.Load(root, filepath.Join(root, stacks.StrataConfigFile))
+		p, err := stacks.Load(root, filepath.Join(root, config.StrataConfigFile))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -130,7 +132,7 @@ func expandedPairs(g *stacks.Graph) int {
 // benchScaleExpand measures Graph.Expand: every stack rule as an edge
 // between every pair of units, the graph strata used to build.
 func benchScaleExpand(b *testing.B, root string) {
-	p, err := stacks.Load(root, filepath.Join(root, stacks.StrataConfigFile))
+	p, err := stacks.Load(root, filepath.Join(root, config.StrataConfigFile))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/objstore"
-	"github.com/strata-iac/strata/stacks"
 )
 
 // Units found from their records (docs/behaviour.md#a-stack-that-left-the-config):
@@ -33,7 +34,7 @@ func recordedName(name string) (RecordedUnit, bool) {
 		return RecordedUnit{}, false
 	}
 	ws, stack, ok := strings.Cut(base, "#")
-	if !ok || !stacks.SafeName(ws) || !stacks.SafeName(stack) {
+	if !ok || !config.SafeName(ws) || !config.SafeName(stack) {
 		return RecordedUnit{}, false
 	}
 	return RecordedUnit{Workspace: ws, Stack: stack}, true

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // TestBadConfigs runs the corpus under testdata/bad: each file is a
@@ -55,7 +57,7 @@ func TestBadConfigs(t *testing.T) {
 	}
 }
 
-func hasExact(ds Diagnostics, s string) bool {
+func hasExact(ds config.Diagnostics, s string) bool {
 	for _, d := range ds {
 		if d.String() == s {
 			return true

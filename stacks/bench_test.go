@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/testenv"
 )
 
@@ -67,7 +69,7 @@ func genRepo(tb testing.TB, dir string) {
 		}
 	}
 	cfg.WriteString(stacksCfg.String())
-	if err := os.WriteFile(filepath.Join(dir, StrataConfigFile), []byte(cfg.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, config.StrataConfigFile), []byte(cfg.String()), 0o644); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -100,7 +102,7 @@ func BenchmarkLoad(b *testing.B) {
 	dir := benchRepoDir(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+		p, err := Load(dir, filepath.Join(dir, config.StrataConfigFile))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -116,7 +118,7 @@ func BenchmarkLoadAndGraph(b *testing.B) {
 	dir := benchRepoDir(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+		p, err := Load(dir, filepath.Join(dir, config.StrataConfigFile))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -133,7 +135,7 @@ func BenchmarkLoadAndGraph(b *testing.B) {
 // BenchmarkGraph measures the unit DAG alone.
 func BenchmarkGraph(b *testing.B) {
 	dir := benchRepoDir(b)
-	p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+	p, err := Load(dir, filepath.Join(dir, config.StrataConfigFile))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -206,7 +208,7 @@ func genChain(tb testing.TB, dir string, n int) {
 			fmt.Fprintf(&cfg, "      rules: {plan_after: [s%d]}\n", i-1)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, StrataConfigFile), []byte(cfg.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, config.StrataConfigFile), []byte(cfg.String()), 0o644); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -223,7 +225,7 @@ func benchChain(b *testing.B, n int) {
 	genChain(b, dir, n)
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+		p, err := Load(dir, filepath.Join(dir, config.StrataConfigFile))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -243,7 +245,7 @@ func BenchmarkParseConfig(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		c, diags := ParseConfig(StrataConfigFile, data)
+		c, diags := config.Parse(config.StrataConfigFile, data)
 		if diags.HasErrors() || c.Dirs.Len() != layers*width || c.Stacks.Names.Len() != layers*width {
 			b.Fatalf("parsed %d dirs, %d stacks: %v", c.Dirs.Len(), c.Stacks.Names.Len(), diags)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/ciplatform"
 )
 
@@ -52,16 +54,16 @@ func (p *Project) SetBranches(b Branches) {
 // BranchTagWarnings are warnings for the tag queries that use a branch tag
 // when the branches are not known: such a query never matches outside CI
 // unless --dest-branch or --source-branch says what they are.
-func (p *Project) BranchTagWarnings(b Branches) Diagnostics {
+func (p *Project) BranchTagWarnings(b Branches) config.Diagnostics {
 	if b.Dest != "" && b.Source != "" {
 		return nil
 	}
-	var out Diagnostics
-	check := func(q String, key string) {
+	var out config.Diagnostics
+	check := func(q config.String, key string) {
 		for _, tag := range []string{"dest_branch:", "source_branch:"} {
 			known := (tag == "dest_branch:" && b.Dest != "") || (tag == "source_branch:" && b.Source != "")
 			if !known && strings.Contains(q.Value, tag) {
-				out = append(out, Diagnostic{Severity: SeverityWarning, File: p.ConfigFile, Pos: q.Pos, Key: key,
+				out = append(out, config.Diagnostic{Severity: config.SeverityWarning, File: p.ConfigFile, Pos: q.Pos, Key: key,
 					Message: fmt.Sprintf("the query uses %s but the branch is not known (no CI pull request here): it matches nothing; pass --dest-branch and --source-branch", strings.TrimSuffix(tag, ":"))})
 				return
 			}

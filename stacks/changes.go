@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
@@ -310,7 +312,7 @@ func (ix *changeIndex) callersOf(m string) []*Dirspace {
 func (p *Project) deletedUnits(changes []FileChange, ix *changeIndex) []DeletedUnit {
 	global := DefaultFilePatterns
 	if wm := p.Config.WhenModified; wm != nil && wm.FilePatterns != nil {
-		global = strs(*wm.FilePatterns)
+		global = config.Strings(*wm.FilePatterns)
 	}
 	firstFile := map[string]string{}
 	var dirs []string
@@ -378,7 +380,7 @@ func HoldsTerraform(dir string) bool {
 // dirsEntry returns the dirs entry that configures dir as discovery picks
 // it: an exact key, else the longest matching glob. exact reports an exact
 // key.
-func (p *Project) dirsEntry(dir string) (entry *MapEntry[Dir], exact bool) {
+func (p *Project) dirsEntry(dir string) (entry *config.MapEntry[config.Dir], exact bool) {
 	if p.Config.Dirs == nil {
 		return nil, false
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/testenv"
 )
@@ -123,7 +125,7 @@ dirs:
 func changesRepo() map[string]string {
 	res := `resource "terraform_data" "this" {}` + "\n"
 	return map[string]string{
-		StrataConfigFile:                 changesConfig,
+		config.StrataConfigFile:          changesConfig,
 		"app/main.tf":                    res,
 		"net/main.tf":                    res,
 		"db/main.tf":                     res,
@@ -367,7 +369,7 @@ stacks:
 // in the generated repository of 10,000 dirspaces.
 func BenchmarkModifiedUnits(b *testing.B) {
 	dir := benchRepoDir(b)
-	p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+	p, err := Load(dir, filepath.Join(dir, config.StrataConfigFile))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -385,7 +387,7 @@ func BenchmarkModifiedUnits(b *testing.B) {
 // the whole decision of `--changed` once the changed files are known.
 func BenchmarkChangedRun(b *testing.B) {
 	dir := benchRepoDir(b)
-	p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+	p, err := Load(dir, filepath.Join(dir, config.StrataConfigFile))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -429,7 +431,7 @@ func BenchmarkChangedGit(b *testing.B) {
 	gitRun(b, dir, "commit", "-q", "-m", "base")
 	gitRun(b, dir, "update-ref", "refs/remotes/origin/main", "HEAD")
 	gitRun(b, dir, "checkout", "-q", "-b", "feature")
-	p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+	p, err := Load(dir, filepath.Join(dir, config.StrataConfigFile))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -509,7 +511,7 @@ func BenchmarkModifiedUnitsReads(b *testing.B) {
 		dir := b.TempDir()
 		bc.gen(b, dir)
 		b.Run(bc.name, func(b *testing.B) {
-			p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+			p, err := Load(dir, filepath.Join(dir, config.StrataConfigFile))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -522,7 +524,7 @@ func BenchmarkModifiedUnitsReads(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				p, err := Load(dir, filepath.Join(dir, StrataConfigFile))
+				p, err := Load(dir, filepath.Join(dir, config.StrataConfigFile))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // corpusDir holds real Terrateam configs with the outcome check must give
@@ -66,7 +68,7 @@ func TestTerrateamCorpus(t *testing.T) {
 			// Every key a real config holds is acted on, but those only
 			// Terrateam's server can act on.
 			for _, d := range p.Diagnostics {
-				if d.Severity == SeverityWarning && strings.Contains(d.Message, "accepted and ignored") && !serverOnly[strings.SplitN(d.Key, ".", 2)[0]] {
+				if d.Severity == config.SeverityWarning && strings.Contains(d.Message, "accepted and ignored") && !serverOnly[strings.SplitN(d.Key, ".", 2)[0]] {
 					t.Errorf("a key strata does not act on: %s", d)
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // Every YAML example of the two stacks design documents
@@ -91,7 +93,7 @@ func checkDocCase(t *testing.T, tc docCase) {
 	p, diags := loadDiags(t, root)
 	if len(tc.errors) > 0 {
 		for _, want := range tc.errors {
-			if !hasDiag(diags, SeverityError, want) {
+			if !hasDiag(diags, config.SeverityError, want) {
 				t.Errorf("expected an error containing %q; got:\n%s", want, diagText(diags))
 			}
 		}
@@ -104,7 +106,7 @@ func checkDocCase(t *testing.T, tc docCase) {
 		t.Errorf("expected no warning; got:\n%s", diagText(w))
 	}
 	for _, want := range tc.warnings {
-		if !hasDiag(diags, SeverityWarning, want) {
+		if !hasDiag(diags, config.SeverityWarning, want) {
 			t.Errorf("expected a warning containing %q; got:\n%s", want, diagText(diags))
 		}
 	}
@@ -190,7 +192,7 @@ func checkDocGraph(t *testing.T, p *Project, tc docCase) {
 	}
 }
 
-func diagText(ds Diagnostics) string {
+func diagText(ds config.Diagnostics) string {
 	s := ""
 	for _, d := range ds {
 		s += "  " + d.String() + "\n"

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/strata-iac/strata/engines"
@@ -295,7 +297,7 @@ func (p *Project) moduleCalls(dirs []sourceDir) map[string][]string {
 // could not read. Loading goes on without what strata would have read there
 // (local module calls, declared variables and outputs); the engine reports
 // what is wrong with the module when it runs there.
-func (p *Project) warnUninspectable(c *collector) {
+func (p *Project) warnUninspectable(c *config.Collector) {
 	var dirs []string
 	for dir, mi := range p.modules {
 		if mi.err != nil {
@@ -314,7 +316,7 @@ func (p *Project) warnUninspectable(c *collector) {
 			}
 			what = fmt.Sprintf("strata cannot read %s (%s)", file, ie.Err)
 		}
-		c.warnf(Pos{}, "", "module %s: %s; strata goes on without its module calls, variables and outputs, and the engine reports the problem when it runs there", dir, what)
+		c.Warnf(config.Pos{}, "", "module %s: %s; strata goes on without its module calls, variables and outputs, and the engine reports the problem when it runs there", dir, what)
 	}
 }
 
@@ -322,10 +324,10 @@ func (p *Project) warnUninspectable(c *collector) {
 // repository, and reports an error at the key when it has a ".." segment.
 // Even a ".." that comes back down (a/../b) is refused: the engine would
 // read it through whatever a links to, and a dir is named one way only.
-func dirKeyInside(e *MapEntry[Dir], c *collector) bool {
+func dirKeyInside(e *config.MapEntry[config.Dir], c *config.Collector) bool {
 	for _, seg := range strings.Split(strings.TrimSuffix(e.Key, "/"), "/") {
 		if seg == ".." {
-			c.errorf(e.KeyPos, "dirs."+e.Key, `found %q, which has a ".." segment; expected a dir inside the repository, relative to its root, without ".."`, e.Key)
+			c.Errorf(e.KeyPos, "dirs."+e.Key, `found %q, which has a ".." segment; expected a dir inside the repository, relative to its root, without ".."`, e.Key)
 			return false
 		}
 	}
@@ -336,19 +338,19 @@ func dirKeyInside(e *MapEntry[Dir], c *collector) bool {
 // a dirs key names resolves, symbolic links followed, inside the
 // repository; when it does not, the function reports an error at the key,
 // for the engine would run there and write its state outside.
-func (p *Project) resolvesInside(c *collector) func(dir string, e *MapEntry[Dir]) bool {
+func (p *Project) resolvesInside(c *config.Collector) func(dir string, e *config.MapEntry[config.Dir]) bool {
 	realRoot, err := filepath.EvalSymlinks(p.Root)
 	if err != nil {
 		realRoot = p.Root
 	}
-	return func(dir string, e *MapEntry[Dir]) bool {
+	return func(dir string, e *config.MapEntry[config.Dir]) bool {
 		real, err := filepath.EvalSymlinks(absDir(p.Root, dir))
 		if err != nil {
-			c.errorf(e.KeyPos, "dirs."+e.Key, "found %q, which cannot be resolved (%v); expected a dir inside the repository", e.Key, err)
+			c.Errorf(e.KeyPos, "dirs."+e.Key, "found %q, which cannot be resolved (%v); expected a dir inside the repository", e.Key, err)
 			return false
 		}
 		if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			c.errorf(e.KeyPos, "dirs."+e.Key, "found %q, which resolves through a symbolic link to %s, outside the repository; expected a dir inside the repository", e.Key, real)
+			c.Errorf(e.KeyPos, "dirs."+e.Key, "found %q, which resolves through a symbolic link to %s, outside the repository; expected a dir inside the repository", e.Key, real)
 			return false
 		}
 		return true

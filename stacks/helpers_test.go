@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/testenv"
 )
 
@@ -16,7 +18,7 @@ func testRepo(t testing.TB, cfg string, dirs ...string) string {
 	t.Helper()
 	root := t.TempDir()
 	if cfg != "" {
-		testenv.WriteFile(t, filepath.Join(root, StrataConfigFile), cfg)
+		testenv.WriteFile(t, filepath.Join(root, config.StrataConfigFile), cfg)
 	}
 	for _, d := range dirs {
 		testenv.WriteFile(t, filepath.Join(root, d, "main.tf"), `resource "terraform_data" "this" {}`+"\n")
@@ -29,8 +31,8 @@ func testRepo(t testing.TB, cfg string, dirs ...string) string {
 func loadRepo(t testing.TB, root string) *Project {
 	t.Helper()
 	cfg := ""
-	if _, err := os.Stat(filepath.Join(root, StrataConfigFile)); err == nil {
-		cfg = filepath.Join(root, StrataConfigFile)
+	if _, err := os.Stat(filepath.Join(root, config.StrataConfigFile)); err == nil {
+		cfg = filepath.Join(root, config.StrataConfigFile)
 	}
 	p, err := Load(root, cfg)
 	if err != nil {
@@ -40,9 +42,9 @@ func loadRepo(t testing.TB, root string) *Project {
 }
 
 // loadDiags loads a repository that may have config errors.
-func loadDiags(t testing.TB, root string) (*Project, Diagnostics) {
+func loadDiags(t testing.TB, root string) (*Project, config.Diagnostics) {
 	t.Helper()
-	cfg := filepath.Join(root, StrataConfigFile)
+	cfg := filepath.Join(root, config.StrataConfigFile)
 	if _, err := os.Stat(cfg); err != nil {
 		cfg = ""
 	}
@@ -131,7 +133,7 @@ func stackRules(p *Project, name string) string {
 		" modified_by=" + strings.Join(stackNames(s.ModifiedByClosure()), ",")
 }
 
-func hasDiag(ds Diagnostics, sev Severity, substr string) bool {
+func hasDiag(ds config.Diagnostics, sev config.Severity, substr string) bool {
 	for _, d := range ds {
 		if d.Severity == sev && strings.Contains(d.String(), substr) {
 			return true

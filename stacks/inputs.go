@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 
 	"github.com/strata-iac/strata/engines"
@@ -97,7 +99,7 @@ func (p *Project) declaresOutput(u *Unit, name string) (*tfconfig.Output, bool) 
 // exactly one unit (listing the candidates), a variable no unit declares, a
 // sensitive output into a variable not declared sensitive, two producers
 // for one auto input.
-func (p *Project) resolveInputs(c *collector) {
+func (p *Project) resolveInputs(c *config.Collector) {
 	p.inputs = map[*Unit][]Input{}
 	p.consumers = map[*Unit][]*Unit{}
 	any := false
@@ -147,8 +149,8 @@ func (p *Project) resolveInputs(c *collector) {
 
 type inputEntry struct {
 	key   string
-	ref   InputRef
-	pos   Pos
+	ref   config.InputRef
+	pos   config.Pos
 	owner *Stack
 }
 
@@ -182,7 +184,7 @@ func (p *Project) stackInputs(s *Stack) ([]inputEntry, bool) {
 	return out, auto
 }
 
-func (p *Project) wireExplicit(s *Stack, varName string, ref InputRef, owner *Stack, c *collector) {
+func (p *Project) wireExplicit(s *Stack, varName string, ref config.InputRef, owner *Stack, c *config.Collector) {
 	key := fmt.Sprintf("stacks.names.%s.inputs.%s", owner.Name, varName)
 	var cands []*Unit
 	from := ""
@@ -199,7 +201,7 @@ func (p *Project) wireExplicit(s *Stack, varName string, ref InputRef, owner *St
 			}
 		}
 		if len(cands) == 0 {
-			c.errorf(ref.Pos, key, "no unit %s@%s%s; expected the dir and workspace of a unit", ref.Dir.Value, ws, stackNote(ref))
+			c.Errorf(ref.Pos, key, "no unit %s@%s%s; expected the dir and workspace of a unit", ref.Dir.Value, ws, stackNote(ref))
 			return
 		}
 	case ref.Stack.Set:
@@ -212,7 +214,7 @@ func (p *Project) wireExplicit(s *Stack, varName string, ref InputRef, owner *St
 			cands = append(cands, l.Units...)
 		}
 	default:
-		c.errorf(ref.Pos, key, "expected <stack>.<output> or {dir, workspace, output}")
+		c.Errorf(ref.Pos, key, "expected <stack>.<output> or {dir, workspace, output}")
 		return
 	}
 	var producers []*Unit
@@ -225,14 +227,14 @@ func (p *Project) wireExplicit(s *Stack, varName string, ref InputRef, owner *St
 	}
 	switch {
 	case len(producers) == 0:
-		c.errorf(ref.Pos, key, "%s: no unit declares output %q (looked in %s)", from, ref.Output.Value, strings.Join(all, ", "))
+		c.Errorf(ref.Pos, key, "%s: no unit declares output %q (looked in %s)", from, ref.Output.Value, strings.Join(all, ", "))
 		return
 	case len(producers) > 1:
 		names := make([]string, len(producers))
 		for i, u := range producers {
 			names[i] = u.Name()
 		}
-		c.errorf(ref.Pos, key, "%s: %d units declare output %q: %s; name one with {dir, workspace, output}", from, len(producers), ref.Output.Value, strings.Join(names, ", "))
+		c.Errorf(ref.Pos, key, "%s: %d units declare output %q: %s; name one with {dir, workspace, output}", from, len(producers), ref.Output.Value, strings.Join(names, ", "))
 		return
 	}
 	prod := producers[0]
@@ -245,7 +247,7 @@ func (p *Project) wireExplicit(s *Stack, varName string, ref InputRef, owner *St
 		}
 		declared = true
 		if out.Sensitive && !v.Sensitive {
-			c.errorf(ref.Pos, key, "%s is a sensitive output and %s declares variable %q without sensitive = true; expected a sensitive variable", from, u.Name(), varName)
+			c.Errorf(ref.Pos, key, "%s is a sensitive output and %s declares variable %q without sensitive = true; expected a sensitive variable", from, u.Name(), varName)
 			continue
 		}
 		p.inputs[u] = append(p.inputs[u], Input{Var: varName, Producer: prod, Output: ref.Output.Value, From: from, Sensitive: out.Sensitive})
@@ -258,11 +260,11 @@ func (p *Project) wireExplicit(s *Stack, varName string, ref InputRef, owner *St
 		p.inputEdges[s] = append(p.inputEdges[s], orderEdge{to: prod.Stack, kind: "inputs", pos: ref.Pos, key: key})
 	}
 	if !declared && len(s.Units) > 0 {
-		c.errorf(ref.Pos, key, "no unit of stack %s declares variable %q; expected a variable the input feeds", s.Name, varName)
+		c.Errorf(ref.Pos, key, "no unit of stack %s declares variable %q; expected a variable the input feeds", s.Name, varName)
 	}
 }
 
-func stackNote(ref InputRef) string {
+func stackNote(ref config.InputRef) string {
 	if ref.Stack.Set {
 		return " in stack " + ref.Stack.Value
 	}
@@ -399,7 +401,7 @@ func (p *Project) siblingLevels(s *Stack, upTo int, w *autoWiring) []map[*Stack]
 // that has one are an error, and so is a sibling wiring that would close a
 // cycle. A variable with no default that only other stacks output gets a
 // warning: it would otherwise fail at plan time with no value.
-func (p *Project) wireAuto(s *Stack, w *autoWiring, c *collector) {
+func (p *Project) wireAuto(s *Stack, w *autoWiring, c *config.Collector) {
 	owner, upTo := autoOwner(s)
 	pos, key := autoPos(owner), "stacks.names."+owner.Name+".auto_inputs"
 	scope := &autoScope{p: p, s: s, upTo: upTo, w: w, after: p.orderedAfter(s, w)}
@@ -431,21 +433,21 @@ func (p *Project) wireAuto(s *Stack, w *autoWiring, c *collector) {
 				for i, pu := range producers {
 					names[i] = pu.Name() + " (stack " + pu.Stack.Name + ")"
 				}
-				c.errorf(pos, key, "variable %q of %s: %d %s units declare output %q: %s; expected exactly one producer: settle it with an inputs entry",
+				c.Errorf(pos, key, "variable %q of %s: %d %s units declare output %q: %s; expected exactly one producer: settle it with an inputs entry",
 					n, u.Name(), len(producers), where, n, strings.Join(names, ", "))
 				continue
 			}
 			prod := producers[0]
 			if where == "sibling" {
 				if cycle := p.orderCycle(s, prod.Stack); cycle != nil {
-					c.errorf(pos, key, "variable %q of %s: wiring it to output %q of %s (stack %s) would close a cycle: %s; expected a producer that is not ordered after %s: set the variable with an inputs entry or drop the rule that orders %s after %s",
+					c.Errorf(pos, key, "variable %q of %s: wiring it to output %q of %s (stack %s) would close a cycle: %s; expected a producer that is not ordered after %s: set the variable with an inputs entry or drop the rule that orders %s after %s",
 						n, u.Name(), n, prod.Name(), prod.Stack.Name, strings.Join(cycle, " -> "), s.Name, prod.Stack.Name, s.Name)
 					continue
 				}
 			}
 			out, _ := p.declaresOutput(prod, n)
 			if v := m.Variables[n]; out.Sensitive && !v.Sensitive {
-				c.errorf(pos, key,
+				c.Errorf(pos, key,
 					"%s.%s is a sensitive output and %s declares variable %q without sensitive = true; expected a sensitive variable", prod.Stack.Name, n, u.Name(), n)
 				continue
 			}
@@ -489,7 +491,7 @@ func (a *autoScope) producers(n string) ([]*Unit, string) {
 
 // warnUnwired warns about each required variable of s left unwired that
 // stacks out of auto_inputs' reach output.
-func (p *Project) warnUnwired(s *Stack, unwired map[string]bool, w *autoWiring, pos Pos, key string, c *collector) {
+func (p *Project) warnUnwired(s *Stack, unwired map[string]bool, w *autoWiring, pos config.Pos, key string, c *config.Collector) {
 	vars := make([]string, 0, len(unwired))
 	for n := range unwired {
 		vars = append(vars, n)
@@ -498,7 +500,7 @@ func (p *Project) warnUnwired(s *Stack, unwired map[string]bool, w *autoWiring, 
 	for _, n := range vars {
 		if others := p.otherProducers(s, n, w); len(others) > 0 {
 			list := strings.Join(others, ", ")
-			c.warnf(pos, key,
+			c.Warnf(pos, key,
 				"variable %s of %s is an output of %s, which is neither a stack %s is ordered after nor its sibling, so auto_inputs leaves it unset; add an inputs entry or plan_after: [%s]", n, s.Name, list, s.Name, list)
 		}
 	}
@@ -517,7 +519,7 @@ func producersAmong(units []*Unit, stacks map[*Stack]bool) []*Unit {
 
 // addAutoEdge records that s takes an input from t by auto_inputs: s is
 // ordered after t, as by an inputs entry.
-func (p *Project) addAutoEdge(s, t *Stack, pos Pos, key string) {
+func (p *Project) addAutoEdge(s, t *Stack, pos config.Pos, key string) {
 	for _, e := range p.autoEdges[s] {
 		if e.to == t {
 			return
@@ -606,7 +608,7 @@ func hasInput(ins []Input, name string) bool {
 	return false
 }
 
-func autoPos(s *Stack) Pos {
+func autoPos(s *Stack) config.Pos {
 	if s.Def != nil && s.Def.AutoInputs.Set {
 		return s.Def.AutoInputs.Pos
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/testenv"
 )
 
@@ -38,7 +40,7 @@ func TestOneDocument(t *testing.T) {
 		{name: "syntax error in a second document", cfg: body + "---\nb: [\n",
 			wantErr: ":8:1: invalid YAML: did not find expected node content"},
 	}
-	for _, file := range []string{StrataConfigFile, TerrateamConfigFile, TerrateamConfigFileYAML} {
+	for _, file := range []string{config.StrataConfigFile, config.TerrateamConfigFile, config.TerrateamConfigFileYAML} {
 		for _, tc := range cases {
 			t.Run(file+"/"+tc.name, func(t *testing.T) {
 				root := testRepo(t, "", "a")

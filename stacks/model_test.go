@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/testenv"
 )
 
@@ -520,7 +522,7 @@ workflows:
 		"batch_runs: accepted and ignored",
 		"workflows[0].tag_query:",
 	} {
-		if !hasDiag(diags, SeverityWarning, want) {
+		if !hasDiag(diags, config.SeverityWarning, want) {
 			t.Errorf("no warning %q in:\n%s", want, diagText(diags))
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/testenv"
 )
 
@@ -15,14 +17,14 @@ import (
 func moduleRepo(t *testing.T, cfg string, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
-	testenv.WriteFile(t, filepath.Join(root, StrataConfigFile), cfg)
+	testenv.WriteFile(t, filepath.Join(root, config.StrataConfigFile), cfg)
 	for name, content := range files {
 		testenv.WriteFile(t, filepath.Join(root, filepath.FromSlash(name)), content)
 	}
 	return root
 }
 
-func diagLines(ds Diagnostics) []string {
+func diagLines(ds config.Diagnostics) []string {
 	out := make([]string, 0, len(ds))
 	for _, d := range ds {
 		out = append(out, d.String())

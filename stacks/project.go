@@ -1,18 +1,24 @@
-// Package stacks is strata's model of a repository: its config, the
-// dirspaces (root module × workspace) found in it, the stacks that group
-// them by tag query, the rules between stacks, and the graph of units that
-// the runner executes. Everything here is pure: it reads files but never
-// runs an engine, so `strata check`, `ls`, `stacks` and `graph` are fast and
-// the runner can trust what it is given.
+// Package stacks is strata's model of a repository: the config, as
+// package stacks/config decodes and checks it, resolved against the
+// repository into the dirspaces (root module × workspace) found in it, the
+// stacks that group them by tag query, the rules between stacks, and the
+// graph of units that the runner executes, with selection and change
+// detection over them. The checks of the config against the repository
+// (dirs that exist, tag queries that match units, cycles between stacks)
+// are made here, reported as the config's diagnostics. Everything here is
+// pure: it reads files but never runs an engine, so `strata check`, `ls`,
+// `stacks` and `graph` are fast and the runner can trust what it is given.
 package stacks
 
 import (
-	"github.com/strata-iac/strata/engines"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/stacks/config"
 
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/strata-iac/strata/stacks/tagquery"
@@ -22,7 +28,7 @@ import (
 type Project struct {
 	Root       string // absolute path of the repository root
 	ConfigFile string // config path relative to Root, "" when there is none
-	Config     *Config
+	Config     *config.Config
 
 	Dirspaces []*Dirspace // sorted by dir, then workspace
 	// selected are workspaces terraform has selected in dirs that declare
@@ -40,7 +46,7 @@ type Project struct {
 	// ModuleCalls maps a dir to the local module dirs it calls.
 	ModuleCalls map[string][]string
 
-	Diagnostics Diagnostics
+	Diagnostics config.Diagnostics
 
 	sds     []sourceDir // the dirs it was built from (Tree)
 	byName  map[string]*Stack
@@ -170,7 +176,7 @@ func LoadFrom(root, configPath string, tree func() (*Tree, error), opts ...LoadO
 			display = configPath
 		}
 	}
-	cfg, diags, err := LoadConfig(configPath, display)
+	cfg, diags, err := config.Load(configPath, display)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +195,7 @@ func LoadFrom(root, configPath string, tree func() (*Tree, error), opts ...LoadO
 			}
 		}
 	}
-	if sds == nil && overBudget(configPath) {
+	if sds == nil && config.OverBudget(configPath) {
 		// A config over its size budget is refused before the
 		// repository is walked: nothing the walk finds could be checked
 		// against a config that was not read, and a large repository
@@ -207,28 +213,22 @@ func LoadFrom(root, configPath string, tree func() (*Tree, error), opts ...LoadO
 	}
 	p := build(root, display, cfg, sds, calls, diags, o)
 	if p.Diagnostics.HasErrors() {
-		return p, &ConfigError{Diagnostics: p.Diagnostics}
+		return p, &config.Error{Diagnostics: p.Diagnostics}
 	}
 	return p, nil
 }
 
 // Build assembles a project from a decoded config and the scanned tree.
-func Build(root, configFile string, cfg *Config, sds []sourceDir, diags Diagnostics) *Project {
+func Build(root, configFile string, cfg *config.Config, sds []sourceDir, diags config.Diagnostics) *Project {
 	return build(root, configFile, cfg, sds, nil, diags, loadOptions{})
 }
 
 // build is Build with the local module calls already known when calls is
 // not nil.
-func build(root, configFile string, cfg *Config, sds []sourceDir, calls map[string][]string, diags Diagnostics, o loadOptions) *Project {
+func build(root, configFile string, cfg *config.Config, sds []sourceDir, calls map[string][]string, diags config.Diagnostics, o loadOptions) *Project {
 	p := &Project{Root: root, ConfigFile: configFile, Config: cfg, sds: sds, byName: map[string]*Stack{}, unitsOf: map[string][]*Unit{}, modules: map[string]*moduleInfo{}, selected: o.selected}
 	p.versionFiles.Root = root
-	c := &collector{file: configFile, diags: diags}
-	for _, d := range diags {
-		if d.Severity == SeverityWarning {
-			c.warned = map[string]bool{}
-			break
-		}
-	}
+	c := &config.Collector{File: configFile, Diags: diags}
 	p.ModuleCalls = calls
 	if calls == nil {
 		p.ModuleCalls = p.moduleCalls(sds)
@@ -244,14 +244,14 @@ func build(root, configFile string, cfg *Config, sds []sourceDir, calls map[stri
 	p.warnUninspectable(c)
 	p.warnDependsOnAcrossStacks(c)
 	p.warnUnsupportedEngines(c)
-	c.diags.Sort()
-	p.Diagnostics = c.diags.dedupe()
+	c.Diags.Sort()
+	p.Diagnostics = c.Diags.Dedupe()
 	return p
 }
 
 // discover turns the scanned dirs into dirspaces
 // (docs/behaviour.md#root-modules-and-tags).
-func (p *Project) discover(sds []sourceDir, c *collector) {
+func (p *Project) discover(sds []sourceDir, c *config.Collector) {
 	keys := p.splitDirKeys(c)
 	roots := p.patternRoots(sds, keys.exact)
 	var spellDirs *speller
@@ -267,7 +267,7 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 		dirs = append(dirs, d)
 	}
 	sort.Strings(dirs)
-	used := map[*MapEntry[Dir]]bool{}
+	used := map[*config.MapEntry[config.Dir]]bool{}
 	for _, dir := range dirs {
 		entry := keys.exact[dir]
 		if entry == nil {
@@ -285,9 +285,9 @@ func (p *Project) discover(sds []sourceDir, c *collector) {
 // dirKeys are the dirs keys of the config that lie inside the repository,
 // split into exact dirs and globs.
 type dirKeys struct {
-	exact map[string]*MapEntry[Dir]
+	exact map[string]*config.MapEntry[config.Dir]
 	// globs are longest key first: among globs the longest key wins.
-	globs []*MapEntry[Dir]
+	globs []*config.MapEntry[config.Dir]
 	// globPrefix is the literal prefix of each glob: a glob can match only
 	// dirs that start with it.
 	globPrefix []string
@@ -295,9 +295,9 @@ type dirKeys struct {
 
 // splitDirKeys returns the config's dirs keys that lie inside the
 // repository.
-func (p *Project) splitDirKeys(c *collector) dirKeys {
+func (p *Project) splitDirKeys(c *config.Collector) dirKeys {
 	cfg := p.Config
-	keys := dirKeys{exact: map[string]*MapEntry[Dir]{}}
+	keys := dirKeys{exact: map[string]*config.MapEntry[config.Dir]{}}
 	if cfg.Dirs != nil {
 		for i := range cfg.Dirs.Entries {
 			e := &cfg.Dirs.Entries[i]
@@ -322,7 +322,7 @@ func (p *Project) splitDirKeys(c *collector) dirKeys {
 }
 
 // globFor returns the longest glob key that matches dir, or nil.
-func (k dirKeys) globFor(dir string) *MapEntry[Dir] {
+func (k dirKeys) globFor(dir string) *config.MapEntry[config.Dir] {
 	dirSlash := dir + "/"
 	for i, g := range k.globs {
 		if strings.HasPrefix(dirSlash, k.globPrefix[i]) && matchPath(strings.TrimSuffix(g.Key, "/"), dir) {
@@ -334,11 +334,11 @@ func (k dirKeys) globFor(dir string) *MapEntry[Dir] {
 
 // patternRoots returns the scanned dirs holding a file the global file
 // patterns match, less those only called as local modules.
-func (p *Project) patternRoots(sds []sourceDir, exact map[string]*MapEntry[Dir]) map[string]bool {
+func (p *Project) patternRoots(sds []sourceDir, exact map[string]*config.MapEntry[config.Dir]) map[string]bool {
 	cfg := p.Config
 	globalPatterns := DefaultFilePatterns
 	if cfg.WhenModified != nil && cfg.WhenModified.FilePatterns != nil {
-		globalPatterns = strs(*cfg.WhenModified.FilePatterns)
+		globalPatterns = config.Strings(*cfg.WhenModified.FilePatterns)
 	}
 	called := map[string]bool{}
 	for _, calls := range p.ModuleCalls {
@@ -368,7 +368,7 @@ func (p *Project) patternRoots(sds []sourceDir, exact map[string]*MapEntry[Dir])
 
 // addListedRoots adds to roots the exact dirs keys that are directories
 // inside the repository, and warns about those that do not exist.
-func (p *Project) addListedRoots(roots map[string]bool, exact map[string]*MapEntry[Dir], sds []sourceDir, spell func() *speller, c *collector) {
+func (p *Project) addListedRoots(roots map[string]bool, exact map[string]*config.MapEntry[config.Dir], sds []sourceDir, spell func() *speller, c *config.Collector) {
 	// A dir the scan found was reached through directories, never a
 	// symbolic link, so it is one and lies inside the repository; only the
 	// others are checked on disk.
@@ -383,9 +383,9 @@ func (p *Project) addListedRoots(roots map[string]bool, exact map[string]*MapEnt
 			roots[dir] = true
 		case !isDir(filepath.Join(p.Root, filepath.FromSlash(dir))):
 			if near := spell().nearest(dir); near != "" {
-				c.warnf(e.KeyPos, "dirs."+e.Key, "dir %q does not exist; did you mean %q?", e.Key, near)
+				c.Warnf(e.KeyPos, "dirs."+e.Key, "dir %q does not exist; did you mean %q?", e.Key, near)
 			} else {
-				c.warnf(e.KeyPos, "dirs."+e.Key, "dir %q does not exist", e.Key)
+				c.Warnf(e.KeyPos, "dirs."+e.Key, "dir %q does not exist", e.Key)
 			}
 		case resolvesInside(dir, e):
 			roots[dir] = true
@@ -393,21 +393,21 @@ func (p *Project) addListedRoots(roots map[string]bool, exact map[string]*MapEnt
 	}
 }
 
-func (p *Project) addDirspaces(dir string, entry *MapEntry[Dir]) {
+func (p *Project) addDirspaces(dir string, entry *config.MapEntry[config.Dir]) {
 	cfg := p.Config
-	var dc *Dir
+	var dc *config.Dir
 	key := ""
 	if entry != nil {
 		dc, key = &entry.Value, entry.Key
 	}
 	var dirTags []string
 	workspaces := []string{"default"}
-	var wsConf map[string]*Workspace
+	var wsConf map[string]*config.Workspace
 	if dc != nil {
-		dirTags = strs(dc.Tags)
+		dirTags = config.Strings(dc.Tags)
 		if dc.Workspaces.Len() > 0 {
 			workspaces = workspaces[:0]
-			wsConf = map[string]*Workspace{}
+			wsConf = map[string]*config.Workspace{}
 			for i := range dc.Workspaces.Entries {
 				e := &dc.Workspaces.Entries[i]
 				workspaces = append(workspaces, e.Key)
@@ -422,9 +422,9 @@ func (p *Project) addDirspaces(dir string, entry *MapEntry[Dir]) {
 	}
 	for _, ws := range workspaces {
 		tags := append([]string(nil), dirTags...)
-		var wsWM *WhenModified
+		var wsWM *config.WhenModified
 		if w := wsConf[ws]; w != nil {
-			tags = append(tags, strs(w.Tags)...)
+			tags = append(tags, config.Strings(w.Tags)...)
 			wsWM = w.WhenModified
 		}
 		tags = append(tags, "dir:"+dir, "workspace:"+ws)
@@ -432,7 +432,7 @@ func (p *Project) addDirspaces(dir string, entry *MapEntry[Dir]) {
 			Dir: dir, Workspace: ws, Tags: dedupe(tags), DirKey: key,
 			CreateAndSelectWorkspace: cfg.CreateAndSelectWorkspace.Get(true),
 		}
-		var dirWM *WhenModified
+		var dirWM *config.WhenModified
 		if dc != nil {
 			ds.CreateAndSelectWorkspace = dc.CreateAndSelectWorkspace.Get(ds.CreateAndSelectWorkspace)
 			ds.SharedState = dc.SharedState.Value
@@ -444,7 +444,7 @@ func (p *Project) addDirspaces(dir string, entry *MapEntry[Dir]) {
 }
 
 // inheritWhenModified takes each field from the nearest level that sets it.
-func inheritWhenModified(levels ...*WhenModified) WhenModifiedRules {
+func inheritWhenModified(levels ...*config.WhenModified) WhenModifiedRules {
 	r := WhenModifiedRules{FilePatterns: DefaultFilePatterns, Global: true, Autoplan: true, AutoplanDraftPR: true}
 	patternsSet, dependsSet, applySet, planSet, draftSet := false, false, false, false, false
 	for i, w := range levels {
@@ -452,7 +452,7 @@ func inheritWhenModified(levels ...*WhenModified) WhenModifiedRules {
 			continue
 		}
 		if !patternsSet && w.FilePatterns != nil {
-			r.FilePatterns, r.Global, patternsSet = strs(*w.FilePatterns), i == len(levels)-1, true
+			r.FilePatterns, r.Global, patternsSet = config.Strings(*w.FilePatterns), i == len(levels)-1, true
 		}
 		if !dependsSet && w.DependsOn != nil && w.DependsOn.TagQuery.Set {
 			if q, err := tagquery.Parse(w.DependsOn.TagQuery.Value); err == nil {
@@ -471,14 +471,6 @@ func inheritWhenModified(levels ...*WhenModified) WhenModifiedRules {
 		}
 	}
 	return r
-}
-
-func strs(ss []String) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = s.Value
-	}
-	return out
 }
 
 func dedupe(ss []string) []string {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/reads"
 	"github.com/strata-iac/strata/internal/safepath"
 )
@@ -148,13 +150,13 @@ func (p *Project) readsInside(rs []UnitRead) ([]UnitRead, []reads.Problem) {
 // cannot follow (docs/behaviour.md#files-a-unit-reads), of every root module
 // and the local modules they call, each at the read's file:line:col,
 // once.
-func (p *Project) ReadDiagnostics() Diagnostics {
+func (p *Project) ReadDiagnostics() config.Diagnostics {
 	dirs := p.readDirs()
 	p.parseReads(dirs)
 	seen := map[string]bool{}
-	var out Diagnostics
+	var out config.Diagnostics
 	add := func(pr reads.Problem) {
-		d := Diagnostic{Severity: SeverityWarning, File: pr.Pos.File, Pos: Pos{Line: pr.Pos.Line, Col: pr.Pos.Col}, Message: readProblemText(pr)}
+		d := config.Diagnostic{Severity: config.SeverityWarning, File: pr.Pos.File, Pos: config.Pos{Line: pr.Pos.Line, Col: pr.Pos.Col}, Message: readProblemText(pr)}
 		if k := d.String(); !seen[k] {
 			seen[k] = true
 			out = append(out, d)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/testenv"
 )
 
@@ -18,7 +20,7 @@ func readsRepo(t *testing.T) *Project {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
-		StrataConfigFile:        "dirs:\n  ws:\n    workspaces: {dev: {}, prod: {}}\n  off:\n    when_modified: {autoplan: false}\n",
+		config.StrataConfigFile: "dirs:\n  ws:\n    workspaces: {dev: {}, prod: {}}\n  off:\n    when_modified: {autoplan: false}\n",
 		"ws/main.tf":            "locals {\n  a = file(\"${path.module}/data/${terraform.workspace}.json\")\n  b = file(\"data/common.json\")\n}\n",
 		"a/main.tf":             "module \"outer\" {\n  source = \"../modules/outer\"\n}\n",
 		"b/main.tf":             "module \"o\" {\n  source = \"../modules/outer\"\n}\n",

@@ -3,6 +3,8 @@ package stacks
 import (
 	"fmt"
 	"strings"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // ruleKind names one of the three stack relations.
@@ -26,7 +28,7 @@ func (p *Project) ownRules(s *Stack, kind ruleKind) []*Stack {
 	if d == nil {
 		return nil
 	}
-	var lists []*[]String
+	var lists []*[]config.String
 	r := d.Rules
 	switch kind {
 	case rulePlanAfter:
@@ -70,7 +72,7 @@ func (p *Project) ownRules(s *Stack, kind ruleKind) []*Stack {
 // rules when a question needs it (WaitsToPlanFor, PlanAfterClosure, the
 // unit graph, propagation). Cycles over nesting, plan_after and apply_after
 // are reported by reportCycles, once the inputs are wired.
-func (p *Project) resolveRules(c *collector) {
+func (p *Project) resolveRules(c *config.Collector) {
 	for i, s := range p.Stacks {
 		s.index = i
 	}
@@ -132,7 +134,7 @@ func (p *Project) resolveRules(c *collector) {
 				}
 				for _, pr := range a.Def.Rules.Prerequisites {
 					t, ok := p.byName[pr.Stack.Value]
-					d, err := ParseDuration(pr.SucceededWithin.Value)
+					d, err := config.ParseDuration(pr.SucceededWithin.Value)
 					if ok && err == nil {
 						s.Prerequisites = append(s.Prerequisites, StackPrerequisite{Stack: t, Within: d})
 					}
@@ -200,9 +202,9 @@ func (s *Stack) closure(kind ruleKind) []*Stack {
 // from waits for to (or, for nesting, to stands inside from).
 type orderEdge struct {
 	to   *Stack
-	kind string // "stacks", "plan_after", "apply_after" or "inputs"
-	pos  Pos    // the entry that makes the edge
-	key  string // the entry's config key
+	kind string     // "stacks", "plan_after", "apply_after" or "inputs"
+	pos  config.Pos // the entry that makes the edge
+	key  string     // the entry's config key
 }
 
 // reportCycles finds cycles in the graph of stacks whose edges are nesting
@@ -218,7 +220,7 @@ type orderEdge struct {
 // config, and reported at the last rule or inputs entry before the cycle
 // comes back to that member (the entry that closes it; nesting is never the
 // culprit, a cycle needs a rule or an input).
-func (p *Project) reportCycles(c *collector) {
+func (p *Project) reportCycles(c *config.Collector) {
 	for i, s := range p.Stacks {
 		s.index = i
 	}
@@ -291,7 +293,7 @@ func (p *Project) reportCycles(c *collector) {
 
 // reportCycle reports the cycle that the edge last in via closes at to,
 // once: path[k] = to, and via[j] leads from path[j] on.
-func (p *Project) reportCycle(c *collector, path []*Stack, via []orderEdge, to *Stack, reported map[string]bool) {
+func (p *Project) reportCycle(c *config.Collector, path []*Stack, via []orderEdge, to *Stack, reported map[string]bool) {
 	k := len(path) - 1
 	for k > 0 && path[k] != to {
 		k--
@@ -332,13 +334,13 @@ func (p *Project) reportCycle(c *collector, path []*Stack, via []orderEdge, to *
 		closing = e
 	}
 	if !inputs {
-		c.errorf(closing.pos, closing.key, "rules form a cycle: %s; expected stacks ordered without cycles (a nested stack stands for all its stacks)", strings.Join(names, " -> "))
+		c.Errorf(closing.pos, closing.key, "rules form a cycle: %s; expected stacks ordered without cycles (a nested stack stands for all its stacks)", strings.Join(names, " -> "))
 		return
 	}
 	what := "inputs form"
 	if rules {
 		what = "rules and inputs form"
 	}
-	c.errorf(closing.pos, closing.key, "%s a cycle: %s; expected stacks ordered without cycles (a stack that takes an input from another is ordered after it)",
+	c.Errorf(closing.pos, closing.key, "%s a cycle: %s; expected stacks ordered without cycles (a stack that takes an input from another is ordered after it)",
 		what, strings.Join(names, " -> "))
 }

@@ -3,9 +3,10 @@ package stacks
 import (
 	"cmp"
 	"fmt"
-	"github.com/strata-iac/strata/internal/spell"
 	"sort"
 	"strings"
+
+	"github.com/strata-iac/strata/internal/spell"
 
 	"github.com/strata-iac/strata/stacks/tagquery"
 )

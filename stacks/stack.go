@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 
@@ -18,9 +20,9 @@ const DefaultStack = "default"
 // #nesting-and-inheritance).
 type Stack struct {
 	Name     string
-	Def      *StackDef // nil for the implicit default
-	Pos      Pos       // where its name is written
-	Implicit bool      // the implicit default stack
+	Def      *config.StackDef // nil for the implicit default
+	Pos      config.Pos       // where its name is written
+	Implicit bool             // the implicit default stack
 	Leaf     bool
 	Query    *tagquery.Query // leaf stacks only
 
@@ -37,11 +39,11 @@ type Stack struct {
 
 	Variables []Variable // effective, by name (leaves; own for nested)
 	Sensitive map[string]bool
-	Engine    *EngineConfig // nearest stack engine, nil when none
-	EngineOf  string        // the stack that set Engine
+	Engine    *config.Engine // nearest stack engine, nil when none
+	EngineOf  string         // the stack that set Engine
 	AutoApply bool
 	// AutoApplyIf is what a plan must hold for auto_apply to apply it.
-	AutoApplyIf AutoApplyCondition
+	AutoApplyIf config.AutoApplyCondition
 	AllForOne   bool
 	Targets     []string
 
@@ -114,7 +116,7 @@ func (s *Stack) Variable(name string) (string, bool) {
 
 // buildStacks creates the stacks and their nesting, reporting nesting
 // cycles.
-func (p *Project) buildStacks(c *collector) {
+func (p *Project) buildStacks(c *config.Collector) {
 	cfg := p.Config
 	if cfg.Stacks == nil || cfg.Stacks.Names == nil {
 		return
@@ -160,7 +162,7 @@ func containsStack(ss []*Stack, s *Stack) bool {
 
 // breakNestingCycles reports every stack that nests itself and removes the
 // edge that closes the cycle, so the rest of resolution terminates.
-func (p *Project) breakNestingCycles(c *collector) {
+func (p *Project) breakNestingCycles(c *config.Collector) {
 	const (
 		white = iota
 		grey
@@ -177,7 +179,7 @@ func (p *Project) breakNestingCycles(c *collector) {
 			switch color[child] {
 			case grey:
 				cycle := cyclePath(stack, child)
-				c.errorf(posOfStackRef(s, child.Name, "stacks"), "stacks.names."+s.Name+".stacks",
+				c.Errorf(posOfStackRef(s, child.Name, "stacks"), "stacks.names."+s.Name+".stacks",
 					"stack nests itself: %s; expected nesting without cycles", strings.Join(cycle, " -> "))
 				s.Children = append(s.Children[:i], s.Children[i+1:]...)
 				child.Parents = removeStack(child.Parents, s)
@@ -220,11 +222,11 @@ func cyclePath(stack []*Stack, to *Stack) []string {
 }
 
 // posOfStackRef finds where stack s names ref in one of its lists.
-func posOfStackRef(s *Stack, ref, list string) Pos {
+func posOfStackRef(s *Stack, ref, list string) config.Pos {
 	if s.Def == nil {
 		return s.Pos
 	}
-	var lists []*[]String
+	var lists []*[]config.String
 	switch list {
 	case "stacks":
 		lists = append(lists, s.Def.Stacks)
@@ -294,7 +296,7 @@ func sortStacks(ss []*Stack) {
 
 // assign matches every dirspace against the leaf stacks and creates the
 // units (docs/behaviour.md#stacks-and-membership).
-func (p *Project) assign(c *collector) {
+func (p *Project) assign(c *config.Collector) {
 	subjects := make([]tagquery.Subject, len(p.Dirspaces))
 	for i, ds := range p.Dirspaces {
 		subjects[i] = tagquery.Subject{Tags: ds.Tags, Dir: ds.Dir}
@@ -337,7 +339,7 @@ func (p *Project) assign(c *collector) {
 		}
 		if len(m) > 1 && !allow {
 			names := stackNames(m)
-			c.errorf(m[1].Def.TagQuery.Pos, "stacks.names."+m[1].Name+".tag_query",
+			c.Errorf(m[1].Def.TagQuery.Pos, "stacks.names."+m[1].Name+".tag_query",
 				"dirspace %s matches stacks %s; expected one stack per dirspace: narrow the tag queries, or set stacks.allow_workspace_in_multiple_stacks: true",
 				ds.ID(), strings.Join(names, ", "))
 			m = m[:1]
@@ -354,7 +356,7 @@ func (p *Project) assign(c *collector) {
 		for _, ds := range p.Unassigned {
 			ids = append(ids, ds.ID())
 		}
-		c.warnf(p.byName[DefaultStack].Pos, "stacks.names.default",
+		c.Warnf(p.byName[DefaultStack].Pos, "stacks.names.default",
 			"%d dirspace(s) match no stack and will not run, because default is defined and does not match them: %s", n, strings.Join(ids, ", "))
 	}
 	sortUnits(p.Units)
@@ -365,7 +367,7 @@ func (p *Project) assign(c *collector) {
 
 // resolveStacks computes paths, effective variables, engine and auto_apply,
 // and the rules after inheritance and expansion.
-func (p *Project) resolveStacks(c *collector) {
+func (p *Project) resolveStacks(c *config.Collector) {
 	paths := map[*Stack][]string{}
 	for _, s := range p.Stacks {
 		s.Path = smallestPath(s, paths)
@@ -427,7 +429,7 @@ func lessPath(a, b []string) bool {
 // ancestors: variables (nearest wins), sensitive names, engine, auto_apply,
 // run strategy and targets. Two ancestors at the same distance that
 // disagree are an error naming both.
-func (p *Project) resolveInherited(s *Stack, c *collector) {
+func (p *Project) resolveInherited(s *Stack, c *config.Collector) {
 	levels := append([][]*Stack{{s}}, s.Ancestors...)
 	vars := map[string]Variable{}
 	s.Sensitive = map[string]bool{}
@@ -447,7 +449,7 @@ func (p *Project) resolveInherited(s *Stack, c *collector) {
 			if d.Variables != nil {
 				for _, v := range d.Variables.Entries {
 					if prev, ok := levelVars[v.Key]; ok && prev.Value != v.Value.Value {
-						c.errorf(v.KeyPos, "stacks.names."+a.Name+".variables."+v.Key,
+						c.Errorf(v.KeyPos, "stacks.names."+a.Name+".variables."+v.Key,
 							"stacks %s and %s are both %s of %s and set %s differently (%q, %q); expected one value at one distance",
 							prev.From, a.Name, relation(s, a), s.Name, v.Key, prev.Value, v.Value.Value)
 						continue
@@ -457,7 +459,7 @@ func (p *Project) resolveInherited(s *Stack, c *collector) {
 			}
 			if !engineSet && d.Engine != nil {
 				if levelEngine != nil && !sameEngine(levelEngine.Def.Engine, d.Engine) {
-					c.errorf(d.Engine.Pos, "stacks.names."+a.Name+".engine",
+					c.Errorf(d.Engine.Pos, "stacks.names."+a.Name+".engine",
 						"stacks %s and %s are both %s of %s and set different engines; expected one engine at one distance", levelEngine.Name, a.Name, relation(s, a), s.Name)
 				} else if levelEngine == nil {
 					levelEngine = a
@@ -466,8 +468,8 @@ func (p *Project) resolveInherited(s *Stack, c *collector) {
 			if !autoSet {
 				if v, ok := explicitAutoApply(d); ok {
 					if levelAuto != nil {
-						if w, _ := explicitAutoApply(levelAuto.Def); w.On() != v.On() || w.condition() != v.condition() {
-							c.errorf(d.Pos, "stacks.names."+a.Name+".auto_apply",
+						if w, _ := explicitAutoApply(levelAuto.Def); w.On() != v.On() || w.Condition() != v.Condition() {
+							c.Errorf(d.Pos, "stacks.names."+a.Name+".auto_apply",
 								"stacks %s and %s are both %s of %s and set auto_apply differently; expected one value at one distance", levelAuto.Name, a.Name, relation(s, a), s.Name)
 						}
 					} else {
@@ -479,7 +481,7 @@ func (p *Project) resolveInherited(s *Stack, c *collector) {
 				s.AllForOne, strategySet = d.OnChange.RunStrategy.Value == "all-for-one", true
 			}
 			if !targetsSet && len(d.Targets) > 0 {
-				s.Targets, targetsSet = strs(d.Targets), true
+				s.Targets, targetsSet = config.Strings(d.Targets), true
 			}
 		}
 		for name, v := range levelVars {
@@ -492,7 +494,7 @@ func (p *Project) resolveInherited(s *Stack, c *collector) {
 		}
 		if levelAuto != nil {
 			a, _ := explicitAutoApply(levelAuto.Def)
-			s.AutoApply, s.AutoApplyIf = a.On(), a.condition()
+			s.AutoApply, s.AutoApplyIf = a.On(), a.Condition()
 			autoSet = true
 		}
 	}
@@ -524,9 +526,9 @@ func relation(s, a *Stack) string {
 }
 
 // explicitAutoApply is the auto_apply a stack writes, rules' or its own.
-func explicitAutoApply(d *StackDef) (AutoApply, bool) {
+func explicitAutoApply(d *config.StackDef) (config.AutoApply, bool) {
 	if d == nil {
-		return AutoApply{}, false
+		return config.AutoApply{}, false
 	}
 	if d.Rules != nil && d.Rules.AutoApply.Set() {
 		return d.Rules.AutoApply, true
@@ -534,9 +536,9 @@ func explicitAutoApply(d *StackDef) (AutoApply, bool) {
 	if d.AutoApply.Set() {
 		return d.AutoApply, true
 	}
-	return AutoApply{}, false
+	return config.AutoApply{}, false
 }
 
-func sameEngine(a, b *EngineConfig) bool {
+func sameEngine(a, b *config.Engine) bool {
 	return a.Name.Value == b.Name.Value && a.VersionString().Value == b.VersionString().Value
 }

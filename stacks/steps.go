@@ -1,6 +1,10 @@
 package stacks
 
-import "time"
+import (
+	"time"
+
+	"github.com/strata-iac/strata/stacks/config"
+)
 
 // RunStep is one step of a unit's workflow as the runner runs it: the
 // config's step with its defaults applied, free of YAML positions and
@@ -24,10 +28,10 @@ type RunStep struct {
 	// Retry of a failed apply, nil when off.
 	Retry *RetryPolicy
 	// OIDC is an oidc step's settings, nil for other steps.
-	OIDC *OIDCStep
+	OIDC *config.OIDCStep
 	// Gate holds the unit's apply when the step fails, nil when the step
 	// has none (docs/controls.md#gates).
-	Gate *Gate
+	Gate *config.Gate
 }
 
 // EnvVar is one entry of a step's env.
@@ -56,7 +60,7 @@ var defaultPhases = map[string][]string{StepPlan: {StepInit, StepPlan}, StepAppl
 // of the first workflow whose query matches the unit, or [init, plan] and
 // [init, apply].
 func (p *Project) StepsFor(u *Unit, phase string) []RunStep {
-	var steps *[]Step
+	var steps *[]config.Step
 	if w := p.WorkflowFor(u); w != nil {
 		if phase == StepPlan {
 			steps = w.Plan
@@ -67,7 +71,7 @@ func (p *Project) StepsFor(u *Unit, phase string) []RunStep {
 	if steps == nil {
 		var out []RunStep
 		for _, t := range defaultPhases[phase] {
-			out = append(out, resolveStep(Step{Type: String{Value: t, Set: true}}))
+			out = append(out, resolveStep(config.Step{Type: config.String{Value: t, Set: true}}))
 		}
 		return out
 	}
@@ -79,11 +83,13 @@ func (p *Project) StepsFor(u *Unit, phase string) []RunStep {
 }
 
 // DefaultStep is a step of the given type with every default.
-func DefaultStep(typ string) RunStep { return resolveStep(Step{Type: String{Value: typ, Set: true}}) }
+func DefaultStep(typ string) RunStep {
+	return resolveStep(config.Step{Type: config.String{Value: typ, Set: true}})
+}
 
-func resolveStep(st Step) RunStep {
+func resolveStep(st config.Step) RunStep {
 	rs := RunStep{
-		Type: st.Type.Value, ExtraArgs: nonEmpty(strs(st.ExtraArgs)), Cmd: nonEmpty(strs(st.Cmd)),
+		Type: st.Type.Value, ExtraArgs: nonEmpty(config.Strings(st.ExtraArgs)), Cmd: nonEmpty(config.Strings(st.Cmd)),
 		RunOn: st.RunOn.Value, IgnoreErrors: st.IgnoreErrors.Value, CaptureOutput: st.CaptureOutput.Value,
 		Method: st.Method.Value, Name: st.Name.Value, TrimTrailingNewlines: st.TrimTrailingNewlines.Get(true),
 		Sensitive: st.Sensitive.Value,
@@ -92,9 +98,9 @@ func resolveStep(st Step) RunStep {
 		rs.RunOn = "success"
 	}
 	if rs.Type == "oidc" {
-		rs.OIDC = resolveOIDC(st)
+		rs.OIDC = config.ResolveOIDC(st)
 	}
-	rs.Gate = resolveGate(st.Gate)
+	rs.Gate = config.ResolveGate(st.Gate)
 	if rs.Method == "" {
 		rs.Method = "exec"
 	}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // projectShape is what a project built from a tree must share with one
@@ -35,7 +37,7 @@ func TestLoadFromTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(root, StrataConfigFile)
+	cfg := filepath.Join(root, config.StrataConfigFile)
 	want := loadRepo(t, root)
 	if len(want.ModuleCalls) == 0 {
 		t.Fatal("the fixture calls no local module: the test would not cover calls")
@@ -84,11 +86,11 @@ func TestLoadFromTree(t *testing.T) {
 // asked for, so a bucket is not read for a run that cannot start.
 func TestLoadFromTreeConfigError(t *testing.T) {
 	root := testRepo(t, "bogus: 1\n")
-	_, err := LoadFrom(root, filepath.Join(root, StrataConfigFile), func() (*Tree, error) {
+	_, err := LoadFrom(root, filepath.Join(root, config.StrataConfigFile), func() (*Tree, error) {
 		t.Fatal("tree asked for with a config in error")
 		return nil, nil
 	})
-	if _, ok := err.(*ConfigError); !ok {
+	if _, ok := err.(*config.Error); !ok {
 		t.Fatalf("err = %v; expected the config's errors", err)
 	}
 }
@@ -142,7 +144,7 @@ func FuzzTree(f *testing.F) {
 	f.Add([]byte(`{"dirs":[{"dir":"a\\..\\..\\b","files":["main.tf"]}]}`))
 	f.Add([]byte(`{"dirs":null}`))
 	root := f.TempDir()
-	cfg := filepath.Join(root, StrataConfigFile)
+	cfg := filepath.Join(root, config.StrataConfigFile)
 	if err := os.WriteFile(cfg, []byte("stacks: {names: {all: {tag_query: 'dir:**'}}}\n"), 0o644); err != nil {
 		f.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/internal/spell"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
@@ -57,7 +59,7 @@ func (s *speller) nearest(w string) string {
 // matches no dirspace: a stack that holds nothing is a typo or a leftover,
 // even when it is only nested or named by rules. selects says whether a
 // stack's query selected any dirspace.
-func (p *Project) warnUnmatchedQueries(ix *tagquery.Index, selects map[*Stack]bool, c *collector) {
+func (p *Project) warnUnmatchedQueries(ix *tagquery.Index, selects map[*Stack]bool, c *config.Collector) {
 	var spell *speller
 	for _, s := range p.Stacks {
 		if s.Def == nil || !s.Leaf || s.Query == nil || s.Def.TagQuery == nil || selects[s] {
@@ -71,7 +73,7 @@ func (p *Project) warnUnmatchedQueries(ix *tagquery.Index, selects map[*Stack]bo
 		if len(notes) > 0 {
 			msg += ": " + strings.Join(notes, "; ")
 		}
-		c.warnf(s.Def.TagQuery.Pos, "stacks.names."+s.Name+".tag_query", "%s", msg)
+		c.Warnf(s.Def.TagQuery.Pos, "stacks.names."+s.Name+".tag_query", "%s", msg)
 	}
 }
 
@@ -194,7 +196,7 @@ func queryTags(src string) []string {
 // dir, naming a near spelling that would. (An exact key makes its dir a
 // root, so only one naming no dir at all is warned about, where roots are
 // found.) roots are the root dirs, sorted.
-func (p *Project) warnUnmatchedDirKeys(globs []*MapEntry[Dir], used map[*MapEntry[Dir]]bool, roots []string, dirs *speller, c *collector) {
+func (p *Project) warnUnmatchedDirKeys(globs []*config.MapEntry[config.Dir], used map[*config.MapEntry[config.Dir]]bool, roots []string, dirs *speller, c *config.Collector) {
 	for _, g := range globs {
 		if used[g] || globMatchesAny(g.Key, roots) {
 			continue
@@ -203,7 +205,7 @@ func (p *Project) warnUnmatchedDirKeys(globs []*MapEntry[Dir], used map[*MapEntr
 		if near := nearGlob(g.Key, roots, dirs); near != "" {
 			msg += fmt.Sprintf("; did you mean %q?", near)
 		}
-		c.warnf(g.KeyPos, "dirs."+g.Key, "%s", msg)
+		c.Warnf(g.KeyPos, "dirs."+g.Key, "%s", msg)
 	}
 }
 

@@ -5,13 +5,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 
 // warnDependsOnAcrossStacks warns when a depends_on query matches units of
 // other stacks: depends_on stays inside its stack (docs/behaviour.md#propagation), so those matches
 // do nothing, which is rarely what the author meant.
-func (p *Project) warnDependsOnAcrossStacks(c *collector) {
+func (p *Project) warnDependsOnAcrossStacks(c *config.Collector) {
 	any := false
 	for _, u := range p.Units {
 		if u.WhenModified.DependsOn != nil {
@@ -41,7 +43,7 @@ func (p *Project) warnDependsOnAcrossStacks(c *collector) {
 		})
 		if len(others) > 0 {
 			warned[q.Source()+"\x00"+v.Stack.Name] = true
-			c.warnf(Pos{}, "when_modified.depends_on",
+			c.Warnf(config.Pos{}, "when_modified.depends_on",
 				"depends_on %q of %s matches units of other stacks, which it ignores: %s; depends_on stays inside a stack, write a stack rule (plan_after, modified_by) instead",
 				q.Source(), v.Name(), strings.Join(others, ", "))
 		}
@@ -50,7 +52,7 @@ func (p *Project) warnDependsOnAcrossStacks(c *collector) {
 
 // warnUnsupportedEngines names each engine strata does not run, where it is
 // set and the units it covers; those units fail when a command reaches them.
-func (p *Project) warnUnsupportedEngines(c *collector) {
+func (p *Project) warnUnsupportedEngines(c *config.Collector) {
 	if !p.mayHaveUnsupportedEngine() {
 		return
 	}
@@ -75,7 +77,7 @@ func (p *Project) warnUnsupportedEngines(c *collector) {
 			more = fmt.Sprintf(" and %d more", len(units)-5)
 			units = units[:5]
 		}
-		c.warnf(Pos{}, "", "%s is not supported: strata runs terraform and tofu; these units will fail: %s%s", k, strings.Join(units, ", "), more)
+		c.Warnf(config.Pos{}, "", "%s is not supported: strata runs terraform and tofu; these units will fail: %s%s", k, strings.Join(units, ", "), more)
 	}
 }
 
@@ -103,9 +105,9 @@ func (p *Project) mayHaveUnsupportedEngine() bool {
 // engine prints the old one in the plan's diff, and only a variable the
 // module marks sensitive keeps it hidden (docs/behaviour.md#what-is-masked).
 // It names the config's entry and the module's declaration.
-func (p *Project) warnSensitiveUnmarked(c *collector) {
+func (p *Project) warnSensitiveUnmarked(c *config.Collector) {
 	type at struct {
-		entry      Pos
+		entry      config.Pos
 		file, name string
 		line       int
 	}
@@ -142,7 +144,7 @@ func (p *Project) warnSensitiveUnmarked(c *collector) {
 				continue
 			}
 			warned[k] = true
-			c.warnf(e.entry.Pos, "stacks.names."+e.stack+".sensitive",
+			c.Warnf(e.entry.Pos, "stacks.names."+e.stack+".sensitive",
 				"%s is sensitive, but variable %q (%s:%d) is not sensitive = true: when the value rotates, plans show its old value, which strata cannot mask; declare the variable with sensitive = true",
 				e.entry.Value, name, file, v.Pos.Line)
 		}
@@ -152,7 +154,7 @@ func (p *Project) warnSensitiveUnmarked(c *collector) {
 // sensitiveEntry is one name of a sensitive list and the stack that wrote
 // it.
 type sensitiveEntry struct {
-	entry String
+	entry config.String
 	stack string
 }
 

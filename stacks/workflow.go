@@ -3,12 +3,14 @@ package stacks
 import (
 	"strings"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 
 // WorkflowFor returns the first workflow whose tag query matches the unit
 // (docs/behaviour.md#workflows-and-steps), or nil.
-func (p *Project) WorkflowFor(u *Unit) *Workflow {
+func (p *Project) WorkflowFor(u *Unit) *config.Workflow {
 	p.workflowOnce.Do(func() {
 		p.workflowQueries = make([]*tagquery.Query, len(p.Config.Workflows))
 		for i, w := range p.Config.Workflows {
@@ -35,7 +37,7 @@ func (p *Project) Locks(u *Unit) bool {
 // checkShared rejects a dirspace in several stacks whose units would share
 // one state (docs/behaviour.md#stacks-and-membership), unless the dir says so with shared_state or every
 // stack's workflow gives init a per-stack backend.
-func (p *Project) checkShared(c *collector) {
+func (p *Project) checkShared(c *config.Collector) {
 	reported := map[*Dirspace]bool{}
 	for _, u := range p.Units {
 		if !u.Shared || u.SharedState || reported[u.Dirspace] {
@@ -51,21 +53,21 @@ func (p *Project) checkShared(c *collector) {
 				names = append(names, o.Stack.Name)
 			}
 		}
-		pos, key := Pos{}, "stacks.allow_workspace_in_multiple_stacks"
+		pos, key := config.Pos{}, "stacks.allow_workspace_in_multiple_stacks"
 		if p.Config.Stacks != nil {
 			pos = p.Config.Stacks.AllowWorkspaceInMultipleStacks.Pos
 		}
-		c.errorf(pos, key,
+		c.Errorf(pos, key,
 			"dirspace %s is in stacks %s, whose units would share one state; expected each stack's workflow to give init a per-stack backend (extra_args: ['-backend-config=key=${STRATA_STACK}/terraform.tfstate']) or dirs.%s.shared_state: true",
 			u.Dirspace.ID(), strings.Join(names, ", "), u.Dir)
 	}
 }
 
-func hasPerStackBackend(w *Workflow) bool {
+func hasPerStackBackend(w *config.Workflow) bool {
 	if w == nil {
 		return false
 	}
-	for _, steps := range []*[]Step{w.Plan, w.Apply} {
+	for _, steps := range []*[]config.Step{w.Plan, w.Apply} {
 		if steps == nil {
 			continue
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/urfave/cli/v2"
 
 	cmdpolicy "github.com/strata-iac/strata/command"
@@ -80,7 +82,7 @@ func configPaths(c *cli.Context, s *session) []string {
 			out = append(out, filepath.ToSlash(rel))
 		}
 	}
-	for _, name := range []string{stacks.StrataConfigFile, stacks.TerrateamConfigFile, stacks.TerrateamConfigFileYAML} {
+	for _, name := range []string{config.StrataConfigFile, config.TerrateamConfigFile, config.TerrateamConfigFileYAML} {
 		if p := prefix + name; !slices.Contains(out, p) {
 			out = append(out, p)
 		}
@@ -99,7 +101,7 @@ type onForge struct {
 }
 
 // onForgeOf is what a config asks of the forge after a command.
-func onForgeOf(cfg *stacks.Config) onForge {
+func onForgeOf(cfg *config.Config) onForge {
 	return onForge{status: controls.StatusSettingsOf(cfg), merge: controls.AutomergeOf(cfg), driftIssues: len(cfg.DriftSchedules()) > 0}
 }
 

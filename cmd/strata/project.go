@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/strata-iac/strata/stacks/config"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/forge"
@@ -69,7 +71,7 @@ func locateProject(c *cli.Context) (*location, error) {
 			return nil, fmt.Errorf("-C %s: %w", d, err)
 		}
 	}
-	root, cfgPath, err := stacks.FindRoot(start)
+	root, cfgPath, err := config.FindRoot(start)
 	if err != nil {
 		return nil, fmt.Errorf("finding the repository of %s: %w", start, err)
 	}
@@ -81,9 +83,9 @@ func locateProject(c *cli.Context) (*location, error) {
 			return nil, cli.Exit(fmt.Sprintf("config %s: %v", f, err), 1)
 		}
 	} else if cfgPath != "" {
-		if tt, _ := stacks.TerrateamConfigIn(root); tt != "" && filepath.Base(cfgPath) == stacks.StrataConfigFile {
+		if tt, _ := config.TerrateamConfigIn(root); tt != "" && filepath.Base(cfgPath) == config.StrataConfigFile {
 			rel, _ := filepath.Rel(root, tt)
-			fmt.Fprintf(c.App.ErrWriter, "warning: both %s and %s exist; using %s\n", stacks.StrataConfigFile, filepath.ToSlash(rel), stacks.StrataConfigFile)
+			fmt.Fprintf(c.App.ErrWriter, "warning: both %s and %s exist; using %s\n", config.StrataConfigFile, filepath.ToSlash(rel), config.StrataConfigFile)
 		}
 	}
 	return &location{start: start, root: root, cfgPath: cfgPath}, nil
@@ -104,7 +106,7 @@ func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*ses
 		opts = append(opts, stacks.WithSelectedWorkspace(filepath.ToSlash(rel), ws))
 	}
 	p, err := stacks.LoadFrom(root, cfgPath, tree, opts...)
-	var ce *stacks.ConfigError
+	var ce *config.Error
 	if errors.As(err, &ce) {
 		printDiagnostics(c.App.ErrWriter, p.Diagnostics)
 		var why strings.Builder
@@ -148,7 +150,7 @@ func (s *session) gitRepo(c *cli.Context) (*git.Repo, error) {
 	return s.repo, nil
 }
 
-func printDiagnostics(w io.Writer, ds stacks.Diagnostics) {
+func printDiagnostics(w io.Writer, ds config.Diagnostics) {
 	for _, d := range ds {
 		fmt.Fprintln(w, d.String())
 	}
@@ -185,5 +187,5 @@ func noConfiguration(s *session) error {
 		return nil
 	}
 	return cli.Exit(fmt.Sprintf("no configuration: no %s or %s in %s or a dir above it, and no root module (*.tf, *.tf.json, *.tofu) in it or below it; run strata in a repository, or in a module's dir",
-		stacks.StrataConfigFile, stacks.TerrateamConfigFile, s.project.Root), 1)
+		config.StrataConfigFile, config.TerrateamConfigFile, s.project.Root), 1)
 }

@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 // refuse is reported at its place before anything runs. A `$` reference is
 // checked with a stand-in value: its own value is known only at run time.
 // Workflows of engines strata does not run keep their own flags.
-func checkStepArgs(w Workflow, key string, c *collector) {
+func checkStepArgs(w Workflow, key string, c *Collector) {
 	if w.Terragrunt.Value || w.Cdktf.Value || (w.Engine != nil && w.Engine.Name.Set && w.Engine.Name.Value != "terraform" && w.Engine.Name.Value != "tofu") {
 		return
 	}
@@ -31,7 +31,7 @@ func checkStepArgs(w Workflow, key string, c *collector) {
 			case "init", "plan":
 				checkEngineArgs(st.Type.Value, st.ExtraArgs, where, c)
 			case "apply":
-				c.warnf(st.ExtraArgs[0].Pos, where, "found %s; an apply step's extra_args never reach the apply of a saved plan, which takes no flags: they are ignored", argsText(st.ExtraArgs))
+				c.Warnf(st.ExtraArgs[0].Pos, where, "found %s; an apply step's extra_args never reach the apply of a saved plan, which takes no flags: they are ignored", argsText(st.ExtraArgs))
 			}
 		}
 	}
@@ -39,7 +39,7 @@ func checkStepArgs(w Workflow, key string, c *collector) {
 
 // checkEngineArgs reports the argument of args the engine-argument parser
 // refuses, at that argument.
-func checkEngineArgs(command string, args []String, where string, c *collector) {
+func checkEngineArgs(command string, args []String, where string, c *Collector) {
 	values := make([]string, len(args))
 	for i, a := range args {
 		values[i] = standIn(a.Value)
@@ -53,7 +53,7 @@ func checkEngineArgs(command string, args []String, where string, c *collector) 
 	if errors.As(err, &ae) && ae.Index < len(args) {
 		at = ae.Index
 	}
-	c.errorf(args[at].Pos, where, "found %q: %v", args[at].Value, err)
+	c.Errorf(args[at].Pos, where, "found %q: %v", args[at].Value, err)
 }
 
 // standIn replaces ${name} and $name with a value that parses wherever a

@@ -1,4 +1,19 @@
-package stacks
+// Package config is the repository config as written: the types of
+// `strata.yml` (Terrateam's `.terrateam/config.yml`) with the position of
+// every value, the decoder that fills them from YAML, finding, reading and
+// parsing the file (its size budget, YAML errors at their line, lines
+// indented out of place), the diagnostics every finding is reported as,
+// the JSON Schema and the README's reference generated from the types, and
+// each section's checks that need nothing but the config itself (tag
+// queries parse, globs are valid, names are safe, stack references exist).
+// See docs/architecture.md#stacksconfig.
+//
+// It knows nothing of the repository the config describes: no dirs that
+// exist, no units, no Project. It never imports package stacks, which
+// resolves a Config into the model and checks it against the repository;
+// what needs the model (a unit's hooks, steps and engine, dirs matched to
+// root modules) is answered there.
+package config
 
 import (
 	"strings"
@@ -12,14 +27,14 @@ import (
 // ignored with a warning.
 type Config struct {
 	Version                  String               `yaml:"version" enum:"1" doc:"config version; only \"1\""`
-	Engine                   *EngineConfig        `yaml:"engine" doc:"the engine of every unit that names none (docs/behaviour.md#engines)"`
+	Engine                   *Engine              `yaml:"engine" doc:"the engine of every unit that names none (docs/behaviour.md#engines)"`
 	DefaultTFVersion         String               `yaml:"default_tf_version" doc:"terraform version when no engine is given"`
 	ParallelRuns             Int                  `yaml:"parallel_runs" doc:"default parallelism (strata's default: 4)"`
 	LockPlatforms            *[]String            `yaml:"lock_platforms" cfg:"ext" doc:"the platforms (OS_ARCH, such as linux_amd64 and darwin_arm64) whose provider hashes every unit's lock file holds: a lock file an init writes gets them, and strata providers lock adds them (docs/behaviour.md#lock-files)"`
 	CreateAndSelectWorkspace Bool                 `yaml:"create_and_select_workspace" doc:"false: strata runs no workspace command"`
 	WhenModified             *WhenModified        `yaml:"when_modified" doc:"global defaults for when a dirspace counts as modified"`
 	Dirs                     *Map[Dir]            `yaml:"dirs" doc:"dir or glob -> tags, workspaces, when_modified (docs/behaviour.md#root-modules-and-tags)"`
-	Stacks                   *StacksConfig        `yaml:"stacks" doc:"stack definitions (docs/behaviour.md#stacks-and-membership)"`
+	Stacks                   *Stacks              `yaml:"stacks" doc:"stack definitions (docs/behaviour.md#stacks-and-membership)"`
 	Workflows                []Workflow           `yaml:"workflows" doc:"per-tag-query steps, environment and engine; first match wins (docs/behaviour.md#workflows-and-steps)"`
 	AccessControl            *AccessControl       `yaml:"access_control" doc:"who may plan, apply and unlock which units (docs/controls.md#who-may-do-what)"`
 	ApplyRequirements        *ApplyRequirements   `yaml:"apply_requirements" doc:"what an apply needs of its pull request (docs/controls.md#what-an-apply-requires)"`
@@ -86,7 +101,7 @@ func (o *DependsOn) decodeNode(d *decoder, n *yaml.Node, key string) {
 }
 
 // StacksConfig is the `stacks` section.
-type StacksConfig struct {
+type Stacks struct {
 	Pos                            Pos
 	AllowWorkspaceInMultipleStacks Bool           `yaml:"allow_workspace_in_multiple_stacks" doc:"a dirspace in N leaf stacks is N units (docs/behaviour.md#stacks-and-membership)"`
 	Names                          *Map[StackDef] `yaml:"names" doc:"stack name -> definition"`
@@ -99,7 +114,7 @@ type StackDef struct {
 	Stacks     *[]String      `yaml:"stacks" doc:"nested stack: the stacks it holds"`
 	Variables  *Map[Scalar]   `yaml:"variables" doc:"environment variables of every step of its units"`
 	Sensitive  []String       `yaml:"sensitive" cfg:"ext" doc:"variables never printed"`
-	Engine     *EngineConfig  `yaml:"engine" doc:"engine of its units"`
+	Engine     *Engine        `yaml:"engine" doc:"engine of its units"`
 	Targets    []String       `yaml:"targets" cfg:"ext" doc:"-target addresses for its units' plans (docs/behaviour.md#targets)"`
 	Inputs     *Map[InputRef] `yaml:"inputs" cfg:"ext" doc:"input variables fed from other stacks' outputs (docs/behaviour.md#inputs-between-stacks)"`
 	AutoInputs Bool           `yaml:"auto_inputs" cfg:"ext" doc:"wire declared variables from outputs of the same name of upstream stacks, else of sibling stacks"`
@@ -147,7 +162,7 @@ func (r *InputRef) decodeNode(d *decoder, n *yaml.Node, key string) {
 	if n.Kind == yaml.ScalarNode {
 		stack, output, ok := strings.Cut(n.Value, ".")
 		if !ok || stack == "" || output == "" {
-			d.errorf(posOf(n), key, "found %q; expected <stack>.<output> or {dir, workspace, output}", n.Value)
+			d.Errorf(posOf(n), key, "found %q; expected <stack>.<output> or {dir, workspace, output}", n.Value)
 			return
 		}
 		p := posOf(n)
@@ -159,7 +174,7 @@ func (r *InputRef) decodeNode(d *decoder, n *yaml.Node, key string) {
 
 // EngineConfig names an engine: `{name, version}`. Terrateam's other
 // engines load, and units that reach them fail as unsupported.
-type EngineConfig struct {
+type Engine struct {
 	Pos           Pos
 	Name          String  `yaml:"name" cfg:"required" enum:"terraform,tofu,terragrunt,cdktf,pulumi,custom,fly" doc:"terraform or tofu (others are not supported)"`
 	Version       String  `yaml:"version" doc:"exact, a constraint (~> 1.6) or latest"`
@@ -187,7 +202,7 @@ var engineKeys = map[string][]string{
 	"fly":        {"name", "config_file"},
 }
 
-func (e *EngineConfig) decodeNode(d *decoder, n *yaml.Node, key string) {
+func (e *Engine) decodeNode(d *decoder, n *yaml.Node, key string) {
 	allowed := allowedBy(n, "name", engineKeys)
 	if name := keyValue(n, "name"); name != "terraform" && name != "tofu" && allowed != nil {
 		// An engine strata does not run is validated no further than its
@@ -211,24 +226,24 @@ func onlyKeys(n *yaml.Node, keys map[string]bool) *yaml.Node {
 }
 
 // Supported reports whether strata can run this engine.
-func (e *EngineConfig) Supported() bool {
+func (e *Engine) Supported() bool {
 	return e.Name.Value == "terraform" || e.Name.Value == "tofu"
 }
 
 // Workflow is one `workflows` entry.
 type Workflow struct {
 	Pos              Pos
-	TagQuery         String        `yaml:"tag_query" cfg:"required" doc:"the units it applies to"`
-	Engine           *EngineConfig `yaml:"engine" doc:"engine of its units"`
-	TerraformVersion String        `yaml:"terraform_version" doc:"Terrateam: terraform version of its units"`
-	Environment      String        `yaml:"environment" doc:"environment name, ${var} substituted"`
-	Plan             *[]Step       `yaml:"plan" doc:"plan steps (default: init, plan)"`
-	Apply            *[]Step       `yaml:"apply" doc:"apply steps (default: init, apply)"`
-	Cdktf            Bool          `yaml:"cdktf" doc:"Terrateam CDKTF (not supported)"`
-	Terragrunt       Bool          `yaml:"terragrunt" doc:"Terrateam Terragrunt (not supported)"`
-	Integrations     Ignored       `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`
-	LockPolicy       String        `yaml:"lock_policy" enum:"strict,apply,merge,none" doc:"none: a pull request's run takes no lock on the workflow's units (docs/ci.md#pull-requests); the others lock them from the plan on"`
-	RunsOn           Ignored       `yaml:"runs_on" cfg:"ignored" doc:"Terrateam runner selection"`
+	TagQuery         String  `yaml:"tag_query" cfg:"required" doc:"the units it applies to"`
+	Engine           *Engine `yaml:"engine" doc:"engine of its units"`
+	TerraformVersion String  `yaml:"terraform_version" doc:"Terrateam: terraform version of its units"`
+	Environment      String  `yaml:"environment" doc:"environment name, ${var} substituted"`
+	Plan             *[]Step `yaml:"plan" doc:"plan steps (default: init, plan)"`
+	Apply            *[]Step `yaml:"apply" doc:"apply steps (default: init, apply)"`
+	Cdktf            Bool    `yaml:"cdktf" doc:"Terrateam CDKTF (not supported)"`
+	Terragrunt       Bool    `yaml:"terragrunt" doc:"Terrateam Terragrunt (not supported)"`
+	Integrations     Ignored `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`
+	LockPolicy       String  `yaml:"lock_policy" enum:"strict,apply,merge,none" doc:"none: a pull request's run takes no lock on the workflow's units (docs/ci.md#pull-requests); the others lock them from the plan on"`
+	RunsOn           Ignored `yaml:"runs_on" cfg:"ignored" doc:"Terrateam runner selection"`
 }
 
 // Step is one workflow step; which keys it takes depends on its type.
@@ -296,7 +311,7 @@ func (s *Step) decodeNode(d *decoder, n *yaml.Node, key string) {
 	switch s.Type.Value {
 	case "run":
 		if len(s.Cmd) == 0 {
-			d.errorf(s.Pos, key, "a run step needs cmd, a list of arguments")
+			d.Errorf(s.Pos, key, "a run step needs cmd, a list of arguments")
 		}
 	case "oidc":
 		checkOIDCStep(d, s, key)
@@ -308,11 +323,11 @@ func (s *Step) decodeNode(d *decoder, n *yaml.Node, key string) {
 		switch s.Method.Value {
 		case "exec":
 			if !s.Name.Set || len(s.Cmd) == 0 {
-				d.errorf(s.Pos, key, "an env step with method exec needs name and cmd")
+				d.Errorf(s.Pos, key, "an env step with method exec needs name and cmd")
 			}
 		case "source":
 			if len(s.Cmd) == 0 {
-				d.errorf(s.Pos, key, "an env step with method source needs cmd")
+				d.Errorf(s.Pos, key, "an env step with method source needs cmd")
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ import (
 // checkConfig runs the checks that need only the config itself: references
 // between stacks, tag queries, patterns, variables, engines. Checks that need
 // the repository's dirs run when the project is built.
-func checkConfig(cfg *Config, c *collector) {
+func checkConfig(cfg *Config, c *Collector) {
 	if cfg.WhenModified != nil {
 		checkWhenModified(cfg.WhenModified, "when_modified", c)
 	}
@@ -27,9 +27,9 @@ func checkConfig(cfg *Config, c *collector) {
 		for _, e := range cfg.Dirs.Entries {
 			key := "dirs." + e.Key
 			if e.Key == "" || strings.HasPrefix(e.Key, "/") {
-				c.errorf(e.KeyPos, key, "found %q; expected a dir relative to the repository root", e.Key)
+				c.Errorf(e.KeyPos, key, "found %q; expected a dir relative to the repository root", e.Key)
 			} else if !doublestar.ValidatePattern(e.Key) {
-				c.errorf(e.KeyPos, key, "found %q; expected a dir or a valid glob", e.Key)
+				c.Errorf(e.KeyPos, key, "found %q; expected a dir or a valid glob", e.Key)
 			}
 			if e.Value.WhenModified != nil {
 				checkWhenModified(e.Value.WhenModified, key+".when_modified", c)
@@ -37,7 +37,7 @@ func checkConfig(cfg *Config, c *collector) {
 			if e.Value.Workspaces != nil {
 				for _, w := range e.Value.Workspaces.Entries {
 					if why := unsafeName(w.Key); why != "" {
-						c.errorf(w.KeyPos, key+".workspaces", "found workspace name %q: %s; %s", w.Key, why, expectedName)
+						c.Errorf(w.KeyPos, key+".workspaces", "found workspace name %q: %s; %s", w.Key, why, expectedName)
 					}
 					if w.Value.WhenModified != nil {
 						checkWhenModified(w.Value.WhenModified, key+".workspaces."+w.Key+".when_modified", c)
@@ -62,7 +62,7 @@ func checkConfig(cfg *Config, c *collector) {
 		checkVersion("terraform", cfg.DefaultTFVersion, "default_tf_version", c)
 	}
 	if cfg.ParallelRuns.Set && cfg.ParallelRuns.Value < 1 {
-		c.errorf(cfg.ParallelRuns.Pos, "parallel_runs", "found %d; expected a number of at least 1", cfg.ParallelRuns.Value)
+		c.Errorf(cfg.ParallelRuns.Pos, "parallel_runs", "found %d; expected a number of at least 1", cfg.ParallelRuns.Value)
 	}
 	if cfg.Stacks != nil && cfg.Stacks.Names != nil {
 		checkStacks(cfg.Stacks.Names, c)
@@ -74,14 +74,14 @@ func checkConfig(cfg *Config, c *collector) {
 	checkGates(cfg, c)
 }
 
-func checkQuery(s String, key string, c *collector) *tagquery.Query {
+func checkQuery(s String, key string, c *Collector) *tagquery.Query {
 	q, err := tagquery.Parse(s.Value)
 	if err != nil {
-		c.errorf(queryErrorPos(s, err), key, "%s", err)
+		c.Errorf(queryErrorPos(s, err), key, "%s", err)
 		return nil
 	}
 	for _, w := range q.Warnings() {
-		c.warnf(s.Pos, key, "%s", w)
+		c.Warnf(s.Pos, key, "%s", w)
 	}
 	return q
 }
@@ -104,13 +104,13 @@ func queryErrorPos(s String, err error) Pos {
 	return s.Pos
 }
 
-func checkWhenModified(w *WhenModified, key string, c *collector) {
+func checkWhenModified(w *WhenModified, key string, c *Collector) {
 	if w.FilePatterns != nil {
 		for i, p := range *w.FilePatterns {
 			pat := strings.TrimPrefix(p.Value, "!")
 			pat = strings.NewReplacer("${DIR}", "d", "${WORKSPACE}", "w").Replace(pat)
 			if pat == "" || !doublestar.ValidatePattern(pat) {
-				c.errorf(p.Pos, fmt.Sprintf("%s.file_patterns[%d]", key, i), "found %q; expected a glob pattern (** * ? [..] {a,b}), optionally starting with !", p.Value)
+				c.Errorf(p.Pos, fmt.Sprintf("%s.file_patterns[%d]", key, i), "found %q; expected a glob pattern (** * ? [..] {a,b}), optionally starting with !", p.Value)
 			}
 		}
 	}
@@ -119,12 +119,12 @@ func checkWhenModified(w *WhenModified, key string, c *collector) {
 	}
 }
 
-func checkEngine(e *EngineConfig, key string, c *collector) {
+func checkEngine(e *Engine, key string, c *Collector) {
 	if e.Version.Set && e.TFVersion.Set {
-		c.errorf(e.TFVersion.Pos, key+".tf_version", "both version and tf_version are set; expected one (tf_version is the old name of version)")
+		c.Errorf(e.TFVersion.Pos, key+".tf_version", "both version and tf_version are set; expected one (tf_version is the old name of version)")
 	}
 	if e.TFVersion.Set && (e.Name.Value == "terraform" || e.Name.Value == "tofu") {
-		c.warnOnce("deprecated:tf_version", e.TFVersion.Pos, key+".tf_version", "deprecated: write version instead of tf_version")
+		c.WarnOnce("deprecated:tf_version", e.TFVersion.Pos, key+".tf_version", "deprecated: write version instead of tf_version")
 	}
 	if e.Supported() {
 		if v := e.VersionString(); v.Set {
@@ -134,19 +134,19 @@ func checkEngine(e *EngineConfig, key string, c *collector) {
 }
 
 // checkLockPlatforms checks lock_platforms' platforms.
-func checkLockPlatforms(cfg *Config, c *collector) {
+func checkLockPlatforms(cfg *Config, c *Collector) {
 	if cfg.LockPlatforms == nil {
 		return
 	}
 	for i, p := range *cfg.LockPlatforms {
 		if !engineargs.ValidPlatform(p.Value) {
-			c.errorf(p.Pos, fmt.Sprintf("lock_platforms[%d]", i), "found %q; expected a platform as the engines name it, OS_ARCH such as linux_amd64 or darwin_arm64", p.Value)
+			c.Errorf(p.Pos, fmt.Sprintf("lock_platforms[%d]", i), "found %q; expected a platform as the engines name it, OS_ARCH such as linux_amd64 or darwin_arm64", p.Value)
 		}
 	}
 }
 
 // VersionString is the engine's version, written as version or tf_version.
-func (e *EngineConfig) VersionString() String {
+func (e *Engine) VersionString() String {
 	if e.Version.Set {
 		return e.Version
 	}
@@ -156,7 +156,7 @@ func (e *EngineConfig) VersionString() String {
 // checkVersion accepts what the engines package resolves: an exact
 // version, a go-version constraint or `latest`; a value using ${var} is
 // checked once substituted.
-func checkVersion(name string, v String, key string, c *collector) {
+func checkVersion(name string, v String, key string, c *Collector) {
 	if strings.Contains(v.Value, "$") {
 		return
 	}
@@ -164,13 +164,13 @@ func checkVersion(name string, v String, key string, c *collector) {
 		var se *engines.SpecError
 		if errors.As(err, &se) && se.Field == "version" {
 			if strings.HasPrefix(se.Reason, "is ") {
-				c.errorf(v.Pos, key, "%q %s", v.Value, se.Reason)
+				c.Errorf(v.Pos, key, "%q %s", v.Value, se.Reason)
 			} else {
-				c.errorf(v.Pos, key, "%q: %s", v.Value, se.Reason)
+				c.Errorf(v.Pos, key, "%q: %s", v.Value, se.Reason)
 			}
 			return
 		}
-		c.errorf(v.Pos, key, "found %q: %v", v.Value, err)
+		c.Errorf(v.Pos, key, "found %q: %v", v.Value, err)
 	}
 }
 
@@ -234,18 +234,18 @@ func SafeName(name string) bool { return unsafeName(name) == "" }
 
 // checkStacks reports stack definitions that are malformed or name stacks
 // that are not defined.
-func checkStacks(names *Map[StackDef], c *collector) {
+func checkStacks(names *Map[StackDef], c *Collector) {
 	r := newStackRefs(names, c)
 	for _, e := range names.Entries {
 		if why := unsafeName(e.Key); why != "" {
-			c.errorf(e.KeyPos, "stacks.names", "found stack name %q: %s; %s", e.Key, why, expectedName)
+			c.Errorf(e.KeyPos, "stacks.names", "found stack name %q: %s; %s", e.Key, why, expectedName)
 		}
 		key := "stacks.names." + e.Key
 		s := e.Value
 		checkStackKind(&s, e.KeyPos, key, c)
 		r.refs(s.Stacks, key+".stacks")
 		if s.Stacks != nil && len(*s.Stacks) == 0 {
-			c.warnf(s.Pos, key+".stacks", "nests no stack: it has no units")
+			c.Warnf(s.Pos, key+".stacks", "nests no stack: it has no units")
 		}
 		if s.Variables != nil {
 			checkStackVariables(s.Variables, key, c)
@@ -265,7 +265,7 @@ func checkStacks(names *Map[StackDef], c *collector) {
 		}
 		if s.OnChange != nil {
 			oc := s.OnChange
-			c.warnOnce("deprecated:on_change", oc.Pos, key+".on_change", "deprecated: on_change is the first stacks design; write rules (apply_after) instead")
+			c.WarnOnce("deprecated:on_change", oc.Pos, key+".on_change", "deprecated: on_change is the first stacks design; write rules (apply_after) instead")
 			r.refs(oc.CanApplyAfter, key+".on_change.can_apply_after")
 			r.refs(oc.ApplyAfter, key+".on_change.apply_after")
 		}
@@ -277,11 +277,11 @@ type stackRefs struct {
 	defined map[string]*StackDef
 	// list is the defined names, sorted, for error messages.
 	list []string
-	c    *collector
+	c    *Collector
 }
 
 // newStackRefs returns a checker of references to the stacks in names.
-func newStackRefs(names *Map[StackDef], c *collector) stackRefs {
+func newStackRefs(names *Map[StackDef], c *Collector) stackRefs {
 	defined := map[string]*StackDef{}
 	for i := range names.Entries {
 		defined[names.Entries[i].Key] = &names.Entries[i].Value
@@ -297,7 +297,7 @@ func newStackRefs(names *Map[StackDef], c *collector) stackRefs {
 // ref reports s at key when it names no defined stack.
 func (r stackRefs) ref(s String, key string) {
 	if _, ok := r.defined[s.Value]; !ok {
-		r.c.errorf(s.Pos, key, "unknown stack %q; expected one of: %s%s", s.Value, strings.Join(r.list, ", "), suggest(s.Value, r.list))
+		r.c.Errorf(s.Pos, key, "unknown stack %q; expected one of: %s%s", s.Value, strings.Join(r.list, ", "), suggest(s.Value, r.list))
 	}
 }
 
@@ -313,36 +313,36 @@ func (r stackRefs) refs(l *[]String, key string) {
 
 // checkStackKind reports a stack that is not exactly one of a leaf stack
 // (tag_query) and a nested one (stacks), and a tag_query it cannot use.
-func checkStackKind(s *StackDef, keyPos Pos, key string, c *collector) {
+func checkStackKind(s *StackDef, keyPos Pos, key string, c *Collector) {
 	switch {
 	case s.TagQuery != nil && s.Stacks != nil:
-		c.errorf(s.Pos, key, "has both tag_query and stacks; expected exactly one (tag_query for a leaf stack, stacks for a nested one)")
+		c.Errorf(s.Pos, key, "has both tag_query and stacks; expected exactly one (tag_query for a leaf stack, stacks for a nested one)")
 	case s.TagQuery == nil && s.Stacks == nil:
-		c.errorf(orPos(s.Pos, keyPos), key, "has neither tag_query nor stacks; expected exactly one (tag_query for a leaf stack, stacks for a nested one)")
+		c.Errorf(orPos(s.Pos, keyPos), key, "has neither tag_query nor stacks; expected exactly one (tag_query for a leaf stack, stacks for a nested one)")
 	}
 	if s.TagQuery != nil {
 		if q := checkQuery(*s.TagQuery, key+".tag_query", c); q != nil && q.UsesTag("stack_name:") {
-			c.errorf(s.TagQuery.Pos, key+".tag_query", "a stack's tag_query is matched against dirspace tags and cannot use stack_name:")
+			c.Errorf(s.TagQuery.Pos, key+".tag_query", "a stack's tag_query is matched against dirspace tags and cannot use stack_name:")
 		}
 	}
 }
 
 // checkStackVariables reports stack variable names that are not valid
 // identifiers or that are reserved.
-func checkStackVariables(vars *Map[Scalar], key string, c *collector) {
+func checkStackVariables(vars *Map[Scalar], key string, c *Collector) {
 	for _, v := range vars.Entries {
 		vkey := key + ".variables." + v.Key
 		if !variableNameRE.MatchString(v.Key) {
-			c.errorf(v.KeyPos, vkey, "found %q; expected a name of letters, digits and _ not starting with a digit", v.Key)
+			c.Errorf(v.KeyPos, vkey, "found %q; expected a name of letters, digits and _ not starting with a digit", v.Key)
 		} else if why := reservedVariable(v.Key); why != "" {
-			c.errorf(v.KeyPos, vkey, "%q cannot be a stack variable: %s", v.Key, why)
+			c.Errorf(v.KeyPos, vkey, "%q cannot be a stack variable: %s", v.Key, why)
 		}
 	}
 }
 
 // checkStackRules reports rules of s that name undefined stacks, carry a
 // bad duration or contradict the stack's own auto_apply.
-func checkStackRules(s *StackDef, key string, r stackRefs, c *collector) {
+func checkStackRules(s *StackDef, key string, r stackRefs, c *Collector) {
 	r.refs(s.Rules.PlanAfter, key+".rules.plan_after")
 	r.refs(s.Rules.ApplyAfter, key+".rules.apply_after")
 	r.refs(s.Rules.ModifiedBy, key+".rules.modified_by")
@@ -353,12 +353,12 @@ func checkStackRules(s *StackDef, key string, r stackRefs, c *collector) {
 		}
 		if p.SucceededWithin.Set {
 			if _, err := ParseDuration(p.SucceededWithin.Value); err != nil {
-				c.errorf(p.SucceededWithin.Pos, pkey+".succeeded_within", "found %q; expected a duration such as 90m, 1h30m or 2d", p.SucceededWithin.Value)
+				c.Errorf(p.SucceededWithin.Pos, pkey+".succeeded_within", "found %q; expected a duration such as 90m, 1h30m or 2d", p.SucceededWithin.Value)
 			}
 		}
 	}
-	if a, r := s.AutoApply, s.Rules.AutoApply; r.Set() && a.Set() && (a.On() != r.On() || a.condition() != r.condition()) {
-		c.errorf(s.AutoApply.Pos, key+".auto_apply", "is %s but rules.auto_apply is %s; expected one value (or only one of the keys)", a, r)
+	if a, r := s.AutoApply, s.Rules.AutoApply; r.Set() && a.Set() && (a.On() != r.On() || a.Condition() != r.Condition()) {
+		c.Errorf(s.AutoApply.Pos, key+".auto_apply", "is %s but rules.auto_apply is %s; expected one value (or only one of the keys)", a, r)
 	}
 }
 

@@ -1,4 +1,4 @@
-package stacks
+package config
 
 // CostEstimation is `cost_estimation`: the monthly cost of what each plan
 // changes, from infracost (docs/behaviour.md#cost-estimation).

@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ func (a *AutoApply) decodeNode(d *decoder, n *yaml.Node, key string) {
 		a.Enabled = Bool{Value: true, Pos: posOf(n), Set: true}
 	}
 	if a.MaxChanges.Set && a.MaxChanges.Value < 0 {
-		d.errorf(a.MaxChanges.Pos, key+".max_changes", "found %d; expected 0 or more", a.MaxChanges.Value)
+		d.Errorf(a.MaxChanges.Pos, key+".max_changes", "found %d; expected 0 or more", a.MaxChanges.Value)
 	}
 }
 
@@ -60,7 +60,7 @@ type AutoApplyCondition struct {
 }
 
 // condition is the condition a written auto_apply sets.
-func (a AutoApply) condition() AutoApplyCondition {
+func (a AutoApply) Condition() AutoApplyCondition {
 	return AutoApplyCondition{NoDeletes: a.When.Value == "no_deletes", MaxChanges: a.MaxChanges.Value, HasMax: a.MaxChanges.Set}
 }
 

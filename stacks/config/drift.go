@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"slices"
@@ -54,7 +54,7 @@ func (c *Config) DriftSchedules() []DriftSchedule {
 
 // checkDrift checks that drift is written in one of its two forms and
 // that its tag queries parse.
-func checkDrift(cfg *Config, c *collector) {
+func checkDrift(cfg *Config, c *Collector) {
 	d := cfg.Drift
 	if d == nil {
 		return
@@ -66,7 +66,7 @@ func checkDrift(cfg *Config, c *collector) {
 			pos Pos
 		}{{"schedule", d.Schedule.Set, d.Schedule.Pos}, {"tag_query", d.TagQuery.Set, d.TagQuery.Pos}, {"reconcile", d.Reconcile.Set, d.Reconcile.Pos}} {
 			if s.set {
-				c.errorf(s.pos, "drift."+s.key, "found %s beside schedules; expected one form: schedule, tag_query and reconcile, or schedules, each with its own", s.key)
+				c.Errorf(s.pos, "drift."+s.key, "found %s beside schedules; expected one form: schedule, tag_query and reconcile, or schedules, each with its own", s.key)
 			}
 		}
 		for _, e := range d.Schedules.Entries {
@@ -77,7 +77,7 @@ func checkDrift(cfg *Config, c *collector) {
 		return
 	}
 	if !d.Schedule.Set {
-		c.errorf(d.Pos, "drift", "no schedule; expected schedule (hourly, daily, weekly or monthly) or schedules")
+		c.Errorf(d.Pos, "drift", "no schedule; expected schedule (hourly, daily, weekly or monthly) or schedules")
 	}
 	if d.TagQuery.Set {
 		checkQuery(d.TagQuery, "drift.tag_query", c)

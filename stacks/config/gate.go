@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import "fmt"
 
@@ -21,11 +21,11 @@ type Gate struct {
 	AnyOfCount   int
 }
 
-func resolveGate(g *StepGate) *Gate {
+func ResolveGate(g *StepGate) *Gate {
 	if g == nil {
 		return nil
 	}
-	out := &Gate{Token: g.Token.Value, Name: g.Name.Value, AnyOf: strs(derefStrings(g.AnyOf)), AllOf: strs(derefStrings(g.AllOf)), AnyOfCount: 1}
+	out := &Gate{Token: g.Token.Value, Name: g.Name.Value, AnyOf: Strings(derefStrings(g.AnyOf)), AllOf: Strings(derefStrings(g.AllOf)), AnyOfCount: 1}
 	if g.AnyOfCount.Set {
 		out.AnyOfCount = g.AnyOfCount.Value
 	}
@@ -41,7 +41,7 @@ func derefStrings(p *[]String) []String {
 
 // checkGates checks the gates of the workflows' steps: their approvers
 // and counts.
-func checkGates(cfg *Config, c *collector) {
+func checkGates(cfg *Config, c *Collector) {
 	for i, w := range cfg.Workflows {
 		for phase, steps := range map[string]*[]Step{"plan": w.Plan, "apply": w.Apply} {
 			if steps == nil {
@@ -56,7 +56,7 @@ func checkGates(cfg *Config, c *collector) {
 				checkMatchers(g.AnyOf, key+".any_of", c)
 				checkMatchers(g.AllOf, key+".all_of", c)
 				if g.AnyOfCount.Set && g.AnyOfCount.Value < 1 {
-					c.errorf(g.AnyOfCount.Pos, key+".any_of_count", "found %d; expected a number of at least 1", g.AnyOfCount.Value)
+					c.Errorf(g.AnyOfCount.Pos, key+".any_of_count", "found %d; expected a number of at least 1", g.AnyOfCount.Value)
 				}
 			}
 		}

@@ -1,14 +1,14 @@
-package stacks
+package config
 
 import "testing"
 
 func TestRunsFor(t *testing.T) {
 	t.Parallel()
-	cfg, diags := ParseConfig("strata.yml", []byte("destination_branches:\n  - main\n  - branch: 'release/*'\n    source_branches: ['hotfix/*', 'main']\n"))
+	cfg, diags := Parse("strata.yml", []byte("destination_branches:\n  - main\n  - branch: 'release/*'\n    source_branches: ['hotfix/*', 'main']\n"))
 	if diags.HasErrors() {
 		t.Fatal(diagText(diags))
 	}
-	none, _ := ParseConfig("strata.yml", []byte("destination_branches:\n"))
+	none, _ := Parse("strata.yml", []byte("destination_branches:\n"))
 	tests := []struct {
 		cfg          *Config
 		dest, source string

@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"bytes"
@@ -82,17 +82,17 @@ func FindRoot(start string) (root, configPath string, err error) {
 // many times the file's size (yaml's node tree alone is some hundred bytes a
 // value), and the largest real configs, one entry per dir of a big
 // monorepo, stay well under a megabyte.
-const maxConfigBytes = 2 << 20
+const MaxBytes = 2 << 20
 
 // ParseConfig decodes config bytes. file is used in diagnostics only. The
 // returned diagnostics hold every error and warning found; the Config is
 // usable only when none is an error.
-func ParseConfig(file string, data []byte) (*Config, Diagnostics) {
-	c := &collector{file: file}
+func Parse(file string, data []byte) (*Config, Diagnostics) {
+	c := &Collector{File: file}
 	cfg := &Config{}
-	if len(data) > maxConfigBytes {
-		c.errorf(Pos{}, "", "the config is %s; expected at most %s", sizeText(int64(len(data))), sizeText(maxConfigBytes))
-		return cfg, c.diags
+	if len(data) > MaxBytes {
+		c.Errorf(Pos{}, "", "the config is %s; expected at most %s", sizeText(int64(len(data))), sizeText(MaxBytes))
+		return cfg, c.Diags
 	}
 	doc, err := readDocument(data, c)
 	if err != nil {
@@ -100,27 +100,27 @@ func ParseConfig(file string, data []byte) (*Config, Diagnostics) {
 		if at, ok := overIndented(data, pos.Line); ok {
 			pos, msg = at.pos, fmt.Sprintf("%s: line %d "+at.why+"; expected it at the indentation of its siblings", msg, at.pos.Line, at.prev)
 		}
-		c.errorf(pos, "", "%s", msg)
-		return cfg, c.diags
+		c.Errorf(pos, "", "%s", msg)
+		return cfg, c.Diags
 	}
-	if c.diags.HasErrors() {
-		return cfg, c.diags
+	if c.Diags.HasErrors() {
+		return cfg, c.Diags
 	}
 	if doc == nil {
-		return cfg, c.diags
+		return cfg, c.Diags
 	}
-	d := &decoder{collector: c}
+	d := &decoder{Collector: c}
 	d.decode(doc.Content[0], reflectValue(cfg), "")
 	if d.exhausted {
 		// What was decoded is a part of the config, arbitrary in extent:
 		// checking it would report values missing that are only undecoded.
-		c.diags = c.diags[:d.exhaustedAt]
-		c.diags.Sort()
-		return &Config{}, c.diags
+		c.Diags = c.Diags[:d.exhaustedAt]
+		c.Diags.Sort()
+		return &Config{}, c.Diags
 	}
 	checkConfig(cfg, c)
-	c.diags.Sort()
-	return cfg, c.diags
+	c.Diags.Sort()
+	return cfg, c.Diags
 }
 
 // readDocument parses the one document of a config, nil when the file
@@ -130,7 +130,7 @@ func ParseConfig(file string, data []byte) (*Config, Diagnostics) {
 // second one with content is an error at its start. Empty documents are
 // skipped: a "---" before the config or a trailing one with nothing after
 // is how many editors and generators write a single YAML document.
-func readDocument(data []byte, c *collector) (*yaml.Node, error) {
+func readDocument(data []byte, c *Collector) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var first *yaml.Node
 	for {
@@ -149,7 +149,7 @@ func readDocument(data []byte, c *collector) (*yaml.Node, error) {
 			first = &doc
 			continue
 		}
-		c.errorf(posOf(&doc), "", "a second YAML document starts here; one document expected (the config starts at line %d: merge the two, or remove the document marker)", first.Content[0].Line)
+		c.Errorf(posOf(&doc), "", "a second YAML document starts here; one document expected (the config starts at line %d: merge the two, or remove the document marker)", first.Content[0].Line)
 		return first, nil
 	}
 }
@@ -167,7 +167,7 @@ func emptyDocument(doc *yaml.Node) bool {
 
 // LoadConfig reads and decodes a config file; a missing path yields the
 // empty config.
-func LoadConfig(path, displayName string) (*Config, Diagnostics, error) {
+func Load(path, displayName string) (*Config, Diagnostics, error) {
 	if path == "" {
 		return &Config{}, nil, nil
 	}
@@ -178,29 +178,29 @@ func LoadConfig(path, displayName string) (*Config, Diagnostics, error) {
 	defer f.Close()
 	// One byte past the limit is enough for ParseConfig to refuse the file,
 	// whatever its size.
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(data) > maxConfigBytes {
+	if len(data) > MaxBytes {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			c := &collector{file: displayName}
-			c.errorf(Pos{}, "", "the config is %s; expected at most %s", sizeText(st.Size()), sizeText(maxConfigBytes))
-			return &Config{}, c.diags, nil
+			c := &Collector{File: displayName}
+			c.Errorf(Pos{}, "", "the config is %s; expected at most %s", sizeText(st.Size()), sizeText(MaxBytes))
+			return &Config{}, c.Diags, nil
 		}
 	}
-	cfg, diags := ParseConfig(displayName, data)
+	cfg, diags := Parse(displayName, data)
 	return cfg, diags, nil
 }
 
 // overBudget reports whether the config file at path is larger than a
 // config may be (LoadConfig refuses it).
-func overBudget(path string) bool {
+func OverBudget(path string) bool {
 	if path == "" {
 		return false
 	}
 	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular() && st.Size() > maxConfigBytes
+	return err == nil && st.Mode().IsRegular() && st.Size() > MaxBytes
 }
 
 // sizeText writes a size in bytes for a message.

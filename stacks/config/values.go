@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"reflect"
@@ -24,7 +24,7 @@ type String struct {
 
 func (s *String) decodeNode(d *decoder, n *yaml.Node, key string) {
 	if n.Kind != yaml.ScalarNode {
-		d.errorf(posOf(n), key, "expected a string, found %s", kindName(n))
+		d.Errorf(posOf(n), key, "expected a string, found %s", kindName(n))
 		return
 	}
 	*s = String{Value: n.Value, Pos: posOf(n), Set: true, style: n.Style}
@@ -39,7 +39,7 @@ type Bool struct {
 
 func (b *Bool) decodeNode(d *decoder, n *yaml.Node, key string) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-		d.errorf(posOf(n), key, "expected true or false, found %s", kindName(n))
+		d.Errorf(posOf(n), key, "expected true or false, found %s", kindName(n))
 		return
 	}
 	v, _ := strconv.ParseBool(strings.ToLower(n.Value))
@@ -63,12 +63,12 @@ type Int struct {
 
 func (i *Int) decodeNode(d *decoder, n *yaml.Node, key string) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-		d.errorf(posOf(n), key, "expected a whole number, found %s", kindName(n))
+		d.Errorf(posOf(n), key, "expected a whole number, found %s", kindName(n))
 		return
 	}
 	v, err := strconv.Atoi(n.Value)
 	if err != nil {
-		d.errorf(posOf(n), key, "expected a whole number, found %s", kindName(n))
+		d.Errorf(posOf(n), key, "expected a whole number, found %s", kindName(n))
 		return
 	}
 	*i = Int{Value: v, Pos: posOf(n), Set: true}
@@ -83,12 +83,12 @@ type Float struct {
 
 func (f *Float) decodeNode(d *decoder, n *yaml.Node, key string) {
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-		d.errorf(posOf(n), key, "expected a number, found %s", kindName(n))
+		d.Errorf(posOf(n), key, "expected a number, found %s", kindName(n))
 		return
 	}
 	v, err := strconv.ParseFloat(n.Value, 64)
 	if err != nil {
-		d.errorf(posOf(n), key, "expected a number, found %s", kindName(n))
+		d.Errorf(posOf(n), key, "expected a number, found %s", kindName(n))
 		return
 	}
 	*f = Float{Value: v, Pos: posOf(n), Set: true}
@@ -144,7 +144,7 @@ func (m *Map[T]) Lookup(key string) (*MapEntry[T], bool) {
 func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, key string) {
 	m.Pos, m.Set = posOf(n), true
 	if n.Kind != yaml.MappingNode {
-		d.errorf(posOf(n), key, "expected a map, found %s", kindName(n))
+		d.Errorf(posOf(n), key, "expected a map, found %s", kindName(n))
 		return
 	}
 	seen := make(map[string]bool, len(n.Content)/2)
@@ -152,11 +152,11 @@ func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, key string) {
 	for i := 0; i+1 < len(n.Content) && !d.exhausted; i += 2 {
 		kn := resolve(n.Content[i])
 		if kn.Kind != yaml.ScalarNode {
-			d.errorf(posOf(kn), key, "expected a name as key, found %s", kindName(kn))
+			d.Errorf(posOf(kn), key, "expected a name as key, found %s", kindName(kn))
 			continue
 		}
 		if seen[kn.Value] {
-			d.errorf(posOf(kn), joinKey(key, kn.Value), "key %q appears twice; expected each key once", kn.Value)
+			d.Errorf(posOf(kn), joinKey(key, kn.Value), "key %q appears twice; expected each key once", kn.Value)
 			continue
 		}
 		seen[kn.Value] = true
@@ -179,8 +179,17 @@ func (s *Scalar) nullError() string {
 
 func (s *Scalar) decodeNode(d *decoder, n *yaml.Node, key string) {
 	if n.Kind != yaml.ScalarNode {
-		d.errorf(posOf(n), key, "expected a string, number or boolean, found %s; variables are environment variables and hold scalars only", kindName(n))
+		d.Errorf(posOf(n), key, "expected a string, number or boolean, found %s; variables are environment variables and hold scalars only", kindName(n))
 		return
 	}
 	*s = Scalar{Value: n.Value, Pos: posOf(n)}
+}
+
+// Strings is the values of a list of Strings, positions dropped.
+func Strings(ss []String) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Value
+	}
+	return out
 }

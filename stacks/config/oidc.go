@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import "slices"
 
@@ -24,26 +24,26 @@ func checkOIDCStep(d *decoder, s *Step, key string) {
 	switch s.Provider.Value {
 	case "aws":
 		if !s.RoleArn.Set || s.RoleArn.Value == "" {
-			d.errorf(s.Pos, key, "an oidc step with provider aws needs role_arn, the role to assume")
+			d.Errorf(s.Pos, key, "an oidc step with provider aws needs role_arn, the role to assume")
 		}
 	case "gcp":
 		if s.ServiceAccount.Value == "" || s.WorkloadIdentity.Value == "" {
-			d.errorf(s.Pos, key, "an oidc step with provider gcp needs service_account and workload_identity_provider")
+			d.Errorf(s.Pos, key, "an oidc step with provider gcp needs service_account and workload_identity_provider")
 		}
 	case "":
 		if !s.Provider.Set {
-			d.errorf(s.Pos, key, "an oidc step needs provider: aws or gcp")
+			d.Errorf(s.Pos, key, "an oidc step needs provider: aws or gcp")
 		}
 	}
 	for _, n := range []Int{s.Duration, s.AccessTokenLifetime} {
 		if n.Set && n.Value < 1 {
-			d.errorf(n.Pos, key, "found %d; expected a number of seconds of at least 1", n.Value)
+			d.Errorf(n.Pos, key, "found %d; expected a number of seconds of at least 1", n.Value)
 		}
 	}
 }
 
 // resolveOIDC is an oidc step's settings with Terrateam's defaults.
-func resolveOIDC(st Step) *OIDCStep {
+func ResolveOIDC(st Step) *OIDCStep {
 	o := &OIDCStep{
 		Provider: st.Provider.Value, Audience: st.Audience.Value,
 		RoleArn: st.RoleArn.Value, Region: st.Region.Value, SessionName: st.SessionName.Value, Duration: st.Duration.Value,
@@ -84,7 +84,7 @@ func (c *Config) OIDCAudiences() []string {
 		}
 		for _, st := range *steps {
 			if st.Type.Value == "oidc" {
-				out = append(out, resolveOIDC(st).Audience)
+				out = append(out, ResolveOIDC(st).Audience)
 			}
 		}
 	}

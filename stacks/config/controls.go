@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"fmt"
@@ -66,7 +66,7 @@ func (c *ApplyChecks) decodeNode(d *decoder, n *yaml.Node, key string) {
 		c.List = make([]ApplyCheck, 1)
 		d.decodeStruct(n, reflectValue(&c.List[0]), key, legacyCheckKeys)
 	default:
-		d.errorf(posOf(n), key, "expected a list of checks or a map, found %s", kindName(n))
+		d.Errorf(posOf(n), key, "expected a list of checks or a map, found %s", kindName(n))
 	}
 }
 
@@ -114,7 +114,7 @@ var overridable = []string{"access_control", "apply_requirements", "destination_
 // checkControls checks access_control, apply_requirements,
 // default_branch_overrides and the notification policies: their tag
 // queries, matchers and patterns.
-func checkControls(cfg *Config, c *collector) {
+func checkControls(cfg *Config, c *Collector) {
 	if n := cfg.Notifications; n != nil && n.Policies != nil {
 		for i, p := range *n.Policies {
 			if p.TagQuery.Set {
@@ -125,7 +125,7 @@ func checkControls(cfg *Config, c *collector) {
 	if cfg.DefaultBranchOverrides != nil {
 		for i, o := range *cfg.DefaultBranchOverrides {
 			if !slices.Contains(overridable, o.Value) {
-				c.errorf(o.Pos, fmt.Sprintf("default_branch_overrides[%d]", i), "found %q; expected one of: %s", o.Value, strings.Join(overridable, ", "))
+				c.Errorf(o.Pos, fmt.Sprintf("default_branch_overrides[%d]", i), "found %q; expected one of: %s", o.Value, strings.Join(overridable, ", "))
 			}
 		}
 	}
@@ -169,18 +169,18 @@ func checkControls(cfg *Config, c *collector) {
 }
 
 // checkCheck checks one apply check's approvals and status patterns.
-func checkCheck(chk ApplyCheck, key string, legacy bool, c *collector) {
+func checkCheck(chk ApplyCheck, key string, legacy bool, c *Collector) {
 	if a := chk.Approved; a != nil {
 		akey := key + ".approved"
 		if a.Count.Set && !legacy {
-			c.errorf(a.Count.Pos, akey+".count", "count is the older one-map form's; expected any_of_count in a list of checks")
+			c.Errorf(a.Count.Pos, akey+".count", "count is the older one-map form's; expected any_of_count in a list of checks")
 		}
 		if a.Count.Set && legacy && (a.AnyOf != nil || a.AllOf != nil || a.AnyOfCount.Set) {
-			c.errorf(a.Count.Pos, akey+".count", "count with any_of, any_of_count or all_of; expected one form (any_of_count counts any_of)")
+			c.Errorf(a.Count.Pos, akey+".count", "count with any_of, any_of_count or all_of; expected one form (any_of_count counts any_of)")
 		}
 		for _, n := range []Int{a.Count, a.AnyOfCount} {
 			if n.Set && n.Value < 0 {
-				c.errorf(n.Pos, akey, "found %d approvals; expected a number of at least 0", n.Value)
+				c.Errorf(n.Pos, akey, "found %d approvals; expected a number of at least 0", n.Value)
 			}
 		}
 		checkMatchers(a.AnyOf, akey+".any_of", c)
@@ -189,7 +189,7 @@ func checkCheck(chk ApplyCheck, key string, legacy bool, c *collector) {
 	if s := chk.StatusChecks; s != nil && s.IgnoreMatching != nil {
 		for i, p := range *s.IgnoreMatching {
 			if _, err := regexp.Compile(p.Value); err != nil {
-				c.warnf(p.Pos, fmt.Sprintf("%s.status_checks.ignore_matching[%d]", key, i), "%q is not a pattern (%v); it matches that exact name only", p.Value, err)
+				c.Warnf(p.Pos, fmt.Sprintf("%s.status_checks.ignore_matching[%d]", key, i), "%q is not a pattern (%v); it matches that exact name only", p.Value, err)
 			}
 		}
 	}
@@ -197,13 +197,13 @@ func checkCheck(chk ApplyCheck, key string, legacy bool, c *collector) {
 
 // checkMatchers checks a list of matchers: *, user:NAME, team:SLUG,
 // role:ROLE (repo:ROLE is the same).
-func checkMatchers(list *[]String, key string, c *collector) {
+func checkMatchers(list *[]String, key string, c *Collector) {
 	if list == nil {
 		return
 	}
 	for i, m := range *list {
 		if why := matcherProblem(m.Value); why != "" {
-			c.errorf(m.Pos, fmt.Sprintf("%s[%d]", key, i), "found %q: %s; expected *, user:NAME, team:SLUG or role:ROLE (%s)", m.Value, why, strings.Join(Roles, ", "))
+			c.Errorf(m.Pos, fmt.Sprintf("%s[%d]", key, i), "found %q: %s; expected *, user:NAME, team:SLUG or role:ROLE (%s)", m.Value, why, strings.Join(Roles, ", "))
 		}
 	}
 }

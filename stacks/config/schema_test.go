@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the generated schema and README reference")
 
 const (
-	schemaPath = "../schema/strata.schema.json"
-	readmePath = "../README.md"
-	refBegin   = "<!-- BEGIN CONFIG REFERENCE (generated: go test ./stacks -run TestGenerated -update) -->\n"
+	schemaPath = "../../schema/strata.schema.json"
+	readmePath = "../../README.md"
+	refBegin   = "<!-- BEGIN CONFIG REFERENCE (generated: go test ./stacks/config -run TestGenerated -update) -->\n"
 	refEnd     = "<!-- END CONFIG REFERENCE -->"
 )
 
@@ -42,17 +42,17 @@ func TestGeneratedSchema(t *testing.T) {
 	}
 	want, err := os.ReadFile(schemaPath)
 	if err != nil {
-		t.Fatalf("%v (run go test ./stacks -run TestGenerated -update)", err)
+		t.Fatalf("%v (run go test ./stacks/config -run TestGenerated -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is out of date with the config types; run go test ./stacks -run TestGenerated -update", schemaPath)
+		t.Errorf("%s is out of date with the config types; run go test ./stacks/config -run TestGenerated -update", schemaPath)
 	}
 }
 
 // TestGeneratedReference keeps the README's configuration reference equal to
 // what the config types generate.
 func TestGeneratedReference(t *testing.T) {
-	ref := ConfigReference()
+	ref := Reference()
 	for _, key := range []string{"`stacks.names.NAME.rules.plan_after`", "`workflows[].plan[].extra_args`", "`dirs.NAME.workspaces.NAME.tags`"} {
 		if !strings.Contains(ref, key) {
 			t.Errorf("reference lacks %s", key)
@@ -76,7 +76,7 @@ func TestGeneratedReference(t *testing.T) {
 		return
 	}
 	if current != ref {
-		t.Errorf("README configuration reference is out of date; run go test ./stacks -run TestGenerated -update")
+		t.Errorf("README configuration reference is out of date; run go test ./stacks/config -run TestGenerated -update")
 	}
 }
 
@@ -85,8 +85,8 @@ func TestGeneratedReference(t *testing.T) {
 // list, and the next config decoded keys into the wrong fields).
 func TestReferenceLeavesTheDecoder(t *testing.T) {
 	cfg := "notifications:\n  policies: [{tag_query: app, comment_strategy: shout}]\n"
-	ConfigReference()
-	_, diags := ParseConfig("strata.yml", []byte(cfg))
+	Reference()
+	_, diags := Parse("strata.yml", []byte(cfg))
 	if !strings.Contains(diagText(diags), `comment_strategy: found "shout"`) {
 		t.Errorf("after the reference, the config decodes as:\n%s", diagText(diags))
 	}

@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"encoding/json"
@@ -141,7 +141,7 @@ func checksSchema() schema {
 
 // ConfigReference renders the configuration reference table of the README:
 // every key, its type, its class and what it does.
-func ConfigReference() string {
+func Reference() string {
 	var b strings.Builder
 	b.WriteString("| key | type | class | meaning |\n|---|---|---|---|\n")
 	// Each struct's keys are listed once, under the first key that has it;

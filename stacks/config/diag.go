@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"fmt"
@@ -101,11 +101,11 @@ func (ds Diagnostics) Sort() {
 
 // ConfigError is returned when a config has errors. It carries every
 // diagnostic, so a caller can print them all rather than the first.
-type ConfigError struct {
+type Error struct {
 	Diagnostics Diagnostics
 }
 
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	errs := e.Diagnostics.Errors()
 	lines := make([]string, len(errs))
 	for i, d := range errs {
@@ -115,23 +115,23 @@ func (e *ConfigError) Error() string {
 }
 
 // collector gathers diagnostics for one file.
-type collector struct {
-	file  string
-	diags Diagnostics
+type Collector struct {
+	File  string
+	Diags Diagnostics
 	// warned keeps "once per key per run" warnings from repeating.
 	warned map[string]bool
 }
 
-func (c *collector) errorf(p Pos, key, format string, args ...any) {
-	c.diags = append(c.diags, Diagnostic{Severity: SeverityError, File: c.file, Pos: p, Key: key, Message: fmt.Sprintf(format, args...)})
+func (c *Collector) Errorf(p Pos, key, format string, args ...any) {
+	c.Diags = append(c.Diags, Diagnostic{Severity: SeverityError, File: c.File, Pos: p, Key: key, Message: fmt.Sprintf(format, args...)})
 }
 
-func (c *collector) warnf(p Pos, key, format string, args ...any) {
-	c.diags = append(c.diags, Diagnostic{Severity: SeverityWarning, File: c.file, Pos: p, Key: key, Message: fmt.Sprintf(format, args...)})
+func (c *Collector) Warnf(p Pos, key, format string, args ...any) {
+	c.Diags = append(c.Diags, Diagnostic{Severity: SeverityWarning, File: c.File, Pos: p, Key: key, Message: fmt.Sprintf(format, args...)})
 }
 
 // warnOnce warns about id only the first time it is seen.
-func (c *collector) warnOnce(id string, p Pos, key, format string, args ...any) {
+func (c *Collector) WarnOnce(id string, p Pos, key, format string, args ...any) {
 	if c.warned == nil {
 		c.warned = map[string]bool{}
 	}
@@ -139,12 +139,12 @@ func (c *collector) warnOnce(id string, p Pos, key, format string, args ...any) 
 		return
 	}
 	c.warned[id] = true
-	c.warnf(p, key, format, args...)
+	c.Warnf(p, key, format, args...)
 }
 
 // dedupe drops repeated identical diagnostics (a fact found once per leaf
 // of a nested stack is reported once).
-func (ds Diagnostics) dedupe() Diagnostics {
+func (ds Diagnostics) Dedupe() Diagnostics {
 	seen := make(map[Diagnostic]bool, len(ds))
 	out := ds[:0]
 	for _, d := range ds {

@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"reflect"
@@ -38,7 +38,7 @@ type nodeDecoder interface {
 }
 
 type decoder struct {
-	*collector
+	*Collector
 	// aliased counts the nodes decoded through aliases; aliasDepth is how
 	// many aliases enclose the node being decoded, alias the outermost,
 	// which the config uses where it is decoded, and aliasKey its key.
@@ -77,8 +77,8 @@ func (d *decoder) enter(n *yaml.Node, key string) (resolved *yaml.Node, leave fu
 			if d.aliasDepth == 0 {
 				at, atKey = n, key
 			}
-			d.exhausted, d.exhaustedAt = true, len(d.diags)+1
-			d.errorf(posOf(at), atKey, "too many alias expansions: at alias *%s, the config's aliases have expanded to more than %d values; expected anchors and aliases that share parts of the config, not ones that multiply it", at.Value, maxAliasedNodes)
+			d.exhausted, d.exhaustedAt = true, len(d.Diags)+1
+			d.Errorf(posOf(at), atKey, "too many alias expansions: at alias *%s, the config's aliases have expanded to more than %d values; expected anchors and aliases that share parts of the config, not ones that multiply it", at.Value, maxAliasedNodes)
 			return nil, nil, false
 		}
 	}
@@ -156,7 +156,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) {
 	if v.CanAddr() && decodesItself(v.Type()) {
 		if isNull(n) {
 			if r, ok := v.Addr().Interface().(interface{ nullError() string }); ok && n != nil {
-				d.errorf(posOf(n), key, "%s", r.nullError())
+				d.Errorf(posOf(n), key, "%s", r.nullError())
 			}
 			return
 		}
@@ -186,7 +186,7 @@ func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, key string) {
 		return
 	}
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(posOf(n), key, "expected a list, found %s", kindName(n))
+		d.Errorf(posOf(n), key, "expected a list, found %s", kindName(n))
 		return
 	}
 	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
@@ -307,7 +307,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string, allowe
 		v.FieldByIndex(si.pos).Set(reflect.ValueOf(posOf(n)))
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(posOf(n), key, "expected a map, found %s", kindName(n))
+		d.Errorf(posOf(n), key, "expected a map, found %s", kindName(n))
 		return
 	}
 	names, byName := si.names, si.byName
@@ -336,7 +336,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string, allowe
 		k := kn.Value
 		idx, known := byName[k]
 		if known && seen[idx] || !known && seenOther[k] {
-			d.errorf(posOf(kn), joinKey(key, k), "key %q appears twice; expected each key once", k)
+			d.Errorf(posOf(kn), joinKey(key, k), "key %q appears twice; expected each key once", k)
 			continue
 		}
 		if !known {
@@ -344,18 +344,18 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string, allowe
 				seenOther = map[string]bool{}
 			}
 			seenOther[k] = true
-			d.errorf(posOf(kn), joinKey(key, k), "unknown key %q; expected one of: %s%s", k, strings.Join(names, ", "), suggest(k, names))
+			d.Errorf(posOf(kn), joinKey(key, k), "unknown key %q; expected one of: %s%s", k, strings.Join(names, ", "), suggest(k, names))
 			continue
 		}
 		seen[idx] = true
 		f := si.fields[idx]
 		fkey := joinKey(key, k)
 		if f.ignored {
-			d.warnOnce("ignored:"+genericKey(fkey), posOf(kn), fkey,
+			d.WarnOnce("ignored:"+genericKey(fkey), posOf(kn), fkey,
 				"accepted and ignored: strata does not act on %q", k)
 		}
 		if f.unenforced {
-			d.warnOnce("unenforced:"+genericKey(fkey), posOf(kn), fkey,
+			d.WarnOnce("unenforced:"+genericKey(fkey), posOf(kn), fkey,
 				"checked, not yet enforced: strata validates %q and does not act on it yet", k)
 		}
 		fv := v.Field(f.index)
@@ -391,7 +391,7 @@ func (d *decoder) reportMissing(n *yaml.Node, si *structInfo, byName map[string]
 	for _, idx := range si.sorted {
 		f := si.fields[idx]
 		if j, ok := byName[f.name]; f.required && ok && j == idx && !seen[idx] {
-			d.errorf(posOf(n), key, "missing required key %q", f.name)
+			d.Errorf(posOf(n), key, "missing required key %q", f.name)
 		}
 	}
 }
@@ -406,7 +406,7 @@ func (d *decoder) checkEnum(n *yaml.Node, v reflect.Value, key string, enum []st
 			return
 		}
 	}
-	d.errorf(posOf(n), key, "found %q; expected one of: %s", s.Value, strings.Join(enum, ", "))
+	d.Errorf(posOf(n), key, "found %q; expected one of: %s", s.Value, strings.Join(enum, ", "))
 }
 
 // genericKey drops list indexes and map names from a key path so that an

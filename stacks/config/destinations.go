@@ -1,4 +1,4 @@
-package stacks
+package config
 
 import (
 	"fmt"
@@ -49,13 +49,13 @@ func (c *Config) RunsFor(dest, source string) bool {
 }
 
 // checkDestinations checks destination_branches' globs.
-func checkDestinations(cfg *Config, c *collector) {
+func checkDestinations(cfg *Config, c *Collector) {
 	if cfg.DestinationBranches == nil {
 		return
 	}
 	check := func(s String, key string) {
 		if !doublestar.ValidatePattern(s.Value) {
-			c.errorf(s.Pos, key, "%q is not a valid glob", s.Value)
+			c.Errorf(s.Pos, key, "%q is not a valid glob", s.Value)
 		}
 	}
 	for i, e := range *cfg.DestinationBranches {
