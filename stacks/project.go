@@ -151,7 +151,7 @@ func (p *Project) UnitsIn(dir string) []*Unit { return p.unitsOf[dir] }
 
 // Load reads the config at configPath (which may be "") and the repository
 // at root, and builds the project. A config with errors yields a
-// *ConfigError listing all of them; the project is still returned, as far
+// *config.Error listing all of them; the project is still returned, as far
 // as it could be built, so `check` can show everything at once.
 func Load(root, configPath string) (*Project, error) {
 	return LoadFrom(root, configPath, nil)

@@ -59,7 +59,7 @@ type AutoApplyCondition struct {
 	HasMax     bool
 }
 
-// condition is the condition a written auto_apply sets.
+// Condition is the condition a written auto_apply sets.
 func (a AutoApply) Condition() AutoApplyCondition {
 	return AutoApplyCondition{NoDeletes: a.When.Value == "no_deletes", MaxChanges: a.MaxChanges.Value, HasMax: a.MaxChanges.Set}
 }

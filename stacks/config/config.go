@@ -100,7 +100,7 @@ func (o *DependsOn) decodeNode(d *decoder, n *yaml.Node, key string) {
 	d.decodeStruct(n, reflectValue(o), key, nil)
 }
 
-// StacksConfig is the `stacks` section.
+// Stacks is the `stacks` section.
 type Stacks struct {
 	Pos                            Pos
 	AllowWorkspaceInMultipleStacks Bool           `yaml:"allow_workspace_in_multiple_stacks" doc:"a dirspace in N leaf stacks is N units (docs/behaviour.md#stacks-and-membership)"`
@@ -172,7 +172,7 @@ func (r *InputRef) decodeNode(d *decoder, n *yaml.Node, key string) {
 	d.decodeStruct(n, reflectValue(r), key, nil)
 }
 
-// EngineConfig names an engine: `{name, version}`. Terrateam's other
+// Engine names an engine: `{name, version}`. Terrateam's other
 // engines load, and units that reach them fail as unsupported.
 type Engine struct {
 	Pos           Pos

@@ -99,7 +99,7 @@ func (ds Diagnostics) Sort() {
 	})
 }
 
-// ConfigError is returned when a config has errors. It carries every
+// Error is returned when a config has errors. It carries every
 // diagnostic, so a caller can print them all rather than the first.
 type Error struct {
 	Diagnostics Diagnostics
@@ -114,23 +114,26 @@ func (e *Error) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// collector gathers diagnostics for one file.
+// Collector gathers the diagnostics of one file: the config's checks add
+// to it, and so does the model as it resolves the config.
 type Collector struct {
-	File  string
-	Diags Diagnostics
+	File  string      // the file every diagnostic is about
+	Diags Diagnostics // what was found, in the order it was found
 	// warned keeps "once per key per run" warnings from repeating.
 	warned map[string]bool
 }
 
+// Errorf adds an error at p about key.
 func (c *Collector) Errorf(p Pos, key, format string, args ...any) {
 	c.Diags = append(c.Diags, Diagnostic{Severity: SeverityError, File: c.File, Pos: p, Key: key, Message: fmt.Sprintf(format, args...)})
 }
 
+// Warnf adds a warning at p about key.
 func (c *Collector) Warnf(p Pos, key, format string, args ...any) {
 	c.Diags = append(c.Diags, Diagnostic{Severity: SeverityWarning, File: c.File, Pos: p, Key: key, Message: fmt.Sprintf(format, args...)})
 }
 
-// warnOnce warns about id only the first time it is seen.
+// WarnOnce warns about id only the first time it is seen.
 func (c *Collector) WarnOnce(id string, p Pos, key, format string, args ...any) {
 	if c.warned == nil {
 		c.warned = map[string]bool{}
@@ -142,7 +145,7 @@ func (c *Collector) WarnOnce(id string, p Pos, key, format string, args ...any) 
 	c.Warnf(p, key, format, args...)
 }
 
-// dedupe drops repeated identical diagnostics (a fact found once per leaf
+// Dedupe drops repeated identical diagnostics (a fact found once per leaf
 // of a nested stack is reported once).
 func (ds Diagnostics) Dedupe() Diagnostics {
 	seen := make(map[Diagnostic]bool, len(ds))

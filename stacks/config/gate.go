@@ -21,6 +21,8 @@ type Gate struct {
 	AnyOfCount   int
 }
 
+// ResolveGate is a step's gate with its defaults applied, nil when the
+// step has none.
 func ResolveGate(g *StepGate) *Gate {
 	if g == nil {
 		return nil

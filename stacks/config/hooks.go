@@ -25,7 +25,8 @@ type Hook struct {
 // hookOps are the step types a hook takes, as in Terrateam's schema.
 var hookOps = []string{"run", "env", "oidc", "slack", "drift_create_issue"}
 
-// list is the hook's pre or post steps, nil when not written.
+// Steps is the hook's pre or post steps (when is "pre" or "post"), nil
+// when not written.
 func (h *Hook) Steps(when string) *[]Step {
 	if h == nil {
 		return nil

@@ -111,7 +111,7 @@ dirs:
 	}
 }
 
-// TestConfigSizeLimit checks that a config over maxConfigBytes is one error
+// TestConfigSizeLimit checks that a config over MaxBytes is one error
 // naming its size and the limit, and that a file far larger is not read
 // whole to say so.
 func TestConfigSizeLimit(t *testing.T) {
@@ -119,7 +119,7 @@ func TestConfigSizeLimit(t *testing.T) {
 	_, diags := Parse("strata.yml", big)
 	want := "strata.yml: the config is 2.0 MiB (2097161 bytes); expected at most 2.0 MiB (2097152 bytes)"
 	if len(diags) != 1 || diags[0].String() != want {
-		t.Errorf("ParseConfig: diagnostics:\n%s\nwant:\n%s", diagText(diags), want)
+		t.Errorf("Parse: diagnostics:\n%s\nwant:\n%s", diagText(diags), want)
 	}
 	if _, diags := Parse("strata.yml", big[:MaxBytes]); diags.HasErrors() {
 		t.Errorf("a config of exactly the limit: %s", diagText(diags))
@@ -139,7 +139,7 @@ func TestConfigSizeLimit(t *testing.T) {
 	_, diags, err = Load(path, StrataConfigFile)
 	want = "strata.yml: the config is 1048576.0 MiB (1099511627776 bytes); expected at most 2.0 MiB (2097152 bytes)"
 	if err != nil || len(diags) != 1 || diags[0].String() != want {
-		t.Errorf("LoadConfig: %v, diagnostics:\n%s\nwant:\n%s", err, diagText(diags), want)
+		t.Errorf("Load: %v, diagnostics:\n%s\nwant:\n%s", err, diagText(diags), want)
 	}
 }
 

@@ -78,13 +78,13 @@ func FindRoot(start string) (root, configPath string, err error) {
 	return start, "", nil
 }
 
-// maxConfigBytes bounds the size of a config file. Decoding costs memory
+// MaxBytes bounds the size of a config file. Decoding costs memory
 // many times the file's size (yaml's node tree alone is some hundred bytes a
 // value), and the largest real configs, one entry per dir of a big
 // monorepo, stay well under a megabyte.
 const MaxBytes = 2 << 20
 
-// ParseConfig decodes config bytes. file is used in diagnostics only. The
+// Parse decodes config bytes. file is used in diagnostics only. The
 // returned diagnostics hold every error and warning found; the Config is
 // usable only when none is an error.
 func Parse(file string, data []byte) (*Config, Diagnostics) {
@@ -165,7 +165,7 @@ func emptyDocument(doc *yaml.Node) bool {
 		n.Style&yaml.TaggedStyle == 0
 }
 
-// LoadConfig reads and decodes a config file; a missing path yields the
+// Load reads and decodes a config file; a missing path yields the
 // empty config.
 func Load(path, displayName string) (*Config, Diagnostics, error) {
 	if path == "" {
@@ -176,7 +176,7 @@ func Load(path, displayName string) (*Config, Diagnostics, error) {
 		return nil, nil, err
 	}
 	defer f.Close()
-	// One byte past the limit is enough for ParseConfig to refuse the file,
+	// One byte past the limit is enough for Parse to refuse the file,
 	// whatever its size.
 	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
 	if err != nil {
@@ -193,8 +193,8 @@ func Load(path, displayName string) (*Config, Diagnostics, error) {
 	return cfg, diags, nil
 }
 
-// overBudget reports whether the config file at path is larger than a
-// config may be (LoadConfig refuses it).
+// OverBudget reports whether the config file at path is larger than a
+// config may be (Load refuses it).
 func OverBudget(path string) bool {
 	if path == "" {
 		return false

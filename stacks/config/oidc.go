@@ -42,7 +42,7 @@ func checkOIDCStep(d *decoder, s *Step, key string) {
 	}
 }
 
-// resolveOIDC is an oidc step's settings with Terrateam's defaults.
+// ResolveOIDC is an oidc step's settings with Terrateam's defaults.
 func ResolveOIDC(st Step) *OIDCStep {
 	o := &OIDCStep{
 		Provider: st.Provider.Value, Audience: st.Audience.Value,

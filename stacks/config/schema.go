@@ -139,7 +139,7 @@ func checksSchema() schema {
 	return schema{"oneOf": []schema{{"type": "array", "items": item}, legacy}}
 }
 
-// ConfigReference renders the configuration reference table of the README:
+// Reference renders the configuration reference table of the README:
 // every key, its type, its class and what it does.
 func Reference() string {
 	var b strings.Builder
