@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,15 +10,19 @@ import (
 	"github.com/strata-iac/strata/stacks/config"
 )
 
-// TestBadConfigs runs the corpus under testdata/bad: each file is a
+// TestBadConfigs runs the corpora under testdata/bad (configs wrong only
+// against their repository) and config/testdata/bad (configs wrong in
+// themselves, which the config package parses alone too): each file is a
 // strata.yml whose header names the dirs of its repository (`# dirs:`) and
-// the one diagnostic it must give (`# error:` or `# warning:`), exactly.
-// Every bad config gives that one precise message and nothing else wrong,
-// never a panic.
+// the one diagnostic a whole load must give (`# error:` or `# warning:`),
+// exactly. Every bad config gives that one precise message and nothing
+// else wrong, never a panic.
 func TestBadConfigs(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/bad/*.yml")
-	if err != nil || len(files) == 0 {
+	inConfig, err2 := filepath.Glob("config/testdata/bad/*.yml")
+	files = append(files, inConfig...)
+	if err = errors.Join(err, err2); err != nil || len(inConfig) == 0 || len(files) == len(inConfig) {
 		t.Fatalf("no bad configs: %v", err)
 	}
 	for _, f := range files {

@@ -14,7 +14,8 @@ import (
 // input must give diagnostics, never a panic.
 func FuzzLoad(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/bad/*.yml")
-	for _, s := range seeds {
+	inConfig, _ := filepath.Glob("config/testdata/bad/*.yml")
+	for _, s := range append(seeds, inConfig...) {
 		if b, err := os.ReadFile(s); err == nil {
 			f.Add(b)
 		}

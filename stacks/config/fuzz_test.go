@@ -11,8 +11,9 @@ import (
 // give diagnostics with a message, sorted by position, never a panic. The
 // stacks package's FuzzLoad goes on to build a project from what parses.
 func FuzzParse(f *testing.F) {
-	seeds, _ := filepath.Glob("../testdata/bad/*.yml")
-	for _, s := range seeds {
+	seeds, _ := filepath.Glob("testdata/bad/*.yml")
+	againstRepo, _ := filepath.Glob("../testdata/bad/*.yml")
+	for _, s := range append(seeds, againstRepo...) {
 		if b, err := os.ReadFile(s); err == nil {
 			f.Add(b)
 		}
