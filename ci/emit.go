@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"strconv"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // The CI files strata writes (docs/ci.md, README "Running in CI"): a

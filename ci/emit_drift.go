@@ -5,9 +5,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // driftCron is when each drift cadence runs: off the top of the hour,

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // TestGlobRegexp: a destination branch glob matches in GitLab's rules

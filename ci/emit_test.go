@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // childJob is a job of an emitted child pipeline, as GitLab reads it.

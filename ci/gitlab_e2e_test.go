@@ -13,12 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // Tests of the strata command as CI runs it: the emitted files as the

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // Source is what a CI run knows of the command it runs: who asks, the

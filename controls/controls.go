@@ -11,9 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 

@@ -6,9 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // Op is what a person asks to do to units.

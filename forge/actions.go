@@ -9,12 +9,11 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/google/go-github/v92/github"
 
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/ciplatform"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // maxEvent is the most of GITHUB_EVENT_PATH read: GitHub caps a webhook

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/controls"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // pullRequests reads pull (merge) requests: one by number, and the one

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/strata-iac/strata/controls"
 	"github.com/strata-iac/strata/internal/ciplatform"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // GitLabCI is what a GitLab CI job knows of the command it runs, for the

@@ -8,11 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // testRun is a run whose console writes to out.

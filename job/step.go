@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/hashicorp/go-version"
 
 	"github.com/strata-iac/strata/console"
@@ -17,6 +15,7 @@ import (
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // A step is a value of one of the kinds in stepKinds

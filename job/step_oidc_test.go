@@ -7,10 +7,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // TestOIDCEnv: the exchange reads the step's environment with strata's

@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // fakeExec stands for what runs a step's processes and OIDC exchanges:

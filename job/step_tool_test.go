@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // TestToolStepBuild: a tool runs from the path found, with its

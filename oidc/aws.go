@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/aws-sdk-go-v2/service/sts/types"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // awsCredentials assumes role_arn with the OIDC token, then, when set,

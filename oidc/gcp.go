@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google/externalaccount"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // GCP endpoints a private network (Private Service Connect) replaces.

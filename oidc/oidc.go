@@ -12,9 +12,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // TokenVariable holds a job's OIDC token where the CI gives it as a

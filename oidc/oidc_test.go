@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/oidc/oidctest"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 func envOf(kv []string) map[string]string {

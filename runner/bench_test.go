@@ -15,12 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // Benchmarks of the runner's performance targets (issue 4), with real

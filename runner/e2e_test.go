@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // End-to-end tests: real terraform from PATH, repositories of root modules

@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // A plan before the engines, at scale (docs/architecture.md#the-graph):

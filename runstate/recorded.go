@@ -10,9 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/objstore"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // Units found from their records (docs/behaviour.md#a-stack-that-left-the-config):

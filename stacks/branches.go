@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/ciplatform"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // Branches are the branches of the change a run is for, as Terrateam's tag

@@ -9,9 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/git"
+	"github.com/strata-iac/strata/stacks/config"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 

@@ -11,10 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // gitRun runs git in dir and fails the test on an error.

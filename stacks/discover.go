@@ -11,12 +11,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/reads"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // DefaultFilePatterns are the global file_patterns when the config sets none.

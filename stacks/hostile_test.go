@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // TestUninspectableModule checks that a module terraform-config-inspect

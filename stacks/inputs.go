@@ -7,11 +7,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // Input is one input variable of a unit fed from another unit's output

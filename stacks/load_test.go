@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // TestOneDocument: a config is one YAML document. A second document with

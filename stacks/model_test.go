@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 func dirspaceIDs(p *Project) []string {

@@ -17,10 +17,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/terraform-config-inspect/tfconfig"
+
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/stacks/config"
-
-	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/reads"
 	"github.com/strata-iac/strata/internal/safepath"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // UnitRead is one file, or fileset glob, that a root module reads, itself

@@ -8,9 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // readsRepo has a dir in two workspaces reading a file of its own, two

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 

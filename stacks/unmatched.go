@@ -6,9 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/internal/spell"
+	"github.com/strata-iac/strata/stacks/config"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 

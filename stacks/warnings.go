@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/urfave/cli/v2"
 
 	cmdpolicy "github.com/strata-iac/strata/command"
@@ -23,6 +21,7 @@ import (
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // controlsOf is what a command asks of the config's controls for op

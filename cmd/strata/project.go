@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/strata-iac/strata/stacks/config"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/forge"
@@ -17,6 +15,7 @@ import (
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // session is what every command starts from: where strata runs and the
