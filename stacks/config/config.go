@@ -1,18 +1,12 @@
-// Package config is the repository config as written: the types of
-// `strata.yml` (Terrateam's `.terrateam/config.yml`) with the position of
-// every value, the decoder that fills them from YAML, finding, reading and
-// parsing the file (its size budget, YAML errors at their line, lines
-// indented out of place), the diagnostics every finding is reported as,
-// the JSON Schema and the README's reference generated from the types, and
-// each section's checks that need nothing but the config itself (tag
-// queries parse, globs are valid, names are safe, stack references exist).
-// See docs/architecture.md#stacksconfig.
-//
-// It knows nothing of the repository the config describes: no dirs that
-// exist, no units, no Project. It never imports package stacks, which
-// resolves a Config into the model and checks it against the repository;
-// what needs the model (a unit's hooks, steps and engine, dirs matched to
-// root modules) is answered there.
+// Package config is the repository config as written, apart from the
+// model built from it (docs/architecture.md#stacksconfig): the types of
+// `strata.yml` and `.terrateam/config.yml` with the position of every
+// value, their decoding from YAML, finding, reading and parsing the file,
+// the diagnostics every finding is reported as, the JSON Schema and the
+// README's reference generated from the types, and each section's checks
+// that need nothing but the config. It never imports package stacks, which
+// resolves a Config into the model, and knows nothing of what that model
+// holds: no dirs that exist, no units, no Project.
 package config
 
 import (
