@@ -217,9 +217,11 @@ func (r *runState) schedule(ctx context.Context, w work) {
 	r.span = trace.SpanFromContext(ctx)
 	r.settleBeforeStart(ctx, w)
 	r.countGates()
+	limit := r.workerLimit()
 	s := &dispatch{
 		r: r, w: w,
-		workers: pool.New().WithMaxGoroutines(r.opt.Parallelism),
+		limit:   limit,
+		workers: pool.New().WithMaxGoroutines(limit),
 		results: make(chan jobResult, 2*len(r.units)+1),
 		busyDir: map[string]bool{},
 	}
@@ -334,9 +336,20 @@ type dispatch struct {
 	r        *runState
 	w        work
 	workers  *pool.Pool
+	limit    int // how many jobs run at once
 	results  chan jobResult
 	inflight int
 	busyDir  map[string]bool
+}
+
+// workerLimit is how many jobs run at once: the parallelism, or with -j 0
+// (AllAtOnce) as many as the run has units, so that every ready unit
+// starts (docs/behaviour.md#parallelism).
+func (r *runState) workerLimit() int {
+	if r.opt.Parallelism == AllAtOnce {
+		return max(1, len(r.units))
+	}
+	return max(1, r.opt.Parallelism)
 }
 
 // startReady starts the ready units' jobs, best first, while a worker is
@@ -344,7 +357,7 @@ type dispatch struct {
 func (s *dispatch) startReady(ctx context.Context) {
 	r := s.r
 	var aside []*unitRun
-	for s.inflight < r.opt.Parallelism && r.readyQ.Len() > 0 {
+	for s.inflight < s.limit && r.readyQ.Len() > 0 {
 		ur := heap.Pop(&r.readyQ).(*unitRun)
 		ur.queued = false
 		kind, ok := r.readyKind(ur)
