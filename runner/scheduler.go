@@ -570,8 +570,9 @@ func (q *readyQueue) Pop() any {
 }
 
 func (r *runState) planGateOpen(ur *unitRun) bool {
-	// drift, init, validate and output never wait: drift plans everything
-	// at once (docs/behaviour.md#commands).
+	// init, validate and output never wait; drift waits only for a
+	// stale auto_apply prerequisite, the one gate it links
+	// (docs/behaviour.md#commands).
 	return r.policy.IgnoresGates || ur.planWaits == 0
 }
 

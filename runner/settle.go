@@ -80,7 +80,7 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		r.skip(ur, cause)
 		return
 	}
-	if !res.HasChanges && !(ur.ForceApply && !r.policy.AsItStands) {
+	if !res.HasChanges && !ur.ForceApply {
 		reason := r.againstReason(ur)
 		if reason == "" && ur.replanned != nil {
 			reason = ur.replanned.Reason("applied")
@@ -103,6 +103,10 @@ func (r *runState) planned(ur *unitRun, res job.Result) {
 		return
 	}
 	switch {
+	case ur.ForceApply && !r.policy.Applies && !r.policy.AutoApplies:
+		// drift: a stale auto_apply prerequisite is applied before the
+		// units requiring it are checked (docs/behaviour.md#prerequisites).
+		r.approve(ur)
 	case !r.policy.Applies && !r.policy.AutoApplies:
 		// drift: a plan with changes is what it reports.
 		r.finish(ur, report.StatusPlanned, "")
