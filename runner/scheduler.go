@@ -93,10 +93,14 @@ type unitRun struct {
 	// planned are the outputs' values after the unit's plan (its JSON);
 	// against are the producers whose plans this unit planned against,
 	// before they were applied; unknown says which values a producer's
-	// plan left unknown, for the reason should the unit stay blocked.
-	planned map[string]job.PlannedOutput
-	against []*unitRun
-	unknown []string
+	// plan left unknown, for the reason should the unit stay deferred;
+	// deferredOn are those inputs as written ("net.vpc_id"), deferredBy
+	// the producers whose plans left them unknown.
+	planned    map[string]job.PlannedOutput
+	against    []*unitRun
+	unknown    []string
+	deferredOn []string
+	deferredBy []*unitRun
 
 	// span is the unit's in the traces, once started (trace.go).
 	span      trace.Span
