@@ -60,20 +60,26 @@ type Policy struct {
 
 	// IgnoresGates: every unit starts at once, whatever it waits for.
 	IgnoresGates bool
+	// WaitsOnlyForPrerequisites: every unit starts at once but one whose
+	// stack requires a stale auto_apply prerequisite, which waits for
+	// that prerequisite's apply (docs/behaviour.md#prerequisites).
+	WaitsOnlyForPrerequisites bool
 	// HoldsPlanned: when what a unit waits for fails after the unit
 	// planned, the unit ends planned (its apply is what is held) rather
 	// than skipped.
 	HoldsPlanned bool
 	// AsItStands: units are compared with what is deployed now. Inputs
-	// are the producers' outputs as they stand, nothing is read for
-	// readers after a plan, and a stale prerequisite is not forced.
+	// are the producers' outputs as they stand, and nothing is read for
+	// readers after a plan.
 	AsItStands bool
 	// FeedsReaders: outputs are read after a plan or apply for the units
 	// that read them, consumers outside the run join it when an output
 	// they read changes, and a consumer may plan against its producer's
 	// plan before that is applied.
 	FeedsReaders bool
-	// TakesPrerequisites: a stale prerequisite stack joins the run.
+	// TakesPrerequisites: a stale prerequisite stack joins the run, to
+	// be applied first when the command applies or the stack
+	// auto-applies; otherwise the units requiring it end blocked.
 	TakesPrerequisites bool
 
 	// ReviewsPlans: the saved plans the command makes are what a review
@@ -118,7 +124,8 @@ var policies = map[string]*Policy{
 	Apply: {Name: Apply, Plans: true, Applies: true, FeedsReaders: true, TakesPrerequisites: true,
 		ReusesPlans: true, OneCallApply: true, HandlesDeleted: true, AppliesPlanFile: true, Controlled: "apply"},
 	Destroy: {Name: Destroy, Plans: true, Applies: true, Destroys: true, Controlled: "apply"},
-	Drift:   {Name: Drift, Plans: true, IgnoresGates: true, HoldsPlanned: true, AsItStands: true, Detailed: true},
+	Drift: {Name: Drift, Plans: true, WaitsOnlyForPrerequisites: true, TakesPrerequisites: true, HoldsPlanned: true,
+		AsItStands: true, Detailed: true},
 }
 
 // Of is the policy of a command. A name that is none of the run commands

@@ -24,8 +24,8 @@ func TestPolicies(t *testing.T) {
 			return p.Applies && p.Destroys && !p.FeedsReaders && !p.TakesPrerequisites && !p.ReusesPlans && p.Controlled == "apply"
 		}, "destroy applies destroy plans, no readers or prerequisites"},
 		{Drift, func(p *Policy) bool {
-			return p.Plans && !p.Applies && p.IgnoresGates && p.AsItStands && p.Detailed && !p.FeedsReaders && !p.TakesPrerequisites && p.Controlled == ""
-		}, "drift plans everything at once against what stands"},
+			return p.Plans && !p.Applies && !p.IgnoresGates && p.WaitsOnlyForPrerequisites && p.AsItStands && p.Detailed && !p.FeedsReaders && p.TakesPrerequisites && p.Controlled == ""
+		}, "drift plans everything at once against what stands, after a stale auto_apply prerequisite"},
 	}
 	for _, tt := range tests {
 		p, ok := Of(tt.name)

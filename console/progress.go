@@ -90,7 +90,7 @@ func (c *Console) dropInDone(ur *Unit, status, reason string, took time.Duration
 		return
 	case status == string(report.StatusFailed) && took > 0:
 		return
-	case status == string(report.StatusFailed), status == string(report.StatusBlocked), status == string(report.StatusSkipped),
+	case status == string(report.StatusFailed), status == string(report.StatusBlocked), status == string(report.StatusDeferred), status == string(report.StatusSkipped),
 		status == string(report.StatusDenied), status == string(report.StatusCancelled), status == string(report.StatusMissing):
 		c.mu.Lock()
 		defer c.mu.Unlock()

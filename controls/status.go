@@ -51,7 +51,7 @@ func (s StatusSettings) ApplyStatus(pol *command.Policy, units []*report.UnitRep
 	left, bad := 0, 0
 	for _, u := range units {
 		switch u.Status {
-		case report.StatusPlanned, report.StatusBlocked:
+		case report.StatusPlanned, report.StatusBlocked, report.StatusDeferred:
 			left++
 		case report.StatusFailed, report.StatusDenied, report.StatusSkipped, report.StatusCancelled, report.StatusMissing:
 			bad++

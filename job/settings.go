@@ -21,7 +21,8 @@ type Settings struct {
 	// command.PolicyOf says what it means.
 	Command string `json:"-"`
 	// Parallelism is how many units run at once (0: the config's
-	// parallel_runs, else the default; runner.Options.WithDefaults).
+	// parallel_runs, else the default; runner.Options.WithDefaults);
+	// AllAtOnce: every ready unit (-j 0, docs/behaviour.md#parallelism).
 	Parallelism int `json:"parallelism,omitempty"`
 	// EngineArgs are the engine arguments typed after -- or among
 	// strata's flags. A manifest carries them as given; a job reads them
@@ -77,3 +78,7 @@ func (s Settings) Destroying() bool {
 	pol, ok := command.Of(s.Command)
 	return ok && pol.Destroys || s.EngineArgs.Plan.Destroy
 }
+
+// AllAtOnce is the Parallelism of `-j 0` (and `parallel_runs: 0`): no
+// bound, every ready unit runs at once (docs/behaviour.md#parallelism).
+const AllAtOnce = -1

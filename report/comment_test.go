@@ -192,3 +192,31 @@ func TestCommentEscapesBaseBranch(t *testing.T) {
 		}
 	}
 }
+
+// TestCommentShowsDeferred: a deferred unit is shown as such in the pull
+// request comment, with the values it waits for
+// (docs/behaviour.md#deferred-units).
+func TestCommentShowsDeferred(t *testing.T) {
+	t.Parallel()
+	rep := &Report{Command: "plan",
+		Stacks: []StackReport{
+			{Name: "net", Path: []string{"net"}, Status: StatusPlanned},
+			{Name: "app", Path: []string{"app"}, Status: StatusDeferred},
+		},
+		Units: []*UnitReport{
+			{Dir: "net", Workspace: "default", Stack: "net", Status: StatusPlanned, Changes: Changes{Add: 1}},
+			{Dir: "app", Workspace: "default", Stack: "app", Status: StatusDeferred, DeferredOn: []string{"net.vpc_id"},
+				Reason: "net.vpc_id is unknown until net@default is applied"},
+		},
+	}
+	body := Comment(rep, "")
+	for _, want := range []string{
+		"### strata plan: 1 to change, 1 deferred\n",
+		"<b>app</b> — deferred · 1 unit",
+		"| <code>app@default</code> | deferred | - | net.vpc&#95;id is unknown until net@default is applied |",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("no %q in\n%s", want, body)
+		}
+	}
+}

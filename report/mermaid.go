@@ -22,6 +22,7 @@ var statusColours = []struct {
 	// destroyed, a command that only reads succeeded.
 	{StatusApplied, "#2da44e"}, {StatusDestroyed, "#116329"}, {StatusSucceeded, "#1b7c83"},
 	{StatusNoChanges, "#8c959f"}, {StatusPlanned, "#bf8700"}, {StatusBlocked, "#8250df"},
+	{StatusDeferred, "#0969da"},
 	{StatusFailed, "#cf222e"}, {StatusDenied, "#cf222e"}, {StatusMissing, "#cf222e"},
 	{StatusSkipped, "#6e7781"}, {StatusCancelled, "#6e7781"},
 }

@@ -92,6 +92,10 @@ type UnitReport struct {
 	// Replanned compares the plan apply made in place of the reviewed
 	// saved plan with it (docs/behaviour.md#saved-plans).
 	Replanned *Replanned `json:"replanned,omitempty"`
+	// DeferredOn are the inputs, as written ("net.vpc_id"), that a
+	// producer's plan left unknown: the unit is deferred, or planned only
+	// once that producer was applied (docs/behaviour.md#deferred-units).
+	DeferredOn []string `json:"deferred_on,omitempty"`
 	// Gates are the gates the unit's plan raised: its apply waits for
 	// their approval (docs/controls.md#gates).
 	Gates []Gate `json:"gates,omitempty"`
@@ -150,7 +154,7 @@ type StepReport struct {
 }
 
 // stackStatusOrder ranks unit statuses for a stack's status.
-var stackStatusOrder = []Status{StatusFailed, StatusDenied, StatusMissing, StatusCancelled, StatusSkipped, StatusBlocked, StatusPlanned, StatusApplied, StatusDestroyed, StatusSucceeded, StatusNoChanges}
+var stackStatusOrder = []Status{StatusFailed, StatusDenied, StatusMissing, StatusCancelled, StatusSkipped, StatusBlocked, StatusDeferred, StatusPlanned, StatusApplied, StatusDestroyed, StatusSucceeded, StatusNoChanges}
 
 // Note is the unit's reason and warnings, as the table, the summary and
 // the PR comment show them.
@@ -239,7 +243,7 @@ func exitCode(rep *Report, command string, detailed bool) int {
 		switch u.Status {
 		case StatusFailed, StatusDenied, StatusSkipped, StatusCancelled, StatusMissing:
 			return 1
-		case StatusBlocked, StatusPlanned:
+		case StatusBlocked, StatusDeferred, StatusPlanned:
 			if pol.Applies {
 				return 1
 			}
@@ -443,6 +447,7 @@ var verdictOrder = []struct {
 	{StatusApplied, "applied"},
 	{StatusDestroyed, "destroyed"},
 	{StatusPlanned, "to change"},
+	{StatusDeferred, "deferred"},
 	{StatusSucceeded, "succeeded"},
 	{StatusBlocked, "blocked"},
 	{StatusFailed, "failed"},

@@ -27,6 +27,7 @@ func TestVerdict(t *testing.T) {
 	}{
 		{rep(StatusPlanned, StatusPlanned, StatusPlanned, StatusBlocked, StatusFailed, StatusFailed, StatusNoChanges), "3 to change, 1 blocked, 2 failed"},
 		{rep(StatusNoChanges, StatusNoChanges), "no changes"},
+		{rep(StatusPlanned, StatusDeferred, StatusDeferred), "1 to change, 2 deferred"},
 		{rep(StatusApplied, StatusFailed, StatusSkipped, StatusNoChanges), "1 applied, 1 failed, 1 skipped"},
 		{rep(StatusDestroyed, StatusCancelled), "1 destroyed, 1 cancelled"},
 		{rep(StatusSucceeded, StatusSucceeded), "2 succeeded"},
@@ -296,6 +297,9 @@ func TestExitCode(t *testing.T) {
 		{rep(StatusPlanned, StatusNoChanges), command.Plan, false, 0},
 		{rep(StatusPlanned, StatusNoChanges), command.Plan, true, 2},
 		{rep(StatusBlocked), command.Plan, true, 2},
+		{rep(StatusDeferred), command.Plan, true, 2},
+		{rep(StatusDeferred, StatusPlanned), command.Plan, false, 0},
+		{rep(StatusApplied, StatusDeferred), command.Apply, false, 1},
 		{rep(StatusApplied), command.Plan, true, 2}, // auto-applied
 		{rep(StatusNoChanges), command.Drift, true, 0},
 		{rep(StatusPlanned, StatusFailed), command.Plan, true, 1},

@@ -39,7 +39,7 @@ func (rep *Report) WriteColourTable(w io.Writer) {
 var statusANSI = map[Status]string{
 	StatusFailed: "31", StatusDenied: "31", StatusMissing: "31",
 	StatusApplied: "32", StatusDestroyed: "32", StatusSucceeded: "32",
-	StatusPlanned: "33", StatusBlocked: "33",
+	StatusPlanned: "33", StatusBlocked: "33", StatusDeferred: "33",
 	StatusSkipped: "90", StatusCancelled: "90",
 }
 

@@ -14,6 +14,10 @@ const (
 	StatusSucceeded Status = "succeeded"
 	StatusFailed    Status = "failed"
 	StatusBlocked   Status = "blocked"
+	// StatusDeferred is a consumer whose inputs its producer's plan
+	// leaves unknown: it plans once that producer is applied, in the
+	// apply that applies it (docs/behaviour.md#deferred-units).
+	StatusDeferred  Status = "deferred"
 	StatusSkipped   Status = "skipped"
 	StatusCancelled Status = "cancelled"
 	// StatusDenied is a unit the config's controls refused to the person

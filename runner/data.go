@@ -386,7 +386,7 @@ func (r *runState) readExternalProducer(ctx context.Context, ur *unitRun) {
 // run that requires another to have applied within a window, stale
 // prerequisites join the run (apply, or plan when that stack auto-applies)
 // to be applied even without changes, or the requiring units end blocked
-// with the age in the reason. drift ignores prerequisites.
+// with the age in the reason. drift takes them as plan does.
 func prerequisites(p *stacks.Project, run *stacks.Run, opt Options, sd *runstate.StateDir) (add []stacks.RunUnit, force map[*stacks.Unit]bool, blocked map[*stacks.Unit]string, err error) {
 	force, blocked = map[*stacks.Unit]bool{}, map[*stacks.Unit]string{}
 	pol := policyOf(opt)
@@ -465,12 +465,13 @@ func stalePrerequisite(sd *runstate.StateDir, pr stacks.StackPrerequisite, now t
 	return stale, "last succeeded " + formatDuration(now.Sub(oldest)) + " ago", nil
 }
 
-// formatDuration prints a duration as people write windows: 3h, 1h30m, 2d.
+// formatDuration prints a duration as people write windows: 3h, 1h30m,
+// 2d; under a minute in seconds (45s), since a window can be that short.
 func formatDuration(d time.Duration) string {
-	d = d.Round(time.Minute)
-	if d < time.Minute {
-		return "under a minute"
+	if d < time.Minute-time.Second/2 {
+		return fmt.Sprintf("%ds", max(0, d.Round(time.Second)/time.Second))
 	}
+	d = d.Round(time.Minute)
 	days := d / (24 * time.Hour)
 	d -= days * 24 * time.Hour
 	var b strings.Builder

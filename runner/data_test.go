@@ -345,3 +345,111 @@ stacks:
 		}
 	}
 }
+
+// TestDriftBehindPrerequisites: drift honours prerequisites as plan does
+// (docs/behaviour.md#prerequisites). A stale prerequisite that is not
+// auto_apply leaves the requiring unit's drift check blocked, naming it,
+// never "no changes"; one that is auto_apply is applied first, then the
+// requiring unit is checked; units that require nothing start at once.
+func TestDriftBehindPrerequisites(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		autoApply bool
+	}{
+		{"not auto_apply", false},
+		{"auto_apply", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			config := `dirs:
+  creds: {tags: [creds]}
+  app: {tags: [app]}
+  other: {tags: [other]}
+stacks:
+  names:
+    rotate-credentials:
+      tag_query: creds
+` + map[bool]string{true: "      rules: {auto_apply: true}\n"}[tc.autoApply] + `    other: {tag_query: other}
+    app:
+      tag_query: app
+      rules:
+        prerequisites:
+          - stack: rotate-credentials
+            succeeded_within: 1h
+`
+			root := writeRepo(t, map[string]string{
+				"strata.yml": config,
+				"creds/main.tf": `resource "terraform_data" "token" {
+  provisioner "local-exec" {
+    command = "date +%s%N >> rotations.log"
+  }
+}
+`,
+				"app/main.tf":   "resource \"terraform_data\" \"app\" {}\n",
+				"other/main.tf": "resource \"terraform_data\" \"other\" {}\n",
+			})
+			e := newE2E(t, root)
+			apps := stacks.Selection{Stacks: []string{"app", "other"}, NoPropagate: true}
+			// Deploy app and other, so that their drift check has
+			// nothing to find; the prerequisite is then an hour and a
+			// half stale.
+			res := e.run(CmdApply, Options{Settings: Settings{AutoApprove: true}}, apps)
+			if got := statuses(res.Report); got["app@default"] != string(report.StatusApplied) {
+				t.Fatalf("apply: %v\n%s", got, e.console.String())
+			}
+			later := time.Now().Add(90 * time.Minute)
+			res = e.run(CmdDrift, Options{Extra: Extra{Now: func() time.Time { return later }}}, apps)
+			got := statuses(res.Report)
+			if got["other@default"] != string(report.StatusNoChanges) {
+				t.Errorf("other: %v", got)
+			}
+			if !tc.autoApply {
+				want := string(report.StatusBlocked) + " (rotate-credentials last succeeded 1h30m ago (limit 1h))"
+				if got["app@default"] != want || got["creds@default"] != "" {
+					t.Errorf("drift: %v\nwant app %s and creds left alone", got, want)
+				}
+				if res.ExitCode == 0 {
+					t.Errorf("drift with a blocked unit exits 0")
+				}
+				return
+			}
+			if got["creds@default"] != string(report.StatusApplied) || got["app@default"] != string(report.StatusNoChanges) {
+				t.Fatalf("drift: %v\n%s", got, e.console.String())
+			}
+			creds, app := unitByName(t, res.Report, "creds@default"), unitByName(t, res.Report, "app@default")
+			if creds.Why != "prerequisite_of: app" {
+				t.Errorf("why = %q", creds.Why)
+			}
+			ca, _ := stepOf(creds, report.StepApply)
+			ap, _ := planOf(app)
+			if ap.StartedAt.Before(ca.FinishedAt) {
+				t.Error("app's drift check began before its prerequisite was applied")
+			}
+		})
+	}
+}
+
+// TestFormatDuration: windows and ages read as people write them, a
+// window under a minute in seconds.
+func TestFormatDuration(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{400 * time.Millisecond, "0s"},
+		{45 * time.Second, "45s"},
+		{59*time.Second + 400*time.Millisecond, "59s"},
+		{59*time.Second + 600*time.Millisecond, "1m"},
+		{90 * time.Second, "2m"},
+		{time.Hour, "1h"},
+		{90 * time.Minute, "1h30m"},
+		{49 * time.Hour, "2d1h"},
+	} {
+		if got := formatDuration(tc.d); got != tc.want {
+			t.Errorf("formatDuration(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}

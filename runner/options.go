@@ -33,6 +33,9 @@ type Settings = job.Settings
 // nor the config says.
 const DefaultParallelism = 4
 
+// AllAtOnce is the parallelism of -j 0: every ready unit at once.
+const AllAtOnce = job.AllAtOnce
+
 // Output is where what people read goes, and how.
 type Output struct {
 	// Console receives what people read; ErrConsole strata's notes and the
@@ -187,10 +190,13 @@ type UsageError struct{ Msg string }
 // retry delay, how often a long step says it is still running, and a
 // console that discards.
 func (o Options) WithDefaults(p *stacks.Project) Options {
-	if o.Parallelism < 1 {
+	if o.Parallelism == 0 && p.Config.ParallelRuns.Set {
 		o.Parallelism = p.Config.ParallelRuns.Value
+		if o.Parallelism == 0 {
+			o.Parallelism = AllAtOnce
+		}
 	}
-	if o.Parallelism < 1 {
+	if o.Parallelism == 0 {
 		o.Parallelism = DefaultParallelism
 	}
 	if o.Now == nil {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -73,7 +74,7 @@ func TestPlanThrough(t *testing.T) {
 		"net@default":   "planned",
 		"app@default":   "planned (planned against net@default's plan)",
 		"db@default":    "planned (planned against net@default's plan)",
-		"web@default":   "blocked (net.id is unknown until net@default is applied)",
+		"web@default":   "deferred (net.id is unknown until net@default is applied)",
 		"ruled@default": "blocked (waits for net@default to be applied)",
 	}
 	wantStatuses(t, statuses(res.Report), want)
@@ -82,6 +83,12 @@ func TestPlanThrough(t *testing.T) {
 	}
 	if in := unitByName(t, res.Report, "app@default").Inputs["vpc_id"]; in.Value != "vpc-1" {
 		t.Errorf("app's input in the report: %+v", in)
+	}
+	if web := unitByName(t, res.Report, "web@default"); !reflect.DeepEqual(web.DeferredOn, []string{"net.id"}) {
+		t.Errorf("web is deferred on %v, want [net.id]", web.DeferredOn)
+	}
+	if res.ExitCode != 2 {
+		t.Errorf("plan -detailed-exitcode exit %d, want 2", res.ExitCode)
 	}
 	if !strings.Contains(e.console.String(), `+ input = "vpc-1"`) && !strings.Contains(e.console.String(), `+ input  = "vpc-1"`) {
 		t.Errorf("app's plan does not use net's planned value:\n%s", e.console.String())
@@ -149,5 +156,59 @@ func TestPlanThroughInApply(t *testing.T) {
 	}
 	if out := outputsOf(t, e, "db")["seen"]; out != `"zone-d"` {
 		t.Errorf("db applied with %s", out)
+	}
+}
+
+// TestDeferredContinued: a consumer deferred by plan (its producer's plan
+// leaves a value it reads unknown) is planned and applied by the apply
+// that applies its producer, in the same run, after it, and says so when
+// that apply saw the producer's plan (docs/behaviour.md#deferred-units);
+// the report names what it waited for.
+func TestDeferredContinued(t *testing.T) {
+	root := throughRepo(t)
+	e := newE2E(t, root)
+	sel := stacks.Selection{Dirs: []string{"net", "web"}}
+	res := e.run(CmdPlan, Options{}, sel)
+	if got := statuses(res.Report); got["web@default"] != "deferred (net.id is unknown until net@default is applied)" || res.ExitCode != 0 {
+		t.Fatalf("plan: exit %d, %v\n%s", res.ExitCode, got, e.console.String())
+	}
+	if v := res.Report.Verdict(); v != "1 to change, 1 deferred" {
+		t.Errorf("verdict %q", v)
+	}
+	// An apply that plans net (no saved plan to reuse), asking: web
+	// waits for net's apply, then plans with net's id.
+	e = newE2E(t, throughRepo(t))
+	var waves [][]string
+	approve := func(units []*report.UnitReport) (Answer, error) {
+		var names []string
+		for _, u := range units {
+			names = append(names, u.Name())
+		}
+		waves = append(waves, names)
+		return AnswerYes, nil
+	}
+	res = e.run(CmdApply, Options{Hooks: Hooks{Approve: approve}, Settings: Settings{NoPropagate: true}}, sel)
+	want := map[string]string{
+		"net@default": "applied",
+		"web@default": "applied (planned after net@default was applied: net.id was unknown until then)",
+	}
+	if !reflect.DeepEqual(waves, [][]string{{"net@default"}, {"web@default"}}) {
+		t.Errorf("asked about %v, want net, then web", waves)
+	}
+	wantStatuses(t, statuses(res.Report), want)
+	web := unitByName(t, res.Report, "web@default")
+	if !reflect.DeepEqual(web.DeferredOn, []string{"net.id"}) {
+		t.Errorf("web's deferred_on %v", web.DeferredOn)
+	}
+	netDone, _ := stepOf(unitByName(t, res.Report, "net@default"), report.StepApply)
+	webPlan, ok := planOf(web)
+	if !ok || webPlan.StartedAt.Before(netDone.FinishedAt) {
+		t.Errorf("web planned before net was applied")
+	}
+	if out := outputsOf(t, e, "web")["seen"]; out == "" || strings.Contains(out, "unknown") {
+		t.Errorf("web applied with %q", out)
+	}
+	if res.ExitCode != 0 {
+		t.Errorf("apply exit %d\n%s", res.ExitCode, e.console.String())
 	}
 }

@@ -17,7 +17,7 @@ func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
 		Engine: report.EngineReport{Name: ur.Choice.Name, Version: ur.Choice.Version},
 		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned, Gates: ur.gates, Cost: ur.cost,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,
-		Log: ur.Display.Log(), Warnings: ur.warnings,
+		Log: ur.Display.Log(), Warnings: ur.warnings, DeferredOn: ur.deferredOn,
 	}
 	if ur.Engine != nil {
 		rep.Engine = report.EngineReport{Name: ur.Engine.Name, Version: ur.Engine.Version.String()}

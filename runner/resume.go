@@ -23,7 +23,7 @@ func ResumeRun(p *stacks.Project, rep *report.Report) (run *stacks.Run, external
 			continue
 		}
 		switch ur.Status {
-		case report.StatusFailed, report.StatusDenied, report.StatusSkipped, report.StatusBlocked, report.StatusCancelled, report.StatusMissing:
+		case report.StatusFailed, report.StatusDenied, report.StatusSkipped, report.StatusBlocked, report.StatusDeferred, report.StatusCancelled, report.StatusMissing:
 			run.Units = append(run.Units, stacks.RunUnit{Unit: u, Why: "resume: " + string(ur.Status)})
 		case report.StatusPlanned:
 			external = append(external, u)

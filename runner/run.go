@@ -431,6 +431,11 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 // remaining path.
 func (r *runState) link() {
 	r.indexUnits()
+	if r.policy.WaitsOnlyForPrerequisites {
+		r.linkForcedPrerequisites()
+		r.computePriorities()
+		return
+	}
 	for _, ur := range r.units {
 		in := r.g.In(ur.Spec)
 		edges := make([]stacks.Edge, len(in))
@@ -490,6 +495,32 @@ func gate(from, to *unitRun, plan, data bool) {
 	}
 	from.succs = append(from.succs, to)
 	from.out = append(from.out, gateEdge{to: to, plan: plan, data: data})
+}
+
+// linkForcedPrerequisites links drift's only gates: a unit whose stack
+// requires a stale prerequisite that is applied first waits for that
+// prerequisite's units (docs/behaviour.md#prerequisites); nothing else
+// waits.
+func (r *runState) linkForcedPrerequisites() {
+	var forced []*unitRun
+	for _, ur := range r.units {
+		if ur.ForceApply {
+			forced = append(forced, ur)
+		}
+	}
+	if len(forced) == 0 {
+		return
+	}
+	for _, ur := range r.units {
+		if ur.ForceApply || ur.role.outside() {
+			continue
+		}
+		for _, f := range forced {
+			if requires(ur.Spec.Stack, f.Spec.Stack) {
+				gate(f, ur, true, false)
+			}
+		}
+	}
 }
 
 // requires reports whether stack s has a prerequisite on stack t.

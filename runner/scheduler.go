@@ -93,10 +93,14 @@ type unitRun struct {
 	// planned are the outputs' values after the unit's plan (its JSON);
 	// against are the producers whose plans this unit planned against,
 	// before they were applied; unknown says which values a producer's
-	// plan left unknown, for the reason should the unit stay blocked.
-	planned map[string]job.PlannedOutput
-	against []*unitRun
-	unknown []string
+	// plan left unknown, for the reason should the unit stay deferred;
+	// deferredOn are those inputs as written ("net.vpc_id"), deferredBy
+	// the producers whose plans left them unknown.
+	planned    map[string]job.PlannedOutput
+	against    []*unitRun
+	unknown    []string
+	deferredOn []string
+	deferredBy []*unitRun
 
 	// span is the unit's in the traces, once started (trace.go).
 	span      trace.Span
@@ -217,9 +221,11 @@ func (r *runState) schedule(ctx context.Context, w work) {
 	r.span = trace.SpanFromContext(ctx)
 	r.settleBeforeStart(ctx, w)
 	r.countGates()
+	limit := r.workerLimit()
 	s := &dispatch{
 		r: r, w: w,
-		workers: pool.New().WithMaxGoroutines(r.opt.Parallelism),
+		limit:   limit,
+		workers: pool.New().WithMaxGoroutines(limit),
 		results: make(chan jobResult, 2*len(r.units)+1),
 		busyDir: map[string]bool{},
 	}
@@ -334,9 +340,20 @@ type dispatch struct {
 	r        *runState
 	w        work
 	workers  *pool.Pool
+	limit    int // how many jobs run at once
 	results  chan jobResult
 	inflight int
 	busyDir  map[string]bool
+}
+
+// workerLimit is how many jobs run at once: the parallelism, or with -j 0
+// (AllAtOnce) as many as the run has units, so that every ready unit
+// starts (docs/behaviour.md#parallelism).
+func (r *runState) workerLimit() int {
+	if r.opt.Parallelism == AllAtOnce {
+		return max(1, len(r.units))
+	}
+	return max(1, r.opt.Parallelism)
 }
 
 // startReady starts the ready units' jobs, best first, while a worker is
@@ -344,7 +361,7 @@ type dispatch struct {
 func (s *dispatch) startReady(ctx context.Context) {
 	r := s.r
 	var aside []*unitRun
-	for s.inflight < r.opt.Parallelism && r.readyQ.Len() > 0 {
+	for s.inflight < s.limit && r.readyQ.Len() > 0 {
 		ur := heap.Pop(&r.readyQ).(*unitRun)
 		ur.queued = false
 		kind, ok := r.readyKind(ur)
@@ -557,8 +574,9 @@ func (q *readyQueue) Pop() any {
 }
 
 func (r *runState) planGateOpen(ur *unitRun) bool {
-	// drift, init, validate and output never wait: drift plans everything
-	// at once (docs/behaviour.md#commands).
+	// init, validate and output never wait; drift waits only for a
+	// stale auto_apply prerequisite, the one gate it links
+	// (docs/behaviour.md#commands).
 	return r.policy.IgnoresGates || ur.planWaits == 0
 }
 

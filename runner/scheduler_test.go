@@ -498,3 +498,50 @@ func TestReadingCommandsRunEveryUnit(t *testing.T) {
 		})
 	}
 }
+
+// TestSchedulerAllAtOnce: with -j 0 every ready unit runs at once. Each job
+// waits until all twelve are running, so a bound below twelve never lets
+// them all start and the jobs give up (after a minute, not a measure of
+// speed: it only keeps a broken scheduler from hanging the test).
+func TestSchedulerAllAtOnce(t *testing.T) {
+	t.Parallel()
+	const n = 12
+	var dirs []string
+	config := "dirs:\n"
+	for i := 0; i < n; i++ {
+		d := fmt.Sprintf("u%02d", i)
+		dirs = append(dirs, d)
+		config += "  " + d + ": {tags: [u]}\n"
+	}
+	r := schedulerRun(t, config, dirs, Options{Settings: Settings{Command: CmdPlan, Parallelism: AllAtOnce}})
+	var (
+		mu      sync.Mutex
+		running int
+		peak    int
+		all     = make(chan struct{})
+	)
+	w := work{job: func(ctx context.Context, ur *unit, kind job.Kind) job.Result {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		if running == n {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+			return job.Result{HasChanges: true, Changes: report.Changes{Add: 1}}
+		case <-time.After(time.Minute):
+			return job.Result{Err: errors.New("not every unit started"), FailedStep: report.StepPlan}
+		}
+	}}
+	r.schedule(context.Background(), w)
+	if peak != n {
+		t.Errorf("%d jobs at once; want all %d", peak, n)
+	}
+	for _, ur := range r.units {
+		if ur.status != report.StatusPlanned {
+			t.Errorf("%s: %s (%s)", ur.Spec.Name(), ur.status, ur.reason)
+		}
+	}
+}

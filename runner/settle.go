@@ -80,7 +80,7 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 		r.skip(ur, cause)
 		return
 	}
-	if !res.HasChanges && !(ur.ForceApply && !r.policy.AsItStands) {
+	if !res.HasChanges && !ur.ForceApply {
 		reason := r.againstReason(ur)
 		if reason == "" && ur.replanned != nil {
 			reason = ur.replanned.Reason("applied")
@@ -99,10 +99,15 @@ func (r *runState) planned(ur *unitRun, res job.Result) {
 	ur.phase = phasePlanned
 	ur.status = report.StatusPlanned
 	ur.planned = res.PlannedOutputs
+	r.markDeferred(ur)
 	if r.gateHolds(ur) {
 		return
 	}
 	switch {
+	case ur.ForceApply && !r.policy.Applies && !r.policy.AutoApplies:
+		// drift: a stale auto_apply prerequisite is applied before the
+		// units requiring it are checked (docs/behaviour.md#prerequisites).
+		r.approve(ur)
 	case !r.policy.Applies && !r.policy.AutoApplies:
 		// drift: a plan with changes is what it reports.
 		r.finish(ur, report.StatusPlanned, "")
@@ -220,21 +225,7 @@ func (r *runState) planThrough(ur *unitRun) {
 		if !e.plan || !e.data || e.through || c.phase != phaseWaitPlan || c.hidden() {
 			continue
 		}
-		var unknown []string
-		for _, in := range r.p.Inputs(c.Spec) {
-			if in.Producer != ur.Spec {
-				continue
-			}
-			if po, ok := ur.planned[in.Output]; !ok || !po.Known {
-				unknown = append(unknown, in.From)
-			}
-		}
-		if len(unknown) > 0 {
-			verb := "is"
-			if len(unknown) > 1 {
-				verb = "are"
-			}
-			c.unknown = append(c.unknown, fmt.Sprintf("%s %s unknown until %s is applied", strings.Join(unknown, ", "), verb, ur.Spec.Name()))
+		if len(r.unknownFor(ur, c)) > 0 {
 			continue
 		}
 		e.through = true
@@ -243,6 +234,70 @@ func (r *runState) planThrough(ur *unitRun) {
 		c.against = append(c.against, ur)
 		r.consider(c)
 	}
+}
+
+// unknownFor are the inputs of consumer c (as written: "net.vpc_id")
+// that producer ur's plan leaves unknown until it is applied.
+func (r *runState) unknownFor(ur, c *unitRun) []string {
+	var unknown []string
+	for _, in := range r.p.Inputs(c.Spec) {
+		if in.Producer != ur.Spec {
+			continue
+		}
+		if po, ok := ur.planned[in.Output]; !ok || !po.Known {
+			unknown = append(unknown, in.From)
+		}
+	}
+	return unknown
+}
+
+// markDeferred notes, on each consumer still waiting for producer ur's
+// outputs, the values ur's plan leaves unknown: such a consumer is
+// deferred, to plan once ur is applied (docs/behaviour.md#deferred-units),
+// and says so when it stays waiting and when it plans after the apply.
+func (r *runState) markDeferred(ur *unitRun) {
+	if ur.planned == nil || r.destroying() || !r.policy.FeedsReaders {
+		return
+	}
+	for _, e := range ur.out {
+		c := e.to
+		if !e.plan || !e.data || c.phase != phaseWaitPlan || c.hidden() || slices.Contains(c.deferredBy, ur) {
+			continue
+		}
+		unknown := r.unknownFor(ur, c)
+		if len(unknown) == 0 {
+			continue
+		}
+		verb := "is"
+		if len(unknown) > 1 {
+			verb = "are"
+		}
+		c.unknown = append(c.unknown, fmt.Sprintf("%s %s unknown until %s is applied", strings.Join(unknown, ", "), verb, ur.Spec.Name()))
+		c.deferredOn = append(c.deferredOn, unknown...)
+		c.deferredBy = append(c.deferredBy, ur)
+	}
+}
+
+// deferredReason is the reason of a deferred unit that planned once the
+// producers whose plans left its values unknown were applied, in this
+// command: "planned after net@default was applied: net.vpc_id was unknown
+// until then"; "" for any other unit.
+func deferredReason(ur *unitRun) string {
+	if len(ur.deferredBy) == 0 || len(ur.against) > 0 {
+		return ""
+	}
+	names := make([]string, len(ur.deferredBy))
+	for i, p := range ur.deferredBy {
+		names[i] = p.Spec.Name()
+	}
+	were, was := "was", "was"
+	if len(names) > 1 {
+		were = "were"
+	}
+	if len(ur.deferredOn) > 1 {
+		was = "were"
+	}
+	return fmt.Sprintf("planned after %s %s applied: %s %s unknown until then", strings.Join(names, ", "), were, strings.Join(ur.deferredOn, ", "), was)
 }
 
 // againstReason is a unit's reason when it planned against plans of
@@ -430,6 +485,9 @@ func (r *runState) finish(ur *unitRun, status report.Status, reason string) {
 	ur.status = status
 	// A reason may quote an engine's error, of any size
 	// (docs/behaviour.md#text-budgets).
+	if reason == "" && (status == report.StatusApplied || status == report.StatusPlanned || status == report.StatusNoChanges) {
+		reason = deferredReason(ur)
+	}
 	reason = textbudget.Cut(reason, textbudget.Error)
 	ur.reason = reason
 	switch {
@@ -467,11 +525,11 @@ func (r *runState) finalize() {
 				r.finish(ur, report.StatusCancelled, reason)
 				continue
 			}
-			reason := "waits for " + waitingFor(ur.planPreds) + " to be applied"
 			if len(ur.unknown) > 0 {
-				reason = strings.Join(ur.unknown, "; ")
+				r.finish(ur, report.StatusDeferred, strings.Join(ur.unknown, "; "))
+				continue
 			}
-			r.finish(ur, report.StatusBlocked, reason)
+			r.finish(ur, report.StatusBlocked, "waits for "+waitingFor(ur.planPreds)+" to be applied")
 		case phasePlanned:
 			reason := ""
 			switch {

@@ -334,27 +334,27 @@ func (p *Project) orderedAfter(s *Stack, w *autoWiring) map[*Stack]bool {
 	return set
 }
 
-// autoOwner is the stack whose auto_inputs a leaf follows: itself, else
-// the nearest stack nesting it that turns auto_inputs on; and how far up
-// it is (0 for the leaf).
-func autoOwner(s *Stack) (*Stack, int) {
+// autoOwner is the stack whose auto_inputs a leaf follows, where its
+// errors point: itself, else the nearest stack nesting it that turns
+// auto_inputs on.
+func autoOwner(s *Stack) *Stack {
 	levels := append([][]*Stack{{s}}, s.Ancestors...)
-	for d, level := range levels {
+	for _, level := range levels {
 		for _, a := range level {
 			if a.Def != nil && a.Def.AutoInputs.Value {
-				return a, d
+				return a
 			}
 		}
 	}
-	return s, 0
+	return s
 }
 
 // siblingLevels returns the leaf stacks auto_inputs looks among when no
 // stack s is ordered after has an output, nearest first: the leaves of s's
 // siblings (the other stacks under one of its parents; top-level stacks
-// are siblings of one another), then those of its parents' siblings, and
-// so on up to the stack that turned auto_inputs on, whose own siblings come
-// last. s and the stacks nesting it are never its siblings.
+// are siblings of one another), then those of its parents' siblings (its
+// cousins), and so on up upTo levels. s and the stacks nesting it are
+// never its siblings.
 func (p *Project) siblingLevels(s *Stack, upTo int, w *autoWiring) []map[*Stack]bool {
 	levels := append([][]*Stack{{s}}, s.Ancestors...)
 	mine := map[*Stack]bool{}
@@ -394,17 +394,17 @@ func (p *Project) siblingLevels(s *Stack, upTo int, w *autoWiring) []map[*Stack]
 
 // wireAuto wires each declared variable with no explicit input to the
 // output of the same name of exactly one unit: among the stacks this one is
-// ordered after, else among its siblings, nearest first
-// (docs/behaviour.md#inputs-between-stacks). A sibling producer orders the
-// consumer after it, as an inputs entry does. Two producers at the level
-// that has one are an error, and so is a sibling wiring that would close a
-// cycle. A variable with no default that only other stacks output gets a
-// warning: it would otherwise fail at plan time with no value.
+// ordered after, else among its siblings and cousins, nearest first
+// (docs/behaviour.md#inputs-between-stacks). A sibling or cousin producer
+// orders the consumer after it, as an inputs entry does. Two producers at
+// the level that has one are an error, and so is a sibling or cousin
+// wiring that would close a cycle.
 func (p *Project) wireAuto(s *Stack, w *autoWiring, c *config.Collector) {
-	owner, upTo := autoOwner(s)
+	owner := autoOwner(s)
 	pos, key := autoPos(owner), "stacks.names."+owner.Name+".auto_inputs"
-	scope := &autoScope{p: p, s: s, upTo: upTo, w: w, after: p.orderedAfter(s, w)}
-	unwired := map[string]bool{}
+	// Up to the top, wherever auto_inputs was set: a cousin's output is
+	// found as the parent's setting would find it.
+	scope := &autoScope{p: p, s: s, upTo: len(s.Ancestors), w: w, after: p.orderedAfter(s, w)}
 	for _, u := range s.Units {
 		m := p.module(u.Dir)
 		if m == nil {
@@ -422,9 +422,6 @@ func (p *Project) wireAuto(s *Stack, w *autoWiring, c *config.Collector) {
 			producers, where := scope.producers(n)
 			switch len(producers) {
 			case 0:
-				if m.Variables[n].Required {
-					unwired[n] = true
-				}
 				continue
 			case 1:
 			default:
@@ -437,7 +434,7 @@ func (p *Project) wireAuto(s *Stack, w *autoWiring, c *config.Collector) {
 				continue
 			}
 			prod := producers[0]
-			if where == "sibling" {
+			if where != "upstream" {
 				if cycle := p.orderCycle(s, prod.Stack); cycle != nil {
 					c.Errorf(pos, key, "variable %q of %s: wiring it to output %q of %s (stack %s) would close a cycle: %s; expected a producer that is not ordered after %s: set the variable with an inputs entry or drop the rule that orders %s after %s",
 						n, u.Name(), n, prod.Name(), prod.Stack.Name, strings.Join(cycle, " -> "), s.Name, prod.Stack.Name, s.Name)
@@ -451,12 +448,11 @@ func (p *Project) wireAuto(s *Stack, w *autoWiring, c *config.Collector) {
 				continue
 			}
 			p.inputs[u] = append(p.inputs[u], Input{Var: n, Producer: prod, Output: n, From: prod.Stack.Name + "." + n, Sensitive: out.Sensitive, Auto: true})
-			if where == "sibling" {
+			if where != "upstream" {
 				p.addAutoEdge(s, prod.Stack, pos, key)
 			}
 		}
 	}
-	p.warnUnwired(s, unwired, w, pos, key, c)
 }
 
 // autoScope is where auto_inputs looks for the producers of one stack's
@@ -471,38 +467,21 @@ type autoScope struct {
 }
 
 // producers returns the units that output n at the nearest level that has
-// one, and whether that level is "upstream" or "sibling".
+// one, and whether that level is "upstream", "sibling" or "cousin".
 func (a *autoScope) producers(n string) ([]*Unit, string) {
 	producers, where := producersAmong(a.w.producers[n], a.after), "upstream"
 	if len(producers) == 0 {
 		if a.siblings == nil {
 			a.siblings = a.p.siblingLevels(a.s, a.upTo, a.w)
 		}
-		for _, level := range a.siblings {
+		for d, level := range a.siblings {
 			if producers = producersAmong(a.w.producers[n], level); len(producers) > 0 {
-				where = "sibling"
+				where = map[bool]string{true: "sibling", false: "cousin"}[d == 0]
 				break
 			}
 		}
 	}
 	return producers, where
-}
-
-// warnUnwired warns about each required variable of s left unwired that
-// stacks out of auto_inputs' reach output.
-func (p *Project) warnUnwired(s *Stack, unwired map[string]bool, w *autoWiring, pos config.Pos, key string, c *config.Collector) {
-	vars := make([]string, 0, len(unwired))
-	for n := range unwired {
-		vars = append(vars, n)
-	}
-	sort.Strings(vars)
-	for _, n := range vars {
-		if others := p.otherProducers(s, n, w); len(others) > 0 {
-			list := strings.Join(others, ", ")
-			c.Warnf(pos, key,
-				"variable %s of %s is an output of %s, which is neither a stack %s is ordered after nor its sibling, so auto_inputs leaves it unset; add an inputs entry or plan_after: [%s]", n, s.Name, list, s.Name, list)
-		}
-	}
 }
 
 // producersAmong returns the units of units whose stack is in stacks.
@@ -574,26 +553,6 @@ func (p *Project) waitsFor(x *Stack) []*Stack {
 	}
 	for _, e := range p.autoEdges[x] {
 		out = append(out, e.to)
-	}
-	return out
-}
-
-// otherProducers names the stacks but s that declare output n and do not
-// wait for s: ordering s after one of them would wire the variable. A
-// stack that waits for s is left out, as ordering s after it would be a
-// cycle, no fix to suggest.
-func (p *Project) otherProducers(s *Stack, n string, w *autoWiring) []string {
-	var out []string
-	seen := map[*Stack]bool{s: true}
-	for _, pu := range w.producers[n] {
-		t := pu.Stack
-		if seen[t] {
-			continue
-		}
-		seen[t] = true
-		if p.orderCycle(s, t) == nil {
-			out = append(out, t.Name)
-		}
 	}
 	return out
 }

@@ -312,19 +312,71 @@ var autoInputsCases = []autoInputsCase{
 		edges:  []string{"net@default -> app@default (plan, inputs)"},
 	},
 	{
-		name: "a cousin is not a sibling",
+		name: "auto_inputs on a leaf reaches a cousin, as on its parent",
 		cfg: `stacks:
   names:
     prod: {stacks: [prod-app]}
-    dev: {stacks: [dev-net]}
-    dev-net: {tag_query: dir:net}
+    shared: {stacks: [shared-net]}
+    shared-net: {tag_query: dir:net}
     prod-app: {tag_query: dir:app, auto_inputs: true}
 `,
 		files: map[string]string{
 			"net/main.tf": "output \"region\" { value = 1 }\noutput \"zone\" { value = 1 }\n",
 			"app/main.tf": "variable \"region\" {}\nvariable \"zone\" {\n  default = \"a\"\n}\n",
 		},
-		warn: []string{"strata.yml:6:49: warning: stacks.names.prod-app.auto_inputs: variable region of prod-app is an output of dev-net, which is neither a stack prod-app is ordered after nor its sibling, so auto_inputs leaves it unset; add an inputs entry or plan_after: [dev-net]"},
+		inputs: []string{"region <- shared-net.region (auto)", "zone <- shared-net.zone (auto)"},
+		edges:  []string{"net@default -> app@default (plan, inputs)"},
+	},
+	{
+		name: "auto_inputs on a parent reaches a cousin",
+		cfg: `stacks:
+  names:
+    prod: {stacks: [prod-app], auto_inputs: true}
+    shared: {stacks: [shared-net]}
+    shared-net: {tag_query: dir:net}
+    prod-app: {tag_query: dir:app}
+`,
+		files: map[string]string{
+			"net/main.tf": "output \"region\" { value = 1 }\n",
+			"app/main.tf": "variable \"region\" {}\n",
+		},
+		inputs: []string{"region <- shared-net.region (auto)"},
+		edges:  []string{"net@default -> app@default (plan, inputs)"},
+	},
+	{
+		name: "a sibling is nearer than a cousin",
+		cfg: `stacks:
+  names:
+    prod: {stacks: [prod-app, prod-net]}
+    shared: {stacks: [shared-net]}
+    shared-net: {tag_query: dir:net}
+    prod-net: {tag_query: dir:pnet}
+    prod-app: {tag_query: dir:app, auto_inputs: true}
+`,
+		files: map[string]string{
+			"net/main.tf":  "output \"region\" { value = 1 }\n",
+			"pnet/main.tf": "output \"region\" { value = 2 }\n",
+			"app/main.tf":  "variable \"region\" {}\n",
+		},
+		inputs: []string{"region <- prod-net.region (auto)"},
+		edges:  []string{"pnet@default -> app@default (plan, inputs)"},
+	},
+	{
+		name: "two cousin producers",
+		cfg: `stacks:
+  names:
+    prod: {stacks: [prod-app]}
+    shared: {stacks: [net-a, net-b]}
+    net-a: {tag_query: dir:a}
+    net-b: {tag_query: dir:b}
+    prod-app: {tag_query: dir:app, auto_inputs: true}
+`,
+		files: map[string]string{
+			"a/main.tf":   "output \"region\" { value = 1 }\n",
+			"b/main.tf":   "output \"region\" { value = 2 }\n",
+			"app/main.tf": "variable \"region\" {}\n",
+		},
+		errs: []string{`strata.yml:7:49: stacks.names.prod-app.auto_inputs: variable "region" of app@default: 2 cousin units declare output "region": a@default (stack net-a), b@default (stack net-b); expected exactly one producer: settle it with an inputs entry`},
 	},
 	{
 		name: "two sibling producers",

@@ -156,6 +156,10 @@ func ciStart(c *cli.Context) error {
 	if err := warnStillDeployed(c, s); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
+	set, err := settingsOf(c, command, ea)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
 	st, err := openState(c)
 	if err != nil {
 		return err
@@ -167,7 +171,6 @@ func ciStart(c *cli.Context) error {
 		link = rep.RunURL
 	}
 	commit := checkoutCommit(c.Context, s.project.Root, rep)
-	set := settingsOf(c, command, ea)
 	// Only apply reads it, so the variable may be set for every job.
 	set.RequireReviewedPlan = pol.ReusesPlans && set.RequireReviewedPlan
 	op := controls.Op(pol.Controlled)

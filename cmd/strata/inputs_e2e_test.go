@@ -11,18 +11,40 @@ import (
 	"github.com/strata-iac/strata/report"
 )
 
-// siblingRepo is two top-level stacks, no rule between them: app takes
+// siblingConfig is two top-level stacks, no rule between them: app takes
 // region from net by auto_inputs alone.
-func siblingRepo(t *testing.T) string {
-	return writeRepo(t, map[string]string{
-		"strata.yml": `dirs:
+const siblingConfig = `dirs:
   net: {tags: [net]}
   app: {tags: [app]}
 stacks:
   names:
     net: {tag_query: net}
     app: {tag_query: app, auto_inputs: true}
-`,
+`
+
+// cousinConfig is the nested-stacks design's bubbling: app, under
+// applications, takes region from net, under infrastructure, a sibling of
+// its parent, by its own auto_inputs alone.
+const cousinConfig = `dirs:
+  net: {tags: [net]}
+  app: {tags: [app]}
+stacks:
+  names:
+    root: {stacks: [infrastructure, applications]}
+    infrastructure: {stacks: [networking]}
+    applications: {stacks: [moneymaker]}
+    networking: {tag_query: net}
+    moneymaker: {tag_query: app, auto_inputs: true}
+`
+
+// siblingRepo is siblingConfig's repository.
+func siblingRepo(t *testing.T) string { return autoInputsRepo(t, siblingConfig) }
+
+// autoInputsRepo is a repository of config where app reads region, an
+// output of net.
+func autoInputsRepo(t *testing.T, config string) string {
+	return writeRepo(t, map[string]string{
+		"strata.yml": config,
 		"net/main.tf": `resource "terraform_data" "region" {
   input = "eu-west-1"
 }
@@ -51,10 +73,18 @@ func stepTimes(rep *report.Report, dir, step string) (started, finished time.Tim
 
 // TestAutoInputsSiblingOrders: a consumer with only auto_inputs (no
 // plan_after) plans after its sibling producer is applied, with the
-// producer's value, and graph shows the data edge.
+// producer's value, and graph shows the data edge; so does one whose
+// producer is a cousin (docs/behaviour.md#inputs-between-stacks).
 func TestAutoInputsSiblingOrders(t *testing.T) {
 	needTerraform(t)
-	root := siblingRepo(t)
+	t.Run("sibling", func(t *testing.T) { autoInputsOrder(t, siblingConfig, "net", "app") })
+	t.Run("cousin", func(t *testing.T) { autoInputsOrder(t, cousinConfig, "networking", "moneymaker") })
+}
+
+// autoInputsOrder applies config's repository, whose stack app reads
+// net's region by auto_inputs alone.
+func autoInputsOrder(t *testing.T, config, net, app string) {
+	root := autoInputsRepo(t, config)
 	env := hermeticEnv(t)
 	if r := runBin(t, root, env, "check"); r.code != 0 || strings.Contains(r.stdout+r.stderr, "auto_inputs") {
 		t.Fatalf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -66,7 +96,7 @@ func TestAutoInputsSiblingOrders(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &g); r.code != 0 || err != nil {
 		t.Fatalf("graph: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
-	if len(g.Edges) != 1 || g.Edges[0].From != "net@default#net" || g.Edges[0].To != "app@default#app" || g.Edges[0].Kind != "plan" || g.Edges[0].Via != "inputs" {
+	if len(g.Edges) != 1 || g.Edges[0].From != "net@default#"+net || g.Edges[0].To != "app@default#"+app || g.Edges[0].Kind != "plan" || g.Edges[0].Via != "inputs" {
 		t.Errorf("graph edges: %+v", g.Edges)
 	}
 	reportFile := filepath.Join(t.TempDir(), "r.json")
@@ -80,7 +110,7 @@ func TestAutoInputsSiblingOrders(t *testing.T) {
 			t.Errorf("%s is %s (%s)", u.Name(), u.Status, u.Reason)
 		}
 		if u.Dir == "app" {
-			if in := u.Inputs["region"]; in.From != "net.region" || in.Value != "eu-west-1" {
+			if in := u.Inputs["region"]; in.From != net+".region" || in.Value != "eu-west-1" {
 				t.Errorf("app's input region: %+v", in)
 			}
 		}

@@ -276,7 +276,10 @@ func selectEngineRun(c *cli.Context, s *session, pol *cmdpolicy.Policy) (*select
 // there to ask for approval, and --plan-json's dir.
 func engineOptions(c *cli.Context, command string, cl *commandLine, sel *selectedRun, kill <-chan struct{}) (runner.Options, error) {
 	terminal := isTerminal(os.Stdout) && isTerminal(os.Stdin)
-	set := settingsOf(c, command, cl.ea)
+	set, err := settingsOf(c, command, cl.ea)
+	if err != nil {
+		return runner.Options{}, err
+	}
 	set.PlanOut, set.ApplyFile = cl.planOut, cl.applyFile
 	console := c.App.Writer
 	if cmdpolicy.Must(command).PrintsOutputs && !sel.dropIn() {

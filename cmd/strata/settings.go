@@ -11,10 +11,14 @@ import (
 // settingsOf reads what a command does from its flags, for a run on this
 // machine and for the manifest ci start writes alike; a flag the command
 // lacks reads as unset.
-func settingsOf(c *cli.Context, command string, ea runner.EngineArgs) runner.Settings {
+func settingsOf(c *cli.Context, command string, ea runner.EngineArgs) (runner.Settings, error) {
+	n, err := parallelismOf(c)
+	if err != nil {
+		return runner.Settings{}, err
+	}
 	return runner.Settings{
 		Command:             command,
-		Parallelism:         c.Int("parallelism"),
+		Parallelism:         n,
 		EngineArgs:          ea,
 		AutoApprove:         c.Bool("auto-approve"),
 		NoAutoApply:         c.Bool("no-auto-apply"),
@@ -28,7 +32,21 @@ func settingsOf(c *cli.Context, command string, ea runner.EngineArgs) runner.Set
 		KillAfter:           c.Duration("kill-after"),
 		ShowSensitive:       c.Bool("show-sensitive"),
 		NoPluginCache:       c.Bool("no-plugin-cache"),
+	}, nil
+}
+
+// parallelismOf is --parallelism as the runner takes it: unset is 0 (the
+// config's, else the default), 0 given is every ready unit at once, and a
+// negative count is an error (docs/behaviour.md#parallelism).
+func parallelismOf(c *cli.Context) (int, error) {
+	n := c.Int("parallelism")
+	switch {
+	case n < 0:
+		return 0, fmt.Errorf("--parallelism %d: expected a count of units, at least 0 (0: every ready unit at once)", n)
+	case n == 0 && c.IsSet("parallelism"):
+		return runner.AllAtOnce, nil
 	}
+	return n, nil
 }
 
 // parallelismFlag is --parallelism (-j); each names what runs at most N
@@ -36,6 +54,6 @@ func settingsOf(c *cli.Context, command string, ea runner.EngineArgs) runner.Set
 func parallelismFlag(who string, env ...string) cli.Flag {
 	return &cli.IntFlag{
 		Name: "parallelism", Aliases: []string{"j"}, EnvVars: env,
-		Usage: fmt.Sprintf("%s at most `N` units at once (default: config parallel_runs, else %d)", who, runner.DefaultParallelism),
+		Usage: fmt.Sprintf("%s at most `N` units at once, 0 every ready unit (default: config parallel_runs, else %d)", who, runner.DefaultParallelism),
 	}
 }

@@ -61,8 +61,8 @@ func checkConfig(cfg *Config, c *Collector) {
 	if cfg.DefaultTFVersion.Set {
 		checkVersion("terraform", cfg.DefaultTFVersion, "default_tf_version", c)
 	}
-	if cfg.ParallelRuns.Set && cfg.ParallelRuns.Value < 1 {
-		c.Errorf(cfg.ParallelRuns.Pos, "parallel_runs", "found %d; expected a number of at least 1", cfg.ParallelRuns.Value)
+	if cfg.ParallelRuns.Set && cfg.ParallelRuns.Value < 0 {
+		c.Errorf(cfg.ParallelRuns.Pos, "parallel_runs", "found %d; expected a count of units, at least 0 (0: every ready unit at once)", cfg.ParallelRuns.Value)
 	}
 	if cfg.Stacks != nil && cfg.Stacks.Names != nil {
 		checkStacks(cfg.Stacks.Names, c)
