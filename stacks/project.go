@@ -291,6 +291,14 @@ type dirKeys struct {
 	// globPrefix is the literal prefix of each glob: a glob can match only
 	// dirs that start with it.
 	globPrefix []string
+	// byFirst indexes the globs whose literal prefix holds a whole first
+	// path segment by that segment, each list longest key first; loose
+	// are the others (a prefix such as "" or "mod"), which any dir may
+	// match. A dir is tried against its first segment's globs and the
+	// loose ones alone, so a load with thousands of glob keys does not
+	// try every key for every dir.
+	byFirst map[string][]int
+	loose   []int
 }
 
 // splitDirKeys returns the config's dirs keys that lie inside the
@@ -312,20 +320,43 @@ func (p *Project) splitDirKeys(c *config.Collector) dirKeys {
 			}
 		}
 	}
-	globs := keys.globs
-	sort.SliceStable(globs, func(i, j int) bool { return len(globs[i].Key) > len(globs[j].Key) })
-	keys.globPrefix = make([]string, len(globs))
-	for i, g := range globs {
-		keys.globPrefix[i] = literalPrefix(g.Key)
-	}
+	keys.indexGlobs()
 	return keys
 }
 
-// globFor returns the longest glob key that matches dir, or nil.
+// indexGlobs orders the globs longest key first and indexes them by
+// their literal prefix's first segment.
+func (k *dirKeys) indexGlobs() {
+	globs := k.globs
+	sort.SliceStable(globs, func(i, j int) bool { return len(globs[i].Key) > len(globs[j].Key) })
+	k.globPrefix = make([]string, len(globs))
+	k.byFirst, k.loose = map[string][]int{}, nil
+	for i, g := range globs {
+		prefix := literalPrefix(g.Key)
+		k.globPrefix[i] = prefix
+		if first, _, whole := strings.Cut(prefix, "/"); whole {
+			k.byFirst[first] = append(k.byFirst[first], i)
+		} else {
+			k.loose = append(k.loose, i)
+		}
+	}
+}
+
+// globFor returns the longest glob key that matches dir, or nil: among
+// the globs of dir's first segment and the loose ones, in the order of
+// globs (longest key first).
 func (k dirKeys) globFor(dir string) *config.MapEntry[config.Dir] {
 	dirSlash := dir + "/"
-	for i, g := range k.globs {
-		if strings.HasPrefix(dirSlash, k.globPrefix[i]) && matchPath(strings.TrimSuffix(g.Key, "/"), dir) {
+	first, _, _ := strings.Cut(dir, "/")
+	a, b := k.byFirst[first], k.loose
+	for len(a) > 0 || len(b) > 0 {
+		var i int
+		if len(b) == 0 || len(a) > 0 && a[0] < b[0] {
+			i, a = a[0], a[1:]
+		} else {
+			i, b = b[0], b[1:]
+		}
+		if g := k.globs[i]; strings.HasPrefix(dirSlash, k.globPrefix[i]) && matchPath(strings.TrimSuffix(g.Key, "/"), dir) {
 			return g
 		}
 	}
