@@ -124,6 +124,8 @@ type stepOutput struct {
 	Note string
 	// NoToken: an oidc step skipped, with no token outside CI.
 	NoToken bool
+	// Plan is what a plan step learnt of its plan.
+	Plan *planResult
 }
 
 // stepExec runs what a step built: a process, an OIDC exchange.
@@ -138,7 +140,7 @@ type stepExec interface {
 // again).
 type engineSteps interface {
 	engineInit(ctx context.Context, req initRequest)
-	enginePlan(ctx context.Context, req planRequest)
+	enginePlan(ctx context.Context, req planRequest) *planResult
 	engineApply(ctx context.Context, req applyRequest)
 }
 
