@@ -159,8 +159,8 @@ type outputChange struct {
 // change is a tfplan Change: its action, its values (msgpack) and the
 // sensitive paths into them (each a Path message, as written).
 type change struct {
-	action                                  uint64
-	values                                  [][]byte
+	action                               uint64
+	values                               [][]byte
 	beforeSensitivePaths, afterSensitive [][]byte
 }
 
