@@ -1,15 +1,19 @@
 package job
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // planEngine is an engine the plan file reader is pinned against: its
@@ -225,4 +229,62 @@ func jsonEqual(a, b []byte) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
+}
+
+// FuzzReadPlanZip: whatever a plan file holds (a bad zip, a truncated
+// protobuf, msgpack or protobuf lengths past the end), the reader answers
+// an error or a view, never a panic, and allocates within a budget of the
+// input's size.
+func FuzzReadPlanZip(f *testing.F) {
+	zipOf := func(tfplan []byte) []byte {
+		var b bytes.Buffer
+		w := zip.NewWriter(&b)
+		e, _ := w.Create("tfplan")
+		e.Write(tfplan)
+		w.Close()
+		return b.Bytes()
+	}
+	// A plan of version 3 with an output change whose value is a string.
+	out := protowire.AppendTag(nil, 1, protowire.BytesType)
+	out = protowire.AppendString(out, "o")
+	chg := protowire.AppendTag(nil, 1, protowire.VarintType)
+	chg = protowire.AppendVarint(chg, actCreate)
+	dv := protowire.AppendTag(nil, 1, protowire.BytesType)
+	dv = protowire.AppendBytes(dv, []byte{0x92, 0xc4, 0x08, '"', 's', 't', 'r', 'i', 'n', 'g', '"', 0xa1, 'x'})
+	chg = protowire.AppendTag(chg, 2, protowire.BytesType)
+	chg = protowire.AppendBytes(chg, dv)
+	out = protowire.AppendTag(out, 2, protowire.BytesType)
+	out = protowire.AppendBytes(out, chg)
+	plan := protowire.AppendTag(nil, 1, protowire.VarintType)
+	plan = protowire.AppendVarint(plan, tfplanVersion)
+	plan = protowire.AppendTag(plan, 4, protowire.BytesType)
+	plan = protowire.AppendBytes(plan, out)
+	f.Add(zipOf(plan))
+	f.Add(zipOf(plan[:len(plan)-3]))
+	// An array and a map claiming 2^32-1 elements, a bin of 2^32-1 bytes.
+	for _, mp := range [][]byte{{0xdd, 0xff, 0xff, 0xff, 0xff}, {0xdf, 0xff, 0xff, 0xff, 0xff}, {0xc6, 0xff, 0xff, 0xff, 0xff}} {
+		d := protowire.AppendTag(nil, 1, protowire.BytesType)
+		d = protowire.AppendBytes(d, mp)
+		f.Add(zipOf(bytes.Replace(plan, dv, d, 1)))
+	}
+	// A protobuf length prefix far past the end.
+	f.Add(zipOf(append(protowire.AppendTag(nil, 3, protowire.BytesType), 0xff, 0xff, 0xff, 0xff, 0x0f)))
+	f.Add([]byte("PK\x03\x04 not a zip"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		v, err := readPlanZip(bytes.NewReader(b), int64(len(b)))
+		runtime.ReadMemStats(&after)
+		if err != nil && !errors.Is(err, errPlanFormat) {
+			t.Fatalf("an error not of errPlanFormat: %v", err)
+		}
+		if err == nil && v.Outputs == nil {
+			t.Fatal("a view without its outputs map")
+		}
+		// Deflate can grow an entry up to about 1000 times, and every
+		// msgpack value read is held once or twice.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(64<<20)+uint64(len(b))*4096 {
+			t.Fatalf("%d bytes allocated for %d bytes of input", alloc, len(b))
+		}
+	})
 }
