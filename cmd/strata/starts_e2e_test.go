@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,5 +110,73 @@ func TestEngineStartsPerUnit(t *testing.T) {
 		if versions > 1 {
 			t.Errorf("%s: %d starts for version, want at most one", step.name, versions)
 		}
+	}
+}
+
+// TestReviewedPlanOfEarlierForm: a reviewed plan whose change set was
+// recorded from show -json (no "f1:" prefix, as strata recorded before it
+// read plan files) is compared in that form, the new plan read with a
+// show step; one recorded from the plan file needs no show. The forged
+// change set here differs from the new plan's, so the plans differ; the
+// one read from the file is the same.
+func TestReviewedPlanOfEarlierForm(t *testing.T) {
+	t.Parallel()
+	needTerraform(t)
+	for _, tc := range []struct {
+		name     string
+		forge    bool
+		wantShow bool
+		wantSame bool
+	}{
+		{name: "file form", wantSame: true},
+		{name: "show -json form", forge: true, wantShow: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root := writeRepo(t, map[string]string{
+				"strata.yml":  "",
+				"app/main.tf": "resource \"terraform_data\" \"app\" {\n  input = \"one\"\n}\n",
+			})
+			env := hermeticEnv(t)
+			if r := runBin(t, root, env, "plan"); r.code != 0 {
+				t.Fatalf("plan: %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			records, _ := filepath.Glob(filepath.Join(root, ".strata", "state", "app", "*.json"))
+			if len(records) != 1 {
+				t.Fatalf("records: %q", records)
+			}
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(readFileT(t, records[0])), &rec); err != nil {
+				t.Fatal(err)
+			}
+			plan, _ := rec["plan"].(map[string]any)
+			if cs, _ := plan["change_set"].(string); !strings.HasPrefix(cs, "f1:") {
+				t.Fatalf("change set recorded: %q", cs)
+			}
+			if tc.forge {
+				plan["change_set"] = strings.Repeat("0", 64)
+				b, _ := json.Marshal(rec)
+				if err := os.WriteFile(records[0], b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Another digest, the same changes: apply plans again and
+			// compares.
+			if err := os.WriteFile(filepath.Join(root, "app", "notes.txt"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rep := filepath.Join(t.TempDir(), "report.json")
+			if r := runBin(t, root, env, "apply", "-auto-approve", "--report", rep); r.code != 0 {
+				t.Fatalf("apply: %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			u := readReport(t, rep).Units[0]
+			show := false
+			for _, st := range u.Steps {
+				show = show || st.Name == "show"
+			}
+			if show != tc.wantShow || u.Replanned == nil || u.Replanned.Same != tc.wantSame {
+				t.Errorf("show step %v, replanned %+v; want show %v, same %v", show, u.Replanned, tc.wantShow, tc.wantSame)
+			}
+		})
 	}
 }
