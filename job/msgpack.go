@@ -269,9 +269,12 @@ func mpStep(v []byte, st pathStep) ([]byte, int, error) {
 		return nil, stepAbsent, nil
 	case mpArr:
 		if index < 0 {
-			if isName {
+			if st.key == nil {
+				// An attribute of a list: no such thing.
 				return nil, stepAbsent, nil
 			}
+			// A list's elements are keyed by number; any other key is a
+			// set's element, which is its own key.
 			return nil, stepUnkeyed, nil
 		}
 		at := hdr
