@@ -148,7 +148,10 @@ type fakeEngine struct {
 	applies []applyRequest
 }
 
-func (f *fakeEngine) engineInit(_ context.Context, req initRequest) { f.inits = append(f.inits, req) }
+func (f *fakeEngine) engineInit(_ context.Context, req initRequest) error {
+	f.inits = append(f.inits, req)
+	return nil
+}
 func (f *fakeEngine) enginePlan(_ context.Context, req planRequest) *planResult {
 	f.plans = append(f.plans, req)
 	return nil
