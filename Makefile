@@ -145,6 +145,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./stacks/tagquery
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./stacks/config
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./stacks
+	$(GO) test -run '^$$' -fuzz FuzzReadPlanZip -fuzztime 30s ./job
 	$(GO) test -run '^$$' -fuzz FuzzTree -fuzztime 30s ./stacks
 	$(GO) test -run '^$$' -fuzz FuzzBaseJoin -fuzztime 30s ./internal/safepath
 	$(GO) test -run '^$$' -fuzz FuzzReadVersion -fuzztime 30s ./internal/tfstate

@@ -27,15 +27,21 @@ type identity struct {
 // in tens of milliseconds.
 const identifyTimeout = 30 * time.Second
 
-// identify runs "<path> version -json" for the version and reads the
-// binary's Go build information for the name: terraform and tofu print the
-// same JSON keys ("terraform_version"), but their main modules differ. A
-// binary without build information is named by the first word of its plain
-// "version" output ("Terraform v1.5.7", "OpenTofu v1.8.8").
+// identify names a binary and its version with one start of it. A release
+// build names itself in its Go build information (terraform and tofu print
+// the same JSON keys, "terraform_version", but their main modules differ),
+// and "<path> version -json" gives the version. A binary without build
+// information (a wrapper script, a shim) is asked its plain "version"
+// instead, whose first line gives both ("Terraform v1.5.7", "OpenTofu
+// v1.8.8"): asking it twice would start the engine behind it twice.
 func identify(ctx context.Context, path string) (identity, error) {
 	ctx, cancel := context.WithTimeout(ctx, identifyTimeout)
 	defer cancel()
 
+	name := nameFromBuildInfo(path)
+	if name == "" {
+		return identifyByText(ctx, path)
+	}
 	out, err := runVersion(ctx, path, "version", "-json")
 	if err != nil {
 		return identity{}, err
@@ -50,17 +56,25 @@ func identify(ctx context.Context, path string) (identity, error) {
 	if err != nil {
 		return identity{}, fmt.Errorf("%s version -json: %w", path, err)
 	}
+	return identity{name: name, version: v}, nil
+}
 
-	name := nameFromBuildInfo(path)
+// identifyByText names a binary and its version from the first line of its
+// plain "version" output.
+func identifyByText(ctx context.Context, path string) (identity, error) {
+	text, err := runVersion(ctx, path, "version")
+	if err != nil {
+		return identity{}, err
+	}
+	name := nameFromVersionText(text)
 	if name == "" {
-		text, err := runVersion(ctx, path, "version")
-		if err != nil {
-			return identity{}, err
-		}
-		name = nameFromVersionText(text)
-		if name == "" {
-			return identity{}, fmt.Errorf("%s is neither terraform nor tofu: its version output starts %q", path, firstLine(text))
-		}
+		return identity{}, fmt.Errorf("%s is neither terraform nor tofu: its version output starts %q", path, firstLine(text))
+	}
+	line := firstLine(text)
+	word := strings.Fields(line[strings.Index(line, " v")+2:] + " ")[0]
+	v, err := version.NewVersion(word)
+	if err != nil {
+		return identity{}, fmt.Errorf("%s version: no engine version in %q: %w", path, line, err)
 	}
 	return identity{name: name, version: v}, nil
 }

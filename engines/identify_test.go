@@ -2,6 +2,9 @@ package engines
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -36,9 +39,9 @@ func TestIdentifyRejectsOtherPrograms(t *testing.T) {
 		t.Skip(err)
 	}
 	_, err = identify(context.Background(), p)
-	wantErrContains(t, err, p+" version -json printed no engine version")
+	wantErrContains(t, err, p+" is neither terraform nor tofu")
 	_, err = identify(context.Background(), "/no/such/terraform")
-	wantErrContains(t, err, "/no/such/terraform version -json")
+	wantErrContains(t, err, "/no/such/terraform version")
 }
 
 func TestNameFromVersionText(t *testing.T) {
@@ -51,5 +54,30 @@ func TestNameFromVersionText(t *testing.T) {
 		if got := nameFromVersionText([]byte(text)); got != want {
 			t.Errorf("%q: %q, want %q", text, got, want)
 		}
+	}
+}
+
+// A wrapper script in front of the engine (a shim, a logger) has no Go
+// build information: it is started once, for its plain version text,
+// which names the engine and its version.
+func TestIdentifyWrapperStartsOnce(t *testing.T) {
+	v := needTerraform(t)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "starts.log")
+	wrapper := filepath.Join(dir, "terraform")
+	script := "#!/bin/sh\necho \"$*\" >> " + log + "\nexec " + localTerraform + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id, err := identify(context.Background(), wrapper)
+	if err != nil || id.name != Terraform || !id.version.Equal(v) {
+		t.Fatalf("identify = %+v, %v", id, err)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Split(strings.TrimSpace(string(b)), "\n"); len(got) != 1 || got[0] != "version" {
+		t.Errorf("starts = %q, want one: version", got)
 	}
 }

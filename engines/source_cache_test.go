@@ -86,7 +86,7 @@ func TestCacheRefusesAndReplacesABadBinary(t *testing.T) {
 
 	_, err = (&Installer{CacheDir: in.CacheDir, SearchPath: []string{}, Offline: true}).
 		Install(context.Background(), Spec{Terraform, v.String()})
-	wantErrContains(t, err, "cache: cached binary fails verification: ", "version -json printed no engine version")
+	wantErrContains(t, err, "cache: cached binary fails verification: ", "is neither terraform nor tofu")
 
 	e, err := in.installWith(context.Background(), copySource{localTerraform}, Terraform, v)
 	if err != nil {

@@ -58,7 +58,7 @@ func TestPathNamesEveryCandidateItRejected(t *testing.T) {
 	wantErrContains(t, err,
 		"terraform 1.5.7 is not available:",
 		"\n  path: no terraform 1.5.7 in the search path (",
-		filepath.Join(impostor, "terraform")+" version -json printed no engine version",
+		filepath.Join(impostor, "terraform")+" is neither terraform nor tofu",
 		filepath.Join(real, "terraform")+" is terraform "+v.String()+", not terraform 1.5.7",
 		"\n  download: offline (STRATA_ENGINES_OFFLINE)",
 	)
@@ -106,7 +106,7 @@ func TestFindOnPath(t *testing.T) {
 
 	in.SearchPath = []string{impostor}
 	_, err = in.FindOnPath(context.Background(), Terraform)
-	wantErrContains(t, err, "no terraform in the search path (", "version -json printed no engine version")
+	wantErrContains(t, err, "no terraform in the search path (", "is neither terraform nor tofu")
 	_, err = in.FindOnPath(context.Background(), Tofu)
 	wantErrContains(t, err, "no tofu executable in the search path (")
 	_, err = in.FindOnPath(context.Background(), "pulumi")

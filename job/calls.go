@@ -252,19 +252,17 @@ func (c showCall) Argv() []string {
 // ShowPlanFile builds, run directly, since ShowPlanFile first starts the
 // engine for `version -json` in every unit; strata knows the version.
 // The coloured text is read directly too.
-func (c showCall) checksVersion() bool { return c.Text }
+// checksVersion is false: show runs as terraform-exec would run it
+// (runRaw), without the `version -json` terraform-exec's ShowPlanFileRaw
+// starts the engine for first in every working dir.
+func (c showCall) checksVersion() bool { return false }
 func (c showCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
-	if c.Text && x.colour {
-		_, err := x.runRaw(ctx, inv, []string{"show", c.File}, out, errOut)
-		return outcome{}, err
-	}
 	if c.Text {
-		tf.SetStdout(io.Discard)
-		// The text comes back whole, and is printed as the plan was.
-		text, err := tf.ShowPlanFileRaw(ctx, c.File)
-		if err == nil {
-			_, err = io.WriteString(out, text)
+		argv := []string{"show", "-no-color", c.File}
+		if x.colour {
+			argv = []string{"show", c.File}
 		}
+		_, err := x.runRaw(ctx, inv, argv, out, errOut)
 		return outcome{}, err
 	}
 	var b bytes.Buffer

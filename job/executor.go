@@ -25,7 +25,7 @@ type outcome struct {
 	// HasChanges comes from a plan's detailed exit code, or from what an
 	// apply without a plan file printed; Changes, ChangedOutputs and
 	// OutputsKnown from the latter only (a saved plan is counted from its
-	// JSON, see enginePlan).
+	// file, see enginePlan).
 	HasChanges     bool
 	Changes        report.Changes
 	ChangedOutputs []string

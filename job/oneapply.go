@@ -103,7 +103,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		// Flags one apply cannot take (a destroy or refresh-only plan, one
 		// terraform-exec cannot express) keep the usual plan; what was
 		// computed for it is not computed again.
-		j.enginePlan(ctx, req)
+		j.foldPlan(j.enginePlan(ctx, req))
 		return
 	}
 	env, varFile, args := pc.env, pc.varFile, pc.args

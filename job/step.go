@@ -125,6 +125,8 @@ type stepOutput struct {
 	Note string
 	// NoToken: an oidc step skipped, with no token outside CI.
 	NoToken bool
+	// Plan is what a plan step learnt of its plan.
+	Plan *planResult
 }
 
 // stepExec runs what a step built: a process, an OIDC exchange.
@@ -134,12 +136,13 @@ type stepExec interface {
 }
 
 // engineSteps runs what the engine's step kinds built: an init, a plan,
-// an apply, which read and write the unit's run state and the job's
-// result (the digest, saved plans, the review, the retries that plan
-// again).
+// an apply, which read and write the unit's run state. An init returns
+// its failure and a plan what it learnt, both returned by their steps and
+// folded by the job (docs/architecture.md#a-units-job); an apply still
+// writes the job's result (the review, the retries that plan again).
 type engineSteps interface {
-	engineInit(ctx context.Context, req initRequest)
-	enginePlan(ctx context.Context, req planRequest)
+	engineInit(ctx context.Context, req initRequest) error
+	enginePlan(ctx context.Context, req planRequest) *planResult
 	engineApply(ctx context.Context, req applyRequest)
 }
 

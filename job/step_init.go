@@ -44,7 +44,9 @@ func (k initStep) run(ctx context.Context, in *stepInput) stepOutput {
 	if err != nil {
 		return stepOutput{Err: err, Failed: report.StepInit}
 	}
-	in.engine.engineInit(ctx, req)
+	if err := in.engine.engineInit(ctx, req); err != nil {
+		return stepOutput{Err: err, Failed: report.StepInit}
+	}
 	return stepOutput{}
 }
 
@@ -59,24 +61,32 @@ func (in *stepInput) workspaceInvocation(ws string, create bool) invocation {
 	return in.invocation(report.StepWorkspace, nil, workspaceCall{Name: ws, New: create})
 }
 
-// engineInit runs an init step's init in the job.
-func (j *job) engineInit(ctx context.Context, req initRequest) {
-	j.init(ctx, req.Always, false, req.Args, req.Env)
+// engineInit runs an init step's init in the job and returns its
+// failure, which the step returns as its own.
+func (j *job) engineInit(ctx context.Context, req initRequest) error {
+	return j.initUnlessCurrent(ctx, req.Always, false, req.Args, req.Env)
 }
 
-// init runs init unless the unit's data dir is current (docs/behaviour.md#steps-of-a-unit): its
-// fingerprint equals the one recorded at the last successful init.
+// init is initUnlessCurrent for the job's own inits (before an apply, an
+// output, a validate): its failure is the job's.
 func (j *job) init(ctx context.Context, always, noBackend bool, args engineargs.InitArgs, stepEnv map[string]string) bool {
+	return !j.failed(ctx, report.StepInit, j.initUnlessCurrent(ctx, always, noBackend, args, stepEnv))
+}
+
+// initUnlessCurrent runs init unless the unit's data dir is current
+// (docs/behaviour.md#steps-of-a-unit): its fingerprint equals the one
+// recorded at the last successful init.
+func (j *job) initUnlessCurrent(ctx context.Context, always, noBackend bool, args engineargs.InitArgs, stepEnv map[string]string) error {
 	if !always && j.ur.Inited {
-		return true
+		return nil
 	}
 	fp, fpErr := j.fingerprint(args)
 	if !always && fpErr == nil && j.initCurrent(fp) {
 		j.ur.Inited, j.ur.InitArgs = true, args
-		return true
+		return nil
 	}
 	_, err := j.initNow(ctx, noBackend, args, stepEnv)
-	return !j.failed(ctx, report.StepInit, err)
+	return err
 }
 
 func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitArgs, stepEnv map[string]string) (outcome, error) {

@@ -148,8 +148,14 @@ type fakeEngine struct {
 	applies []applyRequest
 }
 
-func (f *fakeEngine) engineInit(_ context.Context, req initRequest) { f.inits = append(f.inits, req) }
-func (f *fakeEngine) enginePlan(_ context.Context, req planRequest) { f.plans = append(f.plans, req) }
+func (f *fakeEngine) engineInit(_ context.Context, req initRequest) error {
+	f.inits = append(f.inits, req)
+	return nil
+}
+func (f *fakeEngine) enginePlan(_ context.Context, req planRequest) *planResult {
+	f.plans = append(f.plans, req)
+	return nil
+}
 func (f *fakeEngine) engineApply(_ context.Context, req applyRequest) {
 	f.applies = append(f.applies, req)
 }

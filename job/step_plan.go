@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,12 +71,8 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 		// The text shows what the plan's JSON marks sensitive wherever
 		// the engine does not (docs/behaviour.md#what-is-masked): read
 		// it first, unless reading it when it was made found nothing.
-		planJSON, err := j.showJSON(ctx, env)
-		if j.failed(ctx, report.StepShow, err) {
-			return true
-		}
-		v, err := readPlanJSON(planJSON)
-		if j.failed(ctx, report.StepShow, err) {
+		v, _, err := j.readPlan(ctx, env, true)
+		if err != nil {
 			return true
 		}
 		j.ur.Masker.Add(v.Secrets...)
@@ -134,8 +131,7 @@ func (k planStep) run(ctx context.Context, in *stepInput) stepOutput {
 	if err != nil {
 		return stepOutput{Err: err, Failed: report.StepPlan}
 	}
-	in.engine.enginePlan(ctx, req)
-	return stepOutput{}
+	return stepOutput{Plan: in.engine.enginePlan(ctx, req)}
 }
 
 // planArgs are plan's arguments: the step's (ea), the stack's targets
@@ -156,16 +152,37 @@ func (in *stepInput) planInvocation(own map[string]string, varFile string, args 
 	return in.invocation(report.StepPlan, own, planCall{Out: in.PlanFile, VarFile: varFile, Args: args})
 }
 
-// enginePlan runs a plan step's plan in the job.
-func (j *job) enginePlan(ctx context.Context, req planRequest) {
+// planResult is what a plan step learnt of the plan it made, folded
+// into the unit's result by the job (foldPlan): whether it changes
+// anything, and what reading it gave (counts, changed and planned
+// outputs, change set, the strings it marks sensitive).
+type planResult struct {
+	HasChanges bool
+	View       planView
+}
+
+// foldPlan takes a plan step's result into the unit's result.
+func (j *job) foldPlan(r *planResult) {
+	if r == nil {
+		return
+	}
+	v := r.View
+	j.res.HasChanges, j.res.Changes, j.res.ChangeSet = r.HasChanges, v.Changes, v.ChangeSet
+	j.res.ChangedOutputs, j.res.OutputsKnown, j.res.PlannedOutputs = v.ChangedOutputs, true, v.Outputs
+	j.res.NoSecrets = r.HasChanges && len(v.Secrets) == 0
+}
+
+// enginePlan runs a plan step's plan in the job and returns what it
+// learnt, nil when the plan failed.
+func (j *job) enginePlan(ctx context.Context, req planRequest) *planResult {
 	pc, ok := j.preparePlanCall(ctx, req)
 	if !ok {
-		return
+		return nil
 	}
 	defer pc.done()
 	env, varFile, args := pc.env, pc.varFile, pc.args
 	if err := os.MkdirAll(filepath.Dir(j.ur.PlanFile), 0o700); j.failed(ctx, "setup", err) {
-		return
+		return nil
 	}
 	saved := false
 	defer func() {
@@ -177,44 +194,42 @@ func (j *job) enginePlan(ctx context.Context, req planRequest) {
 	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, func() invocation {
 		return j.in.planInvocation(env, varFile, args)
 	}, true)
-	// The plan's block is printed once its JSON has given the values it
-	// marks sensitive, or when reading it failed.
+	// The plan's block is printed once reading the plan has given the
+	// values it marks sensitive, or when reading it failed.
 	defer closeBlock()
 	if j.failed(ctx, report.StepPlan, err) {
-		return
+		return nil
 	}
-	j.res.HasChanges, j.res.Changes, j.res.ChangeSet = o.HasChanges, report.Changes{}, ""
-	j.res.ChangedOutputs, j.res.OutputsKnown, j.res.PlannedOutputs = nil, true, nil
+	res := &planResult{HasChanges: o.HasChanges}
 	// A saved plan holds every value the plan saw, secrets included.
 	if err := os.Chmod(j.ur.PlanFile, 0o600); j.failed(ctx, report.StepPlan, err) {
-		return
+		return nil
 	}
 	if out := j.run.PlanOut; out != "" {
 		if err := copyFile(j.ur.PlanFile, out); j.failed(ctx, report.StepPlan, err) {
-			return
+			return nil
 		}
 		saved = true
 	}
-	// A plan with changes is read as JSON for its counts and outputs; one
-	// without (detailed exit code 0) needs no other engine call, unless
-	// --plan-json asks for its JSON. Either way the plan is shown once.
+	// A plan with changes is read for its counts, outputs and secrets
+	// from its file; one without (detailed exit code 0) needs nothing.
+	// The engine is started again, for show -json, only when something
+	// needs the plan's JSON itself (--plan-json, a cost estimate) or the
+	// file cannot be read (docs/architecture.md#what-a-command-costs).
 	if o.HasChanges || j.run.PlanJSON != "" {
-		planJSON, err := j.showJSON(ctx, env)
-		if j.failed(ctx, report.StepShow, err) {
-			return
+		v, planJSON, err := j.readPlan(ctx, env, o.HasChanges)
+		if err != nil {
+			return nil
 		}
 		if o.HasChanges {
-			v, err := readPlanJSON(planJSON)
-			if j.failed(ctx, report.StepShow, err) {
-				return
-			}
-			j.res.Changes, j.res.ChangedOutputs, j.res.PlannedOutputs = v.Changes, v.ChangedOutputs, v.Outputs
-			j.res.ChangeSet, j.res.NoSecrets = v.ChangeSet, len(v.Secrets) == 0
+			res.View = v
 			j.ur.Masker.Add(v.Secrets...)
-			j.estimateCost(ctx, planJSON)
+			if planJSON != nil {
+				j.estimateCost(ctx, planJSON)
+			}
 		}
 		if dir := j.run.PlanJSON; dir != "" && j.failed(ctx, report.StepShow, j.writePlanJSON(dir, planJSON)) {
-			return
+			return nil
 		}
 	}
 	rel, _ := filepath.Rel(j.run.State.Path, j.ur.PlanFile)
@@ -223,16 +238,60 @@ func (j *job) enginePlan(ctx context.Context, req planRequest) {
 		// Nothing to change: what is deployed is this content.
 		deployed = j.run.deployedNow(ctx, j.ur.Spec)
 	}
+	v := res.View
+	noSecrets := o.HasChanges && len(v.Secrets) == 0
 	err = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
-		s.Plan = &runstate.PlanRecord{Digest: j.res.Digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: j.res.Changes,
-			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.run.Now().UTC(), ChangedOutputs: j.res.ChangedOutputs, OutputsKnown: true,
-			Command: j.run.Command, Review: j.run.PullRequest, ChangeSet: j.res.ChangeSet, NoSecrets: j.res.NoSecrets, Gates: j.res.Gates}
+		s.Plan = &runstate.PlanRecord{Digest: j.res.Digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: v.Changes,
+			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.run.Now().UTC(), ChangedOutputs: v.ChangedOutputs, OutputsKnown: true,
+			Command: j.run.Command, Review: j.run.PullRequest, ChangeSet: v.ChangeSet, NoSecrets: noSecrets, Gates: j.res.Gates}
 		if deployed != nil {
 			s.Deployed = deployed
 		}
 	})
-	j.failed(ctx, report.StepState, err)
+	if j.failed(ctx, report.StepState, err) {
+		return nil
+	}
+	return res
 }
+
+// readPlan reads the unit's saved plan: from its file when it can and
+// nothing needs the plan's JSON, else from `show -json`, which it also
+// returns. hasChanges says the plan changes something: one that does
+// not is read only for its JSON. A reviewed plan recorded with a change
+// set of show -json's form is compared in that form
+// (docs/behaviour.md#saved-plans).
+func (j *job) readPlan(ctx context.Context, env map[string]string, hasChanges bool) (planView, []byte, error) {
+	var v planView
+	var fileErr error
+	if hasChanges {
+		v, fileErr = readPlanFile(j.ur.PlanFile)
+		if fileErr == nil && j.ur.Reviewed != nil && changeSetForm(j.ur.Reviewed.ChangeSet) == "json" {
+			fileErr = errReviewedAsJSON
+		}
+	}
+	wantsJSON := j.run.PlanJSON != "" || (hasChanges && j.run.Cost != nil && j.run.Cost.path != "")
+	if fileErr == nil && !wantsJSON {
+		return v, nil, nil
+	}
+	if fileErr != nil && !errors.Is(fileErr, errReviewedAsJSON) {
+		j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("the plan file is read with show -json: %v", fileErr))
+	}
+	planJSON, err := j.showJSON(ctx, env)
+	if j.failed(ctx, report.StepShow, err) {
+		return planView{}, nil, err
+	}
+	if hasChanges && fileErr != nil {
+		v, err = readPlanJSON(planJSON)
+		if j.failed(ctx, report.StepShow, err) {
+			return planView{}, nil, err
+		}
+	}
+	return v, planJSON, nil
+}
+
+// errReviewedAsJSON: the reviewed plan's change set was computed from
+// show -json, by a strata that did not read plan files.
+var errReviewedAsJSON = errors.New("the reviewed plan's change set is of show -json's form")
 
 // planInputs are what a plan (or an apply without a plan file) is called
 // with: the step's environment, the var file written for the call, and

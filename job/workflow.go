@@ -135,6 +135,7 @@ func runsOn(runOn string, failed bool) bool {
 // it sets and masks, the gate it raised, and its failure.
 func (j *job) fold(ctx context.Context, in *stepInput, out stepOutput) {
 	j.res.Steps = append(j.res.Steps, out.Reports...)
+	j.foldPlan(out.Plan)
 	if out.NoToken {
 		j.run.noteNoToken()
 	}

@@ -85,7 +85,7 @@ resource "terraform_data" "x" {
 			captured = s.Output
 		}
 	}
-	if got := strings.Join(names, ","); got != "run,env,run,init,plan,show" {
+	if got := strings.Join(names, ","); got != "run,env,run,init,plan" {
 		t.Errorf("steps = %s", got)
 	}
 	if !strings.Contains(captured, "captured-line") || !strings.Contains(res.Report.Markdown(), "captured-line") {

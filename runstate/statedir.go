@@ -200,9 +200,13 @@ type PlanRecord struct {
 	// pull request of the CI run that made it ("PR #5").
 	Review string `json:"review,omitempty"`
 	// ChangeSet is a digest of what the plan changes, "" when it changes
-	// nothing: two plans with the same one make the same changes.
+	// nothing: two plans with the same one make the same changes. One
+	// read from the plan file starts "f1:"; one read from show -json (as
+	// strata recorded before it read plan files) has no prefix, and a plan
+	// compared with it is read the same way
+	// (docs/behaviour.md#saved-plans).
 	ChangeSet string `json:"change_set,omitempty"`
-	// NoSecrets says the plan's JSON was read and marks nothing sensitive:
+	// NoSecrets says the plan was read and marks nothing sensitive:
 	// showing the plan again needs nothing masked beyond the unit's
 	// sensitive inputs, so it is not read again (docs/behaviour.md#what-is-masked).
 	NoSecrets bool `json:"no_secrets,omitempty"`

@@ -6,7 +6,7 @@
 // installing from one HTTPS network mirror on loopback that counts the
 // packages it serves. See README.md here.
 //
-//	go run main.go [-modules 200] [-par 4] [-rounds 3] [-reps 20] [-work DIR]
+//	go run main.go [-modules 200] [-par 4] [-rounds 3] [-reps 20] [-plans 3] [-work DIR]
 //
 // The build tag keeps this program out of `go build ./...`, `go vet ./...`
 // and `go test ./...`.
@@ -61,6 +61,8 @@ func main() {
 	strata := flag.String("strata", "", "strata binary")
 	terragrunt := flag.String("terragrunt", "", "terragrunt binary (skipped when empty)")
 	terramate := flag.String("terramate", "", "terramate binary (skipped when empty)")
+	plans := flag.Int("plans", 3, "timed rounds of a plan with changes of every module, after a warm init, by strata and xargs (0: none)")
+	initRounds := flag.Bool("inits", true, "measure the inits (false: the plans only)")
 	flag.Parse()
 	if *work == "" {
 		*work = must(os.MkdirTemp("", "strata-providers-"))
@@ -68,6 +70,7 @@ func main() {
 	fmt.Println("work dir:", *work)
 	b := &bench{work: *work, modules: *modules, par: *par}
 	b.build()
+	check(os.MkdirAll(filepath.Join(b.work, "logs"), 0o755))
 	b.serve()
 	b.generate()
 	tools := []tool{
@@ -94,7 +97,67 @@ func main() {
 			}, env: func(string) []string { return nil }, roundsOnly: true},
 		)
 	}
-	b.measure(tools, *rounds, *reps)
+	if *initRounds {
+		b.measure(tools, *rounds, *reps)
+	}
+	if *plans > 0 {
+		b.measurePlans([]planTool{
+			{tools[0], []string{*strata, "plan", "-j", fmt.Sprint(*par)}},
+			{tools[1], []string{"sh", "-c", fmt.Sprintf("ls -d m*/ | xargs -P%d -I{} terraform -chdir={} plan -input=false -out=tfplan", *par)}},
+		}, *plans)
+	}
+}
+
+// planTool is a tool's init and its plan of every module.
+type planTool struct {
+	tool
+	plan []string
+}
+
+// measurePlans plans every module, with changes (each creates its
+// time_static resources), after a warm init, and counts the providers'
+// launches: each engine start that reads a plan's values launches every
+// provider the plan uses.
+func (b *bench) measurePlans(tools []planTool, rounds int) {
+	var rows []string
+	for _, t := range tools {
+		var walls []float64
+		var launches int64
+		for i := range rounds {
+			b.once(t.tool, i, true)
+			dir := filepath.Join(b.work, "run")
+			cmd := exec.Command(t.plan[0], t.plan[1:]...)
+			log := must(os.Create(filepath.Join(b.work, "logs", fmt.Sprintf("%s-plan-%d.log", strings.ReplaceAll(t.name, " ", "_"), i))))
+			cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, b.env(t.env(filepath.Join(b.work, "cache", strings.ReplaceAll(t.name, " ", "_")))), log, log
+			before := b.launches()
+			began := time.Now()
+			err := cmd.Run()
+			wall := time.Since(began)
+			log.Close()
+			if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 2 && t.name == "strata") {
+				fail("%s plan: %v (see its log)", t.name, err)
+			}
+			launches = b.launches() - before
+			walls = append(walls, wall.Seconds())
+			fmt.Printf("%-28s plan  %3d  %6.2fs  provider launches %d\n", t.name, i, wall.Seconds(), launches)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %.2f s | %.1f |", t.name, median(walls), float64(launches)/float64(b.modules*len(providers))))
+	}
+	fmt.Printf("\n%d modules × %d providers, a plan with changes of every module at parallelism %d, %d timed rounds\n\n", b.modules, len(providers), b.par, rounds)
+	fmt.Println("| tool | plan (median) | launches of each provider per module |")
+	fmt.Println("|---|---|---|")
+	for _, r := range rows {
+		fmt.Println(r)
+	}
+}
+
+// launches is how many times the providers have been started so far.
+func (b *bench) launches() int64 {
+	data, err := os.ReadFile(filepath.Join(b.work, "launches.log"))
+	if err != nil {
+		return 0
+	}
+	return int64(strings.Count(string(data), "\n"))
 }
 
 // tool is one way to init every module of the tree.
@@ -146,7 +209,11 @@ func (b *bench) serve() {
 		typ := p.address[strings.LastIndex(p.address, "/")+1:]
 		zipName := fmt.Sprintf("terraform-provider-%s_%s_%s.zip", typ, p.version, platform)
 		zipPath := filepath.Join(dir, zipName)
-		writeZip(zipPath, p.binary, "terraform-provider-"+typ+"_v"+p.version)
+		// The package holds a script that notes each launch of the
+		// provider and runs the binary built above.
+		wrapper := p.binary + ".counted"
+		check(os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\necho %s >> %s\nexec %s \"$@\"\n", typ, filepath.Join(b.work, "launches.log"), p.binary)), 0o755))
+		writeZip(zipPath, wrapper, "terraform-provider-"+typ+"_v"+p.version)
 		hash := must(dirhash.HashZip(zipPath, dirhash.Hash1))
 		files[p.address+"/index.json"] = must(json.Marshal(map[string]any{"versions": map[string]any{p.version: map[string]any{}}}))
 		files[p.address+"/"+p.version+".json"] = must(json.Marshal(map[string]any{"archives": map[string]any{platform: map[string]any{"url": zipName, "hashes": []string{hash}}}}))
@@ -296,7 +363,6 @@ func initialised(mod string) bool {
 // measure runs the rounds, interleaved (cold then warm for each tool),
 // then cold runs up to reps for the safety check, and prints the table.
 func (b *bench) measure(tools []tool, rounds, reps int) {
-	check(os.MkdirAll(filepath.Join(b.work, "logs"), 0o755))
 	var all []result
 	for i := range max(rounds, reps) {
 		for _, t := range tools {
