@@ -165,7 +165,7 @@ func checkDocStacks(t *testing.T, p *Project, tc docCase) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got.From = ""
+		got.From, got.Pos = "", Pos{}
 		if got != want {
 			t.Errorf("engine of %s = %+v, want %+v", dir, got, want)
 		}

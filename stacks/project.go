@@ -91,6 +91,7 @@ type WhenModifiedRules struct {
 	FilePatterns    []string
 	Global          bool // FilePatterns come from the global section (Terrateam's rewrite applies)
 	DependsOn       *tagquery.Query
+	DependsOnPos    Pos // where DependsOn is written
 	PruneOnNoChange bool
 	Autoapply       bool
 	Autoplan        bool
@@ -456,7 +457,7 @@ func inheritWhenModified(levels ...*WhenModified) WhenModifiedRules {
 		}
 		if !dependsSet && w.DependsOn != nil && w.DependsOn.TagQuery.Set {
 			if q, err := tagquery.Parse(w.DependsOn.TagQuery.Value); err == nil {
-				r.DependsOn, r.PruneOnNoChange = q, w.DependsOn.PruneOnNoChange.Value
+				r.DependsOn, r.DependsOnPos, r.PruneOnNoChange = q, w.DependsOn.TagQuery.Pos, w.DependsOn.PruneOnNoChange.Value
 			}
 			dependsSet = true
 		}

@@ -41,7 +41,7 @@ func (p *Project) warnDependsOnAcrossStacks(c *collector) {
 		})
 		if len(others) > 0 {
 			warned[q.Source()+"\x00"+v.Stack.Name] = true
-			c.warnf(Pos{}, "when_modified.depends_on",
+			c.warnf(v.WhenModified.DependsOnPos, "when_modified.depends_on",
 				"depends_on %q of %s matches units of other stacks, which it ignores: %s; depends_on stays inside a stack, write a stack rule (plan_after, modified_by) instead",
 				q.Source(), v.Name(), strings.Join(others, ", "))
 		}
@@ -55,6 +55,7 @@ func (p *Project) warnUnsupportedEngines(c *collector) {
 		return
 	}
 	byEngine := map[string][]string{}
+	at := map[string]Pos{}
 	for _, u := range p.Units {
 		e, err := p.EngineFor(u)
 		if err != nil || e.Supported() {
@@ -62,6 +63,7 @@ func (p *Project) warnUnsupportedEngines(c *collector) {
 		}
 		key := fmt.Sprintf("engine %s (set by %s)", e.Name, e.From)
 		byEngine[key] = append(byEngine[key], u.Name())
+		at[key] = e.Pos
 	}
 	keys := make([]string, 0, len(byEngine))
 	for k := range byEngine {
@@ -75,7 +77,7 @@ func (p *Project) warnUnsupportedEngines(c *collector) {
 			more = fmt.Sprintf(" and %d more", len(units)-5)
 			units = units[:5]
 		}
-		c.warnf(Pos{}, "", "%s is not supported: strata runs terraform and tofu; these units will fail: %s%s", k, strings.Join(units, ", "), more)
+		c.warnf(at[k], "", "%s is not supported: strata runs terraform and tofu; these units will fail: %s%s", k, strings.Join(units, ", "), more)
 	}
 }
 
