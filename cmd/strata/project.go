@@ -131,7 +131,9 @@ func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*ses
 	printDiagnostics(c.App.ErrWriter, p.Diagnostics.Warnings())
 	countWarnings(c, len(p.Diagnostics.Warnings()))
 	if c.Command != nil && c.Command.Name == "check" {
-		printDiagnostics(c.App.ErrWriter, p.BranchTagWarnings(branches))
+		ws := p.BranchTagWarnings(branches)
+		printDiagnostics(c.App.ErrWriter, ws)
+		countWarnings(c, len(ws))
 	}
 	return &session{project: p, cfgPath: cfgPath, cwd: filepath.ToSlash(rel), selectedWorkspace: ws, branches: branches}, nil
 }
