@@ -256,6 +256,9 @@ func (sw *StepWriter) take(lines []string) {
 	plain := sw.raw[first:]
 	if len(lines) == 1 {
 		// One line is never a box (warningBox): nothing to mask for it.
+		if strings.HasPrefix(plain[0], "Warning: ") {
+			sw.c.unboxed(sw.ur.Name, plain[0])
+		}
 		sw.put(lines[0], plain[0])
 		return
 	}

@@ -77,6 +77,14 @@ func (c *Console) raise(text string, units []string) (*Warning, bool) {
 	return w, true
 }
 
+// unboxed counts an engine warning printed without a box (the engine
+// draws none outside a terminal), by its "Warning: …" line. Where it ends
+// cannot be told, so it is printed, and counted, each time. Callers hold
+// c.mu.
+func (c *Console) unboxed(unit, line string) {
+	c.warningOrder = append(c.warningOrder, &Warning{Text: line, Units: []string{unit}, Shown: 1})
+}
+
 // Warnings are the warnings printed in the run, in the order they were.
 func (c *Console) Warnings() []Warning {
 	c.mu.Lock()
@@ -109,7 +117,7 @@ func WriteWarningsClose(w io.Writer, ws []Warning, before int) {
 		}
 	}
 	if n := len(ws) + before; n > 0 {
-		fmt.Fprintf(w, "%s, each printed once\n", report.CountOf(n, "warning"))
+		fmt.Fprintf(w, "%s printed\n", report.CountOf(n, "warning"))
 	}
 }
 
