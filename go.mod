@@ -17,6 +17,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.49.0
 	github.com/aws/smithy-go v1.28.1
 	github.com/bmatcuk/doublestar/v4 v4.10.4
+	github.com/creack/pty v1.1.24
 	github.com/google/go-github/v92 v92.0.0
 	github.com/googleapis/gax-go/v2 v2.24.1
 	github.com/hashicorp/go-version v1.9.0

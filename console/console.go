@@ -32,7 +32,8 @@ import (
 // what it collected so far is printed and the rest streams.
 //
 // A warning box the engine prints in every call (terraform's "Unable to
-// open CLI configuration file") is printed once per run.
+// open CLI configuration file"), or that several units print alike, is
+// printed once per run (Warn).
 type Console struct {
 	mu       sync.Mutex
 	w        io.Writer
@@ -61,10 +62,13 @@ type Console struct {
 	// the line each finished unit gets.
 	total, done int
 
-	warned   map[string]bool // warning boxes already printed in this run
-	live     *StepWriter     // CI: the step that streams
-	open     *StepWriter     // CI: the step whose group is open
-	sections int             // GitLab: sections opened, for unique names
+	// warnings are the run's warnings, each printed once (Warn), by
+	// text; warningOrder in the order printed.
+	warnings     map[string]*Warning
+	warningOrder []*Warning
+	live         *StepWriter // CI: the step that streams
+	open         *StepWriter // CI: the step whose group is open
+	sections     int         // GitLab: sections opened, for unique names
 	// failures keeps, per unit and step, the last block of that step that
 	// has an Error diagnostic: a failed unit's annotation points at it.
 	failures map[*Unit]map[string]string
@@ -77,7 +81,7 @@ func New(w, errW io.Writer, terminal, dropIn bool) *Console {
 		errW = w
 	}
 	return &Console{w: w, errW: errW, terminal: terminal, dropIn: dropIn, StillEvery: time.Minute, Now: time.Now,
-		warned: map[string]bool{}, failures: map[*Unit]map[string]string{}}
+		warnings: map[string]*Warning{}, failures: map[*Unit]map[string]string{}}
 }
 
 // Note prints one line of strata's own: on the error stream in drop-in, so
@@ -252,6 +256,9 @@ func (sw *StepWriter) take(lines []string) {
 	plain := sw.raw[first:]
 	if len(lines) == 1 {
 		// One line is never a box (warningBox): nothing to mask for it.
+		if strings.HasPrefix(plain[0], "Warning: ") {
+			sw.c.unboxed(sw.ur.Name, plain[0])
+		}
 		sw.put(lines[0], plain[0])
 		return
 	}
@@ -260,10 +267,11 @@ func (sw *StepWriter) take(lines []string) {
 		masked[i] = sw.ur.Masker.MaskLine(l)
 	}
 	if key, ok := warningBox(masked); ok {
-		if sw.c.warned[key] {
+		w, first := sw.c.raise(key, []string{sw.ur.Name})
+		if !first {
 			return
 		}
-		sw.c.warned[key] = true
+		w.Shown = 1
 	}
 	// Lines are masked when printed, with every secret known by then: a
 	// plan's lines wait until its JSON has given what it marks sensitive.

@@ -73,7 +73,7 @@ func (j *job) estimateCost(ctx context.Context, planJSON []byte) {
 	fail := func(err error) {
 		msg := j.ur.Masker.Mask(ErrorText(err))
 		j.res.Cost = &report.CostReport{Currency: c.Currency, Error: msg}
-		j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("warning: no cost estimated: %s", msg))
+		j.run.Console.Warn(j.ur.Spec.Name(), "no cost estimated: "+msg)
 	}
 	file := filepath.Join(j.ur.TmpDir, "plan-cost.json")
 	if err := os.WriteFile(file, planJSON, 0o600); err != nil {

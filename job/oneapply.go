@@ -120,7 +120,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 			// The engine goes on meanwhile: a record that fails is a
 			// warning, not a reason to stop an apply under way.
 			if err := f(u, digest); err != nil {
-				j.run.Console.UnitNote(u.Name(), fmt.Sprintf("warning: recording that the apply starts: %v", err))
+				j.run.Console.Warn(u.Name(), fmt.Sprintf("recording that the apply starts: %v", err))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -26,7 +27,10 @@ type GraphPage struct {
 // PageUnit is a unit of the DAG with its last run, when one is recorded.
 type PageUnit struct {
 	ID, Name, Dir, Workspace, Stack string
-	Layer                           int
+	// StackPath is the stacks from a top stack down to Stack, the unit's
+	// leaf; the page nests their boxes so. Empty is Stack alone.
+	StackPath []string
+	Layer     int
 	// Run is the unit's report in its last run; nil when none is recorded.
 	Run *UnitReport
 	// Command is the command of that run, and RunStartedAt when it began.
@@ -79,17 +83,21 @@ type pageView struct {
 }
 
 type dagView struct {
-	Width, Height int
-	Stacks        []stackView
-	Nodes         []nodeView
-	Edges         []edgeView
-	StackEdges    []stackEdgeView
+	// Width is the picture's at the narrowest pitch; the page's script
+	// spreads its Columns over the window's width.
+	Width, Height, Columns int
+	Stacks                 []stackView
+	Nodes                  []nodeView
+	Edges                  []edgeView
+	StackEdges             []stackEdgeView
 }
 
-// stackView is a stack's box around its units.
+// stackView is a stack's box around its units or its children's boxes;
+// Parent names the stack whose box holds it. The box starts in column
+// Col and spans Span more.
 type stackView struct {
-	Name, Full string
-	X, Y, W, H int
+	Name, Full, Parent    string
+	X, Y, W, H, Col, Span int
 }
 
 // stackEdgeView is a rule between two stacks, a path between their
@@ -98,16 +106,19 @@ type stackEdgeView struct {
 	edgeView
 	Via            string
 	LabelX, LabelY int
+	LabelCol       float64
 }
 
 type nodeView struct {
 	Key, Name, Full, Status, Fill, Text string
-	X, Y, W, H                          int
+	X, Y, W, H, Col                     int
 }
 
+// edgeView is a path; Spread is the same path as the page's script
+// spreads it (xpos).
 type edgeView struct {
-	Path, Title string
-	Apply       bool
+	Path, Spread, Title string
+	Apply               bool
 }
 
 type legendEntry struct{ Status, Fill string }
@@ -122,12 +133,13 @@ type panelView struct {
 // WriteGraphHTML writes the page: one HTML file with no external
 // resources, every name and output escaped as text.
 func WriteGraphHTML(w io.Writer, p *GraphPage) error {
-	v := pageView{Units: len(p.Units), Edges: len(p.Edges), StackEdges: len(p.StackEdges), Legend: legend()}
+	v := pageView{Units: len(p.Units), Edges: len(p.Edges), Legend: legend()}
 	keys := make(map[string]string, len(p.Units))
 	for i, u := range p.Units {
 		keys[u.ID] = fmt.Sprintf("u%d", i)
 	}
 	v.DAG = layoutDAG(p, keys)
+	v.StackEdges = len(v.DAG.StackEdges)
 	v.Gantt = layoutGantt(p)
 	for _, u := range p.Units {
 		v.Panels = append(v.Panels, panelOf(u, keys[u.ID]))
@@ -166,71 +178,87 @@ func statusOf(u PageUnit) string {
 	return string(u.Run.Status)
 }
 
-// layoutDAG puts each layer in a column and each stack's units in a box
-// spanning its columns, the boxes of stacks sharing a column stacked one
-// under the other. It draws an edge between units from the right of one
-// box to the left of the other, and a rule between stacks once, from the
-// right of one stack's box to the left of the other's.
+// layoutDAG puts each layer in a column and each stack in a box spanning
+// its columns: a leaf's box holds its units, a nested stack's box the
+// boxes of its children (docs/behaviour.md#the-unit-dag). Boxes sharing
+// a column are stacked one under the other. It draws an edge between
+// units from the right of one box to the left of the other, and a rule
+// between stacks once, between the outermost two boxes it holds for
+// whole (liftRules).
+//
+// Every x is drawn at the narrowest pitch and carries its column, so the
+// page's script can spread the columns over the window's width
+// (xpos).
 func layoutDAG(p *GraphPage, keys map[string]string) dagView {
 	var d dagView
-	// The stacks in the order of their first column, then of their first
-	// unit; each with its columns and its most units in one column.
-	type band struct {
-		name           string
-		first, last, y int
-		rows           map[int]int
+	t := stackTree(p)
+	pad := stackPad
+	if t.levels > 0 && t.levels*pad > colGap/2-8 {
+		pad = max(2, (colGap/2-8)/t.levels)
 	}
-	var bands []*band
-	bandOf := map[string]*band{}
-	for _, u := range p.Units {
-		b := bandOf[u.Stack]
-		if b == nil {
-			b = &band{name: u.Stack, first: u.Layer, last: u.Layer, rows: map[int]int{}}
-			bandOf[u.Stack] = b
-			bands = append(bands, b)
-		}
-		b.first, b.last = min(b.first, u.Layer), max(b.last, u.Layer)
-		b.rows[u.Layer]++
-	}
-	sort.SliceStable(bands, func(i, j int) bool { return bands[i].first < bands[j].first })
+	colX := func(c int) int { return margin + t.levels*pad + c*(nodeW+colGap) }
 	// free[c]: the first y below every box placed in column c.
 	free := map[int]int{}
-	boxes := make(map[string]stackView, len(bands))
-	for _, b := range bands {
+	var place func(b *pageBox)
+	place = func(b *pageBox) {
+		// A box is drawn before the boxes inside it.
+		at := len(d.Stacks)
+		d.Stacks = append(d.Stacks, stackView{})
 		b.y = margin
-		height := 0
 		for c := b.first; c <= b.last; c++ {
 			b.y = max(b.y, free[c])
-			height = max(height, b.rows[c])
 		}
-		h := stackHead + height*(nodeH+rowGap) - rowGap + 2*stackPad
+		if b.children == nil {
+			height := 0
+			for c := b.first; c <= b.last; c++ {
+				height = max(height, b.rows[c])
+			}
+			b.h = stackHead + height*(nodeH+rowGap) - rowGap + 2*stackPad
+		} else {
+			for c := b.first; c <= b.last; c++ {
+				free[c] = b.y + stackHead + stackPad
+			}
+			bottom := b.y
+			for _, k := range b.children {
+				place(k)
+				bottom = max(bottom, k.y+k.h)
+			}
+			b.h = bottom + stackPad - b.y
+		}
 		for c := b.first; c <= b.last; c++ {
-			free[c] = b.y + h + stackGap
+			free[c] = b.y + b.h + stackGap
 		}
-		box := stackView{Name: shorten(b.name, 28+(b.last-b.first)*36), Full: b.name,
-			X: margin + b.first*(nodeW+colGap), Y: b.y, W: (b.last-b.first)*(nodeW+colGap) + nodeW + 2*stackPad, H: h}
-		boxes[b.name] = box
-		d.Stacks = append(d.Stacks, box)
-		d.Width = max(d.Width, box.X+box.W+margin)
-		d.Height = max(d.Height, box.Y+box.H+margin)
+		x := colX(b.first) - b.levels*pad
+		b.view = stackView{Name: shorten(b.name, 28+(b.last-b.first)*36), Full: b.name, Parent: b.parentName(),
+			X: x, Col: b.first, Y: b.y, W: colX(b.last) + nodeW + b.levels*pad - x, Span: b.last - b.first, H: b.h}
+		d.Stacks[at] = b.view
+		d.Width = max(d.Width, b.view.X+b.view.W+margin)
+		d.Height = max(d.Height, b.y+b.h+margin)
 	}
-	rows := map[string]map[int]int{}
+	for _, b := range t.tops {
+		place(b)
+	}
+	rows := map[*pageBox]map[int]int{}
 	pos := make(map[string][2]int, len(p.Units))
 	for _, u := range p.Units {
-		b := bandOf[u.Stack]
-		if rows[u.Stack] == nil {
-			rows[u.Stack] = map[int]int{}
+		b := t.leafOf[u.Stack]
+		if rows[b] == nil {
+			rows[b] = map[int]int{}
 		}
-		x := margin + u.Layer*(nodeW+colGap) + stackPad
-		y := b.y + stackHead + stackPad + rows[u.Stack][u.Layer]*(nodeH+rowGap)
-		rows[u.Stack][u.Layer]++
+		x := colX(u.Layer)
+		y := b.y + stackHead + stackPad + rows[b][u.Layer]*(nodeH+rowGap)
+		rows[b][u.Layer]++
 		pos[u.ID] = [2]int{x, y}
 		text := "#fff"
 		if u.Run == nil {
 			text = "#24292f"
 		}
 		d.Nodes = append(d.Nodes, nodeView{Key: keys[u.ID], Name: shorten(u.Name, 28), Full: u.ID, Status: statusOf(u),
-			Fill: fillOf(u), Text: text, X: x, Y: y, W: nodeW, H: nodeH})
+			Fill: fillOf(u), Text: text, X: x, Col: u.Layer, Y: y, W: nodeW, H: nodeH})
+	}
+	layer := make(map[string]int, len(p.Units))
+	for _, u := range p.Units {
+		layer[u.ID] = u.Layer
 	}
 	for _, e := range p.Edges {
 		from, okf := pos[e.From]
@@ -238,47 +266,77 @@ func layoutDAG(p *GraphPage, keys map[string]string) dagView {
 		if !okf || !okt {
 			continue
 		}
-		x1, y1 := from[0]+nodeW, from[1]+nodeH/2
-		x2, y2 := to[0]-4, to[1]+nodeH/2
-		d.Edges = append(d.Edges, edgeView{Path: curve(x1, y1, x2, y2), Apply: e.Apply,
+		x1, y1 := xpos{from[0] + nodeW, float64(layer[e.From])}, from[1]+nodeH/2
+		x2, y2 := xpos{to[0] - 4, float64(layer[e.To])}, to[1]+nodeH/2
+		path, spread := curve(x1, y1, x2, y2)
+		d.Edges = append(d.Edges, edgeView{Path: path, Spread: spread, Apply: e.Apply,
 			Title: fmt.Sprintf("%s -> %s (%s, %s)", e.From, e.To, kindOf(e), e.Via)})
 	}
-	for _, e := range p.StackEdges {
-		from, okf := boxes[e.From]
-		to, okt := boxes[e.To]
-		if !okf || !okt {
-			continue
-		}
-		x1, y1 := from.X+from.W, from.Y+from.H/2
-		x2, y2 := to.X-4, to.Y+to.H/2
-		path, labelX, labelY := curve(x1, y1, x2, y2), (x1+x2)/2, min(y1, y2)-8
+	for _, r := range t.liftRules(p.StackEdges) {
+		from, to := r.from.view, r.to.view
+		x1, y1 := xpos{from.X + from.W, float64(r.from.last)}, from.Y+from.H/2
+		x2, y2 := xpos{to.X - 4, float64(r.to.first)}, to.Y+to.H/2
+		path, spread := curve(x1, y1, x2, y2)
+		labelX, labelY := xpos{(x1.px + x2.px) / 2, (x1.col + x2.col) / 2}, min(y1, y2)-8
 		// Over columns between the two boxes, the edge runs under every
 		// box in them, down and up again in the gaps beside its ends.
-		if a, b := bandOf[e.From].last+1, bandOf[e.To].first; a < b {
+		if a, b := r.from.last+1, r.to.first; a < b {
 			low := 0
 			for c := a; c < b; c++ {
 				low = max(low, free[c])
 			}
 			if low > 0 {
-				g := (colGap - 2*stackPad) / 2
-				path = fmt.Sprintf("M%d %d C%d %d %d %d %d %d L%d %d C%d %d %d %d %d %d",
-					x1, y1, x1+g/2, y1, x1+g/2, low, x1+g, low, x2-g, low, x2-g/2, low, x2-g/2, y2, x2, y2)
+				g := (colGap - 2*pad) / 2
+				path, spread = pathOf("M%x %d C%x %d %x %d %x %d L%x %d C%x %d %x %d %x %d",
+					x1, y1, x1.add(g/2), y1, x1.add(g/2), low, x1.add(g), low, x2.add(-g), low, x2.add(-g/2), low, x2.add(-g/2), y2, x2, y2)
 				labelY = low - 6
 				d.Height = max(d.Height, low+margin)
 			}
 		}
+		e := r.edge
 		d.StackEdges = append(d.StackEdges, stackEdgeView{
-			edgeView: edgeView{Path: path, Apply: e.Apply,
-				Title: fmt.Sprintf("stack %s -> stack %s (%s, %s): every unit of %s waits for every unit of %s", e.From, e.To, kindOf(e), e.Via, e.To, e.From)},
-			Via: e.Via, LabelX: labelX, LabelY: labelY})
+			edgeView: edgeView{Path: path, Spread: spread, Apply: e.Apply,
+				Title: fmt.Sprintf("stack %s -> stack %s (%s, %s): every unit of %s waits for every unit of %s", r.from.name, r.to.name, kindOf(e), e.Via, r.to.name, r.from.name)},
+			Via: e.Via, LabelX: labelX.px, LabelCol: labelX.col, LabelY: labelY})
+	}
+	for _, u := range p.Units {
+		d.Columns = max(d.Columns, u.Layer+1)
 	}
 	return d
 }
 
+// xpos is an x on the page's picture: px at the narrowest pitch, in
+// column col, which the page's script moves right by col times the room
+// the window leaves over (docs/behaviour.md#the-unit-dag).
+type xpos struct {
+	px  int
+	col float64
+}
+
+func (x xpos) add(d int) xpos { return xpos{x.px + d, x.col} }
+
+// spread is x as the page's script reads it: "px+col".
+func (x xpos) spread() string {
+	return strconv.Itoa(x.px) + "+" + strconv.FormatFloat(x.col, 'f', -1, 64)
+}
+
+// pathOf is an SVG path written twice from format, where %x is an xpos:
+// as drawn at the narrowest pitch, and as the page's script spreads it.
+func pathOf(format string, args ...any) (path, spread string) {
+	drawn, spreads := make([]any, len(args)), make([]any, len(args))
+	for i, a := range args {
+		drawn[i], spreads[i] = a, a
+		if x, ok := a.(xpos); ok {
+			drawn[i], spreads[i] = x.px, x.spread()
+		}
+	}
+	return fmt.Sprintf(strings.ReplaceAll(format, "%x", "%d"), drawn...), fmt.Sprintf(strings.ReplaceAll(format, "%x", "%s"), spreads...)
+}
+
 // curve is an SVG path from (x1, y1) to (x2, y2), leaving and arriving
 // level.
-func curve(x1, y1, x2, y2 int) string {
-	return fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, x1+colGap/2, y1, x2-colGap/2, y2, x2, y2)
+func curve(x1 xpos, y1 int, x2 xpos, y2 int) (path, spread string) {
+	return pathOf("M%x %d C%x %d %x %d %x %d", x1, y1, x1.add(colGap/2), y1, x2.add(-colGap/2), y2, x2, y2)
 }
 
 func kindOf(e PageEdge) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,7 +91,7 @@ func TestGraphHTMLUnitsEdgesColours(t *testing.T) {
 			t.Errorf("no panel for %s", w.key)
 		}
 	}
-	edges := regexp.MustCompile(`<path class="edge( apply)?" d="M[^"]+" marker-end="url\(#arrow\)"><title>([^<]*)</title>`).FindAllStringSubmatch(page, -1)
+	edges := regexp.MustCompile(`<path class="edge( apply)?" d="M[^"]+" marker-end="url\(#arrow\)" data-d="M[^"]+"><title>([^<]*)</title>`).FindAllStringSubmatch(page, -1)
 	if len(edges) != 3 {
 		t.Fatalf("%d edges, want 3", len(edges))
 	}
@@ -181,7 +182,7 @@ func TestGraphHTMLStackEdges(t *testing.T) {
 	if n := strings.Count(page, `<g class="node"`); n != 21 {
 		t.Errorf("%d units drawn, want 21", n)
 	}
-	boxes := regexp.MustCompile(`<g class="stackbox"><title>stack (\w+)</title><rect x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)"`).FindAllStringSubmatch(page, -1)
+	boxes := regexp.MustCompile(`<g class="stackbox" data-stack="\w+" data-in=""><title>stack (\w+)</title><rect x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)"`).FindAllStringSubmatch(page, -1)
 	if len(boxes) != 3 || boxes[0][1] != "base" || boxes[1][1] != "staging" || boxes[2][1] != "prod" {
 		t.Fatalf("stack boxes: %q", boxes)
 	}
@@ -189,7 +190,7 @@ func TestGraphHTMLStackEdges(t *testing.T) {
 		// The two markers' arrow heads and the two rules.
 		t.Errorf("%d paths, want the 2 rules and the 2 arrow heads:\n%s", n, page)
 	}
-	edges := regexp.MustCompile(`<path class="edge stack( apply)?" d="M(\d+) (\d+) [^"]* (\d+) (\d+)" marker-end="url\(#stackarrow\)"><title>([^<]*)</title></path><text class="rule"[^>]*>(\w+)</text>`).FindAllStringSubmatch(page, -1)
+	edges := regexp.MustCompile(`<path class="edge stack( apply)?" d="M(\d+) (\d+) [^"]* (\d+) (\d+)" marker-end="url\(#stackarrow\)" data-d="[^"]+"><title>([^<]*)</title></path><text class="rule"[^>]*>(\w+)</text>`).FindAllStringSubmatch(page, -1)
 	want := []struct{ apply, title, via string }{
 		{"", "stack base -&gt; stack staging (plan, plan_after): every unit of staging waits for every unit of base", "plan_after"},
 		{" apply", "stack staging -&gt; stack prod (apply, apply_after): every unit of prod waits for every unit of staging", "apply_after"},
@@ -303,5 +304,122 @@ func TestGraphHTMLMarksWaiting(t *testing.T) {
 	out := b.String()
 	if n := strings.Count(out, `<rect class="wait"`); n != 1 || !strings.Contains(out, "<title>a@default waited 30s (at a prompt, or for its apply gates)</title>") {
 		t.Errorf("%d waits marked:\n%s", n, out)
+	}
+}
+
+// nestedTestPage is a page of units, one per leaf stack, each leaf given
+// as its stack path "top/…/leaf" in the layer given.
+func nestedTestPage(leaves map[string]int, rules ...string) *GraphPage {
+	p := &GraphPage{}
+	names := make([]string, 0, len(leaves))
+	for path := range leaves {
+		names = append(names, path)
+	}
+	sort.Strings(names)
+	for _, path := range names {
+		parts := strings.Split(path, "/")
+		leaf := parts[len(parts)-1]
+		p.Units = append(p.Units, PageUnit{ID: leaf + "@default#" + leaf, Name: leaf + "@default", Dir: leaf, Workspace: "default",
+			Stack: leaf, StackPath: parts, Layer: leaves[path]})
+	}
+	for _, r := range rules {
+		from, to, _ := strings.Cut(r, "->")
+		e := PageEdge{From: from, To: to, Via: "plan_after"}
+		if strings.HasSuffix(to, "!") {
+			e.To, e.Apply, e.Via = strings.TrimSuffix(to, "!"), true, "apply_after"
+		}
+		p.StackEdges = append(p.StackEdges, e)
+	}
+	return p
+}
+
+// TestGraphHTMLNestedRules: a rule between two leaves is drawn between
+// the outermost boxes holding them for which every leaf of one waits for
+// every leaf of the other, once however many leaf rules come to it.
+func TestGraphHTMLNestedRules(t *testing.T) {
+	t.Parallel()
+	nested := map[string]int{"base": 0, "dev/dn": 1, "dev/dd": 2, "dev/ds": 3, "prod/pn": 4, "prod/pd": 5, "prod/ps": 6}
+	for _, tc := range []struct {
+		name   string
+		leaves map[string]int
+		rules  []string
+		want   []string
+	}{
+		{"a rule on a nested stack between its box and the other's",
+			nested, []string{"dn->dd", "base->dn", "dd->ds", "pn->pd", "base->pn", "ds->pn!", "pd->ps"},
+			[]string{"dn->dd", "base->dev", "dd->ds", "pn->pd", "base->prod", "dev->prod!", "pd->ps"}},
+		{"a rule that holds for one leaf of a nested stack stays between leaves",
+			map[string]int{"a/a1": 0, "a/a2": 0, "b/b1": 1, "b/b2": 1}, []string{"a1->b1"},
+			[]string{"a1->b1"}},
+		{"the box it goes into whole, from the leaf it comes from",
+			map[string]int{"a/a1": 0, "a/a2": 0, "b/b1": 1, "b/b2": 2}, []string{"a1->b1", "b1->b2"},
+			[]string{"a1->b", "b1->b2"}},
+		{"two leaf rules to one pair of boxes drawn once",
+			map[string]int{"a/a1": 0, "a/a2": 0, "c": 1}, []string{"a1->c", "a2->c"},
+			[]string{"a->c"}},
+		{"deeper nesting lifts to the outermost boxes it holds for",
+			map[string]int{"x/y/y1": 0, "x/y/y2": 0, "x/z": 1, "w": 2}, []string{"y1->z", "y2->z", "z->w"},
+			[]string{"y->z", "x->w"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := layoutDAG(nestedTestPage(tc.leaves, tc.rules...), map[string]string{})
+			var got []string
+			for _, e := range d.StackEdges {
+				m := regexp.MustCompile(`^stack (\S+) -> stack (\S+) `).FindStringSubmatch(e.Title)
+				s := m[1] + "->" + m[2]
+				if e.Apply {
+					s += "!"
+				}
+				got = append(got, s)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("rules drawn %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestGraphHTMLNestedBoxes: a nested stack's box holds its children's
+// boxes, drawn before them, and a leaf's box its units; boxes side by side
+// in one parent do not overlap.
+func TestGraphHTMLNestedBoxes(t *testing.T) {
+	t.Parallel()
+	p := nestedTestPage(map[string]int{"base": 0, "dev/dn": 1, "dev/dd": 2, "dev/ds": 3, "prod/pn": 4, "prod/pd": 5, "prod/ps": 6,
+		"dev/extra": 1, "x/y/z": 2})
+	d := layoutDAG(p, map[string]string{})
+	box := map[string]stackView{}
+	at := map[string]int{}
+	for i, s := range d.Stacks {
+		box[s.Full], at[s.Full] = s, i
+	}
+	inside := func(a, b stackView) bool {
+		return a.X > b.X && a.X+a.W < b.X+b.W && a.Y > b.Y && a.Y+a.H < b.Y+b.H
+	}
+	want := map[string]string{"base": "", "dev": "", "prod": "", "x": "", "y": "x", "z": "y",
+		"dn": "dev", "dd": "dev", "ds": "dev", "extra": "dev", "pn": "prod", "pd": "prod", "ps": "prod"}
+	if len(d.Stacks) != len(want) {
+		t.Fatalf("%d boxes, want %d: %+v", len(d.Stacks), len(want), d.Stacks)
+	}
+	for name, parent := range want {
+		b := box[name]
+		if b.Parent != parent {
+			t.Errorf("box %s is in %q, want %q", name, b.Parent, parent)
+		}
+		if parent != "" && (!inside(b, box[parent]) || at[parent] > at[name]) {
+			t.Errorf("box %s %+v is not inside its parent %s %+v, drawn after it", name, b, parent, box[parent])
+		}
+	}
+	if a, b := box["dn"], box["extra"]; a.Y+a.H > b.Y && b.Y+b.H > a.Y {
+		t.Errorf("dn %+v and extra %+v in one column overlap", a, b)
+	}
+	for i, n := range d.Nodes {
+		b := box[p.Units[i].Stack]
+		if n.X < b.X || n.X+n.W > b.X+b.W || n.Y < b.Y || n.Y+n.H > b.Y+b.H {
+			t.Errorf("unit %s %+v is outside its stack's box %+v", n.Full, n, b)
+		}
+	}
+	if d.Columns != 7 {
+		t.Errorf("%d columns, want 7", d.Columns)
 	}
 }

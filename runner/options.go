@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
@@ -178,6 +179,8 @@ type Settled struct {
 type Result struct {
 	Report   *report.Report
 	ExitCode int
+	// Warnings are the warnings the run printed, each once.
+	Warnings []console.Warning
 }
 
 // UsageError is a problem with the command itself, found before anything

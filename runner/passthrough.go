@@ -206,7 +206,7 @@ func (r *runState) passthroughVarFile(ctx context.Context, ur *unitRun) (string,
 	}
 	vals, missing := r.someInputValues(ur)
 	for _, m := range missing {
-		r.con.Note(fmt.Sprintf("warning: input %s of %s is unset: %s", m.input.Var, ur.Spec.Name(), m.why))
+		r.con.Warn("", fmt.Sprintf("input %s of %s is unset: %s", m.input.Var, ur.Spec.Name(), m.why))
 	}
 	ur.InputVals = vals
 	return r.jobs.WriteVarFile(ur.Unit)

@@ -86,7 +86,7 @@ func Execute(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Option
 	r.schedule(ctx, r.engineWork())
 	rep := r.report(started)
 	r.postHooks(ctx, hooks, rep)
-	return &Result{Report: rep, ExitCode: rep.ExitCode}, nil
+	return &Result{Report: rep, ExitCode: rep.ExitCode, Warnings: r.con.Warnings()}, nil
 }
 
 // runMembers are the units of a command and their roles: the run's
@@ -201,17 +201,26 @@ func newRunState(ctx context.Context, p *stacks.Project, run *stacks.Run, opt Op
 		r.con.Stream()
 	}
 	r.jobs = r.jobRun()
-	sd.Warn = func(msg string) { r.con.Note("warning: " + msg) }
+	sd.Warn = func(msg string) { r.con.Warn("", msg) }
 	if err := r.prepare(ctx, members); err != nil {
 		return nil, err
 	}
+	// A warning several units raise is printed once, with how many.
+	raisedBy := map[string][]string{}
+	var raised []string
 	for _, ur := range r.units {
 		ur.ForceApply = force[ur.Spec]
 		ur.preBlocked = preBlocked[ur.Spec]
 		ur.warnings = cutWarnings(opt.Warnings[ur.Spec])
 		for _, w := range ur.warnings {
-			r.con.UnitNote(ur.Spec.Name(), fmt.Sprintf("warning: %s", w))
+			if raisedBy[w] == nil {
+				raised = append(raised, w)
+			}
+			raisedBy[w] = append(raisedBy[w], ur.Spec.Name())
 		}
+	}
+	for _, w := range raised {
+		r.con.WarnUnits(w, raisedBy[w])
 	}
 	if r.policy.AsItStands || r.destroying() {
 		// drift compares with the producers' current state; destroy runs
@@ -544,7 +553,7 @@ func (r *runState) installer() (*engines.Installer, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.Warn = func(s string) { r.con.Note("warning: " + s) }
+	in.Warn = func(s string) { r.con.Warn("", s) }
 	in.Progress = func(s string) { r.con.Note(s) }
 	r.opt.Installer = in
 	return in, nil

@@ -167,7 +167,7 @@ func checkDocStacks(t *testing.T, p *Project, tc docCase) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got.From = ""
+		got.From, got.Pos = "", config.Pos{}
 		if got != want {
 			t.Errorf("engine of %s = %+v, want %+v", dir, got, want)
 		}

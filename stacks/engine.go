@@ -2,6 +2,8 @@ package stacks
 
 import (
 	"fmt"
+
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // EngineSource is the kind of source that named a unit's engine, in the
@@ -26,6 +28,9 @@ type EngineChoice struct {
 	// From names the source for people: "stack <name>", a version file's
 	// path, "workflow <query>", "engine", "default_tf_version" or "PATH".
 	From string `json:"-"`
+	// Pos is where the config names the engine, zero when no line of it
+	// does (a version file, PATH).
+	Pos config.Pos `json:"-"`
 }
 
 // OnPath reports whether no source names an engine, so the unit runs the
@@ -42,7 +47,7 @@ func (e EngineChoice) Supported() bool { return e.Name == "terraform" || e.Name 
 // first source that names an engine gives both name and version.
 func (p *Project) EngineFor(u *Unit) (EngineChoice, error) {
 	if e := u.Stack.Engine; e != nil {
-		return EngineChoice{Name: e.Name.Value, Version: e.VersionString().Value, Source: SourceStack, From: "stack " + u.Stack.EngineOf}, nil
+		return EngineChoice{Name: e.Name.Value, Version: e.VersionString().Value, Source: SourceStack, From: "stack " + u.Stack.EngineOf, Pos: e.Name.Pos}, nil
 	}
 	spec, file, ok, err := p.versionFiles.Find(u.Dir)
 	if err != nil {
@@ -53,16 +58,16 @@ func (p *Project) EngineFor(u *Unit) (EngineChoice, error) {
 	}
 	if w := p.WorkflowFor(u); w != nil {
 		if w.Engine != nil {
-			return EngineChoice{Name: w.Engine.Name.Value, Version: w.Engine.VersionString().Value, Source: SourceWorkflow, From: "workflow " + w.TagQuery.Value}, nil
+			return EngineChoice{Name: w.Engine.Name.Value, Version: w.Engine.VersionString().Value, Source: SourceWorkflow, From: "workflow " + w.TagQuery.Value, Pos: w.Engine.Name.Pos}, nil
 		}
 		if w.TerraformVersion.Set {
 			return EngineChoice{Name: "terraform", Version: w.TerraformVersion.Value, Source: SourceWorkflow, From: "workflow " + w.TagQuery.Value}, nil
 		}
 		if w.Terragrunt.Value {
-			return EngineChoice{Name: "terragrunt", Source: SourceWorkflow, From: "workflow " + w.TagQuery.Value}, nil
+			return EngineChoice{Name: "terragrunt", Source: SourceWorkflow, From: "workflow " + w.TagQuery.Value, Pos: w.Terragrunt.Pos}, nil
 		}
 		if w.Cdktf.Value {
-			return EngineChoice{Name: "cdktf", Source: SourceWorkflow, From: "workflow " + w.TagQuery.Value}, nil
+			return EngineChoice{Name: "cdktf", Source: SourceWorkflow, From: "workflow " + w.TagQuery.Value, Pos: w.Cdktf.Pos}, nil
 		}
 	}
 	return p.TopLevelEngine(), nil
@@ -73,7 +78,7 @@ func (p *Project) EngineFor(u *Unit) (EngineChoice, error) {
 // back to it, and commands outside any unit (fmt, version) use it.
 func (p *Project) TopLevelEngine() EngineChoice {
 	if e := p.Config.Engine; e != nil {
-		return EngineChoice{Name: e.Name.Value, Version: e.VersionString().Value, Source: SourceTopLevel, From: "engine"}
+		return EngineChoice{Name: e.Name.Value, Version: e.VersionString().Value, Source: SourceTopLevel, From: "engine", Pos: e.Name.Pos}
 	}
 	if v := p.Config.DefaultTFVersion; v.Set {
 		return EngineChoice{Name: "terraform", Version: v.Value, Source: SourceDefaultTFVersion, From: "default_tf_version"}

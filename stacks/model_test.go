@@ -525,6 +525,17 @@ workflows:
 			t.Errorf("no warning %q in:\n%s", want, diagText(diags))
 		}
 	}
+	// Each at the line that sets what it is about.
+	for _, w := range []struct {
+		message string
+		line    int
+	}{{"matches units of other stacks", 4}, {"engine terragrunt (set by stack sz) is not supported", 13}} {
+		for _, d := range diags {
+			if strings.Contains(d.Message, w.message) && d.Pos.Line != w.line {
+				t.Errorf("the warning %q is at %s, want line %d", w.message, d, w.line)
+			}
+		}
+	}
 	n := 0
 	for _, d := range diags {
 		if strings.Contains(d.Message, "runs_on") {

@@ -97,6 +97,7 @@ type WhenModifiedRules struct {
 	FilePatterns    []string
 	Global          bool // FilePatterns come from the global section (Terrateam's rewrite applies)
 	DependsOn       *tagquery.Query
+	DependsOnPos    config.Pos // where DependsOn is written
 	PruneOnNoChange bool
 	Autoapply       bool
 	Autoplan        bool
@@ -487,7 +488,7 @@ func inheritWhenModified(levels ...*config.WhenModified) WhenModifiedRules {
 		}
 		if !dependsSet && w.DependsOn != nil && w.DependsOn.TagQuery.Set {
 			if q, err := tagquery.Parse(w.DependsOn.TagQuery.Value); err == nil {
-				r.DependsOn, r.PruneOnNoChange = q, w.DependsOn.PruneOnNoChange.Value
+				r.DependsOn, r.DependsOnPos, r.PruneOnNoChange = q, w.DependsOn.TagQuery.Pos, w.DependsOn.PruneOnNoChange.Value
 			}
 			dependsSet = true
 		}

@@ -42,7 +42,7 @@ func (p *Project) warnDependsOnAcrossStacks(c *config.Collector) {
 		})
 		if len(others) > 0 {
 			warned[q.Source()+"\x00"+v.Stack.Name] = true
-			c.Warnf(config.Pos{}, "when_modified.depends_on",
+			c.Warnf(v.WhenModified.DependsOnPos, "when_modified.depends_on",
 				"depends_on %q of %s matches units of other stacks, which it ignores: %s; depends_on stays inside a stack, write a stack rule (plan_after, modified_by) instead",
 				q.Source(), v.Name(), strings.Join(others, ", "))
 		}
@@ -56,6 +56,7 @@ func (p *Project) warnUnsupportedEngines(c *config.Collector) {
 		return
 	}
 	byEngine := map[string][]string{}
+	at := map[string]config.Pos{}
 	for _, u := range p.Units {
 		e, err := p.EngineFor(u)
 		if err != nil || e.Supported() {
@@ -63,6 +64,7 @@ func (p *Project) warnUnsupportedEngines(c *config.Collector) {
 		}
 		key := fmt.Sprintf("engine %s (set by %s)", e.Name, e.From)
 		byEngine[key] = append(byEngine[key], u.Name())
+		at[key] = e.Pos
 	}
 	keys := make([]string, 0, len(byEngine))
 	for k := range byEngine {
@@ -76,7 +78,7 @@ func (p *Project) warnUnsupportedEngines(c *config.Collector) {
 			more = fmt.Sprintf(" and %d more", len(units)-5)
 			units = units[:5]
 		}
-		c.Warnf(config.Pos{}, "", "%s is not supported: strata runs terraform and tofu; these units will fail: %s%s", k, strings.Join(units, ", "), more)
+		c.Warnf(at[k], "", "%s is not supported: strata runs terraform and tofu; these units will fail: %s%s", k, strings.Join(units, ", "), more)
 	}
 }
 

@@ -44,7 +44,9 @@ func checkCommand() *cli.Command {
 			if cfg == "" {
 				cfg = "no config file"
 			}
-			warnings := len(p.Diagnostics.Warnings()) + len(readWarnings)
+			// Every warning printed: the config's, the command's (both
+			// counted when printed) and the reads'.
+			warnings := warningsPrinted(c) + len(readWarnings)
 			if w := noEngineWarning(p, cfg); w != "" {
 				fmt.Fprintln(c.App.ErrWriter, w)
 				warnings++

@@ -118,6 +118,6 @@ func commentOn(ctx context.Context, c *cli.Context, rep *report.Report, strategy
 		link = rep.CI.RunURL
 	}
 	if err := postComment(ctx, c, report.Comment(rep, link), strategy); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %v\n", err)
+		warnf(c, "%v", err)
 	}
 }

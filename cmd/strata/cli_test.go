@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 )
 
 // strata runs the CLI in-process and returns its exit code and output.
@@ -485,20 +486,44 @@ workflows:
 	}
 }
 
-// TestCheckCountsWarningsAsPrinted: check's closing count includes the
-// warning of units with no engine configured, which names their stacks
-// and says it has no line to point at.
+// TestCheckCountsWarningsAsPrinted: check's closing count is the count of
+// the warnings it printed: the config's, a branch query's, a second
+// config file's, and the warning of units with no engine configured,
+// which names their stacks and says it has no line to point at.
 func TestCheckCountsWarningsAsPrinted(t *testing.T) {
-	root := writeRepo(t, map[string]string{
-		"strata.yml":  "stacks:\n  names:\n    net: {tag_query: 'dir:net'}\n    app: {tag_query: 'dir:app'}\n",
-		"net/main.tf": "", "app/main.tf": "",
-	})
-	code, out, errOut := strata(t, "-C", root, "check")
-	printed := strings.Count(errOut, "warning: ")
-	if code != 0 || printed != 1 || !strings.Contains(out, ", 1 warning\n") {
-		t.Errorf("check: exit %d, %d warnings printed\n%s\n%s", code, printed, out, errOut)
-	}
-	if want := "warning: strata.yml: no engine is configured for 2 units (2 stacks: app, net); they run the terraform on PATH (no line to point at"; !strings.Contains(errOut, want) {
-		t.Errorf("the engine warning:\n%s\nwant %q", errOut, want)
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITLAB_CI", "")
+	const stacks = "stacks:\n  names:\n    net: {tag_query: 'dir:net'}\n    app: {tag_query: 'dir:app'}\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"no engine", map[string]string{"strata.yml": stacks},
+			[]string{"warning: strata.yml: no engine is configured for 2 units (2 stacks: app, net); they run the terraform on PATH (no line to point at"}},
+		{"the config's, at its line", map[string]string{"strata.yml": "engine: {name: terraform}\ndirs:\n  gone: {tags: [g]}\n" + stacks},
+			[]string{`strata.yml:3:3: warning: dirs.gone: dir "gone" does not exist`}},
+		{"a branch query with no branch", map[string]string{"strata.yml": "engine: {name: terraform}\nworkflows:\n  - tag_query: 'dir:net and dest_branch:poc'\n    plan: [{type: init}, {type: plan}]\n" + stacks},
+			[]string{"strata.yml:3:16: warning: workflows[0].tag_query: the query uses dest_branch"}},
+		{"two config files", map[string]string{"strata.yml": "engine: {name: terraform}\n" + stacks, ".terrateam/config.yml": "dirs:\n  net: {}\n"},
+			[]string{"warning: both strata.yml and .terrateam/config.yml exist; using strata.yml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"net/main.tf": "", "app/main.tf": ""}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			root := writeRepo(t, files)
+			code, out, errOut := strata(t, "-C", root, "check")
+			printed := strings.Count(errOut, "warning: ")
+			if code != 0 || printed != len(tc.want) || !strings.Contains(out, ", "+report.CountOf(printed, "warning")+"\n") {
+				t.Errorf("check: exit %d, %d warnings printed, want %d and counted\n%s\n%s", code, printed, len(tc.want), out, errOut)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("the warnings:\n%s\nwant %q", errOut, want)
+				}
+			}
+		})
 	}
 }

@@ -141,7 +141,7 @@ func setApplyStatus(ctx context.Context, c *cli.Context, forgeOf func() (ciForge
 	}
 	switch {
 	case err != nil:
-		fmt.Fprintf(c.App.ErrWriter, "strata: warning: the commit status %q was not set: %v\n", controls.ApplyStatusName, err)
+		warnf(c, "the commit status %q was not set: %v", controls.ApplyStatusName, err)
 	case done:
 		fmt.Fprintf(c.App.ErrWriter, "strata: commit status %q: %s, %s\n", controls.ApplyStatusName, state, description)
 	}
@@ -215,7 +215,7 @@ func automerge(ctx context.Context, c *cli.Context, forgeOf func() (ciForge, err
 		fmt.Fprintf(c.App.ErrWriter, "strata: automerge: %s\n", how)
 	}
 	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "strata: warning: automerge: %v\n", err)
+		warnf(c, "automerge: %v", err)
 	}
 }
 

@@ -205,7 +205,7 @@ func restoreDeleted(ctx context.Context, c *cli.Context, s *session, stateDir st
 		dirs[i] = runstate.RestoreDir{Dir: d.Dir, Commit: d.from}
 	}
 	return runstate.Restore(ctx, s.project.Root, stateDir, repo, dirs, func(msg string) {
-		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg)
+		warnf(c, "%s", msg)
 	})
 }
 
@@ -272,7 +272,7 @@ func findDeleted(c *cli.Context, back *stacks.Project, gone []deletedUnit) *stac
 			}
 		}
 		if !found {
-			fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s was deployed, and its dir as it was at %s is no root module of stack %s: what its state holds is not known\n", d.Dir, d.Workspace, git.ShortID(d.from), d.Stack.Name)
+			warnf(c, "%s@%s was deployed, and its dir as it was at %s is no root module of stack %s: what its state holds is not known", d.Dir, d.Workspace, git.ShortID(d.from), d.Stack.Name)
 		}
 	}
 	return run
@@ -378,7 +378,7 @@ func reportDeleted(c *cli.Context, pol *cmdpolicy.Policy, res *runner.Result, de
 		}
 		u.Status = report.StatusPlanned
 		u.Reason = fmt.Sprintf("its dir was deleted; its state holds %s: %s", report.CountOf(n, "resource"), how)
-		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s: %s\n", u.Dir, u.Workspace, u.Reason)
+		warnf(c, "%s@%s: %s", u.Dir, u.Workspace, u.Reason)
 	}
 	out.code = res.ExitCode
 	switch {
@@ -424,7 +424,7 @@ func warnStillDeployed(c *cli.Context, s *session) error {
 		return err
 	}
 	for _, d := range gone {
-		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s@%s: its dir was deleted, and the run state says it was applied at %s and not destroyed since: its state may still hold resources; strata plan --changed --state URL reports them, and strata apply --changed --destroy-deleted --state URL destroys them\n", d.Dir, d.Workspace, git.ShortID(d.from))
+		warnf(c, "%s@%s: its dir was deleted, and the run state says it was applied at %s and not destroyed since: its state may still hold resources; strata plan --changed --state URL reports them, and strata apply --changed --destroy-deleted --state URL destroys them", d.Dir, d.Workspace, git.ShortID(d.from))
 	}
 	return nil
 }

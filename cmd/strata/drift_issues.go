@@ -44,7 +44,7 @@ func driftIssues(ctx context.Context, c *cli.Context, forgeOf func() (ciForge, e
 		fmt.Fprintf(c.App.ErrWriter, "strata: drift: %s\n", d)
 	}
 	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "strata: warning: drift issues: %v\n", err)
+		warnf(c, "drift issues: %v", err)
 	}
 }
 

@@ -165,7 +165,7 @@ func writeGraphHTML(w io.Writer, g *stacks.Graph, stateDir string) error {
 	}
 	page := &report.GraphPage{}
 	for _, u := range g.Units {
-		pu := report.PageUnit{ID: u.ID(), Name: u.Name(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Layer: g.Layer[u]}
+		pu := report.PageUnit{ID: u.ID(), Name: u.Name(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path, Layer: g.Layer[u]}
 		if lu := last.Units[u.ID()]; lu != nil && lu.Unit != nil {
 			pu.Run, pu.Command, pu.RunStartedAt, pu.Log, pu.LogCut = lu.Unit, lu.Command, lu.StartedAt, lu.Log, lu.LogCut
 		}

@@ -46,7 +46,7 @@ func openProject(c *cli.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := runstate.CleanRestored(c.Context, stateDirAt(c, loc.root), loc.root, func(msg string) { fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg) }); err != nil {
+	if err := runstate.CleanRestored(c.Context, stateDirAt(c, loc.root), loc.root, func(msg string) { warnf(c, "%s", msg) }); err != nil {
 		return nil, cli.Exit(err.Error(), 1)
 	}
 	return loc.load(c, nil)
@@ -84,7 +84,7 @@ func locateProject(c *cli.Context) (*location, error) {
 	} else if cfgPath != "" {
 		if tt, _ := config.TerrateamConfigIn(root); tt != "" && filepath.Base(cfgPath) == config.StrataConfigFile {
 			rel, _ := filepath.Rel(root, tt)
-			fmt.Fprintf(c.App.ErrWriter, "warning: both %s and %s exist; using %s\n", config.StrataConfigFile, filepath.ToSlash(rel), config.StrataConfigFile)
+			warnf(c, "both %s and %s exist; using %s", config.StrataConfigFile, filepath.ToSlash(rel), config.StrataConfigFile)
 		}
 	}
 	return &location{start: start, root: root, cfgPath: cfgPath}, nil
@@ -130,8 +130,11 @@ func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*ses
 	}
 	p.SetBranches(branches)
 	printDiagnostics(c.App.ErrWriter, p.Diagnostics.Warnings())
+	countWarnings(c, len(p.Diagnostics.Warnings()))
 	if c.Command != nil && c.Command.Name == "check" {
-		printDiagnostics(c.App.ErrWriter, p.BranchTagWarnings(branches))
+		ws := p.BranchTagWarnings(branches)
+		printDiagnostics(c.App.ErrWriter, ws)
+		countWarnings(c, len(ws))
 	}
 	return &session{project: p, cfgPath: cfgPath, cwd: filepath.ToSlash(rel), selectedWorkspace: ws, branches: branches}, nil
 }
@@ -147,6 +150,33 @@ func (s *session) gitRepo(c *cli.Context) (*git.Repo, error) {
 		s.repo = repo
 	}
 	return s.repo, nil
+}
+
+// warningsKey keeps, in the app's metadata, how many warnings strata
+// printed of its own in this command, outside a run's console: the
+// config's and the command's (docs/behaviour.md#console-output).
+const warningsKey = "warnings"
+
+// countWarnings counts n warnings printed.
+func countWarnings(c *cli.Context, n int) {
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	had, _ := c.App.Metadata[warningsKey].(int)
+	c.App.Metadata[warningsKey] = had + n
+}
+
+// warningsPrinted is how many warnings countWarnings counted.
+func warningsPrinted(c *cli.Context) int {
+	n, _ := c.App.Metadata[warningsKey].(int)
+	return n
+}
+
+// warnf prints a warning of strata's own on the error stream, and counts
+// it.
+func warnf(c *cli.Context, format string, args ...any) {
+	fmt.Fprintf(c.App.ErrWriter, "strata: warning: "+format+"\n", args...)
+	countWarnings(c, 1)
 }
 
 func printDiagnostics(w io.Writer, ds config.Diagnostics) {

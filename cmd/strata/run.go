@@ -15,6 +15,7 @@ import (
 	"time"
 
 	cmdpolicy "github.com/strata-iac/strata/command"
+	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/controls"
 
 	"github.com/urfave/cli/v2"
@@ -401,6 +402,7 @@ func finishEngine(c *cli.Context, pol *cmdpolicy.Policy, res *runner.Result, wer
 		} else {
 			rep.WriteTable(table)
 		}
+		console.WriteWarningsClose(table, res.Warnings, warningsPrinted(c))
 	}
 	if outErr != nil && code == 0 {
 		// Said last, where it is seen.
@@ -613,7 +615,7 @@ func resumeRun(c *cli.Context, s *session, path string) (*stacks.Run, []*stacks.
 	}
 	run, external, gone := runner.ResumeRun(s.project, rep)
 	for _, name := range gone {
-		fmt.Fprintf(c.App.ErrWriter, "warning: --resume: %s is no longer a unit of this repository\n", name)
+		warnf(c, "--resume: %s is no longer a unit of this repository", name)
 	}
 	return run, external, nil
 }

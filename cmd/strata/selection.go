@@ -239,7 +239,7 @@ func changedUnits(c *cli.Context, s *session) (map[*stacks.Unit][]string, []stac
 		if c.String("state") != "" {
 			how = "units record it as they are applied"
 		}
-		fmt.Fprintf(c.App.ErrWriter, "strata: warning: --changed on a push build: the run state records no unit's last applied commit, so this run compares with HEAD^1 only, and a push whose run was skipped or cancelled is never applied; %s\n", how)
+		warnf(c, "--changed on a push build: the run state records no unit's last applied commit, so this run compares with HEAD^1 only, and a push whose run was skipped or cancelled is never applied; %s", how)
 	}
 	changes, err := repo.Changes(from)
 	if err != nil {
@@ -278,7 +278,7 @@ func unitStates(c *cli.Context, s *session, units []*stacks.Unit) (map[*stacks.U
 		return runstate.ReadBucket(c.Context, st, units)
 	}
 	return runstate.ReadLocal(stateDirOf(c, s), units, func(msg string) {
-		fmt.Fprintf(c.App.ErrWriter, "strata: warning: %s\n", msg)
+		warnf(c, "%s", msg)
 	})
 }
 
