@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/strata-iac/strata/command"
@@ -67,7 +68,8 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 	if err != nil || !j.reusePlan(us) {
 		return false
 	}
-	if j.res.HasChanges && !j.res.NoSecrets {
+	switch {
+	case j.res.HasChanges && !j.res.NoSecrets:
 		// The text shows what the plan's JSON marks sensitive wherever
 		// the engine does not (docs/behaviour.md#what-is-masked): read
 		// it first, unless reading it when it was made found nothing.
@@ -76,6 +78,13 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 			return true
 		}
 		j.ur.Masker.Add(v.Secrets...)
+		j.res.UnknownOutputs = unknownOutputs(v.Outputs)
+	case j.res.HasChanges:
+		// Which outputs it leaves unknown, from the file alone: no
+		// engine start for what only a deferred consumer's reason uses.
+		if v, err := readPlanFile(j.ur.PlanFile); err == nil {
+			j.res.UnknownOutputs = unknownOutputs(v.Outputs)
+		}
 	}
 	j.failed(ctx, report.StepShow, j.showText(ctx, env))
 	return true
@@ -370,4 +379,17 @@ func (j *job) writePlanJSON(dir string, planJSON []byte) error {
 	}
 	// Plan JSON holds the plan's values, secrets included.
 	return atomicfile.Write(path, planJSON, 0o600)
+}
+
+// unknownOutputs are the names of the outputs a plan leaves unknown until
+// it is applied, in order.
+func unknownOutputs(outs map[string]PlannedOutput) []string {
+	var names []string
+	for n, o := range outs {
+		if !o.Known {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
 }

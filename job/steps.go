@@ -37,6 +37,10 @@ type Result struct {
 	ChangedOutputs []string
 	OutputsKnown   bool
 	PlannedOutputs map[string]PlannedOutput
+	// UnknownOutputs are the outputs a reused saved plan leaves unknown
+	// until it is applied, for the consumers it defers
+	// (docs/behaviour.md#deferred-units); a new plan gives PlannedOutputs.
+	UnknownOutputs []string
 	Digest         string
 	// changeSet is the digest of what the plan changes (PlanRecord).
 	ChangeSet string

@@ -175,6 +175,16 @@ func TestDeferredContinued(t *testing.T) {
 	if v := res.Report.Verdict(); v != "1 to change, 1 deferred" {
 		t.Errorf("verdict %q", v)
 	}
+	// The apply after that plan, as a merge's: net's saved plan is
+	// reused, web plans once it is applied, with its id, and says so.
+	res = e.run(CmdApply, Options{Settings: Settings{AutoApprove: true, NoPropagate: true}}, sel)
+	if got := statuses(res.Report); got["net@default"] != "applied" || got["web@default"] != "applied (planned after net@default was applied: net.id was unknown until then)" {
+		t.Errorf("apply reusing net's plan: %v\n%s", got, e.console.String())
+	}
+	if !strings.Contains(e.console.String(), "[net@default] reusing the plan") {
+		t.Errorf("net's saved plan was not reused:\n%s", e.console.String())
+	}
+
 	// An apply that plans net (no saved plan to reuse), asking: web
 	// waits for net's apply, then plans with net's id.
 	e = newE2E(t, throughRepo(t))

@@ -96,11 +96,13 @@ type unitRun struct {
 	// plan left unknown, for the reason should the unit stay deferred;
 	// deferredOn are those inputs as written ("net.vpc_id"), deferredBy
 	// the producers whose plans left them unknown.
-	planned    map[string]job.PlannedOutput
-	against    []*unitRun
-	unknown    []string
-	deferredOn []string
-	deferredBy []*unitRun
+	planned map[string]job.PlannedOutput
+	// unknownOutputs: the outputs a reused saved plan leaves unknown.
+	unknownOutputs []string
+	against        []*unitRun
+	unknown        []string
+	deferredOn     []string
+	deferredBy     []*unitRun
 
 	// span is the unit's in the traces, once started (trace.go).
 	span      trace.Span

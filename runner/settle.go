@@ -98,7 +98,7 @@ func (r *runState) complete(ctx context.Context, jr jobResult) {
 func (r *runState) planned(ur *unitRun, res job.Result) {
 	ur.phase = phasePlanned
 	ur.status = report.StatusPlanned
-	ur.planned = res.PlannedOutputs
+	ur.planned, ur.unknownOutputs = res.PlannedOutputs, res.UnknownOutputs
 	r.markDeferred(ur)
 	if r.gateHolds(ur) {
 		return
@@ -244,6 +244,13 @@ func (r *runState) unknownFor(ur, c *unitRun) []string {
 		if in.Producer != ur.Spec {
 			continue
 		}
+		if ur.planned == nil {
+			// A reused saved plan: only which outputs it leaves unknown.
+			if slices.Contains(ur.unknownOutputs, in.Output) {
+				unknown = append(unknown, in.From)
+			}
+			continue
+		}
 		if po, ok := ur.planned[in.Output]; !ok || !po.Known {
 			unknown = append(unknown, in.From)
 		}
@@ -256,7 +263,7 @@ func (r *runState) unknownFor(ur, c *unitRun) []string {
 // deferred, to plan once ur is applied (docs/behaviour.md#deferred-units),
 // and says so when it stays waiting and when it plans after the apply.
 func (r *runState) markDeferred(ur *unitRun) {
-	if ur.planned == nil || r.destroying() || !r.policy.FeedsReaders {
+	if ur.planned == nil && ur.unknownOutputs == nil || r.destroying() || !r.policy.FeedsReaders {
 		return
 	}
 	for _, e := range ur.out {
