@@ -132,6 +132,14 @@ applied() {
   [[ $n -eq $want ]] || { echo "$1: $n of $want units applied" >&2; exit 1; }
 }
 
+# unchanged LOG N: the plan in LOG found nothing to change in each of
+# the N units: terraform's own line, once a unit at least.
+unchanged() {
+  local n
+  n=$(sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -c 'No changes. Your infrastructure matches the configuration.' || true)
+  [[ $n -ge $2 ]] || { echo "$1: $n of $2 units found nothing to change" >&2; exit 1; }
+}
+
 # changed LOG: the plan in LOG found one change in each of the WIDE units:
 # terraform's own line, which every tool passes on, once a unit at least.
 changed() {
@@ -184,6 +192,22 @@ template_of() {
   echo "$WORK/$pre$2-$kind"
 }
 
+# fresh TEMPLATE: sets dir to TEMPLATE, a fresh copy of it in its own
+# place, the template kept aside until restore DIR puts it back. A run
+# works where the template was made: Terragrunt keeps a unit's copy, and
+# its state, under a .terragrunt-cache dir named for the unit's path, so in
+# a copy elsewhere it would plan from no state and init again.
+fresh() {
+  dir=$1
+  rm -rf "$dir.kept"
+  mv "$dir" "$dir.kept"
+  cp -a "$dir.kept" "$dir"
+}
+restore() {
+  rm -rf "$1"
+  mv "$1.kept" "$1"
+}
+
 # 3. Timed rounds, interleaved.
 printf 'tool\tcommand\tround\twall_s\tuser_s\tsys_s\tload1\n' >"$WORK/results.tsv"
 mkdir -p "$WORK/runs" "$WORK/logs"
@@ -193,9 +217,7 @@ for r in $(seq 1 "$ROUNDS"); do
     par=$PAR
     [[ $c == wide-* ]] && par=$WIDE_PAR
     for t in "${TS[@]}"; do
-      dir="$WORK/runs/$t-$c-$r"
-      rm -rf "$dir"
-      cp -a "$(template_of "$c" "$t")" "$dir"
+      fresh "$(template_of "$c" "$t")"
       sync
       log="$WORK/logs/$t-$c-$r.log"
       read -r load _ </proc/loadavg
@@ -205,9 +227,11 @@ for r in $(seq 1 "$ROUNDS"); do
         apply) applied "$dir" ;;
         wide-apply) applied "$dir" "$WIDE" ;;
         wide-plan-changes) changed "$log" ;;
+        plan) unchanged "$log" 40 ;;
+        wide-plan) unchanged "$log" "$WIDE" ;;
       esac
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$c" "$r" "$wall" "$user" "$sys" "$load" | tee -a "$WORK/results.tsv"
-      rm -rf "$dir"
+      restore "$dir"
     done
   done
 done
@@ -233,13 +257,12 @@ for c in "${shims[@]}"; do
   par=$PAR
   [[ $c == wide-* ]] && par=$WIDE_PAR
   for t in "${TS[@]}"; do
-    dir="$WORK/runs/$t-$c-shim"
-    rm -rf "$dir" "$WORK/shim/calls"
-    cp -a "$(template_of "$c" "$t")" "$dir"
+    rm -f "$WORK/shim/calls"
+    fresh "$(template_of "$c" "$t")"
     run "$t" "$c" "$dir" "$WORK/logs/$t-$c-shim.log" "$WORK/shim:$PATH"
     counts=$(sort "$WORK/shim/calls" | uniq -c | awk '{printf "%s%s=%s", sep, $2, $1; sep=" "}')
     printf '%s\t%s\t%s\n' "$t" "$c" "$counts" | tee -a "$WORK/starts.tsv"
-    rm -rf "$dir"
+    restore "$dir"
   done
 done
 
