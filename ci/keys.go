@@ -26,6 +26,9 @@ func prLocksPrefix() string             { return locksFolder + "/pr/" }
 func applyingKey(run, uk string) string { return applyingPrefix(run) + uk + ".json" }
 func applyingPrefix(run string) string  { return runKey(run) + "/applying/" }
 func hooksPrefix(run string) string     { return runKey(run) + "/hooks/" }
+func jobKey(run string, w, s int) string {
+	return runKey(run) + "/jobs/" + strconv.Itoa(w) + "-" + strconv.Itoa(s) + ".json"
+}
 func hooksKey(run string, w, s int) string {
 	return hooksPrefix(run) + strconv.Itoa(w) + "-" + strconv.Itoa(s) + ".json"
 }

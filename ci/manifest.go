@@ -23,8 +23,19 @@ import (
 // (ManifestUnit.Denied, AutoApplyDenied): a job of an older strata would
 // run what they refuse. Version 5 keeps a rule between stacks once
 // (Manifest.Stacks) instead of in every unit's After: a job of an older
-// strata would run a unit before the stacks it waits for.
-const ManifestVersion = 5
+// strata would run a unit before the stacks it waits for. Version 6 has
+// each job mark its first attempt (runs/<id>/jobs/<wave>-<shard>.json), so
+// that attempt reads no results of its own units and lists no applies
+// begun: a job of an older strata, which marks nothing, would leave a
+// retry of its shard thinking it the first. A version 5 manifest is still
+// read, and its jobs read as before.
+const ManifestVersion = 6
+
+// oldestManifest is the oldest layout of a manifest this strata reads.
+const oldestManifest = 5
+
+// marksJobs says the run's jobs mark their first attempts (version 6).
+func (m *Manifest) marksJobs() bool { return m.Version >= 6 }
 
 // Manifest is a run planned by `ci start`: what runs, in which wave and
 // shard, and with which options. It is written once, under

@@ -122,11 +122,18 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 		return nil, fmt.Errorf("run %s started on commit %s; this job has %s checked out: check out the run's commit", m.Run, m.Commit, o.Commit)
 	}
 	j := &Job{Manifest: m, slice: m.Slice(o.Wave, o.Shard)}
+	first, err := markJob(ctx, st, m, o)
+	if err != nil {
+		return nil, err
+	}
 	// Every result this job reads: its own units' (an earlier attempt may
-	// have recorded them) and their predecessors'.
-	ids := make([]string, 0, len(j.slice))
-	for _, mu := range j.slice {
-		ids = append(ids, mu.ID)
+	// have recorded them, unless this is the first) and their
+	// predecessors'.
+	var ids []string
+	if !first {
+		for _, mu := range j.slice {
+			ids = append(ids, mu.ID)
+		}
 	}
 	ids = append(ids, predecessors(j.slice, m.stackIndex())...)
 	results, err := m.refs(ids)
@@ -158,14 +165,44 @@ func FetchJob(ctx context.Context, st *objstore.Store, o SliceOptions) (*Job, er
 		j.units, err = runstate.FetchUnits(ctx, st, records)
 		return err
 	})
-	g.Go(func(ctx context.Context) (err error) {
-		j.applying, err = loadApplying(ctx, st, m.Run, j.slice)
-		return err
-	})
+	if !first {
+		g.Go(func(ctx context.Context) (err error) {
+			j.applying, err = loadApplying(ctx, st, m.Run, j.slice)
+			return err
+		})
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return j, nil
+}
+
+// JobMark is what the first attempt of a job records before it reads
+// anything else of the run (docs/ci.md#a-job).
+type JobMark struct {
+	Job string    `json:"job"`
+	At  time.Time `json:"at"`
+}
+
+// markJob records that an attempt of the job's shard began, and says
+// whether it is the first: no other attempt marked it before, so none can
+// have recorded a result or begun an apply of its units. That attempt
+// reads neither: one create instead of a read for each of its units and
+// a listing of the run's applies begun. A retry, or a duplicate job
+// started later, finds the mark and reads them. A run whose manifest
+// predates marks (version 5) has none: every attempt reads them.
+func markJob(ctx context.Context, st *objstore.Store, m *Manifest, o SliceOptions) (bool, error) {
+	if !m.marksJobs() {
+		return false, nil
+	}
+	err := putJSON(ctx, st, jobKey(m.Run, o.Wave, o.Shard), JobMark{Job: o.Job, At: time.Now().UTC()}, true)
+	switch {
+	case errors.Is(err, objstore.ErrExists):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("marking wave %d shard %d of run %s begun: %w", o.Wave, o.Shard, m.Run, err)
+	}
+	return true, nil
 }
 
 // loadApplying reads the applies an earlier attempt of the job started

@@ -93,8 +93,8 @@ func LoadManifest(ctx context.Context, st *objstore.Store, run string) (*Manifes
 
 // checkVersion refuses a manifest of a layout this strata does not read.
 func checkVersion(run string, m *Manifest) error {
-	if m.Version != ManifestVersion {
-		return fmt.Errorf("run %s: manifest version %d; this strata reads version %d", run, m.Version, ManifestVersion)
+	if m.Version < oldestManifest || m.Version > ManifestVersion {
+		return fmt.Errorf("run %s: manifest version %d; this strata reads versions %d to %d", run, m.Version, oldestManifest, ManifestVersion)
 	}
 	// The manifest comes from the bucket: a command this strata does not
 	// run is refused, never looked up as if it were known.

@@ -17,7 +17,8 @@ import (
 )
 
 // Fetchers bounds the requests a job has in flight to the bucket.
-const Fetchers = 16
+// As many as the store keeps connections open between requests.
+const Fetchers = objstore.IdleConns
 
 // FetchAll reads one object a unit for units, at most Fetchers at once,
 // and returns them in the order of refs.

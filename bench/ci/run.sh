@@ -15,9 +15,12 @@
 #     children included) and counted by command name: perf stat
 #     --no-inherit would leave out every thread but the first, and Go runs
 #     on several. perf record adds about a second of its own to each job's
-#     wall time, so a CPU=1 run's wall figures are not strata's.
+#     wall time, so a CPU=1 run's wall figures are not strata's. With
+#     CALLS=1 too, each sample keeps its call stack (frame pointers), and
+#     the functions one job's strata CPU went to (wave 1, shard 0), its own
+#     and the kernel's, are written to WORK/profile.txt, the most first.
 #
-#   [SEQ=1] [CPU=1] bench/ci/run.sh [LAYERS] [WIDTH] [SHARDS]
+#   [SEQ=1] [CPU=1 [CALLS=1]] [STRATA_BIN=…] bench/ci/run.sh [LAYERS] [WIDTH] [SHARDS]
 #
 # Not part of `make test`: it takes minutes.
 set -euo pipefail
@@ -34,8 +37,9 @@ export PATH="$REPO/bin/tools:$PATH"
 command -v versitygw >/dev/null || { echo "versitygw is not on PATH (make tools)" >&2; exit 1; }
 [[ "${CPU:-0}" != 1 ]] || command -v perf >/dev/null || { echo "perf is not on PATH (Debian: linux-perf)" >&2; exit 1; }
 
-STRATA="$WORK/strata"
-make -s -C "$REPO" build BIN="$STRATA"
+# STRATA_BIN runs a strata built elsewhere (another commit, to compare).
+STRATA="${STRATA_BIN:-$WORK/strata}"
+[[ -n "${STRATA_BIN:-}" ]] || make -s -C "$REPO" build BIN="$STRATA"
 (cd "$REPO" && go run bench/ci/gen.go -dir "$WORK/repo" -layers "$LAYERS" -width "$WIDTH")
 (cd "$WORK/repo" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm gen)
 
@@ -57,7 +61,9 @@ cd "$WORK/repo"
 # by command name.
 timed() {
   local out="$1"; shift
-  if [[ "${CPU:-0}" == 1 ]]; then perf record -q -B -N -e task-clock -c 100000 -o "$WORK/perf/$out.data" "$@"; else "$@"; fi
+  local g=()
+  [[ "${CALLS:-0}" == 1 ]] && g=(-g)
+  if [[ "${CPU:-0}" == 1 ]]; then perf record -q -B -N -e task-clock -c 100000 "${g[@]}" -o "$WORK/perf/$out.data" "$@"; else "$@"; fi
 }
 now() { date +%s.%N; }
 
@@ -86,10 +92,19 @@ T1=$(now)
 "$STRATA" ci check --state "$STATE" --run "$RUN"
 
 # strata's own samples (0.1 ms of CPU each), every process; -1 without CPU=1.
+# The kernel names a process by its binary's name, cut to 15 bytes.
 CPU_MS=-1
+COMM=$(basename "$STRATA" | cut -c1-15)
 if [[ "${CPU:-0}" == 1 ]]; then
-  CPU_MS=$(for f in "$WORK"/perf/*.data; do perf report -i "$f" --stdio --sort comm -F sample,comm 2>/dev/null; done |
-    awk '$2 == "strata" {n += $1} END {printf "%.1f", n / 10}')
+  CPU_MS=$(for f in "$WORK"/perf/*.data; do perf report -i "$f" --stdio --no-children -g none --sort comm -F sample,comm 2>/dev/null; done |
+    awk -v c="$COMM" '$2 == c {n += $1} END {printf "%.1f", n / 10}')
+  if [[ "${CALLS:-0}" == 1 ]]; then
+    # One job of the second wave (the first reads no results of others'),
+    # strata's threads only: each function's share of the job's samples
+    # with what it calls (children) and alone (self), the kernel's included.
+    perf report -i "$WORK/perf/run-1-0.data" --stdio --comm "$COMM" --children --sort sym \
+      -g none --percent-limit 1 2>/dev/null | grep -v '^#' | grep -v '^$' >"$WORK/profile.txt" || true
+  fi
 fi
 UNITS=$(jq '.units | length' "$WORK/report.json")
 APPLIED=$(jq '[.units[] | select(.status == "applied")] | length' "$WORK/report.json")
@@ -110,6 +125,29 @@ print(f"units {units}, jobs {len(open(work + '/jobs.tsv').readlines())}")
 print(f"engine steps: {engine:.1f} s in all, {engine / units * 1000:.1f} ms a unit")
 if cpu < 0:
     print(f"job wall time: {jobs:.1f} s in all; not in engine steps: {(jobs - engine) / units * 1000:.1f} ms a unit")
+    # Where: between the engine steps of a job (a unit's own cost), and
+    # before a job's first step and after its last (a job's). The job of
+    # each unit is in its result, which versitygw keeps as a file.
+    import glob, collections
+    job = {}
+    for f in glob.glob(work + '/s3/strata-bench/runs/*/results/**/*.json', recursive=True):
+        r = json.load(open(f))
+        job[r['unit']['dir'], r['unit']['stack']] = (r['wave'], r['shard'])
+    wall = {(int(w), int(s)): float(d) for w, s, d in (l.split('\t') for l in open(work + '/jobs.tsv') if l.strip())}
+    by = collections.defaultdict(list)
+    for u in rep['units']:
+        if u['steps']:
+            by[job[u['dir'], u['stack']]].append(u)
+    inside = outside = 0.0
+    for k, us in by.items():
+        first = min(t(st['started_at']) for u in us for st in u['steps'])
+        last = max(t(st['finished_at']) for u in us for st in u['steps'])
+        eng = sum((t(st['finished_at']) - t(st['started_at'])).total_seconds() for u in us for st in u['steps'])
+        span = (last - first).total_seconds()
+        inside += span - eng
+        outside += wall[k] - span
+    print(f"  between a job's engine steps: {inside / units * 1000:.1f} ms a unit; "
+          f"before its first and after its last: {outside / len(by) * 1000:.0f} ms a job, {outside / units * 1000:.1f} ms a unit")
 else:
     print(f"strata's own CPU (start, every job, finish): {cpu:.1f} s, {cpu / units * 1000:.1f} ms a unit")
 PY

@@ -6,10 +6,14 @@
 // are those of makespanUnits in runner/bench_test.go (same seed, same draw
 // order), so the three trees differ only in how the order is written.
 //
-//	go run gen.go -out DIR
+//	go run gen.go -out DIR [-wide 200]
 //
 // writes DIR/strata, DIR/terramate and DIR/terragrunt, and prints the
-// critical path and the total work of the DAG (sleeps only).
+// critical path and the total work of the DAG (sleeps only). It also
+// writes the wide repository, -wide independent units (0: none), four
+// times: DIR/wide/strata, DIR/wide/terramate, DIR/wide/terragrunt and
+// DIR/wide/xargs (the modules alone, and dirs.txt listing them one a
+// line, for xargs).
 //
 // The build tag keeps this program out of `go build ./...`, `go vet ./...`
 // and `go test ./...`.
@@ -200,8 +204,58 @@ func terragrunt(root string, us []unit) {
 	}
 }
 
+// wideTF is a unit of the wide repository: one terraform_data whose input
+// is the variable trigger, so TF_VAR_trigger set to anything but "0"
+// gives a plan with one change after an apply without it.
+const wideTF = `variable "trigger" {
+  type    = string
+  default = "0"
+}
+
+resource "terraform_data" "work" {
+  input = var.trigger
+}
+`
+
+// wide writes n independent units u/u000… once per tool: no order between
+// them, so each tool runs them as fast as its parallelism lets it.
+func wide(root string, n int) {
+	dirs := make([]string, n)
+	for i := range dirs {
+		dirs[i] = fmt.Sprintf("u/u%03d", i)
+	}
+	for _, tool := range []string{"strata", "terramate", "terragrunt", "xargs"} {
+		r := filepath.Join(root, tool)
+		for _, d := range dirs {
+			write(r, d+"/main.tf", wideTF)
+			switch tool {
+			case "terramate":
+				write(r, d+"/stack.tm.hcl", fmt.Sprintf("stack {\n  name = %q\n}\n", d))
+			case "terragrunt":
+				write(r, d+"/terragrunt.hcl", "# a unit with no dependencies\n")
+			}
+		}
+		switch tool {
+		case "strata":
+			write(r, "strata.yml", "version: \"1\"\n")
+		case "terramate":
+			write(r, "terramate.tm.hcl", `terramate {
+  required_version = ">= 0.17.0"
+
+  config {
+    disable_safeguards = ["all"]
+  }
+}
+`)
+		case "xargs":
+			write(r, "dirs.txt", strings.Join(dirs, "\n")+"\n")
+		}
+	}
+}
+
 func main() {
 	out := flag.String("out", "", "directory to write strata/, terramate/ and terragrunt/ into")
+	n := flag.Int("wide", 200, "units of the wide repository (0: none)")
 	flag.Parse()
 	if *out == "" {
 		log.Fatal("usage: go run gen.go -out DIR")
@@ -210,6 +264,9 @@ func main() {
 	strata(filepath.Join(*out, "strata"), us, sameStack)
 	terramate(filepath.Join(*out, "terramate"), us)
 	terragrunt(filepath.Join(*out, "terragrunt"), us)
+	if *n > 0 {
+		wide(filepath.Join(*out, "wide"), *n)
+	}
 
 	finish := map[string]time.Duration{}
 	var critical, total time.Duration

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Times strata, Terramate and Terragrunt on one generated 40-unit DAG:
-# apply from no state, then plan with nothing to change, interleaved
-# (strata, terramate, terragrunt, strata, ...), ROUNDS times each.
+# apply from no state, then plan with nothing to change; and on a wide
+# repository of WIDE independent units (default 200): apply from no state,
+# plan with nothing to change and plan with a change in every unit, with
+# plain `xargs -P WIDE_PAR terraform -chdir=DIR ...` beside them as the
+# floor. Interleaved (strata, terramate, terragrunt, strata, ...), ROUNDS
+# times each.
 #
 #   bench/peers/run.sh [ROUNDS]        # default 5
+#
+# WIDE_PAR (default: the machine's cores) is the parallelism of every tool
+# on the wide repository; WIDE=0 leaves the wide repository out.
 #
 # Binaries: STRATA_BIN (default: built from this checkout), TERRAMATE_BIN and
 # TERRAGRUNT_BIN (default: from PATH); a peer that is not found is skipped.
@@ -16,6 +23,8 @@ set -euo pipefail
 
 ROUNDS="${1:-5}"
 PAR=4
+WIDE="${WIDE:-200}"
+WIDE_PAR="${WIDE_PAR:-$(nproc)}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 WORK="${WORK:-$(mktemp -d -t strata-peers.XXXXXX)}"
@@ -40,6 +49,8 @@ tools=(strata)
 # TG_NOINIT=0 leaves it out.
 [[ -x "$TERRAGRUNT_BIN" && "${TG_NOINIT:-1}" != 0 ]] && tools+=(terragrunt-noinit)
 
+wide_tools=("${tools[@]}" xargs)
+
 # One environment for every tool: nothing from the caller's but PATH, an
 # empty home and terraform CLI config, no update checks, terraform from PATH.
 HOMEDIR="$WORK/home"
@@ -53,21 +64,39 @@ ENV=(env -i
   "TM_CLI_CONFIG_FILE=$HOMEDIR/terramaterc"
   "TG_TF_PATH=terraform")
 
-# cmd TOOL COMMAND: sets CMD to the argv of the tool's init, apply or plan.
+# cmd TOOL COMMAND: sets CMD to the argv of the tool's init, apply or plan,
+# at the parallelism par (PAR on the DAG, WIDE_PAR on the wide repository).
+# The wide repository's commands (wide-apply, wide-plan, wide-plan-changes)
+# are the same apply and plan.
+par=$PAR
 cmd() {
-  case "$1:$2" in
-    strata:init) CMD=("$STRATA_BIN" init --parallelism "$PAR") ;;
-    strata:apply) CMD=("$STRATA_BIN" apply -auto-approve --parallelism "$PAR") ;;
-    strata:plan) CMD=("$STRATA_BIN" plan --parallelism "$PAR") ;;
-    terramate:init) CMD=("$TERRAMATE_BIN" run --parallel "$PAR" -- terraform init -input=false) ;;
-    terramate:apply) CMD=("$TERRAMATE_BIN" run --parallel "$PAR" -- terraform apply -auto-approve -input=false) ;;
-    terramate:plan) CMD=("$TERRAMATE_BIN" run --parallel "$PAR" -- terraform plan -input=false) ;;
-    terragrunt:init) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$PAR" --non-interactive -- init -input=false) ;;
-    terragrunt:apply) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$PAR" --non-interactive -- apply -auto-approve -input=false) ;;
-    terragrunt:plan) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$PAR" --non-interactive -- plan -input=false) ;;
+  local c=${2#wide-}
+  c=${c%-changes}
+  case "$1:$c" in
+    strata:init) CMD=("$STRATA_BIN" init --parallelism "$par") ;;
+    strata:apply) CMD=("$STRATA_BIN" apply -auto-approve --parallelism "$par") ;;
+    strata:plan) CMD=("$STRATA_BIN" plan --parallelism "$par") ;;
+    terramate:init) CMD=("$TERRAMATE_BIN" run --parallel "$par" -- terraform init -input=false) ;;
+    terramate:apply) CMD=("$TERRAMATE_BIN" run --parallel "$par" -- terraform apply -auto-approve -input=false) ;;
+    terramate:plan) CMD=("$TERRAMATE_BIN" run --parallel "$par" -- terraform plan -input=false) ;;
+    terragrunt:init) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$par" --non-interactive -- init -input=false) ;;
+    terragrunt:apply) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$par" --non-interactive -- apply -auto-approve -input=false) ;;
+    terragrunt:plan) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$par" --non-interactive -- plan -input=false) ;;
     terragrunt-noinit:init) cmd terragrunt init ;;
-    terragrunt-noinit:apply) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$PAR" --non-interactive --no-auto-init -- apply -auto-approve -input=false) ;;
-    terragrunt-noinit:plan) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$PAR" --non-interactive --no-auto-init -- plan -input=false) ;;
+    terragrunt-noinit:apply) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$par" --non-interactive --no-auto-init -- apply -auto-approve -input=false) ;;
+    terragrunt-noinit:plan) CMD=("$TERRAGRUNT_BIN" run --all --parallelism "$par" --non-interactive --no-auto-init -- plan -input=false) ;;
+    xargs:init) CMD=(xargs -a dirs.txt -P "$par" -I '{}' terraform -chdir='{}' init -input=false) ;;
+    xargs:apply) CMD=(xargs -a dirs.txt -P "$par" -I '{}' terraform -chdir='{}' apply -auto-approve -input=false) ;;
+    xargs:plan) CMD=(xargs -a dirs.txt -P "$par" -I '{}' terraform -chdir='{}' plan -input=false) ;;
+  esac
+}
+
+# trigger COMMAND: the TF_VAR_trigger of a command: a plan with changes
+# sets the wide units' variable to another value than the one applied.
+trigger() {
+  case "$1" in
+    *-changes) echo TF_VAR_trigger=1 ;;
+    *) echo TF_VAR_trigger=0 ;;
   esac
 }
 
@@ -76,7 +105,7 @@ cmd() {
 run() {
   local tool=$1 c=$2 dir=$3 log=$4 path=${5:-$PATH}
   cmd "$tool" "$c"
-  if ! (cd "$dir" && "${ENV[@]}" "PATH=$path" "${CMD[@]}" >"$log" 2>&1 </dev/null); then
+  if ! (cd "$dir" && "${ENV[@]}" "PATH=$path" "$(trigger "$c")" "${CMD[@]}" >"$log" 2>&1 </dev/null); then
     echo "$tool $c failed in $dir; see $log" >&2
     tail -20 "$log" >&2
     exit 1
@@ -88,24 +117,40 @@ run() {
 timed() {
   local tool=$1 c=$2 dir=$3 log=$4
   cmd "$tool" "$c"
-  if ! (cd "$dir" && /usr/bin/time -f '%e %U %S' -o "$log.time" "${ENV[@]}" "${CMD[@]}" >"$log" 2>&1 </dev/null); then
+  if ! (cd "$dir" && /usr/bin/time -f '%e %U %S' -o "$log.time" "${ENV[@]}" "$(trigger "$c")" "${CMD[@]}" >"$log" 2>&1 </dev/null); then
     echo "$tool $c failed in $dir; see $log" >&2
     tail -20 "$log" >&2
     exit 1
   fi
 }
 
-# applied DIR: every unit of DIR has its resource in its state (Terragrunt
-# keeps it under the unit's .terragrunt-cache).
+# applied DIR [N]: every unit of DIR (N, default 40) has its resource in
+# its state (Terragrunt keeps it under the unit's .terragrunt-cache).
 applied() {
-  local n
+  local n want=${2:-40}
   n=$(find "$1" -name terraform.tfstate -exec grep -l '"type": "terraform_data"' {} + | wc -l)
-  [[ $n -eq 40 ]] || { echo "$1: $n of 40 units applied" >&2; exit 1; }
+  [[ $n -eq $want ]] || { echo "$1: $n of $want units applied" >&2; exit 1; }
+}
+
+# unchanged LOG N: the plan in LOG found nothing to change in each of
+# the N units: terraform's own line, once a unit at least.
+unchanged() {
+  local n
+  n=$(sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -c 'No changes. Your infrastructure matches the configuration.' || true)
+  [[ $n -ge $2 ]] || { echo "$1: $n of $2 units found nothing to change" >&2; exit 1; }
+}
+
+# changed LOG: the plan in LOG found one change in each of the WIDE units:
+# terraform's own line, which every tool passes on, once a unit at least.
+changed() {
+  local n
+  n=$(sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -c 'Plan: 0 to add, 1 to change, 0 to destroy' || true)
+  [[ $n -ge $WIDE ]] || { echo "$1: $n of $WIDE units planned a change" >&2; exit 1; }
 }
 
 # 1. The DAG, written once per tool.
 rm -rf "$WORK/src"
-(cd "$HERE" && GOFLAGS= go run gen.go -out "$WORK/src") | tee "$WORK/dag.txt"
+(cd "$HERE" && GOFLAGS='' go run gen.go -out "$WORK/src" -wide "$WIDE") | tee "$WORK/dag.txt"
 
 # 2. Per tool, two templates: init (initialised by the tool's own init, no
 #    state) and applied (the init template applied once by the tool, which
@@ -120,47 +165,104 @@ for t in "${tools[@]}"; do
   applied "$WORK/$t-applied"
   echo "$t: initialised and applied once (untimed)"
 done
+# The same for the wide repository, at WIDE_PAR.
+par=$WIDE_PAR
+for t in "${wide_tools[@]}"; do
+  [[ $WIDE -gt 0 ]] || break
+  rm -rf "$WORK/wide-$t-init" "$WORK/wide-$t-applied"
+  cp -a "$WORK/src/wide/${t%-noinit}" "$WORK/wide-$t-init"
+  run "$t" init "$WORK/wide-$t-init" "$WORK/wide-$t-init.log"
+  cp -a "$WORK/wide-$t-init" "$WORK/wide-$t-applied"
+  run "$t" apply "$WORK/wide-$t-applied" "$WORK/wide-$t-applied.log"
+  applied "$WORK/wide-$t-applied" "$WIDE"
+  echo "$t: wide repository initialised and applied once (untimed)"
+done
+par=$PAR
+
+# commands: what each round times, in order; tools_of COMMAND sets TS to
+# the tools that run it, template_of COMMAND TOOL names the template a
+# run copies.
+commands=(apply plan)
+[[ $WIDE -gt 0 ]] && commands+=(wide-apply wide-plan wide-plan-changes)
+tools_of() { if [[ $1 == wide-* ]]; then TS=("${wide_tools[@]}"); else TS=("${tools[@]}"); fi; }
+template_of() {
+  local pre="" kind=applied
+  [[ $1 == wide-* ]] && pre=wide-
+  [[ $1 == *apply ]] && kind=init
+  echo "$WORK/$pre$2-$kind"
+}
+
+# fresh TEMPLATE: sets dir to TEMPLATE, a fresh copy of it in its own
+# place, the template kept aside until restore DIR puts it back. A run
+# works where the template was made: Terragrunt keeps a unit's copy, and
+# its state, under a .terragrunt-cache dir named for the unit's path, so in
+# a copy elsewhere it would plan from no state and init again.
+fresh() {
+  dir=$1
+  rm -rf "$dir.kept"
+  mv "$dir" "$dir.kept"
+  cp -a "$dir.kept" "$dir"
+}
+restore() {
+  rm -rf "$1"
+  mv "$1.kept" "$1"
+}
 
 # 3. Timed rounds, interleaved.
 printf 'tool\tcommand\tround\twall_s\tuser_s\tsys_s\tload1\n' >"$WORK/results.tsv"
 mkdir -p "$WORK/runs" "$WORK/logs"
 for r in $(seq 1 "$ROUNDS"); do
-  for c in apply plan; do
-    for t in "${tools[@]}"; do
-      dir="$WORK/runs/$t-$c-$r"
-      rm -rf "$dir"
-      if [[ $c == apply ]]; then cp -a "$WORK/$t-init" "$dir"; else cp -a "$WORK/$t-applied" "$dir"; fi
+  for c in "${commands[@]}"; do
+    tools_of "$c"
+    par=$PAR
+    [[ $c == wide-* ]] && par=$WIDE_PAR
+    for t in "${TS[@]}"; do
+      fresh "$(template_of "$c" "$t")"
       sync
       log="$WORK/logs/$t-$c-$r.log"
       read -r load _ </proc/loadavg
       timed "$t" "$c" "$dir" "$log"
       read -r wall user sys <"$log.time"
-      [[ $c == apply ]] && applied "$dir"
+      case $c in
+        apply) applied "$dir" ;;
+        wide-apply) applied "$dir" "$WIDE" ;;
+        wide-plan-changes) changed "$log" ;;
+        plan) unchanged "$log" 40 ;;
+        wide-plan) unchanged "$log" "$WIDE" ;;
+      esac
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$c" "$r" "$wall" "$user" "$sys" "$load" | tee -a "$WORK/results.tsv"
-      rm -rf "$dir"
+      restore "$dir"
     done
   done
 done
 
 # 4. How often each tool starts terraform, by subcommand, in one apply and
-#    one plan (untimed): a shim ahead of terraform on PATH logs each start.
+#    one plan of the DAG and one plan with changes of the wide repository
+#    (untimed): a shim ahead of terraform on PATH logs each start.
 mkdir -p "$WORK/shim"
 cat >"$WORK/shim/terraform" <<EOF
 #!/bin/sh
-echo "\${1:-none}" >>"$WORK/shim/calls"
+# The subcommand: the first argument that is no option (-chdir=DIR).
+sub=none
+for a in "\$@"; do case \$a in -*) ;; *) sub=\$a; break ;; esac; done
+echo "\$sub" >>"$WORK/shim/calls"
 exec "$TERRAFORM" "\$@"
 EOF
 chmod +x "$WORK/shim/terraform"
-printf 'tool\tcommand\tterraform starts by subcommand (40 units)\n' >"$WORK/starts.tsv"
-for c in apply plan; do
-  for t in "${tools[@]}"; do
-    dir="$WORK/runs/$t-$c-shim"
-    rm -rf "$dir" "$WORK/shim/calls"
-    if [[ $c == apply ]]; then cp -a "$WORK/$t-init" "$dir"; else cp -a "$WORK/$t-applied" "$dir"; fi
+printf 'tool\tcommand\tterraform starts by subcommand\n' >"$WORK/starts.tsv"
+shims=(apply plan)
+[[ $WIDE -gt 0 ]] && shims+=(wide-plan-changes)
+for c in "${shims[@]}"; do
+  tools_of "$c"
+  par=$PAR
+  [[ $c == wide-* ]] && par=$WIDE_PAR
+  for t in "${TS[@]}"; do
+    rm -f "$WORK/shim/calls"
+    fresh "$(template_of "$c" "$t")"
     run "$t" "$c" "$dir" "$WORK/logs/$t-$c-shim.log" "$WORK/shim:$PATH"
     counts=$(sort "$WORK/shim/calls" | uniq -c | awk '{printf "%s%s=%s", sep, $2, $1; sep=" "}')
     printf '%s\t%s\t%s\n' "$t" "$c" "$counts" | tee -a "$WORK/starts.tsv"
-    rm -rf "$dir"
+    restore "$dir"
   done
 done
 
@@ -168,12 +270,12 @@ done
 starts=("strata=$STRATA_BIN" "terraform=$TERRAFORM")
 [[ -x "$TERRAMATE_BIN" ]] && starts+=("terramate=$TERRAMATE_BIN")
 [[ -x "$TERRAGRUNT_BIN" ]] && starts+=("terragrunt=$TERRAGRUNT_BIN")
-(cd "$HERE" && "${ENV[@]}" "GOCACHE=$(go env GOCACHE)" "GOPATH=$(go env GOPATH)" GOFLAGS= go run start.go -n 150 "${starts[@]}") >"$WORK/start.tsv"
+(cd "$HERE" && "${ENV[@]}" "GOCACHE=$(go env GOCACHE)" "GOPATH=$(go env GOPATH)" GOFLAGS='' go run start.go -n 150 "${starts[@]}") >"$WORK/start.tsv"
 
 # 6. Medians and ratios.
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 {
-  echo "# strata against its peers: $ROUNDS rounds, parallelism $PAR, $(nproc) cores"
+  echo "# strata against its peers: $ROUNDS rounds, $(nproc) cores; parallelism $PAR on the DAG, $WIDE_PAR on the wide repository ($WIDE units)"
   echo
   cat "$WORK/dag.txt"
   echo
@@ -181,13 +283,14 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
   echo
   echo "| command | tool | median wall s | wall min-max s | median CPU s (user+sys) | strata/tool wall | strata/tool CPU |"
   echo "|---|---|---|---|---|---|---|"
-  for c in apply plan; do
-    sw=$(awk -F'\t' -v c=$c '$1=="strata" && $2==c {print $4}' "$WORK/results.tsv" | median)
-    sc=$(awk -F'\t' -v c=$c '$1=="strata" && $2==c {print $5+$6}' "$WORK/results.tsv" | median)
-    for t in "${tools[@]}"; do
-      w=$(awk -F'\t' -v c=$c -v t=$t '$1==t && $2==c {print $4}' "$WORK/results.tsv" | median)
-      u=$(awk -F'\t' -v c=$c -v t=$t '$1==t && $2==c {print $5+$6}' "$WORK/results.tsv" | median)
-      mm=$(awk -F'\t' -v c=$c -v t=$t '$1==t && $2==c {print $4}' "$WORK/results.tsv" | sort -g | sed -n '1p;$p' | paste -sd-)
+  for c in "${commands[@]}"; do
+    tools_of "$c"
+    sw=$(awk -F'\t' -v c="$c" '$1=="strata" && $2==c {print $4}' "$WORK/results.tsv" | median)
+    sc=$(awk -F'\t' -v c="$c" '$1=="strata" && $2==c {print $5+$6}' "$WORK/results.tsv" | median)
+    for t in "${TS[@]}"; do
+      w=$(awk -F'\t' -v c="$c" -v t="$t" '$1==t && $2==c {print $4}' "$WORK/results.tsv" | median)
+      u=$(awk -F'\t' -v c="$c" -v t="$t" '$1==t && $2==c {print $5+$6}' "$WORK/results.tsv" | median)
+      mm=$(awk -F'\t' -v c="$c" -v t="$t" '$1==t && $2==c {print $4}' "$WORK/results.tsv" | sort -g | sed -n '1p;$p' | paste -sd-)
       rw=$(awk -v a="$sw" -v b="$w" 'BEGIN {printf "%.2f", a/b}')
       rc=$(awk -v a="$sc" -v b="$u" 'BEGIN {printf "%.2f", a/b}')
       echo "| $c | $t | $w | $mm | $u | $rw | $rc |"
@@ -200,7 +303,7 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
   echo "|---|---|---|"
   awk -F'\t' '{print "| " $1 " | " $2 " | " $3 " |"}' "$WORK/start.tsv"
   echo
-  echo "terraform starts per run (40 units):"
+  echo "terraform starts per run (the DAG: 40 units; the wide repository: $WIDE):"
   echo
   tail -n +2 "$WORK/starts.tsv" | awk -F'\t' '{print "- " $1 " " $2 ": " $3}'
 } >"$WORK/summary.md"

@@ -95,7 +95,16 @@ type Store struct {
 	// stalled bucket is one operation's budget, not one per request it
 	// would make in turn (docs/ci.md#a-bucket-that-does-not-answer).
 	silent atomic.Pointer[NoAnswerError]
+	// observe, when set, is told of each operation before it is asked.
+	observe atomic.Pointer[func(op, key string)]
 }
+
+// Observe has f told of each operation the store asks of its bucket,
+// before it is asked, by name ("reading", "writing", "creating",
+// "updating", "deleting", "listing") and key (a listing's prefix ends in
+// "*"). Tests and benchmarks count a command's requests with it; f may be
+// called from many goroutines at once.
+func (s *Store) Observe(f func(op, key string)) { s.observe.Store(&f) }
 
 // Open opens the store at url: file:///abs/dir (or a plain directory
 // path, created if needed), mem://, s3://, gs:// or azblob://. Each of its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -54,6 +55,10 @@ const (
 	// taken off the URL before the driver reads it.
 	timeoutParam = "timeout"
 )
+
+// IdleConns is how many connections to its bucket a store keeps open
+// between requests: as many as a job has requests in flight.
+const IdleConns = 16
 
 // budget is the longest one operation of a store may take: every attempt
 // timed out, and the backoffs between them.
@@ -157,7 +162,12 @@ func openS3(ctx context.Context, u *url.URL, timeout time.Duration) (*blob.Bucke
 		}
 		return retry.AddWithMaxBackoffDelay(retry.AddWithMaxAttempts(r, Attempts), maxBackoff)
 	}
-	cfg.HTTPClient = awshttp.NewBuildableClient().WithTimeout(timeout)
+	// A job asks up to 16 requests at once (runstate.Fetchers); the SDK
+	// keeps 10 connections idle a host, so each burst would close six
+	// and dial them again for the next.
+	cfg.HTTPClient = awshttp.NewBuildableClient().WithTimeout(timeout).WithTransportOptions(func(tr *http.Transport) {
+		tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, IdleConns)
+	})
 	client := s3.NewFromConfig(cfg, copts...)
 	bopts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
 	return s3blob.OpenBucket(ctx, client, u.Host, bopts)
@@ -266,6 +276,9 @@ func (e *NoAnswerError) Error() string {
 // later operation at once (Store.silent).
 func bounded[T any](ctx context.Context, s *Store, op, key string, f func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
+	if f := s.observe.Load(); f != nil {
+		(*f)(op, key)
+	}
 	if earlier := s.silent.Load(); earlier != nil {
 		return zero, &NoAnswerError{URL: s.url, Op: op, Key: key, Timeout: s.timeout, Earlier: earlier}
 	}
