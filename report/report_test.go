@@ -508,3 +508,25 @@ func TestTableRunOrder(t *testing.T) {
 		t.Errorf("table:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestTableTellsAWarningOnce: a warning several units carry is in the
+// table once, at the first of them, with how many carry it; a unit's own
+// warning stays with it.
+func TestTableTellsAWarningOnce(t *testing.T) {
+	t.Parallel()
+	shared := "a corrupt record in the state bucket was moved aside"
+	units := []*UnitReport{
+		{Dir: "a", Workspace: "default", Stack: "s", StackPath: []string{"s"}, Status: StatusPlanned, Warnings: []string{shared}},
+		{Dir: "b", Workspace: "default", Stack: "s", StackPath: []string{"s"}, Status: StatusPlanned, Reason: "planned against a@default's plan", Warnings: []string{shared, "its own"}},
+		{Dir: "c", Workspace: "default", Stack: "s", StackPath: []string{"s"}, Status: StatusPlanned, Warnings: []string{shared}},
+	}
+	var b strings.Builder
+	(&Report{Units: units}).WriteTable(&b)
+	out := b.String()
+	if n := strings.Count(out, shared); n != 1 || !strings.Contains(out, "warning: "+shared+" (for 3 units)") {
+		t.Errorf("the shared warning is told %d times:\n%s", n, out)
+	}
+	if !strings.Contains(out, "planned against a@default's plan; warning: its own") {
+		t.Errorf("b's reason and own warning:\n%s", out)
+	}
+}

@@ -68,6 +68,15 @@ func (rep *Report) writeTable(w io.Writer) {
 		head += "\tWHY"
 	}
 	fmt.Fprintln(tw, head)
+	// A warning many units carry is told once, at the first of them in
+	// run order, with how many carry it.
+	carry := map[string]int{}
+	for _, u := range rep.Units {
+		for _, w := range u.Warnings {
+			carry[w]++
+		}
+	}
+	told := map[string]bool{}
 	for _, u := range rep.runOrder() {
 		changes := "-"
 		if u.Changes != (Changes{}) {
@@ -77,7 +86,7 @@ func (rep *Report) writeTable(w io.Writer) {
 		if showWaited {
 			fmt.Fprintf(tw, "\t%s", u.waited())
 		}
-		fmt.Fprintf(tw, "\t%s", u.Note())
+		fmt.Fprintf(tw, "\t%s", u.tableNote(carry, told))
 		if showWhy {
 			// A reason may be empty: the column stays in its place.
 			fmt.Fprintf(tw, "\t%s", u.Why)
@@ -108,4 +117,24 @@ func (rep *Report) runOrder() []*UnitReport {
 		return a.Order < b.Order
 	})
 	return units
+}
+
+// tableNote is the unit's reason and the warnings not told yet in the
+// table, each with the count of units carrying it when more than one.
+func (u *UnitReport) tableNote(carry map[string]int, told map[string]bool) string {
+	parts := make([]string, 0, 1+len(u.Warnings))
+	if u.Reason != "" {
+		parts = append(parts, u.Reason)
+	}
+	for _, w := range u.Warnings {
+		if told[w] {
+			continue
+		}
+		told[w] = true
+		if n := carry[w]; n > 1 {
+			w += fmt.Sprintf(" (for %d units)", n)
+		}
+		parts = append(parts, "warning: "+w)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -305,17 +305,20 @@ func (p *Project) warnUninspectable(c *config.Collector) {
 	}
 	sort.Strings(dirs)
 	for _, dir := range dirs {
+		// The warning is the module's, not the config's: it names the
+		// file it is about, with no line (the library that failed to
+		// read it gives none).
 		err := p.modules[dir].err
-		what := err.Error()
+		file, what := dir, err.Error()
 		var ie *engines.InspectError
 		if errors.As(err, &ie) {
-			file := relTo(p.Root, ie.File)
-			if ie.File == "" {
-				file = dir
+			if ie.File != "" {
+				file = relTo(p.Root, ie.File)
 			}
-			what = fmt.Sprintf("strata cannot read %s (%s)", file, ie.Err)
+			what = fmt.Sprintf("strata cannot read it (%s)", ie.Err)
 		}
-		c.Warnf(config.Pos{}, "", "module %s: %s; strata goes on without its module calls, variables and outputs, and the engine reports the problem when it runs there", dir, what)
+		c.Diags = append(c.Diags, config.Diagnostic{Severity: config.SeverityWarning, File: file,
+			Message: fmt.Sprintf("module %s: %s; strata goes on without its module calls, variables and outputs, and the engine reports the problem when it runs there", dir, what)})
 	}
 }
 

@@ -30,8 +30,8 @@ stacks:
 	p := loadRepo(t, root)
 	const rest = ` (unhandled block type "required_providers"); strata goes on without its module calls, variables and outputs, and the engine reports the problem when it runs there`
 	want := []string{
-		"strata.yml: warning: module app: strata cannot read app/bad.tf" + rest,
-		"strata.yml: warning: module caller: strata cannot read caller/bad.tf" + rest,
+		"app/bad.tf: warning: module app: strata cannot read it" + rest,
+		"caller/bad.tf: warning: module caller: strata cannot read it" + rest,
 	}
 	var got []string
 	for _, d := range p.Diagnostics.Warnings() {
