@@ -22,7 +22,7 @@ type Settings struct {
 	Command string `json:"-"`
 	// Parallelism is how many units run at once (0: the config's
 	// parallel_runs, else the default; runner.Options.WithDefaults);
-	// AllAtOnce: every ready unit (-j 0, docs/behaviour.md#parallelism).
+	// AllAtOnce: every ready unit (-j 0, docs/behaviour.md#ordering-and-gates).
 	Parallelism int `json:"parallelism,omitempty"`
 	// EngineArgs are the engine arguments typed after -- or among
 	// strata's flags. A manifest carries them as given; a job reads them
@@ -80,5 +80,5 @@ func (s Settings) Destroying() bool {
 }
 
 // AllAtOnce is the Parallelism of `-j 0` (and `parallel_runs: 0`): no
-// bound, every ready unit runs at once (docs/behaviour.md#parallelism).
+// bound, every ready unit runs at once (docs/behaviour.md#ordering-and-gates).
 const AllAtOnce = -1

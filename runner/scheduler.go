@@ -350,7 +350,7 @@ type dispatch struct {
 
 // workerLimit is how many jobs run at once: the parallelism, or with -j 0
 // (AllAtOnce) as many as the run has units, so that every ready unit
-// starts (docs/behaviour.md#parallelism).
+// starts (docs/behaviour.md#ordering-and-gates).
 func (r *runState) workerLimit() int {
 	if r.opt.Parallelism == AllAtOnce {
 		return max(1, len(r.units))

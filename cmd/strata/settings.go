@@ -37,7 +37,7 @@ func settingsOf(c *cli.Context, command string, ea runner.EngineArgs) (runner.Se
 
 // parallelismOf is --parallelism as the runner takes it: unset is 0 (the
 // config's, else the default), 0 given is every ready unit at once, and a
-// negative count is an error (docs/behaviour.md#parallelism).
+// negative count is an error (docs/behaviour.md#ordering-and-gates).
 func parallelismOf(c *cli.Context) (int, error) {
 	n := c.Int("parallelism")
 	switch {

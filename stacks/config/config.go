@@ -23,7 +23,7 @@ type Config struct {
 	Version                  String               `yaml:"version" enum:"1" doc:"config version; only \"1\""`
 	Engine                   *Engine              `yaml:"engine" doc:"the engine of every unit that names none (docs/behaviour.md#engines)"`
 	DefaultTFVersion         String               `yaml:"default_tf_version" doc:"terraform version when no engine is given"`
-	ParallelRuns             Int                  `yaml:"parallel_runs" doc:"default parallelism (strata's default: 4); 0 runs every ready unit at once (docs/behaviour.md#parallelism)"`
+	ParallelRuns             Int                  `yaml:"parallel_runs" doc:"default parallelism (strata's default: 4); 0 runs every ready unit at once (docs/behaviour.md#ordering-and-gates)"`
 	LockPlatforms            *[]String            `yaml:"lock_platforms" cfg:"ext" doc:"the platforms (OS_ARCH, such as linux_amd64 and darwin_arm64) whose provider hashes every unit's lock file holds: a lock file an init writes gets them, and strata providers lock adds them (docs/behaviour.md#lock-files)"`
 	CreateAndSelectWorkspace Bool                 `yaml:"create_and_select_workspace" doc:"false: strata runs no workspace command"`
 	WhenModified             *WhenModified        `yaml:"when_modified" doc:"global defaults for when a dirspace counts as modified"`
