@@ -132,14 +132,7 @@ func TestPlanThroughInApply(t *testing.T) {
 	netTF := filepath.Join(root, "net", "main.tf")
 	replaceIn(t, netTF, "zone-a", "zone-d")
 	var waves [][]string
-	approve := func(units []*report.UnitReport) (Answer, error) {
-		var names []string
-		for _, u := range units {
-			names = append(names, u.Name())
-		}
-		waves = append(waves, names)
-		return AnswerYes, nil
-	}
+	approve := answerYes(&waves)
 	res := e.run(CmdApply, Options{Hooks: Hooks{Approve: approve}}, stacks.Selection{Dirs: []string{"net", "db"}})
 	if got := statuses(res.Report); got["net@default"] != "applied" || got["db@default"] != "applied" || res.ExitCode != 0 {
 		t.Fatalf("apply: %v\n%s", got, e.console.String())
@@ -189,14 +182,7 @@ func TestDeferredContinued(t *testing.T) {
 	// waits for net's apply, then plans with net's id.
 	e = newE2E(t, throughRepo(t))
 	var waves [][]string
-	approve := func(units []*report.UnitReport) (Answer, error) {
-		var names []string
-		for _, u := range units {
-			names = append(names, u.Name())
-		}
-		waves = append(waves, names)
-		return AnswerYes, nil
-	}
+	approve := answerYes(&waves)
 	res = e.run(CmdApply, Options{Hooks: Hooks{Approve: approve}, Settings: Settings{NoPropagate: true}}, sel)
 	want := map[string]string{
 		"net@default": "applied",
@@ -220,5 +206,18 @@ func TestDeferredContinued(t *testing.T) {
 	}
 	if res.ExitCode != 0 {
 		t.Errorf("apply exit %d\n%s", res.ExitCode, e.console.String())
+	}
+}
+
+// answerYes approves every wave asked about, noting in waves the units of
+// each, in the order asked.
+func answerYes(waves *[][]string) func([]*report.UnitReport) (Answer, error) {
+	return func(units []*report.UnitReport) (Answer, error) {
+		var names []string
+		for _, u := range units {
+			names = append(names, u.Name())
+		}
+		*waves = append(*waves, names)
+		return AnswerYes, nil
 	}
 }
