@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/strata-iac/strata/stacks"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -104,7 +106,9 @@ func printJSON(c *cli.Context, doc map[string]any) error {
 // project does not load (version still prints strata's).
 func unitSession(c *cli.Context) *session {
 	loc, err := locateProject(c)
-	if err != nil {
+	if err != nil || !stacks.HoldsTerraform(loc.start) {
+		// A dir with no module file is no unit's: nothing of the
+		// repository is read to say so.
 		return nil
 	}
 	s, err := loc.load(c, nil)
