@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // passthroughCommand is the hidden command any engine command strata does
@@ -37,6 +39,9 @@ func passthroughCmd() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			command, _ := c.App.Metadata[passthroughKey].(string)
+			if s := outsideSession(c, command); s != nil {
+				return passthroughIn(c, s, command, c.App.Writer)
+			}
 			s, err := openProject(c)
 			if err != nil {
 				return err
@@ -44,6 +49,30 @@ func passthroughCmd() *cli.Command {
 			return passthroughIn(c, s, command, c.App.Writer)
 		},
 	}
+}
+
+// outsideSession is the session of a command that may run outside any
+// unit (fmt, version, providers) started in a dir with no module file,
+// which no unit's dir is: the config alone, for its top-level engine, and
+// nothing of the repository read. nil anywhere else, and when the config
+// does not load cleanly (the whole load then says why).
+func outsideSession(c *cli.Context, command string) *session {
+	if !runner.PassthroughAllowedOutside(command) {
+		return nil
+	}
+	loc, err := locateProject(c)
+	if err != nil || stacks.HoldsTerraform(loc.start) {
+		return nil
+	}
+	rel, err := filepath.Rel(loc.root, loc.start)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return nil
+	}
+	cfg, diags, err := config.Load(loc.cfgPath, filepath.Base(loc.cfgPath))
+	if err != nil || len(diags.Errors()) > 0 {
+		return nil
+	}
+	return &session{project: &stacks.Project{Root: loc.root, Config: cfg}, cfgPath: loc.cfgPath, cwd: filepath.ToSlash(rel)}
 }
 
 // engineCommandGroups are the engine commands whose first argument names a
