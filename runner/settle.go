@@ -225,7 +225,8 @@ func (r *runState) planThrough(ur *unitRun) {
 		if !e.plan || !e.data || e.through || c.phase != phaseWaitPlan || c.hidden() {
 			continue
 		}
-		if len(r.unknownFor(ur, c)) > 0 {
+		if slices.Contains(c.deferredBy, ur) {
+			// markDeferred found a value it reads unknown in this plan.
 			continue
 		}
 		e.through = true

@@ -64,15 +64,11 @@ func outsideSession(c *cli.Context, command string) *session {
 	if err != nil || stacks.HoldsTerraform(loc.start) {
 		return nil
 	}
-	rel, err := filepath.Rel(loc.root, loc.start)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return nil
-	}
 	cfg, diags, err := config.Load(loc.cfgPath, filepath.Base(loc.cfgPath))
 	if err != nil || len(diags.Errors()) > 0 {
 		return nil
 	}
-	return &session{project: &stacks.Project{Root: loc.root, Config: cfg}, cfgPath: loc.cfgPath, cwd: filepath.ToSlash(rel)}
+	return &session{project: &stacks.Project{Root: loc.root, Config: cfg}, cfgPath: loc.cfgPath, cwd: filepath.ToSlash(loc.rel())}
 }
 
 // engineCommandGroups are the engine commands whose first argument names a

@@ -90,15 +90,22 @@ func locateProject(c *cli.Context) (*location, error) {
 	return &location{start: start, root: root, cfgPath: cfgPath}, nil
 }
 
+// rel is the dir strata was started in, relative to the repository root;
+// "." when it is not under it.
+func (l *location) rel() string {
+	rel, err := filepath.Rel(l.root, l.start)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "."
+	}
+	return rel
+}
+
 // load loads the project, from the tree that tree returns once the config
 // is read (stacks.LoadFrom; nil reads the repository), and prints its
 // warnings once.
 func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*session, error) {
 	start, root, cfgPath := l.start, l.root, l.cfgPath
-	rel, err := filepath.Rel(root, start)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		rel = "."
-	}
+	rel := l.rel()
 	var opts []stacks.LoadOption
 	ws := selectedWorkspace(c, start)
 	if ws != "" {
