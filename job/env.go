@@ -72,7 +72,7 @@ func TFVarsFromEnv(environ []string) map[string]string {
 // strataValues are the names strata sets in every step's environment from
 // the config and its own paths (not from the process environment).
 var strataValues = map[string]bool{
-	"STRATA_STACK": true, "STRATA_STACK_PATH": true, "STRATA_DIR": true, "STRATA_WORKSPACE": true, "STRATA_ROOT": true,
+	"STRATA_STACK": true, "STRATA_STACK_INSTANCE": true, "STRATA_STACK_PATH": true, "STRATA_DIR": true, "STRATA_WORKSPACE": true, "STRATA_ROOT": true,
 	"STRATA_ENGINE": true, "STRATA_ENGINE_VERSION": true, "STRATA_PLAN_FILE": true, "STRATA_TMPDIR": true,
 	"TERRATEAM_DIR": true, "TERRATEAM_WORKSPACE": true, "TERRATEAM_ROOT": true, "TERRATEAM_PLAN_FILE": true,
 	"TERRATEAM_TMPDIR": true, "TERRATEAM_STACK": true, "TERRATEAM_ENGINE_NAME": true, "TERRATEAM_TF_CMD": true,
@@ -115,7 +115,9 @@ func UnitEnv(in UnitEnvInput) map[string]string {
 		}
 	}
 	vals := map[string]string{
-		"STACK": in.Unit.Stack.Name, "STACK_PATH": strings.Join(in.Unit.Stack.Path, "/"),
+		// An instance's stack is the stack as written, its key apart
+		// (docs/behaviour.md#stack-instances).
+		"STACK": in.Unit.Stack.BaseName(), "STACK_INSTANCE": in.Unit.Stack.Instance, "STACK_PATH": strings.Join(in.Unit.Stack.Path, "/"),
 		"DIR": in.Unit.Dir, "WORKSPACE": in.Unit.Workspace, "ROOT": in.Root,
 		"ENGINE": in.Engine, "ENGINE_VERSION": in.Version, "PLAN_FILE": in.PlanFile, "TMPDIR": in.TmpDir,
 	}

@@ -88,7 +88,7 @@ stacks:
 		EnginePath: "/e/tofu", PlanFile: "/s/p.tfplan", TmpDir: "/s/tmp", PluginCache: "/cache/plugins"})
 	want := map[string]string{
 		"PATH": "/bin", "environment": "prod", "region": "eu-west-1", "STACK_VAR_ENVIRONMENT": "prod", "STACK_VAR_REGION": "eu-west-1",
-		"STRATA_STACK": "prod-net", "STRATA_STACK_PATH": "prod/prod-net", "STRATA_DIR": "net", "STRATA_WORKSPACE": "default",
+		"STRATA_STACK": "prod-net", "STRATA_STACK_INSTANCE": "", "STRATA_STACK_PATH": "prod/prod-net", "STRATA_DIR": "net", "STRATA_WORKSPACE": "default",
 		"STRATA_ROOT": root, "STRATA_ENGINE": "tofu", "STRATA_ENGINE_VERSION": "1.8.8", "STRATA_PLAN_FILE": "/s/p.tfplan",
 		"STRATA_TMPDIR": "/s/tmp", "TERRATEAM_DIR": "net", "TERRATEAM_WORKSPACE": "default", "TERRATEAM_ROOT": root,
 		"TERRATEAM_PLAN_FILE": "/s/p.tfplan", "TERRATEAM_TMPDIR": "/s/tmp", "TERRATEAM_STACK": "prod-net",
@@ -106,6 +106,41 @@ stacks:
 				t.Errorf("unexpected %s", k)
 			}
 		}
+	}
+}
+
+// An instance's steps see the stack as written and the key apart, and
+// the instance's workspace (docs/behaviour.md#stack-instances).
+func TestUnitEnvInstance(t *testing.T) {
+	root := t.TempDir()
+	testenv.WriteFile(t, root+"/strata.yml", `stacks:
+  names:
+    net:
+      tag_query: dir:net
+      variables: {region: none, size: small}
+      for_each:
+        us: {variables: {region: us-east-1}}
+        eu: {variables: {region: eu-west-1}}
+`)
+	testenv.WriteFile(t, root+"/net/main.tf", "")
+	p, err := stacks.Load(root, root+"/strata.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]string{}
+	for _, u := range p.UnitsIn("net") {
+		env := UnitEnv(UnitEnvInput{Base: map[string]string{}, Unit: u, Vars: VarsOf(u.Stack), Root: root, Engine: "terraform", Version: "1.11.4"})
+		got[u.Stack.Name] = map[string]string{}
+		for _, k := range []string{"STRATA_STACK", "STRATA_STACK_INSTANCE", "STRATA_WORKSPACE", "TERRATEAM_STACK", "region", "size"} {
+			got[u.Stack.Name][k] = env[k]
+		}
+	}
+	want := map[string]map[string]string{
+		"net[us]": {"STRATA_STACK": "net", "STRATA_STACK_INSTANCE": "us", "STRATA_WORKSPACE": "us", "TERRATEAM_STACK": "net", "region": "us-east-1", "size": "small"},
+		"net[eu]": {"STRATA_STACK": "net", "STRATA_STACK_INSTANCE": "eu", "STRATA_WORKSPACE": "eu", "TERRATEAM_STACK": "net", "region": "eu-west-1", "size": "small"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("environments:\n got %v\nwant %v", got, want)
 	}
 }
 

@@ -345,7 +345,11 @@ func (p *Project) deletedUnits(changes []FileChange, ix *changeIndex) []DeletedU
 				out = append(out, DeletedUnit{Dir: dir, Workspace: ds.Workspace, Tags: ds.Tags, File: firstFile[dir]})
 			}
 			for _, s := range stacks {
-				out = append(out, DeletedUnit{Dir: dir, Workspace: ds.Workspace, Stack: s, Tags: unitTags(ds, s), File: firstFile[dir]})
+				ws := ds.Workspace
+				if s.Instance != "" {
+					ws = instanceWorkspace(ws, s.Instance)
+				}
+				out = append(out, DeletedUnit{Dir: dir, Workspace: ws, Stack: s, Tags: unitTags(ds, s), File: firstFile[dir]})
 			}
 		}
 	}
@@ -411,8 +415,15 @@ func (p *Project) stacksOf(ds *Dirspace) []*Stack {
 			out = append(out, s)
 		}
 	}
-	if len(out) > 1 && (p.Config.Stacks == nil || !p.Config.Stacks.AllowWorkspaceInMultipleStacks.Value) {
-		out = out[:1]
+	if distinctBases(out) > 1 && (p.Config.Stacks == nil || !p.Config.Stacks.AllowWorkspaceInMultipleStacks.Value) {
+		first := out[0].baseName()
+		kept := out[:0]
+		for _, s := range out {
+			if s.baseName() == first {
+				kept = append(kept, s)
+			}
+		}
+		out = kept
 	}
 	if len(out) == 0 && userDefault != nil && userDefault.Leaf && userDefault.Query != nil && userDefault.Query.Match(subject) {
 		out = append(out, userDefault)
@@ -420,11 +431,21 @@ func (p *Project) stacksOf(ds *Dirspace) []*Stack {
 	return out
 }
 
+// unitTags are the tags of dirspace ds as a unit of stack s: its own,
+// then stack_name: of the stack and each of its ancestors; an instance
+// adds stack_name: of the stack as written and stack_instance: of its key
+// (docs/behaviour.md#stack-instances).
 func unitTags(ds *Dirspace, s *Stack) []string {
 	tags := append(append([]string(nil), ds.Tags...), "stack_name:"+s.Name)
+	if s.Instance != "" {
+		tags = append(tags, "stack_name:"+s.Base, "stack_instance:"+s.Instance)
+	}
 	for _, level := range s.Ancestors {
 		for _, a := range level {
 			tags = append(tags, "stack_name:"+a.Name)
+			if a.Base != "" {
+				tags = append(tags, "stack_name:"+a.Base)
+			}
 		}
 	}
 	return tags

@@ -184,7 +184,7 @@ func (p *Project) stackInputs(s *Stack) ([]inputEntry, bool) {
 }
 
 func (p *Project) wireExplicit(s *Stack, varName string, ref config.InputRef, owner *Stack, c *config.Collector) {
-	key := fmt.Sprintf("stacks.names.%s.inputs.%s", owner.Name, varName)
+	key := fmt.Sprintf("stacks.names.%s.inputs.%s", owner.baseName(), varName)
 	var cands []*Unit
 	from := ""
 	switch {
@@ -194,9 +194,15 @@ func (p *Project) wireExplicit(s *Stack, varName string, ref config.InputRef, ow
 			ws = "default"
 		}
 		from = fmt.Sprintf("%s@%s.%s", cleanDir(ref.Dir.Value), ws, ref.Output.Value)
+		var of []*Stack
+		if ref.Stack.Set {
+			of, _ = p.refStacks(s, ref.Stack.Value)
+		}
 		for _, u := range p.unitsOf[cleanDir(ref.Dir.Value)] {
-			if u.Workspace == ws && (!ref.Stack.Set || u.Stack.Name == ref.Stack.Value) {
-				cands = append(cands, u)
+			if !ref.Stack.Set || containsStack(of, u.Stack) {
+				if u.Workspace == ws || (u.Origin != nil && u.Origin.Workspace == ws && (len(of) == 1 || s.Instance == "" || u.Stack.Instance == s.Instance)) {
+					cands = append(cands, u)
+				}
 			}
 		}
 		if len(cands) == 0 {
@@ -205,12 +211,14 @@ func (p *Project) wireExplicit(s *Stack, varName string, ref config.InputRef, ow
 		}
 	case ref.Stack.Set:
 		from = ref.Stack.Value + "." + ref.Output.Value
-		t, ok := p.byName[ref.Stack.Value]
-		if !ok {
-			return // reported as an unknown stack
+		ts, _ := p.refStacks(s, ref.Stack.Value)
+		if len(ts) == 0 {
+			return // reported as an unknown stack, or a key net has not
 		}
-		for _, l := range t.Leaves {
-			cands = append(cands, l.Units...)
+		for _, t := range ts {
+			for _, l := range t.Leaves {
+				cands = append(cands, l.Units...)
+			}
 		}
 	default:
 		c.Errorf(ref.Pos, key, "expected <stack>.<output> or {dir, workspace, output}")
@@ -380,6 +388,11 @@ func (p *Project) siblingLevels(s *Stack, upTo int, w *autoWiring) []map[*Stack]
 					continue
 				}
 				for _, l := range y.Leaves {
+					// An instance takes from the instances of its own key
+					// (docs/behaviour.md#stack-instances).
+					if s.Instance != "" && l.Instance != "" && l.Instance != s.Instance {
+						continue
+					}
 					if !seen[l] && !mine[l] {
 						seen[l] = true
 						leaves[l] = true
@@ -401,7 +414,7 @@ func (p *Project) siblingLevels(s *Stack, upTo int, w *autoWiring) []map[*Stack]
 // wiring that would close a cycle.
 func (p *Project) wireAuto(s *Stack, w *autoWiring, c *config.Collector) {
 	owner := autoOwner(s)
-	pos, key := autoPos(owner), "stacks.names."+owner.Name+".auto_inputs"
+	pos, key := autoPos(owner), "stacks.names."+owner.baseName()+".auto_inputs"
 	// Up to the top, wherever auto_inputs was set: a cousin's output is
 	// found as the parent's setting would find it.
 	scope := &autoScope{p: p, s: s, upTo: len(s.Ancestors), w: w, after: p.orderedAfter(s, w)}

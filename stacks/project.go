@@ -50,6 +50,9 @@ type Project struct {
 
 	sds     []sourceDir // the dirs it was built from (Tree)
 	byName  map[string]*Stack
+	// instancesOf are the instances of each stack with for_each, or
+	// nested in one, by the name the config gives it.
+	instancesOf map[string][]*Stack
 	unitsOf map[string][]*Unit // dir -> its units
 	// workflowQueries are the workflows' parsed tag queries, made once:
 	// runner workers ask for workflows concurrently.
@@ -117,6 +120,14 @@ type Unit struct {
 	// (docs/behaviour.md#stacks-and-membership); the
 	// unit's display name then carries the stack.
 	Shared bool
+	// Origin is, for a unit of a stack instance, the dirspace as found in
+	// the repository; Dirspace is then the instance's own copy of it, in
+	// the instance's workspace (docs/behaviour.md#stack-instances).
+	Origin *Dirspace
+	// OwnBackend: the unit's workflow gives init a backend config naming
+	// its instance, so it keeps its dirspace's workspace and a data dir of
+	// its own.
+	OwnBackend bool
 }
 
 // AutoApplies says a plan applies the unit's changes itself: its stack is
@@ -238,6 +249,7 @@ func build(root, configFile string, cfg *config.Config, sds []sourceDir, calls m
 	p.buildStacks(c)
 	p.assign(c)
 	p.resolveStacks(c)
+	p.settleInstanceState(c)
 	p.checkShared(c)
 	p.resolveInputs(c)
 	p.reportCycles(c)

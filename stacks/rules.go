@@ -57,8 +57,11 @@ func (p *Project) ownRules(s *Stack, kind ruleKind) []*Stack {
 			continue
 		}
 		for _, ref := range *l {
-			if t, ok := p.byName[ref.Value]; ok && !containsStack(out, t) {
-				out = append(out, t)
+			ts, _ := p.refStacks(s, ref.Value)
+			for _, t := range ts {
+				if !containsStack(out, t) {
+					out = append(out, t)
+				}
 			}
 		}
 	}
@@ -133,10 +136,12 @@ func (p *Project) resolveRules(c *config.Collector) {
 					continue
 				}
 				for _, pr := range a.Def.Rules.Prerequisites {
-					t, ok := p.byName[pr.Stack.Value]
+					ts, _ := p.refStacks(a, pr.Stack.Value)
 					d, err := config.ParseDuration(pr.SucceededWithin.Value)
-					if ok && err == nil {
-						s.Prerequisites = append(s.Prerequisites, StackPrerequisite{Stack: t, Within: d})
+					for _, t := range ts {
+						if err == nil {
+							s.Prerequisites = append(s.Prerequisites, StackPrerequisite{Stack: t, Within: d})
+						}
 					}
 				}
 			}

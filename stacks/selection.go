@@ -129,8 +129,8 @@ func (p *Project) compileSelection(sel Selection) (*selectionFilter, error) {
 	if len(sel.Stacks) > 0 {
 		f.leaves = map[*Stack]bool{}
 		for _, name := range sel.Stacks {
-			s, ok := p.byName[name]
-			if !ok {
+			named := p.StacksNamed(name)
+			if len(named) == 0 {
 				names := p.stackNamesSorted()
 				mean := ""
 				if near := spell.Typo(name, names); near != "" {
@@ -138,8 +138,10 @@ func (p *Project) compileSelection(sel Selection) (*selectionFilter, error) {
 				}
 				return nil, &SelectionError{fmt.Sprintf("--stack %s: no such stack%s; expected one of: %s", name, mean, strings.Join(names, ", "))}
 			}
-			for _, l := range s.Leaves {
-				f.leaves[l] = true
+			for _, s := range named {
+				for _, l := range s.Leaves {
+					f.leaves[l] = true
+				}
 			}
 		}
 	}
@@ -284,6 +286,9 @@ func (p *Project) stackNamesSorted() []string {
 	names := make([]string, 0, len(p.Stacks))
 	for _, s := range p.Stacks {
 		names = append(names, s.Name)
+	}
+	for base := range p.instancesOf {
+		names = append(names, base)
 	}
 	sort.Strings(names)
 	return names

@@ -57,6 +57,17 @@ type Stack struct {
 
 	Units []*Unit // members; for a nested stack, its leaves' units
 
+	// Base and Instance are, for an instance of a stack with for_each (or
+	// nested in one), the stack's name as written and the instance's key:
+	// net and us for net[us]; "" otherwise
+	// (docs/behaviour.md#stack-instances).
+	Base, Instance string
+	// InstancePos is where the instance's key is written.
+	InstancePos config.Pos
+	// instanceDef is what the key adds, when this stack's own for_each
+	// writes it.
+	instanceDef *config.Instance
+
 	index    int      // in Project.Stacks
 	modifies []*Stack // the leaves whose ModifiedBy names this stack
 }
@@ -67,6 +78,8 @@ type Variable struct {
 	Value     string
 	Sensitive bool
 	From      string // the stack that set it
+	// instance: the stack's instance key sets it, over the stack's own.
+	instance bool
 }
 
 // StackPrerequisite is a resolved `rules.prerequisites` entry.
@@ -143,6 +156,7 @@ func (p *Project) buildStacks(c *config.Collector) {
 		}
 	}
 	p.breakNestingCycles(c)
+	p.expandInstances(c)
 	for _, s := range p.Stacks {
 		s.Ancestors = ancestorsByDistance(s)
 		s.Leaves = leavesOf(s, map[*Stack]bool{})
@@ -336,7 +350,7 @@ func (p *Project) assign(c *config.Collector) {
 				continue
 			}
 		}
-		if len(m) > 1 && !allow {
+		if distinctBases(m) > 1 && !allow {
 			names := stackNames(m)
 			c.Errorf(m[1].Def.TagQuery.Pos, "stacks.names."+m[1].Name+".tag_query",
 				"dirspace %s matches stacks %s; expected one stack per dirspace: narrow the tag queries, or set stacks.allow_workspace_in_multiple_stacks: true",
@@ -344,7 +358,11 @@ func (p *Project) assign(c *config.Collector) {
 			m = m[:1]
 		}
 		for _, s := range m {
-			u := &Unit{Dirspace: ds, Stack: s, Shared: len(m) > 1}
+			u := &Unit{Dirspace: ds, Stack: s, Shared: distinctBases(m) > 1}
+			if s.Instance != "" {
+				u = instanceUnit(ds, s)
+				u.Shared = distinctBases(m) > 1
+			}
 			p.Units = append(p.Units, u)
 			s.Units = append(s.Units, u)
 			p.unitsOf[ds.Dir] = append(p.unitsOf[ds.Dir], u)
@@ -384,16 +402,10 @@ func (p *Project) resolveStacks(c *config.Collector) {
 		}
 	}
 	for _, u := range p.Units {
-		tags := append([]string(nil), u.Dirspace.Tags...)
-		tags = append(tags, "stack_name:"+u.Stack.Name)
-		for _, level := range u.Stack.Ancestors {
-			for _, a := range level {
-				tags = append(tags, "stack_name:"+a.Name)
-			}
-		}
-		u.Tags = tags
+		u.Tags = unitTags(u.Dirspace, u.Stack)
 	}
 	p.resolveRules(c)
+	p.checkInstanceRefs(c)
 }
 
 func smallestPath(s *Stack, memo map[*Stack][]string) []string {
@@ -437,16 +449,32 @@ func (p *Project) resolveInherited(s *Stack, c *config.Collector) {
 		levelVars := map[string]Variable{}
 		var levelEngine *Stack
 		var levelAuto *Stack
+		// The engine and auto_apply an instance's own key sets, which win
+		// over its stack's at the same level.
+		var levelEngineDef *config.Engine
+		var levelAutoDef config.AutoApply
 		for _, a := range level {
 			d := a.Def
 			if d == nil {
 				continue
+			}
+			if in := a.instanceDef; in != nil {
+				p.inheritInstance(s, a, in, levelVars, &targetsSet)
+				if !engineSet && in.Engine != nil && levelEngine == nil {
+					levelEngine, levelEngineDef = a, in.Engine
+				}
+				if !autoSet && in.AutoApply.Set() && levelAuto == nil {
+					levelAuto, levelAutoDef = a, in.AutoApply
+				}
 			}
 			for _, n := range d.Sensitive {
 				s.Sensitive[n.Value] = true
 			}
 			if d.Variables != nil {
 				for _, v := range d.Variables.Entries {
+					if prev, ok := levelVars[v.Key]; ok && prev.instance && prev.From == a.Name {
+						continue
+					}
 					if prev, ok := levelVars[v.Key]; ok && prev.Value != v.Value.Value {
 						c.Errorf(v.KeyPos, "stacks.names."+a.Name+".variables."+v.Key,
 							"stacks %s and %s are both %s of %s and set %s differently (%q, %q); expected one value at one distance",
@@ -456,18 +484,18 @@ func (p *Project) resolveInherited(s *Stack, c *config.Collector) {
 					levelVars[v.Key] = Variable{Name: v.Key, Value: v.Value.Value, From: a.Name}
 				}
 			}
-			if !engineSet && d.Engine != nil {
-				if levelEngine != nil && !sameEngine(levelEngine.Def.Engine, d.Engine) {
+			if !engineSet && d.Engine != nil && !(levelEngine == a && levelEngineDef != nil) {
+				if levelEngine != nil && !sameEngine(engineOfLevel(levelEngine, levelEngineDef), d.Engine) {
 					c.Errorf(d.Engine.Pos, "stacks.names."+a.Name+".engine",
 						"stacks %s and %s are both %s of %s and set different engines; expected one engine at one distance", levelEngine.Name, a.Name, relation(s, a), s.Name)
 				} else if levelEngine == nil {
 					levelEngine = a
 				}
 			}
-			if !autoSet {
+			if !autoSet && !(levelAuto == a && levelAutoDef.Set()) {
 				if v, ok := explicitAutoApply(d); ok {
 					if levelAuto != nil {
-						if w, _ := explicitAutoApply(levelAuto.Def); w.On() != v.On() || w.Condition() != v.Condition() {
+						if w := autoApplyOfLevel(levelAuto, levelAutoDef); w.On() != v.On() || w.Condition() != v.Condition() {
 							c.Errorf(d.Pos, "stacks.names."+a.Name+".auto_apply",
 								"stacks %s and %s are both %s of %s and set auto_apply differently; expected one value at one distance", levelAuto.Name, a.Name, relation(s, a), s.Name)
 						}
@@ -489,10 +517,10 @@ func (p *Project) resolveInherited(s *Stack, c *config.Collector) {
 			}
 		}
 		if levelEngine != nil {
-			s.Engine, s.EngineOf, engineSet = levelEngine.Def.Engine, levelEngine.Name, true
+			s.Engine, s.EngineOf, engineSet = engineOfLevel(levelEngine, levelEngineDef), levelEngine.Name, true
 		}
 		if levelAuto != nil {
-			a, _ := explicitAutoApply(levelAuto.Def)
+			a := autoApplyOfLevel(levelAuto, levelAutoDef)
 			s.AutoApply, s.AutoApplyIf = a.On(), a.Condition()
 			autoSet = true
 		}
@@ -503,6 +531,38 @@ func (p *Project) resolveInherited(s *Stack, c *config.Collector) {
 		s.Variables = append(s.Variables, v)
 	}
 	sort.Slice(s.Variables, func(i, j int) bool { return s.Variables[i].Name < s.Variables[j].Name })
+}
+
+// inheritInstance adds what stack a's instance key sets (its variables
+// and targets) to the level of a being resolved for s: over a's own.
+func (p *Project) inheritInstance(s, a *Stack, in *config.Instance, levelVars map[string]Variable, targetsSet *bool) {
+	if in.Variables != nil {
+		for _, v := range in.Variables.Entries {
+			levelVars[v.Key] = Variable{Name: v.Key, Value: v.Value.Value, From: a.Name, instance: true}
+		}
+	}
+	if !*targetsSet && len(in.Targets) > 0 {
+		s.Targets, *targetsSet = config.Strings(in.Targets), true
+	}
+}
+
+// engineOfLevel is the engine the stack that set a level's engine sets:
+// its instance key's, else its own.
+func engineOfLevel(a *Stack, inst *config.Engine) *config.Engine {
+	if inst != nil {
+		return inst
+	}
+	return a.Def.Engine
+}
+
+// autoApplyOfLevel is the auto_apply the stack that set a level's sets:
+// its instance key's, else its own.
+func autoApplyOfLevel(a *Stack, inst config.AutoApply) config.AutoApply {
+	if inst.Set() {
+		return inst
+	}
+	v, _ := explicitAutoApply(a.Def)
+	return v
 }
 
 func relation(s, a *Stack) string {

@@ -230,7 +230,14 @@ func unsafeName(name string) string {
 
 // SafeName reports whether a stack or workspace name is one a config may
 // use: a name read back from a file name is checked with it.
-func SafeName(name string) bool { return unsafeName(name) == "" }
+// An instance's name (`net[us]`) is one too
+// (docs/behaviour.md#stack-instances).
+func SafeName(name string) bool {
+	if base, key, ok := SplitInstance(name); ok && key != "" {
+		return unsafeName(base) == "" && ValidInstanceKey(key)
+	}
+	return unsafeName(name) == ""
+}
 
 // checkStacks reports stack definitions that are malformed or name stacks
 // that are not defined.
@@ -252,6 +259,17 @@ func checkStacks(names *Map[StackDef], c *Collector) {
 		}
 		if s.Engine != nil {
 			checkEngine(s.Engine, key+".engine", c)
+		}
+		if s.ForEach != nil {
+			for _, e := range s.ForEach.Instances {
+				ikey := key + ".for_each." + e.Key
+				if e.Value.Variables != nil {
+					checkStackVariables(e.Value.Variables, ikey, c)
+				}
+				if e.Value.Engine != nil {
+					checkEngine(e.Value.Engine, ikey+".engine", c)
+				}
+			}
 		}
 		if s.Rules != nil {
 			checkStackRules(&s, key, r, c)
@@ -294,10 +312,24 @@ func newStackRefs(names *Map[StackDef], c *Collector) stackRefs {
 	return stackRefs{defined: defined, list: list, c: c}
 }
 
-// ref reports s at key when it names no defined stack.
+// ref reports s at key when it names no defined stack, or an instance
+// its stack's for_each does not have (docs/behaviour.md#stack-instances).
 func (r stackRefs) ref(s String, key string) {
-	if _, ok := r.defined[s.Value]; !ok {
-		r.c.Errorf(s.Pos, key, "unknown stack %q; expected one of: %s%s", s.Value, strings.Join(r.list, ", "), suggest(s.Value, r.list))
+	name, inst, ok := SplitInstance(s.Value)
+	if !ok {
+		r.c.Errorf(s.Pos, key, "stack name %q; expected a stack (net) or one instance of it (net[eu])", s.Value)
+		return
+	}
+	def, ok := r.defined[name]
+	if !ok {
+		r.c.Errorf(s.Pos, key, "unknown stack %q; expected one of: %s%s", name, strings.Join(r.list, ", "), suggest(name, r.list))
+		return
+	}
+	if inst != "" && def.ForEach != nil {
+		if _, ok := def.ForEach.Lookup(inst); !ok {
+			keys := def.ForEach.Keys()
+			r.c.Errorf(s.Pos, key, "stack %s has no instance %q; expected one of its for_each keys: %s%s", name, inst, strings.Join(keys, ", "), suggest(inst, keys))
+		}
 	}
 }
 

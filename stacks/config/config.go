@@ -115,6 +115,7 @@ type StackDef struct {
 	Rules      *Rules         `yaml:"rules" doc:"ordering and propagation (docs/behaviour.md#rules)"`
 	AutoApply  AutoApply      `yaml:"auto_apply" doc:"same as rules.auto_apply"`
 	OnChange   *OnChange      `yaml:"on_change" cfg:"deprecated" doc:"first stacks design; use rules"`
+	ForEach    *ForEach       `yaml:"for_each" cfg:"ext" doc:"instances: a list of keys, or a map of keys to what each adds (docs/behaviour.md#stack-instances)"`
 }
 
 // Rules are a stack's ordering and propagation rules.

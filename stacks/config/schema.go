@@ -41,6 +41,7 @@ var (
 	checkType     = reflect.TypeOf(ApplyCheck{})
 	autoApplyType = reflect.TypeOf(AutoApply{})
 	destType      = reflect.TypeOf(DestinationBranch{})
+	forEachType   = reflect.TypeOf(ForEach{})
 )
 
 type schema = map[string]any
@@ -73,6 +74,13 @@ func schemaOf(t reflect.Type) schema {
 		return schema{"oneOf": []schema{{"type": "boolean"}, structSchema(t)}}
 	case destType:
 		return schema{"oneOf": []schema{{"type": "string"}, structSchema(t)}}
+	case forEachType:
+		key := schema{"type": "string", "pattern": instanceKey.String()}
+		return schema{"oneOf": []schema{
+			{"type": "array", "items": key, "minItems": 1, "uniqueItems": true},
+			{"type": "object", "minProperties": 1, "propertyNames": key,
+				"additionalProperties": schema{"oneOf": []schema{{"type": "null"}, structSchema(reflect.TypeOf(Instance{}))}}},
+		}}
 	}
 	if t.Kind() == reflect.Slice {
 		return schema{"type": "array", "items": schemaOf(t.Elem())}

@@ -1,0 +1,374 @@
+package stacks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/strata-iac/strata/stacks/config"
+)
+
+// Stack instances (docs/behaviour.md#stack-instances): a stack with
+// `for_each`, or nested in one that has it, is replaced by one stack per
+// key, named `net[us]`, before anything else is resolved. Each instance is
+// a stack like any other from then on: membership, inheritance, rules,
+// inputs and the unit graph see instances only. What ties them together is
+// Base and Instance, and the project's instancesOf.
+
+// instancing is what expansion knows of one stack as the config writes it.
+type instancing struct {
+	keys []string
+	// from is the stack whose for_each gives the keys: the stack itself or
+	// the one ancestor that has for_each.
+	from *Stack
+}
+
+// expandInstances replaces every stack that has for_each, or is nested in
+// a stack that has it, by its instances, and wires the nesting between
+// them: an instance's child is the child's instance of the same key; a
+// stack without instances nests every instance of an instanced child.
+func (p *Project) expandInstances(c *config.Collector) {
+	inst := map[*Stack]instancing{}
+	has := false
+	for _, s := range p.Stacks {
+		if s.Def != nil && s.Def.ForEach != nil {
+			has = true
+		}
+	}
+	if !has {
+		return
+	}
+	var keysOf func(s *Stack, seen map[*Stack]bool) instancing
+	keysOf = func(s *Stack, seen map[*Stack]bool) instancing {
+		if in, ok := inst[s]; ok {
+			return in
+		}
+		if seen[s] {
+			return instancing{}
+		}
+		seen[s] = true
+		var own instancing
+		if s.Def != nil && s.Def.ForEach != nil {
+			own = instancing{keys: s.Def.ForEach.Keys(), from: s}
+		}
+		for _, parent := range s.Parents {
+			up := keysOf(parent, seen)
+			switch {
+			case up.from == nil || up.from == own.from:
+			case own.from == nil:
+				own = up
+			default:
+				inner, outer := own.from, up.from
+				if s != inner {
+					// Reported where the inner for_each is written.
+					break
+				}
+				c.Errorf(inner.Def.ForEach.Pos, "stacks.names."+inner.Name+".for_each",
+					"stack %s has for_each and is nested in %s, which has for_each too; expected for_each at one level of a nesting", inner.Name, outer.Name)
+			}
+		}
+		inst[s] = own
+		return own
+	}
+	for _, s := range p.Stacks {
+		keysOf(s, map[*Stack]bool{})
+	}
+	p.instancesOf = map[string][]*Stack{}
+	byKey := map[*Stack]map[string]*Stack{}
+	var out []*Stack
+	for _, s := range p.Stacks {
+		in := inst[s]
+		if in.from == nil {
+			out = append(out, s)
+			continue
+		}
+		byKey[s] = map[string]*Stack{}
+		for _, key := range in.keys {
+			is := &Stack{Name: config.InstanceName(s.Name, key), Base: s.Name, Instance: key, Def: s.Def, Pos: s.Pos, Leaf: s.Leaf, Query: s.Query}
+			if in.from == s {
+				e, _ := s.Def.ForEach.Lookup(key)
+				is.instanceDef, is.InstancePos = &e.Value, e.KeyPos
+			} else {
+				e, _ := in.from.Def.ForEach.Lookup(key)
+				is.InstancePos = e.KeyPos
+			}
+			out = append(out, is)
+			byKey[s][key] = is
+			p.instancesOf[s.Name] = append(p.instancesOf[s.Name], is)
+		}
+	}
+	// The nesting between instances.
+	for _, s := range p.Stacks {
+		versions := []*Stack{s}
+		if m := byKey[s]; m != nil {
+			versions = p.instancesOf[s.Name]
+		}
+		for _, v := range versions {
+			var children []*Stack
+			for _, child := range s.Children {
+				m := byKey[child]
+				switch {
+				case m == nil:
+					children = append(children, child)
+				case v.Instance != "" && m[v.Instance] != nil:
+					children = append(children, m[v.Instance])
+				case v.Instance == "":
+					children = append(children, p.instancesOf[child.Name]...)
+				}
+			}
+			v.Children = children
+			v.Parents = nil
+		}
+	}
+	for _, s := range out {
+		for _, child := range s.Children {
+			child.Parents = append(child.Parents, s)
+		}
+	}
+	p.Stacks = out
+	p.byName = make(map[string]*Stack, len(out))
+	for _, s := range out {
+		p.byName[s.Name] = s
+	}
+}
+
+// Instances returns the instances of the stack written as name, in the
+// order of its for_each keys; nil for a stack without instances.
+func (p *Project) Instances(name string) []*Stack { return p.instancesOf[name] }
+
+// StacksNamed returns the stacks a name given by a user stands for: one
+// instance (`net[eu]`), every instance of a stack with for_each (`net`),
+// or the stack of that name.
+func (p *Project) StacksNamed(name string) []*Stack {
+	if s, ok := p.byName[name]; ok {
+		return []*Stack{s}
+	}
+	return p.instancesOf[name]
+}
+
+// refStacks resolves a reference the config of stack from makes to
+// another stack (docs/behaviour.md#stack-instances): `net[eu]` is that
+// instance; `net`, for a stack with instances, is the instance of from's
+// own key when from is an instance, else every instance; any other name is
+// the stack of that name. why is not "" when the reference cannot be
+// resolved: from's key is not one of net's keys.
+func (p *Project) refStacks(from *Stack, name string) (out []*Stack, why string) {
+	if s, ok := p.byName[name]; ok {
+		return []*Stack{s}, ""
+	}
+	all := p.instancesOf[name]
+	if len(all) == 0 {
+		if base, key, ok := config.SplitInstance(name); ok && key != "" {
+			if insts := p.instancesOf[base]; len(insts) > 0 {
+				return nil, fmt.Sprintf("stack %s has no instance %q; expected one of its for_each keys: %s", base, key, strings.Join(instanceKeys(insts), ", "))
+			}
+			if _, ok := p.byName[base]; ok {
+				return nil, fmt.Sprintf("stack %s has no instances; expected %s, or for_each on %s", base, base, base)
+			}
+		}
+		return nil, ""
+	}
+	if from == nil || from.Instance == "" {
+		return all, ""
+	}
+	for _, s := range all {
+		if s.Instance == from.Instance {
+			return []*Stack{s}, ""
+		}
+	}
+	return nil, fmt.Sprintf("%s has instance key %q and %s has no instance of that key (its keys: %s); expected %s's keys among %s's, or one instance named, as %s[%s]",
+		from.Name, from.Instance, name, strings.Join(instanceKeys(all), ", "), from.baseName(), name, name, all[0].Instance)
+}
+
+func instanceKeys(ss []*Stack) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Instance
+	}
+	return out
+}
+
+// baseName is the stack's name as the config writes it: net for net[us].
+func (s *Stack) baseName() string {
+	if s.Base != "" {
+		return s.Base
+	}
+	return s.Name
+}
+
+// BaseName is the name the config gives the stack: `net` for each of
+// net's instances, the stack's Name otherwise.
+func (s *Stack) BaseName() string { return s.baseName() }
+
+// instanceWorkspace is the workspace an instance of key runs a dirspace of
+// workspace in by default: the key, or `<workspace>-<key>` outside
+// default (docs/behaviour.md#stack-instances).
+func instanceWorkspace(workspace, key string) string {
+	if workspace == "default" {
+		return key
+	}
+	return workspace + "-" + key
+}
+
+// instanceUnit is the unit of dirspace ds in instance s: the dirspace in
+// the instance's own workspace, until settleInstanceState finds the
+// instance keeps its state apart itself.
+func instanceUnit(ds *Dirspace, s *Stack) *Unit {
+	own := *ds
+	own.Workspace = instanceWorkspace(ds.Workspace, s.Instance)
+	own.Tags = replaceWorkspaceTag(ds.Tags, ds.Workspace, own.Workspace)
+	return &Unit{Dirspace: &own, Stack: s, Origin: ds}
+}
+
+func replaceWorkspaceTag(tags []string, from, to string) []string {
+	out := make([]string, len(tags))
+	for i, t := range tags {
+		if t == "workspace:"+from {
+			t = "workspace:" + to
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// settleInstanceState decides where each instance unit keeps its state
+// (docs/behaviour.md#stack-instances): a unit whose workflow gives init a
+// backend config naming STRATA_STACK_INSTANCE keeps its dirspace's own
+// workspace and its own data dir (it is then shown with its stack, as a
+// dirspace in several stacks is); every other one has the workspace of
+// its instance. Two units that would still share one state are an error.
+func (p *Project) settleInstanceState(c *config.Collector) {
+	if len(p.instancesOf) == 0 {
+		return
+	}
+	for _, u := range p.Units {
+		if u.Origin == nil || !instanceBackend(p.WorkflowFor(u)) {
+			continue
+		}
+		ws := u.Workspace
+		u.Workspace = u.Origin.Workspace
+		u.Tags = replaceWorkspaceTag(u.Tags, ws, u.Workspace)
+		u.Dirspace.Tags = replaceWorkspaceTag(u.Dirspace.Tags, ws, u.Workspace)
+		u.Shared, u.OwnBackend = true, true
+	}
+	// Units keyed by where their state is: dir, workspace and, for a unit
+	// with a backend of its own, its stack.
+	type place struct{ dir, ws, stack string }
+	at := map[place]*Unit{}
+	reported := map[config.Pos]bool{}
+	for _, u := range p.Units {
+		k := place{u.Dir, u.Workspace, ""}
+		if u.OwnBackend {
+			k.stack = u.Stack.Name
+		}
+		if u.Shared && !u.OwnBackend {
+			// A dirspace in several stacks: checkShared's to decide.
+			continue
+		}
+		o, ok := at[k]
+		if !ok {
+			at[k] = u
+			continue
+		}
+		if o.Origin == nil && u.Origin == nil {
+			continue
+		}
+		inst := u
+		if inst.Origin == nil {
+			inst = o
+		}
+		pos := inst.Stack.InstancePos
+		if reported[pos] {
+			continue
+		}
+		reported[pos] = true
+		c.Errorf(pos, "stacks.names."+inst.Stack.Base+".for_each",
+			"units %s (stack %s) and %s (stack %s) would share one state, in dir %s, workspace %s; expected an instance key whose workspace no other dirspace of the dir has, or a workflow whose init names ${STRATA_STACK_INSTANCE} in -backend-config",
+			o.ID(), o.Stack.Name, u.ID(), u.Stack.Name, u.Dir, u.Workspace)
+	}
+}
+
+// instanceBackend says a workflow gives init a backend config that names
+// the instance, so that each instance has a state of its own in one
+// workspace.
+func instanceBackend(w *config.Workflow) bool {
+	if w == nil {
+		return false
+	}
+	for _, steps := range []*[]config.Step{w.Plan, w.Apply} {
+		if steps == nil {
+			continue
+		}
+		for _, s := range *steps {
+			if s.Type.Value != "init" {
+				continue
+			}
+			for _, a := range s.ExtraArgs {
+				if strings.HasPrefix(a.Value, "-backend-config") && strings.Contains(a.Value, "STRATA_STACK_INSTANCE") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// checkInstanceRefs reports the references between stacks that name an
+// instanced stack whose keys do not match the referring instance's, once
+// for each place they are written.
+func (p *Project) checkInstanceRefs(c *config.Collector) {
+	reported := map[config.Pos]bool{}
+	report := func(from *Stack, ref config.String, key string) {
+		if reported[ref.Pos] {
+			return
+		}
+		if _, why := p.refStacks(from, ref.Value); why != "" {
+			reported[ref.Pos] = true
+			c.Errorf(ref.Pos, key, "%s", why)
+		}
+	}
+	for _, s := range p.Stacks {
+		d := s.Def
+		if d == nil {
+			continue
+		}
+		key := "stacks.names." + s.baseName()
+		lists := map[string]*[]config.String{}
+		if r := d.Rules; r != nil {
+			lists["rules.plan_after"], lists["rules.apply_after"], lists["rules.modified_by"] = r.PlanAfter, r.ApplyAfter, r.ModifiedBy
+			for i, pr := range r.Prerequisites {
+				report(s, pr.Stack, fmt.Sprintf("%s.rules.prerequisites[%d].stack", key, i))
+			}
+		}
+		if oc := d.OnChange; oc != nil {
+			lists["on_change.apply_after"], lists["on_change.can_apply_after"] = oc.ApplyAfter, oc.CanApplyAfter
+		}
+		for name, l := range lists {
+			if l == nil {
+				continue
+			}
+			for i, ref := range *l {
+				report(s, ref, fmt.Sprintf("%s.%s[%d]", key, name, i))
+			}
+		}
+		if d.Inputs != nil {
+			for _, e := range d.Inputs.Entries {
+				if e.Value.Stack.Set {
+					report(s, e.Value.Stack, key+".inputs."+e.Key)
+				}
+			}
+		}
+	}
+}
+
+// distinctBases counts the stacks a dirspace matches, each stack's
+// instances once.
+func distinctBases(ms []*Stack) int {
+	if len(ms) < 2 {
+		return len(ms)
+	}
+	seen := map[string]bool{}
+	for _, s := range ms {
+		seen[s.baseName()] = true
+	}
+	return len(seen)
+}
