@@ -48,12 +48,12 @@ type Project struct {
 
 	Diagnostics config.Diagnostics
 
-	sds     []sourceDir // the dirs it was built from (Tree)
-	byName  map[string]*Stack
+	sds    []sourceDir // the dirs it was built from (Tree)
+	byName map[string]*Stack
 	// instancesOf are the instances of each stack with for_each, or
 	// nested in one, by the name the config gives it.
 	instancesOf map[string][]*Stack
-	unitsOf map[string][]*Unit // dir -> its units
+	unitsOf     map[string][]*Unit // dir -> its units
 	// workflowQueries are the workflows' parsed tag queries, made once:
 	// runner workers ask for workflows concurrently.
 	workflowOnce    sync.Once
