@@ -41,11 +41,17 @@ release:
 	$(GO) run ./tools/release -version "$(VERSION)" -date "$(SOURCE_DATE_EPOCH)" -dist "$(DIST)" -platforms "$(PLATFORMS)"
 
 # Build strata and run it on a copy of the nested-stacks fixture: check,
-# stacks, the graph, then plan, apply and a second plan with nothing to do.
+# stacks, the graph, then plan, apply and a second plan with nothing to do;
+# then on a copy of the two-region fixture: its stack instances, applied,
+# planned again, and one instance planned alone.
 demo: build
 	@dir=$$(mktemp -d) && cp -r fixtures/nested/. $$dir && cd $$dir && set -x && \
 	$(CURDIR)/$(BIN) check && $(CURDIR)/$(BIN) stacks && $(CURDIR)/$(BIN) graph --format mermaid && \
 	$(CURDIR)/$(BIN) plan && $(CURDIR)/$(BIN) apply -auto-approve && $(CURDIR)/$(BIN) plan && \
+	echo "demo repository: $$dir"
+	@dir=$$(mktemp -d) && cp -r fixtures/regions/. $$dir && cd $$dir && set -x && \
+	$(CURDIR)/$(BIN) check && $(CURDIR)/$(BIN) stacks && $(CURDIR)/$(BIN) graph --format mermaid && \
+	$(CURDIR)/$(BIN) apply -auto-approve && $(CURDIR)/$(BIN) plan && $(CURDIR)/$(BIN) plan --stack 'app[eu]' && \
 	echo "demo repository: $$dir"
 
 # Tools the tests run, installed from the Go module proxy into bin/tools.

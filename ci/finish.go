@@ -9,6 +9,7 @@ import (
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // reasonNoResult is the reason of a unit no job recorded.
@@ -49,8 +50,9 @@ func BuildReport(ctx context.Context, st *objstore.Store, run string) (*report.R
 				// Whether it had to join is not known.
 				why = whyReader
 			}
+			_, instance, _ := config.SplitInstance(mu.Stack)
 			units = append(units, &report.UnitReport{
-				Dir: mu.Dir, Workspace: mu.Workspace, Stack: mu.Stack, StackPath: []string{mu.Stack},
+				Dir: mu.Dir, Workspace: mu.Workspace, Stack: mu.Stack, StackPath: []string{mu.Stack}, StackInstance: instance,
 				Why: why, Status: report.StatusMissing, Reason: reason, After: mu.After, AfterStacks: stackAfter(stackAt, mu.Stack), Layer: mu.Wave,
 				Inputs: map[string]report.InputReport{}, Steps: []report.StepReport{},
 			})

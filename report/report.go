@@ -64,15 +64,18 @@ type StackReport struct {
 
 // UnitReport is one unit's outcome.
 type UnitReport struct {
-	Dir       string       `json:"dir"`
-	Workspace string       `json:"workspace"`
-	Stack     string       `json:"stack"`
-	StackPath []string     `json:"stack_path"`
-	Engine    EngineReport `json:"engine"`
-	Why       string       `json:"why"`
-	Status    Status       `json:"status"`
-	Changes   Changes      `json:"changes"`
-	Reason    string       `json:"reason"`
+	Dir       string   `json:"dir"`
+	Workspace string   `json:"workspace"`
+	Stack     string   `json:"stack"`
+	StackPath []string `json:"stack_path"`
+	// StackInstance is the key of the unit's stack instance
+	// (docs/behaviour.md#stack-instances).
+	StackInstance string       `json:"stack_instance,omitempty"`
+	Engine        EngineReport `json:"engine"`
+	Why           string       `json:"why"`
+	Status        Status       `json:"status"`
+	Changes       Changes      `json:"changes"`
+	Reason        string       `json:"reason"`
 	// Warnings are what the user must hear of the unit beyond its status
 	// (a corrupt record in the state bucket moved aside, say).
 	Warnings []string `json:"warnings,omitempty"`

@@ -13,7 +13,7 @@ import (
 func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
 	u := ur.Spec
 	rep := &report.UnitReport{
-		Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path,
+		Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path, StackInstance: u.Stack.Instance,
 		Engine: report.EngineReport{Name: ur.Choice.Name, Version: ur.Choice.Version},
 		Why:    ur.why, Status: ur.status, Changes: ur.changes, Reason: ur.reason, Digest: ur.digest, Replanned: ur.replanned, Gates: ur.gates, Cost: ur.cost,
 		Inputs: r.inputReports(ur), Steps: ur.steps, Outputs: ur.outputs, Shared: u.Shared,

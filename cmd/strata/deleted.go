@@ -18,6 +18,7 @@ import (
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
+	"github.com/strata-iac/strata/stacks/config"
 )
 
 // Root modules a change deleted (docs/behaviour.md#changed-units). One
@@ -36,6 +37,10 @@ type deletedUnit struct {
 	// stack left the config, or no longer matches the dir): the unit was
 	// found from its run state, and runs from the config at from.
 	leftConfig bool
+	// instanceRemoved: the unit is of an instance whose key its stack's
+	// for_each no longer has; its dir is still there
+	// (docs/behaviour.md#stack-instances).
+	instanceRemoved bool
 }
 
 // ghost is a deleted unit as the run state names it.
@@ -55,6 +60,13 @@ func stillDeployed(c *cli.Context, s *session, deleted []stacks.DeletedUnit) ([]
 	if err != nil {
 		return nil, err
 	}
+	return keepDeployed(c, s, found)
+}
+
+// keepDeployed keeps the units of found whose run state says an apply
+// deployed them and nothing destroyed them since, each with the commit to
+// put it back from.
+func keepDeployed(c *cli.Context, s *session, found []deletedUnit) ([]deletedUnit, error) {
 	var units []*stacks.Unit
 	byUnit := map[*stacks.Unit]deletedUnit{}
 	for _, d := range found {
@@ -84,7 +96,64 @@ func stillDeployed(c *cli.Context, s *session, deleted []stacks.DeletedUnit) ([]
 		if repo.Has(us.Deployed.Commit) {
 			d.from = us.Deployed.Commit
 		}
+		if d.from == "" {
+			warnf(c, "%s@%s (stack %s) was deployed at %s, which this clone does not have: what its state holds is not known", d.Dir, d.Workspace, d.Stack.Name, git.ShortID(us.Deployed.Commit))
+			continue
+		}
 		out = append(out, d)
+	}
+	return out, nil
+}
+
+// removedInstances are the units of stack instances whose key the config's
+// for_each no longer has (docs/behaviour.md#stack-instances): for each dir
+// the run has a unit of a stack in, the records the run state holds of
+// that stack's instances the config does not have. They are deleted units
+// whose stack left the config, and whose dir is still there.
+func removedInstances(c *cli.Context, s *session, run *stacks.Run) ([]deletedUnit, error) {
+	bases := map[string]map[string]bool{} // dir -> stacks as written
+	var dirs []string
+	for _, ru := range run.Units {
+		if bases[ru.Dir] == nil {
+			bases[ru.Dir] = map[string]bool{}
+			dirs = append(dirs, ru.Dir)
+		}
+		bases[ru.Dir][ru.Stack.BaseName()] = true
+	}
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	var st *objstore.Store
+	if url := c.String("state"); url != "" {
+		var err error
+		if st, err = openBucket(c, url); err != nil {
+			return nil, err
+		}
+		defer st.Close()
+	}
+	var out []deletedUnit
+	for _, dir := range dirs {
+		var recs []runstate.RecordedUnit
+		var err error
+		if st != nil {
+			recs, err = runstate.RecordedInBucket(c.Context, st, dir)
+		} else {
+			recs, err = runstate.RecordedLocal(stateDirOf(c, s), dir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the run state of %s: %w", dir, err)
+		}
+		for _, r := range recs {
+			base, key, ok := config.SplitInstance(r.Stack)
+			if !ok || key == "" || !bases[dir][base] {
+				continue
+			}
+			if _, still := s.project.Stack(r.Stack); still {
+				continue
+			}
+			gone := stacks.DeletedUnit{Dir: dir, Workspace: r.Workspace, Stack: &stacks.Stack{Name: r.Stack, Base: base, Instance: key}, Commit: "HEAD"}
+			out = append(out, deletedUnit{DeletedUnit: gone, leftConfig: true, instanceRemoved: true})
+		}
 	}
 	return out, nil
 }
@@ -180,7 +249,13 @@ func runDeleted(ctx context.Context, c *cli.Context, s *session, st *objstore.St
 		}
 		res = joinResults(res, r, dopt.Command, dopt.DetailedExitCode)
 	}
-	return reportDeleted(c, pol, res, destroy, opt.DetailedExitCode), nil
+	removed := map[string]bool{}
+	for _, d := range gone {
+		if d.instanceRemoved {
+			removed[d.Dir+"@"+d.Workspace+"#"+d.Stack.Name] = true
+		}
+	}
+	return reportDeleted(c, pol, res, destroy, opt.DetailedExitCode, removed), nil
 }
 
 // joinResults adds the result of one more run of deleted units to those
@@ -361,23 +436,32 @@ func executeDeleted(ctx context.Context, st *objstore.Store, stateDir string, ba
 // reportDeleted decides what each deleted unit's report says its state
 // holds, and the exit code: a deleted unit's resources kept are reported,
 // never a failure.
-func reportDeleted(c *cli.Context, pol *cmdpolicy.Policy, res *runner.Result, destroy, detailed bool) *deletedRun {
+// removed names (dir@workspace#stack) the units of instances whose key
+// was removed, which say so instead of a deleted dir.
+func reportDeleted(c *cli.Context, pol *cmdpolicy.Policy, res *runner.Result, destroy, detailed bool, removed map[string]bool) *deletedRun {
 	out := &deletedRun{report: res.Report}
 	for _, u := range res.Report.Units {
 		if destroy || u.Status == report.StatusFailed {
 			continue
 		}
-		n := u.Changes.Destroy
-		if n == 0 {
-			u.Status, u.Reason = report.StatusNoChanges, "its dir was deleted; its state holds nothing"
+		what, how := "its dir was deleted", "strata apply --changed --destroy-deleted destroys them"
+		if removed[u.Dir+"@"+u.Workspace+"#"+u.Stack] {
+			what, how = "its key was removed from for_each", "strata apply --destroy-deleted destroys them"
+		}
+		if u.Status == report.StatusBlocked {
+			u.Reason = what + "; " + u.Reason
 			continue
 		}
-		how := "strata apply --changed --destroy-deleted destroys them"
+		n := u.Changes.Destroy
+		if n == 0 {
+			u.Status, u.Reason = report.StatusNoChanges, what+"; its state holds nothing"
+			continue
+		}
 		if !pol.Applies && c.Bool("destroy-deleted") {
 			how = "apply --destroy-deleted destroys them"
 		}
 		u.Status = report.StatusPlanned
-		u.Reason = fmt.Sprintf("its dir was deleted; its state holds %s: %s", report.CountOf(n, "resource"), how)
+		u.Reason = fmt.Sprintf("%s; its state holds %s: %s", what, report.CountOf(n, "resource"), how)
 		warnf(c, "%s@%s: %s", u.Dir, u.Workspace, u.Reason)
 	}
 	out.code = res.ExitCode

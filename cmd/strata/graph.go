@@ -47,7 +47,10 @@ type graphUnit struct {
 	Dir       string `json:"dir"`
 	Workspace string `json:"workspace"`
 	Stack     string `json:"stack"`
-	Layer     int    `json:"layer"`
+	// StackInstance is the key of the unit's stack instance
+	// (docs/behaviour.md#stack-instances).
+	StackInstance string `json:"stack_instance,omitempty"`
+	Layer         int    `json:"layer"`
 	// Why the unit is in the run, as ls says it
 	// (docs/behaviour.md#propagation).
 	Why string `json:"why"`
@@ -135,7 +138,7 @@ func writeGraphJSON(w io.Writer, g *stacks.Graph, run *stacks.Run, expand bool) 
 	}
 	out := graphJSON{Units: []graphUnit{}, Edges: []graphEdge{}, Stacks: []graphStack{}, StackEdges: []graphStackEdge{}}
 	for _, u := range g.Units {
-		out.Units = append(out.Units, graphUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Layer: g.Layer[u], Why: why[u]})
+		out.Units = append(out.Units, graphUnit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackInstance: u.Stack.Instance, Layer: g.Layer[u], Why: why[u]})
 	}
 	edges := g.Edges
 	if expand {

@@ -16,13 +16,16 @@ import (
 
 // lsEntry is one line of `ls --json` (documented in the README).
 type lsEntry struct {
-	Dir       string               `json:"dir"`
-	Workspace string               `json:"workspace"`
-	Stack     *string              `json:"stack"`
-	StackPath []string             `json:"stack_path"`
-	Tags      []string             `json:"tags"`
-	Engine    *stacks.EngineChoice `json:"engine"`
-	Why       string               `json:"why"`
+	Dir       string   `json:"dir"`
+	Workspace string   `json:"workspace"`
+	Stack     *string  `json:"stack"`
+	StackPath []string `json:"stack_path"`
+	// StackInstance is the key of the unit's stack instance
+	// (docs/behaviour.md#stack-instances).
+	StackInstance string               `json:"stack_instance,omitempty"`
+	Tags          []string             `json:"tags"`
+	Engine        *stacks.EngineChoice `json:"engine"`
+	Why           string               `json:"why"`
 	// Whys are every reason the unit is in the run, Why first
 	// (docs/behaviour.md#changed-units).
 	Whys []string `json:"whys"`
@@ -63,7 +66,7 @@ func lsCommand() *cli.Command {
 				}
 				name := ru.Stack.Name
 				entries = append(entries, lsEntry{
-					Dir: ru.Dir, Workspace: ru.Workspace, Stack: &name, StackPath: ru.Stack.Path,
+					Dir: ru.Dir, Workspace: ru.Workspace, Stack: &name, StackPath: ru.Stack.Path, StackInstance: ru.Stack.Instance,
 					Tags: ru.Tags, Engine: &e, Why: ru.Why, Whys: whysOf(ru),
 				})
 			}

@@ -269,6 +269,16 @@ func selectEngineRun(c *cli.Context, s *session, pol *cmdpolicy.Policy) (*select
 			return nil, cli.Exit(err.Error(), 1)
 		}
 	}
+	if pol.HandlesDeleted && !sel.dropIn() && c.Path("resume") == "" {
+		removed, err := removedInstances(c, s, sel.run)
+		if err == nil {
+			removed, err = keepDeployed(c, s, removed)
+		}
+		if err != nil {
+			return nil, cli.Exit(err.Error(), 1)
+		}
+		sel.gone = append(sel.gone, removed...)
+	}
 	return sel, nil
 }
 

@@ -16,15 +16,19 @@ import (
 
 // stackEntry is one element of `stacks --json` (documented in the README).
 type stackEntry struct {
-	Name      string               `json:"name"`
-	Kind      string               `json:"kind"`
-	Stacks    []string             `json:"stacks"`
-	Members   []memberEntry        `json:"members"`
-	Variables map[string]string    `json:"variables"`
-	Engine    *stacks.EngineChoice `json:"engine"`
-	Targets   []string             `json:"targets"`
-	Inputs    map[string]inputRef  `json:"inputs"`
-	Rules     rulesEntry           `json:"rules"`
+	Name string `json:"name"`
+	// InstanceOf and Instance are, for an instance (net[us]), the stack
+	// as written and its key (docs/behaviour.md#stack-instances).
+	InstanceOf string               `json:"instance_of,omitempty"`
+	Instance   string               `json:"instance,omitempty"`
+	Kind       string               `json:"kind"`
+	Stacks     []string             `json:"stacks"`
+	Members    []memberEntry        `json:"members"`
+	Variables  map[string]string    `json:"variables"`
+	Engine     *stacks.EngineChoice `json:"engine"`
+	Targets    []string             `json:"targets"`
+	Inputs     map[string]inputRef  `json:"inputs"`
+	Rules      rulesEntry           `json:"rules"`
 }
 
 type memberEntry struct {
@@ -70,7 +74,7 @@ func stackToEntry(s *stacks.Stack, transitive bool) stackEntry {
 		planAfter, applyAfter, modifiedBy = s.PlanAfterClosure(), s.ApplyAfterClosure(), s.ModifiedByClosure()
 	}
 	e := stackEntry{
-		Name: s.Name, Kind: s.Kind(), Stacks: names(s.Children), Members: []memberEntry{},
+		Name: s.Name, InstanceOf: s.Base, Instance: s.Instance, Kind: s.Kind(), Stacks: names(s.Children), Members: []memberEntry{},
 		Variables: map[string]string{}, Targets: s.Targets, Inputs: map[string]inputRef{},
 		Rules: rulesEntry{
 			PlanAfter: names(planAfter), ApplyAfter: names(applyAfter), ModifiedBy: names(modifiedBy),
