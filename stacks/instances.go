@@ -250,6 +250,14 @@ func (p *Project) settleInstanceState(c *config.Collector) {
 		u.Dirspace.Tags = replaceWorkspaceTag(u.Dirspace.Tags, ws, u.Workspace)
 		u.Shared, u.OwnBackend = true, true
 	}
+	for _, u := range p.Units {
+		if u.Origin != nil && !u.OwnBackend && !u.CreateAndSelectWorkspace {
+			pos := u.Stack.InstancePos
+			c.Errorf(pos, "stacks.names."+u.Stack.Base+".for_each",
+				"instance %s of dir %s would share the state of workspace %s: the dir sets create_and_select_workspace: false, so strata selects no workspace of its own for the instance; expected create_and_select_workspace left on, or a workflow whose init names ${STRATA_STACK_INSTANCE} in -backend-config",
+				u.Stack.Name, u.Dir, u.Origin.Workspace)
+		}
+	}
 	// Units keyed by where their state is: dir, workspace and, for a unit
 	// with a backend of its own, its stack.
 	type place struct{ dir, ws, stack string }

@@ -251,6 +251,13 @@ func checkStacks(names *Map[StackDef], c *Collector) {
 		s := e.Value
 		checkStackKind(&s, e.KeyPos, key, c)
 		r.refs(s.Stacks, key+".stacks")
+		if s.Stacks != nil {
+			for i, ref := range *s.Stacks {
+				if _, inst, ok := SplitInstance(ref.Value); ok && inst != "" {
+					c.Errorf(ref.Pos, fmt.Sprintf("%s.stacks[%d]", key, i), "nests %s, one instance of a stack; expected a stack's name: a nested stack holds every instance of a stack, or, with for_each of its own, the instance of each of its keys", ref.Value)
+				}
+			}
+		}
 		if s.Stacks != nil && len(*s.Stacks) == 0 {
 			c.Warnf(s.Pos, key+".stacks", "nests no stack: it has no units")
 		}
