@@ -227,3 +227,45 @@ func TestStackInstancesShardedCI(t *testing.T) {
 		}
 	}
 }
+
+// A workflow whose init names ${STRATA_STACK_INSTANCE} in its backend
+// config keeps each instance in the dirspace's workspace, with a state of
+// its own in that backend and a data dir of its own.
+func TestStackInstancesOwnBackend(t *testing.T) {
+	needTerraform(t)
+	t.Parallel()
+	initStep := "      - type: init\n        extra_args: ['-backend-config=path=${STRATA_STACK_INSTANCE}.tfstate']\n"
+	root := writeRepo(t, map[string]string{
+		"strata.yml": `stacks:
+  names:
+    net:
+      tag_query: dir:net
+      for_each:
+        us: {variables: {TF_VAR_region: us-east-1}}
+        eu: {variables: {TF_VAR_region: eu-west-1}}
+workflows:
+  - tag_query: stack_name:net
+    plan:
+` + initStep + "      - type: plan\n    apply:\n" + initStep + "      - type: apply\n",
+		"net/main.tf": "terraform {\n  backend \"local\" {}\n}\nvariable \"region\" {}\nresource \"terraform_data\" \"vpc\" {\n  input = var.region\n}\n",
+	})
+	env := hermeticEnv(t)
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	for _, args := range [][]string{{"apply", "-auto-approve"}, {"plan", "-detailed-exitcode"}} {
+		if r := runBin(t, root, env, append(args, "--report", reportFile)...); r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if got := statuses(readReport(t, reportFile)); !reflect.DeepEqual(got, []string{"net[eu] net@default no_changes", "net[us] net@default no_changes"}) {
+		t.Errorf("second plan: %q", got)
+	}
+	for key, region := range map[string]string{"us": "us-east-1", "eu": "eu-west-1"} {
+		st := readFileT(t, filepath.Join(root, "net", key+".tfstate"))
+		if !strings.Contains(st, `"value": "`+region+`"`) {
+			t.Errorf("%s.tfstate holds no %s:\n%s", key, region, st)
+		}
+		if _, err := os.Stat(filepath.Join(root, "net", ".terraform", "strata", "net["+key+"]", "default")); err != nil {
+			t.Errorf("instance %s has no data dir of its own: %v", key, err)
+		}
+	}
+}
