@@ -481,6 +481,7 @@ func (j *Job) settledAs(pu *stacks.Unit, id string) runner.Settled {
 		// one what its apply changed, for the readers here.
 		s.Status, s.Cause = pr.Unit.Status, pr.Unit.Cause
 		s.ChangedOutputs, s.OutputsKnown = pr.ChangedOutputs, pr.OutputsKnown
+		s.UnknownUntilApplied = pr.Unit.UnknownUntilApplied
 		s.CauseDenied = s.Status == report.StatusSkipped && j.deniedByName(s.Cause)
 	}
 	return s

@@ -99,6 +99,11 @@ type UnitReport struct {
 	// producer's plan left unknown: the unit is deferred, or planned only
 	// once that producer was applied (docs/behaviour.md#deferred-units).
 	DeferredOn []string `json:"deferred_on,omitempty"`
+	// UnknownUntilApplied are the outputs the unit's plan in this command
+	// left unknown until it is applied, when it ended planned or applied:
+	// a later job of a CI run defers its consumers on them, or says they
+	// planned once they were known (docs/behaviour.md#deferred-units).
+	UnknownUntilApplied []string `json:"unknown_until_applied,omitempty"`
 	// Gates are the gates the unit's plan raised: its apply waits for
 	// their approval (docs/controls.md#gates).
 	Gates []Gate `json:"gates,omitempty"`

@@ -173,6 +173,11 @@ type Settled struct {
 	// OutputsKnown: they decide whether its readers join.
 	ChangedOutputs []string
 	OutputsKnown   bool
+	// UnknownUntilApplied are the outputs its plan in the run left unknown
+	// until its apply: its consumers here are deferred on them while it is
+	// planned, and say they planned once they were known after it applied
+	// (docs/behaviour.md#deferred-units).
+	UnknownUntilApplied []string
 }
 
 // Result is a finished command.

@@ -33,7 +33,26 @@ func (r *runState) unitReport(ur *unitRun) *report.UnitReport {
 	if rep.Status == report.StatusPending {
 		rep.Status = report.StatusCancelled
 	}
+	if (rep.Status == report.StatusApplied || rep.Status == report.StatusPlanned) && ur.role != RoleSettled {
+		rep.UnknownUntilApplied = unknownOutputsOf(ur)
+	}
 	return rep
+}
+
+// unknownOutputsOf are the outputs ur's plan in this command left
+// unknown until it applied, sorted.
+func unknownOutputsOf(ur *unitRun) []string {
+	if ur.planned == nil {
+		return slices.Clone(ur.unknownOutputs)
+	}
+	var out []string
+	for name, po := range ur.planned {
+		if !po.Known {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // cutWarnings bounds each of a unit's warnings, which may quote what

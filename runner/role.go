@@ -57,4 +57,7 @@ type member struct {
 	// outputsKnown.
 	changedOutputs []string
 	outputsKnown   bool
+	// unknownOutputs are what a settled unit's plan left unknown until
+	// its apply.
+	unknownOutputs []string
 }

@@ -113,7 +113,7 @@ func runMembers(p *stacks.Project, run *stacks.Run, opt Options, addPre []stacks
 	for _, st := range opt.Settled {
 		if m := add(stacks.RunUnit{Unit: st.Unit, Why: "settled by an earlier job"}, RoleSettled); m != nil {
 			m.status, m.rootCause, m.rootDenied = st.Status, st.Cause, st.CauseDenied
-			m.changedOutputs, m.outputsKnown = st.ChangedOutputs, st.OutputsKnown
+			m.changedOutputs, m.outputsKnown, m.unknownOutputs = st.ChangedOutputs, st.OutputsKnown, st.UnknownUntilApplied
 		}
 	}
 	for _, u := range opt.External {
@@ -391,7 +391,8 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	for i, ru := range members {
 		c := choices[i]
 		ur := &unitRun{unit: &unit{Unit: &job.Unit{Spec: ru.Unit, Choice: c, ChangedOutputs: ru.changedOutputs, OutputsKnown: ru.outputsKnown}},
-			why: ru.Why, status: ru.status, rootCause: ru.rootCause, rootDenied: ru.rootDenied, role: ru.role, lazy: ru.lazy}
+			why: ru.Why, status: ru.status, rootCause: ru.rootCause, rootDenied: ru.rootDenied, role: ru.role, lazy: ru.lazy,
+			unknownOutputs: ru.unknownOutputs}
 		r.units = append(r.units, ur)
 		if !c.Supported() {
 			// Its units fail as unsupported; the others run.

@@ -608,6 +608,10 @@ func (r *runState) settle(ctx context.Context, ur *unitRun) {
 	ur.phase = phaseDone
 	switch ur.status {
 	case report.StatusApplied, report.StatusDestroyed, report.StatusNoChanges, report.StatusSucceeded:
+	case report.StatusPlanned:
+		// Its consumers wait for values its plan left unknown: deferred.
+		r.markDeferred(ur)
+		return
 	default:
 		return
 	}
@@ -615,6 +619,9 @@ func (r *runState) settle(ctx context.Context, ur *unitRun) {
 		return
 	}
 	ur.opened = true
+	if ur.status == report.StatusApplied {
+		r.markContinued(ur)
+	}
 }
 
 func (r *runState) destroying() bool {

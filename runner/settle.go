@@ -286,6 +286,26 @@ func (r *runState) markDeferred(ur *unitRun) {
 	}
 }
 
+// markContinued notes, on each consumer waiting for producer ur, which
+// of the values it reads ur's plan left unknown until ur's apply by an
+// earlier job of the CI run: the consumer, planned now, says it was
+// deferred and planned after that apply (docs/behaviour.md#deferred-units).
+func (r *runState) markContinued(ur *unitRun) {
+	if len(ur.unknownOutputs) == 0 || r.destroying() || !r.policy.FeedsReaders {
+		return
+	}
+	for _, e := range ur.out {
+		c := e.to
+		if !e.plan || !e.data || c.phase != phaseWaitPlan || c.hidden() || slices.Contains(c.deferredBy, ur) {
+			continue
+		}
+		if unknown := r.unknownFor(ur, c); len(unknown) > 0 {
+			c.deferredOn = append(c.deferredOn, unknown...)
+			c.deferredBy = append(c.deferredBy, ur)
+		}
+	}
+}
+
 // deferredReason is the reason of a deferred unit that planned once the
 // producers whose plans left its values unknown were applied, in this
 // command: "planned after net@default was applied: net.vpc_id was unknown

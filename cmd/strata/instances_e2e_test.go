@@ -197,13 +197,29 @@ func TestStackInstancesEndToEnd(t *testing.T) {
 }
 
 // A sharded CI run of instances: every instance is a unit of the
-// manifest, applied by the jobs of its wave, app[k] after network[k].
+// manifest, applied by the jobs of its wave, app[k] after network[k]; a
+// consumer deferred in the pull request's plan is continued by the
+// merge's apply, and says so.
 func TestStackInstancesShardedCI(t *testing.T) {
 	needTerraform(t)
 	t.Parallel()
 	root := regionsRepo(t)
 	env := hermeticEnv(t)
 	bucket := "file://" + t.TempDir()
+	// The pull request's plan: app[k] is deferred on network[k].id, which
+	// network[k]'s plan, by a job of the first wave, leaves unknown.
+	rep, _ := ciBuild(t, root, env, bucket, "plan", "--shards", "2")
+	for _, u := range rep.Units {
+		if !strings.HasPrefix(u.Stack, "app[") {
+			continue
+		}
+		want := "network.id is unknown until network@" + u.StackInstance + " is applied"
+		if u.Status != report.StatusDeferred || u.Reason != want || !reflect.DeepEqual(u.DeferredOn, []string{"network.id"}) {
+			t.Errorf("plan: %s: %s %q deferred_on %q, want deferred %q", u.Name(), u.Status, u.Reason, u.DeferredOn, want)
+		}
+	}
+	// The merge's apply applies network[k] in the first wave, then plans
+	// and applies app[k], which says it was deferred.
 	rep, started := ciBuild(t, root, env, bucket, "apply", "--auto-approve", "--shards", "2")
 	want := []string{
 		"app[eu] app@eu applied", "app[us] app@us applied", "dns dns@default applied",
@@ -215,6 +231,17 @@ func TestStackInstancesShardedCI(t *testing.T) {
 	for _, u := range rep.Units {
 		if _, key, _ := strings.Cut(strings.TrimSuffix(u.Stack, "]"), "["); u.StackInstance != key {
 			t.Errorf("%s: stack_instance %q, want %q", u.Name(), u.StackInstance, key)
+		}
+	}
+	// The second wave's job says app[k] planned once network[k]'s apply
+	// made network.id known.
+	for _, u := range rep.Units {
+		if !strings.HasPrefix(u.Stack, "app[") {
+			continue
+		}
+		want := "planned after network@" + u.StackInstance + " was applied: network.id was unknown until then"
+		if u.Reason != want || !reflect.DeepEqual(u.DeferredOn, []string{"network.id"}) {
+			t.Errorf("%s: reason %q deferred_on %q, want %q [network.id]", u.Name(), u.Reason, u.DeferredOn, want)
 		}
 	}
 	if got := instanceState(t, root, "app", "eu", "app"); got != "app in vpc-eu-west-1/16 (eu-west-1)" {
