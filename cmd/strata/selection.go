@@ -27,7 +27,7 @@ func selectionFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "all", Usage: "every unit at or below the current dir", Category: "Selection"},
 		&cli.BoolFlag{Name: "changed", Usage: "units the changes since the base modify, uncommitted and untracked files included", Category: "Selection"},
 		&cli.StringFlag{Name: "base", Usage: "compare --changed with `REF`, or with `applied`: each unit with the commit of its own last successful apply (default: origin/$GITHUB_BASE_REF, origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME, else origin/HEAD, origin/main, origin/master)", Category: "Selection"},
-		&cli.StringSliceFlag{Name: "stack", Usage: "units of stack `NAME` (repeatable; a nested stack selects its leaves)", Category: "Selection"},
+		&cli.StringSliceFlag{Name: "stack", Usage: "units of stack `NAME` (repeatable; a nested stack selects its leaves; a stack with for_each every instance, 'net[eu]' one)", Category: "Selection"},
 		&cli.StringFlag{Name: "query", Usage: "units matching the tag `QUERY`", Category: "Selection"},
 		&cli.StringSliceFlag{Name: "dir", Usage: "units in `DIR` and below (repeatable)", Category: "Selection"},
 		&cli.StringFlag{Name: "workspace", Usage: "units of workspace `W`", Category: "Selection"},

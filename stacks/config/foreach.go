@@ -22,10 +22,10 @@ type ForEach struct {
 // stack's where given.
 type Instance struct {
 	Pos       Pos
-	Variables *Map[Scalar] `yaml:"variables" doc:"environment variables of the instance's steps, over the stack's"`
-	Engine    *Engine      `yaml:"engine" doc:"engine of the instance's units, instead of the stack's"`
-	AutoApply AutoApply    `yaml:"auto_apply" doc:"auto_apply of the instance, instead of the stack's"`
-	Targets   []String     `yaml:"targets" doc:"-target addresses of the instance's plans, instead of the stack's"`
+	Variables *Map[Scalar] `yaml:"variables" cfg:"ext" doc:"environment variables of the instance's steps, over the stack's"`
+	Engine    *Engine      `yaml:"engine" cfg:"ext" doc:"engine of the instance's units, instead of the stack's"`
+	AutoApply AutoApply    `yaml:"auto_apply" cfg:"ext" doc:"auto_apply of the instance, instead of the stack's"`
+	Targets   []String     `yaml:"targets" cfg:"ext" doc:"-target addresses of the instance's plans, instead of the stack's"`
 }
 
 // Keys are the instance keys, in the order written.

@@ -247,6 +247,8 @@ func describeType(t reflect.Type, key string) (name string, child reflect.Type, 
 		return "bool or map", t, key + "."
 	case destType:
 		return "branch or map", t, key + "."
+	case forEachType:
+		return "list of key, or map of key to map", reflect.TypeOf(Instance{}), key + ".KEY."
 	}
 	if t.Kind() == reflect.Slice {
 		n, c, _ := describeType(t.Elem(), key)
