@@ -326,3 +326,30 @@ func TestStackInstanceInputKeys(t *testing.T) {
 		t.Errorf("want %s, got:\n%v", want, diags)
 	}
 }
+
+// A workspace terraform has selected in an instanced dir is an
+// instance's: it adds no dirspace of its own (which would make
+// instances of instances, net@us-us).
+func TestStackInstanceSelectedWorkspace(t *testing.T) {
+	t.Parallel()
+	root := instanceRepo(t, `stacks:
+  names:
+    net:
+      tag_query: dir:net
+      for_each: [us, eu]
+`)
+	p, err := LoadFrom(root, filepath.Join(root, config.StrataConfigFile), nil, WithSelectedWorkspace("net", "us"), WithSelectedWorkspace("dns", "blue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"app@default#default name=app@default ws=default",
+		"dns@blue#default name=dns@blue ws=blue",
+		"dns@default#default name=dns@default ws=default",
+		"net@eu#net[eu] name=net@eu ws=eu",
+		"net@us#net[us] name=net@us ws=us",
+	}
+	if got := unitLines(p); !reflect.DeepEqual(got, want) {
+		t.Errorf("units:\n got %q\nwant %q", got, want)
+	}
+}

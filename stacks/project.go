@@ -89,6 +89,9 @@ type Dirspace struct {
 	// CreateAndSelectWorkspace false: strata runs no workspace command.
 	CreateAndSelectWorkspace bool
 	SharedState              bool
+	// fromSelection: the dirspace is the workspace terraform has selected
+	// in a dir that declares none (WithSelectedWorkspace).
+	fromSelection bool
 }
 
 // ID is `dir@workspace`.
@@ -460,9 +463,11 @@ func (p *Project) addDirspaces(dir string, entry *config.MapEntry[config.Dir]) {
 			sort.Strings(workspaces)
 		}
 	}
+	selected := ""
 	if ws := p.selected[dir]; ws != "" && wsConf == nil && !slices.Contains(workspaces, ws) {
 		// docs/behaviour.md#workspaces-in-drop-in
 		workspaces = append(workspaces, ws)
+		selected = ws
 	}
 	for _, ws := range workspaces {
 		tags := append([]string(nil), dirTags...)
@@ -475,6 +480,7 @@ func (p *Project) addDirspaces(dir string, entry *config.MapEntry[config.Dir]) {
 		ds := &Dirspace{
 			Dir: dir, Workspace: ws, Tags: dedupe(tags), DirKey: key,
 			CreateAndSelectWorkspace: cfg.CreateAndSelectWorkspace.Get(true),
+			fromSelection:            ws == selected,
 		}
 		var dirWM *config.WhenModified
 		if dc != nil {

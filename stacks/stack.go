@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -331,8 +332,15 @@ func (p *Project) assign(c *config.Collector) {
 	p.warnUnmatchedQueries(ix, selects, c)
 	allow := p.Config.Stacks != nil && p.Config.Stacks.AllowWorkspaceInMultipleStacks.Value
 	var implicit *Stack
+	dropped := map[*Dirspace]bool{}
 	for i, ds := range p.Dirspaces {
 		m := matches[i]
+		if ds.fromSelection && len(m) > 0 && m[0].Instance != "" && distinctBases(m) == 1 {
+			// The workspace selected in an instanced dir is one of its
+			// instances' (docs/behaviour.md#workspaces-in-drop-in).
+			dropped[ds] = true
+			continue
+		}
 		if len(m) == 0 {
 			switch {
 			case userDefault == nil:
@@ -367,6 +375,9 @@ func (p *Project) assign(c *config.Collector) {
 			s.Units = append(s.Units, u)
 			p.unitsOf[ds.Dir] = append(p.unitsOf[ds.Dir], u)
 		}
+	}
+	if len(dropped) > 0 {
+		p.Dirspaces = slices.DeleteFunc(p.Dirspaces, func(ds *Dirspace) bool { return dropped[ds] })
 	}
 	if n := len(p.Unassigned); n > 0 {
 		ids := make([]string, 0, n)
