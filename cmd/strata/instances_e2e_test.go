@@ -135,6 +135,19 @@ func TestStackInstancesEndToEnd(t *testing.T) {
 		}
 	}
 
+	// Drop-in in an instanced dir: the workspace selected picks the
+	// instance.
+	netDir := filepath.Join(root, "network")
+	if r := runBin(t, netDir, env, "workspace", "select", "eu"); r.code != 0 {
+		t.Fatalf("workspace select eu: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, netDir, env, "plan", "--report", reportFile); r.code != 0 || !strings.Contains(r.stdout, "No changes.") {
+		t.Fatalf("drop-in plan: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := statuses(readReport(t, reportFile)); !reflect.DeepEqual(got, []string{"network[eu] network@eu no_changes"}) {
+		t.Errorf("drop-in plan with eu selected: %q", got)
+	}
+
 	// One instance alone, and every instance of a stack.
 	rep = run(0, "plan", "--stack", "app[eu]")
 	if got := statuses(rep); !reflect.DeepEqual(got, []string{"app[eu] app@eu no_changes"}) {
