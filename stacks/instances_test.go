@@ -353,3 +353,28 @@ func TestStackInstanceSelectedWorkspace(t *testing.T) {
 		t.Errorf("units:\n got %q\nwant %q", got, want)
 	}
 }
+
+// auto_inputs from an instance looks among the instances of its own key
+// (and stacks without instances): app[us] finds net[us]'s id, never
+// net[eu]'s, where both are its siblings.
+func TestStackInstanceAutoInputs(t *testing.T) {
+	t.Parallel()
+	root := instanceRepo(t, `stacks:
+  names:
+    net:
+      tag_query: dir:net
+      for_each: [us, eu]
+    dns:
+      tag_query: dir:dns
+    app:
+      tag_query: dir:app
+      for_each: [us, eu]
+      auto_inputs: true
+`)
+	testenv.WriteFile(t, filepath.Join(root, "app/main.tf"), "variable \"id\" {\n  type = string\n}\n")
+	p := loadRepo(t, root)
+	want := []string{"app@eu.id <- net@eu.id", "app@us.id <- net@us.id"}
+	if got := inputLines(p); !reflect.DeepEqual(got, want) {
+		t.Errorf("inputs:\n got %q\nwant %q", got, want)
+	}
+}
