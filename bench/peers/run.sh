@@ -49,7 +49,9 @@ tools=(strata)
 # TG_NOINIT=0 leaves it out.
 [[ -x "$TERRAGRUNT_BIN" && "${TG_NOINIT:-1}" != 0 ]] && tools+=(terragrunt-noinit)
 
-wide_tools=("${tools[@]}" xargs)
+# xargs-out: xargs saving each plan (-out), as strata does so that apply
+# applies what was planned: the floor for strata's plans.
+wide_tools=("${tools[@]}" xargs xargs-out)
 
 # One environment for every tool: nothing from the caller's but PATH, an
 # empty home and terraform CLI config, no update checks, terraform from PATH.
@@ -88,6 +90,8 @@ cmd() {
     xargs:init) CMD=(xargs -a dirs.txt -P "$par" -I '{}' terraform -chdir='{}' init -input=false) ;;
     xargs:apply) CMD=(xargs -a dirs.txt -P "$par" -I '{}' terraform -chdir='{}' apply -auto-approve -input=false) ;;
     xargs:plan) CMD=(xargs -a dirs.txt -P "$par" -I '{}' terraform -chdir='{}' plan -input=false) ;;
+    xargs-out:plan) CMD=(xargs -a dirs.txt -P "$par" -I '{}' terraform -chdir='{}' plan -input=false -out=tfplan) ;;
+    xargs-out:*) cmd xargs "$c" ;;
   esac
 }
 
@@ -170,7 +174,8 @@ par=$WIDE_PAR
 for t in "${wide_tools[@]}"; do
   [[ $WIDE -gt 0 ]] || break
   rm -rf "$WORK/wide-$t-init" "$WORK/wide-$t-applied"
-  cp -a "$WORK/src/wide/${t%-noinit}" "$WORK/wide-$t-init"
+  src=${t%-noinit}
+  cp -a "$WORK/src/wide/${src%-out}" "$WORK/wide-$t-init"
   run "$t" init "$WORK/wide-$t-init" "$WORK/wide-$t-init.log"
   cp -a "$WORK/wide-$t-init" "$WORK/wide-$t-applied"
   run "$t" apply "$WORK/wide-$t-applied" "$WORK/wide-$t-applied.log"
