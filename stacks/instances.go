@@ -56,14 +56,12 @@ func (p *Project) expandInstances(c *config.Collector) {
 			case up.from == nil || up.from == own.from:
 			case own.from == nil:
 				own = up
+			case own.from == s:
+				c.Errorf(s.Def.ForEach.Pos, "stacks.names."+s.Name+".for_each",
+					"stack %s has for_each and is nested in %s, which has for_each too; expected for_each at one level of a nesting", s.Name, up.from.Name)
 			default:
-				inner, outer := own.from, up.from
-				if s != inner {
-					// Reported where the inner for_each is written.
-					break
-				}
-				c.Errorf(inner.Def.ForEach.Pos, "stacks.names."+inner.Name+".for_each",
-					"stack %s has for_each and is nested in %s, which has for_each too; expected for_each at one level of a nesting", inner.Name, outer.Name)
+				c.Errorf(s.Pos, "stacks.names."+s.Name,
+					"stack %s is nested in %s and in %s, which both have for_each; expected for_each at one level of a nesting", s.Name, own.from.Name, up.from.Name)
 			}
 		}
 		inst[s] = own

@@ -267,6 +267,9 @@ func checkStacks(names *Map[StackDef], c *Collector) {
 		if s.Engine != nil {
 			checkEngine(s.Engine, key+".engine", c)
 		}
+		if s.ForEach != nil && e.Key == "default" {
+			c.Errorf(s.ForEach.Pos, key+".for_each", "the default stack holds the dirspaces no other stack matches, once; expected for_each on another stack")
+		}
 		if s.ForEach != nil {
 			for _, e := range s.ForEach.Instances {
 				ikey := key + ".for_each." + e.Key
