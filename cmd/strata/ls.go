@@ -38,6 +38,8 @@ func lsCommand() *cli.Command {
 		Flags: append(selectionFlags(),
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 			&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR`, for stale prerequisites (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
+			&cli.StringFlag{Name: "state", Usage: "with --status, read the units' statuses from the state bucket at `URL`", EnvVars: []string{"STRATA_STATE_URL"}},
+			stateTimeoutFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			s, err := openProject(c)
