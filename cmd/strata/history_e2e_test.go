@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/strata-iac/strata/history"
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
 )
 
 // historyRepo is three units of one resource each.
@@ -152,6 +156,9 @@ func TestHistoryAndDrift(t *testing.T) {
 	if got := lsDirs(t, runBin(t, root, env, "ls", "--json", "--status", "drifted", "--dir", "a")); len(got) != 0 {
 		t.Errorf("ls --status drifted --dir a: %v", got)
 	}
+	if r := runBin(t, root, env, "ls", "--status", "drifted", "--dir", "nope"); r.code != 1 || !strings.Contains(r.stderr, "no units match --dir nope") {
+		t.Errorf("ls --status drifted --dir nope: exit %d\n%s", r.code, r.stderr)
+	}
 	if r := runBin(t, root, env, "ls", "--status", "drifed"); r.code != 1 || !strings.Contains(r.stderr, "did you mean drifted?") {
 		t.Errorf("ls --status drifed: exit %d\n%s", r.code, r.stderr)
 	}
@@ -259,5 +266,41 @@ func TestHistoryOfCIRun(t *testing.T) {
 	decodeJSON(t, runBin(t, root, env, "history", "--json", "--state", bucket), &runs)
 	if len(runs.Runs) != 1 || runs.Runs[0].Run != plan.Run || runs.Runs[0].Command != "apply" || runs.Runs[0].Counts["applied"] != 3 {
 		t.Errorf("the bucket's history: %+v", runs)
+	}
+}
+
+// TestStatusThenDependencies: --status picks among what the other flags
+// select, and --with-dependencies then adds what the picked units wait
+// for, whatever their status.
+func TestStatusThenDependencies(t *testing.T) {
+	t.Parallel()
+	root := testenv.WriteRepo(t, map[string]string{
+		"strata.yml": "dirs:\n  net: {tags: [net]}\n  app: {tags: [app]}\n  web: {tags: [web]}\n" +
+			"stacks:\n  names:\n    net: {tag_query: net}\n    app: {tag_query: app, rules: {plan_after: [net]}}\n    web: {tag_query: web}\n",
+		"net/main.tf": "", "app/main.tf": "", "web/main.tf": "",
+	})
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var units []*report.UnitReport
+	for dir, s := range map[string]report.Status{"net": report.StatusNoChanges, "app": report.StatusPlanned, "web": report.StatusPlanned} {
+		units = append(units, &report.UnitReport{Dir: dir, Workspace: "default", Stack: dir, Status: s})
+	}
+	rec := history.FromReport(report.Assemble("drift", t0, t0.Add(time.Minute), units, false), history.Meta{})
+	if err := history.Local(filepath.Join(root, ".strata")).Append(context.Background(), rec, 10); err != nil {
+		t.Fatal(err)
+	}
+	env := hermeticEnv(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--status", "drifted"}, "app web"},
+		{[]string{"--status", "drifted", "--stack", "app"}, "app"},
+		{[]string{"--status", "drifted", "--stack", "app", "--with-dependencies"}, "app net"},
+		{[]string{"--status", "in-sync,failed"}, "net"},
+	} {
+		got := lsDirs(t, runBin(t, root, env, append([]string{"ls", "--json"}, tt.args...)...))
+		if strings.Join(got, " ") != tt.want {
+			t.Errorf("ls %v: %v, want %s", tt.args, got, tt.want)
+		}
 	}
 }

@@ -78,7 +78,7 @@ func lsCommand() *cli.Command {
 				}
 				entries = append(entries, e)
 			}
-			if c.NArg() == 0 && c.String("query") == "" && len(c.StringSlice("stack")) == 0 && !c.Bool("changed") {
+			if c.NArg() == 0 && c.String("query") == "" && len(c.StringSlice("stack")) == 0 && !c.Bool("changed") && len(c.StringSlice("status")) == 0 {
 				for _, ds := range p.Unassigned {
 					if stacks.DirWithin(ds.Dir, s.cwd) {
 						entries = append(entries, lsEntry{Dir: ds.Dir, Workspace: ds.Workspace, StackPath: []string{}, Tags: ds.Tags, Why: "in no stack", Whys: []string{"in no stack"}})

@@ -118,11 +118,11 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 			sel.ModifiedAll[u] = append(sel.ModifiedAll[u], why)
 		}
 	}
-	run, err := selectByStatus(c, s, sel)
+	run, emptied, err := selectByStatus(c, s, sel)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if len(run.Units) == 0 && !c.Bool("changed") && !c.IsSet("status") {
+	if len(run.Units) == 0 && !c.Bool("changed") && !emptied {
 		if msg := noMatch(s, sel); msg != "" {
 			return nil, nil, nil, cli.Exit(msg, 1)
 		}
@@ -368,31 +368,35 @@ func withReasons(first map[*stacks.Unit]string, deleted []stacks.DeletedUnit, er
 // selectByStatus is Project.Select with --status
 // (docs/behaviour.md#history): the units the other flags select whose
 // last recorded status is one asked for, then what propagation and
-// --with-dependencies add to them.
-func selectByStatus(c *cli.Context, s *session, sel stacks.Selection) (*stacks.Run, error) {
+// --with-dependencies add to them. emptied says the other flags selected
+// units and none had the status: an empty run then is no mistyped flag.
+func selectByStatus(c *cli.Context, s *session, sel stacks.Selection) (run *stacks.Run, emptied bool, err error) {
 	filter, err := history.ParseStatuses(c.StringSlice("status"))
 	if err != nil {
-		return nil, cli.Exit(err.Error(), 1)
+		return nil, false, cli.Exit(err.Error(), 1)
 	}
 	if filter == nil {
 		run, err := s.project.Select(sel)
 		if err != nil {
-			return nil, cli.Exit(err.Error(), 1)
+			return nil, false, cli.Exit(err.Error(), 1)
 		}
-		return run, nil
+		return run, false, nil
 	}
 	if c.Path("resume") != "" {
-		return nil, cli.Exit("--status does not go with --resume: the report names the units", 1)
+		return nil, false, cli.Exit("--status does not go with --resume: the report names the units", 1)
 	}
 	base := sel
 	base.Propagate, base.NoPropagate, base.WithDependencies = false, true, false
 	picked, err := s.project.Select(base)
 	if err != nil {
-		return nil, cli.Exit(err.Error(), 1)
+		return nil, false, cli.Exit(err.Error(), 1)
+	}
+	if len(picked.Units) == 0 {
+		return picked, false, nil
 	}
 	keep, err := unitsWithStatus(c, s, filter, picked.List())
 	if err != nil {
-		return nil, cli.Exit(err.Error(), 1)
+		return nil, false, cli.Exit(err.Error(), 1)
 	}
 	seeds := map[*stacks.Unit]string{}
 	all := map[*stacks.Unit][]string{}
@@ -410,11 +414,11 @@ func selectByStatus(c *cli.Context, s *session, sel stacks.Selection) (*stacks.R
 	again := sel
 	again.Modified, again.ModifiedAll = seeds, all
 	again.Propagate, again.NoPropagate = false, !propagates
-	run, err := s.project.Select(again)
+	run, err = s.project.Select(again)
 	if err != nil {
-		return nil, cli.Exit(err.Error(), 1)
+		return nil, false, cli.Exit(err.Error(), 1)
 	}
-	return run, nil
+	return run, len(seeds) == 0, nil
 }
 
 // unitsWithStatus are the units whose last recorded status the filter
