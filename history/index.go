@@ -35,6 +35,9 @@ type RunSummary struct {
 
 // UnitStatus is a unit's last recorded status.
 type UnitStatus struct {
+	// Dir is the unit's dir, by which history UNIT finds a unit no
+	// longer in the config.
+	Dir string `json:"dir"`
 	// Status is the unit's history status in the last run that got to it
 	// (a unit skipped, cancelled, blocked, deferred, denied or missing
 	// keeps the one it had); At is when that run finished, Run its ID.
@@ -107,7 +110,7 @@ func (ix *Index) add(r *Record, keep int) {
 		if r.FinishedAt.Before(us.At) {
 			continue
 		}
-		us.Status, us.Command, us.At, us.Run = u.HistoryStatus(), r.Command, r.FinishedAt, r.ID
+		us.Dir, us.Status, us.Command, us.At, us.Run = u.Dir, u.HistoryStatus(), r.Command, r.FinishedAt, r.ID
 		switch {
 		case u.Drift == StatusDrifted:
 			if us.Drift != StatusDrifted || us.DriftedSince == nil {

@@ -140,11 +140,12 @@ func historyUnit(s *session, ix *history.Index, arg string) (string, error) {
 				ids = append(ids, u.ID())
 			}
 		}
-		for id := range ix.Units {
-			if strings.HasPrefix(id, d+"@") && !slices.Contains(ids, id) && !s.hasUnit(id) {
+		for id, us := range ix.Units {
+			if us.Dir == d && !slices.Contains(ids, id) && !s.hasUnit(id) {
 				ids = append(ids, id)
 			}
 		}
+		slices.Sort(ids)
 		switch len(ids) {
 		case 0:
 			continue

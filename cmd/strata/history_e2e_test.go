@@ -281,7 +281,8 @@ func TestStatusThenDependencies(t *testing.T) {
 	})
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var units []*report.UnitReport
-	for dir, s := range map[string]report.Status{"net": report.StatusNoChanges, "app": report.StatusPlanned, "web": report.StatusPlanned} {
+	// old left the config since.
+	for dir, s := range map[string]report.Status{"net": report.StatusNoChanges, "app": report.StatusPlanned, "web": report.StatusPlanned, "old": report.StatusPlanned} {
 		units = append(units, &report.UnitReport{Dir: dir, Workspace: "default", Stack: dir, Status: s})
 	}
 	rec := history.FromReport(report.Assemble("drift", t0, t0.Add(time.Minute), units, false), history.Meta{})
@@ -302,5 +303,15 @@ func TestStatusThenDependencies(t *testing.T) {
 		if strings.Join(got, " ") != tt.want {
 			t.Errorf("ls %v: %v, want %s", tt.args, got, tt.want)
 		}
+	}
+	for _, arg := range []string{"old", "old@default#old"} {
+		var old historyOfUnit
+		decodeJSON(t, runBin(t, root, env, "history", arg, "--json"), &old)
+		if old.Unit != "old@default#old" || old.Status.Drift != "drifted" || len(old.Runs) != 1 {
+			t.Errorf("history %s of a unit that left the config: %+v", arg, old)
+		}
+	}
+	if r := runBin(t, root, env, "history", "nothere"); r.code != 1 || !strings.Contains(r.stderr, "no unit nothere in the config or the history") {
+		t.Errorf("history nothere: exit %d\n%s", r.code, r.stderr)
 	}
 }
