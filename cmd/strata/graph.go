@@ -206,7 +206,7 @@ func writeGraphHTML(c *cli.Context, g *stacks.Graph, stateDir string) error {
 // The pages read the newest pageRuns runs of the history, and show a
 // unit's last recentRuns of them.
 const (
-	pageRuns   = 50
+	pageRuns   = 20
 	recentRuns = 5
 )
 
