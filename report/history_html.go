@@ -58,7 +58,7 @@ const (
 var historyColours = append([]struct {
 	status Status
 	fill   string
-}{{historyDrifted, "#bc4c00"}, {historyInSync, "#8c959f"}}, statusColours...)
+}{{historyDrifted, "#bc4c00"}, {historyInSync, "#4ac26b"}}, statusColours...)
 
 // historyFill is a status's colour.
 func historyFill(s Status) string {

@@ -316,7 +316,7 @@ func statusLine(us *history.UnitStatus) string {
 		if us.DriftChanges != nil {
 			line += " (" + us.DriftChanges.String() + ")"
 		}
-	case us.Drift == history.StatusInSync:
+	case us.Drift == history.StatusInSync && us.Status != history.StatusInSync:
 		line += "; in sync"
 	}
 	if us.AppliedAt != nil {
