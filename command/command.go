@@ -111,6 +111,10 @@ type Policy struct {
 	// command, "plan" or "apply"; "" when the controls leave it alone
 	// (docs/controls.md#in-a-run).
 	Controlled string
+	// Recorded: each run is kept in the history (docs/behaviour.md#history).
+	// ChecksDrift: a unit whose plan has changes has drifted from its code,
+	// one without is in sync, and the history says so.
+	Recorded, ChecksDrift bool
 }
 
 var policies = map[string]*Policy{
@@ -120,12 +124,12 @@ var policies = map[string]*Policy{
 	ProvidersLock: {Name: ProvidersLock, Job: JobProvidersLock, ReadsOnly: true, IgnoresGates: true},
 	Plan: {Name: Plan, Plans: true, AutoApplies: true, HoldsPlanned: true, FeedsReaders: true,
 		TakesPrerequisites: true, ReviewsPlans: true, DetailedOnRequest: true, HandlesDeleted: true,
-		SavesPlanFile: true, Controlled: "plan"},
+		SavesPlanFile: true, Controlled: "plan", Recorded: true},
 	Apply: {Name: Apply, Plans: true, Applies: true, FeedsReaders: true, TakesPrerequisites: true,
-		ReusesPlans: true, OneCallApply: true, HandlesDeleted: true, AppliesPlanFile: true, Controlled: "apply"},
-	Destroy: {Name: Destroy, Plans: true, Applies: true, Destroys: true, Controlled: "apply"},
+		ReusesPlans: true, OneCallApply: true, HandlesDeleted: true, AppliesPlanFile: true, Controlled: "apply", Recorded: true},
+	Destroy: {Name: Destroy, Plans: true, Applies: true, Destroys: true, Controlled: "apply", Recorded: true},
 	Drift: {Name: Drift, Plans: true, WaitsOnlyForPrerequisites: true, TakesPrerequisites: true, HoldsPlanned: true,
-		AsItStands: true, Detailed: true},
+		AsItStands: true, Detailed: true, Recorded: true, ChecksDrift: true},
 }
 
 // Of is the policy of a command. A name that is none of the run commands

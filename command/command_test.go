@@ -11,20 +11,22 @@ func TestPolicies(t *testing.T) {
 		want func(p *Policy) bool
 		why  string
 	}{
-		{Init, func(p *Policy) bool { return p.ReadsOnly && p.IgnoresGates && p.Job == JobInit && !p.Plans }, "init reads only, at once"},
+		{Init, func(p *Policy) bool {
+			return p.ReadsOnly && p.IgnoresGates && p.Job == JobInit && !p.Plans && !p.Recorded
+		}, "init reads only, at once"},
 		{Validate, func(p *Policy) bool { return p.ReadsOnly && p.Job == JobValidate && !p.Applies }, "validate reads only"},
 		{Output, func(p *Policy) bool { return p.ReadsOnly && p.PrintsOutputs && p.Job == JobOutput }, "output prints outputs"},
 		{Plan, func(p *Policy) bool {
-			return p.Plans && !p.Applies && p.AutoApplies && p.HoldsPlanned && p.ReviewsPlans && p.DetailedOnRequest && !p.Detailed && p.Controlled == "plan"
+			return p.Plans && !p.Applies && p.AutoApplies && p.HoldsPlanned && p.ReviewsPlans && p.DetailedOnRequest && !p.Detailed && p.Controlled == "plan" && p.Recorded && !p.ChecksDrift
 		}, "plan plans, auto-applies, makes reviewed plans"},
 		{Apply, func(p *Policy) bool {
-			return p.Plans && p.Applies && !p.Destroys && p.ReusesPlans && p.OneCallApply && !p.ReviewsPlans && !p.HoldsPlanned && p.Controlled == "apply"
+			return p.Plans && p.Applies && !p.Destroys && p.ReusesPlans && p.OneCallApply && !p.ReviewsPlans && !p.HoldsPlanned && p.Controlled == "apply" && p.Recorded
 		}, "apply applies, reusing saved plans"},
 		{Destroy, func(p *Policy) bool {
-			return p.Applies && p.Destroys && !p.FeedsReaders && !p.TakesPrerequisites && !p.ReusesPlans && p.Controlled == "apply"
+			return p.Applies && p.Destroys && !p.FeedsReaders && !p.TakesPrerequisites && !p.ReusesPlans && p.Controlled == "apply" && p.Recorded
 		}, "destroy applies destroy plans, no readers or prerequisites"},
 		{Drift, func(p *Policy) bool {
-			return p.Plans && !p.Applies && !p.IgnoresGates && p.WaitsOnlyForPrerequisites && p.AsItStands && p.Detailed && !p.FeedsReaders && p.TakesPrerequisites && p.Controlled == ""
+			return p.Plans && !p.Applies && !p.IgnoresGates && p.WaitsOnlyForPrerequisites && p.AsItStands && p.Detailed && !p.FeedsReaders && p.TakesPrerequisites && p.Controlled == "" && p.Recorded && p.ChecksDrift
 		}, "drift plans everything at once against what stands, after a stale auto_apply prerequisite"},
 	}
 	for _, tt := range tests {

@@ -40,6 +40,20 @@ type PageUnit struct {
 	// was already cut when it was recorded.
 	Log    string
 	LogCut bool
+	// Drift is drifted or in_sync as the history says, "" when no drift
+	// check looked at the unit; DriftedSince when it drifted.
+	Drift        Status
+	DriftedSince time.Time
+	// Recent are the unit's last runs in the history, newest first.
+	Recent []PageRun
+}
+
+// PageRun is one of a unit's last runs.
+type PageRun struct {
+	StartedAt time.Time
+	Command   string
+	Status    Status
+	Took      time.Duration
 }
 
 // PageEdge is an edge of the DAG: To waits for From, two units' IDs in
@@ -128,7 +142,11 @@ type panelView struct {
 	Status, Fill, Reason, Changes    string
 	Command, At, Log, LogNote        string
 	HasRun                           bool
+	Drift                            string
+	Recent                           []recentView
 }
+
+type recentView struct{ At, Command, Status, Fill, Took string }
 
 // WriteGraphHTML writes the page: one HTML file with no external
 // resources, every name and output escaped as text.
@@ -253,7 +271,11 @@ func layoutDAG(p *GraphPage, keys map[string]string) dagView {
 		if u.Run == nil {
 			text = "#24292f"
 		}
-		d.Nodes = append(d.Nodes, nodeView{Key: keys[u.ID], Name: shorten(u.Name, 28), Full: u.ID, Status: statusOf(u),
+		status := statusOf(u)
+		if u.Drift == historyDrifted {
+			status += " · drifted"
+		}
+		d.Nodes = append(d.Nodes, nodeView{Key: keys[u.ID], Name: shorten(u.Name, 28), Full: u.ID, Status: status,
 			Fill: fillOf(u), Text: text, X: x, Col: u.Layer, Y: y, W: nodeW, H: nodeH})
 	}
 	layer := make(map[string]int, len(p.Units))
@@ -357,6 +379,16 @@ func shorten(s string, n int) string {
 
 func panelOf(u PageUnit, key string) panelView {
 	pv := panelView{Key: key, Name: u.Name, Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack, Status: statusOf(u), Fill: fillOf(u)}
+	switch {
+	case u.Drift == historyDrifted && !u.DriftedSince.IsZero():
+		pv.Drift = "drifted since " + u.DriftedSince.UTC().Format(time.RFC3339)
+	case u.Drift != "":
+		pv.Drift = strings.ReplaceAll(string(u.Drift), "_", " ")
+	}
+	for _, r := range u.Recent {
+		pv.Recent = append(pv.Recent, recentView{At: r.StartedAt.UTC().Format(time.RFC3339), Command: r.Command, Status: string(r.Status),
+			Fill: historyFill(r.Status), Took: r.Took.Round(100 * time.Millisecond).String()})
+	}
 	if u.Run == nil {
 		return pv
 	}

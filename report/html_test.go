@@ -423,3 +423,80 @@ func TestGraphHTMLNestedBoxes(t *testing.T) {
 		t.Errorf("%d columns, want 7", d.Columns)
 	}
 }
+
+// TestHistoryHTML: the history page draws a bar per run and a chart per
+// unit, escapes every name as text and refers to nothing outside it.
+func TestHistoryHTML(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	hostile := "<script>alert(1)</script>"
+	page := &HistoryPage{
+		Runs: []HistoryRun{
+			{Command: "drift", Actor: hostile, StartedAt: t0.Add(time.Hour), FinishedAt: t0.Add(time.Hour + time.Minute), ExitCode: 2,
+				Counts: map[Status]int{"drifted": 1, "in_sync": 2}},
+			{Command: "apply", Commit: "0123456789abcdef", StartedAt: t0, FinishedAt: t0.Add(time.Minute), Counts: map[Status]int{StatusApplied: 3}},
+		},
+		Units: []HistoryUnit{
+			{ID: hostile + "@default#default", Status: "drifted", Drift: "drifted", DriftedSince: t0.Add(time.Hour), Runs: []HistoryUnitRun{
+				{StartedAt: t0.Add(time.Hour), Command: "drift", Status: "drifted", Steps: []HistoryStep{{Name: "plan", Took: 2 * time.Second}}},
+				{StartedAt: t0, Command: "apply", Status: StatusApplied, Steps: []HistoryStep{{Name: "init", Took: time.Second}, {Name: "apply", Took: time.Second}}},
+			}},
+			{ID: "b@default#default"},
+		},
+	}
+	var b bytes.Buffer
+	if err := WriteHistoryHTML(&b, page); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	if strings.Contains(html, "<script") {
+		t.Fatalf("a name was written as markup")
+	}
+	if n := strings.Count(html, "&lt;script&gt;alert(1)&lt;/script&gt;"); n < 2 {
+		t.Errorf("the hostile text shows escaped %d times", n)
+	}
+	// Three bars for the two runs (drifted, in_sync; applied), three steps.
+	if n := strings.Count(html, `<rect data-status=`); n != 3 {
+		t.Errorf("%d run bars, want 3", n)
+	}
+	if n := strings.Count(html, `<rect data-step=`); n != 3 {
+		t.Errorf("%d step bars, want 3", n)
+	}
+	if !strings.Contains(html, "drifted since 2026-01-02T04:04:05Z") || !strings.Contains(html, "no status recorded") ||
+		!strings.Contains(html, "1 drifted, 2 in_sync") || !strings.Contains(html, "<code>0123456789ab</code>") {
+		t.Errorf("the page lacks a drift, a unit with no status, a run's counts or its commit:\n%s", html)
+	}
+	for _, external := range []string{"http://", "https://", "src=", "@import", "<link"} {
+		for _, line := range strings.Split(html, "\n") {
+			if strings.Contains(line, external) && !strings.Contains(line, `xmlns="http://www.w3.org/2000/svg"`) {
+				t.Errorf("the page refers to something outside it (%s): %s", external, line)
+			}
+		}
+	}
+}
+
+// TestGraphHTMLDrift: a unit the history says drifted says so on its node
+// and its panel, with its last runs.
+func TestGraphHTMLDrift(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	p := &GraphPage{Units: []PageUnit{
+		{ID: "a@default#default", Name: "a@default", Dir: "a", Workspace: "default", Stack: "default",
+			Run: &UnitReport{Status: StatusPlanned}, Drift: "drifted", DriftedSince: t0,
+			Recent: []PageRun{{StartedAt: t0, Command: "drift", Status: "drifted", Took: time.Second}, {StartedAt: t0.Add(-time.Hour), Command: "apply", Status: StatusApplied}}},
+		{ID: "b@default#default", Name: "b@default", Dir: "b", Workspace: "default", Stack: "default", Drift: "in_sync"},
+	}}
+	var b bytes.Buffer
+	if err := WriteGraphHTML(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{"planned · drifted", "Drift: drifted since 2026-01-02T03:04:05Z.", "Drift: in sync.", `<ul class="recent"><li>2026-01-02T03:04:05Z drift`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if n := strings.Count(html, "<li>"); n != 2 {
+		t.Errorf("%d recent runs, want 2", n)
+	}
+}

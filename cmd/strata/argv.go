@@ -25,7 +25,7 @@ var strataValueFlags = map[string]bool{
 	"report": true, "summary": true, "state-dir": true, "lock-timeout": true,
 	"resume": true, "kill-after": true,
 	"stack": true, "query": true, "dir": true, "workspace": true,
-	"format": true, "plan-json": true, "base": true,
+	"format": true, "plan-json": true, "base": true, "status": true,
 	"dest-branch": true, "source-branch": true,
 	"state": true, "state-timeout": true, "run": true, "shards": true, "wave": true, "shard": true,
 	"pr": true, "link": true, "max-waves": true, "waves": true, "image": true,
@@ -58,7 +58,7 @@ var strataSingleDashFlags = map[string]bool{
 var strataCommands = map[string]bool{
 	"init": true, "plan": true, "apply": true, "destroy": true, "drift": true,
 	"output": true, "validate": true,
-	"stacks": true, "ls": true, "graph": true, "check": true, "engines": true,
+	"stacks": true, "ls": true, "graph": true, "history": true, "check": true, "engines": true,
 	"version": true, "help": true, "h": true, "completion": true,
 	"ci": true,
 }

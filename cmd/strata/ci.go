@@ -378,6 +378,7 @@ func ciFinishCommand() *cli.Command {
 			writeReport(c, rep)
 			writeSummary(c, rep)
 			rep.WriteTable(c.App.Writer)
+			recordCIHistory(c, st, rep, m.Run, m.Commit)
 			if rep.ExitCode != 0 {
 				return &exitError{code: rep.ExitCode}
 			}

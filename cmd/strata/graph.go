@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-iac/strata/history"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
 	"github.com/strata-iac/strata/runstate"
@@ -120,7 +121,7 @@ func graphCommand() *cli.Command {
 			case "json":
 				return writeGraphJSON(c.App.Writer, g, run, c.Bool("expand"))
 			case "html":
-				return writeGraphHTML(c.App.Writer, g, stateDirOf(c, s))
+				return writeGraphHTML(c, g, stateDirOf(c, s))
 			case "mermaid":
 				writeMermaid(c.App.Writer, g)
 			default:
@@ -161,8 +162,18 @@ func writeGraphJSON(w io.Writer, g *stacks.Graph, run *stacks.Run, expand bool) 
 // writeGraphHTML writes the graph as one HTML page, each unit with its
 // last run as the state dir at stateDir keeps it
 // (docs/behaviour.md#the-unit-dag).
-func writeGraphHTML(w io.Writer, g *stacks.Graph, stateDir string) error {
+func writeGraphHTML(c *cli.Context, g *stacks.Graph, stateDir string) error {
 	last, err := runstate.ReadLastRun(stateDir)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	h := history.Local(stateDir)
+	h.Warn = func(msg string) { warnf(c, "%s", msg) }
+	ix, err := h.Index(c.Context)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	recs, err := h.Runs(c.Context, pageRuns)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -172,6 +183,18 @@ func writeGraphHTML(w io.Writer, g *stacks.Graph, stateDir string) error {
 		if lu := last.Units[u.ID()]; lu != nil && lu.Unit != nil {
 			pu.Run, pu.Command, pu.RunStartedAt, pu.Log, pu.LogCut = lu.Unit, lu.Command, lu.StartedAt, lu.Log, lu.LogCut
 		}
+		if us := ix.Units[u.ID()]; us != nil {
+			pu.Drift = us.Drift
+			if us.DriftedSince != nil {
+				pu.DriftedSince = *us.DriftedSince
+			}
+		}
+		for _, r := range history.UnitRuns(recs, u.ID()) {
+			if len(pu.Recent) == recentRuns {
+				break
+			}
+			pu.Recent = append(pu.Recent, report.PageRun{StartedAt: r.Run.StartedAt, Command: r.Run.Command, Status: r.Unit.HistoryStatus(), Took: r.Unit.Took()})
+		}
 		page.Units = append(page.Units, pu)
 	}
 	for _, e := range g.Edges {
@@ -180,8 +203,15 @@ func writeGraphHTML(w io.Writer, g *stacks.Graph, stateDir string) error {
 	for _, e := range g.StackEdges {
 		page.StackEdges = append(page.StackEdges, report.PageEdge{From: e.From.Name, To: e.To.Name, Apply: e.Kind == stacks.ApplyEdge, Via: e.Why})
 	}
-	return report.WriteGraphHTML(w, page)
+	return report.WriteGraphHTML(c.App.Writer, page)
 }
+
+// The pages read the newest pageRuns runs of the history, and show a
+// unit's last recentRuns of them.
+const (
+	pageRuns   = 20
+	recentRuns = 5
+)
 
 // writeDot prints Graphviz: units clustered by stack, a stack edge drawn
 // once between the two clusters (an edge between a unit of each, clipped

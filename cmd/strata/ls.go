@@ -41,6 +41,8 @@ func lsCommand() *cli.Command {
 		Flags: append(selectionFlags(),
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 			&cli.PathFlag{Name: "state-dir", Usage: "run state `DIR`, for stale prerequisites (default .strata at the root)", EnvVars: []string{"STRATA_STATE_DIR"}},
+			&cli.StringFlag{Name: "state", Usage: "with --status, read the units' statuses from the state bucket at `URL`", EnvVars: []string{"STRATA_STATE_URL"}},
+			stateTimeoutFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			s, err := openProject(c)
@@ -79,7 +81,7 @@ func lsCommand() *cli.Command {
 				}
 				entries = append(entries, e)
 			}
-			if c.NArg() == 0 && c.String("query") == "" && len(c.StringSlice("stack")) == 0 && !c.Bool("changed") {
+			if c.NArg() == 0 && c.String("query") == "" && len(c.StringSlice("stack")) == 0 && !c.Bool("changed") && len(c.StringSlice("status")) == 0 {
 				for _, ds := range p.Unassigned {
 					if stacks.DirWithin(ds.Dir, s.cwd) {
 						entries = append(entries, lsEntry{Dir: ds.Dir, Workspace: ds.Workspace, StackPath: []string{}, Tags: ds.Tags, Why: "in no stack", Whys: []string{"in no stack"}})

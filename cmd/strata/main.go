@@ -153,6 +153,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			stacksCommand(),
 			lsCommand(),
 			graphCommand(),
+			historyCommand(),
 			enginesCommand(),
 			versionCommand(),
 			ciCommand(),

@@ -180,7 +180,10 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if pol.Plans {
 		recordLastRun(c, s, res.Report)
 	}
-	return finishEngine(c, pol, res, werr, signalled, cl.ea, opt.DropIn)
+	err = finishEngine(c, pol, res, werr, signalled, cl.ea, opt.DropIn)
+	// After finishEngine, which settles the exit code.
+	recordHistory(c, s, res.Report)
+	return err
 }
 
 // commandLine is what an engine command's command line asks beyond

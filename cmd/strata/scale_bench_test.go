@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/history"
 	"github.com/strata-iac/strata/internal/testenv"
+	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/stacks"
 )
 
 // The scale benchmarks (docs/architecture.md#the-graph): the commands that
@@ -31,7 +35,8 @@ func (c *byteCounter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// BenchmarkScale runs check, ls, graph --format json and ci start plan
+// BenchmarkScale runs check, ls, ls --status drifted (with a history of a
+// drift check of every unit, every tenth drifted), graph --format json and ci start plan
 // --shards 16 on each shape, one command an iteration, and reports beside
 // time and allocations: cpu-s/op, the process's CPU time (user and system)
 // during the command, which moves less than the wall time when other
@@ -61,6 +66,10 @@ func BenchmarkScale(b *testing.B) {
 			}
 			command("check", "check")
 			command("ls", "ls")
+			b.Run("ls-status", func(b *testing.B) {
+				stateDir := driftedHistory(b, root)
+				benchScaleCommand(b, root, "ls", "--status", "drifted", "--state-dir", stateDir)
+			})
 			command("graph-json", "graph", "--format", "json")
 			b.Run("ci-start", func(b *testing.B) {
 				bucket := b.TempDir()
@@ -149,4 +158,30 @@ func TestScaleShapes(t *testing.T) {
 			t.Errorf("check: exit %d, want %q in\n%s%s", code, want, out, errOut)
 		}
 	}
+}
+
+// driftedHistory is a state dir whose history holds a drift check of
+// every unit of the repository at root, every tenth drifted.
+func driftedHistory(b *testing.B, root string) string {
+	b.Helper()
+	p, err := stacks.Load(root, filepath.Join(root, "strata.yml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	units := make([]*report.UnitReport, len(p.Units))
+	for i, u := range p.Units {
+		s := report.StatusNoChanges
+		if i%10 == 0 {
+			s = report.StatusPlanned
+		}
+		units[i] = &report.UnitReport{Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, Status: s,
+			Steps: []report.StepReport{{Name: report.StepPlan, StartedAt: t0, FinishedAt: t0.Add(time.Second), OK: true}}}
+	}
+	dir := b.TempDir()
+	rec := history.FromReport(report.Assemble("drift", t0, t0.Add(time.Minute), units, false), history.Meta{})
+	if err := history.Local(dir).Append(context.Background(), rec, history.DefaultKeep); err != nil {
+		b.Fatal(err)
+	}
+	return dir
 }

@@ -14,8 +14,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-iac/strata/history"
 	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/spell"
+	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -33,6 +35,7 @@ func selectionFlags() []cli.Flag {
 		&cli.StringFlag{Name: "workspace", Usage: "units of workspace `W`", Category: "Selection"},
 		&cli.BoolFlag{Name: "propagate", Usage: "also add the units depends_on, modified_by and all-for-one reach from the selection (always on under --changed)", Category: "Selection"},
 		&cli.BoolFlag{Name: "no-propagate", Usage: "under --changed, do not add units through depends_on, modified_by and all-for-one", Category: "Selection"},
+		&cli.StringSliceFlag{Name: "status", Usage: "units whose last recorded status is `STATUS`: drifted, in-sync, planned, no-changes, applied, destroyed, failed or never-applied (repeatable; docs/behaviour.md#history)", Category: "Selection"},
 		&cli.BoolFlag{Name: "with-dependencies", Usage: "also add the units the run's units wait for, transitively: plan_after, apply_after, depends_on and inputs (not in a destroy)", Category: "Selection"},
 	}
 }
@@ -115,11 +118,11 @@ func selectUnits(c *cli.Context, s *session, query string) (*stacks.Run, []stack
 			sel.ModifiedAll[u] = append(sel.ModifiedAll[u], why)
 		}
 	}
-	run, err := s.project.Select(sel)
+	run, emptied, err := selectByStatus(c, s, sel)
 	if err != nil {
-		return nil, nil, nil, cli.Exit(err.Error(), 1)
+		return nil, nil, nil, err
 	}
-	if len(run.Units) == 0 && !c.Bool("changed") {
+	if len(run.Units) == 0 && !c.Bool("changed") && !emptied {
 		if msg := noMatch(s, sel); msg != "" {
 			return nil, nil, nil, cli.Exit(msg, 1)
 		}
@@ -360,4 +363,101 @@ func withReasons(first map[*stacks.Unit]string, deleted []stacks.DeletedUnit, er
 		all[u] = []string{r}
 	}
 	return all, deleted, err
+}
+
+// selectByStatus is Project.Select with --status
+// (docs/behaviour.md#history): the units the other flags select whose
+// last recorded status is one asked for, then what propagation and
+// --with-dependencies add to them. emptied says the other flags selected
+// units and none had the status: an empty run then is no mistyped flag.
+func selectByStatus(c *cli.Context, s *session, sel stacks.Selection) (run *stacks.Run, emptied bool, err error) {
+	filter, err := history.ParseStatuses(c.StringSlice("status"))
+	if err != nil {
+		return nil, false, cli.Exit(err.Error(), 1)
+	}
+	if filter == nil {
+		run, err := s.project.Select(sel)
+		if err != nil {
+			return nil, false, cli.Exit(err.Error(), 1)
+		}
+		return run, false, nil
+	}
+	if c.Path("resume") != "" {
+		return nil, false, cli.Exit("--status does not go with --resume: the report names the units", 1)
+	}
+	base := sel
+	base.Propagate, base.NoPropagate, base.WithDependencies = false, true, false
+	picked, err := s.project.Select(base)
+	if err != nil {
+		return nil, false, cli.Exit(err.Error(), 1)
+	}
+	if len(picked.Units) == 0 {
+		return picked, false, nil
+	}
+	keep, err := unitsWithStatus(c, s, filter, picked.List())
+	if err != nil {
+		return nil, false, cli.Exit(err.Error(), 1)
+	}
+	seeds := map[*stacks.Unit]string{}
+	all := map[*stacks.Unit][]string{}
+	for _, ru := range picked.Units {
+		if keep[ru.Unit] {
+			seeds[ru.Unit], all[ru.Unit] = ru.Why, ru.Whys
+		}
+	}
+	if len(seeds) == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "strata: no unit selected has the last recorded status %s\n", strings.Join(filter.Names, " or "))
+	}
+	// The units kept seed the selection, as --changed's modified units
+	// do; it propagates as the flags asked.
+	propagates := (sel.Modified != nil || sel.Propagate) && !sel.NoPropagate
+	again := sel
+	again.Modified, again.ModifiedAll = seeds, all
+	again.Propagate, again.NoPropagate = false, !propagates
+	run, err = s.project.Select(again)
+	if err != nil {
+		return nil, false, cli.Exit(err.Error(), 1)
+	}
+	return run, len(seeds) == 0, nil
+}
+
+// unitsWithStatus are the units whose last recorded status the filter
+// selects, read from the history's index (the bucket's with --state,
+// else the state dir's); never-applied asks the run state too, which
+// knows the units applied before strata kept history.
+func unitsWithStatus(c *cli.Context, s *session, filter *history.Filter, units []*stacks.Unit) (map[*stacks.Unit]bool, error) {
+	h, done, err := openHistory(c, stateDirOf(c, s))
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	ix, err := h.Index(c.Context)
+	if err != nil {
+		return nil, err
+	}
+	out := map[*stacks.Unit]bool{}
+	var unapplied []*stacks.Unit
+	for _, u := range units {
+		us := ix.Units[u.ID()]
+		if filter.Match(us) {
+			out[u] = true
+			if filter.Has(history.NeverApplied) && (us == nil || us.AppliedAt == nil) {
+				unapplied = append(unapplied, u)
+			}
+		}
+	}
+	if len(unapplied) > 0 {
+		states, err := unitStates(c, s, unapplied)
+		if err != nil {
+			return nil, err
+		}
+		others := filter.Without(history.NeverApplied)
+		for _, u := range unapplied {
+			if st := states[u]; st != nil && (st.Deployed != nil || st.Apply != nil && st.Apply.Result == report.StatusApplied) &&
+				!others.Match(ix.Units[u.ID()]) {
+				delete(out, u)
+			}
+		}
+	}
+	return out, nil
 }

@@ -64,6 +64,9 @@ func checkConfig(cfg *Config, c *Collector) {
 	if cfg.ParallelRuns.Set && cfg.ParallelRuns.Value < 0 {
 		c.Errorf(cfg.ParallelRuns.Pos, "parallel_runs", "found %d; expected a count of units, at least 0 (0: every ready unit at once)", cfg.ParallelRuns.Value)
 	}
+	if h := cfg.History; h != nil && h.Keep.Set && (h.Keep.Value < 1 || h.Keep.Value > 10000) {
+		c.Errorf(h.Keep.Pos, "history.keep", "found %d; expected a count of runs from 1 to 10000", h.Keep.Value)
+	}
 	if cfg.Stacks != nil && cfg.Stacks.Names != nil {
 		checkStacks(cfg.Stacks.Names, c)
 	}

@@ -41,6 +41,7 @@ type Config struct {
 	DestinationBranches      *[]DestinationBranch `yaml:"destination_branches" doc:"the pull requests strata runs for in CI, by the branch they go into (and come from); default any"`
 	Drift                    *Drift               `yaml:"drift" doc:"scheduled drift checks, as ci emit github writes them (docs/ci.md#drift-schedules)"`
 	Enabled                  Bool                 `yaml:"enabled" doc:"false: strata runs nothing in CI for this repository (docs/behaviour.md#the-config-file); elsewhere it runs, saying so"`
+	History                  *History             `yaml:"history" cfg:"ext" doc:"the runs strata keeps in the state dir and bucket (docs/behaviour.md#history)"`
 	Hooks                    *Hooks               `yaml:"hooks" doc:"steps run once before and after a command's units: run, env, oidc (docs/behaviour.md#hooks)"`
 	Indexer                  Ignored              `yaml:"indexer" cfg:"ignored" doc:"Terrateam server indexer; strata reads module calls itself, every run"`
 	Integrations             Ignored              `yaml:"integrations" cfg:"ignored" doc:"Terrateam integrations"`
@@ -48,6 +49,12 @@ type Config struct {
 	Storage                  Ignored              `yaml:"storage" cfg:"ignored" doc:"Terrateam plan storage; strata keeps plans in the state bucket (--state, docs/ci.md#the-state-bucket)"`
 	Tags                     Ignored              `yaml:"tags" cfg:"ignored" doc:"Terrateam branch tag patterns"`
 	TreeBuilder              Ignored              `yaml:"tree_builder" cfg:"ignored" doc:"Terrateam server tree script; strata walks the repository itself"`
+}
+
+// History is `history`: how many runs strata keeps.
+type History struct {
+	Pos  Pos
+	Keep Int `yaml:"keep" doc:"the runs kept, the oldest removed first (default 100, at most 10000)"`
 }
 
 // Dir is the config of one `dirs` key: an exact dir or a glob.

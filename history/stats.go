@@ -1,0 +1,215 @@
+package history
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+)
+
+// UnitRun is one run of one unit: the run's summary and the unit in it.
+type UnitRun struct {
+	Run  RunSummary
+	Unit Unit
+}
+
+// UnitRuns are the runs of the unit with that ID among recs, newest first
+// as recs are.
+func UnitRuns(recs []*Record, id string) []UnitRun {
+	var out []UnitRun
+	for _, r := range recs {
+		i := sort.Search(len(r.Units), func(i int) bool { return r.Units[i].ID >= id })
+		if i < len(r.Units) && r.Units[i].ID == id {
+			out = append(out, UnitRun{Run: r.Summary(), Unit: r.Units[i]})
+			continue
+		}
+		// A record written out of order is searched whole.
+		for _, u := range r.Units {
+			if u.ID == id {
+				out = append(out, UnitRun{Run: r.Summary(), Unit: u})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// UnitRuns reads the runs of the unit with that ID, newest first. Each
+// record is read for that unit alone: its header and the unit's entry
+// are decoded, not the other units' (a record of 10,000 units is a few
+// MiB); a record that cannot be read so is read whole, and one that
+// cannot be read at all is skipped with a warning.
+func (h *History) UnitRuns(ctx context.Context, id string) ([]UnitRun, error) {
+	names, err := h.s.names(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(names)))
+	key, _ := json.Marshal(id)
+	out := make([]*UnitRun, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i, name := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], errs[i] = h.unitRun(ctx, name, key)
+		}()
+	}
+	wg.Wait()
+	var runs []UnitRun
+	for i, r := range out {
+		var bad *badRecord
+		switch {
+		case errors.As(errs[i], &bad):
+			h.warn("%v; skipped it", bad)
+		case errs[i] != nil:
+			return nil, errs[i]
+		case r != nil:
+			runs = append(runs, *r)
+		}
+	}
+	return runs, nil
+}
+
+// unitRun reads one record for the unit whose ID is key, as JSON; nil
+// when the run did not have it.
+func (h *History) unitRun(ctx context.Context, name string, key []byte) (*UnitRun, error) {
+	b, err := h.s.read(ctx, name)
+	if err != nil || len(b) > MaxRecord {
+		r, err := h.readRecord(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		return findUnit(r, string(key))
+	}
+	// A record is written with its units last, each starting with its id:
+	// inside a JSON string a quote is escaped, so these bytes are where
+	// they seem to be.
+	head, _, ok := bytes.Cut(b, []byte(`,"units":[`))
+	var r Record
+	if !ok || json.Unmarshal(append(head, '}'), &r) != nil || r.check(name) != nil {
+		full, err := h.readRecord(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		return findUnit(full, string(key))
+	}
+	at := bytes.Index(b, append(append([]byte(`{"id":`), key...), ','))
+	if at < 0 {
+		return nil, nil
+	}
+	var u Unit
+	if err := json.NewDecoder(bytes.NewReader(b[at:])).Decode(&u); err != nil {
+		return nil, &badRecord{h.s.where(name), err}
+	}
+	return &UnitRun{Run: r.Summary(), Unit: u}, nil
+}
+
+// findUnit is the run of the unit whose ID is the JSON string key.
+func findUnit(r *Record, key string) (*UnitRun, error) {
+	var id string
+	if err := json.Unmarshal([]byte(key), &id); err != nil {
+		return nil, err
+	}
+	for _, u := range r.Units {
+		if u.ID == id {
+			return &UnitRun{Run: r.Summary(), Unit: u}, nil
+		}
+	}
+	return nil, nil
+}
+
+// StepStats are one step's times over a unit's runs
+// (docs/behaviour.md#history): the median and the 95th percentile
+// (nearest rank) of the runs that had it, and the latest run's. Slow
+// flags a latest run more than twice the median and over a second slower
+// than it.
+type StepStats struct {
+	Name      string        `json:"name"`
+	Runs      int           `json:"runs"`
+	P50       time.Duration `json:"-"`
+	P95       time.Duration `json:"-"`
+	Latest    time.Duration `json:"-"`
+	HasLatest bool          `json:"-"`
+	Slow      bool          `json:"slow"`
+	P50MS     int64         `json:"p50_ms"`
+	P95MS     int64         `json:"p95_ms"`
+	// LatestMS is the latest run's time; absent when that run did not
+	// have the step.
+	LatestMS *int64 `json:"latest_ms,omitempty"`
+}
+
+// Total is the name of the stats of a unit's steps added up.
+const Total = "total"
+
+// Stats are the times of each step of a unit's runs, newest first, in the
+// order the steps first ran, then the total of every step.
+func Stats(runs []UnitRun) []StepStats {
+	var order []string
+	times := map[string][]time.Duration{}
+	latest := map[string]time.Duration{}
+	// Oldest first: a step's place is where it first ran.
+	for i := len(runs) - 1; i >= 0; i-- {
+		u := runs[i].Unit
+		if len(u.Steps) == 0 {
+			continue
+		}
+		per := map[string]time.Duration{}
+		var names []string
+		for _, s := range u.Steps {
+			if _, ok := per[s.Name]; !ok {
+				names = append(names, s.Name)
+			}
+			per[s.Name] += time.Duration(s.MS) * time.Millisecond
+		}
+		per[Total] = u.Took()
+		names = append(names, Total)
+		for _, n := range names {
+			if _, ok := times[n]; !ok && n != Total {
+				order = append(order, n)
+			}
+			times[n] = append(times[n], per[n])
+			if i == 0 {
+				latest[n] = per[n]
+			}
+		}
+	}
+	if len(times) == 0 {
+		return nil
+	}
+	order = append(order, Total)
+	out := make([]StepStats, 0, len(order))
+	for _, n := range order {
+		ts := append([]time.Duration(nil), times[n]...)
+		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+		s := StepStats{Name: n, Runs: len(ts), P50: percentile(ts, 50), P95: percentile(ts, 95)}
+		s.P50MS, s.P95MS = s.P50.Milliseconds(), s.P95.Milliseconds()
+		if l, ok := latest[n]; ok {
+			s.Latest, s.HasLatest = l, true
+			ms := l.Milliseconds()
+			s.LatestMS = &ms
+			s.Slow = Slower(l, s.P50)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Slower says a time is more than twice the median and over a second
+// slower than it.
+func Slower(t, p50 time.Duration) bool { return t > 2*p50 && t-p50 > time.Second }
+
+// percentile is the nearest-rank p-th percentile of sorted times.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[max(rank, 1)-1]
+}
