@@ -145,10 +145,13 @@ func UnitEnv(in UnitEnvInput) map[string]string {
 
 // dataDir is where a unit's engine keeps its working data: the dir's
 // .terraform, or its own under .terraform/strata/<stack>/<workspace> when
-// several stacks share the dir (docs/behaviour.md#stacks-and-membership).
+// several stacks share the dir (docs/behaviour.md#stacks-and-membership)
+// or the unit is a stack instance's: each instance keeps its workspace
+// selected in its own data dir, so that running the instances of a dir
+// in turn selects no workspace again (docs/behaviour.md#stack-instances).
 func DataDirOf(root string, u *stacks.Unit) (dir string, own bool, err error) {
 	base := filepath.Join(root, filepath.FromSlash(u.Dir), ".terraform")
-	if u.Shared {
+	if u.Shared || u.Origin != nil {
 		dir, err := safepath.Join(filepath.Join(base, "strata"), u.Stack.Name, u.Workspace)
 		if err != nil {
 			return "", false, fmt.Errorf("%s: data dir: %w", u.Name(), err)

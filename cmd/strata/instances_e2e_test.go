@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -135,17 +136,35 @@ func TestStackInstancesEndToEnd(t *testing.T) {
 		}
 	}
 
-	// Drop-in in an instanced dir: the workspace selected picks the
+	// Each instance keeps its workspace selected in its own data dir:
+	// the second plan started the engine once a unit, no workspace step.
+	// (A producer's outputs are read from the run state, no engine start.)
+	for _, u := range rep.Units {
+		var names []string
+		for _, s := range u.Steps {
+			if s.Name != report.StepOutputRecord {
+				names = append(names, s.Name)
+			}
+		}
+		if !reflect.DeepEqual(names, []string{report.StepPlan}) {
+			t.Errorf("second plan of %s: engine steps %q, want one plan", u.Name(), names)
+		}
+	}
+
+	// Drop-in in an instanced dir: the workspace asked for picks the
 	// instance.
 	netDir := filepath.Join(root, "network")
-	if r := runBin(t, netDir, env, "workspace", "select", "eu"); r.code != 0 {
-		t.Fatalf("workspace select eu: %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	if r := runBin(t, netDir, env, "plan", "--report", reportFile); r.code != 0 || !strings.Contains(r.stdout, "No changes.") {
-		t.Fatalf("drop-in plan: %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	if got := statuses(readReport(t, reportFile)); !reflect.DeepEqual(got, []string{"network[eu] network@eu no_changes"}) {
-		t.Errorf("drop-in plan with eu selected: %q", got)
+	for _, args := range [][]string{{"plan", "--workspace", "eu"}, {"plan"}} {
+		e := env
+		if len(args) == 1 {
+			e = append(slices.Clone(env), "TF_WORKSPACE=eu")
+		}
+		if r := runBin(t, netDir, e, append(args, "--report", reportFile)...); r.code != 0 || !strings.Contains(r.stdout, "No changes.") {
+			t.Fatalf("drop-in %v: %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		if got := statuses(readReport(t, reportFile)); !reflect.DeepEqual(got, []string{"network[eu] network@eu no_changes"}) {
+			t.Errorf("drop-in %v for eu: %q", args, got)
+		}
 	}
 
 	// One instance alone, and every instance of a stack.
