@@ -165,9 +165,15 @@ func initArgText(a engineargs.InitArgs) []string {
 // workspace selects the unit's workspace unless its data dir already has
 // it; a missing workspace is created in plan and apply (docs/behaviour.md#steps-of-a-unit).
 func (j *job) workspace(ctx context.Context, create bool) bool {
+	return !j.failed(ctx, report.StepWorkspace, j.selectWorkspace(ctx, create))
+}
+
+// selectWorkspace is workspace returning its failure, for an engine call
+// that returns it as a value (engineApply).
+func (j *job) selectWorkspace(ctx context.Context, create bool) error {
 	ws := j.ur.Spec.Workspace
 	if !j.ur.Spec.CreateAndSelectWorkspace || currentWorkspace(j.ur.DataDir) == ws {
-		return true
+		return nil
 	}
 	_, err := j.step(ctx, report.StepWorkspace, func() invocation {
 		return j.in.workspaceInvocation(ws, false)
@@ -182,7 +188,7 @@ func (j *job) workspace(ctx context.Context, create bool) bool {
 			j.res.Steps = append(j.res.Steps[:len(j.res.Steps)-2], j.res.Steps[len(j.res.Steps)-1])
 		}
 	}
-	return !j.failed(ctx, report.StepWorkspace, err)
+	return err
 }
 
 // lockCache takes the plugin cache's lock for an init: shared when the

@@ -132,6 +132,15 @@ func (j *job) step(ctx context.Context, name string, build func() invocation, re
 // that failed) left open: the caller closes it, once it has learnt what
 // the block must mask (docs/behaviour.md#what-is-masked).
 func (j *job) stepHeld(ctx context.Context, name string, build func() invocation, retry bool) (outcome, func(), error) {
+	o, rep, held, err := j.call(ctx, name, build, retry)
+	j.res.Steps = append(j.res.Steps, rep)
+	return o, held, err
+}
+
+// call is stepHeld returning the call's step report instead of taking it
+// into the job's result: an apply's engine call returns it in its
+// applyResult, for the job to fold.
+func (j *job) call(ctx context.Context, name string, build func() invocation, retry bool) (outcome, report.StepReport, func(), error) {
 	started := j.run.Now()
 	delay := j.run.RetryDelay
 	var (
@@ -170,8 +179,7 @@ func (j *job) stepHeld(ctx context.Context, name string, build func() invocation
 		}
 		delay = delay * 3 / 2
 	}
-	j.res.Steps = append(j.res.Steps, report.StepReport{Name: name, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil})
-	return o, held, err
+	return o, report.StepReport{Name: name, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil}, held, err
 }
 
 // stepSpan starts a step's span, a child of its unit's

@@ -132,8 +132,13 @@ func runsOn(runOn string, failed bool) bool {
 }
 
 // fold takes what a step returned into the job: its reports, the values
-// it sets and masks, the gate it raised, and its failure.
+// it sets and masks, the gate it raised, and its failure; an apply's try
+// is folded by foldApply, which decides what follows it.
 func (j *job) fold(ctx context.Context, in *stepInput, out stepOutput) {
+	if out.Apply != nil {
+		j.foldApply(ctx, in, out)
+		return
+	}
 	j.res.Steps = append(j.res.Steps, out.Reports...)
 	j.foldPlan(out.Plan)
 	if out.NoToken {
