@@ -226,7 +226,7 @@ func TestFoldApply(t *testing.T) {
 			planned: []*planResult{none}, applies: 1, plans: 1, fresh: true, earlier: true, note: "applied earlier"},
 		{name: "stale, its new plan unreviewed", tries: 1, auto: true, require: true, applied: []applyResult{stale}, planned: []*planResult{changes},
 			applies: 1, plans: 1, fresh: true, refused: "no reviewed plan for its changes (+2 ~0 -0)"},
-		{name: "the new plan fails", tries: 3, auto: true, applied: []applyResult{boom}, planned: []*planResult{nil},
+		{name: "the new plan fails", tries: 3, auto: true, applied: []applyResult{boom}, planned: []*planResult{{Err: errorString("plan failed"), Failed: report.StepPlan}},
 			applies: 1, plans: 1, err: "plan failed", failed: "plan"},
 		{name: "a user's plan file", tries: 3, userPlan: true, applied: []applyResult{stale}, applies: 1, err: "stale", failed: "apply"},
 		{name: "init failed", tries: 3, applied: []applyResult{{Err: errorString("no backend"), Failed: report.StepInit}},
@@ -237,7 +237,6 @@ func TestFoldApply(t *testing.T) {
 			var out bytes.Buffer
 			j := testJob(t, workflowYML, &fakeExec{}, &out)
 			e := &fakeEngine{applied: tc.applied, planned: tc.planned}
-			e.planFails = func() { j.failed(context.Background(), report.StepPlan, errorString("plan failed")) }
 			j.in.engine, j.in.RetryDelay = e, 0
 			j.run.AutoApprove, j.ur.UserPlan = tc.auto, tc.userPlan
 			j.run.Policy.ReusesPlans, j.run.RequireReviewedPlan = tc.require, tc.require

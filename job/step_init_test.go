@@ -150,9 +150,6 @@ type fakeEngine struct {
 	applies []applyRequest
 	planned []*planResult
 	applied []applyResult
-	// planFails, when set, is called for a plan answered with nil: the
-	// job's enginePlan writes a failed plan's failure into the job.
-	planFails func()
 }
 
 func (f *fakeEngine) engineInit(_ context.Context, req initRequest) error {
@@ -166,9 +163,6 @@ func (f *fakeEngine) enginePlan(_ context.Context, req planRequest) *planResult 
 	}
 	r := f.planned[0]
 	f.planned = f.planned[1:]
-	if r == nil && f.planFails != nil {
-		f.planFails()
-	}
 	return r
 }
 func (f *fakeEngine) engineApply(_ context.Context, req applyRequest) applyResult {
