@@ -124,9 +124,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 			}
 		}
 	}
-	o, err := j.step(ctx, report.StepApply, func() invocation {
-		return in.applyNowInvocation(env, varFile, args, onPlan)
-	}, false)
+	o, err := j.step(ctx, report.StepApply, in.applyNowInvocation(env, varFile, args, onPlan), false)
 	result := report.StatusApplied
 	switch {
 	case ctx.Err() != nil && err != nil:

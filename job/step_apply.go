@@ -269,9 +269,7 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.P
 		}
 		started = true
 	}
-	_, rep, closeBlock, err := j.call(ctx, report.StepApply, func() invocation {
-		return j.in.applyInvocation(env)
-	}, false)
+	_, rep, closeBlock, err := j.call(ctx, report.StepApply, j.in.applyInvocation(env), false)
 	closeBlock()
 	reports := []report.StepReport{rep}
 	if f := j.run.ApplyRefused; started && f != nil && stalePlan(err) {

@@ -113,10 +113,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 		}
 	}
 	before, readErr := os.ReadFile(filepath.Join(j.ur.Dir, lockFileName))
-	o, err := j.step(ctx, report.StepInit, func() invocation {
-		a := args
-		return j.in.initInvocation(a, stepEnv)
-	}, true)
+	o, err := j.step(ctx, report.StepInit, j.in.initInvocation(args, stepEnv), true)
 	release()
 	if err != nil {
 		return o, err
@@ -175,14 +172,10 @@ func (j *job) selectWorkspace(ctx context.Context, create bool) error {
 	if !j.ur.Spec.CreateAndSelectWorkspace || currentWorkspace(j.ur.DataDir) == ws {
 		return nil
 	}
-	_, err := j.step(ctx, report.StepWorkspace, func() invocation {
-		return j.in.workspaceInvocation(ws, false)
-	}, true)
+	_, err := j.step(ctx, report.StepWorkspace, j.in.workspaceInvocation(ws, false), true)
 	if err != nil && create && ctx.Err() == nil && strings.Contains(ErrorText(err), "doesn't exist") {
 		// The failed select stays in the report; the new workspace follows.
-		_, err = j.step(ctx, report.StepWorkspace, func() invocation {
-			return j.in.workspaceInvocation(ws, true)
-		}, true)
+		_, err = j.step(ctx, report.StepWorkspace, j.in.workspaceInvocation(ws, true), true)
 		if err == nil {
 			// The report shows the workspace step once, as it ended.
 			j.res.Steps = append(j.res.Steps[:len(j.res.Steps)-2], j.res.Steps[len(j.res.Steps)-1])

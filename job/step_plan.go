@@ -214,9 +214,7 @@ func (j *job) enginePlan(ctx context.Context, req planRequest) (res *planResult)
 			j.savedPlanWords(j.run.PlanOut)
 		}
 	}()
-	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, func() invocation {
-		return j.in.planInvocation(env, varFile, args)
-	}, true)
+	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, j.in.planInvocation(env, varFile, args), true)
 	// The plan's block is printed once reading the plan has given the
 	// values it marks sensitive, or when reading it failed.
 	defer closeBlock()

@@ -158,6 +158,16 @@ func (j *job) fold(ctx context.Context, in *stepInput, out stepOutput) {
 	j.failed(ctx, cmp.Or(out.Failed, in.Name), out.Err)
 }
 
+// failed records a failed step and reports whether the job must stop.
+func (j *job) failed(ctx context.Context, step string, err error) bool {
+	if err == nil {
+		return false
+	}
+	j.res.Err, j.res.FailedStep = err, step
+	j.res.Interrupted = ctx.Err() != nil
+	return true
+}
+
 // substituteCmd substitutes a run or env step's argv. Values from the
 // process environment or from env steps may be chosen by whoever names a
 // branch or opens a pull request, so they are never spliced into a
