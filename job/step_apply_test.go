@@ -3,6 +3,7 @@ package job
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,42 @@ func TestFoldApply(t *testing.T) {
 				t.Errorf("notes %q, want %q", out.String(), tc.note)
 			}
 		})
+	}
+}
+
+// TestEngineApplyReturnsItsTry: an apply whose start cannot be recorded
+// returns its try as a value, writing nothing of the job's result: the
+// plan's record it consumed, one apply report that never ran, its
+// failure under apply; the plan's record is gone, its file kept. No
+// engine starts.
+func TestEngineApplyReturnsItsTry(t *testing.T) {
+	var out bytes.Buffer
+	j := testJob(t, workflowYML, &fakeExec{}, &out)
+	j.res.Digest = "d1"
+	savedPlan(t, j, testClock(), nil)
+	j.ur.Inited, j.ur.Spec.CreateAndSelectWorkspace = true, false
+	var asked string
+	j.run.Applying = func(_ *stacks.Unit, digest string) error {
+		asked = digest
+		return errorString("bucket down")
+	}
+	r := j.engineApply(context.Background(), applyRequest{Tries: 2})
+	if r.Failed != report.StepApply || r.Err == nil || !strings.Contains(r.Err.Error(), "not applied: recording that the apply starts: bucket down") {
+		t.Errorf("failure %v at %q", r.Err, r.Failed)
+	}
+	if r.Saved == nil || r.Saved.Digest != "d1" || asked != "d1" || r.Request.Tries != 2 {
+		t.Errorf("saved %+v, asked for %q, request %+v", r.Saved, asked, r.Request)
+	}
+	if len(r.Reports) != 1 || r.Reports[0].Name != report.StepApply || r.Reports[0].OK {
+		t.Errorf("reports %+v", r.Reports)
+	}
+	if j.res.Err != nil || len(j.res.Steps) != 0 {
+		t.Errorf("the job's result written: %v, %+v", j.res.Err, j.res.Steps)
+	}
+	if us, err := j.run.State.ReadUnit(j.ur.Spec); err != nil || us.Plan != nil {
+		t.Errorf("the plan's record after a try: %+v %v", us, err)
+	}
+	if _, err := os.Stat(j.ur.PlanFile); err != nil {
+		t.Errorf("the plan's file went with a failed try: %v", err)
 	}
 }
