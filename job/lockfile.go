@@ -195,9 +195,7 @@ func (in *stepInput) lockInvocation(args engineargs.LockArgs, own map[string]str
 
 // lockHere runs the engine's lock command in the unit.
 func (j *job) lockHere(ctx context.Context, args engineargs.LockArgs, stepEnv map[string]string) error {
-	_, err := j.step(ctx, report.StepLock, func() invocation {
-		return j.in.lockInvocation(args, stepEnv)
-	}, true)
+	_, err := j.step(ctx, report.StepLock, j.in.lockInvocation(args, stepEnv), true)
 	return err
 }
 

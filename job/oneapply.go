@@ -94,8 +94,8 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	if j.failed(ctx, report.StepPlan, err) {
 		return
 	}
-	pc, ok := j.preparePlanCall(ctx, req)
-	if !ok {
+	pc, step, err := j.preparePlanCall(ctx, req)
+	if j.failed(ctx, step, err) {
 		return
 	}
 	defer pc.done()
@@ -103,7 +103,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		// Flags one apply cannot take (a destroy or refresh-only plan, one
 		// terraform-exec cannot express) keep the usual plan; what was
 		// computed for it is not computed again.
-		j.foldPlan(j.enginePlan(ctx, req))
+		j.fold(ctx, in, planOutput(j.enginePlan(ctx, req)))
 		return
 	}
 	env, varFile, args := pc.env, pc.varFile, pc.args
@@ -124,9 +124,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 			}
 		}
 	}
-	o, err := j.step(ctx, report.StepApply, func() invocation {
-		return in.applyNowInvocation(env, varFile, args, onPlan)
-	}, false)
+	o, err := j.step(ctx, report.StepApply, in.applyNowInvocation(env, varFile, args, onPlan), false)
 	result := report.StatusApplied
 	switch {
 	case ctx.Err() != nil && err != nil:

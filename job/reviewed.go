@@ -135,14 +135,22 @@ func (j *job) noteReused() {
 // the one this apply applies is not compared: it says nothing of this
 // apply (reviewedFor).
 func (j *job) compareReviewed() {
-	rv := j.ur.Reviewed
-	if rv == nil || !j.ur.ReviewedHere {
+	rp := replanned(j.ur.Reviewed, j.ur.ReviewedHere, j.res.HasChanges, j.res.Changes, j.res.ChangeSet)
+	if rp == nil {
 		return
 	}
-	rp := &report.Replanned{ReviewedBy: rv.ReviewedBy(), Reviewed: rv.Changes, New: j.res.Changes,
-		Same: sameChanges(rv, j.res.HasChanges, j.res.ChangeSet)}
 	j.res.Replan = rp
 	j.run.Console.UnitNote(j.ur.Spec.Name(), rp.Text("new"))
+}
+
+// replanned is the comparison of a new plan (hasChanges, changes,
+// changeSet) with the reviewed plan rv, whose review was this apply's
+// when here; nil when there is no such plan.
+func replanned(rv *runstate.PlanRecord, here, hasChanges bool, changes report.Changes, changeSet string) *report.Replanned {
+	if rv == nil || !here {
+		return nil
+	}
+	return &report.Replanned{ReviewedBy: rv.ReviewedBy(), Reviewed: rv.Changes, New: changes, Same: sameChanges(rv, hasChanges, changeSet)}
 }
 
 // refuseUnreviewed, under --require-reviewed-plan, refuses the job's plan
@@ -155,20 +163,8 @@ func (j *job) refuseUnreviewed(reused bool) bool {
 		return false
 	}
 	name := j.ur.Spec.Name()
-	var why string
-	switch {
-	case reused && j.ur.Reviewed != nil:
-		// The reviewed plan itself, whichever review saw it.
-		return false
-	case j.ur.Reviewed == nil:
-		why = fmt.Sprintf("%s: no reviewed plan for its changes (%s)", name, j.res.Changes)
-	case !j.ur.ReviewedHere:
-		why = fmt.Sprintf("%s: no reviewed plan for its changes (%s) in %s; its saved plan was reviewed in %s",
-			name, j.res.Changes, cmp.Or(j.ur.AppliesPR, "this apply"), j.ur.Reviewed.ReviewedBy())
-	case j.res.Replan != nil && !j.res.Replan.Same:
-		why = fmt.Sprintf("%s: its new plan differs from the reviewed plan, from %s (reviewed %s, new %s)",
-			name, j.res.Replan.ReviewedBy, j.res.Replan.Reviewed, j.res.Replan.New)
-	default:
+	why := unreviewed(name, j.ur, j.res.Changes, j.res.Replan, reused)
+	if why == "" {
 		return false
 	}
 	j.res.Refused = why + "; not applied (--require-reviewed-plan)"
@@ -178,6 +174,27 @@ func (j *job) refuseUnreviewed(reused bool) bool {
 	os.Remove(j.ur.PlanFile)
 	j.run.Console.UnitNote(name, j.res.Refused)
 	return true
+}
+
+// unreviewed says why a plan of unit name with changes holds no
+// reviewed change, "" when it is the reviewed plan (reused) or one with
+// its changes (rp, its comparison with it): the unit's reviewed plan
+// (ur.Reviewed) is missing, was reviewed for another apply, or differs.
+func unreviewed(name string, ur *Unit, changes report.Changes, rp *report.Replanned, reused bool) string {
+	switch {
+	case reused && ur.Reviewed != nil:
+		// The reviewed plan itself, whichever review saw it.
+		return ""
+	case ur.Reviewed == nil:
+		return fmt.Sprintf("%s: no reviewed plan for its changes (%s)", name, changes)
+	case !ur.ReviewedHere:
+		return fmt.Sprintf("%s: no reviewed plan for its changes (%s) in %s; its saved plan was reviewed in %s",
+			name, changes, cmp.Or(ur.AppliesPR, "this apply"), ur.Reviewed.ReviewedBy())
+	case rp != nil && !rp.Same:
+		return fmt.Sprintf("%s: its new plan differs from the reviewed plan, from %s (reviewed %s, new %s)",
+			name, rp.ReviewedBy, rp.Reviewed, rp.New)
+	}
+	return ""
 }
 
 // appliedEarlier settles a unit whose stale saved plan had changes and

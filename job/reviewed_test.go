@@ -83,6 +83,46 @@ func TestPullRequestOf(t *testing.T) {
 	}
 }
 
+// TestReplannedVerdict: a new plan is compared with the reviewed plan
+// when there is one and its review was this apply's; the comparison,
+// and what --require-reviewed-plan makes of it, are values.
+func TestReplannedVerdict(t *testing.T) {
+	rv := &runstate.PlanRecord{HasChanges: true, Changes: report.Changes{Add: 1}, ChangeSet: "cs", Review: "PR #5", Command: "plan"}
+	add2 := report.Changes{Add: 2}
+	for _, tc := range []struct {
+		name       string
+		rv         *runstate.PlanRecord
+		here       bool
+		hasChanges bool
+		changeSet  string
+		appliesPR  string
+		reused     bool
+		want       *report.Replanned
+		refused    string
+	}{
+		{name: "same changes", rv: rv, here: true, hasChanges: true, changeSet: "cs",
+			want: &report.Replanned{ReviewedBy: "PR #5", Reviewed: rv.Changes, New: add2, Same: true}},
+		{name: "other changes", rv: rv, here: true, hasChanges: true, changeSet: "other",
+			want:    &report.Replanned{ReviewedBy: "PR #5", Reviewed: rv.Changes, New: add2},
+			refused: "net: its new plan differs from the reviewed plan, from PR #5 (reviewed +1 ~0 -0, new +2 ~0 -0)"},
+		{name: "nothing reviewed", hasChanges: true, refused: "net: no reviewed plan for its changes (+2 ~0 -0)"},
+		{name: "reviewed for another apply", rv: rv, hasChanges: true, changeSet: "cs", appliesPR: "PR #6",
+			refused: "net: no reviewed plan for its changes (+2 ~0 -0) in PR #6; its saved plan was reviewed in PR #5"},
+		{name: "reviewed elsewhere, applied by a push", rv: rv, hasChanges: true, refused: "in this apply; its saved plan was reviewed in PR #5"},
+		{name: "the reviewed plan reused", rv: rv, reused: true, hasChanges: true},
+	} {
+		got := replanned(tc.rv, tc.here, tc.hasChanges, add2, tc.changeSet)
+		if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+			t.Errorf("%s: replanned = %+v, want %+v", tc.name, got, tc.want)
+		}
+		ur := &Unit{Reviewed: tc.rv, ReviewedHere: tc.here, AppliesPR: tc.appliesPR}
+		why := unreviewed("net", ur, add2, got, tc.reused)
+		if (why == "") != (tc.refused == "") || !strings.Contains(why, tc.refused) {
+			t.Errorf("%s: unreviewed = %q, want %q", tc.name, why, tc.refused)
+		}
+	}
+}
+
 // reviewJob is a job of an apply, with a reviewed plan of changes.
 func reviewJob(t *testing.T, out *bytes.Buffer, require bool) *job {
 	j := testJob(t, workflowYML, &fakeExec{}, out)

@@ -125,8 +125,10 @@ type stepOutput struct {
 	Note string
 	// NoToken: an oidc step skipped, with no token outside CI.
 	NoToken bool
-	// Plan is what a plan step learnt of its plan.
-	Plan *planResult
+	// Plan is what a plan step learnt of its plan; Apply what an apply
+	// step's try did, from which the job decides what follows it.
+	Plan  *planResult
+	Apply *applyResult
 }
 
 // stepExec runs what a step built: a process, an OIDC exchange.
@@ -136,14 +138,16 @@ type stepExec interface {
 }
 
 // engineSteps runs what the engine's step kinds built: an init, a plan,
-// an apply, which read and write the unit's run state. An init returns
-// its failure and a plan what it learnt, both returned by their steps and
-// folded by the job (docs/architecture.md#a-units-job); an apply still
-// writes the job's result (the review, the retries that plan again).
+// an apply, which read and write the unit's run state. Each returns what
+// it did (an init its failure, a plan what it learnt, an apply what it
+// applied and how it ended), which its step returns and the job folds
+// (docs/architecture.md#a-units-job); what follows an apply that failed
+// (a retry, the stale plan made again, the review of the new plan) the
+// job decides from that value.
 type engineSteps interface {
 	engineInit(ctx context.Context, req initRequest) error
 	enginePlan(ctx context.Context, req planRequest) *planResult
-	engineApply(ctx context.Context, req applyRequest)
+	engineApply(ctx context.Context, req applyRequest) applyResult
 }
 
 // credentials exchanges the job's OIDC token for a cloud's credentials.

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -11,8 +12,10 @@ import (
 	"github.com/strata-iac/strata/runstate"
 )
 
-// The apply steps of a unit's job: the saved plan applied, planned again
-// when stale, and the apply recorded in the run state.
+// The apply steps of a unit's job: the saved plan applied once and the
+// apply recorded in the run state, returned as a value (applyResult);
+// the job folds it and decides what follows a try that failed: a retry,
+// or the stale plan made again (docs/architecture.md#a-units-job).
 
 // apply runs the unit's apply steps.
 func (j *job) apply(ctx context.Context) {
@@ -55,8 +58,23 @@ func (k applyStep) run(ctx context.Context, in *stepInput) stepOutput {
 	if err != nil {
 		return stepOutput{Err: err, Failed: report.StepApply}
 	}
-	in.engine.engineApply(ctx, req)
-	return stepOutput{}
+	r := in.engine.engineApply(ctx, req)
+	return stepOutput{Reports: r.Reports, Err: r.Err, Failed: r.Failed, Apply: &r}
+}
+
+// applyResult is what one try of an apply step did, folded by the job
+// (foldApply): the apply as built, the saved plan's record it consumed,
+// its step reports, and how it ended: its failure, and the step that
+// failed (init, workspace or apply).
+type applyResult struct {
+	Request applyRequest
+	// Saved is the record of the plan the try applied, or tried to; nil
+	// when the unit had none, or the try never reached the engine's
+	// apply.
+	Saved   *runstate.PlanRecord
+	Reports []report.StepReport
+	Err     error
+	Failed  string
 }
 
 // applyInvocation is `apply` of the unit's saved plan, with own over the
@@ -65,79 +83,170 @@ func (in *stepInput) applyInvocation(own map[string]string) invocation {
 	return in.invocation(report.StepApply, own, applyPlanCall{File: in.PlanFile})
 }
 
-// engineApply applies the unit's saved plan (extra_args never go to apply
-// <planfile>). A plan the engine calls stale is discarded and made again,
-// and the new one is applied only when nobody has to look at it first (or
-// it has no changes); with retry enabled, a failed apply re-plans and tries
-// again on the same terms. A new plan is compared with the reviewed plan
-// (reviewed.go); a stale plan whose new plan has no changes was applied
-// earlier (appliedEarlier).
-func (j *job) engineApply(ctx context.Context, req applyRequest) {
-	env := req.Env
+// engineApply applies the unit's saved plan once (extra_args never go to
+// apply <planfile>), after init and the workspace when they are not
+// current, and returns what it did; a plan applied is removed, unless it
+// is a user's own file. What follows a try that failed, the job decides
+// (foldApply).
+func (j *job) engineApply(ctx context.Context, req applyRequest) applyResult {
+	r := applyResult{Request: req}
 	args, initEnv, err := j.unitInit()
-	if j.failed(ctx, report.StepInit, err) || !j.init(ctx, false, false, args, initEnv) || !j.workspace(ctx, false) {
-		return
+	if err == nil {
+		err = j.initUnlessCurrent(ctx, false, false, args, initEnv)
 	}
-	tries, delay, backoff := req.Tries, req.Delay, req.Backoff
-	auto := j.run.AutoApprove || j.ur.AutoApply
-	replan, replanWhere := planStepOf(j.run.workflowSteps(j.ur, report.StepPlan))
-	stalePlans := 0
-	for try := 1; ; try++ {
-		var saved *runstate.PlanRecord
-		saved, err = j.applyOnce(ctx, env)
-		if err == nil || ctx.Err() != nil || j.ur.UserPlan {
-			// A user's own plan file (apply FILE) is theirs: strata
-			// never makes another in its place, as terraform would not.
-			break
-		}
-		stale := stalePlan(err)
-		if stale {
-			stalePlans++
-			j.run.Console.UnitNote(j.ur.Spec.Name(), "the saved plan is stale (the state changed since it was made); planning again")
-		}
-		if (!stale && try >= tries) || stalePlans > 1 {
-			break
-		}
-		if !stale {
-			j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("apply failed; retrying (%d of %d) in %s", try+1, tries, delay))
-			select {
-			case <-ctx.Done():
-			case <-time.After(delay):
-			}
-			delay = time.Duration(float64(delay) * backoff)
-		}
-		// A stale or failed apply needs a new plan, made as the
-		// workflow's plan step makes it.
-		j.res.Err, j.res.FailedStep = nil, ""
-		in := j.in.forStep(replan, replanWhere, report.StepPlan)
-		j.fold(ctx, in, planStep{}.run(ctx, in))
-		if j.res.Err != nil {
-			return
-		}
-		j.res.Fresh = true
-		if stale && saved != nil && saved.HasChanges && !j.res.HasChanges {
-			j.appliedEarlier(ctx, saved)
-			return
-		}
-		if j.run.Policy.ReusesPlans && !j.run.Destroying {
-			j.compareReviewed()
-			if j.refuseUnreviewed(false) {
-				return
-			}
-		}
-		if !auto && j.res.HasChanges {
-			if stale {
-				j.res.Replanned = true
-				return
-			}
-			j.failed(ctx, report.StepApply, fmt.Errorf("%w; a new plan is saved for review", err))
-			return
-		}
+	if err != nil {
+		r.Err, r.Failed = err, report.StepInit
+		return r
 	}
-	if err == nil && !j.ur.UserPlan {
+	if err := j.selectWorkspace(ctx, false); err != nil {
+		r.Err, r.Failed = err, report.StepWorkspace
+		return r
+	}
+	r.Saved, r.Reports, r.Err = j.applyOnce(ctx, req.Env)
+	switch {
+	case r.Err != nil:
+		r.Failed = report.StepApply
+	case !j.ur.UserPlan:
 		os.Remove(j.ur.PlanFile)
 	}
-	j.failed(ctx, report.StepApply, err)
+	return r
+}
+
+// applyNext is what follows a try of an apply step.
+type applyNext int
+
+const (
+	// applyEnds: the try is the step's last; its failure, if any, is
+	// the step's.
+	applyEnds applyNext = iota
+	// applyReplans: the engine called the saved plan stale: the plan
+	// is made again and, as the new plan allows, applied.
+	applyReplans
+	// applyRetries: the apply failed with tries left: after Delay the
+	// plan is made again and, as the new plan allows, applied.
+	applyRetries
+)
+
+// applyVerdict is what follows a try (applyTries.after); Stale says the
+// engine called the plan stale, which is said even when that ends the
+// step (a plan stale a second time).
+type applyVerdict struct {
+	Next  applyNext
+	Stale bool
+	Delay time.Duration
+}
+
+// applyTries counts an apply step's tries for the job, which asks it
+// what follows each: a failed apply is tried again while its retry has
+// tries left, each delay backoff times the one before; a stale plan is
+// made again once, whatever the tries. A user's own plan file (apply
+// FILE) is theirs: strata never makes another in its place, as
+// terraform would not.
+type applyTries struct {
+	req        applyRequest
+	try, stale int
+	delay      time.Duration
+}
+
+func newApplyTries(req applyRequest) *applyTries {
+	return &applyTries{req: req, delay: req.Delay}
+}
+
+// after counts the try that returned r and says what follows it;
+// cancelled says the run was interrupted.
+func (t *applyTries) after(r *applyResult, cancelled, userPlan bool) applyVerdict {
+	t.try++
+	if r.Err == nil || r.Failed != report.StepApply || cancelled || userPlan {
+		return applyVerdict{Next: applyEnds}
+	}
+	if stalePlan(r.Err) {
+		t.stale++
+		if t.stale > 1 {
+			return applyVerdict{Next: applyEnds, Stale: true}
+		}
+		return applyVerdict{Next: applyReplans, Stale: true}
+	}
+	if t.try >= t.req.Tries {
+		return applyVerdict{Next: applyEnds}
+	}
+	v := applyVerdict{Next: applyRetries, Delay: t.delay}
+	t.delay = time.Duration(float64(t.delay) * t.req.Backoff)
+	return v
+}
+
+// foldApply takes an apply step's tries into the job: each try's
+// reports, then what follows it (applyTries.after): the end, with the
+// try's failure as the step's; or, for a stale plan or a retry, the
+// workflow's plan step again (replan) and, as the new plan allows, the
+// apply step again.
+func (j *job) foldApply(ctx context.Context, in *stepInput, out stepOutput) {
+	tries := newApplyTries(out.Apply.Request)
+	for {
+		j.res.Steps = append(j.res.Steps, out.Reports...)
+		r := out.Apply
+		if r == nil {
+			// The step again could not be built.
+			j.failed(ctx, cmp.Or(out.Failed, in.Name), out.Err)
+			return
+		}
+		v := tries.after(r, ctx.Err() != nil, j.ur.UserPlan)
+		if v.Stale {
+			j.run.Console.UnitNote(j.ur.Spec.Name(), "the saved plan is stale (the state changed since it was made); planning again")
+		}
+		if v.Next == applyEnds {
+			j.failed(ctx, r.Failed, r.Err)
+			return
+		}
+		if v.Next == applyRetries {
+			j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("apply failed; retrying (%d of %d) in %s", tries.try+1, tries.req.Tries, v.Delay))
+			select {
+			case <-ctx.Done():
+			case <-time.After(v.Delay):
+			}
+		}
+		if !j.replan(ctx, r.Saved, v.Stale, r.Err) {
+			return
+		}
+		out = applyStep{}.run(ctx, in)
+	}
+}
+
+// replan makes the plan again in place of a saved plan an apply found
+// stale or failed to apply, as the workflow's plan step makes it, and
+// reports whether the new plan is applied now. It is not when the plan
+// failed; when the stale plan's changes are already in the state
+// (appliedEarlier); when --require-reviewed-plan refuses it after its
+// comparison with the reviewed plan; or when it has changes and someone
+// has to look at them first: a stale plan's new plan then waits for
+// approval (Replanned), and a failed apply fails saying so.
+func (j *job) replan(ctx context.Context, saved *runstate.PlanRecord, stale bool, applyErr error) bool {
+	j.res.Err, j.res.FailedStep = nil, ""
+	st, where := planStepOf(j.run.workflowSteps(j.ur, report.StepPlan))
+	in := j.in.forStep(st, where, report.StepPlan)
+	j.fold(ctx, in, planStep{}.run(ctx, in))
+	if j.res.Err != nil {
+		return false
+	}
+	j.res.Fresh = true
+	if stale && saved != nil && saved.HasChanges && !j.res.HasChanges {
+		j.appliedEarlier(ctx, saved)
+		return false
+	}
+	if j.run.Policy.ReusesPlans && !j.run.Destroying {
+		j.compareReviewed()
+		if j.refuseUnreviewed(false) {
+			return false
+		}
+	}
+	if auto := j.run.AutoApprove || j.ur.AutoApply; auto || !j.res.HasChanges {
+		return true
+	}
+	if stale {
+		j.res.Replanned = true
+		return false
+	}
+	j.failed(ctx, report.StepApply, fmt.Errorf("%w; a new plan is saved for review", applyErr))
+	return false
 }
 
 // applyOnce applies the saved plan once, recording the apply in the run
@@ -145,23 +254,24 @@ func (j *job) engineApply(ctx context.Context, req applyRequest) {
 // the engine starts: a plan is applied at most once, and an apply that
 // fails, is interrupted or never reports back (strata killed) leaves no
 // plan to be reused.
-func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.PlanRecord, error) {
+func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.PlanRecord, []report.StepReport, error) {
 	var saved *runstate.PlanRecord
+	notStarted := func() []report.StepReport {
+		return []report.StepReport{{Name: report.StepApply, StartedAt: j.run.Now(), FinishedAt: j.run.Now()}}
+	}
 	if err := j.run.State.UpdateUnit(j.ur.Spec, func(s *runstate.UnitState) { saved, s.Plan = s.Plan, nil }); err != nil {
-		j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepApply, StartedAt: j.run.Now(), FinishedAt: j.run.Now()})
-		return nil, err
+		return nil, notStarted(), err
 	}
 	started := false
 	if f := j.run.Applying; f != nil && saved != nil && saved.HasChanges {
 		if err := f(j.ur.Spec, saved.Digest); err != nil {
-			j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepApply, StartedAt: j.run.Now(), FinishedAt: j.run.Now()})
-			return saved, fmt.Errorf("not applied: recording that the apply starts: %w", err)
+			return saved, notStarted(), fmt.Errorf("not applied: recording that the apply starts: %w", err)
 		}
 		started = true
 	}
-	_, err := j.step(ctx, report.StepApply, func() invocation {
-		return j.in.applyInvocation(env)
-	}, false)
+	_, rep, closeBlock, err := j.call(ctx, report.StepApply, j.in.applyInvocation(env), false)
+	closeBlock()
+	reports := []report.StepReport{rep}
 	if f := j.run.ApplyRefused; started && f != nil && stalePlan(err) {
 		// The engine refused the plan before changing anything: the
 		// record that the apply started is withdrawn. Should that fail,
@@ -187,11 +297,11 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.P
 	if serr := j.recordApply(ctx, a, partial); serr != nil {
 		if err == nil {
 			// The apply happened; only its record is missing.
-			return saved, fmt.Errorf("the apply succeeded, but %w", serr)
+			return saved, reports, fmt.Errorf("the apply succeeded, but %w", serr)
 		}
-		return saved, fmt.Errorf("%w; and %v", err, serr)
+		return saved, reports, fmt.Errorf("%w; and %v", err, serr)
 	}
-	return saved, err
+	return saved, reports, err
 }
 
 // stalePlan reports whether the engine refused a saved plan as stale (the

@@ -30,9 +30,7 @@ func (j *job) completeNoChanges(ctx context.Context) {
 		out.Close()
 		return
 	}
-	_, err := j.step(ctx, report.StepOutput, func() invocation {
-		return j.in.invocation(report.StepOutput, nil, completeCall{})
-	}, false)
+	_, err := j.step(ctx, report.StepOutput, j.in.invocation(report.StepOutput, nil, completeCall{}), false)
 	j.failed(ctx, report.StepOutput, err)
 }
 

@@ -113,10 +113,7 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 		}
 	}
 	before, readErr := os.ReadFile(filepath.Join(j.ur.Dir, lockFileName))
-	o, err := j.step(ctx, report.StepInit, func() invocation {
-		a := args
-		return j.in.initInvocation(a, stepEnv)
-	}, true)
+	o, err := j.step(ctx, report.StepInit, j.in.initInvocation(args, stepEnv), true)
 	release()
 	if err != nil {
 		return o, err
@@ -165,24 +162,26 @@ func initArgText(a engineargs.InitArgs) []string {
 // workspace selects the unit's workspace unless its data dir already has
 // it; a missing workspace is created in plan and apply (docs/behaviour.md#steps-of-a-unit).
 func (j *job) workspace(ctx context.Context, create bool) bool {
+	return !j.failed(ctx, report.StepWorkspace, j.selectWorkspace(ctx, create))
+}
+
+// selectWorkspace is workspace returning its failure, for an engine call
+// that returns it as a value (engineApply).
+func (j *job) selectWorkspace(ctx context.Context, create bool) error {
 	ws := j.ur.Spec.Workspace
 	if !j.ur.Spec.CreateAndSelectWorkspace || currentWorkspace(j.ur.DataDir) == ws {
-		return true
+		return nil
 	}
-	_, err := j.step(ctx, report.StepWorkspace, func() invocation {
-		return j.in.workspaceInvocation(ws, false)
-	}, true)
+	_, err := j.step(ctx, report.StepWorkspace, j.in.workspaceInvocation(ws, false), true)
 	if err != nil && create && ctx.Err() == nil && strings.Contains(ErrorText(err), "doesn't exist") {
 		// The failed select stays in the report; the new workspace follows.
-		_, err = j.step(ctx, report.StepWorkspace, func() invocation {
-			return j.in.workspaceInvocation(ws, true)
-		}, true)
+		_, err = j.step(ctx, report.StepWorkspace, j.in.workspaceInvocation(ws, true), true)
 		if err == nil {
 			// The report shows the workspace step once, as it ended.
 			j.res.Steps = append(j.res.Steps[:len(j.res.Steps)-2], j.res.Steps[len(j.res.Steps)-1])
 		}
 	}
-	return !j.failed(ctx, report.StepWorkspace, err)
+	return err
 }
 
 // lockCache takes the plugin cache's lock for an init: shared when the

@@ -141,11 +141,15 @@ func TestWorkspaceCurrent(t *testing.T) {
 }
 
 // fakeEngine stands for the job's engine steps: it keeps the requests
-// the engine kinds build.
+// the engine kinds build, and answers each plan and apply with the next
+// of planned and applied (a plan that learnt nothing, an apply that
+// ended well, when none is left).
 type fakeEngine struct {
 	inits   []initRequest
 	plans   []planRequest
 	applies []applyRequest
+	planned []*planResult
+	applied []applyResult
 }
 
 func (f *fakeEngine) engineInit(_ context.Context, req initRequest) error {
@@ -154,10 +158,24 @@ func (f *fakeEngine) engineInit(_ context.Context, req initRequest) error {
 }
 func (f *fakeEngine) enginePlan(_ context.Context, req planRequest) *planResult {
 	f.plans = append(f.plans, req)
-	return nil
+	if len(f.planned) == 0 {
+		return nil
+	}
+	r := f.planned[0]
+	f.planned = f.planned[1:]
+	return r
 }
-func (f *fakeEngine) engineApply(_ context.Context, req applyRequest) {
+func (f *fakeEngine) engineApply(_ context.Context, req applyRequest) applyResult {
 	f.applies = append(f.applies, req)
+	var r applyResult
+	if len(f.applied) > 0 {
+		r, f.applied = f.applied[0], f.applied[1:]
+	}
+	r.Request = req
+	if r.Failed == "" || r.Failed == report.StepApply {
+		r.Reports = []report.StepReport{{Name: report.StepApply, OK: r.Err == nil}}
+	}
+	return r
 }
 
 // TestInitStepRun: an init step hands the init it built to the engine,

@@ -74,7 +74,7 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 		// the engine does not (docs/behaviour.md#what-is-masked): read
 		// it first, unless reading it when it was made found nothing.
 		v, _, err := j.readPlan(ctx, env, true)
-		if err != nil {
+		if j.failed(ctx, report.StepShow, err) {
 			return true
 		}
 		j.ur.Masker.Add(v.Secrets...)
@@ -140,7 +140,16 @@ func (k planStep) run(ctx context.Context, in *stepInput) stepOutput {
 	if err != nil {
 		return stepOutput{Err: err, Failed: report.StepPlan}
 	}
-	return stepOutput{Plan: in.engine.enginePlan(ctx, req)}
+	return planOutput(in.engine.enginePlan(ctx, req))
+}
+
+// planOutput is the output of a plan step whose plan returned r: its
+// failure, or what it learnt.
+func planOutput(r *planResult) stepOutput {
+	if r != nil && r.Err != nil {
+		return stepOutput{Err: r.Err, Failed: r.Failed}
+	}
+	return stepOutput{Plan: r}
 }
 
 // planArgs are plan's arguments: the step's (ea), the stack's targets
@@ -164,10 +173,14 @@ func (in *stepInput) planInvocation(own map[string]string, varFile string, args 
 // planResult is what a plan step learnt of the plan it made, folded
 // into the unit's result by the job (foldPlan): whether it changes
 // anything, and what reading it gave (counts, changed and planned
-// outputs, change set, the strings it marks sensitive).
+// outputs, change set, the strings it marks sensitive); or its failure,
+// and the step that failed (setup, workspace, plan, show, state), which
+// the plan step returns as its own.
 type planResult struct {
 	HasChanges bool
 	View       planView
+	Err        error
+	Failed     string
 }
 
 // foldPlan takes a plan step's result into the unit's result.
@@ -182,41 +195,40 @@ func (j *job) foldPlan(r *planResult) {
 }
 
 // enginePlan runs a plan step's plan in the job and returns what it
-// learnt, nil when the plan failed.
-func (j *job) enginePlan(ctx context.Context, req planRequest) *planResult {
-	pc, ok := j.preparePlanCall(ctx, req)
-	if !ok {
-		return nil
+// learnt, or its failure.
+func (j *job) enginePlan(ctx context.Context, req planRequest) (res *planResult) {
+	fail := func(step string, err error) *planResult { return &planResult{Err: err, Failed: step} }
+	pc, step, err := j.preparePlanCall(ctx, req)
+	if err != nil {
+		return fail(step, err)
 	}
 	defer pc.done()
 	env, varFile, args := pc.env, pc.varFile, pc.args
-	if err := os.MkdirAll(filepath.Dir(j.ur.PlanFile), 0o700); j.failed(ctx, "setup", err) {
-		return nil
+	if err := os.MkdirAll(filepath.Dir(j.ur.PlanFile), 0o700); err != nil {
+		return fail("setup", err)
 	}
 	saved := false
 	defer func() {
 		// After the plan's block, as terraform ends a plan -out.
-		if saved && j.res.Err == nil {
+		if saved && res.Err == nil && j.res.Err == nil {
 			j.savedPlanWords(j.run.PlanOut)
 		}
 	}()
-	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, func() invocation {
-		return j.in.planInvocation(env, varFile, args)
-	}, true)
+	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, j.in.planInvocation(env, varFile, args), true)
 	// The plan's block is printed once reading the plan has given the
 	// values it marks sensitive, or when reading it failed.
 	defer closeBlock()
-	if j.failed(ctx, report.StepPlan, err) {
-		return nil
+	if err != nil {
+		return fail(report.StepPlan, err)
 	}
-	res := &planResult{HasChanges: o.HasChanges}
+	r := &planResult{HasChanges: o.HasChanges}
 	// A saved plan holds every value the plan saw, secrets included.
-	if err := os.Chmod(j.ur.PlanFile, 0o600); j.failed(ctx, report.StepPlan, err) {
-		return nil
+	if err := os.Chmod(j.ur.PlanFile, 0o600); err != nil {
+		return fail(report.StepPlan, err)
 	}
 	if out := j.run.PlanOut; out != "" {
-		if err := copyFile(j.ur.PlanFile, out); j.failed(ctx, report.StepPlan, err) {
-			return nil
+		if err := copyFile(j.ur.PlanFile, out); err != nil {
+			return fail(report.StepPlan, err)
 		}
 		saved = true
 	}
@@ -228,17 +240,19 @@ func (j *job) enginePlan(ctx context.Context, req planRequest) *planResult {
 	if o.HasChanges || j.run.PlanJSON != "" {
 		v, planJSON, err := j.readPlan(ctx, env, o.HasChanges)
 		if err != nil {
-			return nil
+			return fail(report.StepShow, err)
 		}
 		if o.HasChanges {
-			res.View = v
+			r.View = v
 			j.ur.Masker.Add(v.Secrets...)
 			if planJSON != nil {
 				j.estimateCost(ctx, planJSON)
 			}
 		}
-		if dir := j.run.PlanJSON; dir != "" && j.failed(ctx, report.StepShow, j.writePlanJSON(dir, planJSON)) {
-			return nil
+		if dir := j.run.PlanJSON; dir != "" {
+			if err := j.writePlanJSON(dir, planJSON); err != nil {
+				return fail(report.StepShow, err)
+			}
 		}
 	}
 	rel, _ := filepath.Rel(j.run.State.Path, j.ur.PlanFile)
@@ -247,7 +261,7 @@ func (j *job) enginePlan(ctx context.Context, req planRequest) *planResult {
 		// Nothing to change: what is deployed is this content.
 		deployed = j.run.deployedNow(ctx, j.ur.Spec)
 	}
-	v := res.View
+	v := r.View
 	noSecrets := o.HasChanges && len(v.Secrets) == 0
 	err = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
 		s.Plan = &runstate.PlanRecord{Digest: j.res.Digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: v.Changes,
@@ -257,10 +271,10 @@ func (j *job) enginePlan(ctx context.Context, req planRequest) *planResult {
 			s.Deployed = deployed
 		}
 	})
-	if j.failed(ctx, report.StepState, err) {
-		return nil
+	if err != nil {
+		return fail(report.StepState, err)
 	}
-	return res
+	return r
 }
 
 // readPlan reads the unit's saved plan: from its file when it can and
@@ -286,12 +300,11 @@ func (j *job) readPlan(ctx context.Context, env map[string]string, hasChanges bo
 		j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("the plan file is read with show -json: %v", fileErr))
 	}
 	planJSON, err := j.showJSON(ctx, env)
-	if j.failed(ctx, report.StepShow, err) {
+	if err != nil {
 		return planView{}, nil, err
 	}
 	if hasChanges && fileErr != nil {
-		v, err = readPlanJSON(planJSON)
-		if j.failed(ctx, report.StepShow, err) {
+		if v, err = readPlanJSON(planJSON); err != nil {
 			return planView{}, nil, err
 		}
 	}
@@ -313,21 +326,24 @@ type planInputs struct {
 }
 
 // preparePlanCall computes a plan's var file and content digest, selects
-// the workspace and writes the var file; ok is false when the job failed
-// on the way.
-func (j *job) preparePlanCall(ctx context.Context, req planRequest) (planInputs, bool) {
+// the workspace and writes the var file; on failure it returns the step
+// that failed (setup, workspace) and its error.
+func (j *job) preparePlanCall(ctx context.Context, req planRequest) (planInputs, string, error) {
 	ea, env := req.Args, req.Env
 	varContent, err := j.prepareInputsWith(ea, tfVarsOf(env))
-	if j.failed(ctx, "setup", err) || !j.workspace(ctx, true) {
-		return planInputs{}, false
+	if err != nil {
+		return planInputs{}, "setup", err
+	}
+	if err := j.selectWorkspace(ctx, true); err != nil {
+		return planInputs{}, report.StepWorkspace, err
 	}
 	varFile, removeVarFile, err := j.writeVarFile(varContent)
-	if j.failed(ctx, "setup", err) {
-		return planInputs{}, false
+	if err != nil {
+		return planInputs{}, "setup", err
 	}
 	targets, _ := j.targets()
 	args := planArgs(ea, targets, j.run.Policy.Destroys)
-	return planInputs{env: env, varFile: varFile, args: args, done: removeVarFile}, true
+	return planInputs{env: env, varFile: varFile, args: args, done: removeVarFile}, "", nil
 }
 
 // savedRecord is the unit's record as an apply's plan job starts, read

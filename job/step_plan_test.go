@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -318,5 +319,13 @@ func TestPlanStepRun(t *testing.T) {
 	bad.engine = e
 	if out := (planStep{}).run(context.Background(), bad); out.Err == nil || out.Failed != report.StepPlan || len(e.plans) != 1 {
 		t.Errorf("a plan that cannot be built: %+v", out)
+	}
+	learnt := &planResult{HasChanges: true}
+	e.planned = []*planResult{learnt, {Err: errors.New("state locked"), Failed: report.StepState}}
+	if out := (planStep{}).run(context.Background(), in); out.Err != nil || out.Plan != learnt {
+		t.Errorf("a plan's result is the step's: %+v", out)
+	}
+	if out := (planStep{}).run(context.Background(), in); out.Err == nil || out.Failed != report.StepState || out.Plan != nil {
+		t.Errorf("a plan's failure is the step's, under the step that failed: %+v", out)
 	}
 }

@@ -109,21 +109,13 @@ func newJob(r *Run, ur *Unit) *job {
 	return j
 }
 
-// failed records a failed step and reports whether the job must stop.
-func (j *job) failed(ctx context.Context, step string, err error) bool {
-	if err == nil {
-		return false
-	}
-	j.res.Err, j.res.FailedStep = err, step
-	j.res.Interrupted = ctx.Err() != nil
-	return true
-}
-
-// step runs one engine call as a step of the report, with the console
-// block, the retries of transient failures and the one init of an "init
-// required" failure.
-func (j *job) step(ctx context.Context, name string, build func() invocation, retry bool) (outcome, error) {
-	o, closeBlock, err := j.stepHeld(ctx, name, build, retry)
+// step runs inv, one engine call built by its step (the …Invocation
+// functions), as a step of the report, with the console block, the
+// retries of transient failures and the one init of an "init required"
+// failure; each try runs the same invocation, so nothing here calls back
+// into the step that built it.
+func (j *job) step(ctx context.Context, name string, inv invocation, retry bool) (outcome, error) {
+	o, closeBlock, err := j.stepHeld(ctx, name, inv, retry)
 	closeBlock()
 	return o, err
 }
@@ -131,7 +123,16 @@ func (j *job) step(ctx context.Context, name string, build func() invocation, re
 // stepHeld is step with the console block of a call that ended (not one
 // that failed) left open: the caller closes it, once it has learnt what
 // the block must mask (docs/behaviour.md#what-is-masked).
-func (j *job) stepHeld(ctx context.Context, name string, build func() invocation, retry bool) (outcome, func(), error) {
+func (j *job) stepHeld(ctx context.Context, name string, inv invocation, retry bool) (outcome, func(), error) {
+	o, rep, held, err := j.call(ctx, name, inv, retry)
+	j.res.Steps = append(j.res.Steps, rep)
+	return o, held, err
+}
+
+// call is stepHeld returning the call's step report instead of taking it
+// into the job's result: an apply's engine call returns it in its
+// applyResult, for the job to fold.
+func (j *job) call(ctx context.Context, name string, inv invocation, retry bool) (outcome, report.StepReport, func(), error) {
 	started := j.run.Now()
 	delay := j.run.RetryDelay
 	var (
@@ -142,7 +143,6 @@ func (j *job) stepHeld(ctx context.Context, name string, build func() invocation
 	ctx, span := j.stepSpan(ctx, name)
 	defer func() { tracing.End(span, spanFailure(j.ur.Masker, err)) }()
 	for try := 1; ; try++ {
-		inv := build()
 		out := j.run.Console.Step(j.ur.Display, name)
 		o, err = j.run.Exec.Execute(ctx, j.ur.Spec.ID(), inv, out, out.Stderr())
 		if err == nil || ctx.Err() != nil {
@@ -170,8 +170,7 @@ func (j *job) stepHeld(ctx context.Context, name string, build func() invocation
 		}
 		delay = delay * 3 / 2
 	}
-	j.res.Steps = append(j.res.Steps, report.StepReport{Name: name, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil})
-	return o, held, err
+	return o, report.StepReport{Name: name, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil}, held, err
 }
 
 // stepSpan starts a step's span, a child of its unit's
@@ -303,9 +302,7 @@ func (j *job) validate(ctx context.Context) {
 	if !initialised && !j.init(ctx, true, true, j.run.EngineArgs.Init, nil) {
 		return
 	}
-	_, err := j.step(ctx, report.StepValidate, func() invocation {
-		return j.in.invocation(report.StepValidate, nil, validateCall{Args: j.run.EngineArgs.Command})
-	}, true)
+	_, err := j.step(ctx, report.StepValidate, j.in.invocation(report.StepValidate, nil, validateCall{Args: j.run.EngineArgs.Command}), true)
 	j.failed(ctx, report.StepValidate, err)
 }
 
@@ -330,9 +327,7 @@ func (j *job) engineOutputs(ctx context.Context, initArgs engineargs.InitArgs, i
 		j.res.Err, j.res.FailedStep = nil, ""
 		return nil, step, err
 	}
-	o, err := j.step(ctx, report.StepOutput, func() invocation {
-		return j.in.invocation(report.StepOutput, nil, outputCall{})
-	}, true)
+	o, err := j.step(ctx, report.StepOutput, j.in.invocation(report.StepOutput, nil, outputCall{}), true)
 	if err != nil {
 		return nil, report.StepOutput, err
 	}

@@ -132,8 +132,13 @@ func runsOn(runOn string, failed bool) bool {
 }
 
 // fold takes what a step returned into the job: its reports, the values
-// it sets and masks, the gate it raised, and its failure.
+// it sets and masks, the gate it raised, and its failure; an apply's try
+// is folded by foldApply, which decides what follows it.
 func (j *job) fold(ctx context.Context, in *stepInput, out stepOutput) {
+	if out.Apply != nil {
+		j.foldApply(ctx, in, out)
+		return
+	}
 	j.res.Steps = append(j.res.Steps, out.Reports...)
 	j.foldPlan(out.Plan)
 	if out.NoToken {
@@ -151,6 +156,16 @@ func (j *job) fold(ctx context.Context, in *stepInput, out stepOutput) {
 		j.run.Console.UnitNote(j.ur.Spec.Name(), out.Note)
 	}
 	j.failed(ctx, cmp.Or(out.Failed, in.Name), out.Err)
+}
+
+// failed records a failed step and reports whether the job must stop.
+func (j *job) failed(ctx context.Context, step string, err error) bool {
+	if err == nil {
+		return false
+	}
+	j.res.Err, j.res.FailedStep = err, step
+	j.res.Interrupted = ctx.Err() != nil
+	return true
 }
 
 // substituteCmd substitutes a run or env step's argv. Values from the
