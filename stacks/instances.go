@@ -297,25 +297,7 @@ func (p *Project) settleInstanceState(c *config.Collector) {
 // the instance, so that each instance has a state of its own in one
 // workspace.
 func instanceBackend(w *config.Workflow) bool {
-	if w == nil {
-		return false
-	}
-	for _, steps := range []*[]config.Step{w.Plan, w.Apply} {
-		if steps == nil {
-			continue
-		}
-		for _, s := range *steps {
-			if s.Type.Value != "init" {
-				continue
-			}
-			for _, a := range s.ExtraArgs {
-				if strings.HasPrefix(a.Value, "-backend-config") && strings.Contains(a.Value, "STRATA_STACK_INSTANCE") {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return initBackendConfig(w, func(v string) bool { return strings.Contains(v, "STRATA_STACK_INSTANCE") })
 }
 
 // checkInstanceRefs reports the references between stacks that name an

@@ -63,6 +63,12 @@ func (p *Project) checkShared(c *config.Collector) {
 }
 
 func hasPerStackBackend(w *config.Workflow) bool {
+	return initBackendConfig(w, func(v string) bool { return strings.Contains(v, "$") })
+}
+
+// initBackendConfig says some init step of a workflow's plan or apply
+// gives a -backend-config argument that has.
+func initBackendConfig(w *config.Workflow, has func(string) bool) bool {
 	if w == nil {
 		return false
 	}
@@ -75,7 +81,7 @@ func hasPerStackBackend(w *config.Workflow) bool {
 				continue
 			}
 			for _, a := range s.ExtraArgs {
-				if strings.HasPrefix(a.Value, "-backend-config") && strings.Contains(a.Value, "$") {
+				if strings.HasPrefix(a.Value, "-backend-config") && has(a.Value) {
 					return true
 				}
 			}

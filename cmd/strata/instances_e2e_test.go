@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/report"
 )
 
@@ -44,31 +44,7 @@ func regionsRepo(t *testing.T) string {
 // workspace ws, "" when the state holds none.
 func instanceState(t *testing.T, root, dir, ws, resource string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, dir, "terraform.tfstate.d", ws, "terraform.tfstate"))
-	if err != nil {
-		t.Fatalf("state of %s in workspace %s: %v", dir, ws, err)
-	}
-	var st struct {
-		Resources []struct {
-			Name      string `json:"name"`
-			Instances []struct {
-				Attributes struct {
-					Input struct {
-						Value string `json:"value"`
-					} `json:"input"`
-				} `json:"attributes"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range st.Resources {
-		if r.Name == resource && len(r.Instances) > 0 {
-			return r.Instances[0].Attributes.Input.Value
-		}
-	}
-	return ""
+	return testenv.StateFileInputs(t, filepath.Join(root, dir, "terraform.tfstate.d", ws, "terraform.tfstate"))[resource]
 }
 
 // statuses renders a report as "stack unit status", sorted.

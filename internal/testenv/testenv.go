@@ -364,7 +364,16 @@ func StateInput(t testing.TB, dir string) string {
 // state of a root module dir holds, by resource name.
 func StateInputs(t testing.TB, dir string) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
+	return StateFileInputs(t, filepath.Join(dir, "terraform.tfstate"))
+}
+
+// StateFileInputs are the inputs of the terraform_data resources a local
+// state file holds, by resource name: a workspace's is under
+// terraform.tfstate.d/<workspace>/.
+func StateFileInputs(t testing.TB, path string) map[string]string {
+	t.Helper()
+	dir := path
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
