@@ -160,6 +160,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReads -fuzztime 30s ./internal/reads
 	$(GO) test -run '^$$' -fuzz FuzzRestoredRecord -fuzztime 30s ./runstate
 	$(GO) test -run '^$$' -fuzz FuzzParseComment -fuzztime 30s ./controls
+	$(GO) test -run '^$$' -fuzz FuzzRecord -fuzztime 30s ./history
 
 vet:
 	$(GO) vet $(PKGS)

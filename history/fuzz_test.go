@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io/fs"
@@ -87,4 +88,24 @@ func FuzzRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Reading one unit's run leaves the record's bytes as the store holds
+// them: a store may hand out what it keeps (and a fuzz input must not be
+// written to).
+func TestUnitRunsLeavesRecordBytes(t *testing.T) {
+	rec, err := json.Marshal(run("plan", 1, map[string]report.Status{"a": report.StatusPlanned}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := run("plan", 1, nil).ID
+	kept := append([]byte(nil), rec...)
+	h := &History{s: &memStore{files: map[string][]byte{name: rec}}}
+	runs, err := h.UnitRuns(context.Background(), "a@default#default")
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("UnitRuns: %v, %d runs", err, len(runs))
+	}
+	if !bytes.Equal(rec, kept) {
+		t.Errorf("UnitRuns wrote into the record it read:\n%s\nwas\n%s", rec, kept)
+	}
 }

@@ -93,7 +93,9 @@ func (h *History) unitRun(ctx context.Context, name string, key []byte) (*UnitRu
 	// they seem to be.
 	head, _, ok := bytes.Cut(b, []byte(`,"units":[`))
 	var r Record
-	if !ok || json.Unmarshal(append(head, '}'), &r) != nil || r.check(name) != nil {
+	// head is part of b, which the store may hold: closing it goes into
+	// a copy (head[:len(head):len(head)]), never over b's next byte.
+	if !ok || json.Unmarshal(append(head[:len(head):len(head)], '}'), &r) != nil || r.check(name) != nil {
 		full, err := h.readRecord(ctx, name)
 		if err != nil {
 			return nil, err
