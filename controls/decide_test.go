@@ -163,6 +163,26 @@ func TestDecideByStack(t *testing.T) {
 	runDecideCases(t, p, c, tests)
 }
 
+// A control naming a stack with instances (stack_name:prod) holds for
+// every instance (docs/behaviour.md#stack-instances): prod in two regions
+// is applied only by team:sre, each instance alike.
+func TestDecideByStackInstances(t *testing.T) {
+	t.Parallel()
+	cfg := strings.Replace(byStack, "      tag_query: production\n", "      tag_query: production\n      for_each: [us, eu]\n", 1)
+	p := project(t, cfg, "production", "development")
+	c := Compile(p.Config)
+	tests := []decideCase{
+		{"bob may apply neither instance of prod", Apply, "bob", &PullRequest{Name: "PR #5", Merged: true}, map[string]string{
+			"production@us": `bob may not apply production@us: access_control policy "stack_name:prod" lets team:sre apply it`,
+			"production@eu": `bob may not apply production@eu: access_control policy "stack_name:prod" lets team:sre apply it`,
+		}},
+		{"alice may apply both", Apply, "alice", &PullRequest{Name: "PR #5", Merged: true}, map[string]string{
+			"production@us": "ok", "production@eu": "ok", "development@default": "ok",
+		}},
+	}
+	runDecideCases(t, p, c, tests)
+}
+
 func TestDecideRequirements(t *testing.T) {
 	t.Parallel()
 	cfg := `dirs:
