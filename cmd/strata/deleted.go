@@ -107,13 +107,18 @@ func keepDeployed(c *cli.Context, s *session, found []deletedUnit) ([]deletedUni
 
 // removedInstances are the units of stack instances whose key the config's
 // for_each no longer has (docs/behaviour.md#stack-instances): for each dir
-// the run has a unit of a stack in, the records the run state holds of
+// the run has a unit of an instance in, the records the run state holds of
 // that stack's instances the config does not have. They are deleted units
 // whose stack left the config, and whose dir is still there.
 func removedInstances(c *cli.Context, s *session, run *stacks.Run) ([]deletedUnit, error) {
 	bases := map[string]map[string]bool{} // dir -> stacks as written
 	var dirs []string
 	for _, ru := range run.Units {
+		if ru.Stack.Instance == "" {
+			// Only the dirs of instances are looked at: a run of stacks
+			// without for_each reads no run state for this.
+			continue
+		}
 		if bases[ru.Dir] == nil {
 			bases[ru.Dir] = map[string]bool{}
 			dirs = append(dirs, ru.Dir)
