@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"sort"
-	"sync"
 	"time"
 )
 
@@ -49,30 +47,13 @@ func (h *History) UnitRuns(ctx context.Context, id string) ([]UnitRun, error) {
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(names)))
 	key, _ := json.Marshal(id)
-	out := make([]*UnitRun, len(names))
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	for i, name := range names {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = h.unitRun(ctx, name, key)
-		}()
+	read, err := readEach(h, names, func(name string) (*UnitRun, error) { return h.unitRun(ctx, name, key) })
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	var runs []UnitRun
-	for i, r := range out {
-		var bad *badRecord
-		switch {
-		case errors.As(errs[i], &bad):
-			h.warn("%v; skipped it", bad)
-		case errs[i] != nil:
-			return nil, errs[i]
-		case r != nil:
-			runs = append(runs, *r)
-		}
+	runs := make([]UnitRun, len(read))
+	for i, r := range read {
+		runs[i] = *r
 	}
 	return runs, nil
 }

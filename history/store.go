@@ -186,9 +186,15 @@ func (h *History) Runs(ctx context.Context, n int) ([]*Record, error) {
 	if n > 0 && len(names) > n {
 		names = names[:n]
 	}
-	// Records are read a few at a time: decoding, not reading, is what a
-	// large one costs.
-	out := make([]*Record, len(names))
+	return readEach(h, names, func(name string) (*Record, error) { return h.readRecord(ctx, name) })
+}
+
+// readEach reads each named record with read, four at a time: decoding,
+// not reading, is what a large record costs. A record that is not one
+// strata wrote is skipped with a warning naming it, one read gives nil
+// for is left out, and any other error is returned.
+func readEach[T any](h *History, names []string, read func(name string) (*T, error)) ([]*T, error) {
+	out := make([]*T, len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4)
@@ -197,11 +203,11 @@ func (h *History) Runs(ctx context.Context, n int) ([]*Record, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = h.readRecord(ctx, name)
+			out[i], errs[i] = read(name)
 		}()
 	}
 	wg.Wait()
-	recs := make([]*Record, 0, len(out))
+	kept := make([]*T, 0, len(out))
 	for i, r := range out {
 		var bad *badRecord
 		switch {
@@ -209,11 +215,11 @@ func (h *History) Runs(ctx context.Context, n int) ([]*Record, error) {
 			h.warn("%v; skipped it", bad)
 		case errs[i] != nil:
 			return nil, errs[i]
-		default:
-			recs = append(recs, r)
+		case r != nil:
+			kept = append(kept, r)
 		}
 	}
-	return recs, nil
+	return kept, nil
 }
 
 // badRecord is a record that is not one strata wrote.
