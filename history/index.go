@@ -21,16 +21,9 @@ type Index struct {
 
 // RunSummary is one run as `strata history` lists it.
 type RunSummary struct {
-	ID         string                `json:"id"`
-	Run        string                `json:"run,omitempty"`
-	Command    string                `json:"command"`
-	StartedAt  time.Time             `json:"started_at"`
-	FinishedAt time.Time             `json:"finished_at"`
-	Commit     string                `json:"commit,omitempty"`
-	Actor      string                `json:"actor,omitempty"`
-	ExitCode   int                   `json:"exit_code"`
-	Units      int                   `json:"units"`
-	Counts     map[report.Status]int `json:"counts"`
+	Header
+	Units  int                   `json:"units"`
+	Counts map[report.Status]int `json:"counts"`
 }
 
 // UnitStatus is a unit's last recorded status.
@@ -62,8 +55,7 @@ func newIndex() *Index { return &Index{Version: 1, Units: map[string]*UnitStatus
 
 // Summary is the run as the index lists it.
 func (r *Record) Summary() RunSummary {
-	return RunSummary{ID: r.ID, Run: r.Run, Command: r.Command, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Commit: r.Commit,
-		Actor: r.Actor, ExitCode: r.ExitCode, Units: len(r.Units), Counts: r.Counts()}
+	return RunSummary{Header: r.Header, Units: len(r.Units), Counts: r.Counts()}
 }
 
 // settles says a status tells what the unit is now: a unit that did not

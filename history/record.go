@@ -49,6 +49,13 @@ const (
 // Record is one run as the history keeps it.
 type Record struct {
 	Version int `json:"version"`
+	Header
+	Units []Unit `json:"units"`
+}
+
+// Header is what a record and the index's summary of it both say of a
+// run.
+type Header struct {
 	// ID names the record: its start time and the run's ID, so names
 	// sort by when runs started.
 	ID string `json:"id"`
@@ -60,7 +67,6 @@ type Record struct {
 	Commit     string    `json:"commit,omitempty"`
 	Actor      string    `json:"actor,omitempty"`
 	ExitCode   int       `json:"exit_code"`
-	Units      []Unit    `json:"units"`
 }
 
 // Unit is one unit in a run.
@@ -116,8 +122,8 @@ func FromReport(rep *report.Report, meta Meta) *Record {
 		rand.Read(b[:])
 		run = hex.EncodeToString(b[:])
 	}
-	rec := &Record{Version: 1, ID: rep.StartedAt.UTC().Format(stampLayout) + "-" + escape(run), Run: meta.Run, Command: rep.Command,
-		StartedAt: rep.StartedAt.UTC(), FinishedAt: rep.FinishedAt.UTC(), Commit: meta.Commit, Actor: meta.Actor, ExitCode: rep.ExitCode,
+	rec := &Record{Version: 1, Header: Header{ID: rep.StartedAt.UTC().Format(stampLayout) + "-" + escape(run), Run: meta.Run, Command: rep.Command,
+		StartedAt: rep.StartedAt.UTC(), FinishedAt: rep.FinishedAt.UTC(), Commit: meta.Commit, Actor: meta.Actor, ExitCode: rep.ExitCode},
 		Units: make([]Unit, 0, len(rep.Units))}
 	for _, u := range rep.Units {
 		hu := Unit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack, Status: u.Status,

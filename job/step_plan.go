@@ -78,12 +78,12 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 			return true
 		}
 		j.ur.Masker.Add(v.Secrets...)
-		j.res.UnknownOutputs = unknownOutputs(v.Outputs)
+		j.res.UnknownOutputs = UnknownOutputs(v.Outputs)
 	case j.res.HasChanges:
 		// Which outputs it leaves unknown, from the file alone: no
 		// engine start for what only a deferred consumer's reason uses.
 		if v, err := readPlanFile(j.ur.PlanFile); err == nil {
-			j.res.UnknownOutputs = unknownOutputs(v.Outputs)
+			j.res.UnknownOutputs = UnknownOutputs(v.Outputs)
 		}
 	}
 	j.failed(ctx, report.StepShow, j.showText(ctx, env))
@@ -397,9 +397,9 @@ func (j *job) writePlanJSON(dir string, planJSON []byte) error {
 	return atomicfile.Write(path, planJSON, 0o600)
 }
 
-// unknownOutputs are the names of the outputs a plan leaves unknown until
+// UnknownOutputs are the names of the outputs a plan leaves unknown until
 // it is applied, in order.
-func unknownOutputs(outs map[string]PlannedOutput) []string {
+func UnknownOutputs(outs map[string]PlannedOutput) []string {
 	var names []string
 	for n, o := range outs {
 		if !o.Known {

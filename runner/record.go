@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/internal/textbudget"
+	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
 )
@@ -45,14 +46,7 @@ func unknownOutputsOf(ur *unitRun) []string {
 	if ur.planned == nil {
 		return slices.Clone(ur.unknownOutputs)
 	}
-	var out []string
-	for name, po := range ur.planned {
-		if !po.Known {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return job.UnknownOutputs(ur.planned)
 }
 
 // cutWarnings bounds each of a unit's warnings, which may quote what

@@ -263,7 +263,18 @@ func (r *runState) unknownFor(ur, c *unitRun) []string {
 // outputs, the values ur's plan leaves unknown: such a consumer is
 // deferred, to plan once ur is applied (docs/behaviour.md#deferred-units),
 // and says so when it stays waiting and when it plans after the apply.
-func (r *runState) markDeferred(ur *unitRun) {
+func (r *runState) markDeferred(ur *unitRun) { r.noteUnknown(ur, true) }
+
+// markContinued notes, on each consumer waiting for producer ur, which
+// of the values it reads ur's plan left unknown until ur's apply by an
+// earlier job of the CI run: the consumer, planned now, says it was
+// deferred and planned after that apply (docs/behaviour.md#deferred-units).
+func (r *runState) markContinued(ur *unitRun) { r.noteUnknown(ur, false) }
+
+// noteUnknown notes on ur's waiting consumers the values they read that
+// ur's plan leaves unknown; waiting says ur is not applied yet, so that a
+// consumer still waiting at the end is deferred on them.
+func (r *runState) noteUnknown(ur *unitRun, waiting bool) {
 	if ur.planned == nil && ur.unknownOutputs == nil || r.destroying() || !r.policy.FeedsReaders {
 		return
 	}
@@ -276,33 +287,15 @@ func (r *runState) markDeferred(ur *unitRun) {
 		if len(unknown) == 0 {
 			continue
 		}
-		verb := "is"
-		if len(unknown) > 1 {
-			verb = "are"
+		if waiting {
+			verb := "is"
+			if len(unknown) > 1 {
+				verb = "are"
+			}
+			c.unknown = append(c.unknown, fmt.Sprintf("%s %s unknown until %s is applied", strings.Join(unknown, ", "), verb, ur.Spec.Name()))
 		}
-		c.unknown = append(c.unknown, fmt.Sprintf("%s %s unknown until %s is applied", strings.Join(unknown, ", "), verb, ur.Spec.Name()))
 		c.deferredOn = append(c.deferredOn, unknown...)
 		c.deferredBy = append(c.deferredBy, ur)
-	}
-}
-
-// markContinued notes, on each consumer waiting for producer ur, which
-// of the values it reads ur's plan left unknown until ur's apply by an
-// earlier job of the CI run: the consumer, planned now, says it was
-// deferred and planned after that apply (docs/behaviour.md#deferred-units).
-func (r *runState) markContinued(ur *unitRun) {
-	if len(ur.unknownOutputs) == 0 || r.destroying() || !r.policy.FeedsReaders {
-		return
-	}
-	for _, e := range ur.out {
-		c := e.to
-		if !e.plan || !e.data || c.phase != phaseWaitPlan || c.hidden() || slices.Contains(c.deferredBy, ur) {
-			continue
-		}
-		if unknown := r.unknownFor(ur, c); len(unknown) > 0 {
-			c.deferredOn = append(c.deferredOn, unknown...)
-			c.deferredBy = append(c.deferredBy, ur)
-		}
 	}
 }
 

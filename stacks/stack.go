@@ -358,19 +358,25 @@ func (p *Project) assign(c *config.Collector) {
 				continue
 			}
 		}
-		if distinctBases(m) > 1 && !allow {
+		bases := distinctBases(m)
+		if bases > 1 && !allow {
+			// The first stack keeps the dirspace, with all its instances;
+			// the error points at the next stack's tag query.
+			first := m[0].baseName()
+			next := m[slices.IndexFunc(m, func(s *Stack) bool { return s.baseName() != first })]
 			names := stackNames(m)
-			c.Errorf(m[1].Def.TagQuery.Pos, "stacks.names."+m[1].Name+".tag_query",
+			c.Errorf(next.Def.TagQuery.Pos, "stacks.names."+next.baseName()+".tag_query",
 				"dirspace %s matches stacks %s; expected one stack per dirspace: narrow the tag queries, or set stacks.allow_workspace_in_multiple_stacks: true",
 				ds.ID(), strings.Join(names, ", "))
-			m = m[:1]
+			m = slices.DeleteFunc(slices.Clone(m), func(s *Stack) bool { return s.baseName() != first })
+			bases = 1
 		}
 		for _, s := range m {
-			u := &Unit{Dirspace: ds, Stack: s, Shared: distinctBases(m) > 1}
+			u := &Unit{Dirspace: ds, Stack: s}
 			if s.Instance != "" {
 				u = instanceUnit(ds, s)
-				u.Shared = distinctBases(m) > 1
 			}
+			u.Shared = bases > 1
 			p.Units = append(p.Units, u)
 			s.Units = append(s.Units, u)
 			p.unitsOf[ds.Dir] = append(p.unitsOf[ds.Dir], u)

@@ -128,27 +128,13 @@ func removedInstances(c *cli.Context, s *session, run *stacks.Run) ([]deletedUni
 	if len(dirs) == 0 {
 		return nil, nil
 	}
-	var st *objstore.Store
-	if url := c.String("state"); url != "" {
-		var err error
-		if st, err = openBucket(c, url); err != nil {
-			return nil, err
-		}
-		defer st.Close()
+	recorded, err := recordedUnits(c, s, dirs)
+	if err != nil {
+		return nil, err
 	}
 	var out []deletedUnit
-	for _, dir := range dirs {
-		var recs []runstate.RecordedUnit
-		var err error
-		if st != nil {
-			recs, err = runstate.RecordedInBucket(c.Context, st, dir)
-		} else {
-			recs, err = runstate.RecordedLocal(stateDirOf(c, s), dir)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("the run state of %s: %w", dir, err)
-		}
-		for _, r := range recs {
+	for i, dir := range dirs {
+		for _, r := range recorded[i] {
 			base, key, ok := config.SplitInstance(r.Stack)
 			if !ok || key == "" || !bases[dir][base] {
 				continue
@@ -158,6 +144,33 @@ func removedInstances(c *cli.Context, s *session, run *stacks.Run) ([]deletedUni
 			}
 			gone := stacks.DeletedUnit{Dir: dir, Workspace: r.Workspace, Stack: &stacks.Stack{Name: r.Stack, Base: base, Instance: key}, Commit: "HEAD"}
 			out = append(out, deletedUnit{DeletedUnit: gone, leftConfig: true, instanceRemoved: true})
+		}
+	}
+	return out, nil
+}
+
+// recordedUnits lists, for each of dirs, the units the run state holds
+// records of: in the --state bucket when there is one, else in the
+// state dir.
+func recordedUnits(c *cli.Context, s *session, dirs []string) ([][]runstate.RecordedUnit, error) {
+	var st *objstore.Store
+	if url := c.String("state"); url != "" && len(dirs) > 0 {
+		var err error
+		if st, err = openBucket(c, url); err != nil {
+			return nil, err
+		}
+		defer st.Close()
+	}
+	out := make([][]runstate.RecordedUnit, len(dirs))
+	for i, dir := range dirs {
+		var err error
+		if st != nil {
+			out[i], err = runstate.RecordedInBucket(c.Context, st, dir)
+		} else {
+			out[i], err = runstate.RecordedLocal(stateDirOf(c, s), dir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the run state of %s: %w", dir, err)
 		}
 	}
 	return out, nil
@@ -183,26 +196,16 @@ func recordedDeleted(c *cli.Context, s *session, deleted []stacks.DeletedUnit) (
 			out = append(out, deletedUnit{DeletedUnit: d})
 		}
 	}
-	var st *objstore.Store
-	if url := c.String("state"); url != "" && len(dirs) > 0 {
-		var err error
-		if st, err = openBucket(c, url); err != nil {
-			return nil, err
-		}
-		defer st.Close()
+	names := make([]string, len(dirs))
+	for i, d := range dirs {
+		names[i] = d.Dir
 	}
-	for _, d := range dirs {
-		var recs []runstate.RecordedUnit
-		var err error
-		if st != nil {
-			recs, err = runstate.RecordedInBucket(c.Context, st, d.Dir)
-		} else {
-			recs, err = runstate.RecordedLocal(stateDirOf(c, s), d.Dir)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("the run state of %s: %w", d.Dir, err)
-		}
-		for _, r := range recs {
+	recorded, err := recordedUnits(c, s, names)
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range dirs {
+		for _, r := range recorded[i] {
 			if have[key(d.Dir, r.Workspace, r.Stack)] {
 				continue
 			}
