@@ -63,40 +63,41 @@ func costProcess(in *stepInput, c *Cost, file string, out *bytes.Buffer) process
 	return p
 }
 
-// estimateCost runs infracost on the plan's JSON; a failure is the
-// unit's warning, never its failure: a cost is information.
-func (j *job) estimateCost(ctx context.Context, planJSON []byte) {
-	c := j.run.Cost
+// estimateCost runs infracost on the plan's JSON and returns the cost
+// (nil when none is asked for); a failure is the unit's warning, never
+// its failure: a cost is information.
+func (in *stepInput) estimateCost(ctx context.Context, planJSON []byte) (cost *report.CostReport) {
+	c := in.run.Cost
 	if c == nil || c.path == "" {
-		return
+		return nil
 	}
 	fail := func(err error) {
-		msg := j.ur.Masker.Mask(ErrorText(err))
-		j.res.Cost = &report.CostReport{Currency: c.Currency, Error: msg}
-		j.run.Console.Warn(j.ur.Spec.Name(), "no cost estimated: "+msg)
+		msg := in.ur.Masker.Mask(ErrorText(err))
+		cost = &report.CostReport{Currency: c.Currency, Error: msg}
+		in.run.Console.Warn(in.ur.Spec.Name(), "no cost estimated: "+msg)
 	}
-	file := filepath.Join(j.ur.TmpDir, "plan-cost.json")
+	file := filepath.Join(in.ur.TmpDir, "plan-cost.json")
 	if err := os.WriteFile(file, planJSON, 0o600); err != nil {
 		fail(err)
-		return
+		return cost
 	}
 	defer os.Remove(file)
 	var out bytes.Buffer
-	p := costProcess(j.in.forStep(stacks.RunStep{}, "cost estimate", StepCost), c, file, &out)
-	step, err := j.in.exec.process(ctx, p)
-	j.res.Steps = append(j.res.Steps, step)
+	p := costProcess(in.forStep(stacks.RunStep{}, "cost estimate", StepCost), c, file, &out)
+	step, err := in.exec.process(ctx, p)
+	*in.reports = append(*in.reports, step)
 	if err != nil {
 		fail(err)
-		return
+		return cost
 	}
 	if out.Len() > maxCostOutput {
 		fail(fmt.Errorf("infracost wrote over %d MB", maxCostOutput>>20))
-		return
+		return cost
 	}
 	var b breakdown
 	if err := json.Unmarshal(out.Bytes(), &b); err != nil {
 		fail(fmt.Errorf("reading infracost's JSON: %w", err))
-		return
+		return cost
 	}
 	rep := &report.CostReport{Currency: b.Currency}
 	if rep.Currency == "" {
@@ -112,9 +113,9 @@ func (j *job) estimateCost(ctx context.Context, planJSON []byte) {
 		v, err := strconv.ParseFloat(*f.s, 64)
 		if err != nil {
 			fail(fmt.Errorf("reading infracost's JSON: %q is not an amount", *f.s))
-			return
+			return cost
 		}
 		*f.dst = v
 	}
-	j.res.Cost = rep
+	return rep
 }

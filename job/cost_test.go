@@ -75,8 +75,7 @@ func TestEstimateCost(t *testing.T) {
 			j.ur.TmpDir = t.TempDir()
 			j.ur.Masker.Add("hunter22")
 			j.run.Cost = &Cost{Currency: "USD", path: "/t/infracost"}
-			j.estimateCost(context.Background(), []byte(`{"format_version":"1.2"}`))
-			got := j.res.Cost
+			got := j.in.estimateCost(context.Background(), []byte(`{"format_version":"1.2"}`))
 			if got == nil {
 				t.Fatal("no cost")
 			}
@@ -104,10 +103,9 @@ func TestEstimateCost(t *testing.T) {
 	var out bytes.Buffer
 	x := &fakeExec{}
 	j := testJob(t, workflowYML, x, &out)
-	j.estimateCost(context.Background(), nil)
+	none := j.in.estimateCost(context.Background(), nil)
 	j.run.Cost = &Cost{Currency: "USD"}
-	j.estimateCost(context.Background(), nil)
-	if j.res.Cost != nil || len(x.procs) != 0 {
-		t.Errorf("no estimator, or no infracost: %+v, %d processes", j.res.Cost, len(x.procs))
+	if c := j.in.estimateCost(context.Background(), nil); none != nil || c != nil || len(x.procs) != 0 {
+		t.Errorf("no estimator, or no infracost: %+v %+v, %d processes", none, c, len(x.procs))
 	}
 }

@@ -119,7 +119,7 @@ func (l *lockFiles) finish(key string, r *lockResult, data []byte, from string, 
 // platforms the repository declares for it when none is given, and the
 // CLI config's mirror when no mirror is given (the engine's lock command
 // reads no provider_installation).
-func (j *job) lockArgs(given engineargs.LockArgs, platforms []string, stepEnv map[string]string) (engineargs.LockArgs, error) {
+func (in *stepInput) lockArgs(given engineargs.LockArgs, platforms []string, stepEnv map[string]string) (engineargs.LockArgs, error) {
 	a := given
 	var err error
 	if len(a.Platforms) == 0 {
@@ -128,11 +128,11 @@ func (j *job) lockArgs(given engineargs.LockArgs, platforms []string, stepEnv ma
 	if a.FSMirror != "" || a.NetMirror != "" {
 		return a, nil
 	}
-	env := j.in.engineEnv(stepEnv)
+	env := in.engineEnv(stepEnv)
 	if _, ok := env["HOME"]; !ok {
 		env["HOME"], _ = os.UserHomeDir()
 	}
-	a.FSMirror, a.NetMirror, err = engines.LockMirror(engines.CLIConfigFile(j.ur.Engine.Name, env))
+	a.FSMirror, a.NetMirror, err = engines.LockMirror(engines.CLIConfigFile(in.ur.Engine.Name, env))
 	return a, err
 }
 
@@ -141,8 +141,8 @@ func (j *job) lockArgs(given engineargs.LockArgs, platforms []string, stepEnv ma
 // constraints, and what else the caller names. ok is false when the
 // requirements cannot be known without init (a registry or remote
 // module) or there are none (only the builtin provider).
-func (j *job) inputsKey(kind string, more any) (key string, ok bool) {
-	req, err := engines.ProviderRequirements(j.ur.Dir, j.ur.Engine.RegistryHost(), j.ur.Engine.ModuleReader(j.run.Project.ModuleAt))
+func (in *stepInput) inputsKey(kind string, more any) (key string, ok bool) {
+	req, err := engines.ProviderRequirements(in.ur.Dir, in.ur.Engine.RegistryHost(), in.ur.Engine.ModuleReader(in.run.Project.ModuleAt))
 	if err != nil || len(req) == 0 {
 		return "", false
 	}
@@ -150,7 +150,7 @@ func (j *job) inputsKey(kind string, more any) (key string, ok bool) {
 		Engine, Version string
 		Requires        map[string][]string
 		More            any
-	}{j.ur.Engine.Name, j.ur.Engine.Version.String(), req, more})
+	}{in.ur.Engine.Name, in.ur.Engine.Version.String(), req, more})
 	if err != nil {
 		return "", false
 	}
@@ -161,29 +161,29 @@ func (j *job) inputsKey(kind string, more any) (key string, ok bool) {
 // lock brings the unit's lock file to what the engine's lock command
 // writes for args: the lock file another unit's command wrote for the
 // same inputs in this run, else the command run here.
-func (j *job) lock(ctx context.Context, args engineargs.LockArgs, stepEnv map[string]string) error {
-	path := filepath.Join(j.ur.Dir, lockFileName)
+func (in *stepInput) lock(ctx context.Context, args engineargs.LockArgs, stepEnv map[string]string) error {
+	path := filepath.Join(in.ur.Dir, lockFileName)
 	before, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	key, ok := j.inputsKey("lock", struct {
+	key, ok := in.inputsKey("lock", struct {
 		Args engineargs.LockArgs
 		Lock []byte
 	}{args, before})
 	if !ok {
-		return j.lockHere(ctx, args, stepEnv)
+		return in.lockHere(ctx, args, stepEnv)
 	}
-	r, mine, err := j.run.lockFiles.claim(ctx, key)
+	r, mine, err := in.run.lockFiles.claim(ctx, key)
 	if err != nil {
 		return err
 	}
 	if !mine {
-		return j.lockCopy(path, before, r)
+		return in.lockCopy(path, before, r)
 	}
-	err = j.lockHere(ctx, args, stepEnv)
+	err = in.lockHere(ctx, args, stepEnv)
 	data, rerr := os.ReadFile(path)
-	j.run.lockFiles.finish(key, r, data, j.ur.Spec.Name(), err == nil && rerr == nil)
+	in.run.lockFiles.finish(key, r, data, in.ur.Spec.Name(), err == nil && rerr == nil)
 	return cmp.Or(err, rerr)
 }
 
@@ -194,22 +194,22 @@ func (in *stepInput) lockInvocation(args engineargs.LockArgs, own map[string]str
 }
 
 // lockHere runs the engine's lock command in the unit.
-func (j *job) lockHere(ctx context.Context, args engineargs.LockArgs, stepEnv map[string]string) error {
-	_, err := j.step(ctx, report.StepLock, j.in.lockInvocation(args, stepEnv), true)
+func (in *stepInput) lockHere(ctx context.Context, args engineargs.LockArgs, stepEnv map[string]string) error {
+	_, err := in.step(ctx, report.StepLock, in.lockInvocation(args, stepEnv), true)
 	return err
 }
 
 // lockCopy writes the lock file another unit's lock command wrote for the
 // same inputs, as a step of its own.
-func (j *job) lockCopy(path string, before []byte, r *lockResult) error {
-	started := j.run.Now()
+func (in *stepInput) lockCopy(path string, before []byte, r *lockResult) error {
+	started := in.run.Now()
 	var err error
 	if !bytes.Equal(before, r.data) {
 		err = atomicfile.Write(path, r.data, 0o644)
 	}
-	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil})
+	*in.reports = append(*in.reports, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: in.run.Now(), OK: err == nil})
 	if err == nil {
-		j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("lock file as the engine wrote it for %s, whose providers and lock file are the same", r.from))
+		in.run.Console.UnitNote(in.ur.Spec.Name(), fmt.Sprintf("lock file as the engine wrote it for %s, whose providers and lock file are the same", r.from))
 	}
 	return err
 }
@@ -217,9 +217,9 @@ func (j *job) lockCopy(path string, before []byte, r *lockResult) error {
 // providersLock is the job of strata providers lock: the lock command
 // with the platforms the repository declares for the unit.
 func (j *job) providersLock(ctx context.Context) {
-	args, err := j.lockArgs(j.run.EngineArgs.Lock, j.run.Project.LockPlatforms(), nil)
+	args, err := j.in.lockArgs(j.run.EngineArgs.Lock, j.run.Project.LockPlatforms(), nil)
 	if err == nil {
-		err = j.lock(ctx, args, nil)
+		err = j.in.lock(ctx, args, nil)
 	}
 	j.failed(ctx, report.StepLock, err)
 }
@@ -228,23 +228,23 @@ func (j *job) providersLock(ctx context.Context) {
 // init just wrote (before is the lock file before it; nil when there was
 // none), in the init step's environment (stepEnv: its mirror, its
 // registry tokens). A lock file the init left alone is left alone.
-func (j *job) completeLock(ctx context.Context, before []byte, hadLock bool, stepEnv map[string]string) error {
-	platforms := j.run.Project.LockPlatforms()
+func (in *stepInput) completeLock(ctx context.Context, before []byte, hadLock bool, stepEnv map[string]string) error {
+	platforms := in.run.Project.LockPlatforms()
 	if len(platforms) == 0 {
 		return nil
 	}
-	after, err := os.ReadFile(filepath.Join(j.ur.Dir, lockFileName))
+	after, err := os.ReadFile(filepath.Join(in.ur.Dir, lockFileName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // only the builtin provider: no lock file
 	}
 	if err != nil || (hadLock && bytes.Equal(before, after)) {
 		return err
 	}
-	args, err := j.lockArgs(engineargs.LockArgs{}, platforms, stepEnv)
+	args, err := in.lockArgs(engineargs.LockArgs{}, platforms, stepEnv)
 	if err != nil {
 		return err
 	}
-	return j.lock(ctx, args, stepEnv)
+	return in.lock(ctx, args, stepEnv)
 }
 
 // seedLock lets a unit with no lock file take the one another unit's init
@@ -257,9 +257,9 @@ func (j *job) completeLock(ctx context.Context, before []byte, hadLock bool, ste
 // ended, ok saying whether it ended well. Without a lock file to share
 // (a lock file already there, -upgrade, a registry or remote module, only
 // the builtin provider), done does nothing.
-func (j *job) seedLock(ctx context.Context, args engineargs.InitArgs, env map[string]string) (done func(ok bool)) {
+func (in *stepInput) seedLock(ctx context.Context, args engineargs.InitArgs, env map[string]string) (done func(ok bool)) {
 	noop := func(bool) {}
-	path := filepath.Join(j.ur.Dir, lockFileName)
+	path := filepath.Join(in.ur.Dir, lockFileName)
 	if _, err := os.Lstat(path); args.Upgrade || !errors.Is(err, fs.ErrNotExist) {
 		return noop
 	}
@@ -267,31 +267,31 @@ func (j *job) seedLock(ctx context.Context, args engineargs.InitArgs, env map[st
 	// differ only in their -backend-config share one lock file.
 	sel := args
 	sel.BackendConfig, sel.Backend, sel.Reconfigure, sel.ForceCopy = nil, nil, false, false
-	key, ok := j.inputsKey("seed", struct {
+	key, ok := in.inputsKey("seed", struct {
 		CLIConfig, Cache string
 		Init, Platforms  []string
-	}{env["TF_CLI_CONFIG_FILE"], env["TF_PLUGIN_CACHE_DIR"], sel.Flags(), j.run.Project.LockPlatforms()})
+	}{env["TF_CLI_CONFIG_FILE"], env["TF_PLUGIN_CACHE_DIR"], sel.Flags(), in.run.Project.LockPlatforms()})
 	if !ok {
 		return noop
 	}
-	r, mine, err := j.run.lockFiles.claim(ctx, key)
+	r, mine, err := in.run.lockFiles.claim(ctx, key)
 	switch {
 	case err != nil:
 		return noop
 	case mine:
 		return func(ok bool) {
 			data, err := os.ReadFile(path)
-			j.run.lockFiles.finish(key, r, data, j.ur.Spec.Name(), ok && err == nil)
+			in.run.lockFiles.finish(key, r, data, in.ur.Spec.Name(), ok && err == nil)
 		}
 	}
-	j.takeLock(path, r)
+	in.takeLock(path, r)
 	return noop
 }
 
 // takeLock writes the lock file another unit's init wrote, unless one
 // appeared meanwhile.
-func (j *job) takeLock(path string, r *lockResult) {
-	started := j.run.Now()
+func (in *stepInput) takeLock(path string, r *lockResult) {
+	started := in.run.Now()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return
@@ -305,6 +305,6 @@ func (j *job) takeLock(path string, r *lockResult) {
 		os.Remove(path)
 		return
 	}
-	j.res.Steps = append(j.res.Steps, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: j.run.Now(), OK: true})
-	j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("lock file as %s's init wrote it, whose providers are the same: the init reads them from the plugin cache", r.from))
+	*in.reports = append(*in.reports, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: in.run.Now(), OK: true})
+	in.run.Console.UnitNote(in.ur.Spec.Name(), fmt.Sprintf("lock file as %s's init wrote it, whose providers are the same: the init reads them from the plugin cache", r.from))
 }

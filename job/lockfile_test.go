@@ -72,7 +72,7 @@ func TestLockCopy(t *testing.T) {
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
 	path := filepath.Join(j.ur.Dir, lockFileName)
 	r := &lockResult{data: []byte("# lock\n"), from: "app", ok: true}
-	if err := j.lockCopy(path, nil, r); err != nil {
+	if err := j.in.lockCopy(path, nil, r); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "# lock\n" {
@@ -92,11 +92,11 @@ func TestTakeLock(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
 	path := filepath.Join(j.ur.Dir, lockFileName)
-	j.takeLock(path, &lockResult{data: []byte("seeded"), from: "app"})
+	j.in.takeLock(path, &lockResult{data: []byte("seeded"), from: "app"})
 	if b, _ := os.ReadFile(path); string(b) != "seeded" || len(j.res.Steps) != 1 {
 		t.Errorf("lock file %q, steps %+v", b, j.res.Steps)
 	}
-	j.takeLock(path, &lockResult{data: []byte("other"), from: "db"})
+	j.in.takeLock(path, &lockResult{data: []byte("other"), from: "db"})
 	if b, _ := os.ReadFile(path); string(b) != "seeded" || len(j.res.Steps) != 1 {
 		t.Errorf("a lock file there was replaced: %q", b)
 	}

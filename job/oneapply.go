@@ -63,7 +63,7 @@ func (j *job) planApply(ctx context.Context) {
 		j.review(false)
 		return
 	}
-	if j.failed(ctx, "setup", j.workflowEnvironment()) {
+	if j.failed(ctx, "setup", j.in.workflowEnvironment()) {
 		return
 	}
 	for i, st := range steps {
@@ -94,7 +94,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	if j.failed(ctx, report.StepPlan, err) {
 		return
 	}
-	pc, step, err := j.preparePlanCall(ctx, req)
+	pc, step, err := j.in.preparePlanCall(ctx, req)
 	if j.failed(ctx, step, err) {
 		return
 	}
@@ -103,7 +103,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 		// Flags one apply cannot take (a destroy or refresh-only plan, one
 		// terraform-exec cannot express) keep the usual plan; what was
 		// computed for it is not computed again.
-		j.fold(ctx, in, planOutput(j.enginePlan(ctx, req)))
+		j.fold(ctx, in, planOutput(j.in.enginePlan(ctx, req)))
 		return
 	}
 	env, varFile, args := pc.env, pc.varFile, pc.args
@@ -115,7 +115,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	os.Remove(j.ur.PlanFile)
 	var onPlan func()
 	if f := j.run.Applying; f != nil {
-		u, digest := j.ur.Spec, j.res.Digest
+		u, digest := j.ur.Spec, j.in.memo.digest
 		onPlan = func() {
 			// The engine goes on meanwhile: a record that fails is a
 			// warning, not a reason to stop an apply under way.
@@ -124,7 +124,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 			}
 		}
 	}
-	o, err := j.step(ctx, report.StepApply, in.applyNowInvocation(env, varFile, args, onPlan), false)
+	o, err := j.in.step(ctx, report.StepApply, in.applyNowInvocation(env, varFile, args, onPlan), false)
 	result := report.StatusApplied
 	switch {
 	case ctx.Err() != nil && err != nil:
@@ -139,7 +139,7 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	case err != nil || o.HasChanges || j.ur.ForceApply:
 		// As the two calls would: an apply is recorded when one ran
 		// (a plan with no changes is never applied).
-		serr = j.recordApply(ctx, runstate.ApplyRecord{Digest: j.res.Digest, Result: result,
+		serr = j.in.recordApply(ctx, runstate.ApplyRecord{Digest: j.in.memo.digest, Result: result,
 			ChangedOutputs: o.ChangedOutputs, OutputsKnown: o.OutputsKnown}, !wholePlan(args))
 	case wholePlan(args):
 		// Nothing to change: recorded as a plan with no changes is.

@@ -16,7 +16,7 @@ import (
 // when they were last read, else with the engine (output -json, as a step
 // of the producer), then recorded (docs/behaviour.md#outputs-without-init).
 func (j *job) readOutputs(ctx context.Context) {
-	args, stepEnv, err := j.unitInit()
+	args, stepEnv, err := j.in.unitInit()
 	if err != nil {
 		j.res.ProducedErr = err
 		return
@@ -37,15 +37,15 @@ func (j *job) readOutputs(ctx context.Context) {
 // it (an apply, or a read of a producer's outputs): the init of this
 // command when there was one, else the init step of the unit's plan
 // workflow, with its extra_args (a backend's -backend-config) and env.
-func (j *job) unitInit() (engineargs.InitArgs, map[string]string, error) {
-	if j.ur.Inited {
-		return j.ur.InitArgs, nil, nil
+func (in *stepInput) unitInit() (engineargs.InitArgs, map[string]string, error) {
+	if in.ur.Inited {
+		return in.ur.InitArgs, nil, nil
 	}
-	if err := j.workflowEnvironment(); err != nil {
+	if err := in.workflowEnvironment(); err != nil {
 		return engineargs.InitArgs{}, nil, err
 	}
-	st := j.run.initSteps(j.ur)[0]
-	ea, env, err := j.in.forStep(st, report.StepPlan+" step ("+report.StepInit+")", report.StepInit).engineStep(command.Init)
+	st := in.run.initSteps(in.ur)[0]
+	ea, env, err := in.forStep(st, report.StepPlan+" step ("+report.StepInit+")", report.StepInit).engineStep(command.Init)
 	return ea.Init, env, err
 }
 

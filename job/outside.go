@@ -29,11 +29,11 @@ func (r *Run) Prepare(ctx context.Context, ur *Unit, init bool) error {
 // function that removes it.
 func (r *Run) WriteVarFile(ur *Unit) (string, func(), error) {
 	j := newJob(r, ur)
-	content, err := j.prepareInputs()
+	content, err := j.in.prepareInputs()
 	if err != nil {
 		return "", func() {}, err
 	}
-	return j.writeVarFile(content)
+	return j.in.writeVarFile(content)
 }
 
 // ReadOutputs reads a unit's outputs as they stand (init when needed, its
@@ -56,5 +56,5 @@ func (r *Run) AppliedAsNow(ur *Unit) bool {
 		return false
 	}
 	us, err := r.State.ReadUnit(ur.Spec)
-	return err == nil && us.Apply != nil && us.Apply.Result == report.StatusApplied && us.Apply.Digest == j.res.Digest
+	return err == nil && us.Apply != nil && us.Apply.Result == report.StatusApplied && us.Apply.Digest == j.in.memo.digest
 }

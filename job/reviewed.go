@@ -209,10 +209,10 @@ func (j *job) appliedEarlier(ctx context.Context, saved *runstate.PlanRecord) {
 	if j.run.Destroying {
 		result = report.StatusDestroyed
 	}
-	err := j.recordApply(ctx, saved.Applied(result), saved.Partial)
+	err := j.in.recordApply(ctx, saved.Applied(result), saved.Partial)
 	os.Remove(j.ur.PlanFile)
 	j.res.AppliedEarlier = true
-	j.res.HasChanges, j.res.Changes, j.res.Digest, j.res.ChangeSet = saved.HasChanges, saved.Changes, saved.Digest, saved.ChangeSet
+	j.res.HasChanges, j.res.Changes, j.in.memo.digest, j.res.ChangeSet = saved.HasChanges, saved.Changes, saved.Digest, saved.ChangeSet
 	j.res.ChangedOutputs, j.res.OutputsKnown = saved.ChangedOutputs, saved.KnowsOutputs()
 	j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("the new plan has no changes: the state already holds the saved plan's changes (%s), applied earlier", saved.Changes))
 	j.failed(ctx, report.StepState, err)

@@ -243,12 +243,12 @@ func TestTakeReviewed(t *testing.T) {
 func TestAppliedEarlier(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
-	j.res.Digest = "d1"
+	j.in.memo.digest = "d1"
 	savedPlan(t, j, testClock(), nil)
 	us, _ := j.run.State.ReadUnit(j.ur.Spec)
-	j.res.Digest, j.res.HasChanges = "d2", false
+	j.in.memo.digest, j.res.HasChanges = "d2", false
 	j.appliedEarlier(context.Background(), us.Plan)
-	if !j.res.AppliedEarlier || !j.res.HasChanges || j.res.Digest != "d1" || j.res.Changes != (report.Changes{Add: 1}) || j.res.Err != nil {
+	if !j.res.AppliedEarlier || !j.res.HasChanges || j.in.memo.digest != "d1" || j.res.Changes != (report.Changes{Add: 1}) || j.res.Err != nil {
 		t.Errorf("result = %+v", j.res)
 	}
 	after, err := j.run.State.ReadUnit(j.ur.Spec)

@@ -101,6 +101,7 @@ func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, readsOutputs func(app
 		(applied || (!j.res.HasChanges && !ur.ForceApply)) && readsOutputs(applied, &j.res) {
 		j.readOutputs(ctx)
 	}
+	j.res.Digest = j.in.memo.digest
 	return j.res
 }
 

@@ -100,11 +100,30 @@ type stepInput struct {
 	// Now is the run's clock.
 	Now func() time.Time
 
+	// Gates are the gates earlier steps raised, which a saved plan's
+	// record keeps (docs/controls.md#gates).
+	Gates []report.Gate
+
 	// exec runs the processes and OIDC exchanges a step builds; engine
-	// runs what the engine's kinds build (init, plan, apply) in the
-	// unit's job (nil for hooks).
+	// the engine's calls of the engine's kinds (init, plan, apply).
 	exec   stepExec
 	engine engineSteps
+	// run is the run's fixed context and ur the unit, which the engine's
+	// kinds (init, plan, apply) read and run their calls in (nil for
+	// hooks); memo is the unit's content digest, computed once for the
+	// same inputs; reports is where the engine calls' step reports go:
+	// the step's own, returned in its output, or for the job's own calls
+	// the job's result.
+	run     *Run
+	ur      *Unit
+	memo    *digestMemo
+	reports *[]report.StepReport
+}
+
+// digestMemo is a unit's content digest and what it was computed from
+// (prepareInputsWith).
+type digestMemo struct {
+	key, digest string
 }
 
 // stepOutput is what a step returns: its reports, its failure, and what
@@ -137,18 +156,22 @@ type stepExec interface {
 	credentials(ctx context.Context, st *config.OIDCStep, env map[string]string) (*oidc.Credentials, error)
 }
 
-// engineSteps runs what the engine's step kinds built: an init, a plan,
-// an apply, which read and write the unit's run state. Each returns what
-// it did (an init its failure, a plan what it learnt, an apply what it
-// applied and how it ended), which its step returns and the job folds
+// engineSteps runs what the engine's step kinds built (an init, a plan,
+// an apply) in the step's input, and returns what each did: an init its
+// failure, a plan what it learnt, an apply what it applied and how it
+// ended. The step returns that as its output and the job folds it
 // (docs/architecture.md#a-units-job); what follows an apply that failed
-// (a retry, the stale plan made again, the review of the new plan) the
-// job decides from that value.
+// (a retry, the stale plan made again) the job decides from it. Its one
+// implementation is unitEngine; tests stand in for it.
 type engineSteps interface {
-	engineInit(ctx context.Context, req initRequest) error
-	enginePlan(ctx context.Context, req planRequest) *planResult
-	engineApply(ctx context.Context, req applyRequest) applyResult
+	init(ctx context.Context, in *stepInput, req initRequest) error
+	plan(ctx context.Context, in *stepInput, req planRequest) *planResult
+	apply(ctx context.Context, in *stepInput, req applyRequest) applyResult
 }
+
+// unitEngine runs the engine's calls of a unit's steps: each method is in
+// its kind's file (step_init.go, step_plan.go, step_apply.go).
+type unitEngine struct{}
 
 // credentials exchanges the job's OIDC token for a cloud's credentials.
 func (r *Run) credentials(ctx context.Context, st *config.OIDCStep, env map[string]string) (*oidc.Credentials, error) {
@@ -160,6 +183,7 @@ func (r *Run) credentials(ctx context.Context, st *config.OIDCStep, env map[stri
 func (in *stepInput) forStep(st stacks.RunStep, where, name string) *stepInput {
 	c := *in
 	c.Step, c.Where, c.Name = st, where, name
+	c.reports = new([]report.StepReport)
 	return &c
 }
 

@@ -58,8 +58,13 @@ func (k applyStep) run(ctx context.Context, in *stepInput) stepOutput {
 	if err != nil {
 		return stepOutput{Err: err, Failed: report.StepApply}
 	}
-	r := in.engine.engineApply(ctx, req)
+	r := in.engine.apply(ctx, in, req)
 	return stepOutput{Reports: r.Reports, Err: r.Err, Failed: r.Failed, Apply: &r}
+}
+
+// apply applies the saved plan once (engineApply).
+func (unitEngine) apply(ctx context.Context, in *stepInput, req applyRequest) applyResult {
+	return in.engineApply(ctx, req)
 }
 
 // applyResult is what one try of an apply step did, folded by the job
@@ -88,26 +93,27 @@ func (in *stepInput) applyInvocation(own map[string]string) invocation {
 // current, and returns what it did; a plan applied is removed, unless it
 // is a user's own file. What follows a try that failed, the job decides
 // (foldApply).
-func (j *job) engineApply(ctx context.Context, req applyRequest) applyResult {
-	r := applyResult{Request: req}
-	args, initEnv, err := j.unitInit()
+func (in *stepInput) engineApply(ctx context.Context, req applyRequest) (r applyResult) {
+	r.Request = req
+	defer func() { r.Reports = *in.reports }()
+	args, initEnv, err := in.unitInit()
 	if err == nil {
-		err = j.initUnlessCurrent(ctx, false, false, args, initEnv)
+		err = in.initUnlessCurrent(ctx, false, false, args, initEnv)
 	}
 	if err != nil {
 		r.Err, r.Failed = err, report.StepInit
 		return r
 	}
-	if err := j.selectWorkspace(ctx, false); err != nil {
+	if err := in.selectWorkspace(ctx, false); err != nil {
 		r.Err, r.Failed = err, report.StepWorkspace
 		return r
 	}
-	r.Saved, r.Reports, r.Err = j.applyOnce(ctx, req.Env)
+	r.Saved, r.Err = in.applyOnce(ctx, req.Env)
 	switch {
 	case r.Err != nil:
 		r.Failed = report.StepApply
-	case !j.ur.UserPlan:
-		os.Remove(j.ur.PlanFile)
+	case !in.ur.UserPlan:
+		os.Remove(in.ur.PlanFile)
 	}
 	return r
 }
@@ -207,6 +213,7 @@ func (j *job) foldApply(ctx context.Context, in *stepInput, out stepOutput) {
 		if !j.replan(ctx, r.Saved, v.Stale, r.Err) {
 			return
 		}
+		in = in.forStep(in.Step, in.Where, in.Name)
 		out = applyStep{}.run(ctx, in)
 	}
 }
@@ -254,34 +261,34 @@ func (j *job) replan(ctx context.Context, saved *runstate.PlanRecord, stale bool
 // the engine starts: a plan is applied at most once, and an apply that
 // fails, is interrupted or never reports back (strata killed) leaves no
 // plan to be reused.
-func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.PlanRecord, []report.StepReport, error) {
+func (in *stepInput) applyOnce(ctx context.Context, env map[string]string) (*runstate.PlanRecord, error) {
 	var saved *runstate.PlanRecord
-	notStarted := func() []report.StepReport {
-		return []report.StepReport{{Name: report.StepApply, StartedAt: j.run.Now(), FinishedAt: j.run.Now()}}
+	notStarted := func() {
+		*in.reports = append(*in.reports, report.StepReport{Name: report.StepApply, StartedAt: in.run.Now(), FinishedAt: in.run.Now()})
 	}
-	if err := j.run.State.UpdateUnit(j.ur.Spec, func(s *runstate.UnitState) { saved, s.Plan = s.Plan, nil }); err != nil {
-		return nil, notStarted(), err
+	if err := in.run.State.UpdateUnit(in.ur.Spec, func(s *runstate.UnitState) { saved, s.Plan = s.Plan, nil }); err != nil {
+		notStarted()
+		return nil, err
 	}
 	started := false
-	if f := j.run.Applying; f != nil && saved != nil && saved.HasChanges {
-		if err := f(j.ur.Spec, saved.Digest); err != nil {
-			return saved, notStarted(), fmt.Errorf("not applied: recording that the apply starts: %w", err)
+	if f := in.run.Applying; f != nil && saved != nil && saved.HasChanges {
+		if err := f(in.ur.Spec, saved.Digest); err != nil {
+			notStarted()
+			return saved, fmt.Errorf("not applied: recording that the apply starts: %w", err)
 		}
 		started = true
 	}
-	_, rep, closeBlock, err := j.call(ctx, report.StepApply, j.in.applyInvocation(env), false)
-	closeBlock()
-	reports := []report.StepReport{rep}
-	if f := j.run.ApplyRefused; started && f != nil && stalePlan(err) {
+	_, err := in.step(ctx, report.StepApply, in.applyInvocation(env), false)
+	if f := in.run.ApplyRefused; started && f != nil && stalePlan(err) {
 		// The engine refused the plan before changing anything: the
 		// record that the apply started is withdrawn. Should that fail,
 		// the unit fails rather than plan again.
-		if werr := f(j.ur.Spec); werr != nil {
+		if werr := f(in.ur.Spec); werr != nil {
 			err = fmt.Errorf("the saved plan is stale, and withdrawing the record that its apply started failed: %v", werr)
 		}
 	}
 	result := report.StatusApplied
-	if j.run.Destroying {
+	if in.run.Destroying {
 		result = report.StatusDestroyed
 	}
 	switch {
@@ -294,14 +301,14 @@ func (j *job) applyOnce(ctx context.Context, env map[string]string) (*runstate.P
 	if saved != nil {
 		a, partial = saved.Applied(result), saved.Partial
 	}
-	if serr := j.recordApply(ctx, a, partial); serr != nil {
+	if serr := in.recordApply(ctx, a, partial); serr != nil {
 		if err == nil {
 			// The apply happened; only its record is missing.
-			return saved, reports, fmt.Errorf("the apply succeeded, but %w", serr)
+			return saved, fmt.Errorf("the apply succeeded, but %w", serr)
 		}
-		return saved, reports, fmt.Errorf("%w; and %v", err, serr)
+		return saved, fmt.Errorf("%w; and %v", err, serr)
 	}
-	return saved, reports, err
+	return saved, err
 }
 
 // stalePlan reports whether the engine refused a saved plan as stale (the
@@ -313,13 +320,13 @@ func stalePlan(err error) bool {
 // recordApply records an apply of the unit's plan in its run state, now,
 // with the commit it deployed when it applied the whole unit (not partial)
 // and clears the plan record: an apply consumes its plan.
-func (j *job) recordApply(ctx context.Context, a runstate.ApplyRecord, partial bool) error {
+func (in *stepInput) recordApply(ctx context.Context, a runstate.ApplyRecord, partial bool) error {
 	var deployed *runstate.DeployedRecord
 	if a.Result == report.StatusApplied && !partial {
-		deployed = j.run.deployedNow(ctx, j.ur.Spec)
+		deployed = in.run.deployedNow(ctx, in.ur.Spec)
 	}
-	a.At, a.Destroy = j.run.Now().UTC(), j.run.Destroying
-	return j.run.State.UpdateUnit(j.ur.Spec, func(s *runstate.UnitState) {
+	a.At, a.Destroy = in.run.Now().UTC(), in.run.Destroying
+	return in.run.State.UpdateUnit(in.ur.Spec, func(s *runstate.UnitState) {
 		s.Plan = nil
 		s.Apply = &a
 		if deployed != nil {

@@ -68,9 +68,9 @@ func (e errorString) Error() string { return string(e) }
 func TestRecordApply(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
-	j.res.Digest = "d1"
+	j.in.memo.digest = "d1"
 	savedPlan(t, j, testClock(), nil)
-	if err := j.recordApply(context.Background(), runstate.ApplyRecord{Digest: "d1", Result: report.StatusApplied}, false); err != nil {
+	if err := j.in.recordApply(context.Background(), runstate.ApplyRecord{Digest: "d1", Result: report.StatusApplied}, false); err != nil {
 		t.Fatal(err)
 	}
 	us, err := j.run.State.ReadUnit(j.ur.Spec)
@@ -81,7 +81,7 @@ func TestRecordApply(t *testing.T) {
 		t.Errorf("a deploy recorded outside a git repository: %+v", us.Deployed)
 	}
 	j.run.Destroying = true
-	if err := j.recordApply(context.Background(), runstate.ApplyRecord{Result: report.StatusDestroyed}, true); err != nil {
+	if err := j.in.recordApply(context.Background(), runstate.ApplyRecord{Result: report.StatusDestroyed}, true); err != nil {
 		t.Fatal(err)
 	}
 	if us, _ := j.run.State.ReadUnit(j.ur.Spec); !us.Apply.Destroy || us.Apply.Result != report.StatusDestroyed {
@@ -286,7 +286,7 @@ func TestFoldApply(t *testing.T) {
 func TestEngineApplyReturnsItsTry(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
-	j.res.Digest = "d1"
+	j.in.memo.digest = "d1"
 	savedPlan(t, j, testClock(), nil)
 	j.ur.Inited, j.ur.Spec.CreateAndSelectWorkspace = true, false
 	var asked string
@@ -294,7 +294,8 @@ func TestEngineApplyReturnsItsTry(t *testing.T) {
 		asked = digest
 		return errorString("bucket down")
 	}
-	r := j.engineApply(context.Background(), applyRequest{Tries: 2})
+	in := j.in.forStep(stacks.DefaultStep(report.StepApply), "apply step", report.StepApply)
+	r := in.engineApply(context.Background(), applyRequest{Tries: 2})
 	if r.Failed != report.StepApply || r.Err == nil || !strings.Contains(r.Err.Error(), "not applied: recording that the apply starts: bucket down") {
 		t.Errorf("failure %v at %q", r.Err, r.Failed)
 	}

@@ -30,7 +30,7 @@ func (j *job) completeNoChanges(ctx context.Context) {
 		out.Close()
 		return
 	}
-	_, err := j.step(ctx, report.StepOutput, j.in.invocation(report.StepOutput, nil, completeCall{}), false)
+	_, err := j.in.step(ctx, report.StepOutput, j.in.invocation(report.StepOutput, nil, completeCall{}), false)
 	j.failed(ctx, report.StepOutput, err)
 }
 

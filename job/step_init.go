@@ -44,10 +44,13 @@ func (k initStep) run(ctx context.Context, in *stepInput) stepOutput {
 	if err != nil {
 		return stepOutput{Err: err, Failed: report.StepInit}
 	}
-	if err := in.engine.engineInit(ctx, req); err != nil {
-		return stepOutput{Err: err, Failed: report.StepInit}
-	}
-	return stepOutput{}
+	err = in.engine.init(ctx, in, req)
+	return stepOutput{Reports: *in.reports, Err: err, Failed: report.StepInit}
+}
+
+// init runs the init unless the unit's data dir is current.
+func (unitEngine) init(ctx context.Context, in *stepInput, req initRequest) error {
+	return in.initUnlessCurrent(ctx, req.Always, false, req.Args, req.Env)
 }
 
 // initInvocation is `init` with args, and own (the step's env) over
@@ -61,35 +64,29 @@ func (in *stepInput) workspaceInvocation(ws string, create bool) invocation {
 	return in.invocation(report.StepWorkspace, nil, workspaceCall{Name: ws, New: create})
 }
 
-// engineInit runs an init step's init in the job and returns its
-// failure, which the step returns as its own.
-func (j *job) engineInit(ctx context.Context, req initRequest) error {
-	return j.initUnlessCurrent(ctx, req.Always, false, req.Args, req.Env)
-}
-
 // init is initUnlessCurrent for the job's own inits (before an apply, an
 // output, a validate): its failure is the job's.
 func (j *job) init(ctx context.Context, always, noBackend bool, args engineargs.InitArgs, stepEnv map[string]string) bool {
-	return !j.failed(ctx, report.StepInit, j.initUnlessCurrent(ctx, always, noBackend, args, stepEnv))
+	return !j.failed(ctx, report.StepInit, j.in.initUnlessCurrent(ctx, always, noBackend, args, stepEnv))
 }
 
 // initUnlessCurrent runs init unless the unit's data dir is current
 // (docs/behaviour.md#steps-of-a-unit): its fingerprint equals the one
 // recorded at the last successful init.
-func (j *job) initUnlessCurrent(ctx context.Context, always, noBackend bool, args engineargs.InitArgs, stepEnv map[string]string) error {
-	if !always && j.ur.Inited {
+func (in *stepInput) initUnlessCurrent(ctx context.Context, always, noBackend bool, args engineargs.InitArgs, stepEnv map[string]string) error {
+	if !always && in.ur.Inited {
 		return nil
 	}
-	fp, fpErr := j.fingerprint(args)
-	if !always && fpErr == nil && j.initCurrent(fp) {
-		j.ur.Inited, j.ur.InitArgs = true, args
+	fp, fpErr := in.fingerprint(args)
+	if !always && fpErr == nil && in.initCurrent(fp) {
+		in.ur.Inited, in.ur.InitArgs = true, args
 		return nil
 	}
-	_, err := j.initNow(ctx, noBackend, args, stepEnv)
+	_, err := in.initNow(ctx, noBackend, args, stepEnv)
 	return err
 }
 
-func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitArgs, stepEnv map[string]string) (outcome, error) {
+func (in *stepInput) initNow(ctx context.Context, noBackend bool, args engineargs.InitArgs, stepEnv map[string]string) (outcome, error) {
 	if noBackend {
 		f := false
 		args.Backend = &f
@@ -98,59 +95,59 @@ func (j *job) initNow(ctx context.Context, noBackend bool, args engineargs.InitA
 	// it: an init that may write it runs alone, across strata processes
 	// too; inits that find every provider there only read it, and overlap
 	// (docs/architecture.md#what-an-init-costs).
-	env := j.in.engineEnv(stepEnv)
-	seeded := j.seedLock(ctx, args, env)
+	env := in.engineEnv(stepEnv)
+	seeded := in.seedLock(ctx, args, env)
 	ok := false
 	defer func() { seeded(ok) }()
 	release := func() {}
 	if cache := env["TF_PLUGIN_CACHE_DIR"]; cache != "" {
 		if err := os.MkdirAll(cache, 0o755); err == nil {
-			lock, err := j.lockCache(ctx, cache, args.Upgrade)
+			lock, err := in.lockCache(ctx, cache, args.Upgrade)
 			if err != nil {
 				return outcome{}, err
 			}
 			release = lock.Release
 		}
 	}
-	before, readErr := os.ReadFile(filepath.Join(j.ur.Dir, lockFileName))
-	o, err := j.step(ctx, report.StepInit, j.in.initInvocation(args, stepEnv), true)
+	before, readErr := os.ReadFile(filepath.Join(in.ur.Dir, lockFileName))
+	o, err := in.step(ctx, report.StepInit, in.initInvocation(args, stepEnv), true)
 	release()
 	if err != nil {
 		return o, err
 	}
 	// The fingerprint below includes the lock file as completed.
-	if err := j.completeLock(ctx, before, readErr == nil, stepEnv); err != nil {
+	if err := in.completeLock(ctx, before, readErr == nil, stepEnv); err != nil {
 		return o, err
 	}
 	ok = true
-	j.ur.Inited = true
-	j.ur.InitArgs = args
+	in.ur.Inited = true
+	in.ur.InitArgs = args
 	if noBackend {
 		return o, nil
 	}
-	if fp, ferr := j.fingerprint(args); ferr == nil {
-		_, statErr := os.Stat(j.ur.DataDir)
-		err = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
-			s.Init = &runstate.InitRecord{Fingerprint: fp, At: j.run.Now().UTC(), DataDir: statErr == nil}
+	if fp, ferr := in.fingerprint(args); ferr == nil {
+		_, statErr := os.Stat(in.ur.DataDir)
+		err = in.run.State.UpdateUnitUnsynced(in.ur.Spec, func(s *runstate.UnitState) {
+			s.Init = &runstate.InitRecord{Fingerprint: fp, At: in.run.Now().UTC(), DataDir: statErr == nil}
 		})
 	}
 	return o, err
 }
 
-func (j *job) initCurrent(fp string) bool {
-	us, err := j.run.State.ReadUnit(j.ur.Spec)
+func (in *stepInput) initCurrent(fp string) bool {
+	us, err := in.run.State.ReadUnit(in.ur.Spec)
 	if err != nil || us.Init == nil || us.Init.Fingerprint != fp {
 		return false
 	}
-	_, statErr := os.Stat(j.ur.DataDir)
+	_, statErr := os.Stat(in.ur.DataDir)
 	return statErr == nil || !us.Init.DataDir
 }
 
-func (j *job) fingerprint(args engineargs.InitArgs) (string, error) {
-	u := j.ur.Spec
+func (in *stepInput) fingerprint(args engineargs.InitArgs) (string, error) {
+	u := in.ur.Spec
 	return contenthash.InitFingerprint(contenthash.FingerprintInput{
-		Root: j.run.Project.Root, Dir: u.Dir, ModuleDirs: j.run.Project.LocalModules(u.Dir),
-		Engine: j.ur.Engine.Name, EngineVersion: j.ur.Engine.Version.String(),
+		Root: in.run.Project.Root, Dir: u.Dir, ModuleDirs: in.run.Project.LocalModules(u.Dir),
+		Engine: in.ur.Engine.Name, EngineVersion: in.ur.Engine.Version.String(),
 		InitArgs: initArgText(args),
 	})
 }
@@ -162,23 +159,24 @@ func initArgText(a engineargs.InitArgs) []string {
 // workspace selects the unit's workspace unless its data dir already has
 // it; a missing workspace is created in plan and apply (docs/behaviour.md#steps-of-a-unit).
 func (j *job) workspace(ctx context.Context, create bool) bool {
-	return !j.failed(ctx, report.StepWorkspace, j.selectWorkspace(ctx, create))
+	return !j.failed(ctx, report.StepWorkspace, j.in.selectWorkspace(ctx, create))
 }
 
 // selectWorkspace is workspace returning its failure, for an engine call
 // that returns it as a value (engineApply).
-func (j *job) selectWorkspace(ctx context.Context, create bool) error {
-	ws := j.ur.Spec.Workspace
-	if !j.ur.Spec.CreateAndSelectWorkspace || currentWorkspace(j.ur.DataDir) == ws {
+func (in *stepInput) selectWorkspace(ctx context.Context, create bool) error {
+	ws := in.ur.Spec.Workspace
+	if !in.ur.Spec.CreateAndSelectWorkspace || currentWorkspace(in.ur.DataDir) == ws {
 		return nil
 	}
-	_, err := j.step(ctx, report.StepWorkspace, j.in.workspaceInvocation(ws, false), true)
+	_, err := in.step(ctx, report.StepWorkspace, in.workspaceInvocation(ws, false), true)
 	if err != nil && create && ctx.Err() == nil && strings.Contains(ErrorText(err), "doesn't exist") {
 		// The failed select stays in the report; the new workspace follows.
-		_, err = j.step(ctx, report.StepWorkspace, j.in.workspaceInvocation(ws, true), true)
+		_, err = in.step(ctx, report.StepWorkspace, in.workspaceInvocation(ws, true), true)
 		if err == nil {
 			// The report shows the workspace step once, as it ended.
-			j.res.Steps = append(j.res.Steps[:len(j.res.Steps)-2], j.res.Steps[len(j.res.Steps)-1])
+			r := *in.reports
+			*in.reports = append(r[:len(r)-2], r[len(r)-1])
 		}
 	}
 	return err
@@ -189,10 +187,10 @@ func (j *job) selectWorkspace(ctx context.Context, create bool) error {
 // the exclusive lock looks again once it has it: the init before it may
 // have filled the cache, and it then shares it with the others
 // (docs/architecture.md#what-an-init-costs).
-func (j *job) lockCache(ctx context.Context, cache string, upgrade bool) (*filelock.Lock, error) {
+func (in *stepInput) lockCache(ctx context.Context, cache string, upgrade bool) (*filelock.Lock, error) {
 	path := filepath.Join(cache, ".strata-init.lock")
 	cached := func() bool {
-		ok, _ := engines.CachedProviders(cache, j.ur.Dir, j.ur.Engine.RegistryHost(), j.ur.Engine.ModuleReader(j.run.Project.ModuleAt))
+		ok, _ := engines.CachedProviders(cache, in.ur.Dir, in.ur.Engine.RegistryHost(), in.ur.Engine.ModuleReader(in.run.Project.ModuleAt))
 		return ok && !upgrade
 	}
 	for {

@@ -86,14 +86,14 @@ func TestWorkspaceInvocation(t *testing.T) {
 func TestInitCurrent(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
-	fp, err := j.fingerprint(engineargs.InitArgs{})
+	fp, err := j.in.fingerprint(engineargs.InitArgs{})
 	if err != nil || fp == "" {
 		t.Fatalf("fingerprint %q %v", fp, err)
 	}
-	if other, _ := j.fingerprint(engineargs.InitArgs{BackendConfig: []string{"key=x"}}); other == fp {
+	if other, _ := j.in.fingerprint(engineargs.InitArgs{BackendConfig: []string{"key=x"}}); other == fp {
 		t.Error("init's arguments do not change the fingerprint")
 	}
-	if j.initCurrent(fp) {
+	if j.in.initCurrent(fp) {
 		t.Error("current with no record")
 	}
 	record := func(dataDir bool) {
@@ -103,17 +103,17 @@ func TestInitCurrent(t *testing.T) {
 		}
 	}
 	record(false)
-	if !j.initCurrent(fp) || j.initCurrent("other") {
+	if !j.in.initCurrent(fp) || j.in.initCurrent("other") {
 		t.Error("a record with no data dir")
 	}
 	record(true)
-	if j.initCurrent(fp) {
+	if j.in.initCurrent(fp) {
 		t.Error("current though the data dir the record saw is gone")
 	}
 	if err := os.MkdirAll(j.ur.DataDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if !j.initCurrent(fp) {
+	if !j.in.initCurrent(fp) {
 		t.Error("not current with its data dir there")
 	}
 	if !j.init(context.Background(), false, false, engineargs.InitArgs{}, nil) || !j.ur.Inited || len(j.res.Steps) != 0 {
@@ -152,11 +152,11 @@ type fakeEngine struct {
 	applied []applyResult
 }
 
-func (f *fakeEngine) engineInit(_ context.Context, req initRequest) error {
+func (f *fakeEngine) init(_ context.Context, _ *stepInput, req initRequest) error {
 	f.inits = append(f.inits, req)
 	return nil
 }
-func (f *fakeEngine) enginePlan(_ context.Context, req planRequest) *planResult {
+func (f *fakeEngine) plan(_ context.Context, _ *stepInput, req planRequest) *planResult {
 	f.plans = append(f.plans, req)
 	if len(f.planned) == 0 {
 		return nil
@@ -165,7 +165,7 @@ func (f *fakeEngine) enginePlan(_ context.Context, req planRequest) *planResult 
 	f.planned = f.planned[1:]
 	return r
 }
-func (f *fakeEngine) engineApply(_ context.Context, req applyRequest) applyResult {
+func (f *fakeEngine) apply(_ context.Context, _ *stepInput, req applyRequest) applyResult {
 	f.applies = append(f.applies, req)
 	var r applyResult
 	if len(f.applied) > 0 {

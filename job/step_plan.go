@@ -49,7 +49,7 @@ func (j *job) recordGates(ctx context.Context) {
 		return
 	}
 	err := j.run.State.UpdateUnit(j.ur.Spec, func(s *runstate.UnitState) {
-		if s.Plan != nil && s.Plan.Digest == j.res.Digest {
+		if s.Plan != nil && s.Plan.Digest == j.in.memo.digest {
 			s.Plan.Gates = j.res.Gates
 		}
 	})
@@ -61,7 +61,7 @@ func (j *job) recordGates(ctx context.Context) {
 // its init) already ran when it was made, and does not run again. The
 // plan is then shown, as a new one would be.
 func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, us *runstate.UnitState) bool {
-	if j.workflowEnvironment() != nil {
+	if j.in.workflowEnvironment() != nil {
 		return false
 	}
 	env, err := j.planDigest(steps)
@@ -73,7 +73,7 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 		// The text shows what the plan's JSON marks sensitive wherever
 		// the engine does not (docs/behaviour.md#what-is-masked): read
 		// it first, unless reading it when it was made found nothing.
-		v, _, err := j.readPlan(ctx, env, true)
+		v, _, err := j.in.readPlan(ctx, env, true)
 		if j.failed(ctx, report.StepShow, err) {
 			return true
 		}
@@ -86,7 +86,7 @@ func (j *job) reuseBeforeWorkflow(ctx context.Context, steps []stacks.RunStep, u
 			j.res.UnknownOutputs = UnknownOutputs(v.Outputs)
 		}
 	}
-	j.failed(ctx, report.StepShow, j.showText(ctx, env))
+	j.failed(ctx, report.StepShow, j.in.showText(ctx, env))
 	return true
 }
 
@@ -110,7 +110,7 @@ func (j *job) planDigest(steps []stacks.RunStep) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, err = j.prepareInputsWith(ea, tfVarsOf(own))
+	_, err = j.in.prepareInputsWith(ea, tfVarsOf(own))
 	return own, err
 }
 
@@ -140,16 +140,24 @@ func (k planStep) run(ctx context.Context, in *stepInput) stepOutput {
 	if err != nil {
 		return stepOutput{Err: err, Failed: report.StepPlan}
 	}
-	return planOutput(in.engine.enginePlan(ctx, req))
+	out := planOutput(in.engine.plan(ctx, in, req))
+	out.Reports = *in.reports
+	return out
+}
+
+// plan makes the plan and reads it (enginePlan).
+func (unitEngine) plan(ctx context.Context, in *stepInput, req planRequest) *planResult {
+	return in.enginePlan(ctx, req)
 }
 
 // planOutput is the output of a plan step whose plan returned r: its
 // failure, or what it learnt.
 func planOutput(r *planResult) stepOutput {
+	out := stepOutput{Plan: r}
 	if r != nil && r.Err != nil {
-		return stepOutput{Err: r.Err, Failed: r.Failed}
+		out.Err, out.Failed = r.Err, r.Failed
 	}
-	return stepOutput{Plan: r}
+	return out
 }
 
 // planArgs are plan's arguments: the step's (ea), the stack's targets
@@ -179,8 +187,13 @@ func (in *stepInput) planInvocation(own map[string]string, varFile string, args 
 type planResult struct {
 	HasChanges bool
 	View       planView
-	Err        error
-	Failed     string
+	// Cost is the plan's estimate (nil when none is asked for); SavedTo
+	// the user's copy of the plan (-out), which the job names once the
+	// plan's block ends.
+	Cost    *report.CostReport
+	SavedTo string
+	Err     error
+	Failed  string
 }
 
 // foldPlan takes a plan step's result into the unit's result.
@@ -188,33 +201,36 @@ func (j *job) foldPlan(r *planResult) {
 	if r == nil {
 		return
 	}
+	if r.Cost != nil {
+		j.res.Cost = r.Cost
+	}
+	if r.Err != nil {
+		return
+	}
+	if r.SavedTo != "" && j.res.Err == nil {
+		// After the plan's block, as terraform ends a plan -out.
+		j.savedPlanWords(r.SavedTo)
+	}
 	v := r.View
 	j.res.HasChanges, j.res.Changes, j.res.ChangeSet = r.HasChanges, v.Changes, v.ChangeSet
 	j.res.ChangedOutputs, j.res.OutputsKnown, j.res.PlannedOutputs = v.ChangedOutputs, true, v.Outputs
 	j.res.NoSecrets = r.HasChanges && len(v.Secrets) == 0
 }
 
-// enginePlan runs a plan step's plan in the job and returns what it
-// learnt, or its failure.
-func (j *job) enginePlan(ctx context.Context, req planRequest) (res *planResult) {
+// enginePlan runs a plan step's plan and returns what it learnt, or its
+// failure.
+func (in *stepInput) enginePlan(ctx context.Context, req planRequest) *planResult {
 	fail := func(step string, err error) *planResult { return &planResult{Err: err, Failed: step} }
-	pc, step, err := j.preparePlanCall(ctx, req)
+	pc, step, err := in.preparePlanCall(ctx, req)
 	if err != nil {
 		return fail(step, err)
 	}
 	defer pc.done()
 	env, varFile, args := pc.env, pc.varFile, pc.args
-	if err := os.MkdirAll(filepath.Dir(j.ur.PlanFile), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(in.ur.PlanFile), 0o700); err != nil {
 		return fail("setup", err)
 	}
-	saved := false
-	defer func() {
-		// After the plan's block, as terraform ends a plan -out.
-		if saved && res.Err == nil && j.res.Err == nil {
-			j.savedPlanWords(j.run.PlanOut)
-		}
-	}()
-	o, closeBlock, err := j.stepHeld(ctx, report.StepPlan, j.in.planInvocation(env, varFile, args), true)
+	o, closeBlock, err := in.stepHeld(ctx, report.StepPlan, in.planInvocation(env, varFile, args), true)
 	// The plan's block is printed once reading the plan has given the
 	// values it marks sensitive, or when reading it failed.
 	defer closeBlock()
@@ -223,50 +239,50 @@ func (j *job) enginePlan(ctx context.Context, req planRequest) (res *planResult)
 	}
 	r := &planResult{HasChanges: o.HasChanges}
 	// A saved plan holds every value the plan saw, secrets included.
-	if err := os.Chmod(j.ur.PlanFile, 0o600); err != nil {
+	if err := os.Chmod(in.ur.PlanFile, 0o600); err != nil {
 		return fail(report.StepPlan, err)
 	}
-	if out := j.run.PlanOut; out != "" {
-		if err := copyFile(j.ur.PlanFile, out); err != nil {
+	if out := in.run.PlanOut; out != "" {
+		if err := copyFile(in.ur.PlanFile, out); err != nil {
 			return fail(report.StepPlan, err)
 		}
-		saved = true
+		r.SavedTo = out
 	}
 	// A plan with changes is read for its counts, outputs and secrets
 	// from its file; one without (detailed exit code 0) needs nothing.
 	// The engine is started again, for show -json, only when something
 	// needs the plan's JSON itself (--plan-json, a cost estimate) or the
 	// file cannot be read (docs/architecture.md#what-a-command-costs).
-	if o.HasChanges || j.run.PlanJSON != "" {
-		v, planJSON, err := j.readPlan(ctx, env, o.HasChanges)
+	if o.HasChanges || in.run.PlanJSON != "" {
+		v, planJSON, err := in.readPlan(ctx, env, o.HasChanges)
 		if err != nil {
 			return fail(report.StepShow, err)
 		}
 		if o.HasChanges {
 			r.View = v
-			j.ur.Masker.Add(v.Secrets...)
+			in.ur.Masker.Add(v.Secrets...)
 			if planJSON != nil {
-				j.estimateCost(ctx, planJSON)
+				r.Cost = in.estimateCost(ctx, planJSON)
 			}
 		}
-		if dir := j.run.PlanJSON; dir != "" {
-			if err := j.writePlanJSON(dir, planJSON); err != nil {
+		if dir := in.run.PlanJSON; dir != "" {
+			if err := in.writePlanJSON(dir, planJSON); err != nil {
 				return fail(report.StepShow, err)
 			}
 		}
 	}
-	rel, _ := filepath.Rel(j.run.State.Path, j.ur.PlanFile)
+	rel, _ := filepath.Rel(in.run.State.Path, in.ur.PlanFile)
 	var deployed *runstate.DeployedRecord
-	if j.run.Policy.ReusesPlans && !o.HasChanges && wholePlan(args) {
+	if in.run.Policy.ReusesPlans && !o.HasChanges && wholePlan(args) {
 		// Nothing to change: what is deployed is this content.
-		deployed = j.run.deployedNow(ctx, j.ur.Spec)
+		deployed = in.run.deployedNow(ctx, in.ur.Spec)
 	}
 	v := r.View
 	noSecrets := o.HasChanges && len(v.Secrets) == 0
-	err = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
-		s.Plan = &runstate.PlanRecord{Digest: j.res.Digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: v.Changes,
-			Destroy: args.Destroy, Partial: !wholePlan(args), At: j.run.Now().UTC(), ChangedOutputs: v.ChangedOutputs, OutputsKnown: true,
-			Command: j.run.Command, Review: j.run.PullRequest, ChangeSet: v.ChangeSet, NoSecrets: noSecrets, Gates: j.res.Gates}
+	err = in.run.State.UpdateUnitUnsynced(in.ur.Spec, func(s *runstate.UnitState) {
+		s.Plan = &runstate.PlanRecord{Digest: in.memo.digest, File: filepath.ToSlash(rel), HasChanges: o.HasChanges, Changes: v.Changes,
+			Destroy: args.Destroy, Partial: !wholePlan(args), At: in.run.Now().UTC(), ChangedOutputs: v.ChangedOutputs, OutputsKnown: true,
+			Command: in.run.Command, Review: in.run.PullRequest, ChangeSet: v.ChangeSet, NoSecrets: noSecrets, Gates: in.Gates}
 		if deployed != nil {
 			s.Deployed = deployed
 		}
@@ -283,23 +299,23 @@ func (j *job) enginePlan(ctx context.Context, req planRequest) (res *planResult)
 // not is read only for its JSON. A reviewed plan recorded with a change
 // set of show -json's form is compared in that form
 // (docs/behaviour.md#saved-plans).
-func (j *job) readPlan(ctx context.Context, env map[string]string, hasChanges bool) (planView, []byte, error) {
+func (in *stepInput) readPlan(ctx context.Context, env map[string]string, hasChanges bool) (planView, []byte, error) {
 	var v planView
 	var fileErr error
 	if hasChanges {
-		v, fileErr = readPlanFile(j.ur.PlanFile)
-		if fileErr == nil && j.ur.Reviewed != nil && changeSetForm(j.ur.Reviewed.ChangeSet) == "json" {
+		v, fileErr = readPlanFile(in.ur.PlanFile)
+		if fileErr == nil && in.ur.Reviewed != nil && changeSetForm(in.ur.Reviewed.ChangeSet) == "json" {
 			fileErr = errReviewedAsJSON
 		}
 	}
-	wantsJSON := j.run.PlanJSON != "" || (hasChanges && j.run.Cost != nil && j.run.Cost.path != "")
+	wantsJSON := in.run.PlanJSON != "" || (hasChanges && in.run.Cost != nil && in.run.Cost.path != "")
 	if fileErr == nil && !wantsJSON {
 		return v, nil, nil
 	}
 	if fileErr != nil && !errors.Is(fileErr, errReviewedAsJSON) {
-		j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("the plan file is read with show -json: %v", fileErr))
+		in.run.Console.UnitNote(in.ur.Spec.Name(), fmt.Sprintf("the plan file is read with show -json: %v", fileErr))
 	}
-	planJSON, err := j.showJSON(ctx, env)
+	planJSON, err := in.showJSON(ctx, env)
 	if err != nil {
 		return planView{}, nil, err
 	}
@@ -328,21 +344,21 @@ type planInputs struct {
 // preparePlanCall computes a plan's var file and content digest, selects
 // the workspace and writes the var file; on failure it returns the step
 // that failed (setup, workspace) and its error.
-func (j *job) preparePlanCall(ctx context.Context, req planRequest) (planInputs, string, error) {
+func (in *stepInput) preparePlanCall(ctx context.Context, req planRequest) (planInputs, string, error) {
 	ea, env := req.Args, req.Env
-	varContent, err := j.prepareInputsWith(ea, tfVarsOf(env))
+	varContent, err := in.prepareInputsWith(ea, tfVarsOf(env))
 	if err != nil {
 		return planInputs{}, "setup", err
 	}
-	if err := j.selectWorkspace(ctx, true); err != nil {
+	if err := in.selectWorkspace(ctx, true); err != nil {
 		return planInputs{}, report.StepWorkspace, err
 	}
-	varFile, removeVarFile, err := j.writeVarFile(varContent)
+	varFile, removeVarFile, err := in.writeVarFile(varContent)
 	if err != nil {
 		return planInputs{}, "setup", err
 	}
-	targets, _ := j.targets()
-	args := planArgs(ea, targets, j.run.Policy.Destroys)
+	targets, _ := in.targets()
+	args := planArgs(ea, targets, in.run.Policy.Destroys)
 	return planInputs{env: env, varFile: varFile, args: args, done: removeVarFile}, "", nil
 }
 
@@ -357,7 +373,7 @@ func (j *job) savedRecord() *runstate.UnitState {
 // is the current one and no unit this one plans after was applied since
 // it was made.
 func (j *job) reusePlan(us *runstate.UnitState) bool {
-	if us == nil || us.Plan == nil || us.Plan.Digest != j.res.Digest || us.Plan.Destroy {
+	if us == nil || us.Plan == nil || us.Plan.Digest != j.in.memo.digest || us.Plan.Destroy {
 		return false
 	}
 	if _, err := os.Stat(j.ur.PlanFile); err != nil {
@@ -380,8 +396,8 @@ func (j *job) reusePlan(us *runstate.UnitState) bool {
 
 // writePlanJSON writes show -json of the saved plan to
 // DIR/<dir>/<workspace>[#stack].json for policy tools (--plan-json).
-func (j *job) writePlanJSON(dir string, planJSON []byte) error {
-	u := j.ur.Spec
+func (in *stepInput) writePlanJSON(dir string, planJSON []byte) error {
+	u := in.ur.Spec
 	name := u.Workspace
 	if u.Shared {
 		name += "#" + u.Stack.Name

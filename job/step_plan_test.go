@@ -25,7 +25,7 @@ import (
 func TestPrepareInputs(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
-	content, err := j.prepareInputsWith(engineargs.EngineArgs{}, nil)
+	content, err := j.in.prepareInputsWith(engineargs.EngineArgs{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,24 +33,24 @@ func TestPrepareInputs(t *testing.T) {
 	if err := json.Unmarshal(content, &vars); err != nil || vars["size"] != float64(3) || len(vars) != 1 {
 		t.Fatalf("var file %s: %v", content, err)
 	}
-	digest := j.res.Digest
+	digest := j.in.memo.digest
 	if len(digest) < 16 {
 		t.Fatalf("digest %q", digest)
 	}
 	j.in.Set["TF_VAR_region"] = "from-env-step"
-	content, err = j.prepareInputsWith(engineargs.EngineArgs{}, nil)
-	if err != nil || !strings.Contains(string(content), `"region": "from-env-step"`) || j.res.Digest != digest {
-		t.Errorf("an env step's value: %s, digest %q (was %q), %v", content, j.res.Digest, digest, err)
+	content, err = j.in.prepareInputsWith(engineargs.EngineArgs{}, nil)
+	if err != nil || !strings.Contains(string(content), `"region": "from-env-step"`) || j.in.memo.digest != digest {
+		t.Errorf("an env step's value: %s, digest %q (was %q), %v", content, j.in.memo.digest, digest, err)
 	}
-	if _, err := j.prepareInputsWith(engineargs.EngineArgs{}, map[string]string{"size": "5"}); err != nil || j.res.Digest == digest {
+	if _, err := j.in.prepareInputsWith(engineargs.EngineArgs{}, map[string]string{"size": "5"}); err != nil || j.in.memo.digest == digest {
 		t.Errorf("the step's own TF_VAR_ value does not change the digest: %v", err)
 	}
-	stepDigest := j.res.Digest
-	if _, err := j.prepareInputsWith(engineargs.EngineArgs{Text: []string{"-refresh=false"}}, map[string]string{"size": "5"}); err != nil || j.res.Digest == stepDigest {
+	stepDigest := j.in.memo.digest
+	if _, err := j.in.prepareInputsWith(engineargs.EngineArgs{Text: []string{"-refresh=false"}}, map[string]string{"size": "5"}); err != nil || j.in.memo.digest == stepDigest {
 		t.Errorf("the engine arguments do not change the digest: %v", err)
 	}
-	if _, err := j.prepareInputsWith(engineargs.EngineArgs{}, nil); err != nil || j.res.Digest != digest {
-		t.Errorf("the same inputs, another digest: %q, want %q", j.res.Digest, digest)
+	if _, err := j.in.prepareInputsWith(engineargs.EngineArgs{}, nil); err != nil || j.in.memo.digest != digest {
+		t.Errorf("the same inputs, another digest: %q, want %q", j.in.memo.digest, digest)
 	}
 }
 
@@ -59,15 +59,15 @@ func TestTargets(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
 	j.ur.Spec.Stack.Targets = []string{"module.${region}", "aws_s3_bucket.b"}
-	targets, err := j.targets()
+	targets, err := j.in.targets()
 	if err != nil || strings.Join(targetArgs(targets), " ") != "-target=module.eu-west-1 -target=aws_s3_bucket.b" {
 		t.Errorf("targets = %q %v", targets, err)
 	}
 	j.ur.Spec.Stack.Targets = []string{"${nope}"}
-	if _, err := j.targets(); err == nil || !strings.Contains(err.Error(), `"nope" in targets`) {
+	if _, err := j.in.targets(); err == nil || !strings.Contains(err.Error(), `"nope" in targets`) {
 		t.Errorf("an unknown name in targets: %v", err)
 	}
-	if _, err := j.prepareInputs(); err == nil {
+	if _, err := j.in.prepareInputs(); err == nil {
 		t.Error("the digest was computed over targets that could not be read")
 	}
 }
@@ -77,7 +77,7 @@ func TestTargets(t *testing.T) {
 func TestWriteVarFile(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
-	path, remove, err := j.writeVarFile([]byte(`{"a": 1}`))
+	path, remove, err := j.in.writeVarFile([]byte(`{"a": 1}`))
 	if err != nil || path != j.ur.VarFile {
 		t.Fatalf("writeVarFile = %q %v", path, err)
 	}
@@ -90,7 +90,7 @@ func TestWriteVarFile(t *testing.T) {
 		t.Errorf("the var file was left: %v", err)
 	}
 	os.WriteFile(j.ur.VarFile, []byte("old"), 0o600)
-	path, remove, err = j.writeVarFile(nil)
+	path, remove, err = j.in.writeVarFile(nil)
 	remove()
 	if path != "" || err != nil {
 		t.Errorf("no content: %q %v", path, err)
@@ -110,7 +110,7 @@ func savedPlan(t *testing.T, j *job, at time.Time, change func(*runstate.PlanRec
 	if err := os.WriteFile(j.ur.PlanFile, []byte("plan"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &runstate.PlanRecord{Digest: j.res.Digest, HasChanges: true, Changes: report.Changes{Add: 1}, At: at, Command: "plan",
+	p := &runstate.PlanRecord{Digest: j.in.memo.digest, HasChanges: true, Changes: report.Changes{Add: 1}, At: at, Command: "plan",
 		ChangeSet: "cs", OutputsKnown: true, ChangedOutputs: []string{"id"}, Gates: []report.Gate{{Token: "g"}}}
 	if change != nil {
 		change(p)
@@ -142,7 +142,7 @@ func TestReusePlan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			j := testJob(t, workflowYML, &fakeExec{}, &out)
-			j.res.Digest = "d1"
+			j.in.memo.digest = "d1"
 			savedPlan(t, j, at, tc.change)
 			if tc.noFile {
 				os.Remove(j.ur.PlanFile)
@@ -186,7 +186,7 @@ func TestReusePlan(t *testing.T) {
 func TestRecordGates(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
-	j.res.Digest = "d1"
+	j.in.memo.digest = "d1"
 	savedPlan(t, j, testClock(), func(p *runstate.PlanRecord) { p.Gates = nil })
 	j.res.Gates = []report.Gate{{Step: "plan step 3 (run)", Token: "sec"}}
 	j.recordGates(context.Background())
@@ -194,7 +194,7 @@ func TestRecordGates(t *testing.T) {
 	if err != nil || len(us.Plan.Gates) != 1 || us.Plan.Gates[0].Token != "sec" {
 		t.Errorf("gates recorded: %+v %v", us.Plan, err)
 	}
-	j.res.Digest = "other"
+	j.in.memo.digest = "other"
 	j.res.Gates = append(j.res.Gates, report.Gate{Token: "two"})
 	j.recordGates(context.Background())
 	if us, _ := j.run.State.ReadUnit(j.ur.Spec); len(us.Plan.Gates) != 1 {
@@ -208,7 +208,7 @@ func TestWritePlanJSON(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
 	dir := t.TempDir()
-	if err := j.writePlanJSON(dir, []byte(`{"x":1}`)); err != nil {
+	if err := j.in.writePlanJSON(dir, []byte(`{"x":1}`)); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "net", "default.json"))
@@ -216,7 +216,7 @@ func TestWritePlanJSON(t *testing.T) {
 		t.Errorf("plan JSON: %q %v", b, err)
 	}
 	j.ur.Spec.Shared = true
-	if err := j.writePlanJSON(dir, []byte(`{}`)); err != nil {
+	if err := j.in.writePlanJSON(dir, []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "net", "default#prod.json")); err != nil || fi.Mode().Perm() != 0o600 {
@@ -325,7 +325,7 @@ func TestPlanStepRun(t *testing.T) {
 	if out := (planStep{}).run(context.Background(), in); out.Err != nil || out.Plan != learnt {
 		t.Errorf("a plan's result is the step's: %+v", out)
 	}
-	if out := (planStep{}).run(context.Background(), in); out.Err == nil || out.Failed != report.StepState || out.Plan != nil {
+	if out := (planStep{}).run(context.Background(), in); out.Err == nil || out.Failed != report.StepState || out.Plan == nil || out.Plan.Err != out.Err {
 		t.Errorf("a plan's failure is the step's, under the step that failed: %+v", out)
 	}
 }

@@ -18,14 +18,14 @@ func (in *stepInput) showInvocation(own map[string]string, text bool) invocation
 
 // showJSON runs `show -json` of the unit's saved plan, as a step of its
 // own.
-func (j *job) showJSON(ctx context.Context, env map[string]string) ([]byte, error) {
-	o, err := j.step(ctx, report.StepShow, j.in.showInvocation(env, false), true)
+func (in *stepInput) showJSON(ctx context.Context, env map[string]string) ([]byte, error) {
+	o, err := in.step(ctx, report.StepShow, in.showInvocation(env, false), true)
 	return o.PlanJSON, err
 }
 
 // showText shows the unit's saved plan as people read it, as a step of
 // its own.
-func (j *job) showText(ctx context.Context, env map[string]string) error {
-	_, err := j.step(ctx, report.StepShow, j.in.showInvocation(env, true), true)
+func (in *stepInput) showText(ctx context.Context, env map[string]string) error {
+	_, err := in.step(ctx, report.StepShow, in.showInvocation(env, true), true)
 	return err
 }

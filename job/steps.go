@@ -79,10 +79,9 @@ type job struct {
 	ur  *Unit
 	res Result
 	// in is the input every step of the job starts from (forStep): the
-	// unit's environment, and what its steps set so far (in.Set).
+	// unit's environment, and what its steps set so far (in.Set); the
+	// job's own engine calls run in it, their reports going to res.
 	in *stepInput
-	// digestKey is what the job's digest (res.digest) was computed from.
-	digestKey string
 }
 
 // newJob prepares a job of the unit: the input its steps start from.
@@ -100,7 +99,8 @@ func newJob(r *Run, ur *Unit) *job {
 	j.in = &stepInput{
 		Stack: ur.Spec.Stack.Name, UnitID: ur.Spec.ID(), Who: ur.Spec.Name(), Dir: ur.Dir,
 		Env: ur.Env, TFVarEnv: tfVarEnv, Set: map[string]string{}, Vars: ur.Vars, Environ: r.Environ, EngineArgs: r.EngineArgs,
-		PlanFile: ur.PlanFile, Masker: ur.Masker, Display: ur.Display, Now: r.Now, exec: r, engine: j,
+		PlanFile: ur.PlanFile, Masker: ur.Masker, Display: ur.Display, Now: r.Now, exec: r, engine: unitEngine{},
+		run: r, ur: ur, memo: &digestMemo{}, reports: &j.res.Steps,
 		InitAlways: r.Policy != nil && r.Policy.Job == command.JobInit, RetryDelay: r.RetryDelay,
 	}
 	if ur.Engine != nil {
@@ -114,8 +114,8 @@ func newJob(r *Run, ur *Unit) *job {
 // retries of transient failures and the one init of an "init required"
 // failure; each try runs the same invocation, so nothing here calls back
 // into the step that built it.
-func (j *job) step(ctx context.Context, name string, inv invocation, retry bool) (outcome, error) {
-	o, closeBlock, err := j.stepHeld(ctx, name, inv, retry)
+func (in *stepInput) step(ctx context.Context, name string, inv invocation, retry bool) (outcome, error) {
+	o, closeBlock, err := in.stepHeld(ctx, name, inv, retry)
 	closeBlock()
 	return o, err
 }
@@ -123,37 +123,37 @@ func (j *job) step(ctx context.Context, name string, inv invocation, retry bool)
 // stepHeld is step with the console block of a call that ended (not one
 // that failed) left open: the caller closes it, once it has learnt what
 // the block must mask (docs/behaviour.md#what-is-masked).
-func (j *job) stepHeld(ctx context.Context, name string, inv invocation, retry bool) (outcome, func(), error) {
-	o, rep, held, err := j.call(ctx, name, inv, retry)
-	j.res.Steps = append(j.res.Steps, rep)
+func (in *stepInput) stepHeld(ctx context.Context, name string, inv invocation, retry bool) (outcome, func(), error) {
+	o, rep, held, err := in.call(ctx, name, inv, retry)
+	*in.reports = append(*in.reports, rep)
 	return o, held, err
 }
 
 // call is stepHeld returning the call's step report instead of taking it
 // into the job's result: an apply's engine call returns it in its
 // applyResult, for the job to fold.
-func (j *job) call(ctx context.Context, name string, inv invocation, retry bool) (outcome, report.StepReport, func(), error) {
-	started := j.run.Now()
-	delay := j.run.RetryDelay
+func (in *stepInput) call(ctx context.Context, name string, inv invocation, retry bool) (outcome, report.StepReport, func(), error) {
+	started := in.run.Now()
+	delay := in.run.RetryDelay
 	var (
 		o    outcome
 		err  error
 		held = func() {}
 	)
-	ctx, span := j.stepSpan(ctx, name)
-	defer func() { tracing.End(span, spanFailure(j.ur.Masker, err)) }()
+	ctx, span := in.stepSpan(ctx, name)
+	defer func() { tracing.End(span, spanFailure(in.ur.Masker, err)) }()
 	for try := 1; ; try++ {
-		out := j.run.Console.Step(j.ur.Display, name)
-		o, err = j.run.Exec.Execute(ctx, j.ur.Spec.ID(), inv, out, out.Stderr())
+		out := in.run.Console.Step(in.ur.Display, name)
+		o, err = in.run.Exec.Execute(ctx, in.ur.Spec.ID(), inv, out, out.Stderr())
 		if err == nil || ctx.Err() != nil {
 			held = func() { out.Close() }
 			break
 		}
 		out.Close()
-		if name != report.StepInit && !j.ur.Inited && initRequired(err) {
-			args, env, ierr := j.unitInit()
+		if name != report.StepInit && !in.ur.Inited && initRequired(err) {
+			args, env, ierr := in.unitInit()
 			if ierr == nil {
-				_, ierr = j.initNow(ctx, false, args, env)
+				_, ierr = in.initNow(ctx, false, args, env)
 			}
 			if ierr != nil {
 				break
@@ -163,20 +163,20 @@ func (j *job) call(ctx context.Context, name string, inv invocation, retry bool)
 		if !retry || !transient(err) || try >= 3 {
 			break
 		}
-		j.run.Console.UnitNote(j.ur.Spec.Name(), fmt.Sprintf("%s failed with a transient error; trying again in %s", name, delay))
+		in.run.Console.UnitNote(in.ur.Spec.Name(), fmt.Sprintf("%s failed with a transient error; trying again in %s", name, delay))
 		select {
 		case <-ctx.Done():
 		case <-time.After(delay):
 		}
 		delay = delay * 3 / 2
 	}
-	return o, report.StepReport{Name: name, StartedAt: started, FinishedAt: j.run.Now(), OK: err == nil}, held, err
+	return o, report.StepReport{Name: name, StartedAt: started, FinishedAt: in.run.Now(), OK: err == nil}, held, err
 }
 
 // stepSpan starts a step's span, a child of its unit's
 // (docs/behaviour.md#traces).
-func (j *job) stepSpan(ctx context.Context, name string) (context.Context, trace.Span) {
-	return tracing.Span(ctx, name, attribute.String("strata.step", name), attribute.String("strata.unit.id", j.ur.Spec.ID()))
+func (in *stepInput) stepSpan(ctx context.Context, name string) (context.Context, trace.Span) {
+	return tracing.Span(ctx, name, attribute.String("strata.step", name), attribute.String("strata.unit.id", in.ur.Spec.ID()))
 }
 
 // spanFailure is what a failed step's span says: the first error the
@@ -194,8 +194,8 @@ func spanFailure(m *console.Masker, err error) string {
 
 // prepareInputs computes the unit's var file content and its content
 // digest.
-func (j *job) prepareInputs() (varFile []byte, err error) {
-	return j.prepareInputsWith(j.run.EngineArgs, nil)
+func (in *stepInput) prepareInputs() (varFile []byte, err error) {
+	return in.prepareInputsWith(in.run.EngineArgs, nil)
 }
 
 // prepareInputsWith computes the var file from strata's TF_VAR_ values,
@@ -203,23 +203,23 @@ func (j *job) prepareInputs() (varFile []byte, err error) {
 // given engine arguments. Nothing is written: the var file exists only
 // while the engine call that reads it runs (writeVarFile), since it holds
 // values from strata's environment and other stacks' outputs.
-func (j *job) prepareInputsWith(ea engineargs.EngineArgs, stepTFVars map[string]string) (varFile []byte, err error) {
-	u := j.ur.Spec
+func (in *stepInput) prepareInputsWith(ea engineargs.EngineArgs, stepTFVars map[string]string) (varFile []byte, err error) {
+	u := in.ur.Spec
 	fromEnvSteps := map[string]string{}
-	for k, v := range j.in.Set {
+	for k, v := range in.Set {
 		if name, ok := strings.CutPrefix(k, "TF_VAR_"); ok {
 			fromEnvSteps[name] = v
 		}
 	}
-	in := varFileInput{
-		Dir:          j.ur.Dir,
-		Declared:     j.run.Project.Variables(u.Dir),
-		TFVars:       []map[string]string{j.run.TFVars, j.ur.Vars.TFVars(), fromEnvSteps, stepTFVars},
-		Inputs:       j.ur.InputVals,
+	vin := varFileInput{
+		Dir:          in.ur.Dir,
+		Declared:     in.run.Project.Variables(u.Dir),
+		TFVars:       []map[string]string{in.run.TFVars, in.ur.Vars.TFVars(), fromEnvSteps, stepTFVars},
+		Inputs:       in.ur.InputVals,
 		UserVars:     ea.Plan.Vars,
 		UserVarFiles: ea.Plan.VarFiles,
 	}
-	content, err := buildVarFile(in)
+	content, err := buildVarFile(vin)
 	if err != nil {
 		return nil, fmt.Errorf("var file: %w", err)
 	}
@@ -229,12 +229,12 @@ func (j *job) prepareInputsWith(ea engineargs.EngineArgs, stepTFVars map[string]
 	// Their values are in the plan itself.
 	digestContent := content
 	if len(fromEnvSteps) > 0 {
-		in.TFVars = []map[string]string{j.run.TFVars, j.ur.Vars.TFVars(), stepTFVars}
-		if digestContent, err = buildVarFile(in); err != nil {
+		vin.TFVars = []map[string]string{in.run.TFVars, in.ur.Vars.TFVars(), stepTFVars}
+		if digestContent, err = buildVarFile(vin); err != nil {
 			return nil, fmt.Errorf("var file: %w", err)
 		}
 	}
-	targets, err := j.targets()
+	targets, err := in.targets()
 	if err != nil {
 		return nil, err
 	}
@@ -243,17 +243,17 @@ func (j *job) prepareInputsWith(ea engineargs.EngineArgs, stepTFVars map[string]
 	// inputs (the reuse check, then the plan it falls back to) is read,
 	// not hashed again.
 	key := string(digestContent) + "\x00" + strings.Join(args, "\x00")
-	if j.digestKey == key && j.res.Digest != "" {
+	if in.memo.key == key && in.memo.digest != "" {
 		return content, nil
 	}
-	j.res.Digest, err = contenthash.Digest(contenthash.DigestInput{
-		Root: j.run.Project.Root, Dir: u.Dir, ModuleDirs: j.run.Project.LocalModules(u.Dir), OtherRoots: j.run.otherRoots(u.Dir),
-		FilePatterns: u.FilePatterns(), Reads: j.run.Project.ReadPatterns(u.Dir), Engine: j.ur.Engine.Name, EngineVersion: j.ur.Engine.Version.String(),
-		Workspace: u.Workspace, Stack: u.Stack.Name, Variables: j.ur.Vars.All(),
+	in.memo.digest, err = contenthash.Digest(contenthash.DigestInput{
+		Root: in.run.Project.Root, Dir: u.Dir, ModuleDirs: in.run.Project.LocalModules(u.Dir), OtherRoots: in.run.otherRoots(u.Dir),
+		FilePatterns: u.FilePatterns(), Reads: in.run.Project.ReadPatterns(u.Dir), Engine: in.ur.Engine.Name, EngineVersion: in.ur.Engine.Version.String(),
+		Workspace: u.Workspace, Stack: u.Stack.Name, Variables: in.ur.Vars.All(),
 		EngineArgs: args, VarFile: digestContent,
 	})
 	if err == nil {
-		j.digestKey = key
+		in.memo.key = key
 	}
 	return content, err
 }
@@ -261,16 +261,16 @@ func (j *job) prepareInputsWith(ea engineargs.EngineArgs, stepTFVars map[string]
 // writeVarFile writes the unit's var file for one engine call and returns
 // its path ("" when there is nothing to write) and the function that
 // removes it when the call ends.
-func (j *job) writeVarFile(content []byte) (string, func(), error) {
+func (in *stepInput) writeVarFile(content []byte) (string, func(), error) {
 	if content == nil {
-		os.Remove(j.ur.VarFile)
+		os.Remove(in.ur.VarFile)
 		return "", func() {}, nil
 	}
 	// The file lives for one call: a crash leaves nothing to keep.
-	if err := runstate.WriteFile(j.ur.VarFile, content, false); err != nil {
+	if err := runstate.WriteFile(in.ur.VarFile, content, false); err != nil {
 		return "", func() {}, err
 	}
-	return j.ur.VarFile, func() { os.Remove(j.ur.VarFile) }, nil
+	return in.ur.VarFile, func() { os.Remove(in.ur.VarFile) }, nil
 }
 
 func targetArgs(targets []string) []string {
@@ -282,10 +282,10 @@ func targetArgs(targets []string) []string {
 }
 
 // targets are the stack's targets, substituted.
-func (j *job) targets() ([]string, error) {
-	out := make([]string, len(j.ur.Spec.Stack.Targets))
-	for i, t := range j.ur.Spec.Stack.Targets {
-		v, err := j.in.subst(t, "targets")
+func (in *stepInput) targets() ([]string, error) {
+	out := make([]string, len(in.ur.Spec.Stack.Targets))
+	for i, t := range in.ur.Spec.Stack.Targets {
+		v, err := in.subst(t, "targets")
 		if err != nil {
 			return nil, err
 		}
@@ -302,12 +302,12 @@ func (j *job) validate(ctx context.Context) {
 	if !initialised && !j.init(ctx, true, true, j.run.EngineArgs.Init, nil) {
 		return
 	}
-	_, err := j.step(ctx, report.StepValidate, j.in.invocation(report.StepValidate, nil, validateCall{Args: j.run.EngineArgs.Command}), true)
+	_, err := j.in.step(ctx, report.StepValidate, j.in.invocation(report.StepValidate, nil, validateCall{Args: j.run.EngineArgs.Command}), true)
 	j.failed(ctx, report.StepValidate, err)
 }
 
 func (j *job) output(ctx context.Context) {
-	args, env, err := j.unitInit()
+	args, env, err := j.in.unitInit()
 	if j.failed(ctx, report.StepInit, err) {
 		return
 	}
@@ -327,7 +327,7 @@ func (j *job) engineOutputs(ctx context.Context, initArgs engineargs.InitArgs, i
 		j.res.Err, j.res.FailedStep = nil, ""
 		return nil, step, err
 	}
-	o, err := j.step(ctx, report.StepOutput, j.in.invocation(report.StepOutput, nil, outputCall{}), true)
+	o, err := j.in.step(ctx, report.StepOutput, j.in.invocation(report.StepOutput, nil, outputCall{}), true)
 	if err != nil {
 		return nil, report.StepOutput, err
 	}

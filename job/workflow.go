@@ -70,17 +70,17 @@ func SubstituteFor(s, where string, u *stacks.Unit, lookup func(string) (string,
 // workflowEnvironment exports the matching workflow's environment,
 // substituted, as STRATA_ENVIRONMENT (and TERRATEAM_ENVIRONMENT) to every
 // step.
-func (j *job) workflowEnvironment() error {
-	environment, ok := j.run.Project.EnvironmentFor(j.ur.Spec)
+func (in *stepInput) workflowEnvironment() error {
+	environment, ok := in.run.Project.EnvironmentFor(in.ur.Spec)
 	if !ok {
 		return nil
 	}
-	v, err := j.in.subst(environment, "the workflow's environment")
+	v, err := in.subst(environment, "the workflow's environment")
 	if err != nil {
 		return err
 	}
-	j.in.Set["STRATA_ENVIRONMENT"] = v
-	j.in.Set["TERRATEAM_ENVIRONMENT"] = v
+	in.Set["STRATA_ENVIRONMENT"] = v
+	in.Set["TERRATEAM_ENVIRONMENT"] = v
 	return nil
 }
 
@@ -88,7 +88,7 @@ func (j *job) workflowEnvironment() error {
 // (stepKinds), and folds what each returns. After a failure only steps
 // with run_on: failure or always run; the first failure is the unit's.
 func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunStep) {
-	if j.failed(ctx, "setup", j.workflowEnvironment()) {
+	if j.failed(ctx, "setup", j.in.workflowEnvironment()) {
 		return
 	}
 	for i, st := range steps {

@@ -193,7 +193,7 @@ func TestFold(t *testing.T) {
 
 // TestNewJob: the job's input holds the unit's environment, its stack
 // variables' TF_VAR_ values and strata's under their TF_VAR_ names, and
-// runs its engine steps in the job.
+// runs its engine steps through the unit's engine.
 func TestNewJob(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
@@ -204,8 +204,16 @@ func TestNewJob(t *testing.T) {
 	if want := map[string]string{"TF_VAR_from_strata": "a", "TF_VAR_size": "3"}; !reflect.DeepEqual(in.TFVarEnv, want) {
 		t.Errorf("TFVarEnv = %v, want %v", in.TFVarEnv, want)
 	}
-	if in.engine != engineSteps(j) || in.Set == nil || len(in.Set) != 0 {
+	if in.engine != engineSteps(unitEngine{}) || in.Set == nil || len(in.Set) != 0 {
 		t.Errorf("engine %v set %v", in.engine, in.Set)
+	}
+	// The job's own engine calls report into its result; a step's into
+	// its own output, which the job folds.
+	if in.reports != &j.res.Steps || in.run != j.run || in.ur != j.ur || in.memo == nil {
+		t.Errorf("the job's own calls: reports %p (result %p), run %p, unit %p", in.reports, &j.res.Steps, in.run, in.ur)
+	}
+	if st := in.forStep(stacks.DefaultStep("plan"), "plan step", "plan"); st.reports == in.reports || len(*st.reports) != 0 || st.memo != in.memo {
+		t.Errorf("a step's input shares the job's reports or not its digest")
 	}
 	if in.Env["STRATA_STACK"] != "prod" {
 		t.Errorf("the unit's env: %v", in.Env)
