@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/strata-iac/strata/internal/ansi"
 	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/report"
 )
 
 // Each engine command strata runs is one small type: its arguments, its
@@ -40,7 +45,7 @@ type initCall struct {
 // -lock-timeout: the one thing terraform-exec asks the version for.
 var lockFlagsGone = version.Must(version.NewVersion("0.15.0"))
 
-func (c initCall) Argv() []string { return append([]string{"init"}, c.Args.Flags()...) }
+func (c *initCall) Argv() []string { return append([]string{"init"}, c.Args.Flags()...) }
 
 // checksVersion reports whether init runs through terraform-exec's Init,
 // which starts the engine once more, for `version -json`, in every new
@@ -49,11 +54,11 @@ func (c initCall) Argv() []string { return append([]string{"init"}, c.Args.Flags
 // carries flags Init cannot express, init runs the argv terraform-exec
 // would build (rawArgs) and that extra start, the costliest part of a new
 // unit's init after init itself, is saved.
-func (c initCall) checksVersion() bool {
+func (c *initCall) checksVersion() bool {
 	return len(c.Args.Extra) == 0 && (c.Version == nil || c.Version.LessThan(lockFlagsGone))
 }
 
-func (c initCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (c *initCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	if !c.checksVersion() {
 		_, err := x.runRaw(ctx, inv, c.rawArgs(x.colour), out, errOut)
 		return outcome{}, err
@@ -64,7 +69,7 @@ func (c initCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, in
 // rawArgs is the argv terraform-exec's Init runs for an engine from 0.15
 // on, its fixed flags included and in its order, with the flags it cannot
 // express at the end; without -no-color when the output is coloured.
-func (c initCall) rawArgs(colour bool) []string {
+func (c *initCall) rawArgs(colour bool) []string {
 	a := c.Args
 	backend, get := true, true
 	if a.Backend != nil {
@@ -97,15 +102,15 @@ type planCall struct {
 	Args    engineargs.PlanArgs
 }
 
-func (c planCall) Argv() []string {
+func (c *planCall) Argv() []string {
 	a := []string{"plan", "-out=" + c.Out}
 	if c.VarFile != "" {
 		a = append(a, "-var-file="+c.VarFile)
 	}
 	return append(a, c.Args.Flags()...)
 }
-func (planCall) checksVersion() bool { return false }
-func (c planCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (*planCall) checksVersion() bool { return false }
+func (c *planCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	if len(c.Args.Extra) > 0 || x.colour {
 		return x.rawPlan(ctx, inv, c.rawArgs(x.colour), out, errOut)
 	}
@@ -114,7 +119,7 @@ func (c planCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, in
 
 // rawArgs is the argv terraform-exec's Plan runs, with the flags it
 // cannot express at the end.
-func (c planCall) rawArgs(colour bool) []string {
+func (c *planCall) rawArgs(colour bool) []string {
 	argv := append(fixedFlags("plan", colour), "-detailed-exitcode", "-out="+c.Out)
 	if c.VarFile != "" {
 		argv = append(argv, "-var-file="+c.VarFile)
@@ -134,9 +139,9 @@ func fixedFlags(command string, colour bool) []string {
 // applyPlanCall is `apply FILE`: a saved plan, no other argument.
 type applyPlanCall struct{ File string }
 
-func (c applyPlanCall) Argv() []string    { return []string{"apply", c.File} }
-func (applyPlanCall) checksVersion() bool { return false }
-func (c applyPlanCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (c *applyPlanCall) Argv() []string    { return []string{"apply", c.File} }
+func (*applyPlanCall) checksVersion() bool { return false }
+func (c *applyPlanCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	if x.colour {
 		_, err := x.runRaw(ctx, inv, c.rawArgs(), out, errOut)
 		return outcome{}, err
@@ -147,7 +152,7 @@ func (c applyPlanCall) run(ctx context.Context, x *Executor, tf *tfexec.Terrafor
 // rawArgs is the argv of terraform-exec's Apply of a saved plan, in
 // colour: -lock, -parallelism and -refresh, which it always passes, are
 // the engine's defaults, and a saved plan carries the rest.
-func (c applyPlanCall) rawArgs() []string {
+func (c *applyPlanCall) rawArgs() []string {
 	return append(fixedFlags("apply", true), "-auto-approve", c.File)
 }
 
@@ -161,7 +166,7 @@ type applyNowCall struct {
 	OnPlan func() `json:"-"`
 }
 
-func (c applyNowCall) Argv() []string {
+func (c *applyNowCall) Argv() []string {
 	a := []string{"apply", "-auto-approve"}
 	if c.VarFile != "" {
 		a = append(a, "-var-file="+c.VarFile)
@@ -172,7 +177,7 @@ func (c applyNowCall) Argv() []string {
 // rawArgs is the argv of terraform-exec's Apply with the call's options,
 // in colour. Like the options (engineOptions), it leaves out plan's
 // flags terraform-exec cannot express.
-func (c applyNowCall) rawArgs() []string {
+func (c *applyNowCall) rawArgs() []string {
 	a := append(fixedFlags("apply", true), "-auto-approve")
 	if c.VarFile != "" {
 		a = append(a, "-var-file="+c.VarFile)
@@ -181,8 +186,8 @@ func (c applyNowCall) rawArgs() []string {
 	args.Extra = nil
 	return append(a, args.Flags()...)
 }
-func (applyNowCall) checksVersion() bool { return false }
-func (c applyNowCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (*applyNowCall) checksVersion() bool { return false }
+func (c *applyNowCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	return x.applyNow(ctx, tf, inv, c, out, errOut)
 }
 
@@ -192,14 +197,14 @@ type workspaceCall struct {
 	New  bool
 }
 
-func (c workspaceCall) Argv() []string {
+func (c *workspaceCall) Argv() []string {
 	if c.New {
 		return []string{"workspace", "new", c.Name}
 	}
 	return []string{"workspace", "select", c.Name}
 }
-func (workspaceCall) checksVersion() bool { return false }
-func (c workspaceCall) run(ctx context.Context, _ *Executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
+func (*workspaceCall) checksVersion() bool { return false }
+func (c *workspaceCall) run(ctx context.Context, _ *Executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
 	if c.New {
 		return outcome{}, tf.WorkspaceNew(ctx, c.Name)
 	}
@@ -214,9 +219,9 @@ func (c workspaceCall) run(ctx context.Context, _ *Executor, tf *tfexec.Terrafor
 // not what terraform validate prints.
 type validateCall struct{ Args []string }
 
-func (c validateCall) Argv() []string    { return append([]string{"validate"}, c.Args...) }
-func (validateCall) checksVersion() bool { return false }
-func (c validateCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (c *validateCall) Argv() []string    { return append([]string{"validate"}, c.Args...) }
+func (*validateCall) checksVersion() bool { return false }
+func (c *validateCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	_, err := x.runRaw(ctx, inv, append([]string{"validate", "-no-color"}, c.Args...), out, errOut)
 	return outcome{}, err
 }
@@ -224,9 +229,9 @@ func (c validateCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform,
 // outputCall is `output -json`.
 type outputCall struct{}
 
-func (outputCall) Argv() []string      { return []string{"output", "-json"} }
-func (outputCall) checksVersion() bool { return false }
-func (outputCall) run(ctx context.Context, _ *Executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
+func (*outputCall) Argv() []string      { return []string{"output", "-json"} }
+func (*outputCall) checksVersion() bool { return false }
+func (*outputCall) run(ctx context.Context, _ *Executor, tf *tfexec.Terraform, _ invocation, _, _ io.Writer) (outcome, error) {
 	// terraform-exec copies the JSON to stdout; strata prints the outputs
 	// itself.
 	tf.SetStdout(io.Discard)
@@ -241,7 +246,7 @@ type showCall struct {
 	Text bool
 }
 
-func (c showCall) Argv() []string {
+func (c *showCall) Argv() []string {
 	if c.Text {
 		return []string{"show", c.File}
 	}
@@ -255,8 +260,8 @@ func (c showCall) Argv() []string {
 // checksVersion is false: show runs as terraform-exec would run it
 // (runRaw), without the `version -json` terraform-exec's ShowPlanFileRaw
 // starts the engine for first in every working dir.
-func (c showCall) checksVersion() bool { return false }
-func (c showCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (c *showCall) checksVersion() bool { return false }
+func (c *showCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	if c.Text {
 		argv := []string{"show", "-no-color", c.File}
 		if x.colour {
@@ -270,4 +275,211 @@ func (c showCall) run(ctx context.Context, x *Executor, tf *tfexec.Terraform, in
 		return outcome{}, err
 	}
 	return outcome{PlanJSON: b.Bytes()}, nil
+}
+
+// applyNow applies without a plan file; the change counts come from the
+// apply's own summary line, the changed outputs from the plan it prints
+// first, and it has changes when any was made.
+//
+// No plan file exists here, so its JSON cannot be read; the printed plan
+// is read instead (docs/behaviour.md#saved-plans). Asking the engine for
+// the outputs before and after would cost two more calls where the apply
+// is one: measured on terraform 1.11 with an output-only change, one
+// `apply -auto-approve` took 56 ms, `output -json` 29 ms, and `plan -out`,
+// `show -json` and `apply FILE` 138 ms together; reading the text the
+// apply prints anyway costs nothing.
+func (x *Executor) applyNow(ctx context.Context, tf *tfexec.Terraform, inv invocation, p *applyNowCall, out, errOut io.Writer) (outcome, error) {
+	// apply prints its plan first: a failed apply still says what it was
+	// about to change. The scanners read the text without colour.
+	planned := &lineScanner{w: io.Discard, seen: p.OnPlan}
+	outputs := &outputScanner{w: planned}
+	scan := &lineScanner{w: outputs, marker: "Apply complete! "}
+	stdout := plainTee{plain: scan, out: out}
+	var err error
+	if x.colour {
+		_, err = x.runRaw(ctx, inv, p.rawArgs(), stdout, errOut)
+	} else {
+		tf.SetStdout(stdout)
+		var opts []tfexec.ApplyOption
+		if p.VarFile != "" {
+			opts = append(opts, tfexec.VarFile(p.VarFile))
+		}
+		for _, x := range engineOptions(p.Args) {
+			opts = append(opts, x)
+		}
+		err = tf.Apply(ctx, opts...)
+	}
+	if err != nil {
+		o := planOutcome(false, planned.summary)
+		o.Changes.Outputs, o.ChangedOutputs = len(outputs.names), outputs.names
+		o.HasChanges = o.Changes != (report.Changes{})
+		return o, err
+	}
+	o := outcome{ChangedOutputs: outputs.names, OutputsKnown: scan.summary != ""}
+	if m := applySummary.FindStringSubmatch(scan.summary); m != nil {
+		o.Changes.Add, _ = strconv.Atoi(m[2])
+		o.Changes.Change, _ = strconv.Atoi(m[3])
+		o.Changes.Destroy, _ = strconv.Atoi(m[4])
+	}
+	o.Changes.Outputs = len(outputs.names)
+	o.HasChanges = o.Changes != (report.Changes{})
+	return o, nil
+}
+
+// plainTee writes output to plain without its colour, then to out as it
+// came. Terraform writes a line's colour and text in one write, so each
+// write is stripped by itself.
+type plainTee struct{ plain, out io.Writer }
+
+func (t plainTee) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.plain, ansi.Strip(string(p))); err != nil {
+		return 0, err
+	}
+	return t.out.Write(p)
+}
+
+// plan makes a saved plan; only whether it has changes is read here (its
+// detailed exit code): the counts come from the plan file.
+func (x *Executor) plan(ctx context.Context, tf *tfexec.Terraform, p *planCall, out io.Writer) (outcome, error) {
+	opts := []tfexec.PlanOption{tfexec.Out(p.Out)}
+	if p.VarFile != "" {
+		opts = append(opts, tfexec.VarFile(p.VarFile))
+	}
+	opts = append(opts, planOptions(p.Args)...)
+	changed, err := tf.Plan(ctx, opts...)
+	if err != nil {
+		return outcome{}, err
+	}
+	return outcome{HasChanges: changed}, nil
+}
+
+// rawPlan runs a plan that carries flags terraform-exec cannot express,
+// reading its detailed exit code as terraform-exec does.
+func (x *Executor) rawPlan(ctx context.Context, inv invocation, argv []string, out, errOut io.Writer) (outcome, error) {
+	code, err := x.runRaw(ctx, inv, argv, out, errOut)
+	if code == 2 && ctx.Err() == nil {
+		err = nil
+	}
+	if err != nil {
+		return outcome{}, err
+	}
+	return outcome{HasChanges: code == 2}, nil
+}
+
+// planOutcome is what a plan printed before an apply without a plan file
+// failed: its summary line's counts.
+func planOutcome(changed bool, summary string) outcome {
+	o := outcome{HasChanges: changed}
+	o.Changes, _ = report.ParsePlanSummary(summary)
+	return o
+}
+
+// lineScanner passes output through and keeps the summary line: the one
+// holding marker ("Plan: " when empty).
+type lineScanner struct {
+	w       io.Writer
+	marker  string
+	summary string
+	// seen, when set, is called once, the first time the marker appears.
+	seen func()
+}
+
+func (s *lineScanner) Write(p []byte) (int, error) {
+	marker := s.marker
+	if marker == "" {
+		marker = "Plan: "
+	}
+	if i := strings.Index(string(p), marker); i >= 0 {
+		line := string(p[i:])
+		if j := strings.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		s.summary = line
+		if s.seen != nil {
+			s.seen()
+			s.seen = nil
+		}
+	}
+	return s.w.Write(p)
+}
+
+// applySummary is the engine's own count of an apply's changes
+// (report.ParsePlanSummary reads a plan's).
+var applySummary = regexp.MustCompile(`Apply complete! Resources: (?:(\d+) imported, )?(\d+) added, (\d+) changed, (\d+) destroyed`)
+
+func initOptions(a engineargs.InitArgs) []tfexec.InitOption {
+	var o []tfexec.InitOption
+	if a.Upgrade {
+		o = append(o, tfexec.Upgrade(true))
+	}
+	if a.Reconfigure {
+		o = append(o, tfexec.Reconfigure(true))
+	}
+	if a.Backend != nil {
+		o = append(o, tfexec.Backend(*a.Backend))
+	}
+	for _, b := range a.BackendConfig {
+		o = append(o, tfexec.BackendConfig(b))
+	}
+	if a.ForceCopy {
+		o = append(o, tfexec.ForceCopy(true))
+	}
+	if a.Get != nil {
+		o = append(o, tfexec.Get(*a.Get))
+	}
+	for _, p := range a.PluginDir {
+		o = append(o, tfexec.PluginDir(p))
+	}
+	return o
+}
+
+// sharedOption is a terraform-exec option both plan and apply take.
+type sharedOption interface {
+	tfexec.PlanOption
+	tfexec.ApplyOption
+}
+
+// engineOptions are the terraform-exec options of plan's flags, which
+// apply without a plan file takes as well.
+func engineOptions(a engineargs.PlanArgs) []sharedOption {
+	var o []sharedOption
+	for _, f := range a.VarFiles {
+		o = append(o, tfexec.VarFile(f))
+	}
+	for _, v := range a.Vars {
+		o = append(o, tfexec.Var(v))
+	}
+	for _, t := range a.Targets {
+		o = append(o, tfexec.Target(t))
+	}
+	for _, r := range a.Replace {
+		o = append(o, tfexec.Replace(r))
+	}
+	if a.Refresh != nil {
+		o = append(o, tfexec.Refresh(*a.Refresh))
+	}
+	if a.RefreshOnly {
+		o = append(o, tfexec.RefreshOnly(true))
+	}
+	if a.Destroy {
+		o = append(o, tfexec.Destroy(true))
+	}
+	if a.Lock != nil {
+		o = append(o, tfexec.Lock(*a.Lock))
+	}
+	if a.LockTimeout != "" {
+		o = append(o, tfexec.LockTimeout(a.LockTimeout))
+	}
+	if a.Parallelism > 0 {
+		o = append(o, tfexec.Parallelism(a.Parallelism))
+	}
+	return o
+}
+
+func planOptions(a engineargs.PlanArgs) []tfexec.PlanOption {
+	var o []tfexec.PlanOption
+	for _, x := range engineOptions(a) {
+		o = append(o, x)
+	}
+	return o
 }

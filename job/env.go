@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -68,18 +67,6 @@ func TFVarsFromEnv(environ []string) map[string]string {
 	}
 	return out
 }
-
-// strataValues are the names strata sets in every step's environment from
-// the config and its own paths (not from the process environment).
-var strataValues = map[string]bool{
-	"STRATA_STACK": true, "STRATA_STACK_INSTANCE": true, "STRATA_STACK_PATH": true, "STRATA_DIR": true, "STRATA_WORKSPACE": true, "STRATA_ROOT": true,
-	"STRATA_ENGINE": true, "STRATA_ENGINE_VERSION": true, "STRATA_PLAN_FILE": true, "STRATA_TMPDIR": true,
-	"TERRATEAM_DIR": true, "TERRATEAM_WORKSPACE": true, "TERRATEAM_ROOT": true, "TERRATEAM_PLAN_FILE": true,
-	"TERRATEAM_TMPDIR": true, "TERRATEAM_STACK": true, "TERRATEAM_ENGINE_NAME": true, "TERRATEAM_TF_CMD": true,
-}
-
-// strataValue reports whether a name is one strata sets itself.
-func strataValue(name string) bool { return strataValues[name] }
 
 // unitEnvInput is what a unit's environment is made of.
 type UnitEnvInput struct {
@@ -161,15 +148,57 @@ func DataDirOf(root string, u *stacks.Unit) (dir string, own bool, err error) {
 	return base, false, nil
 }
 
-// currentWorkspace reads the workspace a data dir has selected; absent
-// means default.
-func currentWorkspace(dataDir string) string {
-	b, err := os.ReadFile(filepath.Join(dataDir, "environment"))
-	if err != nil {
-		return "default"
-	}
-	if ws := strings.TrimSpace(string(b)); ws != "" {
-		return ws
-	}
-	return "default"
+// Vars are a unit's stack variables as its steps use them
+// (docs/behaviour.md#stack-variables), read from its stack once when the
+// unit is set up: in substitutions, in its environment under their own
+// names and as STACK_VAR_<NAME>, the TF_VAR_ ones in its var file, the
+// sensitive ones masked, and all of them in its plan's digest.
+type Vars struct {
+	byName   map[string]string
+	exported map[string]string // by STACK_VAR_<NAME>
+	tfVars   map[string]string // the TF_VAR_<name> ones, by input variable name
+	secrets  []string
 }
+
+// VarsOf reads a stack's variables.
+func VarsOf(st *stacks.Stack) *Vars {
+	v := &Vars{byName: make(map[string]string, len(st.Variables)), exported: make(map[string]string, len(st.Variables))}
+	for _, sv := range st.Variables {
+		v.byName[sv.Name] = sv.Value
+		v.exported["STACK_VAR_"+strings.ToUpper(sv.Name)] = sv.Value
+		if name, ok := strings.CutPrefix(sv.Name, "TF_VAR_"); ok && name != "" {
+			if v.tfVars == nil {
+				v.tfVars = map[string]string{}
+			}
+			v.tfVars[name] = sv.Value
+		}
+		if sv.Sensitive {
+			v.secrets = append(v.secrets, sv.Value)
+		}
+	}
+	return v
+}
+
+// Lookup finds a variable by its name.
+func (v *Vars) Lookup(name string) (string, bool) {
+	s, ok := v.byName[name]
+	return s, ok
+}
+
+// LookupExported finds a variable by the name it has in the unit's
+// environment, STACK_VAR_<NAME>.
+func (v *Vars) LookupExported(name string) (string, bool) {
+	s, ok := v.exported[name]
+	return s, ok
+}
+
+// TFVars are the variables named TF_VAR_<name>, by input variable name:
+// they go to the var file, as env steps' TF_VAR_ values do (terraform-exec
+// refuses TF_VAR_ in an engine's environment).
+func (v *Vars) TFVars() map[string]string { return v.tfVars }
+
+// Secrets are the values of the sensitive variables.
+func (v *Vars) Secrets() []string { return v.secrets }
+
+// All are the variables by name, for the plan's digest.
+func (v *Vars) All() map[string]string { return v.byName }

@@ -1,24 +1,160 @@
 package job
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"strconv"
+	"maps"
+	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/ansi"
-	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/internal/diagnostics"
 	"github.com/strata-iac/strata/internal/textbudget"
 	"github.com/strata-iac/strata/internal/tracing"
 	"github.com/strata-iac/strata/report"
 )
+
+// engineEnv is the environment of one engine call: the starting one,
+// what earlier steps set, then own (a step's own env); TF_VAR_ values
+// aside, since terraform-exec refuses them.
+func (in *stepInput) engineEnv(own map[string]string) map[string]string {
+	env := make(map[string]string, len(in.Env)+len(in.Set)+len(own))
+	maps.Copy(env, in.Env)
+	for _, m := range []map[string]string{in.Set, own} {
+		for k, v := range m {
+			if !strings.HasPrefix(k, "TF_VAR_") {
+				env[k] = v
+			}
+		}
+	}
+	return env
+}
+
+// invocation is one engine call of the unit, with own (a step's own env)
+// over its environment.
+func (in *stepInput) invocation(step string, own map[string]string, call engineCall) invocation {
+	return invocation{Step: step, Engine: in.Engine, Dir: in.Dir, Env: in.engineEnv(own), Call: call}
+}
+
+// invocation is one engine call, built apart from running it: the engine,
+// the dir, the environment and the call (InitCall, PlanCall, …). Tests
+// inspect it; the executor runs it through terraform-exec.
+type invocation struct {
+	Step   string
+	Engine string // path of the engine binary
+	Dir    string // absolute working dir
+	Env    map[string]string
+	Call   engineCall
+}
+
+// Args renders the argv terraform-exec runs for the invocation (without the
+// flags it always adds: -no-color, -input=false, …), for logs and tests.
+func (inv invocation) Args() []string {
+	if inv.Call == nil {
+		return nil
+	}
+	return inv.Call.Argv()
+}
+
+// String renders the invocation as a command line for logs.
+func (inv invocation) String() string {
+	return "terraform " + strings.Join(inv.Args(), " ")
+}
+
+// step runs inv, one engine call built by its step (the …Invocation
+// functions), as a step of the report, with the console block, the
+// retries of transient failures and the one init of an "init required"
+// failure; each try runs the same invocation, so nothing here calls back
+// into the step that built it.
+func (in *stepInput) step(ctx context.Context, name string, inv invocation, retry bool) (outcome, error) {
+	o, closeBlock, err := in.stepHeld(ctx, name, inv, retry)
+	closeBlock()
+	return o, err
+}
+
+// stepHeld is step with the console block of a call that ended (not one
+// that failed) left open: the caller closes it, once it has learnt what
+// the block must mask (docs/behaviour.md#what-is-masked).
+func (in *stepInput) stepHeld(ctx context.Context, name string, inv invocation, retry bool) (outcome, func(), error) {
+	o, rep, held, err := in.call(ctx, name, inv, retry)
+	*in.reports = append(*in.reports, rep)
+	return o, held, err
+}
+
+// call is stepHeld returning the call's step report instead of taking it
+// into the job's result: an apply's engine call returns it in its
+// applyResult, for the job to fold.
+func (in *stepInput) call(ctx context.Context, name string, inv invocation, retry bool) (outcome, report.StepReport, func(), error) {
+	started := in.run.Now()
+	delay := in.run.RetryDelay
+	var (
+		o    outcome
+		err  error
+		held = func() {}
+	)
+	ctx, span := in.stepSpan(ctx, name)
+	defer func() { tracing.End(span, spanFailure(in.ur.Masker, err)) }()
+	for try := 1; ; try++ {
+		out := in.run.Console.Step(in.ur.Display, name)
+		o, err = in.run.Exec.Execute(ctx, in.ur.Spec.ID(), inv, out, out.Stderr())
+		if err == nil || ctx.Err() != nil {
+			held = func() { out.Close() }
+			break
+		}
+		out.Close()
+		if name != report.StepInit && !in.ur.Inited && initRequired(err) {
+			args, env, ierr := in.unitInit()
+			if ierr == nil {
+				_, ierr = in.initNow(ctx, false, args, env)
+			}
+			if ierr != nil {
+				break
+			}
+			continue
+		}
+		if !retry || !transient(err) || try >= 3 {
+			break
+		}
+		in.run.Console.UnitNote(in.ur.Spec.Name(), fmt.Sprintf("%s failed with a transient error; trying again in %s", name, delay))
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay = delay * 3 / 2
+	}
+	return o, report.StepReport{Name: name, StartedAt: started, FinishedAt: in.run.Now(), OK: err == nil}, held, err
+}
+
+// stepSpan starts a step's span, a child of its unit's
+// (docs/behaviour.md#traces).
+func (in *stepInput) stepSpan(ctx context.Context, name string) (context.Context, trace.Span) {
+	return tracing.Span(ctx, name, attribute.String("strata.step", name), attribute.String("strata.unit.id", in.ur.Spec.ID()))
+}
+
+// spanFailure is what a failed step's span says: the first error the
+// engine reported, or the error's first line, masked as the report is.
+func spanFailure(m *console.Masker, err error) string {
+	if err == nil {
+		return ""
+	}
+	text := m.Mask(ErrorText(err))
+	if reason := diagnostics.FailureReason(text); reason != "" {
+		return reason
+	}
+	return text
+}
 
 // outcome is what an engine call reports beyond success.
 type outcome struct {
@@ -110,6 +246,73 @@ func (x *Executor) Execute(ctx context.Context, unitID string, inv invocation, o
 	return o, boundedError(err)
 }
 
+// runRaw runs the engine directly, as terraform-exec does: the step's
+// environment with TF_IN_AUTOMATION set, its own process group, one
+// SIGINT when ctx ends (a SIGKILL after killAfter, when set), and a failure
+// carrying the engine's stderr. It returns the exit code.
+func (x *Executor) runRaw(ctx context.Context, inv invocation, argv []string, out, errOut io.Writer) (int, error) {
+	if ctx.Err() != nil {
+		return 1, ctx.Err()
+	}
+	cmd := exec.Command(inv.Engine, argv...)
+	cmd.Dir = inv.Dir
+	cmd.Env = append(EnvList(inv.Env), "TF_IN_AUTOMATION=1")
+	ownProcessGroup(cmd)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(errOut, &stderr)
+	if err := cmd.Start(); err != nil {
+		return 1, err
+	}
+	err := waitInterruptible(ctx, cmd, interruptProcess, x.killAfter)
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		code := exitErr.ExitCode()
+		// The error is read (initRequired, transient, diagnostics) and
+		// reported: without colour.
+		text := ansi.Strip(stderr.String())
+		if ctx.Err() != nil {
+			return code, fmt.Errorf("%w: %w\n%s", ctx.Err(), err, text)
+		}
+		return code, fmt.Errorf("%w\n%s", err, text)
+	}
+	return 0, err
+}
+
+// envList renders an environment map as sorted KEY=VALUE pairs.
+func EnvList(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, fmt.Sprintf("%s=%s", k, v))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// waitInterruptible waits for a started command, in its own process group;
+// when ctx ends, interrupt gets it one SIGINT (engines: the process, as
+// terraform-exec does; run steps: the whole group), and its group is
+// killed after killAfter when that is set.
+func waitInterruptible(ctx context.Context, cmd *exec.Cmd, interrupt func(*exec.Cmd), killAfter time.Duration) error {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			interrupt(cmd)
+			if killAfter > 0 {
+				select {
+				case <-done:
+				case <-time.After(killAfter):
+					killGroup(cmd)
+				}
+			}
+		case <-done:
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	return err
+}
+
 // cutError is an engine's error whose text had a line over
 // textbudget.Line: its text is cut once, here, since every Error() of
 // terraform-exec's error builds its whole text again, and a unit's error
@@ -120,6 +323,7 @@ type cutError struct {
 }
 
 func (e *cutError) Error() string { return e.text }
+
 func (e *cutError) Unwrap() error { return e.err }
 
 // boundedError is err, its text cut when a line of it is over budget.
@@ -132,227 +336,6 @@ func boundedError(err error) error {
 		return &cutError{err: err, text: cut}
 	}
 	return err
-}
-
-// applySummary is the engine's own count of an apply's changes
-// (report.ParsePlanSummary reads a plan's).
-var applySummary = regexp.MustCompile(`Apply complete! Resources: (?:(\d+) imported, )?(\d+) added, (\d+) changed, (\d+) destroyed`)
-
-// applyNow applies without a plan file; the change counts come from the
-// apply's own summary line, the changed outputs from the plan it prints
-// first, and it has changes when any was made.
-//
-// No plan file exists here, so its JSON cannot be read; the printed plan
-// is read instead (docs/behaviour.md#saved-plans). Asking the engine for
-// the outputs before and after would cost two more calls where the apply
-// is one: measured on terraform 1.11 with an output-only change, one
-// `apply -auto-approve` took 56 ms, `output -json` 29 ms, and `plan -out`,
-// `show -json` and `apply FILE` 138 ms together; reading the text the
-// apply prints anyway costs nothing.
-func (x *Executor) applyNow(ctx context.Context, tf *tfexec.Terraform, inv invocation, p applyNowCall, out, errOut io.Writer) (outcome, error) {
-	// apply prints its plan first: a failed apply still says what it was
-	// about to change. The scanners read the text without colour.
-	planned := &lineScanner{w: io.Discard, seen: p.OnPlan}
-	outputs := &outputScanner{w: planned}
-	scan := &lineScanner{w: outputs, marker: "Apply complete! "}
-	stdout := plainTee{plain: scan, out: out}
-	var err error
-	if x.colour {
-		_, err = x.runRaw(ctx, inv, p.rawArgs(), stdout, errOut)
-	} else {
-		tf.SetStdout(stdout)
-		var opts []tfexec.ApplyOption
-		if p.VarFile != "" {
-			opts = append(opts, tfexec.VarFile(p.VarFile))
-		}
-		for _, x := range engineOptions(p.Args) {
-			opts = append(opts, x)
-		}
-		err = tf.Apply(ctx, opts...)
-	}
-	if err != nil {
-		o := planOutcome(false, planned.summary)
-		o.Changes.Outputs, o.ChangedOutputs = len(outputs.names), outputs.names
-		o.HasChanges = o.Changes != (report.Changes{})
-		return o, err
-	}
-	o := outcome{ChangedOutputs: outputs.names, OutputsKnown: scan.summary != ""}
-	if m := applySummary.FindStringSubmatch(scan.summary); m != nil {
-		o.Changes.Add, _ = strconv.Atoi(m[2])
-		o.Changes.Change, _ = strconv.Atoi(m[3])
-		o.Changes.Destroy, _ = strconv.Atoi(m[4])
-	}
-	o.Changes.Outputs = len(outputs.names)
-	o.HasChanges = o.Changes != (report.Changes{})
-	return o, nil
-}
-
-// plainTee writes output to plain without its colour, then to out as it
-// came. Terraform writes a line's colour and text in one write, so each
-// write is stripped by itself.
-type plainTee struct{ plain, out io.Writer }
-
-func (t plainTee) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(t.plain, ansi.Strip(string(p))); err != nil {
-		return 0, err
-	}
-	return t.out.Write(p)
-}
-
-// plan makes a saved plan; only whether it has changes is read here (its
-// detailed exit code): the counts come from the plan file.
-func (x *Executor) plan(ctx context.Context, tf *tfexec.Terraform, p planCall, out io.Writer) (outcome, error) {
-	opts := []tfexec.PlanOption{tfexec.Out(p.Out)}
-	if p.VarFile != "" {
-		opts = append(opts, tfexec.VarFile(p.VarFile))
-	}
-	opts = append(opts, planOptions(p.Args)...)
-	changed, err := tf.Plan(ctx, opts...)
-	if err != nil {
-		return outcome{}, err
-	}
-	return outcome{HasChanges: changed}, nil
-}
-
-// rawPlan runs a plan that carries flags terraform-exec cannot express,
-// reading its detailed exit code as terraform-exec does.
-func (x *Executor) rawPlan(ctx context.Context, inv invocation, argv []string, out, errOut io.Writer) (outcome, error) {
-	code, err := x.runRaw(ctx, inv, argv, out, errOut)
-	if code == 2 && ctx.Err() == nil {
-		err = nil
-	}
-	if err != nil {
-		return outcome{}, err
-	}
-	return outcome{HasChanges: code == 2}, nil
-}
-
-// planOutcome is what a plan printed before an apply without a plan file
-// failed: its summary line's counts.
-func planOutcome(changed bool, summary string) outcome {
-	o := outcome{HasChanges: changed}
-	o.Changes, _ = report.ParsePlanSummary(summary)
-	return o
-}
-
-// lineScanner passes output through and keeps the summary line: the one
-// holding marker ("Plan: " when empty).
-type lineScanner struct {
-	w       io.Writer
-	marker  string
-	summary string
-	// seen, when set, is called once, the first time the marker appears.
-	seen func()
-}
-
-func (s *lineScanner) Write(p []byte) (int, error) {
-	marker := s.marker
-	if marker == "" {
-		marker = "Plan: "
-	}
-	if i := strings.Index(string(p), marker); i >= 0 {
-		line := string(p[i:])
-		if j := strings.IndexByte(line, '\n'); j >= 0 {
-			line = line[:j]
-		}
-		s.summary = line
-		if s.seen != nil {
-			s.seen()
-			s.seen = nil
-		}
-	}
-	return s.w.Write(p)
-}
-
-func initOptions(a engineargs.InitArgs) []tfexec.InitOption {
-	var o []tfexec.InitOption
-	if a.Upgrade {
-		o = append(o, tfexec.Upgrade(true))
-	}
-	if a.Reconfigure {
-		o = append(o, tfexec.Reconfigure(true))
-	}
-	if a.Backend != nil {
-		o = append(o, tfexec.Backend(*a.Backend))
-	}
-	for _, b := range a.BackendConfig {
-		o = append(o, tfexec.BackendConfig(b))
-	}
-	if a.ForceCopy {
-		o = append(o, tfexec.ForceCopy(true))
-	}
-	if a.Get != nil {
-		o = append(o, tfexec.Get(*a.Get))
-	}
-	for _, p := range a.PluginDir {
-		o = append(o, tfexec.PluginDir(p))
-	}
-	return o
-}
-
-// sharedOption is a terraform-exec option both plan and apply take.
-type sharedOption interface {
-	tfexec.PlanOption
-	tfexec.ApplyOption
-}
-
-// engineOptions are the terraform-exec options of plan's flags, which
-// apply without a plan file takes as well.
-func engineOptions(a engineargs.PlanArgs) []sharedOption {
-	var o []sharedOption
-	for _, f := range a.VarFiles {
-		o = append(o, tfexec.VarFile(f))
-	}
-	for _, v := range a.Vars {
-		o = append(o, tfexec.Var(v))
-	}
-	for _, t := range a.Targets {
-		o = append(o, tfexec.Target(t))
-	}
-	for _, r := range a.Replace {
-		o = append(o, tfexec.Replace(r))
-	}
-	if a.Refresh != nil {
-		o = append(o, tfexec.Refresh(*a.Refresh))
-	}
-	if a.RefreshOnly {
-		o = append(o, tfexec.RefreshOnly(true))
-	}
-	if a.Destroy {
-		o = append(o, tfexec.Destroy(true))
-	}
-	if a.Lock != nil {
-		o = append(o, tfexec.Lock(*a.Lock))
-	}
-	if a.LockTimeout != "" {
-		o = append(o, tfexec.LockTimeout(a.LockTimeout))
-	}
-	if a.Parallelism > 0 {
-		o = append(o, tfexec.Parallelism(a.Parallelism))
-	}
-	return o
-}
-
-func planOptions(a engineargs.PlanArgs) []tfexec.PlanOption {
-	var o []tfexec.PlanOption
-	for _, x := range engineOptions(a) {
-		o = append(o, x)
-	}
-	return o
-}
-
-// outputsJSON renders outputs as `output -json` does, sensitive values
-// masked unless shown.
-func outputsJSON(outs map[string]tfexec.OutputMeta, showSensitive bool) map[string]any {
-	res := map[string]any{}
-	for name, o := range outs {
-		var v any = json.RawMessage(o.Value)
-		if o.Sensitive && !showSensitive {
-			v = "***"
-		}
-		res[name] = map[string]any{"value": v, "type": json.RawMessage(o.Type), "sensitive": o.Sensitive}
-	}
-	return res
 }
 
 // errorText is an engine error's message, without Go's wrapping.
@@ -401,4 +384,28 @@ func transient(err error) bool {
 		}
 	}
 	return false
+}
+
+// outputsJSON renders outputs as `output -json` does, sensitive values
+// masked unless shown.
+func outputsJSON(outs map[string]tfexec.OutputMeta, showSensitive bool) map[string]any {
+	res := map[string]any{}
+	for name, o := range outs {
+		var v any = json.RawMessage(o.Value)
+		if o.Sensitive && !showSensitive {
+			v = "***"
+		}
+		res[name] = map[string]any{"value": v, "type": json.RawMessage(o.Type), "sensitive": o.Sensitive}
+	}
+	return res
+}
+
+// JSONString is a JSON value as text: a string's content, anything else as
+// written.
+func JSONString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
 }

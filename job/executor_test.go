@@ -165,11 +165,11 @@ func TestCallArgv(t *testing.T) {
 		call engineCall
 		want string
 	}{
-		{validateCall{Args: []string{"-json"}}, "validate -json"},
-		{completeCall{}, "output"},
-		{lockCall{Args: engineargs.LockArgs{FSMirror: "/m"}}, "providers lock -fs-mirror=/m"},
-		{lockCall{Args: engineargs.LockArgs{NetMirror: "https://m"}}, "providers lock -net-mirror=https://m"},
-		{applyNowCall{}, "apply -auto-approve"},
+		{&validateCall{Args: []string{"-json"}}, "validate -json"},
+		{&completeCall{}, "output"},
+		{&lockCall{Args: engineargs.LockArgs{FSMirror: "/m"}}, "providers lock -fs-mirror=/m"},
+		{&lockCall{Args: engineargs.LockArgs{NetMirror: "https://m"}}, "providers lock -net-mirror=https://m"},
+		{&applyNowCall{}, "apply -auto-approve"},
 	} {
 		if got := strings.Join(tc.call.Argv(), " "); got != tc.want {
 			t.Errorf("%T argv = %q, want %q", tc.call, got, tc.want)
@@ -189,7 +189,7 @@ func TestCallArgv(t *testing.T) {
 // TestInvocationString: an invocation's command line for logs; none
 // without a call.
 func TestInvocationString(t *testing.T) {
-	if got := (invocation{Call: outputCall{}}).String(); got != "terraform output -json" {
+	if got := (invocation{Call: &outputCall{}}).String(); got != "terraform output -json" {
 		t.Errorf("String = %q", got)
 	}
 	if (invocation{}).Args() != nil {

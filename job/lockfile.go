@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,7 +36,7 @@ type lockCall struct {
 	Args engineargs.LockArgs
 }
 
-func (c lockCall) Argv() []string {
+func (c *lockCall) Argv() []string {
 	argv := append([]string{"providers", "lock"}, c.Args.Mirror()...)
 	for _, p := range c.Args.Platforms {
 		argv = append(argv, "-platform="+p)
@@ -50,9 +47,9 @@ func (c lockCall) Argv() []string {
 // checksVersion: the lock command runs the argv terraform-exec would
 // build, without its extra start of the engine for `version -json`:
 // strata knows every engine's version once it resolved it.
-func (lockCall) checksVersion() bool { return false }
+func (*lockCall) checksVersion() bool { return false }
 
-func (c lockCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
+func (c *lockCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform, inv invocation, out, errOut io.Writer) (outcome, error) {
 	_, err := x.runRaw(ctx, inv, append(c.Argv(), "-no-color"), out, errOut)
 	return outcome{}, err
 }
@@ -136,28 +133,6 @@ func (in *stepInput) lockArgs(given engineargs.LockArgs, platforms []string, ste
 	return a, err
 }
 
-// inputsKey names what the engine reads to write the unit's lock file:
-// the engine, the providers the configuration requires with their
-// constraints, and what else the caller names. ok is false when the
-// requirements cannot be known without init (a registry or remote
-// module) or there are none (only the builtin provider).
-func (in *stepInput) inputsKey(kind string, more any) (key string, ok bool) {
-	req, err := engines.ProviderRequirements(in.ur.Dir, in.ur.Engine.RegistryHost(), in.ur.Engine.ModuleReader(in.run.Project.ModuleAt))
-	if err != nil || len(req) == 0 {
-		return "", false
-	}
-	b, err := json.Marshal(struct {
-		Engine, Version string
-		Requires        map[string][]string
-		More            any
-	}{in.ur.Engine.Name, in.ur.Engine.Version.String(), req, more})
-	if err != nil {
-		return "", false
-	}
-	sum := sha256.Sum256(b)
-	return kind + ":" + hex.EncodeToString(sum[:]), true
-}
-
 // lock brings the unit's lock file to what the engine's lock command
 // writes for args: the lock file another unit's command wrote for the
 // same inputs in this run, else the command run here.
@@ -190,7 +165,7 @@ func (in *stepInput) lock(ctx context.Context, args engineargs.LockArgs, stepEnv
 // lockInvocation is `providers lock` with args, and own over the unit's
 // environment.
 func (in *stepInput) lockInvocation(args engineargs.LockArgs, own map[string]string) invocation {
-	return in.invocation(report.StepLock, own, lockCall{Args: args})
+	return in.invocation(report.StepLock, own, &lockCall{Args: args})
 }
 
 // lockHere runs the engine's lock command in the unit.
@@ -222,89 +197,4 @@ func (j *job) providersLock(ctx context.Context) {
 		err = j.in.lock(ctx, args, nil)
 	}
 	j.failed(ctx, report.StepLock, err)
-}
-
-// completeLock adds the declared platforms' hashes to a lock file the
-// init just wrote (before is the lock file before it; nil when there was
-// none), in the init step's environment (stepEnv: its mirror, its
-// registry tokens). A lock file the init left alone is left alone.
-func (in *stepInput) completeLock(ctx context.Context, before []byte, hadLock bool, stepEnv map[string]string) error {
-	platforms := in.run.Project.LockPlatforms()
-	if len(platforms) == 0 {
-		return nil
-	}
-	after, err := os.ReadFile(filepath.Join(in.ur.Dir, lockFileName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // only the builtin provider: no lock file
-	}
-	if err != nil || (hadLock && bytes.Equal(before, after)) {
-		return err
-	}
-	args, err := in.lockArgs(engineargs.LockArgs{}, platforms, stepEnv)
-	if err != nil {
-		return err
-	}
-	return in.lock(ctx, args, stepEnv)
-}
-
-// seedLock lets a unit with no lock file take the one another unit's init
-// in this run wrote for the same providers, constraints, init arguments
-// and CLI config, before its own init: the engine would select the same
-// versions from the same source, and with the lock file in place the init
-// finds them in the plugin cache and only reads it, instead of downloading
-// them again (docs/architecture.md#what-an-init-costs). The first such
-// unit inits as it would have; done publishes its lock file once its init
-// ended, ok saying whether it ended well. Without a lock file to share
-// (a lock file already there, -upgrade, a registry or remote module, only
-// the builtin provider), done does nothing.
-func (in *stepInput) seedLock(ctx context.Context, args engineargs.InitArgs, env map[string]string) (done func(ok bool)) {
-	noop := func(bool) {}
-	path := filepath.Join(in.ur.Dir, lockFileName)
-	if _, err := os.Lstat(path); args.Upgrade || !errors.Is(err, fs.ErrNotExist) {
-		return noop
-	}
-	// Where the state goes is no input of provider selection: stacks that
-	// differ only in their -backend-config share one lock file.
-	sel := args
-	sel.BackendConfig, sel.Backend, sel.Reconfigure, sel.ForceCopy = nil, nil, false, false
-	key, ok := in.inputsKey("seed", struct {
-		CLIConfig, Cache string
-		Init, Platforms  []string
-	}{env["TF_CLI_CONFIG_FILE"], env["TF_PLUGIN_CACHE_DIR"], sel.Flags(), in.run.Project.LockPlatforms()})
-	if !ok {
-		return noop
-	}
-	r, mine, err := in.run.lockFiles.claim(ctx, key)
-	switch {
-	case err != nil:
-		return noop
-	case mine:
-		return func(ok bool) {
-			data, err := os.ReadFile(path)
-			in.run.lockFiles.finish(key, r, data, in.ur.Spec.Name(), ok && err == nil)
-		}
-	}
-	in.takeLock(path, r)
-	return noop
-}
-
-// takeLock writes the lock file another unit's init wrote, unless one
-// appeared meanwhile.
-func (in *stepInput) takeLock(path string, r *lockResult) {
-	started := in.run.Now()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return
-	}
-	_, err = f.Write(r.data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		// The init writes its own, as it would have.
-		os.Remove(path)
-		return
-	}
-	*in.reports = append(*in.reports, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: in.run.Now(), OK: true})
-	in.run.Console.UnitNote(in.ur.Spec.Name(), fmt.Sprintf("lock file as %s's init wrote it, whose providers are the same: the init reads them from the plugin cache", r.from))
 }

@@ -70,7 +70,7 @@ func (j *job) planApply(ctx context.Context) {
 		switch st.Type {
 		case report.StepInit:
 			in := j.in.forStep(st, fmt.Sprintf("plan step %d (init)", i+1), report.StepInit)
-			j.fold(ctx, in, initStep{}.run(ctx, in))
+			j.fold(ctx, in, (&initStep{}).run(ctx, in))
 		case report.StepPlan:
 			j.applyNow(ctx, st)
 		}
@@ -84,13 +84,13 @@ func (j *job) planApply(ctx context.Context) {
 // arguments, and own over the unit's environment; onPlan is called once
 // the engine printed a plan with changes.
 func (in *stepInput) applyNowInvocation(own map[string]string, varFile string, args engineargs.PlanArgs, onPlan func()) invocation {
-	return in.invocation(report.StepApply, own, applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan})
+	return in.invocation(report.StepApply, own, &applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan})
 }
 
 // applyNow applies without a plan file, or plans as usual when it cannot.
 func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	in := j.in.forStep(st, "plan step (plan)", report.StepPlan)
-	req, err := planStep{}.build(in)
+	req, err := (&planStep{}).build(in)
 	if j.failed(ctx, report.StepPlan, err) {
 		return
 	}

@@ -1,11 +1,9 @@
 package job
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"sync"
-	"time"
 )
 
 // procGroups are the process groups of the run steps now running, so a
@@ -40,31 +38,6 @@ func (g *Procs) Kill() {
 	}
 	g.mu.Unlock()
 	killChildGroups()
-}
-
-// waitInterruptible waits for a started command, in its own process group;
-// when ctx ends, interrupt gets it one SIGINT (engines: the process, as
-// terraform-exec does; run steps: the whole group), and its group is
-// killed after killAfter when that is set.
-func waitInterruptible(ctx context.Context, cmd *exec.Cmd, interrupt func(*exec.Cmd), killAfter time.Duration) error {
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			interrupt(cmd)
-			if killAfter > 0 {
-				select {
-				case <-done:
-				case <-time.After(killAfter):
-					killGroup(cmd)
-				}
-			}
-		case <-done:
-		}
-	}()
-	err := cmd.Wait()
-	close(done)
-	return err
 }
 
 // interruptProcess sends one SIGINT to the command's process alone.

@@ -35,15 +35,15 @@ type stepKind interface {
 // type not here (gates, slack, drift_create_issue: Terrateam's own) is
 // accepted and ignored.
 var stepKinds = map[string]stepKind{
-	report.StepInit:     initStep{},
-	report.StepPlan:     planStep{},
-	report.StepApply:    applyStep{},
-	report.StepRun:      runStep{},
-	report.StepEnv:      envStep{},
-	report.StepOIDC:     oidcStep{},
-	report.StepCheckov:  toolStep{},
-	report.StepConftest: toolStep{},
-	report.StepOPA:      toolStep{},
+	report.StepInit:     &initStep{},
+	report.StepPlan:     &planStep{},
+	report.StepApply:    &applyStep{},
+	report.StepRun:      &runStep{},
+	report.StepEnv:      &envStep{},
+	report.StepOIDC:     &oidcStep{},
+	report.StepCheckov:  &toolStep{},
+	report.StepConftest: &toolStep{},
+	report.StepOPA:      &toolStep{},
 }
 
 // stepInput is everything a step reads: the step as configured, the
@@ -288,22 +288,6 @@ func tfVarsOf(env map[string]string) map[string]string {
 	return out
 }
 
-// engineEnv is the environment of one engine call: the starting one,
-// what earlier steps set, then own (a step's own env); TF_VAR_ values
-// aside, since terraform-exec refuses them.
-func (in *stepInput) engineEnv(own map[string]string) map[string]string {
-	env := make(map[string]string, len(in.Env)+len(in.Set)+len(own))
-	maps.Copy(env, in.Env)
-	for _, m := range []map[string]string{in.Set, own} {
-		for k, v := range m {
-			if !strings.HasPrefix(k, "TF_VAR_") {
-				env[k] = v
-			}
-		}
-	}
-	return env
-}
-
 // processEnv is the environment of a process a step runs: as the
 // engine's, plus the TF_VAR_ values (a process is no engine call, so
 // nothing refuses them), as sorted KEY=VALUE pairs.
@@ -313,12 +297,6 @@ func (in *stepInput) processEnv(own map[string]string) []string {
 		maps.Copy(env, m)
 	}
 	return EnvList(env)
-}
-
-// invocation is one engine call of the unit, with own (a step's own env)
-// over its environment.
-func (in *stepInput) invocation(step string, own map[string]string, call engineCall) invocation {
-	return invocation{Step: step, Engine: in.Engine, Dir: in.Dir, Env: in.engineEnv(own), Call: call}
 }
 
 // process is a process the step runs, in its dir, its block in the
@@ -362,3 +340,15 @@ func (in *stepInput) engineStep(command string) (engineargs.EngineArgs, map[stri
 
 // failed is the output of a step that failed before it ran anything.
 func failed(err error) stepOutput { return stepOutput{Err: err} }
+
+// strataValues are the names strata sets in every step's environment from
+// the config and its own paths (not from the process environment).
+var strataValues = map[string]bool{
+	"STRATA_STACK": true, "STRATA_STACK_INSTANCE": true, "STRATA_STACK_PATH": true, "STRATA_DIR": true, "STRATA_WORKSPACE": true, "STRATA_ROOT": true,
+	"STRATA_ENGINE": true, "STRATA_ENGINE_VERSION": true, "STRATA_PLAN_FILE": true, "STRATA_TMPDIR": true,
+	"TERRATEAM_DIR": true, "TERRATEAM_WORKSPACE": true, "TERRATEAM_ROOT": true, "TERRATEAM_PLAN_FILE": true,
+	"TERRATEAM_TMPDIR": true, "TERRATEAM_STACK": true, "TERRATEAM_ENGINE_NAME": true, "TERRATEAM_TF_CMD": true,
+}
+
+// strataValue reports whether a name is one strata sets itself.
+func strataValue(name string) bool { return strataValues[name] }

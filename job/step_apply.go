@@ -17,11 +17,6 @@ import (
 // the job folds it and decides what follows a try that failed: a retry,
 // or the stale plan made again (docs/architecture.md#a-units-job).
 
-// apply runs the unit's apply steps.
-func (j *job) apply(ctx context.Context) {
-	j.runWorkflow(ctx, report.StepApply, j.run.workflowSteps(j.ur, report.StepApply))
-}
-
 // applyStep is an `apply` step: the unit's saved plan applied
 // (engineApply).
 type applyStep struct{}
@@ -38,7 +33,7 @@ type applyRequest struct {
 
 // build is the apply the step asks for: one try unless its retry says
 // more.
-func (applyStep) build(in *stepInput) (applyRequest, error) {
+func (*applyStep) build(in *stepInput) (applyRequest, error) {
 	own, err := in.ownEnv()
 	if err != nil {
 		return applyRequest{}, err
@@ -53,7 +48,7 @@ func (applyStep) build(in *stepInput) (applyRequest, error) {
 	return req, nil
 }
 
-func (k applyStep) run(ctx context.Context, in *stepInput) stepOutput {
+func (k *applyStep) run(ctx context.Context, in *stepInput) stepOutput {
 	req, err := k.build(in)
 	if err != nil {
 		return stepOutput{Err: err, Failed: report.StepApply}
@@ -63,7 +58,7 @@ func (k applyStep) run(ctx context.Context, in *stepInput) stepOutput {
 }
 
 // apply applies the saved plan once (engineApply).
-func (unitEngine) apply(ctx context.Context, in *stepInput, req applyRequest) applyResult {
+func (*unitEngine) apply(ctx context.Context, in *stepInput, req applyRequest) applyResult {
 	return in.engineApply(ctx, req)
 }
 
@@ -85,7 +80,7 @@ type applyResult struct {
 // applyInvocation is `apply` of the unit's saved plan, with own over the
 // unit's environment: a saved plan takes no other argument.
 func (in *stepInput) applyInvocation(own map[string]string) invocation {
-	return in.invocation(report.StepApply, own, applyPlanCall{File: in.PlanFile})
+	return in.invocation(report.StepApply, own, &applyPlanCall{File: in.PlanFile})
 }
 
 // engineApply applies the unit's saved plan once (extra_args never go to
@@ -214,7 +209,7 @@ func (j *job) foldApply(ctx context.Context, in *stepInput, out stepOutput) {
 			return
 		}
 		in = in.forStep(in.Step, in.Where, in.Name)
-		out = applyStep{}.run(ctx, in)
+		out = (&applyStep{}).run(ctx, in)
 	}
 }
 
@@ -230,7 +225,7 @@ func (j *job) replan(ctx context.Context, saved *runstate.PlanRecord, stale bool
 	j.res.Err, j.res.FailedStep = nil, ""
 	st, where := planStepOf(j.run.workflowSteps(j.ur, report.StepPlan))
 	in := j.in.forStep(st, where, report.StepPlan)
-	j.fold(ctx, in, planStep{}.run(ctx, in))
+	j.fold(ctx, in, (&planStep{}).run(ctx, in))
 	if j.res.Err != nil {
 		return false
 	}

@@ -31,7 +31,7 @@ func TestApplyInvocation(t *testing.T) {
 		t.Errorf("apply in one call = %s", now)
 	}
 	called := false
-	c := in.applyNowInvocation(nil, "", engineargs.PlanArgs{}, func() { called = true }).Call.(applyNowCall)
+	c := in.applyNowInvocation(nil, "", engineargs.PlanArgs{}, func() { called = true }).Call.(*applyNowCall)
 	c.OnPlan()
 	if !called {
 		t.Error("the call does not carry OnPlan")
@@ -105,7 +105,7 @@ func TestApplyStepBuild(t *testing.T) {
 	} {
 		in := testInput(stacks.RunStep{Type: "apply", Retry: tc.retry, Env: []stacks.EnvVar{{Key: "A", Value: "${region}"}}}, "apply step 2 (apply)", nil)
 		in.RetryDelay = time.Second
-		req, err := applyStep{}.build(in)
+		req, err := (&applyStep{}).build(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,17 +116,17 @@ func TestApplyStepBuild(t *testing.T) {
 	e := &fakeEngine{}
 	bad := testInput(stacks.RunStep{Type: "apply", Env: []stacks.EnvVar{{Key: "A", Value: "$NOPE"}}}, "apply step 2 (apply)", nil)
 	bad.engine = e
-	if out := (applyStep{}).run(context.Background(), bad); out.Err == nil || out.Failed != report.StepApply || len(e.applies) != 0 {
+	if out := (&applyStep{}).run(context.Background(), bad); out.Err == nil || out.Failed != report.StepApply || len(e.applies) != 0 {
 		t.Errorf("an apply that cannot be built: %+v", out)
 	}
 	good := testInput(stacks.RunStep{Type: "apply"}, "apply step 2 (apply)", nil)
 	good.engine = e
-	if out := (applyStep{}).run(context.Background(), good); out.Err != nil || len(e.applies) != 1 || e.applies[0].Tries != 1 ||
+	if out := (&applyStep{}).run(context.Background(), good); out.Err != nil || len(e.applies) != 1 || e.applies[0].Tries != 1 ||
 		out.Apply == nil || out.Apply.Request.Tries != 1 || len(out.Reports) != 1 {
 		t.Errorf("an apply: %+v, %+v", out, e.applies)
 	}
 	e.applied = []applyResult{{Err: errorString("boom"), Failed: report.StepApply}}
-	if out := (applyStep{}).run(context.Background(), good); out.Err == nil || out.Failed != report.StepApply || out.Apply == nil || out.Apply.Err != out.Err {
+	if out := (&applyStep{}).run(context.Background(), good); out.Err == nil || out.Failed != report.StepApply || out.Apply == nil || out.Apply.Err != out.Err {
 		t.Errorf("a failed apply returns its failure: %+v", out)
 	}
 }

@@ -30,7 +30,7 @@ func (j *job) completeNoChanges(ctx context.Context) {
 		out.Close()
 		return
 	}
-	_, err := j.in.step(ctx, report.StepOutput, j.in.invocation(report.StepOutput, nil, completeCall{}), false)
+	_, err := j.in.step(ctx, report.StepOutput, j.in.invocation(report.StepOutput, nil, &completeCall{}), false)
 	j.failed(ctx, report.StepOutput, err)
 }
 
@@ -38,10 +38,10 @@ func (j *job) completeNoChanges(ctx context.Context) {
 // with nothing to do ends with.
 type completeCall struct{}
 
-func (completeCall) Argv() []string      { return []string{"output"} }
-func (completeCall) checksVersion() bool { return false }
+func (*completeCall) Argv() []string      { return []string{"output"} }
+func (*completeCall) checksVersion() bool { return false }
 
-func (completeCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform, inv invocation, out, _ io.Writer) (outcome, error) {
+func (*completeCall) run(ctx context.Context, x *Executor, _ *tfexec.Terraform, inv invocation, out, _ io.Writer) (outcome, error) {
 	argv := []string{"output"}
 	if !x.colour {
 		argv = append(argv, "-no-color")

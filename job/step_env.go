@@ -19,7 +19,7 @@ import (
 type envStep struct{}
 
 // build is the process the step runs, its stdout kept for the values.
-func (envStep) build(in *stepInput) (process, error) {
+func (*envStep) build(in *stepInput) (process, error) {
 	argv, env, err := in.command()
 	if err != nil {
 		return process{}, err
@@ -31,7 +31,7 @@ func (envStep) build(in *stepInput) (process, error) {
 	return p, nil
 }
 
-func (k envStep) run(ctx context.Context, in *stepInput) stepOutput {
+func (k *envStep) run(ctx context.Context, in *stepInput) stepOutput {
 	p, err := k.build(in)
 	if err != nil {
 		return failed(err)
@@ -46,7 +46,7 @@ func (k envStep) run(ctx context.Context, in *stepInput) stepOutput {
 
 // values adds what the step's cmd printed to its output: the variables
 // it sets, the secrets among them, and the note that names them.
-func (envStep) values(in *stepInput, printed string, out stepOutput) stepOutput {
+func (*envStep) values(in *stepInput, printed string, out stepOutput) stepOutput {
 	out.Set = envValues(in.Step, printed)
 	names := make([]string, 0, len(out.Set))
 	for k := range out.Set {

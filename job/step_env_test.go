@@ -41,7 +41,7 @@ func TestEnvValues(t *testing.T) {
 func TestEnvStepBuild(t *testing.T) {
 	st := stacks.RunStep{Type: "env", Cmd: []string{"sh", "-c", "echo $T", "${region}"}, Name: "X", CaptureOutput: true,
 		Env: []stacks.EnvVar{{Key: "T", Value: "${GITHUB_TOKEN}"}}}
-	p, err := envStep{}.build(testInput(st, "plan step 1 (env)", nil))
+	p, err := (&envStep{}).build(testInput(st, "plan step 1 (env)", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,16 +51,16 @@ func TestEnvStepBuild(t *testing.T) {
 	if env := envOf(p.env); env["T"] != "ghp" || env["TF_VAR_size"] != "3" {
 		t.Errorf("env: T=%q TF_VAR_size=%q", env["T"], env["TF_VAR_size"])
 	}
-	hp, err := envStep{}.build(testHookInput(st, "hooks.all.pre[1]", nil))
+	hp, err := (&envStep{}).build(testHookInput(st, "hooks.all.pre[1]", nil))
 	if err == nil || !strings.Contains(err.Error(), `"region"`) {
 		t.Errorf("a hook's cmd took a stack variable: %q %v", hp.argv, err)
 	}
 	st.Cmd = []string{"cat", "${STRATA_ROOT}/x"}
-	hp, err = envStep{}.build(testHookInput(st, "hooks.all.pre[1]", nil))
+	hp, err = (&envStep{}).build(testHookInput(st, "hooks.all.pre[1]", nil))
 	if err != nil || !hp.capture || hp.stdout == nil || !reflect.DeepEqual(hp.argv, []string{"cat", "/repo/x"}) {
 		t.Errorf("hook env step: %q capture %t %v", hp.argv, hp.capture, err)
 	}
-	if _, err := (envStep{}).build(testInput(stacks.RunStep{Type: "env"}, "plan step 1 (env)", nil)); err == nil || !strings.Contains(err.Error(), "empty cmd") {
+	if _, err := (&envStep{}).build(testInput(stacks.RunStep{Type: "env"}, "plan step 1 (env)", nil)); err == nil || !strings.Contains(err.Error(), "empty cmd") {
 		t.Errorf("an env step with no cmd: %v", err)
 	}
 }
@@ -94,7 +94,7 @@ func TestEnvStepRun(t *testing.T) {
 			if tc.hook {
 				in = testHookInput(tc.st, "hooks.plan.pre[0]", x)
 			}
-			out := envStep{}.run(context.Background(), in)
+			out := (&envStep{}).run(context.Background(), in)
 			if !errors.Is(out.Err, tc.err) {
 				t.Errorf("err = %v, want %v", out.Err, tc.err)
 			}

@@ -1,7 +1,14 @@
 package job
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +38,7 @@ type initRequest struct {
 }
 
 // build is the init the step asks for.
-func (initStep) build(in *stepInput) (initRequest, error) {
+func (*initStep) build(in *stepInput) (initRequest, error) {
 	ea, own, err := in.engineStep(command.Init)
 	if err != nil {
 		return initRequest{}, err
@@ -39,7 +46,7 @@ func (initStep) build(in *stepInput) (initRequest, error) {
 	return initRequest{Args: ea.Init, Env: own, Always: in.InitAlways}, nil
 }
 
-func (k initStep) run(ctx context.Context, in *stepInput) stepOutput {
+func (k *initStep) run(ctx context.Context, in *stepInput) stepOutput {
 	req, err := k.build(in)
 	if err != nil {
 		return stepOutput{Err: err, Failed: report.StepInit}
@@ -49,19 +56,19 @@ func (k initStep) run(ctx context.Context, in *stepInput) stepOutput {
 }
 
 // init runs the init unless the unit's data dir is current.
-func (unitEngine) init(ctx context.Context, in *stepInput, req initRequest) error {
+func (*unitEngine) init(ctx context.Context, in *stepInput, req initRequest) error {
 	return in.initUnlessCurrent(ctx, req.Always, false, req.Args, req.Env)
 }
 
 // initInvocation is `init` with args, and own (the step's env) over
 // the unit's environment.
 func (in *stepInput) initInvocation(args engineargs.InitArgs, own map[string]string) invocation {
-	return in.invocation(report.StepInit, own, initCall{Args: args, Version: in.EngineVersion})
+	return in.invocation(report.StepInit, own, &initCall{Args: args, Version: in.EngineVersion})
 }
 
 // workspaceInvocation selects the workspace ws, or creates it (create).
 func (in *stepInput) workspaceInvocation(ws string, create bool) invocation {
-	return in.invocation(report.StepWorkspace, nil, workspaceCall{Name: ws, New: create})
+	return in.invocation(report.StepWorkspace, nil, &workspaceCall{Name: ws, New: create})
 }
 
 // init is initUnlessCurrent for the job's own inits (before an apply, an
@@ -203,4 +210,124 @@ func (in *stepInput) lockCache(ctx context.Context, cache string, upgrade bool) 
 		}
 		lock.Release()
 	}
+}
+
+// seedLock lets a unit with no lock file take the one another unit's init
+// in this run wrote for the same providers, constraints, init arguments
+// and CLI config, before its own init: the engine would select the same
+// versions from the same source, and with the lock file in place the init
+// finds them in the plugin cache and only reads it, instead of downloading
+// them again (docs/architecture.md#what-an-init-costs). The first such
+// unit inits as it would have; done publishes its lock file once its init
+// ended, ok saying whether it ended well. Without a lock file to share
+// (a lock file already there, -upgrade, a registry or remote module, only
+// the builtin provider), done does nothing.
+func (in *stepInput) seedLock(ctx context.Context, args engineargs.InitArgs, env map[string]string) (done func(ok bool)) {
+	noop := func(bool) {}
+	path := filepath.Join(in.ur.Dir, lockFileName)
+	if _, err := os.Lstat(path); args.Upgrade || !errors.Is(err, fs.ErrNotExist) {
+		return noop
+	}
+	// Where the state goes is no input of provider selection: stacks that
+	// differ only in their -backend-config share one lock file.
+	sel := args
+	sel.BackendConfig, sel.Backend, sel.Reconfigure, sel.ForceCopy = nil, nil, false, false
+	key, ok := in.inputsKey("seed", struct {
+		CLIConfig, Cache string
+		Init, Platforms  []string
+	}{env["TF_CLI_CONFIG_FILE"], env["TF_PLUGIN_CACHE_DIR"], sel.Flags(), in.run.Project.LockPlatforms()})
+	if !ok {
+		return noop
+	}
+	r, mine, err := in.run.lockFiles.claim(ctx, key)
+	switch {
+	case err != nil:
+		return noop
+	case mine:
+		return func(ok bool) {
+			data, err := os.ReadFile(path)
+			in.run.lockFiles.finish(key, r, data, in.ur.Spec.Name(), ok && err == nil)
+		}
+	}
+	in.takeLock(path, r)
+	return noop
+}
+
+// takeLock writes the lock file another unit's init wrote, unless one
+// appeared meanwhile.
+func (in *stepInput) takeLock(path string, r *lockResult) {
+	started := in.run.Now()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return
+	}
+	_, err = f.Write(r.data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// The init writes its own, as it would have.
+		os.Remove(path)
+		return
+	}
+	*in.reports = append(*in.reports, report.StepReport{Name: report.StepLockShared, StartedAt: started, FinishedAt: in.run.Now(), OK: true})
+	in.run.Console.UnitNote(in.ur.Spec.Name(), fmt.Sprintf("lock file as %s's init wrote it, whose providers are the same: the init reads them from the plugin cache", r.from))
+}
+
+// completeLock adds the declared platforms' hashes to a lock file the
+// init just wrote (before is the lock file before it; nil when there was
+// none), in the init step's environment (stepEnv: its mirror, its
+// registry tokens). A lock file the init left alone is left alone.
+func (in *stepInput) completeLock(ctx context.Context, before []byte, hadLock bool, stepEnv map[string]string) error {
+	platforms := in.run.Project.LockPlatforms()
+	if len(platforms) == 0 {
+		return nil
+	}
+	after, err := os.ReadFile(filepath.Join(in.ur.Dir, lockFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // only the builtin provider: no lock file
+	}
+	if err != nil || (hadLock && bytes.Equal(before, after)) {
+		return err
+	}
+	args, err := in.lockArgs(engineargs.LockArgs{}, platforms, stepEnv)
+	if err != nil {
+		return err
+	}
+	return in.lock(ctx, args, stepEnv)
+}
+
+// inputsKey names what the engine reads to write the unit's lock file:
+// the engine, the providers the configuration requires with their
+// constraints, and what else the caller names. ok is false when the
+// requirements cannot be known without init (a registry or remote
+// module) or there are none (only the builtin provider).
+func (in *stepInput) inputsKey(kind string, more any) (key string, ok bool) {
+	req, err := engines.ProviderRequirements(in.ur.Dir, in.ur.Engine.RegistryHost(), in.ur.Engine.ModuleReader(in.run.Project.ModuleAt))
+	if err != nil || len(req) == 0 {
+		return "", false
+	}
+	b, err := json.Marshal(struct {
+		Engine, Version string
+		Requires        map[string][]string
+		More            any
+	}{in.ur.Engine.Name, in.ur.Engine.Version.String(), req, more})
+	if err != nil {
+		return "", false
+	}
+	sum := sha256.Sum256(b)
+	return kind + ":" + hex.EncodeToString(sum[:]), true
+}
+
+// currentWorkspace reads the workspace a data dir has selected; absent
+// means default.
+func currentWorkspace(dataDir string) string {
+	b, err := os.ReadFile(filepath.Join(dataDir, "environment"))
+	if err != nil {
+		return "default"
+	}
+	if ws := strings.TrimSpace(string(b)); ws != "" {
+		return ws
+	}
+	return "default"
 }

@@ -23,7 +23,7 @@ func TestInitStepBuild(t *testing.T) {
 	in := testInput(stacks.RunStep{Type: "init", ExtraArgs: []string{"-backend-config=key=${region}/state", "-upgrade"},
 		Env: []stacks.EnvVar{{Key: "TF_TOKEN_app_example_com", Value: "${GITHUB_TOKEN}"}}}, "plan step 1 (init)", nil)
 	in.EngineArgs = engineargs.EngineArgs{Init: engineargs.InitArgs{Reconfigure: true}}
-	req, err := initStep{}.build(in)
+	req, err := (&initStep{}).build(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestInitStepBuild(t *testing.T) {
 	if inv.Env["TF_TOKEN_app_example_com"] != "ghp" || inv.Step != report.StepInit || inv.Dir != "/repo/net" {
 		t.Errorf("init invocation = %+v", inv)
 	}
-	if _, err := (initStep{}).build(testInput(stacks.RunStep{Type: "init", ExtraArgs: []string{"-out=x"}}, "plan step 1 (init)", nil)); err == nil ||
+	if _, err := (&initStep{}).build(testInput(stacks.RunStep{Type: "init", ExtraArgs: []string{"-out=x"}}, "plan step 1 (init)", nil)); err == nil ||
 		!strings.Contains(err.Error(), "plan step 1 (init): extra_args") {
 		t.Errorf("a plan flag in init's extra_args: %v", err)
 	}
@@ -54,15 +54,15 @@ func TestInitStepBuild(t *testing.T) {
 // runs without terraform-exec's extra `version` start.
 func TestInitInvocationVersion(t *testing.T) {
 	in := testInput(stacks.RunStep{Type: "init"}, "plan step 1 (init)", nil)
-	if c := in.initInvocation(engineargs.InitArgs{}, nil).Call.(initCall); c.Version != nil || !c.checksVersion() {
+	if c := in.initInvocation(engineargs.InitArgs{}, nil).Call.(*initCall); c.Version != nil || !c.checksVersion() {
 		t.Errorf("no version known: %+v checks %t", c, c.checksVersion())
 	}
 	in.EngineVersion = version.Must(version.NewVersion("1.11.4"))
-	if c := in.initInvocation(engineargs.InitArgs{}, nil).Call.(initCall); c.Version == nil || c.checksVersion() {
+	if c := in.initInvocation(engineargs.InitArgs{}, nil).Call.(*initCall); c.Version == nil || c.checksVersion() {
 		t.Errorf("a known version: %+v checks %t", c, c.checksVersion())
 	}
 	in.EngineVersion = version.Must(version.NewVersion("0.14.0"))
-	if c := in.initInvocation(engineargs.InitArgs{}, nil).Call.(initCall); !c.checksVersion() {
+	if c := in.initInvocation(engineargs.InitArgs{}, nil).Call.(*initCall); !c.checksVersion() {
 		t.Error("an engine before 0.15 is asked its version (init's -lock flags)")
 	}
 }
@@ -185,12 +185,12 @@ func TestInitStepRun(t *testing.T) {
 	e := &fakeEngine{}
 	in := testInput(stacks.RunStep{Type: "init", ExtraArgs: []string{"-upgrade"}}, "init step 1 (init)", nil)
 	in.engine, in.InitAlways = e, true
-	if out := (initStep{}).run(context.Background(), in); out.Err != nil || len(e.inits) != 1 || !e.inits[0].Always || !e.inits[0].Args.Upgrade {
+	if out := (&initStep{}).run(context.Background(), in); out.Err != nil || len(e.inits) != 1 || !e.inits[0].Always || !e.inits[0].Args.Upgrade {
 		t.Errorf("out %+v, inits %+v", out, e.inits)
 	}
 	bad := testInput(stacks.RunStep{Type: "init", Env: []stacks.EnvVar{{Key: "K", Value: "$NOPE"}}}, "plan step 1 (init)", nil)
 	bad.engine = e
-	out := initStep{}.run(context.Background(), bad)
+	out := (&initStep{}).run(context.Background(), bad)
 	if out.Err == nil || out.Failed != report.StepInit || len(e.inits) != 1 {
 		t.Errorf("an init that cannot be built: %+v, %d inits", out, len(e.inits))
 	}

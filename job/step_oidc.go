@@ -24,7 +24,7 @@ type oidcStep struct{}
 // environment (the job's token, which no other step sees). A unit's
 // credentials win over what its steps set; a hook's steps win over
 // strata's credentials.
-func (oidcStep) env(in *stepInput) map[string]string {
+func (*oidcStep) env(in *stepInput) map[string]string {
 	if in.Hook {
 		env := withCredentials(maps.Clone(in.Env), in.Environ)
 		maps.Copy(env, in.Set)
@@ -33,7 +33,7 @@ func (oidcStep) env(in *stepInput) map[string]string {
 	return withCredentials(in.engineEnv(nil), in.Environ)
 }
 
-func (k oidcStep) run(ctx context.Context, in *stepInput) stepOutput {
+func (k *oidcStep) run(ctx context.Context, in *stepInput) stepOutput {
 	started := in.Now()
 	attrs := []attribute.KeyValue{attribute.String("strata.step", in.Name)}
 	if in.UnitID != "" {

@@ -20,7 +20,7 @@ func TestOIDCEnv(t *testing.T) {
 	in.Environ = []string{"ACTIONS_ID_TOKEN_REQUEST_TOKEN=from-ci", "STRATA_OIDC_TOKEN=jwt", "OTHER=x"}
 	in.Set["STRATA_OIDC_TOKEN"] = "from-step"
 	in.Set["TF_VAR_a"] = "1"
-	env := oidcStep{}.env(in)
+	env := (&oidcStep{}).env(in)
 	if env["STRATA_OIDC_TOKEN"] != "jwt" || env["ACTIONS_ID_TOKEN_REQUEST_TOKEN"] != "from-ci" || env["PATH"] != "/bin" {
 		t.Errorf("unit env: %v", env)
 	}
@@ -33,7 +33,7 @@ func TestOIDCEnv(t *testing.T) {
 	hook := testHookInput(st, "hooks.all.pre[0]", nil)
 	hook.Environ = in.Environ
 	hook.Set["STRATA_OIDC_TOKEN"] = "from-hook"
-	henv := oidcStep{}.env(hook)
+	henv := (&oidcStep{}).env(hook)
 	if henv["STRATA_OIDC_TOKEN"] != "from-hook" || henv["ACTIONS_ID_TOKEN_REQUEST_TOKEN"] != "from-ci" || henv["STRATA_ROOT"] != "/repo" {
 		t.Errorf("hook env: %v", henv)
 	}
@@ -74,7 +74,7 @@ func TestOIDCStepRun(t *testing.T) {
 				in = testHookInput(st, "hooks.all.pre[0]", x)
 			}
 			in.Environ = tc.environ
-			out := oidcStep{}.run(context.Background(), in)
+			out := (&oidcStep{}).run(context.Background(), in)
 			if (out.Err != nil) != tc.wantErr || out.NoToken != tc.skipped {
 				t.Fatalf("err %v skipped %t, want error %t skipped %t", out.Err, out.NoToken, tc.wantErr, tc.skipped)
 			}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/strata-iac/strata/command"
@@ -20,41 +19,6 @@ import (
 
 // The plan steps of a unit's job: a new plan, or in apply the saved plan
 // reused (docs/behaviour.md#run-state).
-
-// plan runs the unit's plan steps; in apply, a saved plan still current
-// is reused instead of a new plan (docs/behaviour.md#run-state).
-func (j *job) plan(ctx context.Context) {
-	steps := j.run.workflowSteps(j.ur, report.StepPlan)
-	if !j.run.Policy.ReusesPlans {
-		j.runWorkflow(ctx, report.StepPlan, steps)
-		j.recordGates(ctx)
-		return
-	}
-	us := j.savedRecord()
-	j.takeReviewed(us)
-	reused := j.reuseBeforeWorkflow(ctx, steps, us)
-	if !reused {
-		j.runWorkflow(ctx, report.StepPlan, steps)
-		j.recordGates(ctx)
-	}
-	j.review(reused)
-}
-
-// recordGates adds the gates the plan workflow raised to the saved
-// plan's record: a gated step runs after the plan step that saved it, and
-// the apply that reuses the plan waits for their approval
-// (docs/controls.md#gates).
-func (j *job) recordGates(ctx context.Context) {
-	if len(j.res.Gates) == 0 || j.res.Err != nil {
-		return
-	}
-	err := j.run.State.UpdateUnit(j.ur.Spec, func(s *runstate.UnitState) {
-		if s.Plan != nil && s.Plan.Digest == j.in.memo.digest {
-			s.Plan.Gates = j.res.Gates
-		}
-	})
-	j.failed(ctx, report.StepState, err)
-}
 
 // reuseBeforeWorkflow decides, before any plan step runs, whether apply
 // reuses the saved plan: a reused plan's workflow (its run and env steps,
@@ -127,7 +91,7 @@ type planRequest struct {
 }
 
 // build is the plan the step asks for.
-func (planStep) build(in *stepInput) (planRequest, error) {
+func (*planStep) build(in *stepInput) (planRequest, error) {
 	ea, own, err := in.engineStep(command.Plan)
 	if err != nil {
 		return planRequest{}, err
@@ -135,7 +99,7 @@ func (planStep) build(in *stepInput) (planRequest, error) {
 	return planRequest{Args: ea, Env: own}, nil
 }
 
-func (k planStep) run(ctx context.Context, in *stepInput) stepOutput {
+func (k *planStep) run(ctx context.Context, in *stepInput) stepOutput {
 	req, err := k.build(in)
 	if err != nil {
 		return stepOutput{Err: err, Failed: report.StepPlan}
@@ -146,7 +110,7 @@ func (k planStep) run(ctx context.Context, in *stepInput) stepOutput {
 }
 
 // plan makes the plan and reads it (enginePlan).
-func (unitEngine) plan(ctx context.Context, in *stepInput, req planRequest) *planResult {
+func (*unitEngine) plan(ctx context.Context, in *stepInput, req planRequest) *planResult {
 	return in.enginePlan(ctx, req)
 }
 
@@ -175,7 +139,7 @@ func planArgs(ea engineargs.EngineArgs, targets []string, destroys bool) enginea
 // file (varFile, "" for none) and args, and own over the unit's
 // environment.
 func (in *stepInput) planInvocation(own map[string]string, varFile string, args engineargs.PlanArgs) invocation {
-	return in.invocation(report.StepPlan, own, planCall{Out: in.PlanFile, VarFile: varFile, Args: args})
+	return in.invocation(report.StepPlan, own, &planCall{Out: in.PlanFile, VarFile: varFile, Args: args})
 }
 
 // planResult is what a plan step learnt of the plan it made, folded
@@ -194,27 +158,6 @@ type planResult struct {
 	SavedTo string
 	Err     error
 	Failed  string
-}
-
-// foldPlan takes a plan step's result into the unit's result.
-func (j *job) foldPlan(r *planResult) {
-	if r == nil {
-		return
-	}
-	if r.Cost != nil {
-		j.res.Cost = r.Cost
-	}
-	if r.Err != nil {
-		return
-	}
-	if r.SavedTo != "" && j.res.Err == nil {
-		// After the plan's block, as terraform ends a plan -out.
-		j.savedPlanWords(r.SavedTo)
-	}
-	v := r.View
-	j.res.HasChanges, j.res.Changes, j.res.ChangeSet = r.HasChanges, v.Changes, v.ChangeSet
-	j.res.ChangedOutputs, j.res.OutputsKnown, j.res.PlannedOutputs = v.ChangedOutputs, true, v.Outputs
-	j.res.NoSecrets = r.HasChanges && len(v.Secrets) == 0
 }
 
 // enginePlan runs a plan step's plan and returns what it learnt, or its
@@ -413,15 +356,12 @@ func (in *stepInput) writePlanJSON(dir string, planJSON []byte) error {
 	return atomicfile.Write(path, planJSON, 0o600)
 }
 
-// UnknownOutputs are the names of the outputs a plan leaves unknown until
-// it is applied, in order.
-func UnknownOutputs(outs map[string]PlannedOutput) []string {
-	var names []string
-	for n, o := range outs {
-		if !o.Known {
-			names = append(names, n)
-		}
+// copyFile copies a saved plan to where the user asked for it, 0600
+// whatever the file there had before.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
 	}
-	slices.Sort(names)
-	return names
+	return atomicfile.Write(dst, b, 0o600)
 }

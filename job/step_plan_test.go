@@ -308,7 +308,7 @@ func TestPlanStepRun(t *testing.T) {
 		"plan step 2 (plan)", nil)
 	in.engine = e
 	in.EngineArgs = engineargs.EngineArgs{Plan: engineargs.PlanArgs{Parallelism: 2}}
-	if out := (planStep{}).run(context.Background(), in); out.Err != nil || len(e.plans) != 1 {
+	if out := (&planStep{}).run(context.Background(), in); out.Err != nil || len(e.plans) != 1 {
 		t.Fatalf("out %+v, plans %+v", out, e.plans)
 	}
 	req := e.plans[0]
@@ -317,15 +317,15 @@ func TestPlanStepRun(t *testing.T) {
 	}
 	bad := testInput(stacks.RunStep{Type: "plan", ExtraArgs: []string{"-upgrade"}}, "plan step 2 (plan)", nil)
 	bad.engine = e
-	if out := (planStep{}).run(context.Background(), bad); out.Err == nil || out.Failed != report.StepPlan || len(e.plans) != 1 {
+	if out := (&planStep{}).run(context.Background(), bad); out.Err == nil || out.Failed != report.StepPlan || len(e.plans) != 1 {
 		t.Errorf("a plan that cannot be built: %+v", out)
 	}
 	learnt := &planResult{HasChanges: true}
 	e.planned = []*planResult{learnt, {Err: errors.New("state locked"), Failed: report.StepState}}
-	if out := (planStep{}).run(context.Background(), in); out.Err != nil || out.Plan != learnt {
+	if out := (&planStep{}).run(context.Background(), in); out.Err != nil || out.Plan != learnt {
 		t.Errorf("a plan's result is the step's: %+v", out)
 	}
-	if out := (planStep{}).run(context.Background(), in); out.Err == nil || out.Failed != report.StepState || out.Plan == nil || out.Plan.Err != out.Err {
+	if out := (&planStep{}).run(context.Background(), in); out.Err == nil || out.Failed != report.StepState || out.Plan == nil || out.Plan.Err != out.Err {
 		t.Errorf("a plan's failure is the step's, under the step that failed: %+v", out)
 	}
 }

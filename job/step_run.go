@@ -15,7 +15,7 @@ type runStep struct{}
 
 // build is the process the step runs: its argv, substituted, and its
 // environment.
-func (runStep) build(in *stepInput) (process, error) {
+func (*runStep) build(in *stepInput) (process, error) {
 	argv, env, err := in.command()
 	if err != nil {
 		return process{}, err
@@ -27,7 +27,7 @@ func (runStep) build(in *stepInput) (process, error) {
 	return p, nil
 }
 
-func (k runStep) run(ctx context.Context, in *stepInput) stepOutput {
+func (k *runStep) run(ctx context.Context, in *stepInput) stepOutput {
 	p, err := k.build(in)
 	if err != nil {
 		return failed(err)

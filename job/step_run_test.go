@@ -55,7 +55,7 @@ func TestRunStepBuild(t *testing.T) {
 				in = testHookInput(tc.st, "hooks.all.pre[0]", nil)
 				in.Set["SET_BEFORE"] = "b"
 			}
-			p, err := runStep{}.build(in)
+			p, err := (&runStep{}).build(in)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -91,7 +91,7 @@ func TestRunStepBuild(t *testing.T) {
 func TestRunStepRun(t *testing.T) {
 	x := &fakeExec{}
 	in := testInput(stacks.RunStep{Type: "run", Cmd: []string{"true"}}, "plan step 1 (run)", x)
-	out := runStep{}.run(context.Background(), in)
+	out := (&runStep{}).run(context.Background(), in)
 	if out.Err != nil || len(out.Reports) != 1 || !out.Reports[0].OK || out.Reports[0].Name != "run" || len(x.procs) != 1 || out.Gate != nil {
 		t.Errorf("a run that ends well: %+v, %d processes", out, len(x.procs))
 	}
@@ -101,7 +101,7 @@ func TestRunStepRun(t *testing.T) {
 	x = &fakeExec{err: errors.New("scan: exit status 1: found s3cret")}
 	in = testInput(failing, "plan step 3 (run)", x)
 	in.Masker.Add("s3cret")
-	out = runStep{}.run(context.Background(), in)
+	out = (&runStep{}).run(context.Background(), in)
 	if out.Err != nil || out.Gate == nil {
 		t.Fatalf("a gated failure in plan: err %v, gate %v", out.Err, out.Gate)
 	}
@@ -117,18 +117,18 @@ func TestRunStepRun(t *testing.T) {
 	}
 
 	in = testInput(failing, "apply step 2 (run)", &fakeExec{err: errors.New("exit 1")})
-	if out := (runStep{}).run(context.Background(), in); out.Err == nil || out.Gate != nil {
+	if out := (&runStep{}).run(context.Background(), in); out.Err == nil || out.Gate != nil {
 		t.Errorf("a gated failure in apply: %+v", out)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	in = testInput(failing, "plan step 3 (run)", &fakeExec{err: errors.New("interrupted")})
-	if out := (runStep{}).run(ctx, in); out.Err == nil || out.Gate != nil {
+	if out := (&runStep{}).run(ctx, in); out.Err == nil || out.Gate != nil {
 		t.Errorf("an interrupted gated step: %+v", out)
 	}
 	x = &fakeExec{}
 	bad := testInput(stacks.RunStep{Type: "run", Cmd: []string{"$NOPE"}}, "plan step 1 (run)", x)
-	if out := (runStep{}).run(context.Background(), bad); out.Err == nil || len(out.Reports) != 0 || len(x.procs) != 0 {
+	if out := (&runStep{}).run(context.Background(), bad); out.Err == nil || len(out.Reports) != 0 || len(x.procs) != 0 {
 		t.Errorf("a step whose cmd cannot be built ran: %+v, %d processes", out, len(x.procs))
 	}
 }

@@ -13,7 +13,7 @@ import (
 // showInvocation is `show -json` of the unit's saved plan, or `show` as
 // people read it (text), with own over the unit's environment.
 func (in *stepInput) showInvocation(own map[string]string, text bool) invocation {
-	return in.invocation(report.StepShow, own, showCall{File: in.PlanFile, Text: text})
+	return in.invocation(report.StepShow, own, &showCall{File: in.PlanFile, Text: text})
 }
 
 // showJSON runs `show -json` of the unit's saved plan, as a step of its

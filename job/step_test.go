@@ -100,8 +100,8 @@ func envOf(list []string) map[string]string {
 // in it.
 func TestStepKinds(t *testing.T) {
 	want := map[string]stepKind{
-		"init": initStep{}, "plan": planStep{}, "apply": applyStep{}, "run": runStep{}, "env": envStep{}, "oidc": oidcStep{},
-		"checkov": toolStep{}, "conftest": toolStep{}, "opa": toolStep{},
+		"init": &initStep{}, "plan": &planStep{}, "apply": &applyStep{}, "run": &runStep{}, "env": &envStep{}, "oidc": &oidcStep{},
+		"checkov": &toolStep{}, "conftest": &toolStep{}, "opa": &toolStep{},
 	}
 	if !reflect.DeepEqual(stepKinds, want) {
 		t.Errorf("stepKinds = %#v, want %#v", stepKinds, want)
@@ -316,7 +316,7 @@ func TestProcessStepEnv(t *testing.T) {
 // engine, the unit's dir, the engine environment with the step's own.
 func TestInvocation(t *testing.T) {
 	in := testInput(stacks.RunStep{Type: "plan"}, "plan step 2 (plan)", nil)
-	inv := in.invocation(report.StepShow, map[string]string{"A": "1", "TF_VAR_b": "2"}, showCall{File: in.PlanFile})
+	inv := in.invocation(report.StepShow, map[string]string{"A": "1", "TF_VAR_b": "2"}, &showCall{File: in.PlanFile})
 	if inv.Step != "show" || inv.Engine != "/bin/terraform" || inv.Dir != "/repo/net" || inv.String() != "terraform show -json /s/p.tfplan" {
 		t.Errorf("invocation = %+v (%s)", inv, inv)
 	}
@@ -327,7 +327,7 @@ func TestInvocation(t *testing.T) {
 		t.Error("a TF_VAR_ value reached an engine call's environment")
 	}
 	inv.Env["A"] = "changed"
-	if again := in.invocation(report.StepShow, map[string]string{"A": "1"}, showCall{}); again.Env["A"] != "1" {
+	if again := in.invocation(report.StepShow, map[string]string{"A": "1"}, &showCall{}); again.Env["A"] != "1" {
 		t.Error("two invocations share an environment")
 	}
 }

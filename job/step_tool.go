@@ -14,7 +14,7 @@ type toolStep struct{}
 
 // build is the process of the tool at path: its extra_args substituted
 // (checkov's default `-d .` when there are none), its output kept.
-func (toolStep) build(in *stepInput, path string) (process, error) {
+func (*toolStep) build(in *stepInput, path string) (process, error) {
 	own, err := in.ownEnv()
 	if err != nil {
 		return process{}, err
@@ -32,7 +32,7 @@ func (toolStep) build(in *stepInput, path string) (process, error) {
 	return p, nil
 }
 
-func (k toolStep) run(ctx context.Context, in *stepInput) stepOutput {
+func (k *toolStep) run(ctx context.Context, in *stepInput) stepOutput {
 	tool := in.Step.Type
 	path, err := exec.LookPath(tool)
 	if err != nil {

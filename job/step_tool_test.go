@@ -38,7 +38,7 @@ func TestToolStepBuild(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.st.Env = append(tc.st.Env, stacks.EnvVar{Key: "TF_VAR_size", Value: "8"})
 			in := testInput(tc.st, "plan step 4 ("+tc.st.Type+")", nil)
-			p, err := toolStep{}.build(in, "/t/"+tc.st.Type)
+			p, err := (&toolStep{}).build(in, "/t/"+tc.st.Type)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -64,7 +64,7 @@ func TestToolStepRun(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("PATH", dir)
 	x := &fakeExec{}
-	out := toolStep{}.run(context.Background(), testInput(stacks.RunStep{Type: "checkov"}, "plan step 2 (checkov)", x))
+	out := (&toolStep{}).run(context.Background(), testInput(stacks.RunStep{Type: "checkov"}, "plan step 2 (checkov)", x))
 	if out.Err == nil || !strings.Contains(out.Err.Error(), "checkov is not on PATH: install it or remove the plan step 2 (checkov) step") {
 		t.Errorf("a missing tool: %v", out.Err)
 	}
@@ -77,7 +77,7 @@ func TestToolStepRun(t *testing.T) {
 	}
 	x = &fakeExec{err: errors.New("2 failures")}
 	st := stacks.RunStep{Type: "conftest", ExtraArgs: []string{"test", "."}, Gate: &config.Gate{Token: "policy"}}
-	out = toolStep{}.run(context.Background(), testInput(st, "plan step 3 (conftest)", x))
+	out = (&toolStep{}).run(context.Background(), testInput(st, "plan step 3 (conftest)", x))
 	if out.Err != nil || out.Gate == nil || out.Gate.Token != "policy" || out.Gate.Step != "plan step 3 (conftest)" {
 		t.Errorf("a gated tool failure: err %v gate %+v", out.Err, out.Gate)
 	}

@@ -19,22 +19,22 @@ func TestInvocationArgs(t *testing.T) {
 		inv  invocation
 		want string
 	}{
-		{invocation{Call: initCall{}}, "init"},
-		{invocation{Call: initCall{Args: engineargs.InitArgs{Upgrade: true, Backend: boolp(false), BackendConfig: []string{"key=a/b"}, PluginDir: []string{"/p"}}}},
+		{invocation{Call: &initCall{}}, "init"},
+		{invocation{Call: &initCall{Args: engineargs.InitArgs{Upgrade: true, Backend: boolp(false), BackendConfig: []string{"key=a/b"}, PluginDir: []string{"/p"}}}},
 			"init -upgrade -backend=false -backend-config=key=a/b -plugin-dir=/p"},
-		{invocation{Call: planCall{Out: "/s/p.tfplan"}}, "plan -out=/s/p.tfplan"},
-		{invocation{Call: planCall{Out: "/s/p.tfplan", VarFile: "/s/v.json", Args: engineargs.PlanArgs{
+		{invocation{Call: &planCall{Out: "/s/p.tfplan"}}, "plan -out=/s/p.tfplan"},
+		{invocation{Call: &planCall{Out: "/s/p.tfplan", VarFile: "/s/v.json", Args: engineargs.PlanArgs{
 			VarFiles: []string{"/u.tfvars"}, Vars: []string{"x=1"}, Targets: []string{"a.b"}, Refresh: boolp(false),
 			Destroy: true, LockTimeout: "5s", Parallelism: 3}}},
 			"plan -out=/s/p.tfplan -var-file=/s/v.json -var-file=/u.tfvars -var=x=1 -target=a.b -refresh=false -destroy -lock-timeout=5s -parallelism=3"},
-		{invocation{Call: applyPlanCall{File: "/s/p.tfplan"}}, "apply /s/p.tfplan"},
-		{invocation{Call: applyNowCall{VarFile: "/s/v.json", Args: engineargs.PlanArgs{Targets: []string{"a.b"}}}}, "apply -auto-approve -var-file=/s/v.json -target=a.b"},
-		{invocation{Call: workspaceCall{Name: "prod"}}, "workspace select prod"},
-		{invocation{Call: workspaceCall{Name: "prod", New: true}}, "workspace new prod"},
-		{invocation{Call: validateCall{}}, "validate"},
-		{invocation{Call: outputCall{}}, "output -json"},
-		{invocation{Call: showCall{File: "/s/p.tfplan"}}, "show -json /s/p.tfplan"},
-		{invocation{Call: showCall{File: "/s/p.tfplan", Text: true}}, "show /s/p.tfplan"},
+		{invocation{Call: &applyPlanCall{File: "/s/p.tfplan"}}, "apply /s/p.tfplan"},
+		{invocation{Call: &applyNowCall{VarFile: "/s/v.json", Args: engineargs.PlanArgs{Targets: []string{"a.b"}}}}, "apply -auto-approve -var-file=/s/v.json -target=a.b"},
+		{invocation{Call: &workspaceCall{Name: "prod"}}, "workspace select prod"},
+		{invocation{Call: &workspaceCall{Name: "prod", New: true}}, "workspace new prod"},
+		{invocation{Call: &validateCall{}}, "validate"},
+		{invocation{Call: &outputCall{}}, "output -json"},
+		{invocation{Call: &showCall{File: "/s/p.tfplan"}}, "show -json /s/p.tfplan"},
+		{invocation{Call: &showCall{File: "/s/p.tfplan", Text: true}}, "show /s/p.tfplan"},
 	}
 	for _, tc := range tests {
 		if got := strings.Join(tc.inv.Args(), " "); got != tc.want {
@@ -42,7 +42,7 @@ func TestInvocationArgs(t *testing.T) {
 		}
 	}
 	// The user's var files come after strata's, so they win (docs/behaviour.md#input-variables).
-	args := invocation{Call: planCall{Out: "o", VarFile: "strata.json", Args: engineargs.PlanArgs{VarFiles: []string{"mine.tfvars"}}}}.Args()
+	args := invocation{Call: &planCall{Out: "o", VarFile: "strata.json", Args: engineargs.PlanArgs{VarFiles: []string{"mine.tfvars"}}}}.Args()
 	if !(slices.Index(args, "-var-file=strata.json") < slices.Index(args, "-var-file=mine.tfvars")) {
 		t.Errorf("var file order: %v", args)
 	}

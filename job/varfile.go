@@ -2,6 +2,7 @@ package job
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,10 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/strata-iac/strata/internal/contenthash"
+	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/runstate"
 )
 
 // varFileInput is what a unit's var file is made from (docs/behaviour.md#input-variables).
@@ -153,4 +158,116 @@ func varsSetByFiles(dir string, userFiles []string) map[string]bool {
 		}
 	}
 	return set
+}
+
+// prepareInputs computes the unit's var file content and its content
+// digest.
+func (in *stepInput) prepareInputs() (varFile []byte, err error) {
+	return in.prepareInputsWith(in.run.EngineArgs, nil)
+}
+
+// prepareInputsWith computes the var file from strata's TF_VAR_ values,
+// then those env steps and the step's env set, and the digest over the
+// given engine arguments. Nothing is written: the var file exists only
+// while the engine call that reads it runs (writeVarFile), since it holds
+// values from strata's environment and other stacks' outputs.
+func (in *stepInput) prepareInputsWith(ea engineargs.EngineArgs, stepTFVars map[string]string) (varFile []byte, err error) {
+	u := in.ur.Spec
+	fromEnvSteps := map[string]string{}
+	for k, v := range in.Set {
+		if name, ok := strings.CutPrefix(k, "TF_VAR_"); ok {
+			fromEnvSteps[name] = v
+		}
+	}
+	vin := varFileInput{
+		Dir:          in.ur.Dir,
+		Declared:     in.run.Project.Variables(u.Dir),
+		TFVars:       []map[string]string{in.run.TFVars, in.ur.Vars.tfVars, fromEnvSteps, stepTFVars},
+		Inputs:       in.ur.InputVals,
+		UserVars:     ea.Plan.Vars,
+		UserVarFiles: ea.Plan.VarFiles,
+	}
+	content, err := buildVarFile(vin)
+	if err != nil {
+		return nil, fmt.Errorf("var file: %w", err)
+	}
+	// The digest leaves out what env steps set: they run as part of the
+	// plan workflow, and a saved plan is reused without running it again,
+	// so the reuse decision is made before they run (reuseBeforeWorkflow).
+	// Their values are in the plan itself.
+	digestContent := content
+	if len(fromEnvSteps) > 0 {
+		vin.TFVars = []map[string]string{in.run.TFVars, in.ur.Vars.tfVars, stepTFVars}
+		if digestContent, err = buildVarFile(vin); err != nil {
+			return nil, fmt.Errorf("var file: %w", err)
+		}
+	}
+	targets, err := in.targets()
+	if err != nil {
+		return nil, err
+	}
+	args := append(append([]string(nil), ea.Text...), targetArgs(targets)...)
+	// The files do not change while a job runs: a digest of the same
+	// inputs (the reuse check, then the plan it falls back to) is read,
+	// not hashed again.
+	key := string(digestContent) + "\x00" + strings.Join(args, "\x00")
+	if in.memo.key == key && in.memo.digest != "" {
+		return content, nil
+	}
+	in.memo.digest, err = contenthash.Digest(contenthash.DigestInput{
+		Root: in.run.Project.Root, Dir: u.Dir, ModuleDirs: in.run.Project.LocalModules(u.Dir), OtherRoots: in.run.otherRoots(u.Dir),
+		FilePatterns: u.FilePatterns(), Reads: in.run.Project.ReadPatterns(u.Dir), Engine: in.ur.Engine.Name, EngineVersion: in.ur.Engine.Version.String(),
+		Workspace: u.Workspace, Stack: u.Stack.Name, Variables: in.ur.Vars.byName,
+		EngineArgs: args, VarFile: digestContent,
+	})
+	if err == nil {
+		in.memo.key = key
+	}
+	return content, err
+}
+
+// writeVarFile writes the unit's var file for one engine call and returns
+// its path ("" when there is nothing to write) and the function that
+// removes it when the call ends.
+func (in *stepInput) writeVarFile(content []byte) (string, func(), error) {
+	if content == nil {
+		os.Remove(in.ur.VarFile)
+		return "", func() {}, nil
+	}
+	// The file lives for one call: a crash leaves nothing to keep.
+	if err := runstate.WriteFile(in.ur.VarFile, content, false); err != nil {
+		return "", func() {}, err
+	}
+	return in.ur.VarFile, func() { os.Remove(in.ur.VarFile) }, nil
+}
+
+func targetArgs(targets []string) []string {
+	out := make([]string, len(targets))
+	for i, t := range targets {
+		out[i] = "-target=" + t
+	}
+	return out
+}
+
+// targets are the stack's targets, substituted.
+func (in *stepInput) targets() ([]string, error) {
+	out := make([]string, len(in.ur.Spec.Stack.Targets))
+	for i, t := range in.ur.Spec.Stack.Targets {
+		v, err := in.subst(t, "targets")
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// otherRoots lists the dirs of other root modules below dir (and below its
+// local modules), which the content digest leaves out.
+func (r *Run) otherRoots(dir string) []string {
+	out := r.Project.RootsBelow(dir)
+	for _, m := range r.Project.LocalModules(dir) {
+		out = append(out, r.Project.RootsBelow(m)...)
+	}
+	return out
 }

@@ -2,11 +2,9 @@ package job
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os/exec"
 	"path"
 	"strings"
@@ -65,107 +63,6 @@ func SubstituteFor(s, where string, u *stacks.Unit, lookup func(string) (string,
 		return "", &SubstitutionError{Name: name, Stack: u.Stack.Name, Where: where}
 	}
 	return out, nil
-}
-
-// workflowEnvironment exports the matching workflow's environment,
-// substituted, as STRATA_ENVIRONMENT (and TERRATEAM_ENVIRONMENT) to every
-// step.
-func (in *stepInput) workflowEnvironment() error {
-	environment, ok := in.run.Project.EnvironmentFor(in.ur.Spec)
-	if !ok {
-		return nil
-	}
-	v, err := in.subst(environment, "the workflow's environment")
-	if err != nil {
-		return err
-	}
-	in.Set["STRATA_ENVIRONMENT"] = v
-	in.Set["TERRATEAM_ENVIRONMENT"] = v
-	return nil
-}
-
-// runWorkflow runs a phase's steps in order, each by its kind
-// (stepKinds), and folds what each returns. After a failure only steps
-// with run_on: failure or always run; the first failure is the unit's.
-func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunStep) {
-	if j.failed(ctx, "setup", j.in.workflowEnvironment()) {
-		return
-	}
-	for i, st := range steps {
-		where := fmt.Sprintf("%s step %d (%s)", phase, i+1, st.Type)
-		failedBefore := j.res.Err != nil
-		if !runsOn(st.RunOn, failedBefore) {
-			continue
-		}
-		if ctx.Err() != nil && !failedBefore {
-			j.failed(ctx, st.Type, ctx.Err())
-			return
-		}
-		kind, ok := stepKinds[st.Type]
-		if !ok {
-			// gates, slack, drift_create_issue: Terrateam's own;
-			// accepted and ignored.
-			continue
-		}
-		prev, prevStep := j.res.Err, j.res.FailedStep
-		in := j.in.forStep(st, where, st.Type)
-		j.fold(ctx, in, kind.run(ctx, in))
-		if failedBefore && j.res.Err != prev && prev != nil {
-			// A failure step that fails keeps the first failure as the
-			// unit's reason.
-			j.res.Err, j.res.FailedStep = prev, prevStep
-		}
-	}
-}
-
-// runsOn says whether a step with run_on runOn runs, failed saying an
-// earlier step failed.
-func runsOn(runOn string, failed bool) bool {
-	switch {
-	case runOn == "always":
-	case runOn == "failure" && failed:
-	case runOn == "success" && !failed:
-	default:
-		return false
-	}
-	return true
-}
-
-// fold takes what a step returned into the job: its reports, the values
-// it sets and masks, the gate it raised, and its failure; an apply's try
-// is folded by foldApply, which decides what follows it.
-func (j *job) fold(ctx context.Context, in *stepInput, out stepOutput) {
-	if out.Apply != nil {
-		j.foldApply(ctx, in, out)
-		return
-	}
-	j.res.Steps = append(j.res.Steps, out.Reports...)
-	j.foldPlan(out.Plan)
-	if out.NoToken {
-		j.run.noteNoToken()
-	}
-	if len(out.Secrets) > 0 {
-		j.ur.Masker.Add(out.Secrets...)
-	}
-	maps.Copy(j.in.Set, out.Set)
-	if out.Gate != nil {
-		j.res.Gates = append(j.res.Gates, *out.Gate)
-		j.run.Console.UnitNote(j.ur.Spec.Name(), report.GatedReason([]report.Gate{*out.Gate}))
-	}
-	if out.Note != "" && out.Err == nil {
-		j.run.Console.UnitNote(j.ur.Spec.Name(), out.Note)
-	}
-	j.failed(ctx, cmp.Or(out.Failed, in.Name), out.Err)
-}
-
-// failed records a failed step and reports whether the job must stop.
-func (j *job) failed(ctx context.Context, step string, err error) bool {
-	if err == nil {
-		return false
-	}
-	j.res.Err, j.res.FailedStep = err, step
-	j.res.Interrupted = ctx.Err() != nil
-	return true
 }
 
 // substituteCmd substitutes a run or env step's argv. Values from the

@@ -204,7 +204,7 @@ func TestNewJob(t *testing.T) {
 	if want := map[string]string{"TF_VAR_from_strata": "a", "TF_VAR_size": "3"}; !reflect.DeepEqual(in.TFVarEnv, want) {
 		t.Errorf("TFVarEnv = %v, want %v", in.TFVarEnv, want)
 	}
-	if in.engine != engineSteps(unitEngine{}) || in.Set == nil || len(in.Set) != 0 {
+	if _, ok := in.engine.(*unitEngine); !ok || in.Set == nil || len(in.Set) != 0 {
 		t.Errorf("engine %v set %v", in.engine, in.Set)
 	}
 	// The job's own engine calls report into its result; a step's into
