@@ -15,11 +15,9 @@ import (
 )
 
 // The worked example of docs/architecture.md#adding-a-step-kind: a kind
-// that is one file and one row of stepKinds, here for this package's
-// tests only. Between the two marks below, the code is the document's
-// word for word (TestAddingAStepKindDoc).
-
-func init() { stepKinds["write"] = &writeStep{} }
+// that is one file and one row of stepKinds, its row added by the test
+// that runs it (TestAddingAStepKind). Between the two marks below, the
+// code is the document's word for word (TestAddingAStepKindDoc).
 
 // --- docs/architecture.md#adding-a-step-kind ---
 // writeStep writes a file in the unit's dir for the later steps.
@@ -81,8 +79,12 @@ func TestAddingAStepKindDoc(t *testing.T) {
 // the unit's dir, the content substituted; an unknown name is the step's
 // failure), and what it sets reaches the next step's environment, its
 // note and report the job's.
+//
+// Not parallel: it adds the kind's row to the package's table while no
+// other test runs (the parallel ones wait for it), and takes it out.
 func TestAddingAStepKind(t *testing.T) {
-	t.Parallel()
+	stepKinds["write"] = &writeStep{}
+	defer delete(stepKinds, "write")
 	in := testInput(stacks.RunStep{Type: "write", Name: "out.txt", Cmd: []string{"region", "${region}"}}, "plan step 1 (write)", nil)
 	path, content, err := (&writeStep{}).build(in)
 	if err != nil || path != filepath.Join(in.Dir, "out.txt") || string(content) != "region eu-west-1" {
