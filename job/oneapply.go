@@ -135,16 +135,29 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	j.res.HasChanges, j.res.Changes = o.HasChanges, o.Changes
 	j.res.ChangedOutputs, j.res.OutputsKnown = o.ChangedOutputs, o.OutputsKnown
 	var serr error
+	// The job's last record carries how long it took, when the apply
+	// ended well (tookWith).
+	var took func(*runstate.UnitState)
+	if err == nil {
+		took = j.tookWith(PlanApply, new([]report.StepReport))
+	}
 	switch {
 	case err != nil || o.HasChanges || j.ur.ForceApply:
 		// As the two calls would: an apply is recorded when one ran
 		// (a plan with no changes is never applied).
-		serr = j.in.recordApply(ctx, runstate.ApplyRecord{Digest: j.in.memo.digest, Result: result,
+		rec := *j.in
+		rec.WithRecord = took
+		serr = rec.recordApply(ctx, runstate.ApplyRecord{Digest: j.in.memo.digest, Result: result,
 			ChangedOutputs: o.ChangedOutputs, OutputsKnown: o.OutputsKnown}, !wholePlan(args))
 	case wholePlan(args):
 		// Nothing to change: recorded as a plan with no changes is.
 		if deployed := j.run.deployedNow(ctx, j.ur.Spec); deployed != nil {
-			serr = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) { s.Deployed = deployed })
+			serr = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
+				s.Deployed = deployed
+				if took != nil {
+					took(s)
+				}
+			})
 		}
 	}
 	if err == nil && serr != nil {

@@ -121,6 +121,8 @@ type job struct {
 	// unit's environment, and what its steps set so far (in.Set); the
 	// job's own engine calls run in it, their reports going to res.
 	in *stepInput
+	// kind is what the job was asked to do (Do).
+	kind Kind
 }
 
 // Do runs one job of a unit: its steps in order, holding the unit's dir
@@ -129,6 +131,7 @@ type job struct {
 // producer's, or those its readers read), as a step of the job.
 func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, readsOutputs func(applied bool, res *Result) bool) Result {
 	j := newJob(r, ur)
+	j.kind = kind
 	lock, err := filelock.Acquire(ctx, r.State.DirLockPath(ur.Spec.Dir), func() {
 		r.Console.UnitNote(ur.Spec.Name(), fmt.Sprintf("waiting for another strata working in %s", ur.Spec.Dir))
 	})
@@ -307,6 +310,9 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunS
 		}
 		prev, prevStep := j.res.Err, j.res.FailedStep
 		in := j.in.forStep(st, where, st.Type)
+		if i == len(steps)-1 && !failedBefore && (phase == report.StepPlan && j.kind == Plan || phase == report.StepApply && j.kind == Apply) {
+			in.WithRecord = j.tookWith(j.kind, in.reports)
+		}
 		j.fold(ctx, in, kind.run(ctx, in))
 		if failedBefore && j.res.Err != prev && prev != nil {
 			// A failure step that fails keeps the first failure as the
@@ -406,15 +412,30 @@ func (j *job) recordGates(ctx context.Context) {
 // recordTook records how long a job that ended well took, for the
 // scheduler of later runs (docs/architecture.md#ready-queue): a plan job's
 // steps, an apply job's, and a plan and apply in one call as the apply's.
+// The job's last record (a plan's, an apply's) usually carries it already
+// (tookWith), and then nothing is written here.
 func (j *job) recordTook(ctx context.Context, kind Kind) {
-	if j.res.Err != nil || len(j.res.Steps) == 0 || j.run.Policy.Job != command.JobPlan {
+	change := j.tookChange(kind, j.res.Steps)
+	if j.res.Err != nil || change == nil {
 		return
 	}
-	if kind == Plan && !slices.ContainsFunc(j.res.Steps, func(s report.StepReport) bool { return s.Name == report.StepPlan }) {
+	err := j.run.State.UpdateUnitUnsynced(j.ur.Spec, change)
+	j.failed(ctx, report.StepState, err)
+}
+
+// tookChange is the change recordTook makes to the unit's record for a
+// job of the kind whose steps so far are steps, nil when it records
+// nothing: a job of another command than plan and apply, one with no
+// steps, a plan reused.
+func (j *job) tookChange(kind Kind, steps []report.StepReport) func(*runstate.UnitState) {
+	if len(steps) == 0 || j.run.Policy.Job != command.JobPlan {
+		return nil
+	}
+	if kind == Plan && !slices.ContainsFunc(steps, func(s report.StepReport) bool { return s.Name == report.StepPlan }) {
 		// A saved plan reused: what a plan takes is not known here.
-		return
+		return nil
 	}
-	first, last := report.Span(j.res.Steps)
+	first, last := report.Span(steps)
 	took := max(last.Sub(first).Milliseconds(), 1)
 	// A time within a quarter of the one recorded leaves the record as
 	// it is, and then nothing is written: the scheduler needs the rough
@@ -424,7 +445,7 @@ func (j *job) recordTook(ctx context.Context, kind Kind) {
 			*ms = took
 		}
 	}
-	err := j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
+	return func(s *runstate.UnitState) {
 		if s.Took == nil {
 			s.Took = &runstate.TookRecord{}
 		}
@@ -433,8 +454,23 @@ func (j *job) recordTook(ctx context.Context, kind Kind) {
 		} else {
 			set(&s.Took.ApplyMS)
 		}
-	})
-	j.failed(ctx, report.StepState, err)
+	}
+}
+
+// tookWith is the took change the record a job's last step writes when
+// it ends well (a plan's record, an apply's) carries, so that the job
+// writes its record once where it wrote it twice
+// (docs/architecture.md#what-a-command-costs): the job's steps before
+// this one and own, the step's reports, which hold its engine call by
+// the time it writes its record. recordTook then finds the same time
+// recorded and writes nothing.
+func (j *job) tookWith(kind Kind, own *[]report.StepReport) func(*runstate.UnitState) {
+	return func(s *runstate.UnitState) {
+		steps := append(slices.Clip(j.res.Steps), *own...)
+		if change := j.tookChange(kind, steps); change != nil {
+			change(s)
+		}
+	}
 }
 
 // UnknownOutputs are the names of the outputs a plan leaves unknown until

@@ -14,6 +14,7 @@ import (
 	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 	"github.com/strata-iac/strata/stacks"
 	"github.com/strata-iac/strata/stacks/config"
 )
@@ -103,6 +104,11 @@ type stepInput struct {
 	// Gates are the gates earlier steps raised, which a saved plan's
 	// record keeps (docs/controls.md#gates).
 	Gates []report.Gate
+	// WithRecord is a change of the job's that the record this step
+	// writes when it ends well (a plan's, an apply's) carries as well:
+	// for the job's last step, how long the job took (tookWith). Nil for
+	// any other step.
+	WithRecord func(*runstate.UnitState)
 
 	// exec runs the processes and OIDC exchanges a step builds; engine
 	// the engine's calls of the engine's kinds (init, plan, apply).

@@ -321,11 +321,15 @@ func (in *stepInput) recordApply(ctx context.Context, a runstate.ApplyRecord, pa
 		deployed = in.run.deployedNow(ctx, in.ur.Spec)
 	}
 	a.At, a.Destroy = in.run.Now().UTC(), in.run.Destroying
+	ok := a.Result == report.StatusApplied || a.Result == report.StatusDestroyed
 	return in.run.State.UpdateUnit(in.ur.Spec, func(s *runstate.UnitState) {
 		s.Plan = nil
 		s.Apply = &a
 		if deployed != nil {
 			s.Deployed = deployed
+		}
+		if ok && in.WithRecord != nil {
+			in.WithRecord(s)
 		}
 	})
 }

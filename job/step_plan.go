@@ -229,6 +229,9 @@ func (in *stepInput) enginePlan(ctx context.Context, req planRequest) *planResul
 		if deployed != nil {
 			s.Deployed = deployed
 		}
+		if in.WithRecord != nil {
+			in.WithRecord(s)
+		}
 	})
 	if err != nil {
 		return fail(report.StepState, err)
