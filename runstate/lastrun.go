@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/strata-iac/strata/report"
@@ -73,26 +74,63 @@ func ReadLastRun(dir string) (*LastRun, error) {
 	return lr, nil
 }
 
+// lastRunWriters is how many units' last runs RecordLastRun writes at
+// once: a file a unit, written after the run, while the command waits.
+const lastRunWriters = 4
+
 // RecordLastRun keeps rep's units as their last run, each in its own
 // file, in place of what an earlier run left of it; other units keep
-// theirs.
+// theirs. The files are written lastRunWriters at a time (each is a new
+// file that takes the old one's place, most of whose cost is the file
+// system's: docs/architecture.md#what-a-command-costs); a failure is the
+// first unit's in the report's order.
 func (s *StateDir) RecordLastRun(rep *report.Report) error {
-	for _, u := range rep.Units {
-		log, cut := u.Log, false
-		if len(log) > LastLogLimit {
-			log, cut = strings.ToValidUTF8(log[:LastLogLimit], ""), true
-		}
-		b, err := json.Marshal(&LastUnit{Command: rep.Command, StartedAt: rep.StartedAt, FinishedAt: rep.FinishedAt, Unit: u, Log: log, LogCut: cut})
+	errs := make([]error, len(rep.Units))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(lastRunWriters, len(rep.Units)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = s.recordLastRunOf(rep, rep.Units[i])
+			}
+		}()
+	}
+	for i := range rep.Units {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return firstError(errs)
+}
+
+// firstError is the first error of errs that is not nil, or nil.
+func firstError(errs []error) error {
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}
-		path, err := s.under(lastRunFolder, unitFileName(u.Dir, u.Workspace, u.Stack, u.Shared), ".json")
-		if err == nil {
-			err = WriteFile(path, b, false)
-		}
-		if err != nil {
-			return fmt.Errorf("recording the last run of %s: %w", u.ID(), err)
-		}
+	}
+	return nil
+}
+
+// recordLastRunOf writes unit u's last run, the run rep.
+func (s *StateDir) recordLastRunOf(rep *report.Report, u *report.UnitReport) error {
+	log, cut := u.Log, false
+	if len(log) > LastLogLimit {
+		log, cut = strings.ToValidUTF8(log[:LastLogLimit], ""), true
+	}
+	b, err := json.Marshal(&LastUnit{Command: rep.Command, StartedAt: rep.StartedAt, FinishedAt: rep.FinishedAt, Unit: u, Log: log, LogCut: cut})
+	if err != nil {
+		return err
+	}
+	path, err := s.under(lastRunFolder, unitFileName(u.Dir, u.Workspace, u.Stack, u.Shared), ".json")
+	if err == nil {
+		err = WriteFile(path, b, false)
+	}
+	if err != nil {
+		return fmt.Errorf("recording the last run of %s: %w", u.ID(), err)
 	}
 	return nil
 }
