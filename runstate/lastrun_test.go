@@ -92,3 +92,43 @@ func TestLastRunConcurrentRuns(t *testing.T) {
 		t.Fatalf("%d units recorded of %d: %v", len(lr.Units), runs, err)
 	}
 }
+
+// TestLastRunOfManyUnits: the last runs of many units, written several
+// at a time, are each recorded as their own unit's; when some cannot be
+// written (a directory where the file goes) the others still are, and
+// the error names the first of those in the report's order.
+func TestLastRunOfManyUnits(t *testing.T) {
+	sd, err := OpenStateDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &report.Report{Command: "plan"}
+	for i := range 40 {
+		rep.Units = append(rep.Units, &report.UnitReport{Dir: fmt.Sprintf("u/u%02d", i), Workspace: "default", Stack: "default",
+			Status: report.StatusNoChanges, Log: fmt.Sprintf("log of u%02d", i)})
+	}
+	for _, i := range []int{31, 7} {
+		if err := os.MkdirAll(filepath.Join(LastRunDir(sd.Path), "u", fmt.Sprintf("u%02d", i), "default.json"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = sd.RecordLastRun(rep)
+	if err == nil || !strings.Contains(err.Error(), "u/u07@default") {
+		t.Errorf("error %v, want the one of u/u07, the first unit that failed", err)
+	}
+	for _, i := range []int{31, 7} {
+		os.RemoveAll(filepath.Join(LastRunDir(sd.Path), "u", fmt.Sprintf("u%02d", i)))
+	}
+	lr, err := ReadLastRun(sd.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lr.Units) != 38 {
+		t.Errorf("%d units recorded, want 38", len(lr.Units))
+	}
+	for id, u := range lr.Units {
+		if want := "log of " + strings.TrimPrefix(u.Unit.Dir, "u/"); u.Log != want || id != u.Unit.ID() {
+			t.Errorf("%s: log %q, want %q", id, u.Log, want)
+		}
+	}
+}
