@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/runstate"
 )
 
 // TestRecordTook: a plan job that ended well records how long its steps
@@ -54,5 +57,57 @@ func TestRecordTook(t *testing.T) {
 	j.recordTook(context.Background(), Apply)
 	if us, _ := j.run.State.ReadUnit(j.ur.Spec); us.Took.ApplyMS != 60000 {
 		t.Errorf("apply took %d ms, want 60000", us.Took.ApplyMS)
+	}
+}
+
+// TestTookWithRecord: the record a job's last step writes carries how
+// long the job took (tookWith), the step's own reports counted, so that
+// recordTook after it writes nothing; a step that took much longer than
+// the time recorded still has it written again by recordTook.
+func TestTookWithRecord(t *testing.T) {
+	var out bytes.Buffer
+	j := testJob(t, workflowYML, &fakeExec{}, &out)
+	start := testClock()
+	for _, tc := range []struct {
+		name         string
+		recorded, ms int // the plan's ms the step's record carries, the job's
+		want         int64
+		rewritten    bool
+	}{
+		{name: "first plan", recorded: 800, ms: 800, want: 800},
+		{name: "about as long", recorded: 900, ms: 900, want: 800},
+		{name: "the record's time is the job's", recorded: 3000, ms: 3000, want: 3000},
+		{name: "longer after the record", recorded: 3000, ms: 9000, want: 9000, rewritten: true},
+	} {
+		init := report.StepReport{Name: report.StepInit, StartedAt: start, FinishedAt: start.Add(100 * time.Millisecond)}
+		own := []report.StepReport{{Name: report.StepPlan, StartedAt: start.Add(100 * time.Millisecond), FinishedAt: start.Add(time.Duration(tc.recorded) * time.Millisecond)}}
+		j.res.Steps = []report.StepReport{init}
+		with := j.tookWith(Plan, &own)
+		if err := j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) { s.Plan = &runstate.PlanRecord{Digest: tc.name}; with(s) }); err != nil {
+			t.Fatal(err)
+		}
+		// The unit's record: its one file under state/ (docs/architecture.md#run-state-layout).
+		paths, _ := filepath.Glob(filepath.Join(j.run.State.Path, "state", j.ur.Spec.Dir, "*.json"))
+		if len(paths) != 1 {
+			t.Fatalf("records %q, want one", paths)
+		}
+		path := paths[0]
+		before, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own[0].FinishedAt = start.Add(time.Duration(tc.ms) * time.Millisecond)
+		j.res.Steps = append([]report.StepReport{init}, own...)
+		j.recordTook(context.Background(), Plan)
+		after, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rewritten := !os.SameFile(before, after); rewritten != tc.rewritten {
+			t.Errorf("%s: record written again by recordTook: %v, want %v", tc.name, rewritten, tc.rewritten)
+		}
+		if us, err := j.run.State.ReadUnit(j.ur.Spec); err != nil || us.Took == nil || us.Took.PlanMS != tc.want {
+			t.Errorf("%s: took %+v (%v), want plan_ms %d", tc.name, us.Took, err, tc.want)
+		}
 	}
 }
