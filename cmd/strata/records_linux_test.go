@@ -60,7 +60,7 @@ func recordWatch(t *testing.T, root string, dirs ...string) func() map[string]in
 
 // TestRecordWritesPerUnit: an apply without a saved plan (plan and apply
 // in one call) writes a unit's run-state record once, the apply's record
-// carrying how long the job took; a plan with nothing to change writes it
+// carrying how long the job took; a plan, with changes or not, writes it
 // once, the plan's record carrying how long it took, the first time too
 // (when the record holds no plan's time yet, as after an apply).
 func TestRecordWritesPerUnit(t *testing.T) {
@@ -80,8 +80,9 @@ func TestRecordWritesPerUnit(t *testing.T) {
 		name string
 		args []string
 		edit func()
+		want int // record writes a unit
 	}{
-		{name: "plan and apply in one call", args: []string{"apply", "-auto-approve"},
+		{name: "plan and apply in one call", args: []string{"apply", "-auto-approve"}, want: 1,
 			edit: func() {
 				for _, d := range []string{"a", "b"} {
 					if err := os.WriteFile(filepath.Join(root, d, "main.tf"), []byte(unit(d+"2")), 0o644); err != nil {
@@ -89,8 +90,16 @@ func TestRecordWritesPerUnit(t *testing.T) {
 					}
 				}
 			}},
-		{name: "plan with nothing to change", args: []string{"plan"}},
-		{name: "plan with nothing to change, again", args: []string{"plan"}},
+		{name: "plan with nothing to change", args: []string{"plan"}, want: 1},
+		{name: "plan with nothing to change, again", args: []string{"plan"}, want: 1},
+		{name: "plan with changes", args: []string{"plan"}, want: 1,
+			edit: func() {
+				for _, d := range []string{"a", "b"} {
+					if err := os.WriteFile(filepath.Join(root, d, "main.tf"), []byte(unit(d+"3")), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}},
 	} {
 		if step.edit != nil {
 			step.edit()
@@ -100,7 +109,7 @@ func TestRecordWritesPerUnit(t *testing.T) {
 		if r.code != 0 && r.code != 2 {
 			t.Fatalf("%s: exit %d\n%s%s", step.name, r.code, r.stdout, r.stderr)
 		}
-		if got, want := writes(), map[string]int{"a": 1, "b": 1}; !reflect.DeepEqual(got, want) {
+		if got, want := writes(), map[string]int{"a": step.want, "b": step.want}; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: record writes by unit %v, want %v\n%s%s", step.name, got, want, r.stdout, r.stderr)
 		}
 	}
