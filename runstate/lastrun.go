@@ -8,8 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/sourcegraph/conc/pool"
 
 	"github.com/strata-iac/strata/report"
 )
@@ -86,27 +87,11 @@ const lastRunWriters = 4
 // first unit's in the report's order.
 func (s *StateDir) RecordLastRun(rep *report.Report) error {
 	errs := make([]error, len(rep.Units))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(lastRunWriters, len(rep.Units)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				errs[i] = s.recordLastRunOf(rep, rep.Units[i])
-			}
-		}()
+	p := pool.New().WithMaxGoroutines(lastRunWriters)
+	for i, u := range rep.Units {
+		p.Go(func() { errs[i] = s.recordLastRunOf(rep, u) })
 	}
-	for i := range rep.Units {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return firstError(errs)
-}
-
-// firstError is the first error of errs that is not nil, or nil.
-func firstError(errs []error) error {
+	p.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return err
