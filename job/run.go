@@ -426,12 +426,18 @@ func (j *job) recordTook(ctx context.Context, kind Kind) {
 // tookChange is the change recordTook makes to the unit's record for a
 // job of the kind whose steps so far are steps, nil when it records
 // nothing: a job of another command than plan and apply, one with no
-// steps, a plan reused.
+// steps, a plan reused. A job that plans and applies in one call records
+// an apply's time only when it applied; when it made the usual plan
+// instead (oneapply.go), a plan's.
 func (j *job) tookChange(kind Kind, steps []report.StepReport) func(*runstate.UnitState) {
 	if len(steps) == 0 || j.run.Policy.Job != command.JobPlan {
 		return nil
 	}
-	if kind == Plan && !slices.ContainsFunc(steps, func(s report.StepReport) bool { return s.Name == report.StepPlan }) {
+	has := func(name string) bool {
+		return slices.ContainsFunc(steps, func(s report.StepReport) bool { return s.Name == name })
+	}
+	applied := kind == Apply || kind == PlanApply && has(report.StepApply)
+	if !applied && !has(report.StepPlan) {
 		// A saved plan reused: what a plan takes is not known here.
 		return nil
 	}
@@ -449,10 +455,10 @@ func (j *job) tookChange(kind Kind, steps []report.StepReport) func(*runstate.Un
 		if s.Took == nil {
 			s.Took = &runstate.TookRecord{}
 		}
-		if kind == Plan {
-			set(&s.Took.PlanMS)
-		} else {
+		if applied {
 			set(&s.Took.ApplyMS)
+		} else {
+			set(&s.Took.PlanMS)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
 )
@@ -108,6 +109,57 @@ func TestTookWithRecord(t *testing.T) {
 		}
 		if us, err := j.run.State.ReadUnit(j.ur.Spec); err != nil || us.Took == nil || us.Took.PlanMS != tc.want {
 			t.Errorf("%s: took %+v (%v), want plan_ms %d", tc.name, us.Took, err, tc.want)
+		}
+	}
+}
+
+// TestTookChange: what a job that ended well records of how long it
+// took, by its kind and its steps: a plan's time for a plan, an apply's
+// for an apply and for a plan and apply in one call that applied; a plan's
+// for one that made the usual plan instead; nothing for a saved plan
+// reused (its show is no measure of a plan or an apply) nor for another
+// command's job.
+func TestTookChange(t *testing.T) {
+	t.Parallel()
+	start := testClock()
+	step := func(name string, ms int) report.StepReport {
+		return report.StepReport{Name: name, StartedAt: start, FinishedAt: start.Add(time.Duration(ms) * time.Millisecond)}
+	}
+	for _, tc := range []struct {
+		name        string
+		kind        Kind
+		job         command.Job
+		steps       []report.StepReport
+		plan, apply int64
+		none        bool
+	}{
+		{name: "plan", kind: Plan, job: command.JobPlan, steps: []report.StepReport{step(report.StepInit, 100), step(report.StepPlan, 700)}, plan: 700},
+		{name: "plan reused", kind: Plan, job: command.JobPlan, steps: []report.StepReport{step(report.StepShow, 90)}, none: true},
+		{name: "apply", kind: Apply, job: command.JobPlan, steps: []report.StepReport{step(report.StepApply, 900)}, apply: 900},
+		{name: "applied in one call", kind: PlanApply, job: command.JobPlan, steps: []report.StepReport{step(report.StepInit, 50), step(report.StepApply, 800)}, apply: 800},
+		{name: "one call fell back to a plan", kind: PlanApply, job: command.JobPlan, steps: []report.StepReport{step(report.StepPlan, 600)}, plan: 600},
+		{name: "one call reused a saved plan", kind: PlanApply, job: command.JobPlan, steps: []report.StepReport{step(report.StepShow, 107)}, none: true},
+		{name: "validate", kind: Plan, job: command.JobValidate, steps: []report.StepReport{step(report.StepValidate, 300)}, none: true},
+		{name: "no steps", kind: Apply, job: command.JobPlan, none: true},
+	} {
+		var out bytes.Buffer
+		j := testJob(t, workflowYML, &fakeExec{}, &out)
+		j.run.Policy.Job = tc.job
+		change := j.tookChange(tc.kind, tc.steps)
+		if tc.none {
+			if change != nil {
+				t.Errorf("%s: records a time", tc.name)
+			}
+			continue
+		}
+		if change == nil {
+			t.Errorf("%s: records nothing", tc.name)
+			continue
+		}
+		var s runstate.UnitState
+		change(&s)
+		if s.Took == nil || s.Took.PlanMS != tc.plan || s.Took.ApplyMS != tc.apply {
+			t.Errorf("%s: took %+v, want plan %d apply %d", tc.name, s.Took, tc.plan, tc.apply)
 		}
 	}
 }

@@ -62,7 +62,8 @@ func recordWatch(t *testing.T, root string, dirs ...string) func() map[string]in
 // in one call) writes a unit's run-state record once, the apply's record
 // carrying how long the job took; a plan, with changes or not, writes it
 // once, the plan's record carrying how long it took, the first time too
-// (when the record holds no plan's time yet, as after an apply).
+// (when the record holds no plan's time yet, as after an apply); an
+// apply of saved plans twice.
 func TestRecordWritesPerUnit(t *testing.T) {
 	t.Parallel()
 	needTerraform(t)
@@ -100,6 +101,10 @@ func TestRecordWritesPerUnit(t *testing.T) {
 					}
 				}
 			}},
+		// The saved plan's record is cleared before the engine starts (a
+		// plan is applied at most once), then the apply is recorded; the
+		// job that reused the saved plan records nothing of its own.
+		{name: "apply of the saved plans", args: []string{"apply", "-auto-approve"}, want: 2},
 	} {
 		if step.edit != nil {
 			step.edit()
