@@ -391,7 +391,7 @@ func TestUnitRunsReadsOneUnit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := UnitRuns(recs, id)
+		want := RunsByUnit(recs)[id]
 		if len(got) != len(want) || len(got) == 0 {
 			t.Fatalf("%s: %d runs, want %d", id, len(got), len(want))
 		}
@@ -403,5 +403,23 @@ func TestUnitRunsReadsOneUnit(t *testing.T) {
 	}
 	if len(warnings) == 0 || !strings.Contains(warnings[len(warnings)-1], "-bad.json") {
 		t.Errorf("warnings %q", warnings)
+	}
+}
+
+// TestIndexApplyDestroy: a unit with nothing to change in an apply that
+// destroys (apply -destroy) is not thereby applied; in an apply that
+// does not destroy it is.
+func TestIndexApplyDestroy(t *testing.T) {
+	t.Parallel()
+	destroying := run("apply", 0, map[string]report.Status{"x": report.StatusNoChanges})
+	destroying.Destroy = true
+	ix := newIndex()
+	ix.add(destroying, 100)
+	if us := ix.Units["x@default#default"]; us == nil || us.AppliedAt != nil {
+		t.Errorf("after apply -destroy: %+v", us)
+	}
+	ix.add(run("apply", 10, map[string]report.Status{"x": report.StatusNoChanges}), 100)
+	if us := ix.Units["x@default#default"]; us == nil || us.AppliedAt == nil {
+		t.Errorf("after an apply: %+v", us)
 	}
 }

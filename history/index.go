@@ -95,7 +95,7 @@ func (ix *Index) add(r *Record, keep int) {
 			ix.Units[u.ID] = us
 		}
 		at := r.FinishedAt
-		if pol.Applies && !pol.Destroys && (u.Status == report.StatusApplied || u.Status == report.StatusNoChanges) &&
+		if pol.Applies && !pol.Destroys && !r.Destroy && (u.Status == report.StatusApplied || u.Status == report.StatusNoChanges) &&
 			(us.AppliedAt == nil || us.AppliedAt.Before(at)) {
 			us.AppliedAt = &at
 		}

@@ -67,6 +67,9 @@ type Header struct {
 	Commit     string    `json:"commit,omitempty"`
 	Actor      string    `json:"actor,omitempty"`
 	ExitCode   int       `json:"exit_code"`
+	// Destroy: the run destroyed (destroy, or apply -destroy), so its
+	// units are not applied by it whatever their status.
+	Destroy bool `json:"destroy,omitempty"`
 }
 
 // Unit is one unit in a run.
@@ -97,6 +100,8 @@ type Step struct {
 // and the CI run's ID when its jobs are recorded as one.
 type Meta struct {
 	Commit, Actor, Run string
+	// Destroy: the run destroyed (job.Settings.Destroying).
+	Destroy bool
 }
 
 // stampLayout is a record name's time: UTC, fixed width, so names sort by
@@ -123,7 +128,7 @@ func FromReport(rep *report.Report, meta Meta) *Record {
 		run = hex.EncodeToString(b[:])
 	}
 	rec := &Record{Version: 1, Header: Header{ID: rep.StartedAt.UTC().Format(stampLayout) + "-" + escape(run), Run: meta.Run, Command: rep.Command,
-		StartedAt: rep.StartedAt.UTC(), FinishedAt: rep.FinishedAt.UTC(), Commit: meta.Commit, Actor: meta.Actor, ExitCode: rep.ExitCode},
+		StartedAt: rep.StartedAt.UTC(), FinishedAt: rep.FinishedAt.UTC(), Commit: meta.Commit, Actor: meta.Actor, ExitCode: rep.ExitCode, Destroy: meta.Destroy},
 		Units: make([]Unit, 0, len(rep.Units))}
 	for _, u := range rep.Units {
 		hu := Unit{ID: u.ID(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack, Status: u.Status,

@@ -14,22 +14,15 @@ type UnitRun struct {
 	Unit Unit
 }
 
-// UnitRuns are the runs of the unit with that ID among recs, newest first
-// as recs are.
-func UnitRuns(recs []*Record, id string) []UnitRun {
-	var out []UnitRun
+// RunsByUnit are the runs of each unit among recs, by unit ID, newest
+// first as recs are: one pass over the records, each record's summary
+// made once, for pages that show every unit's runs.
+func RunsByUnit(recs []*Record) map[string][]UnitRun {
+	out := map[string][]UnitRun{}
 	for _, r := range recs {
-		i := sort.Search(len(r.Units), func(i int) bool { return r.Units[i].ID >= id })
-		if i < len(r.Units) && r.Units[i].ID == id {
-			out = append(out, UnitRun{Run: r.Summary(), Unit: r.Units[i]})
-			continue
-		}
-		// A record written out of order is searched whole.
+		sum := r.Summary()
 		for _, u := range r.Units {
-			if u.ID == id {
-				out = append(out, UnitRun{Run: r.Summary(), Unit: u})
-				break
-			}
+			out[u.ID] = append(out[u.ID], UnitRun{Run: sum, Unit: u})
 		}
 	}
 	return out

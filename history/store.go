@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sourcegraph/conc/pool"
+
 	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/filelock"
 	"github.com/strata-iac/strata/internal/objstore"
@@ -196,17 +198,11 @@ func (h *History) Runs(ctx context.Context, n int) ([]*Record, error) {
 func readEach[T any](h *History, names []string, read func(name string) (*T, error)) ([]*T, error) {
 	out := make([]*T, len(names))
 	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
+	p := pool.New().WithMaxGoroutines(4)
 	for i, name := range names {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = read(name)
-		}()
+		p.Go(func() { out[i], errs[i] = read(name) })
 	}
-	wg.Wait()
+	p.Wait()
 	kept := make([]*T, 0, len(out))
 	for i, r := range out {
 		var bad *badRecord

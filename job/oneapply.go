@@ -137,25 +137,22 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 	var serr error
 	// The job's last record carries how long it took, when the apply
 	// ended well (tookWith).
-	var took func(*runstate.UnitState)
 	if err == nil {
-		took = j.tookWith(PlanApply, new([]report.StepReport))
+		in.WithRecord = j.tookWith(PlanApply, new([]report.StepReport))
 	}
 	switch {
 	case err != nil || o.HasChanges || j.ur.ForceApply:
 		// As the two calls would: an apply is recorded when one ran
 		// (a plan with no changes is never applied).
-		rec := *j.in
-		rec.WithRecord = took
-		serr = rec.recordApply(ctx, runstate.ApplyRecord{Digest: j.in.memo.digest, Result: result,
+		serr = in.recordApply(ctx, runstate.ApplyRecord{Digest: j.in.memo.digest, Result: result,
 			ChangedOutputs: o.ChangedOutputs, OutputsKnown: o.OutputsKnown}, !wholePlan(args))
 	case wholePlan(args):
 		// Nothing to change: recorded as a plan with no changes is.
 		if deployed := j.run.deployedNow(ctx, j.ur.Spec); deployed != nil {
 			serr = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
 				s.Deployed = deployed
-				if took != nil {
-					took(s)
+				if in.WithRecord != nil {
+					in.WithRecord(s)
 				}
 			})
 		}

@@ -123,6 +123,9 @@ type job struct {
 	in *stepInput
 	// kind is what the job was asked to do (Do).
 	kind Kind
+	// tookCarried is the time (ms) the record of the job's last step
+	// carried (tookWith), 0 when none did.
+	tookCarried int64
 }
 
 // Do runs one job of a unit: its steps in order, holding the unit's dir
@@ -413,10 +416,15 @@ func (j *job) recordGates(ctx context.Context) {
 // scheduler of later runs (docs/architecture.md#ready-queue): a plan job's
 // steps, an apply job's, and a plan and apply in one call as the apply's.
 // The job's last record (a plan's, an apply's) usually carries it already
-// (tookWith), and then nothing is written here.
+// (tookWith), and then the record is neither read nor written here.
 func (j *job) recordTook(ctx context.Context, kind Kind) {
+	if j.res.Err != nil || j.tookCarried != 0 && j.tookCarried == tookMS(j.res.Steps) {
+		// The last step's record carries this time already: nothing to
+		// read or write again.
+		return
+	}
 	change := j.tookChange(kind, j.res.Steps)
-	if j.res.Err != nil || change == nil {
+	if change == nil {
 		return
 	}
 	err := j.run.State.UpdateUnitUnsynced(j.ur.Spec, change)
@@ -441,8 +449,7 @@ func (j *job) tookChange(kind Kind, steps []report.StepReport) func(*runstate.Un
 		// A saved plan reused: what a plan takes is not known here.
 		return nil
 	}
-	first, last := report.Span(steps)
-	took := max(last.Sub(first).Milliseconds(), 1)
+	took := tookMS(steps)
 	// A time within a quarter of the one recorded leaves the record as
 	// it is, and then nothing is written: the scheduler needs the rough
 	// size of a unit, and most jobs take about what they took last time.
@@ -475,8 +482,16 @@ func (j *job) tookWith(kind Kind, own *[]report.StepReport) func(*runstate.UnitS
 		steps := append(slices.Clip(j.res.Steps), *own...)
 		if change := j.tookChange(kind, steps); change != nil {
 			change(s)
+			j.tookCarried = tookMS(steps)
 		}
 	}
+}
+
+// tookMS is how long steps took, first start to last end, in ms (at
+// least 1).
+func tookMS(steps []report.StepReport) int64 {
+	first, last := report.Span(steps)
+	return max(last.Sub(first).Milliseconds(), 1)
 }
 
 // UnknownOutputs are the names of the outputs a plan leaves unknown until

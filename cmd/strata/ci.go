@@ -378,7 +378,10 @@ func ciFinishCommand() *cli.Command {
 			writeReport(c, rep)
 			writeSummary(c, rep)
 			rep.WriteTable(c.App.Writer)
-			recordCIHistory(c, st, rep, m.Run, m.Commit)
+			// The run destroyed: its engine arguments, as its jobs read them.
+			ea, err := runner.ParseEngineArgs(m.Command, m.Options.EngineArgs.Given, ".")
+			destroy := err == nil && runner.Settings{Command: m.Command, EngineArgs: ea}.Destroying()
+			recordCIHistory(c, st, rep, m.Run, m.Commit, destroy)
 			if rep.ExitCode != 0 {
 				return &exitError{code: rep.ExitCode}
 			}

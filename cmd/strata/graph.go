@@ -177,6 +177,7 @@ func writeGraphHTML(c *cli.Context, g *stacks.Graph, stateDir string) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
+	runsByUnit := history.RunsByUnit(recs)
 	page := &report.GraphPage{}
 	for _, u := range g.Units {
 		pu := report.PageUnit{ID: u.ID(), Name: u.Name(), Dir: u.Dir, Workspace: u.Workspace, Stack: u.Stack.Name, StackPath: u.Stack.Path, Layer: g.Layer[u]}
@@ -189,7 +190,7 @@ func writeGraphHTML(c *cli.Context, g *stacks.Graph, stateDir string) error {
 				pu.DriftedSince = *us.DriftedSince
 			}
 		}
-		for _, r := range history.UnitRuns(recs, u.ID()) {
+		for _, r := range runsByUnit[u.ID()] {
 			if len(pu.Recent) == recentRuns {
 				break
 			}

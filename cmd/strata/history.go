@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/user"
 	"path"
@@ -347,6 +348,7 @@ func historyMeta(c *cli.Context, s *session, rep *report.Report) history.Meta {
 		}
 	}
 	m.Actor = runActor()
+	m.Destroy = s != nil && s.destroying
 	return m
 }
 
@@ -393,7 +395,7 @@ func recordHistory(c *cli.Context, s *session, rep *report.Report) {
 // recordCIHistory appends a run of CI jobs to the bucket's history, named
 // by its run ID: finishing it again records nothing more. How many runs
 // are kept is the config's where ci finish runs, when it can be read.
-func recordCIHistory(c *cli.Context, st *objstore.Store, rep *report.Report, run, commit string) {
+func recordCIHistory(c *cli.Context, st *objstore.Store, rep *report.Report, run, commit string, destroy bool) {
 	if pol, _ := cmdpolicy.Of(rep.Command); !pol.Recorded || len(rep.Units) == 0 {
 		return
 	}
@@ -403,7 +405,7 @@ func recordCIHistory(c *cli.Context, st *objstore.Store, rep *report.Report, run
 			keep = historyKeep(cfg)
 		}
 	}
-	m := history.Meta{Run: run, Commit: commit, Actor: runActor()}
+	m := history.Meta{Run: run, Commit: commit, Actor: runActor(), Destroy: destroy}
 	if rep.CI != nil && rep.CI.Commit != "" {
 		m.Commit = rep.CI.Commit
 	}
@@ -421,6 +423,7 @@ func writeHistoryHTML(c *cli.Context, s *session, h *history.History, ix *histor
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
+	runsByUnit := history.RunsByUnit(recs)
 	page := &report.HistoryPage{}
 	for _, r := range ix.Runs {
 		page.Runs = append(page.Runs, report.HistoryRun{Command: r.Command, Commit: r.Commit, Actor: r.Actor, StartedAt: r.StartedAt,
@@ -434,16 +437,7 @@ func writeHistoryHTML(c *cli.Context, s *session, h *history.History, ix *histor
 		}
 		ids = []string{id}
 	} else {
-		seen := map[string]bool{}
-		for _, r := range recs {
-			for _, u := range r.Units {
-				if !seen[u.ID] {
-					seen[u.ID] = true
-					ids = append(ids, u.ID)
-				}
-			}
-		}
-		slices.Sort(ids)
+		ids = slices.Sorted(maps.Keys(runsByUnit))
 	}
 	for _, id := range ids {
 		hu := report.HistoryUnit{ID: id}
@@ -453,7 +447,7 @@ func writeHistoryHTML(c *cli.Context, s *session, h *history.History, ix *histor
 				hu.DriftedSince = *us.DriftedSince
 			}
 		}
-		for _, r := range history.UnitRuns(recs, id) {
+		for _, r := range runsByUnit[id] {
 			ur := report.HistoryUnitRun{StartedAt: r.Run.StartedAt, Command: r.Run.Command, Status: r.Unit.HistoryStatus()}
 			for _, st := range r.Unit.Steps {
 				ur.Steps = append(ur.Steps, report.HistoryStep{Name: st.Name, Took: time.Duration(st.MS) * time.Millisecond})
