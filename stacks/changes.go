@@ -345,11 +345,14 @@ func (p *Project) deletedUnits(changes []FileChange, ix *changeIndex) []DeletedU
 				out = append(out, DeletedUnit{Dir: dir, Workspace: ds.Workspace, Tags: ds.Tags, File: firstFile[dir]})
 			}
 			for _, s := range stacks {
-				ws := ds.Workspace
+				// As assign and settleInstanceState make the live units.
+				u := &Unit{Dirspace: ds, Stack: s}
 				if s.Instance != "" {
-					ws = instanceWorkspace(ws, s.Instance)
+					u = instanceUnit(ds, s)
 				}
-				out = append(out, DeletedUnit{Dir: dir, Workspace: ws, Stack: s, Tags: unitTags(ds, s), File: firstFile[dir]})
+				u.Tags = unitTags(u.Dirspace, s)
+				p.placeInstance(u)
+				out = append(out, DeletedUnit{Dir: dir, Workspace: u.Workspace, Stack: s, Tags: u.Tags, File: firstFile[dir]})
 			}
 		}
 	}

@@ -364,6 +364,54 @@ stacks:
 	}
 }
 
+// TestDeletedInstanceUnits: a deleted dir's instance units are the units
+// the dir had: each in its instance's workspace, or, when the workflow's
+// init names STRATA_STACK_INSTANCE in its backend config, in the dir's
+// own workspace, with the tags the live units carry.
+func TestDeletedInstanceUnits(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, workflows string
+		want            []string
+		tags            string
+	}{
+		{name: "own workspace", want: []string{"gone@eu#net[eu] (gone/main.tf)", "gone@us#net[us] (gone/main.tf)"},
+			tags: "net dir:gone workspace:eu stack_name:net[eu] stack_name:net stack_instance:eu"},
+		{name: "own backend", workflows: `workflows:
+  - tag_query: ''
+    plan: [{type: init, extra_args: ['-backend-config=key=${STRATA_STACK_INSTANCE}']}, {type: plan}]
+`, want: []string{"gone@default#net[eu] (gone/main.tf)", "gone@default#net[us] (gone/main.tf)"},
+			tags: "net dir:gone workspace:default stack_name:net[eu] stack_name:net stack_instance:eu"},
+	} {
+		root := testRepo(t, `dirs:
+  "*":
+    tags: [net]
+stacks:
+  names:
+    net: {tag_query: net, for_each: [us, eu]}
+`+tc.workflows, "live")
+		p := loadRepo(t, root)
+		live := p.UnitsIn("live")
+		_, deleted := p.ModifiedUnits([]FileChange{{Path: "gone/main.tf", Status: "D", Deleted: true}})
+		got := renderDeleted(deleted)
+		sort.Strings(got)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: deleted = %q, want %q", tc.name, got, tc.want)
+			continue
+		}
+		for _, d := range deleted {
+			if d.Stack.Name == "net[eu]" && strings.Join(d.Tags, " ") != tc.tags {
+				t.Errorf("%s: tags = %s, want %s", tc.name, strings.Join(d.Tags, " "), tc.tags)
+			}
+		}
+		for _, u := range live {
+			if u.Stack.Name == "net[eu]" && strings.Join(u.Tags, " ") != strings.ReplaceAll(tc.tags, "gone", "live") {
+				t.Errorf("%s: the live unit's tags %s, the deleted one's %s", tc.name, strings.Join(u.Tags, " "), tc.tags)
+			}
+		}
+	}
+}
+
 // BenchmarkModifiedUnits decides the modified units of a 500-file change
 // in the generated repository of 10,000 dirspaces.
 func BenchmarkModifiedUnits(b *testing.B) {

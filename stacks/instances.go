@@ -168,10 +168,8 @@ func (p *Project) refStacks(from *Stack, name string) (out []*Stack, why string)
 	if from == nil || from.Instance == "" {
 		return all, ""
 	}
-	for _, s := range all {
-		if s.Instance == from.Instance {
-			return []*Stack{s}, ""
-		}
+	if s, ok := p.byName[config.InstanceName(name, from.Instance)]; ok {
+		return []*Stack{s}, ""
 	}
 	return nil, fmt.Sprintf("%s has instance key %q and %s has no instance of that key (its keys: %s); expected %s's keys among %s's, or one instance named, as %s[%s]",
 		from.Name, from.Instance, name, strings.Join(instanceKeys(all), ", "), from.baseName(), name, name, all[0].Instance)
@@ -239,14 +237,7 @@ func (p *Project) settleInstanceState(c *config.Collector) {
 		return
 	}
 	for _, u := range p.Units {
-		if u.Origin == nil || !instanceBackend(p.WorkflowFor(u)) {
-			continue
-		}
-		ws := u.Workspace
-		u.Workspace = u.Origin.Workspace
-		u.Tags = replaceWorkspaceTag(u.Tags, ws, u.Workspace)
-		u.Dirspace.Tags = replaceWorkspaceTag(u.Dirspace.Tags, ws, u.Workspace)
-		u.Shared, u.OwnBackend = true, true
+		p.placeInstance(u)
 	}
 	for _, u := range p.Units {
 		if u.Origin != nil && !u.OwnBackend && !u.CreateAndSelectWorkspace {
@@ -296,6 +287,20 @@ func (p *Project) settleInstanceState(c *config.Collector) {
 // instanceBackend says a workflow gives init a backend config that names
 // the instance, so that each instance has a state of its own in one
 // workspace.
+// placeInstance gives an instance unit whose workflow gives init a
+// backend config naming STRATA_STACK_INSTANCE its dirspace's own
+// workspace back (settleInstanceState; a deleted dir's units too).
+func (p *Project) placeInstance(u *Unit) {
+	if u.Origin == nil || !instanceBackend(p.WorkflowFor(u)) {
+		return
+	}
+	ws := u.Workspace
+	u.Workspace = u.Origin.Workspace
+	u.Tags = replaceWorkspaceTag(u.Tags, ws, u.Workspace)
+	u.Dirspace.Tags = replaceWorkspaceTag(u.Dirspace.Tags, ws, u.Workspace)
+	u.Shared, u.OwnBackend = true, true
+}
+
 func instanceBackend(w *config.Workflow) bool {
 	return initBackendConfig(w, func(v string) bool { return strings.Contains(v, "STRATA_STACK_INSTANCE") })
 }

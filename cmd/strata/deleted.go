@@ -453,7 +453,7 @@ func reportDeleted(c *cli.Context, pol *cmdpolicy.Policy, res *runner.Result, de
 			continue
 		}
 		what, how := "its dir was deleted", "strata apply --changed --destroy-deleted destroys them"
-		if removed[u.Dir+"@"+u.Workspace+"#"+u.Stack] {
+		if removed[u.ID()] {
 			what, how = "its key was removed from for_each", "strata apply --destroy-deleted destroys them"
 		}
 		if u.Status == report.StatusBlocked {
