@@ -2,8 +2,10 @@ package stacks
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/strata-iac/strata/internal/spell"
 	"github.com/strata-iac/strata/stacks/config"
 )
 
@@ -157,7 +159,15 @@ func (p *Project) refStacks(from *Stack, name string) (out []*Stack, why string)
 	if len(all) == 0 {
 		if base, key, ok := config.SplitInstance(name); ok && key != "" {
 			if insts := p.instancesOf[base]; len(insts) > 0 {
-				return nil, fmt.Sprintf("stack %s has no instance %q; expected one of its for_each keys: %s", base, key, strings.Join(instanceKeys(insts), ", "))
+				// Word for word the config's own check (stacks/config,
+				// stackRefs.ref), which reports a stack's own keys: the
+				// two fold into one error.
+				keys := instanceKeys(insts)
+				msg := fmt.Sprintf("stack %s has no instance %q; expected one of its for_each keys: %s", base, key, strings.Join(keys, ", "))
+				if best := spell.Typo(key, keys); best != "" {
+					msg += " (did you mean " + strconv.Quote(best) + "?)"
+				}
+				return nil, msg
 			}
 			if _, ok := p.byName[base]; ok {
 				return nil, fmt.Sprintf("stack %s has no instances; expected %s, or for_each on %s", base, base, base)
