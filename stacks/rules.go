@@ -233,15 +233,15 @@ func (p *Project) reportCycles(c *config.Collector) {
 	for i, s := range p.Stacks {
 		for _, kind := range []ruleKind{rulePlanAfter, ruleApplyAfter} {
 			for _, t := range p.ownRules(s, kind) {
-				own[i] = append(own[i], orderEdge{to: t, kind: kind.String(), pos: posOfStackRef(s, t.Name, kind.String()),
-					key: fmt.Sprintf("stacks.names.%s.rules.%s", s.Name, kind)})
+				own[i] = append(own[i], orderEdge{to: t, kind: kind.String(), pos: posOfStackRef(s, t, kind.String()),
+					key: fmt.Sprintf("stacks.names.%s.rules.%s", s.baseName(), kind)})
 			}
 		}
 	}
 	edges := make([][]orderEdge, len(p.Stacks))
 	for i, s := range p.Stacks {
 		for _, ch := range s.Children {
-			edges[i] = append(edges[i], orderEdge{to: ch, kind: "stacks", pos: posOfStackRef(s, ch.Name, "stacks"), key: "stacks.names." + s.Name + ".stacks"})
+			edges[i] = append(edges[i], orderEdge{to: ch, kind: "stacks", pos: posOfStackRef(s, ch, "stacks"), key: "stacks.names." + s.baseName() + ".stacks"})
 		}
 		edges[i] = append(edges[i], own[i]...)
 		if s.Leaf {
@@ -318,7 +318,13 @@ func (p *Project) reportCycle(c *config.Collector, path []*Stack, via []orderEdg
 		rot = append(rot, steps[(first+i)%n])
 	}
 	names = append(names, members[first].Name)
-	id := strings.Join(names, " ")
+	// One cycle as written: the same cycle through each instance of a
+	// stack (net[us] -> app -> net[us], net[eu] -> …) is one error.
+	written := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		written = append(written, members[(first+i)%n].baseName())
+	}
+	id := strings.Join(written, " ")
 	if reported[id] {
 		return
 	}

@@ -193,7 +193,7 @@ func (p *Project) breakNestingCycles(c *config.Collector) {
 			switch color[child] {
 			case grey:
 				cycle := cyclePath(stack, child)
-				c.Errorf(posOfStackRef(s, child.Name, "stacks"), "stacks.names."+s.Name+".stacks",
+				c.Errorf(posOfStackRef(s, child, "stacks"), "stacks.names."+s.Name+".stacks",
 					"stack nests itself: %s; expected nesting without cycles", strings.Join(cycle, " -> "))
 				s.Children = append(s.Children[:i], s.Children[i+1:]...)
 				child.Parents = removeStack(child.Parents, s)
@@ -235,8 +235,10 @@ func cyclePath(stack []*Stack, to *Stack) []string {
 	return append(names, to.Name)
 }
 
-// posOfStackRef finds where stack s names ref in one of its lists.
-func posOfStackRef(s *Stack, ref, list string) config.Pos {
+// posOfStackRef finds where stack s names stack to in one of its lists:
+// by its name, or for an instance by its stack's name as well (net names
+// net[us]).
+func posOfStackRef(s *Stack, to *Stack, list string) config.Pos {
 	if s.Def == nil {
 		return s.Pos
 	}
@@ -257,7 +259,7 @@ func posOfStackRef(s *Stack, ref, list string) config.Pos {
 			continue
 		}
 		for _, r := range *l {
-			if r.Value == ref {
+			if r.Value == to.Name || to.Base != "" && r.Value == to.Base {
 				return r.Pos
 			}
 		}
