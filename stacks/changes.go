@@ -419,10 +419,10 @@ func (p *Project) stacksOf(ds *Dirspace) []*Stack {
 		}
 	}
 	if distinctBases(out) > 1 && (p.Config.Stacks == nil || !p.Config.Stacks.AllowWorkspaceInMultipleStacks.Value) {
-		first := out[0].baseName()
+		first := out[0].BaseName()
 		kept := out[:0]
 		for _, s := range out {
-			if s.baseName() == first {
+			if s.BaseName() == first {
 				kept = append(kept, s)
 			}
 		}

@@ -184,7 +184,7 @@ func (p *Project) stackInputs(s *Stack) ([]inputEntry, bool) {
 }
 
 func (p *Project) wireExplicit(s *Stack, varName string, ref config.InputRef, owner *Stack, c *config.Collector) {
-	key := fmt.Sprintf("stacks.names.%s.inputs.%s", owner.baseName(), varName)
+	key := fmt.Sprintf("stacks.names.%s.inputs.%s", owner.BaseName(), varName)
 	var cands []*Unit
 	from := ""
 	switch {
@@ -414,7 +414,7 @@ func (p *Project) siblingLevels(s *Stack, upTo int, w *autoWiring) []map[*Stack]
 // wiring that would close a cycle.
 func (p *Project) wireAuto(s *Stack, w *autoWiring, c *config.Collector) {
 	owner := autoOwner(s)
-	pos, key := autoPos(owner), "stacks.names."+owner.baseName()+".auto_inputs"
+	pos, key := autoPos(owner), "stacks.names."+owner.BaseName()+".auto_inputs"
 	// Up to the top, wherever auto_inputs was set: a cousin's output is
 	// found as the parent's setting would find it.
 	scope := &autoScope{p: p, s: s, upTo: len(s.Ancestors), w: w, after: p.orderedAfter(s, w)}

@@ -182,7 +182,7 @@ func (p *Project) refStacks(from *Stack, name string) (out []*Stack, why string)
 		return []*Stack{s}, ""
 	}
 	return nil, fmt.Sprintf("%s has instance key %q and %s has no instance of that key (its keys: %s); expected %s's keys among %s's, or one instance named, as %s[%s]",
-		from.Name, from.Instance, name, strings.Join(instanceKeys(all), ", "), from.baseName(), name, name, all[0].Instance)
+		from.Name, from.Instance, name, strings.Join(instanceKeys(all), ", "), from.BaseName(), name, name, all[0].Instance)
 }
 
 func instanceKeys(ss []*Stack) []string {
@@ -193,17 +193,14 @@ func instanceKeys(ss []*Stack) []string {
 	return out
 }
 
-// baseName is the stack's name as the config writes it: net for net[us].
-func (s *Stack) baseName() string {
+// BaseName is the name the config gives the stack: `net` for each of
+// net's instances, the stack's Name otherwise.
+func (s *Stack) BaseName() string {
 	if s.Base != "" {
 		return s.Base
 	}
 	return s.Name
 }
-
-// BaseName is the name the config gives the stack: `net` for each of
-// net's instances, the stack's Name otherwise.
-func (s *Stack) BaseName() string { return s.baseName() }
 
 // instanceWorkspace is the workspace an instance of key runs a dirspace of
 // workspace in by default: the key, or `<workspace>-<key>` outside
@@ -334,7 +331,7 @@ func (p *Project) checkInstanceRefs(c *config.Collector) {
 		if d == nil {
 			continue
 		}
-		key := "stacks.names." + s.baseName()
+		key := "stacks.names." + s.BaseName()
 		lists := map[string]*[]config.String{}
 		if r := d.Rules; r != nil {
 			lists["rules.plan_after"], lists["rules.apply_after"], lists["rules.modified_by"] = r.PlanAfter, r.ApplyAfter, r.ModifiedBy
@@ -371,7 +368,7 @@ func distinctBases(ms []*Stack) int {
 	}
 	seen := map[string]bool{}
 	for _, s := range ms {
-		seen[s.baseName()] = true
+		seen[s.BaseName()] = true
 	}
 	return len(seen)
 }

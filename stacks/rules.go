@@ -52,14 +52,18 @@ func (p *Project) ownRules(s *Stack, kind ruleKind) []*Stack {
 		}
 	}
 	var out []*Stack
+	seen := map[*Stack]bool{}
 	for _, l := range lists {
 		if l == nil {
 			continue
 		}
 		for _, ref := range *l {
+			// A plain stack naming an instanced one gets every instance:
+			// a set, not a search of the list so far.
 			ts, _ := p.refStacks(s, ref.Value)
 			for _, t := range ts {
-				if !containsStack(out, t) {
+				if !seen[t] {
+					seen[t] = true
 					out = append(out, t)
 				}
 			}
@@ -234,14 +238,14 @@ func (p *Project) reportCycles(c *config.Collector) {
 		for _, kind := range []ruleKind{rulePlanAfter, ruleApplyAfter} {
 			for _, t := range p.ownRules(s, kind) {
 				own[i] = append(own[i], orderEdge{to: t, kind: kind.String(), pos: posOfStackRef(s, t, kind.String()),
-					key: fmt.Sprintf("stacks.names.%s.rules.%s", s.baseName(), kind)})
+					key: fmt.Sprintf("stacks.names.%s.rules.%s", s.BaseName(), kind)})
 			}
 		}
 	}
 	edges := make([][]orderEdge, len(p.Stacks))
 	for i, s := range p.Stacks {
 		for _, ch := range s.Children {
-			edges[i] = append(edges[i], orderEdge{to: ch, kind: "stacks", pos: posOfStackRef(s, ch, "stacks"), key: "stacks.names." + s.baseName() + ".stacks"})
+			edges[i] = append(edges[i], orderEdge{to: ch, kind: "stacks", pos: posOfStackRef(s, ch, "stacks"), key: "stacks.names." + s.BaseName() + ".stacks"})
 		}
 		edges[i] = append(edges[i], own[i]...)
 		if s.Leaf {
@@ -322,7 +326,7 @@ func (p *Project) reportCycle(c *config.Collector, path []*Stack, via []orderEdg
 	// stack (net[us] -> app -> net[us], net[eu] -> …) is one error.
 	written := make([]string, 0, n)
 	for i := 0; i < n; i++ {
-		written = append(written, members[(first+i)%n].baseName())
+		written = append(written, members[(first+i)%n].BaseName())
 	}
 	id := strings.Join(written, " ")
 	if reported[id] {

@@ -364,13 +364,13 @@ func (p *Project) assign(c *config.Collector) {
 		if bases > 1 && !allow {
 			// The first stack keeps the dirspace, with all its instances;
 			// the error points at the next stack's tag query.
-			first := m[0].baseName()
-			next := m[slices.IndexFunc(m, func(s *Stack) bool { return s.baseName() != first })]
+			first := m[0].BaseName()
+			next := m[slices.IndexFunc(m, func(s *Stack) bool { return s.BaseName() != first })]
 			names := stackNames(m)
-			c.Errorf(next.Def.TagQuery.Pos, "stacks.names."+next.baseName()+".tag_query",
+			c.Errorf(next.Def.TagQuery.Pos, "stacks.names."+next.BaseName()+".tag_query",
 				"dirspace %s matches stacks %s; expected one stack per dirspace: narrow the tag queries, or set stacks.allow_workspace_in_multiple_stacks: true",
 				ds.ID(), strings.Join(names, ", "))
-			m = slices.DeleteFunc(slices.Clone(m), func(s *Stack) bool { return s.baseName() != first })
+			m = slices.DeleteFunc(slices.Clone(m), func(s *Stack) bool { return s.BaseName() != first })
 			bases = 1
 		}
 		for _, s := range m {
