@@ -57,7 +57,7 @@ func TestCheckRequiredVersionUnreadable(t *testing.T) {
 	for _, e := range []*Engine{engineAt(Terraform, "1.5.7"), engineAt(Tofu, "1.8.8")} {
 		dir := t.TempDir()
 		writeTree(t, dir, map[string]string{"versions.tf": `terraform { required_version = ">= 99" }`, "bad.tf": unreadable, "bad.tofu": unreadable})
-		if err := CheckRequiredVersion(dir, e); err != nil {
+		if err := CheckRequiredVersion(dir, e, nil); err != nil {
 			t.Errorf("%s: %v, want nil", e.Name, err)
 		}
 	}

@@ -30,21 +30,22 @@ func (e *RequiredVersionError) Error() string {
 func (e *RequiredVersionError) Unwrap() error { return e.Err }
 
 // CheckRequiredVersion checks e against every required_version in the
-// module at moduleDir, read with terraform-config-inspect. That reads only
-// .tf and .tf.json files; for tofu the module is read as tofu sees it:
-// x.tofu and x.tofu.json are read too, and replace x.tf and x.tf.json.
-// Syntax errors are left for the engine to report, with its own context;
-// only the required_version constraints that parse are checked. So is a
-// module terraform-config-inspect cannot read at all (see InspectModule).
-func CheckRequiredVersion(moduleDir string, e *Engine) error {
+// module at moduleDir, read with terraform-config-inspect through read (nil
+// reads it afresh; a project passes the module it already read). That
+// reads only .tf and .tf.json files; for tofu the module is read as tofu
+// sees it: x.tofu and x.tofu.json are read too, and replace x.tf and
+// x.tf.json (ModuleReader). Syntax errors are left for the engine to
+// report, with its own context; only the required_version constraints that
+// parse are checked. So is a module terraform-config-inspect cannot read at
+// all (see InspectModule).
+func CheckRequiredVersion(moduleDir string, e *Engine, read ModuleReader) error {
 	if _, err := os.Stat(moduleDir); err != nil {
 		return err
 	}
-	fs := tfconfig.NewOsFs()
-	if e.Name == Tofu {
-		fs = tofuFS{fs}
+	if read == nil {
+		read = func(dir string) (*tfconfig.Module, error) { return InspectModule(tfconfig.NewOsFs(), dir) }
 	}
-	mod, err := InspectModule(fs, moduleDir)
+	mod, err := e.ModuleReader(read)(moduleDir)
 	if err != nil {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-version"
+	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 )
 
 func engineAt(name, v string) *Engine {
@@ -84,7 +85,7 @@ func TestCheckRequiredVersion(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, tt.files)
-			err := CheckRequiredVersion(dir, tt.engine)
+			err := CheckRequiredVersion(dir, tt.engine, nil)
 			if tt.err == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -102,7 +103,40 @@ func TestCheckRequiredVersion(t *testing.T) {
 
 func TestCheckRequiredVersionMissingDir(t *testing.T) {
 	t.Parallel()
-	if err := CheckRequiredVersion(t.TempDir()+"/nope", engineAt(Terraform, "1.5.7")); err == nil {
+	if err := CheckRequiredVersion(t.TempDir()+"/nope", engineAt(Terraform, "1.5.7"), nil); err == nil {
 		t.Error("want an error for a missing module dir")
+	}
+}
+
+// TestCheckRequiredVersionReadsThroughReader: the module a project already
+// read is the one checked for terraform (no second read of the dir); tofu
+// reads the dir itself, since its .tofu files replace the .tf ones.
+func TestCheckRequiredVersionReadsThroughReader(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"main.tf":   `terraform { required_version = ">= 1.0" }`,
+		"main.tofu": `terraform { required_version = ">= 99.0" }`,
+	})
+	reads := 0
+	read := func(string) (*tfconfig.Module, error) {
+		reads++
+		return &tfconfig.Module{RequiredCore: []string{">= 2.0"}}, nil
+	}
+	err := CheckRequiredVersion(dir, engineAt(Terraform, "1.5.7"), read)
+	wantErrContains(t, err, `required_version ">= 2.0" is not satisfied`)
+	if reads != 1 {
+		t.Errorf("terraform: the reader was called %d times, want 1", reads)
+	}
+	reads = 0
+	err = CheckRequiredVersion(dir, engineAt(Tofu, "1.8.8"), read)
+	wantErrContains(t, err, `required_version ">= 99.0" is not satisfied`)
+	if reads != 0 {
+		t.Errorf("tofu: the reader was called %d times, want its own read", reads)
+	}
+	if err := CheckRequiredVersion(dir, engineAt(Terraform, "1.5.7"), func(string) (*tfconfig.Module, error) {
+		return nil, errors.New("unreadable")
+	}); err != nil {
+		t.Errorf("a module the reader could not read is left to the engine, got %v", err)
 	}
 }

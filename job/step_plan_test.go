@@ -72,12 +72,13 @@ func TestTargets(t *testing.T) {
 	}
 }
 
-// TestWriteVarFile: the var file is written 0600 for one call and removed
-// after it; no content removes one left over.
+// TestWriteVarFile: the var file is written 0600 for one call and emptied
+// after it, its name kept for the next; a link planted at its path is
+// replaced, never written through; no content removes one left over.
 func TestWriteVarFile(t *testing.T) {
 	var out bytes.Buffer
 	j := testJob(t, workflowYML, &fakeExec{}, &out)
-	path, remove, err := j.in.writeVarFile([]byte(`{"a": 1}`))
+	path, empty, err := j.in.writeVarFile([]byte(`{"a": 1}`))
 	if err != nil || path != j.ur.VarFile {
 		t.Fatalf("writeVarFile = %q %v", path, err)
 	}
@@ -85,13 +86,44 @@ func TestWriteVarFile(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("var file: %v %v", fi, err)
 	}
-	remove()
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("the var file was left: %v", err)
+	if b, _ := os.ReadFile(path); string(b) != `{"a": 1}` {
+		t.Errorf("during the call the var file holds %q", b)
 	}
+	empty()
+	if b, err := os.ReadFile(path); err != nil || len(b) != 0 {
+		t.Errorf("after the call the var file holds %q (%v), want it empty", b, err)
+	}
+
+	// A shorter content after a longer one leaves nothing of the longer.
+	_, empty, err = j.in.writeVarFile([]byte(`{}`))
+	if b, _ := os.ReadFile(path); err != nil || string(b) != `{}` {
+		t.Errorf("rewritten: %q %v", b, err)
+	}
+	empty()
+
+	// A link planted at the var file's path: the file it points to is
+	// neither written nor emptied.
+	target := filepath.Join(t.TempDir(), "main.tf")
+	os.WriteFile(target, []byte("tracked"), 0o644)
+	os.Remove(path)
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	_, empty, err = j.in.writeVarFile([]byte(`{"secret": "s"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty()
+	if b, _ := os.ReadFile(target); string(b) != "tracked" {
+		t.Errorf("the link's target holds %q", b)
+	}
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the link was not replaced by a file: %v %v", fi, err)
+	}
+
 	os.WriteFile(j.ur.VarFile, []byte("old"), 0o600)
-	path, remove, err = j.in.writeVarFile(nil)
-	remove()
+	path, empty, err = j.in.writeVarFile(nil)
+	empty()
 	if path != "" || err != nil {
 		t.Errorf("no content: %q %v", path, err)
 	}

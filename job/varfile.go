@@ -228,17 +228,18 @@ func (in *stepInput) prepareInputsWith(ea engineargs.EngineArgs, stepTFVars map[
 
 // writeVarFile writes the unit's var file for one engine call and returns
 // its path ("" when there is nothing to write) and the function that
-// removes it when the call ends.
+// empties it when the call ends. The file keeps its name from call to call
+// (runstate.WriteScratch); a crash leaves nothing to keep.
 func (in *stepInput) writeVarFile(content []byte) (string, func(), error) {
 	if content == nil {
 		os.Remove(in.ur.VarFile)
 		return "", func() {}, nil
 	}
-	// The file lives for one call: a crash leaves nothing to keep.
-	if err := runstate.WriteFile(in.ur.VarFile, content, false); err != nil {
+	f, err := runstate.WriteScratch(in.ur.VarFile, content)
+	if err != nil {
 		return "", func() {}, err
 	}
-	return in.ur.VarFile, func() { os.Remove(in.ur.VarFile) }, nil
+	return in.ur.VarFile, func() { f.Empty() }, nil
 }
 
 func targetArgs(targets []string) []string {

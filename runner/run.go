@@ -415,7 +415,9 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 		// (a CI job's dirs come from the bucket).
 		dir, err := r.root.Join(ru.Dir)
 		if err == nil {
-			err = engines.CheckRequiredVersion(dir, ur.Engine)
+			// The module as the project read it, once (a tofu engine reads
+			// its .tofu files too).
+			err = engines.CheckRequiredVersion(dir, ur.Engine, r.p.ModuleAt)
 		}
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", ru.Name(), err))
