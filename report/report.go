@@ -43,6 +43,8 @@ type Report struct {
 	Schedule *ScheduleReport `json:"schedule,omitempty"`
 	// Cost is the run's estimated monthly cost (docs/behaviour.md#cost-estimation).
 	Cost *CostSummary `json:"cost,omitempty"`
+	// CPU is the CPU time the command had used by the time of the report.
+	CPU *CPUReport `json:"cpu,omitempty"`
 }
 
 // FailedReport is the report of a command that stopped before any unit

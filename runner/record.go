@@ -89,6 +89,7 @@ func (r *runState) report(started time.Time) *report.Report {
 	rep.CI = report.CIOf(ci)
 	rep.Producers = r.producerReads
 	rep.SetSchedule()
+	rep.SetCPU()
 	if c := r.jobs.Cost; c != nil && r.policy.Plans {
 		rep.SetCost(c.Skipped())
 	}

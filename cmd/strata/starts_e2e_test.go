@@ -99,9 +99,15 @@ func TestEngineStartsPerUnit(t *testing.T) {
 		if step.edit != nil {
 			step.edit()
 		}
-		r := runBin(t, filepath.Join(root, step.dir), env, step.args...)
+		rp := filepath.Join(t.TempDir(), "report.json")
+		r := runBin(t, filepath.Join(root, step.dir), env, append(append([]string(nil), step.args...), "--report", rp)...)
 		if r.code != 0 && r.code != 2 {
 			t.Fatalf("%s: exit %d\n%s%s", step.name, r.code, r.stdout, r.stderr)
+		}
+		// The report says what strata's own process and the engines it
+		// started cost; the engines' is most of it.
+		if c := readReport(t, rp).CPU; c == nil || c.OwnMS <= 0 || c.ChildrenMS <= 0 {
+			t.Errorf("%s: the report's cpu is %+v, want strata's and the engines' CPU time", step.name, c)
 		}
 		got, versions := starts()
 		if !reflect.DeepEqual(got, step.want) {

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package report
+
+func cpuNow() *CPUReport { return nil }
