@@ -15,7 +15,16 @@
 # Binaries: STRATA_BIN (default: built from this checkout), TERRAMATE_BIN and
 # TERRAGRUNT_BIN (default: from PATH); a peer that is not found is skipped.
 # terraform comes from PATH. WORK (default: a new temporary directory) holds
-# the trees, the logs, results.tsv and summary.md.
+# the trees, the logs, results.tsv and summary.md; its file system counts
+# (README.md, Figures).
+#
+# TOOLS and COMMANDS narrow a run to some tools (strata, terramate,
+# terragrunt, terragrunt-noinit, xargs, xargs-out) and some timed commands
+# (apply, plan, wide-apply, wide-plan, wide-plan-changes), each a list
+# separated by spaces: TOOLS="strata xargs-out" COMMANDS="wide-plan
+# wide-apply" bench/peers/run.sh 10 is the pair that measures strata's own
+# cost. Each strata run writes its report, whose cpu says how much of the
+# CPU was strata's own process; the summary gives it a unit.
 #
 # Not part of `make test` and not run by CI: it takes minutes and needs the
 # peers, which are not the project's dependencies.
@@ -52,6 +61,21 @@ tools=(strata)
 # xargs-out: xargs saving each plan (-out), as strata does so that apply
 # applies what was planned: the floor for strata's plans.
 wide_tools=("${tools[@]}" xargs xargs-out)
+
+# picked LIST NAME: whether NAME is in the space-separated LIST, or LIST
+# is empty (everything).
+picked() { [[ -z $1 || " $1 " == *" $2 "* ]]; }
+# only NAME...: sets KEPT to the NAMEs TOOLS picks.
+only() {
+  KEPT=()
+  local t
+  for t in "$@"; do picked "${TOOLS:-}" "$t" && KEPT+=("$t"); done
+  return 0
+}
+only "${tools[@]}"
+tools=("${KEPT[@]}")
+only "${wide_tools[@]}"
+wide_tools=("${KEPT[@]}")
 
 # One environment for every tool: nothing from the caller's but PATH, an
 # empty home and terraform CLI config, no update checks, terraform from PATH.
@@ -117,10 +141,12 @@ run() {
 }
 
 # timed TOOL COMMAND DIR LOG: as run, under /usr/bin/time, which writes
-# "wall user sys" (seconds) to LOG.time.
+# "wall user sys" (seconds) to LOG.time; strata writes its report to
+# LOG.json.
 timed() {
   local tool=$1 c=$2 dir=$3 log=$4
   cmd "$tool" "$c"
+  [[ $tool == strata ]] && CMD+=(--report "$log.json")
   if ! (cd "$dir" && /usr/bin/time -f '%e %U %S' -o "$log.time" "${ENV[@]}" "$(trigger "$c")" "${CMD[@]}" >"$log" 2>&1 </dev/null); then
     echo "$tool $c failed in $dir; see $log" >&2
     tail -20 "$log" >&2
@@ -160,7 +186,10 @@ rm -rf "$WORK/src"
 #    state) and applied (the init template applied once by the tool, which
 #    also warms the page cache). Every timed apply runs on a fresh copy of
 #    the init template, every timed plan on a fresh copy of the applied one.
+dag=0
+picked "${COMMANDS:-}" apply || picked "${COMMANDS:-}" plan && dag=1
 for t in "${tools[@]}"; do
+  [[ $dag == 1 ]] || break
   rm -rf "$WORK/$t-init" "$WORK/$t-applied"
   cp -a "$WORK/src/${t%-noinit}" "$WORK/$t-init"
   run "$t" init "$WORK/$t-init" "$WORK/$t-init.log"
@@ -189,6 +218,9 @@ par=$PAR
 # run copies.
 commands=(apply plan)
 [[ $WIDE -gt 0 ]] && commands+=(wide-apply wide-plan wide-plan-changes)
+kept=()
+for c in "${commands[@]}"; do picked "${COMMANDS:-}" "$c" && kept+=("$c"); done
+commands=("${kept[@]}")
 tools_of() { if [[ $1 == wide-* ]]; then TS=("${wide_tools[@]}"); else TS=("${tools[@]}"); fi; }
 template_of() {
   local pre="" kind=applied
@@ -214,7 +246,7 @@ restore() {
 }
 
 # 3. Timed rounds, interleaved.
-printf 'tool\tcommand\tround\twall_s\tuser_s\tsys_s\tload1\n' >"$WORK/results.tsv"
+printf 'tool\tcommand\tround\twall_s\tuser_s\tsys_s\tload1\town_cpu_ms\n' >"$WORK/results.tsv"
 mkdir -p "$WORK/runs" "$WORK/logs"
 for r in $(seq 1 "$ROUNDS"); do
   for c in "${commands[@]}"; do
@@ -235,7 +267,10 @@ for r in $(seq 1 "$ROUNDS"); do
         plan) unchanged "$log" 40 ;;
         wide-plan) unchanged "$log" "$WIDE" ;;
       esac
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$c" "$r" "$wall" "$user" "$sys" "$load" | tee -a "$WORK/results.tsv"
+      # strata's own CPU, from its report: the rest is its engines'.
+      own=-
+      [[ $t == strata ]] && own=$(sed -n 's/.*"own_ms": *\([0-9]*\).*/\1/p' "$log.json")
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$c" "$r" "$wall" "$user" "$sys" "$load" "${own:--}" | tee -a "$WORK/results.tsv"
       restore "$dir"
     done
   done
@@ -255,8 +290,11 @@ exec "$TERRAFORM" "\$@"
 EOF
 chmod +x "$WORK/shim/terraform"
 printf 'tool\tcommand\tterraform starts by subcommand\n' >"$WORK/starts.tsv"
-shims=(apply plan)
-[[ $WIDE -gt 0 ]] && shims+=(wide-plan-changes)
+shims=()
+for c in apply plan wide-plan-changes; do
+  [[ $c == wide-* && $WIDE -eq 0 ]] && continue
+  picked "${COMMANDS:-}" "$c" && shims+=("$c")
+done
 for c in "${shims[@]}"; do
   tools_of "$c"
   par=$PAR
@@ -271,11 +309,16 @@ for c in "${shims[@]}"; do
   done
 done
 
-# 5. Each program's start: its `version`, 150 times, interleaved.
+# 5. Each program's start: its `version`, STARTS (default 150) times,
+#    interleaved; STARTS=0 leaves it out.
+STARTS="${STARTS:-150}"
 starts=("strata=$STRATA_BIN" "terraform=$TERRAFORM")
-[[ -x "$TERRAMATE_BIN" ]] && starts+=("terramate=$TERRAMATE_BIN")
-[[ -x "$TERRAGRUNT_BIN" ]] && starts+=("terragrunt=$TERRAGRUNT_BIN")
-(cd "$HERE" && "${ENV[@]}" "GOCACHE=$(go env GOCACHE)" "GOPATH=$(go env GOPATH)" GOFLAGS='' go run start.go -n 150 "${starts[@]}") >"$WORK/start.tsv"
+[[ -x "$TERRAMATE_BIN" ]] && picked "${TOOLS:-}" terramate && starts+=("terramate=$TERRAMATE_BIN")
+[[ -x "$TERRAGRUNT_BIN" ]] && picked "${TOOLS:-}" terragrunt && starts+=("terragrunt=$TERRAGRUNT_BIN")
+: >"$WORK/start.tsv"
+if [[ $STARTS -gt 0 ]]; then
+  (cd "$HERE" && "${ENV[@]}" "GOCACHE=$(go env GOCACHE)" "GOPATH=$(go env GOPATH)" GOFLAGS='' go run start.go -n "$STARTS" "${starts[@]}") >"$WORK/start.tsv"
+fi
 
 # 6. Medians and ratios.
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
@@ -286,8 +329,8 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
   echo
   echo "median load average (1 min) at the start of the timed runs: $(tail -n +2 "$WORK/results.tsv" | cut -f7 | median)"
   echo
-  echo "| command | tool | median wall s | wall min-max s | median CPU s (user+sys) | strata/tool wall | strata/tool CPU |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| command | tool | median wall s | wall min-max s | median CPU s (user+sys) | strata/tool wall | strata/tool CPU | strata/tool wall, median of the rounds' |"
+  echo "|---|---|---|---|---|---|---|---|"
   for c in "${commands[@]}"; do
     tools_of "$c"
     sw=$(awk -F'\t' -v c="$c" '$1=="strata" && $2==c {print $4}' "$WORK/results.tsv" | median)
@@ -298,16 +341,31 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
       mm=$(awk -F'\t' -v c="$c" -v t="$t" '$1==t && $2==c {print $4}' "$WORK/results.tsv" | sort -g | sed -n '1p;$p' | paste -sd-)
       rw=$(awk -v a="$sw" -v b="$w" 'BEGIN {printf "%.2f", a/b}')
       rc=$(awk -v a="$sc" -v b="$u" 'BEGIN {printf "%.2f", a/b}')
-      echo "| $c | $t | $w | $mm | $u | $rw | $rc |"
+      # Each round's strata against the tool's run beside it, so a slow
+      # stretch of the machine weighs on both sides of a ratio.
+      pr=$(awk -F'\t' -v c="$c" -v t="$t" '$2==c && $1=="strata" {s[$3]=$4} $2==c && $1==t {o[$3]=$4} END {for (r in s) if (r in o) printf "%.4f\n", s[r]/o[r]}' "$WORK/results.tsv" | median)
+      echo "| $c | $t | $w | $mm | $u | $rw | $rc | $(printf '%.2f' "$pr") |"
     done
   done
   echo
-  echo "each program's start (\`version\`, 150 runs interleaved):"
+  echo "strata's own CPU (its report's cpu.own_ms; the rest of its CPU is its engines'), median of the rounds:"
   echo
-  echo "| program | median ms | 10th percentile ms |"
-  echo "|---|---|---|"
-  awk -F'\t' '{print "| " $1 " | " $2 " | " $3 " |"}' "$WORK/start.tsv"
+  for c in "${commands[@]}"; do
+    n=40
+    [[ $c == wide-* ]] && n=$WIDE
+    own=$(awk -F'\t' -v c="$c" '$1=="strata" && $2==c && $8!="-" {print $8}' "$WORK/results.tsv" | median)
+    share=$(awk -F'\t' -v c="$c" '$1=="strata" && $2==c && $8!="-" {printf "%.4f\n", $8/1000/($5+$6)}' "$WORK/results.tsv" | median)
+    awk -v c="$c" -v own="$own" -v n="$n" -v sh="$share" 'BEGIN {printf "- %s: %.1f ms, %.2f ms a unit, %.1f%% of all its CPU\n", c, own, own/n, 100*sh}'
+  done
   echo
+  if [[ -s $WORK/start.tsv ]]; then
+    echo "each program's start (\`version\`, $STARTS runs interleaved):"
+    echo
+    echo "| program | median ms | 10th percentile ms |"
+    echo "|---|---|---|"
+    awk -F'\t' '{print "| " $1 " | " $2 " | " $3 " |"}' "$WORK/start.tsv"
+    echo
+  fi
   echo "terraform starts per run (the DAG: 40 units; the wide repository: $WIDE):"
   echo
   tail -n +2 "$WORK/starts.tsv" | awk -F'\t' '{print "- " $1 " " $2 ": " $3}'

@@ -148,3 +148,26 @@ func TestActionInstallsAsTheWorkflow(t *testing.T) {
 	}
 	t.Error("the action has no Install strata step")
 }
+
+// TestRepositoryScriptsShellcheck checks the repository's own shell
+// scripts (the benchmarks, CI's entry point) with shellcheck, as the
+// emitted CI scripts are (ci's TestEmittedScriptsShellcheck).
+func TestRepositoryScriptsShellcheck(t *testing.T) {
+	sc, err := exec.LookPath("shellcheck")
+	if err != nil {
+		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
+			t.Fatal("shellcheck is not on PATH; make test installs it into bin/tools")
+		}
+		t.Skip("shellcheck is not on PATH (make test installs it)")
+	}
+	scripts, _ := filepath.Glob(filepath.Join("..", "..", "bench", "*", "*.sh"))
+	scripts = append(scripts, filepath.Join("..", "..", ".ci", "run"))
+	if len(scripts) < 4 {
+		t.Fatalf("found only %v", scripts)
+	}
+	for _, s := range scripts {
+		if out, err := exec.Command(sc, s).CombinedOutput(); err != nil {
+			t.Errorf("shellcheck %s: %v\n%s", s, err, out)
+		}
+	}
+}
