@@ -163,7 +163,7 @@ func (p *Project) refStacks(from *Stack, name string) (out []*Stack, why string)
 				// stackRefs.ref), which reports a stack's own keys: the
 				// two fold into one error.
 				keys := instanceKeys(insts)
-				msg := fmt.Sprintf("stack %s has no instance %q; expected one of its for_each keys: %s", base, key, strings.Join(keys, ", "))
+				msg := fmt.Sprintf("stack %s has no instance %q; expected one of its for_each keys: %s", base, key, spell.List(keys))
 				if best := spell.Typo(key, keys); best != "" {
 					msg += " (did you mean " + strconv.Quote(best) + "?)"
 				}

@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -301,7 +302,7 @@ func TestStackInstanceSelection(t *testing.T) {
 			t.Errorf("%+v: got %q, want %q", tc.sel, got, tc.want)
 		}
 	}
-	if _, err := p.Select(Selection{Cwd: ".", Stacks: []string{"net[ap]"}}); err == nil || !strings.Contains(err.Error(), "--stack net[ap]: no such stack") {
+	if _, err := p.Select(Selection{Cwd: ".", Stacks: []string{"net[ap]"}}); err == nil || !strings.Contains(err.Error(), `--stack net[ap]: stack net has no instance "ap"; expected one of its for_each keys: us, eu`) {
 		t.Errorf("--stack net[ap]: %v", err)
 	}
 }
@@ -376,5 +377,29 @@ func TestStackInstanceAutoInputs(t *testing.T) {
 	want := []string{"app@eu.id <- net@eu.id", "app@us.id <- net@us.id"}
 	if got := inputLines(p); !reflect.DeepEqual(got, want) {
 		t.Errorf("inputs:\n got %q\nwant %q", got, want)
+	}
+}
+
+// A name that is no stack, among a stack of many instances: the error
+// names the first twenty choices and counts the rest, and the suggestion
+// is made over all of them.
+func TestUnknownStackAmongManyInstances(t *testing.T) {
+	t.Parallel()
+	keys := make([]string, 40)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%02d", i)
+	}
+	p := loadRepo(t, instanceRepo(t, "stacks:\n  names:\n    net:\n      tag_query: dir:net\n      for_each: ["+strings.Join(keys, ", ")+"]\n"))
+	_, err := p.Select(Selection{Cwd: ".", Stacks: []string{"nte[k39]"}})
+	if err == nil {
+		t.Fatal("an unknown stack was selected")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "did you mean net[k39]?") || !strings.Contains(msg, ", and 22 more") || strings.Contains(msg, "net[k39],") {
+		t.Errorf("error: %s", msg)
+	}
+	_, err = p.Select(Selection{Cwd: ".", Stacks: []string{"net[k99]"}})
+	if err == nil || !strings.Contains(err.Error(), `--stack net[k99]: stack net has no instance "k99"; expected one of its for_each keys: k00, k01,`) || !strings.Contains(err.Error(), `, and 20 more (did you mean "k09"?)`) {
+		t.Errorf("net[k99]: %v", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/strata-iac/strata/internal/spell"
 
@@ -131,12 +130,17 @@ func (p *Project) compileSelection(sel Selection) (*selectionFilter, error) {
 		for _, name := range sel.Stacks {
 			named := p.StacksNamed(name)
 			if len(named) == 0 {
+				if _, why := p.refStacks(nil, name); why != "" {
+					// An instance key the stack does not have, said as
+					// the config's references say it.
+					return nil, &SelectionError{fmt.Sprintf("--stack %s: %s", name, why)}
+				}
 				names := p.stackNamesSorted()
 				mean := ""
 				if near := spell.Typo(name, names); near != "" {
 					mean = fmt.Sprintf("; did you mean %s?", near)
 				}
-				return nil, &SelectionError{fmt.Sprintf("--stack %s: no such stack%s; expected one of: %s", name, mean, strings.Join(names, ", "))}
+				return nil, &SelectionError{fmt.Sprintf("--stack %s: no such stack%s; expected one of: %s", name, mean, spell.List(names))}
 			}
 			for _, s := range named {
 				for _, l := range s.Leaves {

@@ -2,6 +2,11 @@
 // you mean …?" of errors about names, tags, dirs and commands.
 package spell
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Distance is the Levenshtein distance between a and b: the fewest
 // single-byte insertions, deletions and substitutions that turn one into
 // the other.
@@ -47,4 +52,18 @@ func Nearest(word string, candidates []string, limit int) string {
 		}
 	}
 	return best
+}
+
+// listLimit is how many choices List names before it counts the rest.
+const listLimit = 20
+
+// List joins the choices an error offers ("expected one of: …"): all of
+// them, or past listLimit the first ones and how many more there are. A
+// stack of a thousand instances is found by the suggestion (Typo, over
+// every choice), not by reading a thousand names.
+func List(choices []string) string {
+	if len(choices) <= listLimit {
+		return strings.Join(choices, ", ")
+	}
+	return fmt.Sprintf("%s, and %d more", strings.Join(choices[:listLimit], ", "), len(choices)-listLimit)
 }

@@ -1,6 +1,10 @@
 package spell
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestDistance(t *testing.T) {
 	t.Parallel()
@@ -51,6 +55,27 @@ func TestTypo(t *testing.T) {
 	} {
 		if got := Typo(tc.word, []string{"foundation", "parallelism", "prod", "network"}); got != tc.want {
 			t.Errorf("Typo(%q) = %q, want %q", tc.word, got, tc.want)
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	many := make([]string, 1000)
+	for i := range many {
+		many[i] = fmt.Sprintf("k%03d", i)
+	}
+	for _, tt := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"eu", "us"}, "eu, us"},
+		{many[:20], strings.Join(many[:20], ", ")},
+		{many[:21], strings.Join(many[:20], ", ") + ", and 1 more"},
+		{many, strings.Join(many[:20], ", ") + ", and 980 more"},
+	} {
+		if got := List(tt.in); got != tt.want {
+			t.Errorf("List(%d choices) = %q, want %q", len(tt.in), got, tt.want)
 		}
 	}
 }

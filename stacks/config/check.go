@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-iac/strata/engines"
 	"github.com/strata-iac/strata/internal/engineargs"
+	"github.com/strata-iac/strata/internal/spell"
 	"github.com/strata-iac/strata/stacks/tagquery"
 )
 
@@ -335,13 +336,13 @@ func (r stackRefs) ref(s String, key string) {
 	}
 	def, ok := r.defined[name]
 	if !ok {
-		r.c.Errorf(s.Pos, key, "unknown stack %q; expected one of: %s%s", name, strings.Join(r.list, ", "), suggest(name, r.list))
+		r.c.Errorf(s.Pos, key, "unknown stack %q; expected one of: %s%s", name, spell.List(r.list), suggest(name, r.list))
 		return
 	}
 	if inst != "" && def.ForEach != nil {
 		if _, ok := def.ForEach.Lookup(inst); !ok {
 			keys := def.ForEach.Keys()
-			r.c.Errorf(s.Pos, key, "stack %s has no instance %q; expected one of its for_each keys: %s%s", name, inst, strings.Join(keys, ", "), suggest(inst, keys))
+			r.c.Errorf(s.Pos, key, "stack %s has no instance %q; expected one of its for_each keys: %s%s", name, inst, spell.List(keys), suggest(inst, keys))
 		}
 	}
 }
