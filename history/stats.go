@@ -56,7 +56,7 @@ func (h *History) UnitRuns(ctx context.Context, id string) ([]UnitRun, error) {
 func (h *History) unitRun(ctx context.Context, name string, key []byte) (*UnitRun, error) {
 	b, err := h.s.read(ctx, name)
 	if err != nil || len(b) > MaxRecord {
-		r, err := h.readRecord(ctx, name)
+		r, err := h.decodeRecord(name, b, err)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +70,8 @@ func (h *History) unitRun(ctx context.Context, name string, key []byte) (*UnitRu
 	// head is part of b, which the store may hold: closing it goes into
 	// a copy (head[:len(head):len(head)]), never over b's next byte.
 	if !ok || json.Unmarshal(append(head[:len(head):len(head)], '}'), &r) != nil || r.check(name) != nil {
-		full, err := h.readRecord(ctx, name)
+		// Read whole from the bytes at hand, which says what is wrong.
+		full, err := h.decodeRecord(name, b, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -228,6 +228,12 @@ func (e *badRecord) Error() string { return fmt.Sprintf("%s is no run record: %v
 
 func (h *History) readRecord(ctx context.Context, name string) (*Record, error) {
 	b, err := h.s.read(ctx, name)
+	return h.decodeRecord(name, b, err)
+}
+
+// decodeRecord is the record called name from b, its bytes as the store
+// read them (err, the read's error).
+func (h *History) decodeRecord(name string, b []byte, err error) (*Record, error) {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, objstore.ErrNotFound) {
 		return nil, &badRecord{h.s.where(name), errors.New("removed while it was read")}
 	}

@@ -349,7 +349,15 @@ func (s *Store) createFile(key string, data []byte) error {
 	return nil
 }
 
-// temp writes data to a synced temp file beside key's file.
+// tempFolder is where a file:// store writes an object before linking or
+// renaming it into place: a folder of its own at the store's root, which
+// no key can name (checkKey) and so no listing walks. Beside the object,
+// a listing of its folder could find a temp file gone by the time it read
+// the file's details, and fail.
+const tempFolder = ".strata-tmp"
+
+// temp writes data to a synced temp file in the store's temp folder and
+// makes key's folder.
 func (s *Store) temp(key string, data []byte) (path, tmp string, err error) {
 	path, err = s.root.Join(key)
 	if err != nil {
@@ -358,7 +366,14 @@ func (s *Store) temp(key string, data []byte) (path, tmp string, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", "", err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".strata-tmp-*")
+	tmpDir, err := s.root.Join(tempFolder)
+	if err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		return "", "", err
+	}
+	f, err := os.CreateTemp(tmpDir, "*")
 	if err != nil {
 		return "", "", err
 	}

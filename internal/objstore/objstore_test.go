@@ -188,12 +188,57 @@ func TestFileStoreLeavesNoTemp(t *testing.T) {
 	s.Create(ctx, "a/b", []byte("2"))
 	_, v, _ := s.Get(ctx, "a/b")
 	s.Update(ctx, "a/b", []byte("3"), v)
-	left, _ := filepath.Glob(filepath.Join(dir, "a", ".strata-tmp-*"))
-	if len(left) != 0 {
-		t.Errorf("temp files left: %v", left)
+	left, _ := filepath.Glob(filepath.Join(dir, ".strata-tmp", "*"))
+	if beside, _ := filepath.Glob(filepath.Join(dir, "a", ".*")); len(left) != 0 || len(beside) != 0 {
+		t.Errorf("temp files left: %v %v", left, beside)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a", "b")); string(b) != "3" {
 		t.Errorf("a/b = %q", b)
+	}
+}
+
+// TestFileListWhileWriting: a listing of a file:// store while objects
+// are created and updated under the listed prefix never fails on a temp
+// file that was gone by the time it was read.
+func TestFileListWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	done := make(chan error, 1)
+	go func() {
+		for i := range 300 {
+			key := fmt.Sprintf("runs/r%03d", i)
+			if err := s.Create(ctx, key, []byte("x")); err != nil {
+				done <- err
+				return
+			}
+			_, v, _ := s.Get(ctx, key)
+			if err := s.Update(ctx, key, []byte("y"), v); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for listing := true; listing; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			listing = false
+		default:
+		}
+		if _, err := s.List(ctx, "runs/"); err != nil {
+			t.Fatalf("listing while writing: %v", err)
+		}
+	}
+	keys, err := s.List(ctx, "runs/")
+	if err != nil || len(keys) != 300 {
+		t.Errorf("listed %d keys, %v", len(keys), err)
 	}
 }
 
