@@ -93,13 +93,7 @@ func TestActionRunsTheCommand(t *testing.T) {
 // action's metadata. make test installs actionlint; elsewhere the test
 // needs it on PATH.
 func TestActionLint(t *testing.T) {
-	lint, err := exec.LookPath("actionlint")
-	if err != nil {
-		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
-			t.Fatal("actionlint is not on PATH; make test installs it into bin/tools")
-		}
-		t.Skip("actionlint is not on PATH (make test installs it)")
-	}
+	lint := needTestTool(t, "actionlint")
 	repo := t.TempDir()
 	action, err := os.ReadFile(filepath.Join("..", "..", "action.yml"))
 	if err != nil {
@@ -153,13 +147,7 @@ func TestActionInstallsAsTheWorkflow(t *testing.T) {
 // scripts (the benchmarks, CI's entry point) with shellcheck, as the
 // emitted CI scripts are (ci's TestEmittedScriptsShellcheck).
 func TestRepositoryScriptsShellcheck(t *testing.T) {
-	sc, err := exec.LookPath("shellcheck")
-	if err != nil {
-		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
-			t.Fatal("shellcheck is not on PATH; make test installs it into bin/tools")
-		}
-		t.Skip("shellcheck is not on PATH (make test installs it)")
-	}
+	sc := needTestTool(t, "shellcheck")
 	scripts, _ := filepath.Glob(filepath.Join("..", "..", "bench", "*", "*.sh"))
 	scripts = append(scripts, filepath.Join("..", "..", ".ci", "run"))
 	if len(scripts) < 4 {
@@ -170,4 +158,19 @@ func TestRepositoryScriptsShellcheck(t *testing.T) {
 			t.Errorf("shellcheck %s: %v\n%s", s, err, out)
 		}
 	}
+}
+
+// needTestTool finds a test tool on PATH; without it the test is skipped,
+// unless STRATA_TEST_TOOLS=1 (make test, which installs the tools into
+// bin/tools).
+func needTestTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
+			t.Fatalf("%s is not on PATH; make test installs it into bin/tools", name)
+		}
+		t.Skipf("%s is not on PATH (make test installs it)", name)
+	}
+	return p
 }
