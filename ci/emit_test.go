@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/strata-iac/strata/internal/testenv"
 	"github.com/strata-iac/strata/stacks/config"
 )
 
@@ -327,7 +328,7 @@ func TestEmitGitLabQuotes(t *testing.T) {
 // calls it, with actionlint. make test installs actionlint; elsewhere the
 // test needs it on PATH.
 func TestGitHubWorkflowActionlint(t *testing.T) {
-	lint := needTool(t, "actionlint")
+	lint := testenv.Tool(t, "actionlint")
 	opt := DefaultGitHubOptions()
 	opt.OIDC = true
 	workflow, err := EmitGitHub(opt)
@@ -366,20 +367,6 @@ func TestGitHubWorkflowActionlint(t *testing.T) {
 	}
 }
 
-// needTool finds a test tool on PATH; without it the test is skipped,
-// unless STRATA_TEST_TOOLS=1 (make test, which installs the tools).
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
-			t.Fatalf("%s is not on PATH; make tools installs it into bin/tools", name)
-		}
-		t.Skipf("%s is not on PATH (make tools installs it into bin/tools)", name)
-	}
-	return p
-}
-
 func writeTestFile(t *testing.T, path string, content []byte) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -396,7 +383,7 @@ func writeTestFile(t *testing.T, path string, content []byte) {
 // scripts (sh, as the job's image may have no bash). make test installs
 // shellcheck.
 func TestEmittedScriptsShellcheck(t *testing.T) {
-	sc := needTool(t, "shellcheck")
+	sc := testenv.Tool(t, "shellcheck")
 	github, err := EmitGitHub(GitHubOptions{MaxWaves: 3, Shards: 4})
 	if err != nil {
 		t.Fatal(err)

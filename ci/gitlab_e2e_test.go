@@ -43,7 +43,7 @@ func buildStrata(t *testing.T) string {
 // the report. make test installs gitlab-ci-local; elsewhere the test
 // needs it on PATH. gitlab-ci-local needs rsync, from the system.
 func TestGitLabPipeline(t *testing.T) {
-	glci := needTool(t, "gitlab-ci-local")
+	glci := testenv.Tool(t, "gitlab-ci-local")
 	if _, err := exec.LookPath("rsync"); err != nil {
 		// A system package, which make tools does not install.
 		t.Skip("gitlab-ci-local needs rsync, which is not on PATH")

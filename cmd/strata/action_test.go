@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-iac/strata/ci"
+	"github.com/strata-iac/strata/internal/testenv"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -93,7 +94,7 @@ func TestActionRunsTheCommand(t *testing.T) {
 // action's metadata. make test installs actionlint; elsewhere the test
 // needs it on PATH.
 func TestActionLint(t *testing.T) {
-	lint := needTestTool(t, "actionlint")
+	lint := testenv.Tool(t, "actionlint")
 	repo := t.TempDir()
 	action, err := os.ReadFile(filepath.Join("..", "..", "action.yml"))
 	if err != nil {
@@ -147,7 +148,7 @@ func TestActionInstallsAsTheWorkflow(t *testing.T) {
 // scripts (the benchmarks, CI's entry point) with shellcheck, as the
 // emitted CI scripts are (ci's TestEmittedScriptsShellcheck).
 func TestRepositoryScriptsShellcheck(t *testing.T) {
-	sc := needTestTool(t, "shellcheck")
+	sc := testenv.Tool(t, "shellcheck")
 	scripts, _ := filepath.Glob(filepath.Join("..", "..", "bench", "*", "*.sh"))
 	scripts = append(scripts, filepath.Join("..", "..", ".ci", "run"))
 	if len(scripts) < 4 {
@@ -158,19 +159,4 @@ func TestRepositoryScriptsShellcheck(t *testing.T) {
 			t.Errorf("shellcheck %s: %v\n%s", s, err, out)
 		}
 	}
-}
-
-// needTestTool finds a test tool on PATH; without it the test is skipped,
-// unless STRATA_TEST_TOOLS=1 (make test, which installs the tools into
-// bin/tools).
-func needTestTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
-			t.Fatalf("%s is not on PATH; make test installs it into bin/tools", name)
-		}
-		t.Skipf("%s is not on PATH (make test installs it)", name)
-	}
-	return p
 }

@@ -10,6 +10,21 @@ import (
 	"time"
 )
 
+// Tool finds a test tool (actionlint, shellcheck, …) on PATH; without it
+// the test is skipped, unless STRATA_TEST_TOOLS=1 (make test, which
+// installs the tools into bin/tools, and then it must be there).
+func Tool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("STRATA_TEST_TOOLS") == "1" {
+			t.Fatalf("%s is not on PATH; make tools installs it into bin/tools", name)
+		}
+		t.Skipf("%s is not on PATH (make tools installs it into bin/tools)", name)
+	}
+	return p
+}
+
 // ChromiumPath is where Debian's chromium package puts the browser.
 const ChromiumPath = "/usr/bin/chromium"
 
