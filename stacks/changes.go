@@ -419,14 +419,7 @@ func (p *Project) stacksOf(ds *Dirspace) []*Stack {
 		}
 	}
 	if distinctBases(out) > 1 && (p.Config.Stacks == nil || !p.Config.Stacks.AllowWorkspaceInMultipleStacks.Value) {
-		first := out[0].BaseName()
-		kept := out[:0]
-		for _, s := range out {
-			if s.BaseName() == first {
-				kept = append(kept, s)
-			}
-		}
-		out = kept
+		out = firstBase(out)
 	}
 	if len(out) == 0 && userDefault != nil && userDefault.Leaf && userDefault.Query != nil && userDefault.Query.Match(subject) {
 		out = append(out, userDefault)

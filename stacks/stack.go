@@ -370,7 +370,7 @@ func (p *Project) assign(c *config.Collector) {
 			c.Errorf(next.Def.TagQuery.Pos, "stacks.names."+next.BaseName()+".tag_query",
 				"dirspace %s matches stacks %s; expected one stack per dirspace: narrow the tag queries, or set stacks.allow_workspace_in_multiple_stacks: true",
 				ds.ID(), strings.Join(names, ", "))
-			m = slices.DeleteFunc(slices.Clone(m), func(s *Stack) bool { return s.BaseName() != first })
+			m = firstBase(m)
 			bases = 1
 		}
 		for _, s := range m {
@@ -619,4 +619,12 @@ func explicitAutoApply(d *config.StackDef) (config.AutoApply, bool) {
 
 func sameEngine(a, b *config.Engine) bool {
 	return a.Name.Value == b.Name.Value && a.VersionString().Value == b.VersionString().Value
+}
+
+// firstBase keeps the stacks of m named as the first one is written: a
+// dirspace that matches more than one stack where the config does not
+// allow it stays with the first, and all its instances.
+func firstBase(m []*Stack) []*Stack {
+	first := m[0].BaseName()
+	return slices.DeleteFunc(slices.Clone(m), func(s *Stack) bool { return s.BaseName() != first })
 }
