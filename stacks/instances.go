@@ -317,13 +317,15 @@ func instanceBackend(w *config.Workflow) bool {
 // for each place they are written.
 func (p *Project) checkInstanceRefs(c *config.Collector) {
 	reported := map[config.Pos]bool{}
-	report := func(from *Stack, ref config.String, key string) {
+	// key names the reference in an error: built only for one, since each
+	// of a stack's instances checks its stack's references again.
+	report := func(from *Stack, ref config.String, key func() string) {
 		if reported[ref.Pos] {
 			return
 		}
 		if _, why := p.refStacks(from, ref.Value); why != "" {
 			reported[ref.Pos] = true
-			c.Errorf(ref.Pos, key, "%s", why)
+			c.Errorf(ref.Pos, key(), "%s", why)
 		}
 	}
 	for _, s := range p.Stacks {
@@ -336,7 +338,7 @@ func (p *Project) checkInstanceRefs(c *config.Collector) {
 		if r := d.Rules; r != nil {
 			lists["rules.plan_after"], lists["rules.apply_after"], lists["rules.modified_by"] = r.PlanAfter, r.ApplyAfter, r.ModifiedBy
 			for i, pr := range r.Prerequisites {
-				report(s, pr.Stack, fmt.Sprintf("%s.rules.prerequisites[%d].stack", key, i))
+				report(s, pr.Stack, func() string { return fmt.Sprintf("%s.rules.prerequisites[%d].stack", key, i) })
 			}
 		}
 		if oc := d.OnChange; oc != nil {
@@ -347,13 +349,13 @@ func (p *Project) checkInstanceRefs(c *config.Collector) {
 				continue
 			}
 			for i, ref := range *l {
-				report(s, ref, fmt.Sprintf("%s.%s[%d]", key, name, i))
+				report(s, ref, func() string { return fmt.Sprintf("%s.%s[%d]", key, name, i) })
 			}
 		}
 		if d.Inputs != nil {
 			for _, e := range d.Inputs.Entries {
 				if e.Value.Stack.Set {
-					report(s, e.Value.Stack, key+".inputs."+e.Key)
+					report(s, e.Value.Stack, func() string { return key + ".inputs." + e.Key })
 				}
 			}
 		}
