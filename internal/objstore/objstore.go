@@ -84,7 +84,10 @@ type Store struct {
 	dir string
 	// root is dir resolved once, for the key paths built in it.
 	root *safepath.Base
-	kind kind
+	// tmpDir is its temp folder, once checked and made (tempDir).
+	tmpMu  sync.Mutex
+	tmpDir string
+	kind   kind
 	// mu orders swaps of a mem:// store, which lives in one process.
 	mu sync.Mutex
 	// url names the bucket in messages; timeout bounds one request.
@@ -356,6 +359,26 @@ func (s *Store) createFile(key string, data []byte) error {
 // the file's details, and fail.
 const tempFolder = ".strata-tmp"
 
+// tempDir is the store's temp folder, checked to stay in the store and
+// made by the first write (a store only read is left as it was), not at
+// each write.
+func (s *Store) tempDir() (string, error) {
+	s.tmpMu.Lock()
+	defer s.tmpMu.Unlock()
+	if s.tmpDir != "" {
+		return s.tmpDir, nil
+	}
+	dir, err := s.root.Join(tempFolder)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o700)
+	}
+	if err != nil {
+		return "", err
+	}
+	s.tmpDir = dir
+	return dir, nil
+}
+
 // temp writes data to a synced temp file in the store's temp folder and
 // makes key's folder.
 func (s *Store) temp(key string, data []byte) (path, tmp string, err error) {
@@ -366,14 +389,17 @@ func (s *Store) temp(key string, data []byte) (path, tmp string, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", "", err
 	}
-	tmpDir, err := s.root.Join(tempFolder)
+	tmpDir, err := s.tempDir()
 	if err != nil {
 		return "", "", err
 	}
-	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
-		return "", "", err
-	}
 	f, err := os.CreateTemp(tmpDir, "*")
+	if errors.Is(err, os.ErrNotExist) {
+		// Removed since the first write made it: made again.
+		if err = os.MkdirAll(tmpDir, 0o700); err == nil {
+			f, err = os.CreateTemp(tmpDir, "*")
+		}
+	}
 	if err != nil {
 		return "", "", err
 	}

@@ -195,6 +195,14 @@ func TestFileStoreLeavesNoTemp(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "a", "b")); string(b) != "3" {
 		t.Errorf("a/b = %q", b)
 	}
+	// The temp folder is made by the first write; removed since, a
+	// write makes it again.
+	if err := os.RemoveAll(filepath.Join(dir, ".strata-tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, "a/c", []byte("4")); err != nil {
+		t.Errorf("a write after the temp folder was removed: %v", err)
+	}
 }
 
 // TestFileListWhileWriting: a listing of a file:// store while objects
