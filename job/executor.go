@@ -104,6 +104,9 @@ func (in *stepInput) call(ctx context.Context, name string, inv invocation, retr
 		err  error
 		held = func() {}
 	)
+	if err := in.errAfterHandOff(name); err != nil {
+		return o, report.StepReport{Name: name, StartedAt: started, FinishedAt: started}, held, err
+	}
 	ctx, span := in.stepSpan(ctx, name)
 	defer func() { tracing.End(span, spanFailure(in.ur.Masker, err)) }()
 	for try := 1; ; try++ {

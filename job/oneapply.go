@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/report"
@@ -72,7 +73,7 @@ func (j *job) planApply(ctx context.Context) {
 			in := j.in.forStep(st, fmt.Sprintf("plan step %d (init)", i+1), report.StepInit)
 			j.fold(ctx, in, (&initStep{}).run(ctx, in))
 		case report.StepPlan:
-			j.applyNow(ctx, st)
+			j.applyNow(ctx, st, !slices.ContainsFunc(steps[i+1:], func(st stacks.RunStep) bool { return st.Type == report.StepInit }))
 		}
 		if j.res.Err != nil {
 			return
@@ -87,9 +88,11 @@ func (in *stepInput) applyNowInvocation(own map[string]string, varFile string, a
 	return in.invocation(report.StepApply, own, &applyNowCall{VarFile: varFile, Args: args, OnPlan: onPlan})
 }
 
-// applyNow applies without a plan file, or plans as usual when it cannot.
-func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
+// applyNow applies without a plan file, or plans as usual when it cannot;
+// last says no step of the job follows.
+func (j *job) applyNow(ctx context.Context, st stacks.RunStep, last bool) {
 	in := j.in.forStep(st, "plan step (plan)", report.StepPlan)
+	in.last = last
 	req, err := (&planStep{}).build(in)
 	if j.failed(ctx, report.StepPlan, err) {
 		return
@@ -148,7 +151,9 @@ func (j *job) applyNow(ctx context.Context, st stacks.RunStep) {
 			ChangedOutputs: o.ChangedOutputs, OutputsKnown: o.OutputsKnown}, !wholePlan(args))
 	case wholePlan(args):
 		// Nothing to change: recorded as a plan with no changes is.
-		if deployed := j.run.deployedNow(ctx, j.ur.Spec); deployed != nil {
+		deployed := j.run.deployedNow(ctx, j.ur.Spec)
+		in.handOff()
+		if deployed != nil {
 			serr = j.run.State.UpdateUnitUnsynced(j.ur.Spec, func(s *runstate.UnitState) {
 				s.Deployed = deployed
 				if in.WithRecord != nil {

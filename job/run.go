@@ -128,13 +128,30 @@ type job struct {
 	tookCarried int64
 }
 
+// Links are what a job asks of its coordinator, and tells it, while it
+// runs.
+type Links struct {
+	// ReadsOutputs says, once the steps ended well, whether the unit's
+	// outputs are read for the coordinator (a producer's, or those its
+	// readers read), as a step of the job.
+	ReadsOutputs func(applied bool, res *Result) bool
+	// HandOff, when set, is called at most once: when the process of the
+	// job's last plan or apply step ended well, before the job writes its
+	// records, so the coordinator may start the next job's processes
+	// meanwhile. The job starts no process after it. The coordinator
+	// sets it only for a unit whose outputs nothing reads after its
+	// steps (docs/architecture.md#what-a-command-costs).
+	HandOff func()
+}
+
 // Do runs one job of a unit: its steps in order, holding the unit's dir
-// lock while any of them runs. Once the steps ended well, readsOutputs
-// says whether the unit's outputs are read for the coordinator (a
-// producer's, or those its readers read), as a step of the job.
-func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, readsOutputs func(applied bool, res *Result) bool) Result {
+// lock while any of them runs.
+func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, links Links) Result {
 	j := newJob(r, ur)
 	j.kind = kind
+	if links.HandOff != nil {
+		j.in.slot = &slot{handOff: links.HandOff}
+	}
 	lock, err := filelock.Acquire(ctx, r.State.DirLockPath(ur.Spec.Dir), func() {
 		r.Console.UnitNote(ur.Spec.Name(), fmt.Sprintf("waiting for another strata working in %s", ur.Spec.Dir))
 	})
@@ -170,7 +187,7 @@ func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, readsOutputs func(app
 		j.completeNoChanges(ctx)
 	}
 	if j.res.Err == nil && !r.Policy.AsItStands && !r.Destroying &&
-		(applied || (!j.res.HasChanges && !ur.ForceApply)) && readsOutputs(applied, &j.res) {
+		(applied || (!j.res.HasChanges && !ur.ForceApply)) && links.ReadsOutputs(applied, &j.res) {
 		j.readOutputs(ctx)
 	}
 	j.res.Digest = j.in.memo.digest
@@ -315,6 +332,7 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunS
 		in := j.in.forStep(st, where, st.Type)
 		if i == len(steps)-1 && !failedBefore && (phase == report.StepPlan && j.kind == Plan || phase == report.StepApply && j.kind == Apply) {
 			in.WithRecord = j.tookWith(j.kind, in.reports)
+			in.last = true
 		}
 		j.fold(ctx, in, kind.run(ctx, in))
 		if failedBefore && j.res.Err != prev && prev != nil {

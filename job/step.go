@@ -109,6 +109,13 @@ type stepInput struct {
 	// for the job's last step, how long the job took (tookWith). Nil for
 	// any other step.
 	WithRecord func(*runstate.UnitState)
+	// last says the step is the job's last: once its plan or apply
+	// ended well, nothing of the job starts a process, and the job hands
+	// its slot on (handOff).
+	last bool
+	// slot is the job's worker slot, when its coordinator lets it hand
+	// the slot on (Links.HandOff); shared by the job's step inputs.
+	slot *slot
 
 	// exec runs the processes and OIDC exchanges a step builds; engine
 	// the engine's calls of the engine's kinds (init, plan, apply).
@@ -358,3 +365,29 @@ var strataValues = map[string]bool{
 
 // strataValue reports whether a name is one strata sets itself.
 func strataValue(name string) bool { return strataValues[name] }
+
+// slot is a job's worker slot, which it may hand on to its coordinator
+// once its processes have ended (Links.HandOff).
+type slot struct {
+	handOff func()
+	handed  bool
+}
+
+// handOff hands the job's worker slot on when this is its last step:
+// called once the step's last process ended well, before its records
+// are written.
+func (in *stepInput) handOff() {
+	if in.last && in.slot != nil && !in.slot.handed {
+		in.slot.handed = true
+		in.slot.handOff()
+	}
+}
+
+// errAfterHandOff fails a process a job would start after it handed its
+// worker slot on: one more than the parallelism would run.
+func (in *stepInput) errAfterHandOff(what string) error {
+	if in.slot != nil && in.slot.handed {
+		return fmt.Errorf("internal error: %s would start after the job handed its worker slot on", what)
+	}
+	return nil
+}

@@ -322,6 +322,9 @@ func (in *stepInput) recordApply(ctx context.Context, a runstate.ApplyRecord, pa
 	}
 	a.At, a.Destroy = in.run.Now().UTC(), in.run.Destroying
 	ok := a.Result == report.StatusApplied || a.Result == report.StatusDestroyed
+	if ok {
+		in.handOff()
+	}
 	return in.run.State.UpdateUnit(in.ur.Spec, func(s *runstate.UnitState) {
 		s.Plan = nil
 		s.Apply = &a

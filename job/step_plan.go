@@ -220,6 +220,7 @@ func (in *stepInput) enginePlan(ctx context.Context, req planRequest) *planResul
 		// Nothing to change: what is deployed is this content.
 		deployed = in.run.deployedNow(ctx, in.ur.Spec)
 	}
+	in.handOff()
 	v := r.View
 	noSecrets := o.HasChanges && len(v.Secrets) == 0
 	err = in.run.State.UpdateUnitUnsynced(in.ur.Spec, func(s *runstate.UnitState) {

@@ -48,7 +48,7 @@ type stepJobs struct {
 }
 
 func (f *stepJobs) work() work {
-	return work{job: func(_ context.Context, ur *unit, kind job.Kind) job.Result {
+	return work{job: func(_ context.Context, ur *unit, kind job.Kind, _ func()) job.Result {
 		name := ur.Spec.Name()
 		f.mu.Lock()
 		defer f.mu.Unlock()

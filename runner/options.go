@@ -148,6 +148,10 @@ type Extra struct {
 	RetryDelay time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+
+	// handedOff, when set, is told of each job that hands its worker
+	// slot on, at that moment, from the job's goroutine (tests).
+	handedOff func(u *stacks.Unit, kind job.Kind)
 }
 
 // ControlsFunc decides what the config's controls refuse of a command:

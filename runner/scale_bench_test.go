@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 // nothing to change, so that every unit is scheduled and none is skipped.
 func noChangeJobs() work {
 	return work{
-		job: func(context.Context, *unit, job.Kind) job.Result { return job.Result{} },
+		job: func(context.Context, *unit, job.Kind, func()) job.Result { return job.Result{} },
 		outside: func(_ context.Context, ur *unitRun) {
 			ur.phase, ur.status = phaseDone, report.StatusBlocked
 		},

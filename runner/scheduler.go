@@ -199,10 +199,13 @@ type runState struct {
 	span trace.Span
 }
 
+// jobResult is what a job sends its coordinator: its result, or, while
+// it runs, that it handed its worker slot on (handOff).
 type jobResult struct {
-	ur   *unitRun
-	kind job.Kind
-	res  job.Result
+	ur      *unitRun
+	kind    job.Kind
+	res     job.Result
+	handOff bool
 }
 
 // schedule runs the units over the graph: a unit's plan starts the moment
@@ -226,11 +229,18 @@ func (r *runState) schedule(ctx context.Context, w work) {
 	limit := r.workerLimit()
 	s := &dispatch{
 		r: r, w: w,
-		limit:   limit,
-		workers: pool.New().WithMaxGoroutines(limit),
-		results: make(chan jobResult, 2*len(r.units)+1),
+		limit:    limit,
+		maxJobs:  limit,
+		handsOff: r.handsOff(limit),
+		// A job sends at most two: its hand-off and its result.
+		results: make(chan jobResult, 4*len(r.units)+1),
 		busyDir: map[string]bool{},
+		handed:  map[*unitRun]bool{},
 	}
+	if s.handsOff {
+		s.maxJobs = 2 * limit
+	}
+	s.workers = pool.New().WithMaxGoroutines(s.maxJobs)
 	var killed <-chan struct{} = r.opt.Kill
 	for {
 		if ctx.Err() != nil && !r.stopping {
@@ -247,7 +257,16 @@ func (r *runState) schedule(ctx context.Context, w work) {
 		}
 		select {
 		case jr := <-s.results:
+			if jr.handOff {
+				s.busy--
+				s.handed[jr.ur] = true
+				continue
+			}
 			s.inflight--
+			if !s.handed[jr.ur] {
+				s.busy--
+			}
+			delete(s.handed, jr.ur)
 			s.busyDir[jr.ur.Spec.Dir] = false
 			r.complete(ctx, jr)
 		case <-killed:
@@ -337,15 +356,37 @@ func (r *runState) killNow() {
 }
 
 // dispatch is the scheduler's side of the worker pool: the jobs in
-// flight, and the dirs they hold.
+// flight, the slots they hold, and the dirs they hold.
+//
+// A job holds one of limit worker slots from its start. One that may hand
+// its slot on (handsOff) does so once its last process ended well, before
+// it writes its records (job.Links.HandOff): the next job starts then,
+// while the last one's bookkeeping ends beside it, as xargs starts the next
+// process the moment one exits. Processes never outnumber the slots;
+// jobs, those finishing included, never outnumber maxJobs
+// (docs/behaviour.md#ordering-and-gates).
 type dispatch struct {
-	r        *runState
-	w        work
-	workers  *pool.Pool
-	limit    int // how many jobs run at once
+	r       *runState
+	w       work
+	workers *pool.Pool
+	limit   int // how many jobs hold a slot at once
+	maxJobs int // how many jobs are in flight at once
+	// handsOff: the command's jobs may hand their slots on.
+	handsOff bool
 	results  chan jobResult
-	inflight int
-	busyDir  map[string]bool
+	// inflight counts the jobs started and not yet ended, busy those of
+	// them holding a slot; handed are those that handed theirs on.
+	inflight, busy int
+	handed         map[*unitRun]bool
+	busyDir        map[string]bool
+}
+
+// handsOff says whether a command's jobs may hand their worker slots on
+// before they end: not at -j 1, where a unit's job runs whole before the
+// next one starts, nor under --fail-fast, where nothing starts once a
+// job failed, nor where every unit starts at once anyway.
+func (r *runState) handsOff(limit int) bool {
+	return limit > 1 && !r.opt.FailFast && r.opt.Parallelism != AllAtOnce
 }
 
 // workerLimit is how many jobs run at once: the parallelism, or with -j 0
@@ -363,7 +404,7 @@ func (r *runState) workerLimit() int {
 func (s *dispatch) startReady(ctx context.Context) {
 	r := s.r
 	var aside []*unitRun
-	for s.inflight < s.limit && r.readyQ.Len() > 0 {
+	for s.busy < s.limit && s.inflight < s.maxJobs && r.readyQ.Len() > 0 {
 		ur := heap.Pop(&r.readyQ).(*unitRun)
 		ur.queued = false
 		kind, ok := r.readyKind(ur)
@@ -414,34 +455,59 @@ func (r *runState) jobFor(ur *unitRun, kind job.Kind) (readyJob, bool) {
 func (s *dispatch) start(ctx context.Context, j readyJob) {
 	s.busyDir[j.ur.Spec.Dir] = true
 	s.inflight++
+	s.busy++
 	ctx = s.r.unitContext(ctx, j.ur)
 	if j.kind == job.Apply {
 		j.ur.phase = phaseApplying
 	} else {
 		j.ur.phase = phasePlanning
 	}
+	var handOff func()
+	if s.handsOff && s.r.handsOffUnit(j.ur) {
+		handed := false
+		seen := s.r.opt.handedOff
+		handOff = func() {
+			if !handed {
+				handed = true
+				if seen != nil {
+					seen(j.ur.Spec, j.kind)
+				}
+				s.results <- jobResult{ur: j.ur, kind: j.kind, handOff: true}
+			}
+		}
+	}
 	s.workers.Go(func() {
 		var res job.Result
-		if rec := panics.Try(func() { res = s.w.job(ctx, j.ur.unit, j.kind) }); rec != nil {
+		if rec := panics.Try(func() { res = s.w.job(ctx, j.ur.unit, j.kind, handOff) }); rec != nil {
 			res = job.Result{Err: fmt.Errorf("internal error: %v\n%s", rec.Value, rec.Stack), FailedStep: "internal"}
 		}
 		s.results <- jobResult{ur: j.ur, kind: j.kind, res: res}
 	})
 }
 
+// handsOffUnit says whether a unit's job may hand its slot on: only when
+// nothing reads the unit's outputs after its steps (a producer's, a
+// reader's), which would start the engine again.
+func (r *runState) handsOffUnit(ur *unitRun) bool {
+	return !ur.producer && len(ur.readers) == 0
+}
+
 // work is what the scheduler has done: the jobs of the units in the run,
 // on the worker pool, and the settling of each unit outside the run (a
 // gate's unit or a producer), before anything starts. The coordinator
 // alone decides what runs when; tests give it jobs that run no engine.
+//
+// A job given a handOff calls it at most once, from its own goroutine,
+// once it starts no more processes (dispatch).
 type work struct {
-	job     func(ctx context.Context, u *unit, kind job.Kind) job.Result
+	job     func(ctx context.Context, u *unit, kind job.Kind, handOff func()) job.Result
 	outside func(ctx context.Context, ur *unitRun)
 }
 
 // engineWork is the work of a real run: engine steps.
 func (r *runState) engineWork() work {
-	return work{job: func(ctx context.Context, ur *unit, kind job.Kind) job.Result {
-		return r.jobs.Do(ctx, ur.Unit, kind, ur.readsFor)
+	return work{job: func(ctx context.Context, ur *unit, kind job.Kind, handOff func()) job.Result {
+		return r.jobs.Do(ctx, ur.Unit, kind, job.Links{ReadsOutputs: ur.readsFor, HandOff: handOff})
 	}, outside: func(ctx context.Context, ur *unitRun) {
 		switch ur.role {
 		case RoleProducer:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -37,6 +38,13 @@ type fakeJobs struct {
 	fail          map[string]bool // unit name -> its plan fails
 	noChanges     map[string]bool // unit name -> its plan has no changes
 	opened        map[string]bool // unit outside the run -> applied at its digest
+	// processes counts the jobs between their start and their hand-off
+	// (or their end, when they hand nothing on): those whose process
+	// would run; maxProcesses is its peak, handOffs the hand-offs made.
+	processes, maxProcesses, handOffs int
+	// afterHandOff, when set, is what a job does between its hand-off
+	// and its end: its bookkeeping.
+	afterHandOff func(name string)
 }
 
 func newFakeJobs() *fakeJobs {
@@ -49,12 +57,17 @@ func (f *fakeJobs) work() work {
 	return work{job: f.job, outside: f.outside}
 }
 
-func (f *fakeJobs) job(ctx context.Context, ur *unit, kind job.Kind) job.Result {
+// job is a fake job: it starts, its "process" runs a few milliseconds,
+// and one that ended well hands its slot on when it may (as a real job
+// does once its last process ended), then ends.
+func (f *fakeJobs) job(ctx context.Context, ur *unit, kind job.Kind, handOff func()) job.Result {
 	name := ur.Spec.Name()
 	f.mu.Lock()
 	f.log = append(f.log, "start "+kindNames[kind]+" "+name)
 	f.running++
 	f.maxRunning = max(f.maxRunning, f.running)
+	f.processes++
+	f.maxProcesses = max(f.maxProcesses, f.processes)
 	f.runningIn[ur.Spec.Dir]++
 	if f.runningIn[ur.Spec.Dir] > 1 {
 		f.sharedOverlap = true
@@ -63,10 +76,27 @@ func (f *fakeJobs) job(ctx context.Context, ur *unit, kind job.Kind) job.Result 
 	// Long enough for jobs that may overlap to do so.
 	time.Sleep(3 * time.Millisecond)
 	f.mu.Lock()
+	fail, none := f.fail[name], f.noChanges[name]
+	handsOff := handOff != nil && !fail
+	if handsOff {
+		f.log = append(f.log, "hand-off "+kindNames[kind]+" "+name)
+		f.processes--
+		f.handOffs++
+	}
+	f.mu.Unlock()
+	if handsOff {
+		handOff()
+		if f.afterHandOff != nil {
+			f.afterHandOff(name)
+		}
+	}
+	f.mu.Lock()
 	f.log = append(f.log, "end "+kindNames[kind]+" "+name)
 	f.running--
+	if !handsOff {
+		f.processes--
+	}
 	f.runningIn[ur.Spec.Dir]--
-	fail, none := f.fail[name], f.noChanges[name]
 	f.mu.Unlock()
 	switch {
 	case fail:
@@ -391,21 +421,117 @@ func TestSchedulerPriority(t *testing.T) {
 	f.before(t, "end plan b@default", "start plan c@default")
 }
 
-// TestSchedulerWorkerBound: never more jobs at once than --parallelism.
-func TestSchedulerWorkerBound(t *testing.T) {
+// wideRepo is the config and dirs of n independent units.
+func wideRepo(n int) (string, []string) {
 	var dirs []string
 	config := "dirs:\n"
-	for i := 0; i < 12; i++ {
+	for i := 0; i < n; i++ {
 		d := fmt.Sprintf("u%02d", i)
 		dirs = append(dirs, d)
 		config += "  " + d + ": {tags: [u]}\n"
 	}
+	return config, dirs
+}
+
+// TestSchedulerWorkerBound: never more processes at once than
+// --parallelism, and never more jobs than twice that (a job that handed
+// its slot on still writing its records).
+func TestSchedulerWorkerBound(t *testing.T) {
+	config, dirs := wideRepo(12)
 	r := schedulerRun(t, config, dirs, Options{Settings: Settings{Command: CmdPlan, Parallelism: 3}})
 	f := newFakeJobs()
+	f.afterHandOff = func(string) { time.Sleep(2 * time.Millisecond) }
 	r.schedule(context.Background(), f.work())
-	if f.maxRunning > 3 || f.maxRunning < 2 || len(f.log) != 24 {
-		t.Errorf("max %d at once, %d log entries", f.maxRunning, len(f.log))
+	if f.maxProcesses > 3 || f.maxProcesses < 2 || f.maxRunning > 6 || f.handOffs != 12 || len(f.log) != 36 {
+		t.Errorf("max %d processes and %d jobs at once, %d hand-offs, %d log entries", f.maxProcesses, f.maxRunning, f.handOffs, len(f.log))
 	}
+}
+
+// TestSchedulerHandOff: a job that handed its slot on lets the next job
+// start before it ends, so a slot never waits for a job's bookkeeping;
+// at -j 1, under --fail-fast and for a unit whose outputs are read after
+// its steps, a job keeps its slot to its end.
+func TestSchedulerHandOff(t *testing.T) {
+	// waitForNext makes each job's bookkeeping last until another job has
+	// started since its hand-off (or none is left to start): it ends only
+	// if the scheduler starts the next job before the last one ends.
+	waitForNext := func(f *fakeJobs, n int) func(string) {
+		return func(string) {
+			f.mu.Lock()
+			starts := f.startsLocked()
+			f.mu.Unlock()
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) {
+				f.mu.Lock()
+				now := f.startsLocked()
+				f.mu.Unlock()
+				if now > starts || now == n {
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+			f.mu.Lock()
+			f.log = append(f.log, "no job started meanwhile")
+			f.mu.Unlock()
+		}
+	}
+	t.Run("hands on", func(t *testing.T) {
+		config, dirs := wideRepo(8)
+		r := schedulerRun(t, config, dirs, Options{Settings: Settings{Command: CmdApply, AutoApprove: true, Parallelism: 2}})
+		f := newFakeJobs()
+		f.afterHandOff = waitForNext(f, 8)
+		r.schedule(context.Background(), f.work())
+		for name, st := range statusesOf(r) {
+			if st != string(report.StatusApplied) {
+				t.Errorf("%s: %s", name, st)
+			}
+		}
+		if f.handOffs != 8 || f.maxProcesses > 2 || f.maxRunning > 4 {
+			t.Errorf("%d hand-offs, at most %d processes and %d jobs at once; want 8, 2 and 4", f.handOffs, f.maxProcesses, f.maxRunning)
+		}
+		// The first unit's job handed its slot on, and a third job started
+		// before it ended.
+		first := "plan+apply u00@default"
+		ih, ie := f.index("hand-off "+first), f.index("end "+first)
+		if ih < 0 || ie < 0 || !slices.ContainsFunc(f.log[ih:ie], func(e string) bool { return e == "start plan+apply u02@default" }) || slices.Contains(f.log, "no job started meanwhile") {
+			t.Errorf("u02 did not start while u00 ended its bookkeeping:\n%s", strings.Join(f.log, "\n"))
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		opt  Settings
+		read bool
+	}{
+		{"-j 1", Settings{Command: CmdApply, AutoApprove: true, Parallelism: 1}, false},
+		{"fail-fast", Settings{Command: CmdApply, AutoApprove: true, Parallelism: 2, FailFast: true}, false},
+		{"outputs read", Settings{Command: CmdApply, AutoApprove: true, Parallelism: 2}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			config, dirs := wideRepo(4)
+			r := schedulerRun(t, config, dirs, Options{Settings: tc.opt})
+			if tc.read {
+				for _, ur := range r.units {
+					ur.readers = map[string]bool{"id": true}
+				}
+			}
+			f := newFakeJobs()
+			r.schedule(context.Background(), f.work())
+			if f.handOffs != 0 || f.maxProcesses > tc.opt.Parallelism || f.maxRunning > tc.opt.Parallelism {
+				t.Errorf("%d hand-offs, at most %d processes and %d jobs at once; want none, and at most %d", f.handOffs, f.maxProcesses, f.maxRunning, tc.opt.Parallelism)
+			}
+		})
+	}
+}
+
+// startsLocked counts the jobs started; f.mu is held.
+func (f *fakeJobs) startsLocked() int {
+	n := 0
+	for _, e := range f.log {
+		if strings.HasPrefix(e, "start ") {
+			n++
+		}
+	}
+	return n
 }
 
 // TestSchedulerSettled: units an earlier job of a CI run settled hold
@@ -520,7 +646,7 @@ func TestSchedulerAllAtOnce(t *testing.T) {
 		peak    int
 		all     = make(chan struct{})
 	)
-	w := work{job: func(ctx context.Context, ur *unit, kind job.Kind) job.Result {
+	w := work{job: func(ctx context.Context, ur *unit, kind job.Kind, _ func()) job.Result {
 		mu.Lock()
 		running++
 		peak = max(peak, running)
