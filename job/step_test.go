@@ -392,3 +392,30 @@ func TestEngineArgs(t *testing.T) {
 		t.Errorf("the env is read before extra_args: %v", err)
 	}
 }
+
+// TestNoProcessAfterHandOff: a job's last step hands its worker slot on
+// once, and a job that handed its slot on starts no engine: the call
+// fails, saying why, and nothing runs.
+func TestNoProcessAfterHandOff(t *testing.T) {
+	handOffs := 0
+	in := testInput(stacks.RunStep{Type: report.StepApply}, "apply step 1 (apply)", &fakeExec{})
+	in.run = &Run{Now: testClock}
+	in.slot = &slot{handOff: func() { handOffs++ }}
+	in.handOff()
+	if handOffs != 0 {
+		t.Fatalf("a step that is not the job's last handed the slot on")
+	}
+	in.last = true
+	in.handOff()
+	in.handOff()
+	if handOffs != 1 {
+		t.Fatalf("%d hand-offs, want one", handOffs)
+	}
+	_, err := in.step(context.Background(), report.StepApply, invocation{Step: report.StepApply, Engine: "/nonexistent/terraform", Dir: t.TempDir(), Call: &applyNowCall{}}, false)
+	if err == nil || !strings.Contains(err.Error(), "apply would start after the job handed its worker slot on") {
+		t.Fatalf("engine call after the hand-off: %v", err)
+	}
+	if len(*in.reports) != 1 || (*in.reports)[0].OK {
+		t.Errorf("the call is reported as a failed step: %+v", *in.reports)
+	}
+}
