@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/sourcegraph/conc/pool"
 
 	"github.com/strata-iac/strata/command"
 	"github.com/strata-iac/strata/console"
@@ -386,7 +390,12 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 		}
 		resolved, errs = ResolveEngines(ctx, in, choices)
 	}
-	var problems []string
+	// problems are each member's reason nothing runs, in the members'
+	// order; checks are the members whose module's required_version is
+	// checked against their engine, which reads the module (in parallel,
+	// below).
+	problems := make([]string, len(members))
+	var checks []int
 	reported := map[string]bool{}
 	for i, ru := range members {
 		c := choices[i]
@@ -403,27 +412,37 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 			// Nothing runs when an engine cannot be had; each reason once.
 			if msg := err.Error(); !reported[msg] {
 				reported[msg] = true
-				problems = append(problems, fmt.Sprintf("%s: %v", ru.Name(), err))
+				problems[i] = fmt.Sprintf("%s: %v", ru.Name(), err)
 			}
 			continue
 		}
 		ur.Engine = resolved[i]
-		if ur.role.outside() {
-			continue
-		}
-		// A unit's dir is read only once it is known to be inside the root
-		// (a CI job's dirs come from the bucket).
-		dir, err := r.root.Join(ru.Dir)
-		if err == nil {
-			// The module as the project read it, once (a tofu engine reads
-			// its .tofu files too).
-			err = engines.CheckRequiredVersion(dir, ur.Engine, r.p.ModuleAt)
-		}
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", ru.Name(), err))
+		if !ur.role.outside() {
+			checks = append(checks, i)
 		}
 	}
-	if len(problems) > 0 {
+	// Reading a module is most of this work before the first job starts:
+	// the modules are read as many at once as there are CPUs.
+	checked := pool.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
+	units := r.units[len(r.units)-len(members):]
+	for _, i := range checks {
+		ur := units[i]
+		checked.Go(func() {
+			// A unit's dir is read only once it is known to be inside the
+			// root (a CI job's dirs come from the bucket).
+			dir, err := r.root.Join(ur.Spec.Dir)
+			if err == nil {
+				// The module as the project read it, once (a tofu engine
+				// reads its .tofu files too).
+				err = engines.CheckRequiredVersion(dir, ur.Engine, r.p.ModuleAt)
+			}
+			if err != nil {
+				problems[i] = fmt.Sprintf("%s: %v", members[i].Name(), err)
+			}
+		})
+	}
+	checked.Wait()
+	if problems = slices.DeleteFunc(problems, func(p string) bool { return p == "" }); len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))
 	}
 	if !r.opt.NoPluginCache {
