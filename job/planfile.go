@@ -708,9 +708,17 @@ func sensitiveVariables(files []*zip.File) ([]sensitiveVariable, error) {
 			return nil, err
 		}
 		budget -= int64(len(src))
+		json := strings.HasSuffix(f.Name, ".json")
+		if !json && !bytes.Contains(src, []byte("sensitive")) {
+			// A variable is sensitive only through an attribute of that
+			// name, which native syntax writes as is (no character
+			// normalizes to its letters); JSON may escape a key's
+			// letters, so a JSON file is always read.
+			continue
+		}
 		var file *hcl.File
 		var diags hcl.Diagnostics
-		if strings.HasSuffix(f.Name, ".json") {
+		if json {
 			file, diags = hcljson.Parse(src, f.Name)
 		} else {
 			file, diags = hclsyntax.ParseConfig(src, f.Name, hcl.InitialPos)

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -287,4 +289,63 @@ func FuzzReadPlanZip(f *testing.F) {
 			t.Fatalf("%d bytes allocated for %d bytes of input", alloc, len(b))
 		}
 	})
+}
+
+// TestSensitiveVariables: the root module's variables declared sensitive,
+// from the configuration a plan file holds. A native file that never
+// says "sensitive" is not parsed (so not even a broken one fails the
+// read); a JSON file is always parsed, since its keys may be escaped.
+func TestSensitiveVariables(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []sensitiveVariable
+	}{
+		{"none", map[string]string{"main.tf": "variable \"a\" {}\nresource \"terraform_data\" \"x\" {}\n"}, nil},
+		{"native", map[string]string{"vars.tf": "variable \"token\" {\n  sensitive = true\n  default = \"s3\"\n}\nvariable \"open\" {\n  sensitive = false\n}\n"},
+			[]sensitiveVariable{{name: "token", defaults: []string{"s3"}}}},
+		{"a file without the word is not parsed", map[string]string{"a.tf": "this is { not hcl\n", "b.tf": "variable \"k\" {\n  sensitive = true\n}\n"},
+			[]sensitiveVariable{{name: "k"}}},
+		{"escaped JSON key", map[string]string{"v.tf.json": `{"variable": {"k": {"\u0073ensitive": true}}}`},
+			[]sensitiveVariable{{name: "k"}}},
+		{"broken file that says sensitive", map[string]string{"a.tf": "sensitive {\n"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			zw := zip.NewWriter(&buf)
+			var names []string
+			for name := range tc.files {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				w, err := zw.Create(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Write([]byte(tc.files[name]))
+			}
+			if err := zw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := sensitiveVariables(zr.File)
+			if tc.name == "broken file that says sensitive" {
+				if !errors.Is(err, errPlanFormat) {
+					t.Fatalf("err %v, want the plan's format refused", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
 }
