@@ -60,23 +60,30 @@ type Repo struct {
 }
 
 // Open opens the git work tree holding root, which must have a commit.
+//
+// One git process answers both questions: the top level, then HEAD's
+// commit, which a repository without a commit leaves out (every command
+// that applies or records its history opens it, so a second process
+// would be paid by each).
 func Open(ctx context.Context, root string) (*Repo, error) {
 	g := gitRepo{ctx: ctx, dir: root}
-	top, err := g.output("rev-parse", "--show-toplevel")
-	if err != nil {
+	out, err := g.output("rev-parse", "--show-toplevel", "--verify", "--quiet", "--end-of-options", "HEAD^{commit}")
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if out == "" {
+		if err == nil {
+			err = errors.New("git rev-parse printed nothing")
+		}
 		return nil, fmt.Errorf("--changed needs a git repository: %s: %w", root, err)
 	}
-	top = strings.TrimSpace(top)
-	prefix, err := subdirOf(filepath.FromSlash(top), root)
-	if err != nil {
-		return nil, err
+	prefix, perr := subdirOf(filepath.FromSlash(lines[0]), root)
+	if perr != nil {
+		return nil, perr
 	}
-	g.dir = top
-	head, ok := g.commit("HEAD")
-	if !ok {
+	g.dir = lines[0]
+	if err != nil || len(lines) != 2 || lines[1] == "" {
 		return nil, errors.New("--changed: HEAD has no commit yet; commit first, or list what to run with --dir or --stack")
 	}
-	return &Repo{g: g, prefix: prefix, head: head}, nil
+	return &Repo{g: g, prefix: prefix, head: lines[1]}, nil
 }
 
 // Top is the work tree's top level.
@@ -251,10 +258,11 @@ func (g gitRepo) output(args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		// What it printed before it failed is returned too (Open).
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return "", fmt.Errorf("git %s: %s", args[0], msg)
+			return stdout.String(), fmt.Errorf("git %s: %s", args[0], msg)
 		}
-		return "", fmt.Errorf("git %s: %w", args[0], err)
+		return stdout.String(), fmt.Errorf("git %s: %w", args[0], err)
 	}
 	return stdout.String(), nil
 }

@@ -159,8 +159,29 @@ func TestChangesUnderSubdir(t *testing.T) {
 	}
 }
 
+// TestOpen: a work tree opened from a dir below its top level knows its
+// top level, where the dir sits in it, and HEAD's commit; a dir outside
+// any repository, and a repository without a commit, say so.
+func TestOpen(t *testing.T) {
+	dir, git := repo(t, map[string]string{"a/b/main.tf": "1"})
+	r, err := Open(context.Background(), filepath.Join(dir, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, _ := filepath.EvalSymlinks(dir)
+	gotTop, _ := filepath.EvalSymlinks(r.Top())
+	if head := strings.TrimSpace(git("rev-parse", "HEAD")); r.Head() != head || gotTop != top || r.prefix != "a" {
+		t.Errorf("top %s, prefix %q, head %s; want %s, \"a\", %s", r.Top(), r.prefix, r.Head(), top, head)
+	}
+	empty := t.TempDir()
+	testenv.Git(t, empty, "init", "-q")
+	if _, err := Open(context.Background(), empty); err == nil || !strings.Contains(err.Error(), "HEAD has no commit yet") {
+		t.Errorf("a repository without a commit: %v", err)
+	}
+}
+
 func TestOpenErrors(t *testing.T) {
-	if _, err := Open(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "needs a git repository") {
+	if _, err := Open(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "needs a git repository") || !strings.Contains(err.Error(), "not a git repository") {
 		t.Errorf("not a repository: %v", err)
 	}
 	dir, _ := repo(t, map[string]string{"a/main.tf": "1"})
