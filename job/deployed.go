@@ -30,8 +30,16 @@ type checkout struct {
 func (r *Run) deployedNow(ctx context.Context, u *stacks.Unit) *runstate.DeployedRecord {
 	co := &r.checkout
 	co.once.Do(func() {
-		// An interrupt after an apply must not lose its record.
-		repo, err := git.Open(context.WithoutCancel(ctx), r.Project.Root)
+		var (
+			repo *git.Repo
+			err  error
+		)
+		if r.Repo != nil {
+			repo, err = r.Repo()
+		} else {
+			// An interrupt after an apply must not lose its record.
+			repo, err = git.Open(context.WithoutCancel(ctx), r.Project.Root)
+		}
 		if err != nil {
 			return
 		}

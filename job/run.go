@@ -16,6 +16,7 @@ import (
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/internal/engineargs"
 	"github.com/strata-iac/strata/internal/filelock"
+	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/tfstate"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
@@ -54,6 +55,9 @@ type Run struct {
 	Applying          func(u *stacks.Unit, digest string) error
 	ApplyRefused      func(u *stacks.Unit) error
 	MergedPullRequest func() string
+	// Repo opens the project's git work tree (runner.Options'); nil opens
+	// it with git.Open.
+	Repo func() (*git.Repo, error)
 
 	oidcSkip  sync.Once      // the note that oidc steps are skipped outside CI
 	checkout  checkout       // the commit units record as deployed

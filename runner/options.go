@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-iac/strata/console"
 	"github.com/strata-iac/strata/engines"
+	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/stacks"
@@ -96,6 +97,10 @@ type Hooks struct {
 	// reviewed plan of a pull request is met, and answers the same each
 	// time (docs/behaviour.md#saved-plans).
 	MergedPullRequest func() string
+	// Repo opens the project's git work tree, once for the command (the
+	// caller keeps it for what it records after the run too), for the
+	// commit units record as deployed; nil opens it here.
+	Repo func() (*git.Repo, error)
 }
 
 // Extra is what the caller composes the run with beyond its settings:

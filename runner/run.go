@@ -242,7 +242,7 @@ func (r *runState) jobRun() *job.Run {
 		Project: r.p, Policy: r.policy, State: r.sd, Console: r.con,
 		Exec: job.NewExecutor(o.KillAfter, o.Colour), Procs: &job.Procs{}, TFVars: job.TFVarsFromEnv(o.Environ), Destroying: r.destroying(), DropIn: o.DropIn,
 		Settings: o.Settings, RetryDelay: o.RetryDelay, Environ: o.Environ, Now: o.Now, Applying: o.Applying, ApplyRefused: o.ApplyRefused,
-		MergedPullRequest: o.MergedPullRequest, Cost: r.cost(),
+		MergedPullRequest: o.MergedPullRequest, Repo: o.Repo, Cost: r.cost(),
 	}
 }
 

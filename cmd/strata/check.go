@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/strata-iac/strata/stacks"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/strata-iac/strata/internal/ciplatform"
 	"github.com/strata-iac/strata/oidc"
 	"github.com/strata-iac/strata/report"
+	"github.com/strata-iac/strata/stacks"
 )
 
 func checkCommand() *cli.Command {

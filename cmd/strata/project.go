@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,7 +28,11 @@ type session struct {
 	// deleted are the units whose dir a --changed change deleted, as far
 	// as the selection covers them.
 	deleted []stacks.DeletedUnit
-	repo    *git.Repo // the git work tree, once gitRepo opened it
+	// repo is the git work tree, once gitRepo opened it; a run's jobs
+	// may open it (runner.Options.Repo), so repoMu guards it.
+	repo    *git.Repo
+	repoErr error
+	repoMu  sync.Mutex
 	// selectedWorkspace is the workspace terraform has selected in the
 	// dir strata runs in, when it picks the drop-in unit (selectedWorkspace).
 	selectedWorkspace string
@@ -149,14 +154,13 @@ func (l *location) load(c *cli.Context, tree func() (*stacks.Tree, error)) (*ses
 // gitRepo is the git work tree holding the project, opened once per
 // command.
 func (s *session) gitRepo(c *cli.Context) (*git.Repo, error) {
-	if s.repo == nil {
-		repo, err := git.Open(c.Context, s.project.Root)
-		if err != nil {
-			return nil, err
-		}
-		s.repo = repo
+	s.repoMu.Lock()
+	defer s.repoMu.Unlock()
+	if s.repo == nil && s.repoErr == nil {
+		// A project outside any work tree is asked once too.
+		s.repo, s.repoErr = git.Open(c.Context, s.project.Root)
 	}
-	return s.repo, nil
+	return s.repo, s.repoErr
 }
 
 // warningsKey keeps, in the app's metadata, how many warnings strata

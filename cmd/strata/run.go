@@ -23,6 +23,7 @@ import (
 
 	"github.com/strata-iac/strata/internal/atomicfile"
 	"github.com/strata-iac/strata/internal/ciplatform"
+	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/internal/objstore"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runner"
@@ -164,6 +165,9 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if err != nil {
 		return err
 	}
+	// What the run's applies deployed and the history after it name one
+	// commit, from one look at the work tree.
+	opt.Repo = func() (*git.Repo, error) { return s.gitRepo(c) }
 	opt.Controls = controlsOf(ctx, c, s, controls.Op(pol.Controlled))
 	opt.Gates = gatesOf(ctx, c)
 	res, werr, err := executeEngine(ctx, c, s, sel, &opt)

@@ -186,3 +186,63 @@ func TestReviewedPlanOfEarlierForm(t *testing.T) {
 		})
 	}
 }
+
+// TestGitStartsPerCommand: a command looks at the git work tree once: a
+// plan opens it for its history's commit (one `rev-parse`), an apply
+// opens it once for what its units deployed and its history both, and
+// reads the work tree's changes once; a project outside any work tree
+// asks git once, however many units apply.
+func TestGitStartsPerCommand(t *testing.T) {
+	t.Parallel()
+	needTerraform(t)
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	files := map[string]string{"strata.yml": "", "a/main.tf": "resource \"terraform_data\" \"x\" {}\n", "b/main.tf": "resource \"terraform_data\" \"x\" {}\n"}
+	inGit := writeRepo(t, files)
+	testenv.Git(t, inGit, "init", "-q")
+	testenv.Git(t, inGit, "add", "-A")
+	testenv.Git(t, inGit, "commit", "-q", "-m", "units")
+	outside := writeRepo(t, files)
+
+	bin := t.TempDir()
+	log := filepath.Join(bin, "git.log")
+	script := "#!/bin/sh\necho \"$1\" >> " + log + "\nexec " + realGit + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.Env(t)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + bin + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	starts := func() map[string]int {
+		b, _ := os.ReadFile(log)
+		os.Remove(log)
+		n := map[string]int{}
+		for _, l := range strings.Fields(string(b)) {
+			n[l]++
+		}
+		return n
+	}
+	for _, step := range []struct {
+		name string
+		root string
+		args []string
+		want map[string]int
+	}{
+		{"plan", inGit, []string{"plan"}, map[string]int{"rev-parse": 1}},
+		{"apply", inGit, []string{"apply", "-auto-approve"}, map[string]int{"rev-parse": 1, "diff": 1, "ls-files": 1}},
+		{"apply outside a work tree", outside, []string{"apply", "-auto-approve"}, map[string]int{"rev-parse": 1}},
+	} {
+		r := runBin(t, step.root, env, step.args...)
+		if r.code != 0 && r.code != 2 {
+			t.Fatalf("%s: exit %d\n%s%s", step.name, r.code, r.stdout, r.stderr)
+		}
+		if got := starts(); !reflect.DeepEqual(got, step.want) {
+			t.Errorf("%s: git starts %v, want %v", step.name, got, step.want)
+		}
+	}
+}
