@@ -160,6 +160,11 @@ func runEngine(c *cli.Context, command string, reported *bool) error {
 	if err := cl.checkDropIn(sel); err != nil {
 		return err
 	}
+	if pol.Recorded {
+		// The history names the commit the run ran on: git is asked while
+		// the engines run, not after them (gitRepo keeps the answer).
+		go s.gitRepo(c)
+	}
 	ctx, kill, signalled := interruptible(c.Context, c.App.ErrWriter)
 	opt, err := engineOptions(c, command, cl, sel, kill)
 	if err != nil {
