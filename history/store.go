@@ -318,7 +318,11 @@ func (l *localStore) create(_ context.Context, name string, data []byte) error {
 	if _, err := os.Lstat(p); err == nil {
 		return nil
 	}
-	return atomicfile.Write(p, data, 0o600)
+	// Not synced, nor is the index: after a crash a record may be torn,
+	// and is then skipped with a warning (readEach), and a torn index is
+	// built again from the records (Append); a sync each would make every
+	// command wait for the disk twice after its run.
+	return atomicfile.WriteUnsynced(p, data, 0o600)
 }
 
 func (l *localStore) names(context.Context) ([]string, error) {
@@ -402,7 +406,7 @@ func (l *localStore) updateIndex(ctx context.Context, change func(old []byte) ([
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(p, append(b, '\n'), 0o600)
+	return atomicfile.WriteUnsynced(p, append(b, '\n'), 0o600)
 }
 
 // bucketStore is the history in a state bucket.
