@@ -3,15 +3,12 @@ package runner
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/strata-iac/strata/engines"
-	"github.com/strata-iac/strata/internal/environ"
 	"github.com/strata-iac/strata/job"
 	"github.com/strata-iac/strata/report"
 	"github.com/strata-iac/strata/runstate"
@@ -26,16 +23,7 @@ import (
 // PATH that logs each start and end.
 func TestHandOffAfterLastProcess(t *testing.T) {
 	needTerraform(t)
-	real, err := exec.LookPath("terraform")
-	if err != nil {
-		t.Fatal(err)
-	}
-	shim := t.TempDir()
 	log := filepath.Join(t.TempDir(), "engines")
-	script := "#!/bin/sh\necho \"start $PWD $1\" >>'" + log + "'\n'" + real + "' \"$@\"\nrc=$?\necho \"end $PWD $1\" >>'" + log + "'\nexit $rc\n"
-	if err := os.WriteFile(filepath.Join(shim, "terraform"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	files := map[string]string{"strata.yml": "version: \"1\"\n"}
 	dirs := []string{"a", "b", "c", "d", "e"}
 	for _, d := range dirs {
@@ -43,11 +31,9 @@ func TestHandOffAfterLastProcess(t *testing.T) {
 	}
 	root := writeRepo(t, files)
 	e := newE2E(t, root)
-	in, err := engines.NewInstallerFromLookup(environ.Getenv(e.env))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.SearchPath = []string{shim}
+	in := terraformShim(t, e, func(real string) string {
+		return "echo \"start $PWD $1\" >>'" + log + "'\n'" + real + "' \"$@\"\nrc=$?\necho \"end $PWD $1\" >>'" + log + "'\nexit $rc\n"
+	})
 	sd := &runstate.StateDir{Path: filepath.Join(root, ".strata")}
 
 	// run runs a command at -j 2; at each hand-off, check says what is

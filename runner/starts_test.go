@@ -22,16 +22,7 @@ import (
 // The real terraform runs behind a shim on PATH that logs each start.
 func TestEngineStartsPerUnit(t *testing.T) {
 	needTerraform(t)
-	real, err := exec.LookPath("terraform")
-	if err != nil {
-		t.Fatal(err)
-	}
-	shim := t.TempDir()
 	log := filepath.Join(t.TempDir(), "starts")
-	script := "#!/bin/sh\necho \"$*\" \"$PWD\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(shim, "terraform"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	root := writeRepo(t, map[string]string{
 		"strata.yml":  "version: \"1\"\n",
 		"a/main.tf":   "resource \"terraform_data\" \"x\" {}\n",
@@ -40,11 +31,9 @@ func TestEngineStartsPerUnit(t *testing.T) {
 		"d/README.md": "not a module\n",
 	})
 	e := newE2E(t, root)
-	in, err := engines.NewInstallerFromLookup(environ.Getenv(e.env))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.SearchPath = []string{shim}
+	in := terraformShim(t, e, func(real string) string {
+		return "echo \"$*\" \"$PWD\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
+	})
 	res := e.run(CmdPlan, Options{Extra: Extra{Installer: in}}, stacks.Selection{})
 	for _, name := range []string{"a@default", "b@default", "c@default"} {
 		if u := unitByName(t, res.Report, name); u.Status != report.StatusPlanned {
@@ -69,4 +58,25 @@ func TestEngineStartsPerUnit(t *testing.T) {
 	if !maps.Equal(starts, want) {
 		t.Errorf("engine starts = %v, want %v:\n%s", starts, want, data)
 	}
+}
+
+// terraformShim stands a script in for terraform, first on the installer
+// it returns (of e's environment): body is the script after its first
+// line, given the real terraform's path.
+func terraformShim(t *testing.T, e *e2e, body func(real string) string) *engines.Installer {
+	t.Helper()
+	real, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim := t.TempDir()
+	if err := os.WriteFile(filepath.Join(shim, "terraform"), []byte("#!/bin/sh\n"+body(real)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in, err := engines.NewInstallerFromLookup(environ.Getenv(e.env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.SearchPath = []string{shim}
+	return in
 }

@@ -183,12 +183,7 @@ func TestCredentialsPassedThrough(t *testing.T) {
 		"a/main.tf": "resource \"terraform_data\" \"x\" {}\n",
 		"b/main.tf": "resource \"terraform_data\" \"x\" {}\n",
 	})
-	env := hermeticEnv(t)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=" + bin + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
-		}
-	}
+	env := pathFirst(hermeticEnv(t), bin)
 	for k, v := range credentials {
 		env = append(env, k+"="+v)
 	}

@@ -17,6 +17,17 @@ import (
 // engine command), so a test sees every start strata makes
 // (docs/architecture.md#what-a-command-costs).
 
+// pathFirst puts dir first on env's PATH, so a wrapper there stands in
+// for the program of its name.
+func pathFirst(env []string, dir string) []string {
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + dir + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	return env
+}
+
 // startLog puts the wrapper first on PATH of a hermetic environment; it
 // returns the environment and a function that reads and clears the log:
 // each unit dir's engine commands in order, and the count of `version`
@@ -33,12 +44,7 @@ func startLog(t *testing.T) ([]string, func() (map[string][]string, int)) {
 	if err := os.WriteFile(filepath.Join(bin, "terraform"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := testenv.Env(t)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=" + bin + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
-		}
-	}
+	env := pathFirst(testenv.Env(t), bin)
 	read := func() (map[string][]string, int) {
 		b, err := os.ReadFile(log)
 		if err != nil && !os.IsNotExist(err) {
@@ -212,12 +218,7 @@ func TestGitStartsPerCommand(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := testenv.Env(t)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=" + bin + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
-		}
-	}
+	env := pathFirst(testenv.Env(t), bin)
 	starts := func() map[string]int {
 		b, _ := os.ReadFile(log)
 		os.Remove(log)
