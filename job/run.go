@@ -153,7 +153,10 @@ type Links struct {
 func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, links Links) Result {
 	j := newJob(r, ur)
 	j.kind = kind
-	if links.HandOff != nil {
+	if links.HandOff != nil && !(r.DropIn && r.Policy.Applies) {
+		// A drop-in apply whose plan finds nothing to change ends with
+		// the engine's output, as terraform's apply does
+		// (completeNoChanges): its plan is not the job's last process.
 		j.in.slot = &slot{handOff: links.HandOff}
 	}
 	lock, err := filelock.Acquire(ctx, r.State.DirLockPath(ur.Spec.Dir), func() {

@@ -420,3 +420,29 @@ func TestDropInApplyQuestion(t *testing.T) {
 		t.Errorf("destroy answered y: exit %d\n%s", code, out)
 	}
 }
+
+// TestDropInApplyNoChangesFreshPlan: at a terminal, an apply in a unit's
+// dir whose new plan finds nothing to change (no saved plan to reuse)
+// ends as terraform's apply does, with its outputs; the engine's output
+// call after the plan belongs to the job (its worker is not handed on
+// before it).
+func TestDropInApplyNoChangesFreshPlan(t *testing.T) {
+	needTerraform(t)
+	root := writeRepo(t, map[string]string{
+		"strata.yml":   "",
+		"solo/main.tf": "resource \"terraform_data\" \"x\" {}\noutput \"o\" {\n  value = \"v\"\n}\n",
+	})
+	env := hermeticEnv(t)
+	solo := filepath.Join(root, "solo")
+	if r := runBin(t, solo, env, "apply", "-auto-approve"); r.code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A new digest, the same resources: the plan is made again.
+	if err := os.WriteFile(filepath.Join(solo, "extra.tf"), []byte("# nothing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := atTerminal(t, solo, env, "apply")
+	if code != 0 || !strings.Contains(out, "Apply complete! Resources: 0 added, 0 changed, 0 destroyed.") || !strings.Contains(out, `o = "v"`) {
+		t.Errorf("apply at a terminal with a new plan and nothing to change: exit %d\n%q", code, out)
+	}
+}
