@@ -199,13 +199,14 @@ type runState struct {
 	span trace.Span
 }
 
-// jobResult is what a job sends its coordinator: its result, or, while
-// it runs, that it handed its worker slot on (handOff).
+// jobResult is what a job sends its coordinator: while it runs, that it
+// handed its worker slot on (handOff); then its result, and whether it
+// had handed its slot on (handed).
 type jobResult struct {
-	ur      *unitRun
-	kind    job.Kind
-	res     job.Result
-	handOff bool
+	ur              *unitRun
+	kind            job.Kind
+	res             job.Result
+	handOff, handed bool
 }
 
 // schedule runs the units over the graph: a unit's plan starts the moment
@@ -235,7 +236,6 @@ func (r *runState) schedule(ctx context.Context, w work) {
 		// A job sends at most two: its hand-off and its result.
 		results: make(chan jobResult, 4*len(r.units)+1),
 		busyDir: map[string]bool{},
-		handed:  map[*unitRun]bool{},
 	}
 	if s.handsOff {
 		s.maxJobs = 2 * limit
@@ -259,14 +259,12 @@ func (r *runState) schedule(ctx context.Context, w work) {
 		case jr := <-s.results:
 			if jr.handOff {
 				s.busy--
-				s.handed[jr.ur] = true
 				continue
 			}
 			s.inflight--
-			if !s.handed[jr.ur] {
+			if !jr.handed {
 				s.busy--
 			}
-			delete(s.handed, jr.ur)
 			s.busyDir[jr.ur.Spec.Dir] = false
 			r.complete(ctx, jr)
 		case <-killed:
@@ -375,9 +373,8 @@ type dispatch struct {
 	handsOff bool
 	results  chan jobResult
 	// inflight counts the jobs started and not yet ended, busy those of
-	// them holding a slot; handed are those that handed theirs on.
+	// them holding a slot.
 	inflight, busy int
-	handed         map[*unitRun]bool
 	busyDir        map[string]bool
 }
 
@@ -462,9 +459,13 @@ func (s *dispatch) start(ctx context.Context, j readyJob) {
 	} else {
 		j.ur.phase = phasePlanning
 	}
-	var handOff func()
+	// handed is the job goroutine's own: handOff runs in it, before its
+	// result is sent.
+	var (
+		handOff func()
+		handed  bool
+	)
 	if s.handsOff && s.r.handsOffUnit(j.ur) {
-		handed := false
 		seen := s.r.opt.handedOff
 		handOff = func() {
 			if !handed {
@@ -481,7 +482,7 @@ func (s *dispatch) start(ctx context.Context, j readyJob) {
 		if rec := panics.Try(func() { res = s.w.job(ctx, j.ur.unit, j.kind, handOff) }); rec != nil {
 			res = job.Result{Err: fmt.Errorf("internal error: %v\n%s", rec.Value, rec.Stack), FailedStep: "internal"}
 		}
-		s.results <- jobResult{ur: j.ur, kind: j.kind, res: res}
+		s.results <- jobResult{ur: j.ur, kind: j.kind, res: res, handed: handed}
 	})
 }
 
