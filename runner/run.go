@@ -395,7 +395,11 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 	// checked against their engine, which reads the module (in parallel,
 	// below).
 	problems := make([]string, len(members))
-	var checks []int
+	type check struct {
+		i  int // the member's
+		ur *unitRun
+	}
+	var checks []check
 	reported := map[string]bool{}
 	for i, ru := range members {
 		c := choices[i]
@@ -418,15 +422,14 @@ func (r *runState) prepare(ctx context.Context, members []member) error {
 		}
 		ur.Engine = resolved[i]
 		if !ur.role.outside() {
-			checks = append(checks, i)
+			checks = append(checks, check{i, ur})
 		}
 	}
 	// Reading a module is most of this work before the first job starts:
 	// the modules are read as many at once as there are CPUs.
 	checked := pool.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
-	units := r.units[len(r.units)-len(members):]
-	for _, i := range checks {
-		ur := units[i]
+	for _, c := range checks {
+		i, ur := c.i, c.ur
 		checked.Go(func() {
 			// A unit's dir is read only once it is known to be inside the
 			// root (a CI job's dirs come from the bucket).
