@@ -153,10 +153,7 @@ type Links struct {
 func (r *Run) Do(ctx context.Context, ur *Unit, kind Kind, links Links) Result {
 	j := newJob(r, ur)
 	j.kind = kind
-	if links.HandOff != nil && !(r.DropIn && r.Policy.Applies) {
-		// A drop-in apply whose plan finds nothing to change ends with
-		// the engine's output, as terraform's apply does
-		// (completeNoChanges): its plan is not the job's last process.
+	if links.HandOff != nil {
 		j.in.slot = &slot{handOff: links.HandOff}
 	}
 	lock, err := filelock.Acquire(ctx, r.State.DirLockPath(ur.Spec.Dir), func() {
@@ -339,7 +336,7 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunS
 		in := j.in.forStep(st, where, st.Type)
 		if i == len(steps)-1 && !failedBefore && (phase == report.StepPlan && j.kind == Plan || phase == report.StepApply && j.kind == Apply) {
 			in.WithRecord = j.tookWith(j.kind, in.reports)
-			in.last = true
+			in.last = !j.outputFollows()
 		}
 		j.fold(ctx, in, kind.run(ctx, in))
 		if failedBefore && j.res.Err != prev && prev != nil {
@@ -348,6 +345,14 @@ func (j *job) runWorkflow(ctx context.Context, phase string, steps []stacks.RunS
 			j.res.Err, j.res.FailedStep = prev, prevStep
 		}
 	}
+}
+
+// outputFollows says the job's workflow may be followed by the engine's
+// output: a drop-in apply whose plan finds nothing to change ends with
+// it, as terraform's apply does (completeNoChanges), so its plan step is
+// not the job's last process.
+func (j *job) outputFollows() bool {
+	return j.kind == Plan && j.run.DropIn && j.run.Policy.Applies
 }
 
 // runsOn says whether a step with run_on runOn runs, failed saying an
