@@ -3,7 +3,6 @@ package ci
 import (
 	"cmp"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -101,8 +100,9 @@ func (opt GitLabOptions) check() error {
 	return nil
 }
 
-// commitID is a git commit ID.
-var commitID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+// commitID reports whether s is a git commit ID (SHA-1 or SHA-256), in
+// the lowercase git prints.
+func commitID(s string) bool { return (len(s) == 40 || len(s) == 64) && lowerHex(s) }
 
 // gitlabJob is one job of the child pipeline: a wave's shard, a join or
 // the finish.
@@ -138,7 +138,7 @@ func EmitGitLabChild(m *Manifest, opt GitLabOptions) ([]byte, error) {
 		return nil, err
 	}
 	c.add("finish", childFinishJob(c.within(all)))
-	if opt.MergeTarget != "" && !commitID.MatchString(opt.MergeTarget) {
+	if opt.MergeTarget != "" && !commitID(opt.MergeTarget) {
 		return nil, fmt.Errorf("STRATA_MERGE_TARGET %q: expected a commit ID", opt.MergeTarget)
 	}
 	doc := childDoc(m.Run, opt, c.jobs)

@@ -46,8 +46,20 @@ case "$v" in
 esac
 `
 
-// releaseVersion is a version a release archive exists for, or a commit.
-var releaseVersion = regexp.MustCompile(`^(v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?|[0-9a-f]{7,40})$`)
+// releaseVersion is a version a release archive exists for; a commit is
+// abbrevCommit.
+var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+
+// abbrevCommit reports whether s is a commit, whole or abbreviated: 7 to
+// 40 lowercase hex digits.
+func abbrevCommit(s string) bool {
+	return len(s) >= 7 && len(s) <= 40 && lowerHex(s)
+}
+
+// lowerHex reports whether s is lowercase hex digits only.
+func lowerHex(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && (r < 'a' || r > 'f') }) < 0
+}
 
 // DefaultStrataVersion is the strata-version an emitted workflow installs
 // by default: the version of the strata that emitted it, when that is a
@@ -55,7 +67,7 @@ var releaseVersion = regexp.MustCompile(`^(v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-
 // asks for the input).
 func DefaultStrataVersion(version string) string {
 	v := strings.TrimSpace(version)
-	if releaseVersion.MatchString(v) {
+	if releaseVersion.MatchString(v) || abbrevCommit(v) {
 		return v
 	}
 	return ""

@@ -75,9 +75,27 @@ func TestInstallScript(t *testing.T) {
 	if out, _, err := install(""); err == nil || !strings.Contains(out, "no strata version") {
 		t.Errorf("no version: %v\n%s", err, out)
 	}
-	for v, want := range map[string]string{"v1.2.3": "v1.2.3", "0a210e3": "0a210e3", "dev": "", "v1.2.3-dirty-x y": ""} {
+}
+
+// TestVersionShapes: the versions an emitted workflow installs by default
+// (a release, or a commit whole or abbreviated) and the commit IDs a merge
+// target may be.
+func TestVersionShapes(t *testing.T) {
+	hex40 := strings.Repeat("0a", 20)
+	for v, want := range map[string]string{
+		"v1.2.3": "v1.2.3", "v1.2.3-rc.1": "v1.2.3-rc.1", "0a210e3": "0a210e3", hex40: hex40, " v1.2.3\n": "v1.2.3",
+		"dev": "", "v1.2.3-dirty-x y": "", "0a210e": "", hex40 + "a": "", "0A210E3": "", "v1.2": "", "1.2.3": "",
+	} {
 		if got := DefaultStrataVersion(v); got != want {
 			t.Errorf("DefaultStrataVersion(%q) = %q, want %q", v, got, want)
+		}
+	}
+	for s, want := range map[string]bool{
+		hex40: true, hex40 + strings.Repeat("f", 24): true,
+		hex40[:39]: false, hex40 + "f": false, strings.ToUpper(hex40): false, hex40[:39] + "g": false, "": false,
+	} {
+		if got := commitID(s); got != want {
+			t.Errorf("commitID(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

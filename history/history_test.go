@@ -425,3 +425,18 @@ func TestIndexApplyDestroy(t *testing.T) {
 		t.Errorf("after an apply: %+v", us)
 	}
 }
+
+// TestValidName: a record's name is its UTC stamp, a dash and at most 120
+// safe characters; nothing else is read as a record.
+func TestValidName(t *testing.T) {
+	const stamp = "20261128T173112.123456789Z-"
+	for name, want := range map[string]bool{
+		stamp + "run-1": true, stamp + "a=b.c_d": true, stamp + strings.Repeat("x", 120): true,
+		stamp: false, stamp + strings.Repeat("x", 121): false, stamp + "a/b": false, stamp + "..": true,
+		"20261128T173112.12345678Z-x": false, "20261128T173112.123456789-x": false, "x" + stamp + "x": false, stamp + "x\n": false,
+	} {
+		if got := ValidName(name); got != want {
+			t.Errorf("ValidName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

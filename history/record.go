@@ -108,11 +108,18 @@ type Meta struct {
 // time.
 const stampLayout = "20060102T150405.000000000Z"
 
-// recordName is the pattern of a record's name (without ".json").
-var recordName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[A-Za-z0-9_.=-]{1,120}$`)
+// recordName is the pattern of a record's name (without ".json"): its
+// stamp, a dash and at most maxRecordSuffix characters, whose bound
+// ValidName checks apart (a counted repeat compiles into as many copies
+// at every start).
+var recordName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[A-Za-z0-9_.=-]+$`)
+
+const maxRecordSuffix = 120
 
 // ValidName reports whether name can be a record's ID.
-func ValidName(name string) bool { return recordName.MatchString(name) }
+func ValidName(name string) bool {
+	return len(name) <= len(stampLayout)+1+maxRecordSuffix && recordName.MatchString(name)
+}
 
 // FromReport is the record of a run from its report. A report of a
 // command the history does not keep is nil.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -73,7 +74,10 @@ func historyFill(s Status) string {
 //go:embed history.html.tmpl
 var historyHTML string
 
-var historyTemplate = template.Must(template.New("history").Parse(historyHTML))
+// historyTemplate is parsed on first use, not at every start of strata.
+var historyTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("history").Parse(historyHTML))
+})
 
 // Layout of the history page's pictures, in pixels.
 const (
@@ -132,7 +136,7 @@ func WriteHistoryHTML(w io.Writer, p *HistoryPage) error {
 	for _, u := range p.Units {
 		v.Units = append(v.Units, layoutSpark(u))
 	}
-	if err := historyTemplate.Execute(w, v); err != nil {
+	if err := historyTemplate().Execute(w, v); err != nil {
 		return fmt.Errorf("writing the history page: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -83,7 +84,10 @@ const (
 //go:embed graph.html.tmpl
 var graphHTML string
 
-var graphTemplate = template.Must(template.New("graph").Parse(graphHTML))
+// graphTemplate is parsed on first use, not at every start of strata.
+var graphTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("graph").Parse(graphHTML))
+})
 
 // noRunFill fills a unit with no recorded run.
 const noRunFill = "#d0d7de"
@@ -162,7 +166,7 @@ func WriteGraphHTML(w io.Writer, p *GraphPage) error {
 	for _, u := range p.Units {
 		v.Panels = append(v.Panels, panelOf(u, keys[u.ID]))
 	}
-	if err := graphTemplate.Execute(w, v); err != nil {
+	if err := graphTemplate().Execute(w, v); err != nil {
 		return fmt.Errorf("writing the graph page: %w", err)
 	}
 	return nil

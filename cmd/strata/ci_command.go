@@ -140,7 +140,7 @@ func commentCommand(ctx context.Context, c *cli.Context, body string) (commentRu
 		return commentRun{}, answer(ctx, c, f, asked, fmt.Sprintf("**Not run:** %s is %s.", pr.Name, map[bool]string{true: "merged", false: "closed"}[pr.Merged]))
 	}
 	run := commentRun{Command: cc.Command(), Args: "--changed", Ref: pr.Head, PR: pr.Number}
-	if branchName.MatchString(pr.Base) && !strings.Contains(pr.Base, "..") {
+	if plainBranch(pr.Base) {
 		run.Args += " --base origin/" + pr.Base
 	}
 	return run, answer(ctx, c, f, asked, fmt.Sprintf("Running at %s (%s)…", shortSHA(pr.Head), linkOfRun()))
@@ -213,9 +213,16 @@ func commentLine(body string) string {
 // (docs/controls.md#what-strata-trusts-of-the-forge).
 func verbatim(s string) string { return "<code>" + report.TableCell(s) + "</code>" }
 
-// branchName is a base branch --base takes as it is: anything else (a
-// name git allows with other characters) leaves --changed its default.
-var branchName = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,255}$`)
+// plainBranch reports whether a base branch is one --base takes as it is:
+// anything else (a name git allows with other characters, over 255 of
+// them, or with "..") leaves --changed its default.
+func plainBranch(s string) bool {
+	return len(s) <= 255 && branchName.MatchString(s) && !strings.Contains(s, "..")
+}
+
+// branchName is plainBranch's characters; its length is checked apart (a
+// counted repeat compiles into as many copies at every start).
+var branchName = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
 
 func shortSHA(sha string) string {
 	if len(sha) > 12 {

@@ -322,15 +322,20 @@ func selectedWorkspace(c *cli.Context, start string) string {
 	defer f.Close()
 	b, _ := io.ReadAll(io.LimitReader(f, 256))
 	ws := strings.TrimSpace(string(b))
-	if ws == "default" || !workspaceName.MatchString(ws) {
+	if ws == "default" || !plainWorkspace(ws) {
 		return ""
 	}
 	return ws
 }
 
-// workspaceName is a workspace name strata takes from terraform's
-// environment file: a path segment of safe characters.
-var workspaceName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$`)
+// plainWorkspace reports whether ws is a workspace name strata takes from
+// terraform's environment file: a path segment of safe characters, at
+// most 90 of them.
+func plainWorkspace(ws string) bool { return len(ws) <= 90 && workspaceName.MatchString(ws) }
+
+// workspaceName is plainWorkspace's characters; its length is checked
+// apart (a counted repeat compiles into as many copies at every start).
+var workspaceName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // moduleDir refuses to run in a dir that is a local module of units, not
 // a root module of its own: it runs as part of the units that call it,

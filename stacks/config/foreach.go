@@ -55,11 +55,16 @@ func (f *ForEach) Lookup(key string) (*MapEntry[Instance], bool) {
 
 // instanceKey is what a key may be: it names a workspace, a part of a
 // stack's name and a path element, so letters, digits, '-' and '_', from a
-// letter or digit, at most 63 characters.
-var instanceKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+// letter or digit, at most maxInstanceKey characters (checked apart: a
+// counted repeat compiles into as many copies at every start).
+var instanceKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+const maxInstanceKey = 63
 
 // ValidInstanceKey says key can name an instance.
-func ValidInstanceKey(key string) bool { return instanceKey.MatchString(key) }
+func ValidInstanceKey(key string) bool {
+	return len(key) <= maxInstanceKey && instanceKey.MatchString(key)
+}
 
 // maxInstances bounds one stack's instances: each is the stack's units
 // once more.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -36,6 +37,19 @@ func TestUnsafeName(t *testing.T) {
 	} {
 		if got := unsafeName(tc.name); got != tc.why {
 			t.Errorf("unsafeName(%q) = %q, want %q", tc.name, got, tc.why)
+		}
+	}
+}
+
+// TestInstanceKeyShape: a for_each key names a workspace, a part of a
+// stack's name and a path element.
+func TestInstanceKeyShape(t *testing.T) {
+	for key, want := range map[string]bool{
+		"prod": true, "eu-west-1": true, "a_b": true, "0": true, strings.Repeat("k", 63): true,
+		"": false, "-a": false, "_a": false, "a.b": false, "a/b": false, "a b": false, strings.Repeat("k", 64): false, "ü": false,
+	} {
+		if got := ValidInstanceKey(key); got != want {
+			t.Errorf("ValidInstanceKey(%q) = %v, want %v", key, got, want)
 		}
 	}
 }

@@ -75,7 +75,7 @@ func schemaOf(t reflect.Type) schema {
 	case destType:
 		return schema{"oneOf": []schema{{"type": "string"}, structSchema(t)}}
 	case forEachType:
-		key := schema{"type": "string", "pattern": instanceKey.String()}
+		key := schema{"type": "string", "pattern": instanceKey.String(), "maxLength": maxInstanceKey}
 		return schema{"oneOf": []schema{
 			{"type": "array", "items": key, "minItems": 1, "uniqueItems": true},
 			{"type": "object", "minProperties": 1, "propertyNames": key,
