@@ -315,6 +315,13 @@ func stalePlan(err error) bool {
 // recordApply records an apply of the unit's plan in its run state, now,
 // with the commit it deployed when it applied the whole unit (not partial)
 // and clears the plan record: an apply consumes its plan.
+//
+// The record is not synced. What makes a plan applied at most once is
+// the synced record that took the plan out of reuse before the engine
+// started (applyOnce, applyNow); this one says what the apply did, and a
+// machine's crash that loses it leaves the record before, which asks for
+// more work, never less: a plan again, an init again, a unit counted as
+// changed (docs/architecture.md#what-a-command-costs).
 func (in *stepInput) recordApply(ctx context.Context, a runstate.ApplyRecord, partial bool) error {
 	var deployed *runstate.DeployedRecord
 	if a.Result == report.StatusApplied && !partial {
@@ -325,7 +332,7 @@ func (in *stepInput) recordApply(ctx context.Context, a runstate.ApplyRecord, pa
 	if ok {
 		in.handOff()
 	}
-	return in.run.State.UpdateUnit(in.ur.Spec, func(s *runstate.UnitState) {
+	return in.run.State.UpdateUnitUnsynced(in.ur.Spec, func(s *runstate.UnitState) {
 		s.Plan = nil
 		s.Apply = &a
 		if deployed != nil {

@@ -6,7 +6,15 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"sync/atomic"
 )
+
+// synced counts the writes synced since the process started.
+var synced atomic.Int64
+
+// Synced is how many writes this process has synced (Write) so far:
+// tests and benchmarks count what a command waits for the disk for.
+func Synced() int64 { return synced.Load() }
 
 // Write replaces path with data, created with perm. The directory must
 // exist.
@@ -41,6 +49,7 @@ func write(path string, data []byte, perm os.FileMode, sync bool) error {
 		err = f.Chmod(perm)
 	}
 	if err == nil && sync {
+		synced.Add(1)
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
