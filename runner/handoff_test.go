@@ -15,6 +15,19 @@ import (
 	"github.com/strata-iac/strata/stacks"
 )
 
+// variableUnit is a unit whose resource takes the variable v (TF_VAR_v
+// changes it).
+const variableUnit = "variable \"v\" {\n  default = \"1\"\n}\nresource \"terraform_data\" \"x\" {\n  input = var.v\n}\n"
+
+// sameUnits is a repository of units in dirs, each with main.tf.
+func sameUnits(mainTF string, dirs ...string) map[string]string {
+	files := map[string]string{"strata.yml": "version: \"1\"\n"}
+	for _, d := range dirs {
+		files[d+"/main.tf"] = mainTF
+	}
+	return files
+}
+
 // TestHandOffAfterLastProcess: a job hands its worker slot on once its
 // last engine process has ended and before it records what that process
 // did, in each of the three ways a job runs the engine (a plan, the apply
@@ -24,12 +37,8 @@ import (
 func TestHandOffAfterLastProcess(t *testing.T) {
 	needTerraform(t)
 	log := filepath.Join(t.TempDir(), "engines")
-	files := map[string]string{"strata.yml": "version: \"1\"\n"}
 	dirs := []string{"a", "b", "c", "d", "e"}
-	for _, d := range dirs {
-		files[d+"/main.tf"] = "variable \"v\" {\n  default = \"1\"\n}\nresource \"terraform_data\" \"x\" {\n  input = var.v\n}\n"
-	}
-	root := writeRepo(t, files)
+	root := writeRepo(t, sameUnits(variableUnit, dirs...))
 	e := newE2E(t, root)
 	in := terraformShim(t, e, func(real string) string {
 		return "echo \"start $PWD $1\" >>'" + log + "'\n'" + real + "' \"$@\"\nrc=$?\necho \"end $PWD $1\" >>'" + log + "'\nexit $rc\n"

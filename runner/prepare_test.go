@@ -14,10 +14,7 @@ import (
 // engine does not meet stops the command before anything runs, each such
 // unit named in the run's order, though the modules are read in parallel.
 func TestRequiredVersionBeforeAnything(t *testing.T) {
-	files := map[string]string{"strata.yml": "version: \"1\"\n"}
-	for _, d := range []string{"a", "b", "c", "d", "e", "f"} {
-		files[d+"/main.tf"] = "resource \"terraform_data\" \"x\" {}\n"
-	}
+	files := sameUnits("resource \"terraform_data\" \"x\" {}\n", "a", "b", "c", "d", "e", "f")
 	for _, d := range []string{"b", "e"} {
 		files[d+"/versions.tf"] = "terraform {\n  required_version = \"< 1.0\"\n}\n"
 	}

@@ -14,12 +14,8 @@ import (
 // recorded unsynced, as a plan's and an init's are. Not parallel: it
 // counts the process's synced writes.
 func TestSyncedRecordsOfAnApply(t *testing.T) {
-	files := map[string]string{"strata.yml": "version: \"1\"\n"}
 	dirs := []string{"a", "b", "c"}
-	for _, d := range dirs {
-		files[d+"/main.tf"] = "variable \"v\" {\n  default = \"1\"\n}\nresource \"terraform_data\" \"x\" {\n  input = var.v\n}\n"
-	}
-	root := writeRepo(t, files)
+	root := writeRepo(t, sameUnits(variableUnit, dirs...))
 	e := newE2E(t, root)
 	run := func(command string, auto bool, want report.Status) int64 {
 		t.Helper()
