@@ -467,14 +467,13 @@ func (s *dispatch) start(ctx context.Context, j readyJob) {
 	)
 	if s.handsOff && s.r.handsOffUnit(j.ur) {
 		seen := s.r.opt.handedOff
+		// A job calls it at most once (job.Links.HandOff).
 		handOff = func() {
-			if !handed {
-				handed = true
-				if seen != nil {
-					seen(j.ur.Spec, j.kind)
-				}
-				s.results <- jobResult{ur: j.ur, kind: j.kind, handOff: true}
+			handed = true
+			if seen != nil {
+				seen(j.ur.Spec, j.kind)
 			}
+			s.results <- jobResult{ur: j.ur, kind: j.kind, handOff: true}
 		}
 	}
 	s.workers.Go(func() {
