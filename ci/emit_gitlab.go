@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/strata-iac/strata/internal/git"
 	"github.com/strata-iac/strata/oidc"
 )
 
@@ -100,10 +101,6 @@ func (opt GitLabOptions) check() error {
 	return nil
 }
 
-// commitID reports whether s is a git commit ID (SHA-1 or SHA-256), in
-// the lowercase git prints.
-func commitID(s string) bool { return (len(s) == 40 || len(s) == 64) && lowerHex(s) }
-
 // gitlabJob is one job of the child pipeline: a wave's shard, a join or
 // the finish.
 type gitlabJob struct {
@@ -138,7 +135,7 @@ func EmitGitLabChild(m *Manifest, opt GitLabOptions) ([]byte, error) {
 		return nil, err
 	}
 	c.add("finish", childFinishJob(c.within(all)))
-	if opt.MergeTarget != "" && !commitID(opt.MergeTarget) {
+	if opt.MergeTarget != "" && !git.CommitID(opt.MergeTarget) {
 		return nil, fmt.Errorf("STRATA_MERGE_TARGET %q: expected a commit ID", opt.MergeTarget)
 	}
 	doc := childDoc(m.Run, opt, c.jobs)

@@ -3,6 +3,8 @@ package ci
 import (
 	"regexp"
 	"strings"
+
+	"github.com/strata-iac/strata/internal/git"
 )
 
 // InstallScript installs strata in a GitHub Actions job, as the emitted
@@ -47,19 +49,8 @@ esac
 `
 
 // releaseVersion is a version a release archive exists for; a commit is
-// abbrevCommit.
+// git.CommitPrefix.
 var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
-
-// abbrevCommit reports whether s is a commit, whole or abbreviated: 7 to
-// 40 lowercase hex digits.
-func abbrevCommit(s string) bool {
-	return len(s) >= 7 && len(s) <= 40 && lowerHex(s)
-}
-
-// lowerHex reports whether s is lowercase hex digits only.
-func lowerHex(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && (r < 'a' || r > 'f') }) < 0
-}
 
 // DefaultStrataVersion is the strata-version an emitted workflow installs
 // by default: the version of the strata that emitted it, when that is a
@@ -67,7 +58,7 @@ func lowerHex(s string) bool {
 // asks for the input).
 func DefaultStrataVersion(version string) string {
 	v := strings.TrimSpace(version)
-	if releaseVersion.MatchString(v) || abbrevCommit(v) {
+	if releaseVersion.MatchString(v) || git.CommitPrefix(v) {
 		return v
 	}
 	return ""

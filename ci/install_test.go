@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/strata-iac/strata/internal/git"
 )
 
 // TestInstallScript runs the install script of the emitted workflow and
@@ -94,8 +96,8 @@ func TestVersionShapes(t *testing.T) {
 		hex40: true, hex40 + strings.Repeat("f", 24): true,
 		hex40[:39]: false, hex40 + "f": false, strings.ToUpper(hex40): false, hex40[:39] + "g": false, "": false,
 	} {
-		if got := commitID(s); got != want {
-			t.Errorf("commitID(%q) = %v, want %v", s, got, want)
+		if got := git.CommitID(s); got != want {
+			t.Errorf("git.CommitID(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

@@ -441,7 +441,7 @@ func (r *Restored) checkOf(d restoredDir) (*fromCommit, error) {
 	if !r.fromRecord {
 		return nil, nil
 	}
-	if !commitID(d.Commit) || !r.repo.Has(d.Commit) {
+	if !git.CommitID(d.Commit) || !r.repo.Has(d.Commit) {
 		return nil, fmt.Errorf("the record's commit %q is not in this clone", d.Commit)
 	}
 	c := &fromCommit{hashes: map[string]string{}}
@@ -606,15 +606,6 @@ func plainPath(root, p string) (string, error) {
 		}
 	}
 	return cur, nil
-}
-
-// commitID reports whether s is a full commit id (SHA-1 or SHA-256).
-func commitID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	_, err := hex.DecodeString(s)
-	return err == nil
 }
 
 func filePaths(files []restoredFile) []string {

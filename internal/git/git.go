@@ -504,3 +504,16 @@ func ShortID(id string) string {
 	}
 	return id
 }
+
+// CommitID reports whether s is a whole commit ID as git prints it: 40
+// (SHA-1) or 64 (SHA-256) lowercase hex digits.
+func CommitID(s string) bool { return (len(s) == 40 || len(s) == 64) && lowerHex(s) }
+
+// CommitPrefix reports whether s names a commit as an abbreviated or
+// whole SHA-1 ID does: 7 to 40 lowercase hex digits.
+func CommitPrefix(s string) bool { return len(s) >= 7 && len(s) <= 40 && lowerHex(s) }
+
+// lowerHex reports whether s is lowercase hex digits only.
+func lowerHex(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && (r < 'a' || r > 'f') }) < 0
+}
